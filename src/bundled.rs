@@ -1,0 +1,413 @@
+//! The bundled backend: the rules in-process over an SQLite file and a blob
+//! folder in one data directory. Several processes may share the directory.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::backend::{Backend, Content, Upload, UploadSource};
+use crate::blob::{BlobStore, StagedBlob};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::failpoint::Failpoints;
+use crate::model::*;
+use crate::rules::{self, Blob};
+use crate::store::{Store, Tx};
+
+/// How a bundled backend is set up; `Default` is what the app and the CLI use.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub clock: Clock,
+    pub failpoints: Failpoints,
+    /// Largest upload accepted, in bytes.
+    pub max_upload: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            clock: Clock::system(),
+            failpoints: Failpoints::default(),
+            max_upload: 64 << 30,
+        }
+    }
+}
+
+/// The bundled backend, acting as one participant. Cheap to clone; clones share
+/// one store.
+#[derive(Clone)]
+pub struct Bundled {
+    shared: Arc<Shared>,
+    participant: Participant,
+}
+
+struct Shared {
+    store: Store,
+    blobs: BlobStore,
+    options: Options,
+}
+
+impl Bundled {
+    /// Opens (creating) the data folder `dir`, acting as the OS login's user.
+    pub fn open(dir: &Path) -> Result<Self> {
+        Self::open_with(dir, Options::default())
+    }
+
+    pub fn open_with(dir: &Path, options: Options) -> Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let shared = Shared {
+            store: Store::open(&dir.join("leasedesk.db"))?,
+            blobs: BlobStore::open(&dir.join("blobs"))?,
+            options,
+        };
+        Ok(Self {
+            shared: Arc::new(shared),
+            participant: os_user(),
+        })
+    }
+
+    /// The same store, acting as `participant`.
+    pub fn acting_as(&self, participant: Participant) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            participant,
+        }
+    }
+
+    pub fn participant(&self) -> &Participant {
+        &self.participant
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.shared.options.clock
+    }
+
+    /// Registers a participant; admins may break leases and decide any proposal.
+    pub fn add_account(&self, participant: &Participant, admin: bool) -> Result<Account> {
+        let account = Account {
+            participant: participant.clone(),
+            admin,
+            created_at: self.clock().now(),
+        };
+        self.shared.store.write(|tx| tx.insert_account(&account))?;
+        Ok(account)
+    }
+
+    pub fn accounts(&self) -> Result<Vec<Account>> {
+        self.shared.store.read(|tx| tx.accounts())
+    }
+
+    /// Records `lease.expired` for every lease that lapsed unrecorded.
+    pub fn sweep(&self) -> Result<usize> {
+        let clock = self.clock().clone();
+        self.shared.store.write(|tx| rules::sweep(tx, clock.now()))
+    }
+
+    /// Sweeps lapsed leases every `every`, so their `lease.expired` appears even
+    /// when nobody touches the file. Stops when the returned handle is aborted.
+    pub fn spawn_sweeper(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let backend = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                let backend = backend.clone();
+                // A failed sweep is retried at the next tick; operations record lapses too.
+                let _ = tokio::task::spawn_blocking(move || backend.sweep()).await;
+            }
+        })
+    }
+
+    /// Runs a write transaction on a blocking thread, with `now` read once the
+    /// transaction holds the write lock, so times follow commit order.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let this = self.clone();
+        blocking(move || {
+            let shared = &this.shared;
+            shared.store.write(|tx| {
+                f(
+                    tx,
+                    &this.participant,
+                    shared.options.clock.now(),
+                    &shared.options.failpoints,
+                )
+            })
+        })
+        .await
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let this = self.clone();
+        blocking(move || {
+            let now = this.shared.options.clock.now();
+            this.shared.store.read(|tx| f(tx, &this.participant, now))
+        })
+        .await
+    }
+
+    /// Hashes an upload into a temporary blob, checking its declared digest.
+    async fn stage(&self, upload: Upload) -> Result<StagedBlob> {
+        let shared = self.shared.clone();
+        match upload.source {
+            UploadSource::File(path) => {
+                blocking(move || {
+                    shared.blobs.stage_file(
+                        &path,
+                        upload.digest.as_ref(),
+                        &shared.options.failpoints,
+                    )
+                })
+                .await
+            }
+            UploadSource::Stream(reader) => {
+                let options = &shared.options;
+                shared
+                    .blobs
+                    .stage_stream(
+                        reader,
+                        upload.digest.as_ref(),
+                        options.max_upload,
+                        &options.failpoints,
+                    )
+                    .await
+            }
+        }
+    }
+
+    /// Names a staged blob by its digest; rows may refer to it from then on.
+    async fn persist(&self, staged: StagedBlob) -> Result<Blob> {
+        let blob = Blob {
+            digest: staged.digest.clone(),
+            size: staged.size,
+        };
+        let shared = self.shared.clone();
+        blocking(move || staged.persist(&shared.blobs)).await?;
+        Ok(blob)
+    }
+
+    async fn store_upload(&self, upload: Upload) -> Result<Blob> {
+        let staged = self.stage(upload).await?;
+        self.persist(staged).await
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Error::Internal(format!("task: {e}"))),
+    }
+}
+
+/// `user:` and the OS login name, as the bundled backend's default participant.
+pub fn os_user() -> Participant {
+    let login = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "me".to_owned());
+    let name: String = login
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    Participant::user(&name).unwrap_or_else(|_| Participant::user("me").expect("valid name"))
+}
+
+#[async_trait]
+impl Backend for Bundled {
+    async fn me(&self) -> Result<Participant> {
+        Ok(self.participant.clone())
+    }
+
+    async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
+        let path = path.clone();
+        // Refuse before reading gigabytes.
+        let checked = path.clone();
+        self.read(move |tx, _, _| match tx.artifact_id_by_path(&checked)? {
+            Some(_) => Err(Error::Exists(format!(
+                "{checked} already exists: check it out to change it"
+            ))),
+            None => Ok(()),
+        })
+        .await?;
+        let blob = self.store_upload(upload).await?;
+        self.write(move |tx, me, now, _| rules::import(tx, me, &path, &blob, now))
+            .await
+    }
+
+    async fn artifacts(&self) -> Result<Vec<Artifact>> {
+        self.read(|tx, _, now| {
+            Ok(tx
+                .artifacts()?
+                .into_iter()
+                .map(|a| rules::visible(a, now))
+                .collect())
+        })
+        .await
+    }
+
+    async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
+        self.read(move |tx, _, now| {
+            tx.artifact(id)?
+                .map(|a| rules::visible(a, now))
+                .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))
+        })
+        .await
+    }
+
+    async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
+        let path = path.clone();
+        self.read(move |tx, _, now| {
+            let id = tx
+                .artifact_id_by_path(&path)?
+                .ok_or_else(|| Error::NotFound(format!("no artifact at {path}")))?;
+            let artifact = tx.artifact(id)?.expect("artifact found by path exists");
+            Ok(rules::visible(artifact, now))
+        })
+        .await
+    }
+
+    async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
+        self.read(move |tx, _, _| {
+            if tx.artifact(id)?.is_none() {
+                return Err(Error::NotFound(format!("no artifact {id}")));
+            }
+            Ok(tx.versions(id)?.into_iter().map(|(head, _)| head).collect())
+        })
+        .await
+    }
+
+    async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
+        let head = self
+            .read(move |tx, _, _| {
+                let artifact = tx
+                    .artifact(id)?
+                    .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))?;
+                match version {
+                    None => Ok(artifact.head),
+                    Some(n) => tx.version(id, n)?.ok_or_else(|| {
+                        Error::NotFound(format!("{} has no version {n}", artifact.path))
+                    }),
+                }
+            })
+            .await?;
+        let file = self.shared.blobs.open_blob(&head.digest)?;
+        Ok(Content {
+            head,
+            reader: Box::pin(tokio::fs::File::from_std(file)),
+        })
+    }
+
+    async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
+        self.write(move |tx, me, now, failpoints| {
+            rules::check_out(tx, me, id, &request, now, failpoints)
+        })
+        .await?
+    }
+
+    async fn checkout(&self, id: CheckoutId) -> Result<Checkout> {
+        self.read(move |tx, me, _| rules::checkout(tx, me, id))
+            .await
+    }
+
+    async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
+        self.read(move |tx, me, _| tx.checkouts_of(me, open_only))
+            .await
+    }
+
+    async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
+        self.write(move |tx, me, now, _| rules::extend(tx, me, id, ttl_seconds, now))
+            .await?
+    }
+
+    async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
+        // Refuse a stranger or an unknown check-out before reading the upload.
+        let before = self
+            .read(move |tx, me, _| rules::checkin_precheck(tx, me, id))
+            .await?;
+        let staged = self.stage(upload).await?;
+        let blob = if before.checkout.state == CheckoutState::Closed {
+            // A retry: the first check-in stored these bytes if they are the same.
+            Blob {
+                digest: staged.digest.clone(),
+                size: staged.size,
+            }
+        } else {
+            self.persist(staged).await?
+        };
+        self.write(move |tx, me, now, failpoints| {
+            rules::check_in(tx, me, id, &blob, now, failpoints)
+        })
+        .await
+    }
+
+    async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
+        self.write(move |tx, me, now, _| rules::cancel(tx, me, id, now))
+            .await
+    }
+
+    async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
+        self.write(move |tx, me, now, _| rules::begin_edit(tx, me, id, ttl_seconds, now))
+            .await?
+    }
+
+    async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
+        let blob = self.store_upload(upload).await?;
+        self.write(move |tx, me, now, _| rules::commit_edit(tx, me, id, &blob, now))
+            .await?
+    }
+
+    async fn release_edit(&self, id: EditId) -> Result<()> {
+        self.write(move |tx, me, now, _| rules::release_edit(tx, me, id, now))
+            .await
+    }
+
+    async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
+        self.read(move |tx, _, _| tx.proposals(&filter)).await
+    }
+
+    async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(move |tx, me, now, _| rules::accept_proposal(tx, me, id, now))
+            .await?
+    }
+
+    async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(move |tx, me, now, _| rules::rebuild_proposal(tx, me, id, now))
+            .await
+    }
+
+    async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(move |tx, me, now, _| rules::reject_proposal(tx, me, id, now))
+            .await
+    }
+
+    async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
+        let reason = reason.to_owned();
+        self.write(move |tx, me, now, _| rules::break_lease(tx, me, id, &reason, now))
+            .await
+    }
+
+    async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
+        let limit = limit.clamp(1, 10_000);
+        self.read(move |tx, _, _| {
+            let events = tx.events(after, limit)?;
+            let next = events.last().map_or(after, |e| e.seq);
+            Ok(EventPage { events, next })
+        })
+        .await
+    }
+}

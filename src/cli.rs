@@ -1,0 +1,478 @@
+//! The CLI for admins, scripts and agents. Human output by default, `--json` for
+//! scripts. A refused command exits non-zero and says why on stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::{Local, TimeDelta};
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use leasedesk::bundled::{self, Bundled, Options};
+use leasedesk::failpoint::Failpoints;
+use leasedesk::model::*;
+use leasedesk::{Backend, Error, Upload};
+
+/// Exit code of a refusal because someone else holds the file (EX_TEMPFAIL):
+/// an agent plans again or retries later.
+const EXIT_BUSY: u8 = 75;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "leasedesk",
+    version,
+    about = "One writer at a time for files that cannot be merged"
+)]
+pub struct Args {
+    /// Data folder of the bundled backend (database and blobs); created if missing.
+    #[arg(long, global = true, env = "LEASEDESK_DATA", value_name = "DIR")]
+    data: Option<PathBuf>,
+
+    /// Act as this participant (user:NAME or agent:NAME); default user:<OS login>.
+    #[arg(long = "as", global = true, value_name = "PARTICIPANT")]
+    as_participant: Option<Participant>,
+
+    /// Print JSON for scripts instead of sentences.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Manage participants.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Store a new file at REPO_PATH as version 1.
+    Import { repo_path: RepoPath, file: PathBuf },
+    /// List files with their head version and holder.
+    Ls,
+    /// Show who holds a file, with their note and the time left.
+    Who { repo_path: RepoPath },
+    /// Show a file's versions, newest first.
+    Versions { repo_path: RepoPath },
+    /// Take a file's lease to edit it.
+    Checkout {
+        repo_path: RepoPath,
+        /// Shown to whoever is refused the file meanwhile.
+        #[arg(long)]
+        note: Option<String>,
+        /// Lease length: 90s, 30m, 8h, 2d (default 8h).
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<u64>,
+    },
+    /// Take your lease again for longer.
+    Extend {
+        repo_path: RepoPath,
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<u64>,
+    },
+    /// Upload FILE as your check-in of REPO_PATH and end the check-out.
+    Checkin { repo_path: RepoPath, file: PathBuf },
+    /// End your check-out without checking anything in.
+    Cancel { repo_path: RepoPath },
+    /// List proposals (open ones unless --all).
+    Proposals {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Commit an open proposal as the new head.
+    Accept { proposal: ProposalId },
+    /// Make a stale proposal again against the current head.
+    Rebuild { proposal: ProposalId },
+    /// Close a proposal without committing it.
+    Reject { proposal: ProposalId },
+    /// End someone's lease (admins only); their later check-in becomes a proposal.
+    Break {
+        repo_path: RepoPath,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Print the event ledger.
+    Events {
+        /// Only events after this sequence number.
+        #[arg(long, default_value_t = 0)]
+        after: u64,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum UserCommand {
+    /// Add a participant: user:NAME, or agent:NAME with --agent.
+    Add {
+        name: String,
+        #[arg(long)]
+        agent: bool,
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List participants.
+    List,
+}
+
+fn parse_ttl(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 90s, 30m, 8h or 2d"))?;
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return Err(format!("unknown unit {unit:?}: use s, m, h or d")),
+    };
+    Ok(number.saturating_mul(scale))
+}
+
+pub async fn run(args: Args) -> ExitCode {
+    let json = args.json;
+    match execute(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            if json {
+                eprintln!("{}", error.to_body());
+            } else {
+                eprintln!("leasedesk: {error}");
+            }
+            match error {
+                Error::ArtifactBusy { .. } => ExitCode::from(EXIT_BUSY),
+                _ => ExitCode::FAILURE,
+            }
+        }
+    }
+}
+
+fn default_data_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("leasedesk")
+}
+
+async fn execute(args: Args) -> Result<(), Error> {
+    let options = Options {
+        // Crash tests stop a real process at a named point.
+        failpoints: Failpoints::parse(&std::env::var("LEASEDESK_FAILPOINTS").unwrap_or_default())?,
+        ..Options::default()
+    };
+    let data = args.data.unwrap_or_else(default_data_dir);
+    let store = Bundled::open_with(&data, options)?;
+    let store = store.acting_as(args.as_participant.unwrap_or_else(bundled::os_user));
+    let out = Output { json: args.json };
+    let now = store.clock().now();
+
+    match args.command {
+        Command::User(UserCommand::Add { name, agent, admin }) => {
+            let participant = if agent {
+                Participant::agent(&name)?
+            } else {
+                Participant::user(&name)?
+            };
+            let account = store.add_account(&participant, admin)?;
+            out.print(&account, || {
+                format!(
+                    "added {}{}",
+                    account.participant,
+                    if admin { " (admin)" } else { "" }
+                )
+            });
+        }
+        Command::User(UserCommand::List) => {
+            let accounts = store.accounts()?;
+            out.print(&accounts, || {
+                accounts
+                    .iter()
+                    .map(|a| format!("{}{}", a.participant, if a.admin { "  admin" } else { "" }))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        Command::Import { repo_path, file } => {
+            let artifact = store.import(&repo_path, Upload::file(file)).await?;
+            out.print(&artifact, || {
+                format!(
+                    "imported {} as version 1 ({})",
+                    artifact.path,
+                    size(artifact.head.size)
+                )
+            });
+        }
+        Command::Ls => {
+            let artifacts = store.artifacts().await?;
+            out.print(&artifacts, || {
+                let rows: Vec<String> = artifacts
+                    .iter()
+                    .map(|a| {
+                        let holder = a.lease.as_ref().map_or_else(
+                            || "free".to_owned(),
+                            |l| {
+                                format!(
+                                    "{} ({} left)",
+                                    l.participant,
+                                    time_left(l.expires_at - now)
+                                )
+                            },
+                        );
+                        format!("{}  v{}  {}", a.path, a.head.version, holder)
+                    })
+                    .collect();
+                if rows.is_empty() {
+                    "no files yet: leasedesk import REPO_PATH FILE".into()
+                } else {
+                    rows.join("\n")
+                }
+            });
+        }
+        Command::Who { repo_path } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            out.print(&artifact.lease, || match &artifact.lease {
+                None => format!(
+                    "{} is free (version {} by {})",
+                    artifact.path, artifact.head.version, artifact.head.author
+                ),
+                Some(lease) => {
+                    let what = if lease.kind == LeaseKind::Edit {
+                        "being edited"
+                    } else {
+                        "checked out"
+                    };
+                    let mut line = format!(
+                        "{} is {what} by {} until {} ({} left)",
+                        artifact.path,
+                        lease.participant,
+                        local_time(lease.expires_at),
+                        time_left(lease.expires_at - now)
+                    );
+                    if let Some(note) = &lease.note {
+                        line.push_str(&format!("\nnote: {note}"));
+                    }
+                    line
+                }
+            });
+        }
+        Command::Versions { repo_path } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let versions = store.versions(artifact.id).await?;
+            out.print(&versions, || {
+                versions
+                    .iter()
+                    .map(|h| {
+                        format!(
+                            "v{}  {}  {}  {}  {}",
+                            h.version,
+                            local_time(h.committed_at),
+                            h.author,
+                            size(h.size),
+                            h.digest
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        Command::Checkout {
+            repo_path,
+            note,
+            ttl,
+        } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let checkout = store
+                .check_out(
+                    artifact.id,
+                    CheckoutRequest {
+                        ttl_seconds: ttl,
+                        note,
+                    },
+                )
+                .await?;
+            out.print(&checkout, || {
+                format!(
+                    "checked out {} at version {} until {} ({})",
+                    checkout.path,
+                    checkout.version,
+                    local_time(checkout.expires_at),
+                    time_left(checkout.expires_at - now)
+                )
+            });
+        }
+        Command::Extend { repo_path, ttl } => {
+            let open = my_open_checkout(&store, &repo_path).await?;
+            let checkout = store.extend(open.id, ttl).await?;
+            out.print(&checkout, || {
+                format!(
+                    "extended {} until {}",
+                    checkout.path,
+                    local_time(checkout.expires_at)
+                )
+            });
+        }
+        Command::Checkin { repo_path, file } => {
+            let open = my_open_checkout(&store, &repo_path).await?;
+            let checkout = store.check_in(open.id, Upload::file(file)).await?;
+            out.print(&checkout, || match &checkout.result {
+                Some(CheckinResult::Committed { version, .. }) => {
+                    format!("checked in {} as version {version}", checkout.path)
+                }
+                Some(CheckinResult::Unchanged { version, .. }) => {
+                    format!("{} is unchanged: version {version} stays the head", checkout.path)
+                }
+                Some(CheckinResult::Proposal { proposal }) => format!(
+                    "{} changed since your check-out (version {} is the head now): your file is kept as proposal {}",
+                    checkout.path, proposal.base_version, proposal.id
+                ),
+                None => format!("checked in {}", checkout.path),
+            });
+        }
+        Command::Cancel { repo_path } => {
+            let open = my_open_checkout(&store, &repo_path).await?;
+            let checkout = store.cancel(open.id).await?;
+            out.print(&checkout, || {
+                format!("cancelled your check-out of {}", checkout.path)
+            });
+        }
+        Command::Proposals { all } => {
+            let filter = ProposalFilter {
+                state: (!all).then_some(ProposalState::Open),
+                ..ProposalFilter::default()
+            };
+            let proposals = store.proposals(filter).await?;
+            let paths = artifact_paths(&store).await?;
+            out.print(&proposals, || {
+                if proposals.is_empty() {
+                    return "no proposals".into();
+                }
+                proposals
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}  {}  {:?}  by {}  against v{} (made from v{})",
+                            p.id,
+                            paths.get(&p.artifact_id).map_or("?", |p| p.as_str()),
+                            p.state,
+                            p.author,
+                            p.base_version,
+                            p.provenance.version
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        Command::Accept { proposal } => {
+            let proposal = store.accept_proposal(proposal).await?;
+            out.print(&proposal, || format!("accepted proposal {}", proposal.id));
+        }
+        Command::Rebuild { proposal } => {
+            let proposal = store.rebuild_proposal(proposal).await?;
+            out.print(&proposal, || {
+                format!(
+                    "rebuilt as proposal {} against version {}",
+                    proposal.id, proposal.base_version
+                )
+            });
+        }
+        Command::Reject { proposal } => {
+            let proposal = store.reject_proposal(proposal).await?;
+            out.print(&proposal, || format!("rejected proposal {}", proposal.id));
+        }
+        Command::Break { repo_path, reason } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let artifact = store.break_lease(artifact.id, &reason).await?;
+            out.print(&artifact, || format!("{} is free", artifact.path));
+        }
+        Command::Events { after, limit } => {
+            let page = store.events(after, limit).await?;
+            out.print(&page, || {
+                page.events
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{:>6}  {}  {:<18} {}  {}",
+                            e.seq,
+                            local_time(e.at),
+                            e.kind,
+                            e.participant.as_ref().map_or("", |p| p.as_str()),
+                            e.holder.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The caller's newest open check-out of `path`.
+async fn my_open_checkout(store: &Bundled, path: &RepoPath) -> Result<Checkout, Error> {
+    store
+        .checkouts(true)
+        .await?
+        .into_iter()
+        .find(|c| c.path == *path)
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "you have no open check-out of {path}: leasedesk checkout {path}"
+            ))
+        })
+}
+
+async fn artifact_paths(
+    store: &Bundled,
+) -> Result<std::collections::HashMap<ArtifactId, RepoPath>, Error> {
+    Ok(store
+        .artifacts()
+        .await?
+        .into_iter()
+        .map(|a| (a.id, a.path))
+        .collect())
+}
+
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    fn print<T: Serialize>(&self, value: &T, human: impl FnOnce() -> String) {
+        if self.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(value).expect("output serializes")
+            );
+        } else {
+            println!("{}", human());
+        }
+    }
+}
+
+fn local_time(t: Timestamp) -> String {
+    t.with_timezone(&Local).format("%Y-%m-%d %H:%M").to_string()
+}
+
+fn time_left(left: TimeDelta) -> String {
+    let minutes = left.num_minutes();
+    match minutes {
+        m if m < 1 => format!("{} s", left.num_seconds().max(0)),
+        m if m < 60 => format!("{m} min"),
+        m => format!("{} h {:02} min", m / 60, m % 60),
+    }
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1 << 10 => format!("{b} B"),
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / 1048576.0),
+        b => format!("{:.2} GiB", b as f64 / 1073741824.0),
+    }
+}

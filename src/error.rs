@@ -1,0 +1,136 @@
+//! The one error type: each variant is something a caller acts on differently.
+
+use crate::model::{Digest, Head, Lease};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Someone else holds the artifact's lease (or held it a moment ago: `lease`
+    /// is `None` when it ended in between, and the caller may retry at once).
+    #[error("{}", busy_message(.path, .lease.as_ref()))]
+    ArtifactBusy { path: String, lease: Option<Lease> },
+
+    #[error("{0}")]
+    Forbidden(String),
+
+    #[error("{0}")]
+    CheckoutClosed(String),
+
+    /// The head moved since the change's base.
+    #[error("the file changed since your edit began: version {} by {} is the head now", .head.version, .head.author)]
+    Stale { head: Head },
+
+    /// A proposal's test digest is no longer the head's.
+    #[error("the file changed since this proposal was made (version {} by {} is the head now): rebuild it at the head", .head.version, .head.author)]
+    ProposalStale { head: Head },
+
+    #[error("{0}")]
+    Exists(String),
+
+    #[error("{0}")]
+    NotFound(String),
+
+    #[error("{0}")]
+    Invalid(String),
+
+    #[error("the upload's digest is {actual}, not the declared {expected}: nothing was stored")]
+    DigestMismatch { expected: Digest, actual: Digest },
+
+    #[error("{0}")]
+    Unauthorized(String),
+
+    /// An agent's command ran past its deadline; its edit was released.
+    #[error("{0}")]
+    DeadlineExceeded(String),
+
+    #[error("the upload is larger than the limit of {limit} bytes: nothing was stored")]
+    TooLarge { limit: u64 },
+
+    #[error("the disk is full: nothing was stored ({0})")]
+    StorageFull(String),
+
+    /// A failure of the machinery (disk, database); details go to the log, not the caller.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+fn busy_message(path: &str, lease: Option<&Lease>) -> String {
+    match lease {
+        None => format!("{path} was busy a moment ago but is free now: try again"),
+        Some(lease) => {
+            let mut message = format!(
+                "{path} is checked out by {} until {}",
+                lease.participant,
+                lease.expires_at.format("%Y-%m-%d %H:%M UTC")
+            );
+            if let Some(note) = &lease.note {
+                message.push_str(&format!(" (note: {note})"));
+            }
+            message
+        }
+    }
+}
+
+impl Error {
+    /// The error code of `shared/API.md`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::ArtifactBusy { .. } => "artifact_busy",
+            Error::Forbidden(_) => "forbidden",
+            Error::CheckoutClosed(_) => "checkout_closed",
+            Error::Stale { .. } => "stale",
+            Error::ProposalStale { .. } => "proposal_stale",
+            Error::Exists(_) => "exists",
+            Error::NotFound(_) => "not_found",
+            Error::Invalid(_) => "invalid",
+            Error::DigestMismatch { .. } => "digest_mismatch",
+            Error::Unauthorized(_) => "unauthorized",
+            Error::DeadlineExceeded(_) => "deadline_exceeded",
+            Error::TooLarge { .. } => "too_large",
+            Error::StorageFull(_) => "storage_full",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// The JSON error body of `shared/API.md`: `error`, `message`, and the fields
+    /// a caller acts on (`lease` for a busy file, `head` for a stale change).
+    pub fn to_body(&self) -> serde_json::Value {
+        let mut body = serde_json::json!({ "error": self.code(), "message": self.to_string() });
+        match self {
+            Error::ArtifactBusy { path, lease } => {
+                body["path"] = serde_json::json!(path);
+                body["lease"] = serde_json::json!(lease);
+            }
+            Error::Stale { head } | Error::ProposalStale { head } => {
+                body["head"] = serde_json::json!(head);
+            }
+            Error::DigestMismatch { expected, actual } => {
+                body["expected"] = serde_json::json!(expected);
+                body["actual"] = serde_json::json!(actual);
+            }
+            _ => {}
+        }
+        body
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            Error::StorageFull(e.to_string())
+        } else {
+            Error::Internal(e.to_string())
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ffi::ErrorCode;
+        match e.sqlite_error_code() {
+            Some(ErrorCode::DiskFull) => Error::StorageFull(e.to_string()),
+            _ => Error::Internal(format!("store: {e}")),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Named places where a test can make the backend fail, panic or stop, to prove
+//! that a failure there loses nothing. Empty (and free) unless a test sets one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// Where a failpoint sits.
+pub mod at {
+    /// Inside the check-out transaction, after the lease is taken, before the record is written.
+    pub const CHECKOUT_RECORD: &str = "checkout.record";
+    /// While an upload streams to its temporary blob file, after the first chunk.
+    pub const UPLOAD_STREAM: &str = "upload.stream";
+    /// Inside a check-in's transaction, after its rows are written, before it commits.
+    pub const CHECKIN_COMMIT: &str = "checkin.commit";
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Return an internal error.
+    Error,
+    /// Panic, as a bug would.
+    Panic,
+    /// Say so on stderr, then stop until the process is killed.
+    Pause,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Failpoints(Arc<HashMap<String, Action>>);
+
+impl Failpoints {
+    pub fn new(points: impl IntoIterator<Item = (&'static str, Action)>) -> Self {
+        Self(Arc::new(
+            points.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        ))
+    }
+
+    /// Reads `name=error|panic|pause` pairs separated by `;`, as the CLI takes them
+    /// from `LEASEDESK_FAILPOINTS` for crash tests on a real process.
+    pub fn parse(spec: &str) -> Result<Self> {
+        let mut points = HashMap::new();
+        for pair in spec.split(';').filter(|p| !p.trim().is_empty()) {
+            let (name, action) = pair
+                .split_once('=')
+                .ok_or_else(|| Error::Invalid(format!("failpoint {pair:?} must be NAME=ACTION")))?;
+            let action = match action.trim() {
+                "error" => Action::Error,
+                "panic" => Action::Panic,
+                "pause" => Action::Pause,
+                other => {
+                    return Err(Error::Invalid(format!(
+                        "unknown failpoint action {other:?}"
+                    )))
+                }
+            };
+            points.insert(name.trim().to_owned(), action);
+        }
+        Ok(Self(Arc::new(points)))
+    }
+
+    pub fn hit(&self, name: &str) -> Result<()> {
+        match self.0.get(name) {
+            None => Ok(()),
+            Some(Action::Error) => Err(Error::Internal(format!("failpoint {name}"))),
+            Some(Action::Panic) => panic!("failpoint {name}"),
+            Some(Action::Pause) => {
+                eprintln!("failpoint {name} reached");
+                loop {
+                    std::thread::park();
+                }
+            }
+        }
+    }
+}

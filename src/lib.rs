@@ -1,0 +1,32 @@
+//! Leasedesk: one writer at a time for files that cannot be merged.
+//!
+//! # Layout
+//!
+//! - [`model`]: the nouns (artifact, head, lease, check-out, edit, proposal,
+//!   event), shaped as the objects of the HTTP API.
+//! - [`error`]: the one error enum; each variant is something a caller acts on.
+//! - [`rules`]: the lease rules, as functions over one store transaction that
+//!   take `now` as an argument.
+//! - [`store`]: the SQLite store (schema as numbered migrations); the only
+//!   module that knows SQL.
+//! - [`blob`]: content-addressed files, streamed in and hashed while copied.
+//! - [`backend`]: the [`Backend`] trait every caller uses.
+//! - [`bundled`]: the in-process backend over a data folder.
+//! - [`agent`]: an agent's edit as one call that always releases its lease.
+//! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
+//! - `cli` (the binary's): the `leasedesk` command.
+
+pub mod agent;
+pub mod backend;
+pub mod blob;
+pub mod bundled;
+pub mod clock;
+pub mod error;
+pub mod failpoint;
+pub mod model;
+pub mod rules;
+pub mod store;
+
+pub use backend::{Backend, Content, Upload};
+pub use bundled::{Bundled, Options};
+pub use error::{Error, Result};

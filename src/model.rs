@@ -1,0 +1,473 @@
+//! The domain's nouns, shaped as the objects of `shared/API.md` so that the
+//! server serializes them as they are.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::Error;
+
+/// A point on the backend's clock, kept to the millisecond (the store's precision).
+pub type Timestamp = DateTime<Utc>;
+
+/// Default lease of a check-out: 8 hours.
+pub const DEFAULT_CHECKOUT_TTL_SECONDS: u64 = 8 * 3600;
+/// Default lease of an agent's edit: the 30 s deadline of its command plus its commit.
+pub const DEFAULT_EDIT_TTL_SECONDS: u64 = 45;
+/// Longest lease anyone may ask for: one week.
+pub const MAX_TTL_SECONDS: u64 = 7 * 24 * 3600;
+/// Longest note a check-out may carry.
+pub const MAX_NOTE_BYTES: usize = 1024;
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub Uuid);
+
+        impl $name {
+            pub fn new() -> Self {
+                Self(Uuid::new_v4())
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self, Error> {
+                Uuid::parse_str(s)
+                    .map(Self)
+                    .map_err(|_| Error::Invalid(format!("{s:?} is not a UUID")))
+            }
+        }
+    };
+}
+
+id_type!(
+    /// Names one artifact for its whole life, whatever its path.
+    ArtifactId
+);
+id_type!(
+    /// Names one check-out record.
+    CheckoutId
+);
+id_type!(
+    /// Names one agent edit; its lease holder is `edit:<id>`.
+    EditId
+);
+id_type!(
+    /// Names one proposal.
+    ProposalId
+);
+
+/// Who acts: `user:NAME` or `agent:NAME`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Participant(String);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParticipantKind {
+    User,
+    Agent,
+}
+
+impl Participant {
+    pub fn user(name: &str) -> Result<Self, Error> {
+        format!("user:{name}").parse()
+    }
+
+    pub fn agent(name: &str) -> Result<Self, Error> {
+        format!("agent:{name}").parse()
+    }
+
+    pub fn kind(&self) -> ParticipantKind {
+        if self.0.starts_with("agent:") {
+            ParticipantKind::Agent
+        } else {
+            ParticipantKind::User
+        }
+    }
+
+    /// The name without its `user:` or `agent:` prefix.
+    pub fn name(&self) -> &str {
+        self.0.split_once(':').map_or("", |(_, name)| name)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for Participant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let name = s
+            .strip_prefix("user:")
+            .or_else(|| s.strip_prefix("agent:"))
+            .ok_or_else(|| {
+                Error::Invalid(format!("participant {s:?} must be user:NAME or agent:NAME"))
+            })?;
+        let valid_name = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b));
+        if !valid_name {
+            return Err(Error::Invalid(format!(
+                "participant name {name:?} must be 1 to 64 letters, digits or . _ - @"
+            )));
+        }
+        Ok(Self(s.to_owned()))
+    }
+}
+
+impl TryFrom<String> for Participant {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+impl From<Participant> for String {
+    fn from(p: Participant) -> String {
+        p.0
+    }
+}
+
+impl fmt::Display for Participant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An artifact's place in the store: relative, `/`-separated, no empty, `.` or
+/// `..` segment, no control characters, at most 1024 bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct RepoPath(String);
+
+impl RepoPath {
+    pub const MAX_BYTES: usize = 1024;
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment: what a person calls the file.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+}
+
+impl FromStr for RepoPath {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let refuse = |why: &str| Err(Error::Invalid(format!("path {s:?} {why}")));
+        if s.is_empty() {
+            return refuse("is empty");
+        }
+        if s.len() > Self::MAX_BYTES {
+            return refuse("is longer than 1024 bytes");
+        }
+        if s.chars().any(char::is_control) {
+            return refuse("contains a control character");
+        }
+        if s.starts_with('/') || s.contains('\\') {
+            return refuse("must be relative and use / between folders");
+        }
+        if s.split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+        {
+            return refuse("has an empty, . or .. segment");
+        }
+        Ok(Self(s.to_owned()))
+    }
+}
+
+impl TryFrom<String> for RepoPath {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+impl From<RepoPath> for String {
+    fn from(p: RepoPath) -> String {
+        p.0
+    }
+}
+
+impl fmt::Display for RepoPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A content digest, `blake3:<64 lowercase hex>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Digest(String);
+
+impl Digest {
+    pub fn hex(&self) -> &str {
+        &self.0["blake3:".len()..]
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<blake3::Hash> for Digest {
+    fn from(hash: blake3::Hash) -> Self {
+        Self(format!("blake3:{}", hash.to_hex()))
+    }
+}
+
+impl FromStr for Digest {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let hex = s.strip_prefix("blake3:").unwrap_or("");
+        if hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(Self(s.to_owned()))
+        } else {
+            Err(Error::Invalid(format!(
+                "digest {s:?} must be blake3: and 64 lowercase hex digits"
+            )))
+        }
+    }
+}
+
+impl TryFrom<String> for Digest {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+impl From<Digest> for String {
+    fn from(d: Digest) -> String {
+        d.0
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One committed version; an artifact's head is its newest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Head {
+    pub version: u64,
+    pub digest: Digest,
+    pub size: u64,
+    pub author: Participant,
+    pub committed_at: Timestamp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LeaseKind {
+    Checkout,
+    Edit,
+}
+
+/// The one live write lease an artifact may have.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// `checkout:<id>:<participant>` or `edit:<id>`.
+    pub holder: String,
+    pub participant: Participant,
+    pub kind: LeaseKind,
+    pub checkout_id: Option<CheckoutId>,
+    pub note: Option<String>,
+    pub acquired_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+impl Lease {
+    pub fn checkout_holder(id: CheckoutId, participant: &Participant) -> String {
+        format!("checkout:{id}:{participant}")
+    }
+
+    pub fn edit_holder(id: EditId) -> String {
+        format!("edit:{id}")
+    }
+
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        self.expires_at > now
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub id: ArtifactId,
+    pub path: RepoPath,
+    pub head: Head,
+    /// The live lease; a lapsed, released or broken one is not shown.
+    pub lease: Option<Lease>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckoutState {
+    Open,
+    Closed,
+}
+
+/// Who broke a check-out's lease, and why. Its holder's check-in becomes a proposal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Broken {
+    pub by: Participant,
+    pub reason: String,
+    pub at: Timestamp,
+}
+
+/// A person's hold on a file, from check-out to check-in or cancel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkout {
+    pub id: CheckoutId,
+    pub artifact_id: ArtifactId,
+    pub path: RepoPath,
+    /// The version and digest checked out: every check-in's base.
+    pub version: u64,
+    pub digest: Digest,
+    pub actor: Participant,
+    pub holder: String,
+    pub note: Option<String>,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub state: CheckoutState,
+    pub result: Option<CheckinResult>,
+    /// Set when an admin broke this check-out's lease.
+    pub broken: Option<Broken>,
+}
+
+/// What a check-in or an edit's commit did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum CheckinResult {
+    Committed { version: u64, digest: Digest },
+    Unchanged { version: u64, digest: Digest },
+    Proposal { proposal: Proposal },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProposalState {
+    Open,
+    Accepted,
+    Rejected,
+    Superseded,
+}
+
+/// The version a stale change was made from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub version: u64,
+    pub digest: Digest,
+}
+
+/// A stale check-in, kept against the head for review.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proposal {
+    pub id: ProposalId,
+    pub artifact_id: ArtifactId,
+    /// The head it was made against; accept requires the head's digest to still be `test_digest`.
+    pub base_version: u64,
+    pub test_digest: Digest,
+    pub provenance: Provenance,
+    pub digest: Digest,
+    pub size: u64,
+    pub author: Participant,
+    pub checkout_id: Option<CheckoutId>,
+    pub state: ProposalState,
+    pub created_at: Timestamp,
+}
+
+/// An agent's short hold on a file, for one call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub id: EditId,
+    pub artifact_id: ArtifactId,
+    pub holder: String,
+    pub participant: Participant,
+    pub base_version: u64,
+    pub base_digest: Digest,
+    pub expires_at: Timestamp,
+}
+
+/// One fact on the append-only ledger.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: u64,
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub artifact_id: Option<ArtifactId>,
+    pub participant: Option<Participant>,
+    pub holder: Option<String>,
+    pub at: Timestamp,
+    pub data: serde_json::Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventPage {
+    pub events: Vec<Event>,
+    /// Ask for events after this sequence number next time.
+    pub next: u64,
+}
+
+/// Body of `POST /v1/artifacts/{id}/checkouts`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Which proposals to list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposalFilter {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<ArtifactId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ProposalState>,
+}
+
+/// A participant known to the store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub participant: Participant,
+    pub admin: bool,
+    pub created_at: Timestamp,
+}
+
+/// Checks a requested lease length and applies the default.
+pub fn lease_seconds(requested: Option<u64>, default: u64) -> Result<u64, Error> {
+    match requested.unwrap_or(default) {
+        s @ 1..=MAX_TTL_SECONDS => Ok(s),
+        s => Err(Error::Invalid(format!(
+            "ttl_seconds {s} is out of range: use 1 to {MAX_TTL_SECONDS}"
+        ))),
+    }
+}

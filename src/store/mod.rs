@@ -1,0 +1,826 @@
+//! The SQLite store: schema (numbered migrations), transactions, and typed reads
+//! and writes of the domain's rows. Only this module knows SQL, so another store
+//! (PostgreSQL for servers that need failover) can replace it behind the same calls.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::DateTime;
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::model::*;
+
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_leases.sql")];
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Self> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrate(&mut conn)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Runs `f` in one write transaction (taken at once, so that two processes
+    /// never deadlock upgrading a read). `f`'s error rolls everything back.
+    ///
+    /// Durability: lease changes commit with `synchronous=NORMAL` (they survive a
+    /// process crash; a power loss may undo the last few, which is safe because
+    /// commits test the base version, not the lease). A transaction that writes a
+    /// version or a proposal calls [`Tx::require_durable`]; SQLite cannot change
+    /// that setting inside a transaction, so such a transaction is rolled back and
+    /// run again with `synchronous=FULL`, whose commit fsyncs the WAL (and with it
+    /// every commit before it). `f` must therefore be safe to run twice.
+    pub fn write<T>(&self, mut f: impl FnMut(&Tx) -> Result<T>) -> Result<T> {
+        let mut conn = self
+            .conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let durable = Cell::new(false);
+        {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&Tx {
+                tx: &tx,
+                durable: &durable,
+            })?;
+            if !durable.get() {
+                tx.commit()?;
+                return Ok(value);
+            }
+        }
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        let result = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&Tx {
+                tx: &tx,
+                durable: &durable,
+            })?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        result
+    }
+
+    /// Runs `f` on one consistent snapshot. Writes nothing.
+    pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+        let mut conn = self
+            .conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let value = f(&Tx {
+            tx: &tx,
+            durable: &Cell::new(false),
+        })?;
+        tx.commit()?;
+        Ok(value)
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: usize = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if applied > MIGRATIONS.len() {
+        return Err(Error::Internal(format!(
+            "the store's schema (version {applied}) is newer than this program knows ({}): upgrade Leasedesk",
+            MIGRATIONS.len()
+        )));
+    }
+    if applied == MIGRATIONS.len() {
+        return Ok(());
+    }
+    for sql in &MIGRATIONS[applied..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// One transaction on the store.
+pub struct Tx<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    durable: &'a Cell<bool>,
+}
+
+/// A check-out as stored: the public record plus the first check-in's upload digest.
+#[derive(Clone, Debug)]
+pub struct CheckoutRow {
+    pub checkout: Checkout,
+    pub checkin_digest: Option<Digest>,
+}
+
+/// What a finished check-in or edit did, as stored (a proposal by id, so its
+/// current state is shown when the result is read again).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum StoredResult {
+    Committed { version: u64, digest: Digest },
+    Unchanged { version: u64, digest: Digest },
+    Proposal { proposal_id: ProposalId },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditState {
+    Open,
+    Committed,
+    Released,
+}
+
+#[derive(Clone, Debug)]
+pub struct EditRow {
+    pub edit: Edit,
+    pub state: EditState,
+    pub commit_digest: Option<Digest>,
+    pub result: Option<StoredResult>,
+}
+
+/// An event to append; the store gives it its sequence number.
+pub struct NewEvent<'a> {
+    pub id: Uuid,
+    pub kind: &'a str,
+    pub artifact_id: Option<ArtifactId>,
+    pub participant: Option<&'a Participant>,
+    pub holder: Option<&'a str>,
+    pub at: Timestamp,
+    pub data: serde_json::Value,
+}
+
+fn millis(t: Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+fn time(ms: i64) -> rusqlite::Result<Timestamp> {
+    DateTime::from_timestamp_millis(ms).ok_or(rusqlite::Error::IntegralValueOutOfRange(0, ms))
+}
+
+/// Parses a stored text column into a domain type, as a column conversion error.
+fn parsed<T: std::str::FromStr>(row: &Row, idx: usize) -> rusqlite::Result<T>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    let text: String = row.get(idx)?;
+    text.parse().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn parsed_opt<T: std::str::FromStr>(row: &Row, idx: usize) -> rusqlite::Result<Option<T>>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    match row.get::<_, Option<String>>(idx)? {
+        None => Ok(None),
+        Some(_) => parsed(row, idx).map(Some),
+    }
+}
+
+fn json<T: for<'de> Deserialize<'de>>(row: &Row, idx: usize) -> rusqlite::Result<Option<T>> {
+    match row.get::<_, Option<String>>(idx)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
+        }),
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("stored values serialize")
+}
+
+const HEAD_COLUMNS: &str = "v.version, v.digest, v.size, v.author, v.committed_at";
+
+fn head_at(row: &Row, i: usize) -> rusqlite::Result<Head> {
+    Ok(Head {
+        version: row.get(i)?,
+        digest: parsed(row, i + 1)?,
+        size: row.get(i + 2)?,
+        author: parsed(row, i + 3)?,
+        committed_at: time(row.get(i + 4)?)?,
+    })
+}
+
+const LEASE_COLUMNS: &str =
+    "l.holder, l.participant, l.kind, l.checkout_id, l.note, l.acquired_at, l.expires_at";
+
+fn lease_at(row: &Row, i: usize) -> rusqlite::Result<Option<Lease>> {
+    let Some(holder) = row.get::<_, Option<String>>(i)? else {
+        return Ok(None);
+    };
+    let kind: String = row.get(i + 2)?;
+    Ok(Some(Lease {
+        holder,
+        participant: parsed(row, i + 1)?,
+        kind: if kind == "edit" {
+            LeaseKind::Edit
+        } else {
+            LeaseKind::Checkout
+        },
+        checkout_id: parsed_opt(row, i + 3)?,
+        note: row.get(i + 4)?,
+        acquired_at: time(row.get(i + 5)?)?,
+        expires_at: time(row.get(i + 6)?)?,
+    }))
+}
+
+const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
+     c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at";
+
+const PROPOSAL_COLUMNS: &str = "id, artifact_id, base_version, test_digest, provenance_version, \
+     provenance_digest, digest, size, author, checkout_id, state, created_at";
+
+fn proposal_row(row: &Row) -> rusqlite::Result<Proposal> {
+    let state: String = row.get(10)?;
+    Ok(Proposal {
+        id: parsed(row, 0)?,
+        artifact_id: parsed(row, 1)?,
+        base_version: row.get(2)?,
+        test_digest: parsed(row, 3)?,
+        provenance: Provenance {
+            version: row.get(4)?,
+            digest: parsed(row, 5)?,
+        },
+        digest: parsed(row, 6)?,
+        size: row.get(7)?,
+        author: parsed(row, 8)?,
+        checkout_id: parsed_opt(row, 9)?,
+        state: match state.as_str() {
+            "open" => ProposalState::Open,
+            "accepted" => ProposalState::Accepted,
+            "rejected" => ProposalState::Rejected,
+            _ => ProposalState::Superseded,
+        },
+        created_at: time(row.get(11)?)?,
+    })
+}
+
+fn proposal_state_str(state: ProposalState) -> &'static str {
+    match state {
+        ProposalState::Open => "open",
+        ProposalState::Accepted => "accepted",
+        ProposalState::Rejected => "rejected",
+        ProposalState::Superseded => "superseded",
+    }
+}
+
+impl Tx<'_> {
+    /// Makes this transaction's commit survive power loss.
+    pub fn require_durable(&self) {
+        self.durable.set(true);
+    }
+
+    // ----- participants
+
+    pub fn account(&self, participant: &Participant) -> Result<Option<Account>> {
+        Ok(self
+            .tx
+            .query_row(
+                "SELECT participant, admin, created_at FROM participants WHERE participant = ?1",
+                [participant.as_str()],
+                |r| {
+                    Ok(Account {
+                        participant: parsed(r, 0)?,
+                        admin: r.get(1)?,
+                        created_at: time(r.get(2)?)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    pub fn insert_account(&self, account: &Account) -> Result<()> {
+        let inserted = self.tx.execute(
+            "INSERT INTO participants (participant, admin, created_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT DO NOTHING",
+            params![
+                account.participant.as_str(),
+                account.admin,
+                millis(account.created_at)
+            ],
+        )?;
+        if inserted == 0 {
+            return Err(Error::Exists(format!(
+                "{} already exists",
+                account.participant
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn accounts(&self) -> Result<Vec<Account>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT participant, admin, created_at FROM participants ORDER BY participant",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Account {
+                participant: parsed(r, 0)?,
+                admin: r.get(1)?,
+                created_at: time(r.get(2)?)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ----- artifacts and versions
+
+    pub fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
+        Ok(self
+            .tx
+            .query_row(
+                "SELECT id FROM artifacts WHERE path = ?1",
+                [path.as_str()],
+                |r| parsed(r, 0),
+            )
+            .optional()?)
+    }
+
+    /// An artifact with its head and its lease row, lapsed or not.
+    pub fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
+        let sql = format!(
+            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}
+             FROM artifacts a
+             JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+             LEFT JOIN leases l ON l.artifact_id = a.id
+             WHERE a.id = ?1"
+        );
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([id.to_string()], artifact_row)
+            .optional()?)
+    }
+
+    /// Every artifact by path, with its head and its lease row, lapsed or not.
+    pub fn artifacts(&self) -> Result<Vec<Artifact>> {
+        let sql = format!(
+            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}
+             FROM artifacts a
+             JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+             LEFT JOIN leases l ON l.artifact_id = a.id
+             ORDER BY a.path"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map([], artifact_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO artifacts (id, path, head_version, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![
+                id.to_string(),
+                path.as_str(),
+                head.version,
+                millis(head.committed_at)
+            ],
+        )?;
+        self.insert_version(id, head, None)
+    }
+
+    /// Appends `head` as the artifact's new head, replacing `base`; refuses (as an
+    /// internal error: the rules test the base first) if `base` is not the head.
+    pub fn commit_version(&self, id: ArtifactId, head: &Head, base: u64) -> Result<()> {
+        let moved = self.tx.execute(
+            "UPDATE artifacts SET head_version = ?1 WHERE id = ?2 AND head_version = ?3",
+            params![head.version, id.to_string(), base],
+        )?;
+        if moved != 1 {
+            return Err(Error::Internal(format!(
+                "artifact {id}: head is not version {base}"
+            )));
+        }
+        self.insert_version(id, head, Some(base))
+    }
+
+    fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
+        self.require_durable();
+        self.tx.execute(
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id.to_string(),
+                head.version,
+                head.digest.as_str(),
+                head.size,
+                head.author.as_str(),
+                millis(head.committed_at),
+                base
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Versions, newest first, with the version each replaced.
+    pub fn versions(&self, id: ArtifactId) -> Result<Vec<(Head, Option<u64>)>> {
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS}, v.base_version FROM versions v WHERE v.artifact_id = ?1 ORDER BY v.version DESC"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map([id.to_string()], |r| Ok((head_at(r, 0)?, r.get(5)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>> {
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS} FROM versions v WHERE v.artifact_id = ?1 AND v.version = ?2"
+        );
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row(params![id.to_string(), version], |r| head_at(r, 0))
+            .optional()?)
+    }
+
+    // ----- leases
+
+    pub fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (artifact_id) DO UPDATE SET holder = ?2, participant = ?3, kind = ?4,
+                     checkout_id = ?5, note = ?6, acquired_at = ?7, expires_at = ?8",
+            )?
+            .execute(params![
+                artifact_id.to_string(),
+                lease.holder,
+                lease.participant.as_str(),
+                match lease.kind {
+                    LeaseKind::Checkout => "checkout",
+                    LeaseKind::Edit => "edit",
+                },
+                lease.checkout_id.map(|id| id.to_string()),
+                lease.note,
+                millis(lease.acquired_at),
+                millis(lease.expires_at)
+            ])?;
+        Ok(())
+    }
+
+    pub fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
+        self.tx
+            .prepare_cached("DELETE FROM leases WHERE artifact_id = ?1")?
+            .execute([artifact_id.to_string()])?;
+        Ok(())
+    }
+
+    /// Leases whose expiry has passed but whose lapse is not yet recorded.
+    pub fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
+        let sql =
+            format!("SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l WHERE l.expires_at <= ?1");
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map([millis(now)], |r| {
+            Ok((
+                parsed(r, 0)?,
+                lease_at(r, 1)?.expect("lease row has a holder"),
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ----- check-outs
+
+    pub fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = ?1"
+        );
+        let row = self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([id.to_string()], |r| {
+                Ok((checkout_row(r)?, json::<StoredResult>(r, 11)?))
+            })
+            .optional()?;
+        row.map(|(row, result)| self.with_result(row, result))
+            .transpose()
+    }
+
+    /// A participant's check-outs, newest first; only open ones if `open_only`.
+    pub fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id
+             WHERE c.actor = ?1 AND (?2 = 0 OR c.state = 'open') ORDER BY c.created_at DESC, c.id"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt
+            .query_map(params![actor.as_str(), open_only], |r| {
+                Ok((checkout_row(r)?, json::<StoredResult>(r, 11)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(row, result)| self.with_result(row, result).map(|row| row.checkout))
+            .collect()
+    }
+
+    fn with_result(
+        &self,
+        mut row: CheckoutRow,
+        result: Option<StoredResult>,
+    ) -> Result<CheckoutRow> {
+        row.checkout.result = result.map(|r| self.resolve_result(r)).transpose()?;
+        Ok(row)
+    }
+
+    pub fn resolve_result(&self, stored: StoredResult) -> Result<CheckinResult> {
+        Ok(match stored {
+            StoredResult::Committed { version, digest } => {
+                CheckinResult::Committed { version, digest }
+            }
+            StoredResult::Unchanged { version, digest } => {
+                CheckinResult::Unchanged { version, digest }
+            }
+            StoredResult::Proposal { proposal_id } => CheckinResult::Proposal {
+                proposal: self
+                    .proposal(proposal_id)?
+                    .ok_or_else(|| Error::Internal(format!("proposal {proposal_id} is missing")))?,
+            },
+        })
+    }
+
+    /// Writes a whole check-out record, new or changed.
+    pub fn put_checkout(
+        &self,
+        row: &CheckoutRow,
+        result: Option<&StoredResult>,
+        closed_at: Option<Timestamp>,
+    ) -> Result<()> {
+        let c = &row.checkout;
+        let broken = c.broken.as_ref();
+        self.tx
+            .prepare_cached(
+                "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
+                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                 ON CONFLICT (id) DO UPDATE SET expires_at = ?8, state = ?9, closed_at = ?10,
+                     checkin_digest = ?11, result = ?12, broken_by = ?13, broken_reason = ?14, broken_at = ?15",
+            )?
+            .execute(params![
+                c.id.to_string(),
+                c.artifact_id.to_string(),
+                c.version,
+                c.digest.as_str(),
+                c.actor.as_str(),
+                c.note,
+                millis(c.created_at),
+                millis(c.expires_at),
+                match c.state {
+                    CheckoutState::Open => "open",
+                    CheckoutState::Closed => "closed",
+                },
+                closed_at.map(millis),
+                row.checkin_digest.as_ref().map(Digest::as_str),
+                result.map(to_json),
+                broken.map(|b| b.by.as_str()),
+                broken.map(|b| b.reason.as_str()),
+                broken.map(|b| millis(b.at)),
+            ])?;
+        Ok(())
+    }
+
+    // ----- edits
+
+    pub fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT id, artifact_id, participant, base_version, base_digest, expires_at, state, commit_digest, result
+                 FROM edits WHERE id = ?1",
+            )?
+            .query_row([id.to_string()], |r| {
+                let id: EditId = parsed(r, 0)?;
+                let state: String = r.get(6)?;
+                Ok(EditRow {
+                    edit: Edit {
+                        id,
+                        artifact_id: parsed(r, 1)?,
+                        holder: Lease::edit_holder(id),
+                        participant: parsed(r, 2)?,
+                        base_version: r.get(3)?,
+                        base_digest: parsed(r, 4)?,
+                        expires_at: time(r.get(5)?)?,
+                    },
+                    state: match state.as_str() {
+                        "open" => EditState::Open,
+                        "committed" => EditState::Committed,
+                        _ => EditState::Released,
+                    },
+                    commit_digest: parsed_opt(r, 7)?,
+                    result: json(r, 8)?,
+                })
+            })
+            .optional()?)
+    }
+
+    pub fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
+        let e = &row.edit;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO edits (id, artifact_id, participant, base_version, base_digest, created_at, expires_at,
+                     state, commit_digest, result)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT (id) DO UPDATE SET state = ?8, commit_digest = ?9, result = ?10",
+            )?
+            .execute(params![
+                e.id.to_string(),
+                e.artifact_id.to_string(),
+                e.participant.as_str(),
+                e.base_version,
+                e.base_digest.as_str(),
+                millis(now),
+                millis(e.expires_at),
+                match row.state {
+                    EditState::Open => "open",
+                    EditState::Committed => "committed",
+                    EditState::Released => "released",
+                },
+                row.commit_digest.as_ref().map(Digest::as_str),
+                row.result.as_ref().map(to_json),
+            ])?;
+        Ok(())
+    }
+
+    // ----- proposals
+
+    pub fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
+        let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = ?1");
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([id.to_string()], proposal_row)
+            .optional()?)
+    }
+
+    pub fn proposals(&self, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals
+             WHERE (?1 IS NULL OR artifact_id = ?1) AND (?2 IS NULL OR state = ?2)
+             ORDER BY created_at, id"
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![
+                filter.artifact.map(|id| id.to_string()),
+                filter.state.map(proposal_state_str)
+            ],
+            proposal_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn insert_proposal(&self, p: &Proposal) -> Result<()> {
+        self.require_durable();
+        self.tx.execute(
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+            params![
+                p.id.to_string(),
+                p.artifact_id.to_string(),
+                p.base_version,
+                p.test_digest.as_str(),
+                p.provenance.version,
+                p.provenance.digest.as_str(),
+                p.digest.as_str(),
+                p.size,
+                p.author.as_str(),
+                p.checkout_id.map(|id| id.to_string()),
+                proposal_state_str(p.state),
+                millis(p.created_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Moves a proposal out of `open`; who decided and when are kept for history.
+    pub fn decide_proposal(
+        &self,
+        id: ProposalId,
+        state: ProposalState,
+        by: &Participant,
+        at: Timestamp,
+        superseded_by: Option<ProposalId>,
+    ) -> Result<()> {
+        self.tx.execute(
+            "UPDATE proposals SET state = ?2, decided_by = ?3, decided_at = ?4, superseded_by = ?5
+             WHERE id = ?1 AND state = 'open'",
+            params![
+                id.to_string(),
+                proposal_state_str(state),
+                by.as_str(),
+                millis(at),
+                superseded_by.map(|id| id.to_string())
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- events
+
+    /// Appends an event. Returns false, writing nothing, if an event with its id
+    /// exists already (a contender asking again).
+    pub fn insert_event(&self, e: NewEvent) -> Result<bool> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO events (id, type, artifact_id, participant, holder, at, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+            )?
+            .execute(params![
+                e.id.to_string(),
+                e.kind,
+                e.artifact_id.map(|id| id.to_string()),
+                e.participant.map(Participant::as_str),
+                e.holder,
+                millis(e.at),
+                e.data.to_string(),
+            ])?;
+        Ok(inserted == 1)
+    }
+
+    pub fn events(&self, after: u64, limit: u32) -> Result<Vec<Event>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+             WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![after, limit], |r| {
+            let data: String = r.get(7)?;
+            Ok(Event {
+                seq: r.get(0)?,
+                id: parsed(r, 1)?,
+                kind: r.get(2)?,
+                artifact_id: parsed_opt(r, 3)?,
+                participant: parsed_opt(r, 4)?,
+                holder: r.get(5)?,
+                at: time(r.get(6)?)?,
+                data: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn last_event_seq(&self) -> Result<u64> {
+        Ok(self
+            .tx
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+}
+
+fn artifact_row(r: &Row) -> rusqlite::Result<Artifact> {
+    Ok(Artifact {
+        id: parsed(r, 0)?,
+        path: parsed(r, 1)?,
+        head: head_at(r, 2)?,
+        lease: lease_at(r, 7)?,
+    })
+}
+
+fn checkout_row(r: &Row) -> rusqlite::Result<CheckoutRow> {
+    let id: CheckoutId = parsed(r, 0)?;
+    let actor: Participant = parsed(r, 5)?;
+    let state: String = r.get(9)?;
+    let broken = match r.get::<_, Option<String>>(12)? {
+        None => None,
+        Some(_) => Some(Broken {
+            by: parsed(r, 12)?,
+            reason: r.get(13)?,
+            at: time(r.get(14)?)?,
+        }),
+    };
+    Ok(CheckoutRow {
+        checkout: Checkout {
+            id,
+            artifact_id: parsed(r, 1)?,
+            path: parsed(r, 2)?,
+            version: r.get(3)?,
+            digest: parsed(r, 4)?,
+            holder: Lease::checkout_holder(id, &actor),
+            actor,
+            note: r.get(6)?,
+            created_at: time(r.get(7)?)?,
+            expires_at: time(r.get(8)?)?,
+            state: if state == "open" {
+                CheckoutState::Open
+            } else {
+                CheckoutState::Closed
+            },
+            result: None,
+            broken,
+        },
+        checkin_digest: parsed_opt(r, 10)?,
+    })
+}
