@@ -8,8 +8,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// Someone else holds the artifact's lease (or held it a moment ago: `lease`
     /// is `None` when it ended in between, and the caller may retry at once).
-    #[error("{}", busy_message(.path, .lease.as_ref()))]
-    ArtifactBusy { path: String, lease: Option<Lease> },
+    #[error("{}", busy_message(.path, .lease.as_deref()))]
+    ArtifactBusy {
+        path: String,
+        lease: Option<Box<Lease>>,
+    },
 
     #[error("{0}")]
     Forbidden(String),
@@ -19,11 +22,11 @@ pub enum Error {
 
     /// The head moved since the change's base.
     #[error("the file changed since your edit began: version {} by {} is the head now", .head.version, .head.author)]
-    Stale { head: Head },
+    Stale { head: Box<Head> },
 
     /// A proposal's test digest is no longer the head's.
     #[error("the file changed since this proposal was made (version {} by {} is the head now): rebuild it at the head", .head.version, .head.author)]
-    ProposalStale { head: Head },
+    ProposalStale { head: Box<Head> },
 
     #[error("{0}")]
     Exists(String),

@@ -55,7 +55,7 @@ fn load_artifact(tx: &Tx, id: ArtifactId) -> Result<Artifact> {
 fn busy(artifact: &Artifact, lease: Lease) -> Error {
     Error::ArtifactBusy {
         path: artifact.path.to_string(),
-        lease: Some(lease),
+        lease: Some(Box::new(lease)),
     }
 }
 
@@ -613,7 +613,7 @@ pub fn commit_edit(
         row.state = EditState::Released;
         tx.put_edit(&row, now)?;
         return Ok(Err(Error::Stale {
-            head: artifact.head,
+            head: Box::new(artifact.head),
         }));
     }
     let wanted = Lease {
@@ -707,7 +707,7 @@ pub fn accept_proposal(
     }
     if artifact.head.digest != proposal.test_digest {
         return Ok(Err(Error::ProposalStale {
-            head: artifact.head,
+            head: Box::new(artifact.head),
         }));
     }
     let blob = Blob {

@@ -1,0 +1,343 @@
+//! Rules 7–12: checking a file in.
+
+use leasedesk::model::*;
+use leasedesk::Error;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(3 * HOUR);
+    assert_eq!(f.artifact(a.id).await.lease, None, "the lease lapsed");
+    let seq = f.last_seq().await;
+
+    let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    assert_eq!(
+        done.result,
+        Some(CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"v2")
+        })
+    );
+    assert_eq!(
+        f.kinds_after(seq).await,
+        [
+            "lease.expired",
+            "lease.acquired",
+            "version.committed",
+            "lease.released",
+            "checkout.closed"
+        ]
+    );
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, b"v2");
+}
+
+#[tokio::test]
+async fn rule9_an_unchanged_file_commits_nothing() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let done = f.alice.check_in(c.id, bytes(b"v1")).await.unwrap();
+    assert_eq!(
+        done.result,
+        Some(CheckinResult::Unchanged {
+            version: 1,
+            digest: digest(b"v1")
+        })
+    );
+    assert_eq!(done.state, CheckoutState::Closed);
+    assert_eq!(
+        f.alice.versions(a.id).await.unwrap().len(),
+        1,
+        "no version was made"
+    );
+    assert_eq!(f.artifact(a.id).await.lease, None, "the lease is released");
+    let kinds = f.kinds_after(0).await;
+    assert!(
+        !kinds[1..].contains(&"version.committed".to_string()),
+        "{kinds:?}"
+    );
+}
+
+#[tokio::test]
+async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    assert_eq!(
+        done.result,
+        Some(CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"v2")
+        })
+    );
+    assert_eq!(done.state, CheckoutState::Closed);
+    let head = f.artifact(a.id).await;
+    assert_eq!(
+        (head.head.version, head.head.author.as_str()),
+        (2, "user:alice")
+    );
+    assert_eq!(head.lease, None, "rule 12: the lease is released");
+    let committed = f
+        .all_events()
+        .await
+        .into_iter()
+        .rfind(|e| e.kind == "version.committed")
+        .unwrap();
+    assert_eq!(
+        committed.data["base_version"], 1,
+        "the base is the record's version"
+    );
+    assert_eq!(
+        f.alice.checkouts(true).await.unwrap(),
+        vec![],
+        "no open check-out remains"
+    );
+}
+
+#[tokio::test]
+async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    let bob = f
+        .bob
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: None,
+                note: Some("mine now".into()),
+            },
+        )
+        .await
+        .unwrap();
+
+    let done = f
+        .alice
+        .check_in(alice.id, bytes(b"alice's work"))
+        .await
+        .unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = done.result else {
+        panic!("expected a proposal, got {:?}", done.result);
+    };
+    assert_eq!(proposal.base_version, 1, "base = the head");
+    assert_eq!(
+        proposal.test_digest,
+        digest(b"v1"),
+        "test = the head's digest"
+    );
+    assert_eq!(
+        proposal.provenance,
+        Provenance {
+            version: 1,
+            digest: digest(b"v1")
+        }
+    );
+    assert_eq!(proposal.digest, digest(b"alice's work"));
+    assert_eq!(proposal.checkout_id, Some(alice.id));
+    assert_eq!(proposal.state, ProposalState::Open);
+    assert_eq!(done.state, CheckoutState::Closed);
+
+    // Bob's check-out is untouched: his lease, his record, the head.
+    let now = f.artifact(a.id).await;
+    assert_eq!(now.lease.as_ref().map(|l| &l.holder), Some(&bob.holder));
+    assert_eq!(now.head.version, 1);
+    assert_eq!(f.bob.checkout(bob.id).await.unwrap(), bob);
+    let bob_done = f.bob.check_in(bob.id, bytes(b"bob's work")).await.unwrap();
+    assert_eq!(
+        bob_done.result,
+        Some(CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"bob's work")
+        })
+    );
+}
+
+#[tokio::test]
+async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    assert_eq!(
+        f.artifact(a.id).await.lease,
+        None,
+        "nobody holds the file now"
+    );
+
+    let done = f
+        .alice
+        .check_in(alice.id, bytes(b"alice's work"))
+        .await
+        .unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = done.result else {
+        panic!("expected a proposal, got {:?}", done.result);
+    };
+    assert_eq!(proposal.base_version, 2, "base = the head, bob's version");
+    assert_eq!(proposal.test_digest, digest(b"v2 by bob"));
+    assert_eq!(
+        proposal.provenance,
+        Provenance {
+            version: 1,
+            digest: digest(b"v1")
+        },
+        "provenance = the record's"
+    );
+    let head = f.artifact(a.id).await;
+    assert_eq!(
+        (head.head.version, head.head.digest),
+        (2, digest(b"v2 by bob")),
+        "bob's version stays the head"
+    );
+    assert_eq!(
+        head.lease, None,
+        "the lease alice took for the check-in is released"
+    );
+}
+
+#[tokio::test]
+async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_nothing() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    for (name, content) in [("committed", &b"v2"[..]), ("unchanged", &b"v1"[..])] {
+        let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+        let first = f.alice.check_in(c.id, bytes(content)).await.unwrap();
+        let seq = f.last_seq().await;
+        let versions = f.alice.versions(a.id).await.unwrap();
+        let retry = f.alice.check_in(c.id, bytes(content)).await.unwrap();
+        assert_eq!(retry, first, "{name}: the retry returns the first result");
+        assert_eq!(
+            f.kinds_after(seq).await,
+            Vec::<String>::new(),
+            "{name}: nothing happened"
+        );
+        assert_eq!(f.alice.versions(a.id).await.unwrap(), versions, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    let first = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
+    let retry = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
+    assert_eq!(retry, first);
+    let open = f
+        .alice
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(open.len(), 1, "the retry made no second proposal");
+}
+
+#[tokio::test]
+async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    let seq = f.last_seq().await;
+
+    let other = f.alice.check_in(c.id, bytes(b"v3")).await;
+    assert!(matches!(other, Err(Error::CheckoutClosed(_))), "{other:?}");
+    let extend = f.alice.extend(c.id, None).await;
+    assert!(
+        matches!(extend, Err(Error::CheckoutClosed(_))),
+        "{extend:?}"
+    );
+    assert_eq!(
+        f.artifact(a.id).await.lease,
+        None,
+        "a closed check-out takes no lease"
+    );
+    assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
+    assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 2);
+    let blob = f
+        .dir
+        .path()
+        .join("blobs")
+        .join(&digest(b"v3").hex()[..2])
+        .join(digest(b"v3").hex());
+    assert!(!blob.exists(), "a refused check-in stores nothing");
+}
+
+#[tokio::test]
+async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
+    let f = fixture();
+    let a = f.import("big.blend", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    // 5 MiB and a bit: several chunks, and a last chunk that is not full.
+    let data: Vec<u8> = (0..5 * 1024 * 1024 + 12345)
+        .map(|i: u32| (i * 7 % 251) as u8)
+        .collect();
+    let file = f.dir.path().join("work.blend");
+    std::fs::write(&file, &data).unwrap();
+    let done = f
+        .alice
+        .check_in(c.id, leasedesk::Upload::file(&file))
+        .await
+        .unwrap();
+    assert_eq!(
+        done.result,
+        Some(CheckinResult::Committed {
+            version: 2,
+            digest: digest(&data)
+        })
+    );
+    assert_eq!(f.artifact(a.id).await.head.size, data.len() as u64);
+    assert!(read_content(f.alice.as_ref(), a.id, Some(2)).await == data);
+    assert_eq!(read_content(f.alice.as_ref(), a.id, Some(1)).await, b"v1");
+}

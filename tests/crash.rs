@@ -1,0 +1,156 @@
+//! A real `leasedesk` process killed (SIGKILL) in the middle of a check-in
+//! leaves the whole check-in or none of it, and a store that opens cleanly.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use leasedesk::model::*;
+use leasedesk::{Backend, Bundled, Upload};
+
+use crate::harness::*;
+
+/// Runs a check-in as alice in a child process, stops it at `failpoint`, kills it.
+fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .args([
+            "--data",
+            data.to_str().unwrap(),
+            "--as",
+            "user:alice",
+            "checkin",
+            "a.psd",
+        ])
+        .arg(file)
+        .env("LEASEDESK_FAILPOINTS", format!("{failpoint}=pause"))
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start leasedesk");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = stderr.read_line(&mut line).unwrap();
+        assert!(
+            n > 0 && Instant::now() < deadline,
+            "the child never reached {failpoint}"
+        );
+        if line.contains(&format!("failpoint {failpoint} reached")) {
+            break;
+        }
+    }
+    child.kill().expect("SIGKILL"); // Child::kill sends SIGKILL on Unix
+    child.wait().unwrap();
+}
+
+/// A data folder with a.psd at version 1 checked out by alice.
+async fn checked_out_store() -> (tempfile::TempDir, Checkout, Vec<Event>) {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = Bundled::open(dir.path())
+        .unwrap()
+        .acting_as(participant("user:alice"));
+    let a = alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
+    let c = alice.check_out(a.id, checkout_request()).await.unwrap();
+    let events = all_events(&alice).await;
+    (dir, c, events)
+}
+
+fn assert_store_is_sound(data: &Path) {
+    let db = rusqlite::Connection::open(data.join("leasedesk.db")).unwrap();
+    let integrity: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    let orphans: i64 = db
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM versions WHERE artifact_id NOT IN (SELECT id FROM artifacts))
+                  + (SELECT COUNT(*) FROM proposals WHERE artifact_id NOT IN (SELECT id FROM artifacts))
+                  + (SELECT COUNT(*) FROM artifacts a WHERE NOT EXISTS
+                        (SELECT 1 FROM versions v WHERE v.artifact_id = a.id AND v.version = a.head_version))",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0, "no orphan row");
+}
+
+async fn assert_nothing_of_the_checkin_happened(
+    data: &Path,
+    c: &Checkout,
+    events_before: &[Event],
+) {
+    assert_store_is_sound(data);
+    let alice = Bundled::open(data)
+        .unwrap()
+        .acting_as(participant("user:alice"));
+    assert_eq!(
+        std::fs::read_dir(data.join("blobs/tmp")).unwrap().count(),
+        0,
+        "reopening removed the killed upload's temporary file"
+    );
+    assert_eq!(
+        all_events(&alice).await,
+        events_before,
+        "no event of the check-in"
+    );
+    assert_eq!(
+        alice.checkout(c.id).await.unwrap(),
+        *c,
+        "the check-out is still open"
+    );
+    let artifact = alice.artifact(c.artifact_id).await.unwrap();
+    assert_eq!(artifact.head.version, 1, "no version was committed");
+    assert_eq!(
+        artifact.lease.map(|l| l.holder),
+        Some(c.holder.clone()),
+        "alice still holds the lease"
+    );
+    assert!(
+        alice
+            .proposals(ProposalFilter::default())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no proposal"
+    );
+
+    // The retry goes through whole.
+    let work = data.join("retry.psd");
+    std::fs::write(&work, b"the work, again").unwrap();
+    let done = alice.check_in(c.id, Upload::file(&work)).await.unwrap();
+    assert_eq!(
+        done.result,
+        Some(CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"the work, again")
+        })
+    );
+}
+
+#[tokio::test]
+async fn killed_in_the_middle_of_a_checkin_upload_leaves_none_of_it() {
+    let (dir, c, events) = checked_out_store().await;
+    let file = dir.path().join("work.psd");
+    std::fs::write(&file, vec![7u8; 4 << 20]).unwrap(); // several chunks
+    kill_checkin_at(dir.path(), &file, "upload.stream");
+    assert!(
+        std::fs::read_dir(dir.path().join("blobs/tmp"))
+            .unwrap()
+            .count()
+            == 1,
+        "the killed upload left its partial temporary file"
+    );
+    assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
+}
+
+#[tokio::test]
+async fn killed_in_the_middle_of_a_checkin_commit_leaves_none_of_it() {
+    let (dir, c, events) = checked_out_store().await;
+    let file = dir.path().join("work.psd");
+    std::fs::write(&file, b"the work").unwrap();
+    kill_checkin_at(dir.path(), &file, "checkin.commit");
+    assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
+}

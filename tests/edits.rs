@@ -1,0 +1,268 @@
+//! Rules 13–15: agents' edits.
+
+use std::time::Duration;
+
+use leasedesk::agent::run_edit;
+use leasedesk::model::*;
+use leasedesk::Error;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    assert_eq!(edit.holder, format!("edit:{}", edit.id));
+    assert_eq!(
+        edit.expires_at,
+        start_time() + chrono::TimeDelta::seconds(45)
+    );
+    assert_eq!(
+        (edit.base_version, edit.base_digest.clone()),
+        (1, digest(b"v1"))
+    );
+    let lease = f.artifact(a.id).await.lease.unwrap();
+    assert_eq!(
+        (lease.kind, lease.holder),
+        (LeaseKind::Edit, edit.holder.clone())
+    );
+
+    f.agent.release_edit(edit.id).await.unwrap();
+    let again = f.agent.begin_edit(a.id, None).await.unwrap();
+    assert_ne!(again.id, edit.id, "each call is a new holder");
+}
+
+#[tokio::test]
+async fn rule13_the_edit_lease_is_released_on_success() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let result = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+        Ok(bytes(b"resized"))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        result,
+        CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"resized")
+        }
+    );
+    let after = f.artifact(a.id).await;
+    assert_eq!((after.head.version, after.lease), (2, None));
+    assert_eq!(after.head.author, participant("agent:resizer"));
+}
+
+#[tokio::test]
+async fn rule13_the_edit_lease_is_released_on_error() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let result = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+        Err(Error::Invalid("the resizer failed".into()))
+    })
+    .await;
+    assert_eq!(result, Err(Error::Invalid("the resizer failed".into())));
+    let after = f.artifact(a.id).await;
+    assert_eq!((after.head.version, after.lease), (1, None));
+    assert_eq!(
+        f.kinds_after(0).await.last().map(String::as_str),
+        Some("lease.released")
+    );
+}
+
+#[tokio::test]
+async fn rule13_the_edit_lease_is_released_on_panic() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let agent = f.agent.clone();
+    let outcome = tokio::spawn(async move {
+        run_edit(agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+            panic!("the resizer crashed");
+        })
+        .await
+    })
+    .await;
+    assert!(
+        outcome.unwrap_err().is_panic(),
+        "the panic goes on to the caller"
+    );
+    let after = f.artifact(a.id).await;
+    assert_eq!((after.head.version, after.lease), (1, None));
+}
+
+#[tokio::test]
+async fn rule13_the_edit_lease_is_released_on_timeout() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let result = run_edit(
+        f.agent.as_ref(),
+        a.id,
+        Duration::from_millis(100),
+        |_| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(bytes(b"too late"))
+        },
+    )
+    .await;
+    assert!(
+        matches!(result, Err(Error::DeadlineExceeded(_))),
+        "{result:?}"
+    );
+    let after = f.artifact(a.id).await;
+    assert_eq!((after.head.version, after.lease), (1, None));
+}
+
+#[tokio::test]
+async fn rule14_an_edit_commit_is_refused_when_the_head_moved() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
+    f.advance(Duration::from_secs(2));
+    // The edit's lease lapsed; alice takes the file and commits.
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+
+    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    let Err(Error::Stale { head }) = refused else {
+        panic!("expected Stale, got {refused:?}");
+    };
+    assert_eq!((head.version, head.digest), (2, digest(b"v2")));
+    assert_eq!(
+        f.artifact(a.id).await.head.version,
+        2,
+        "nothing was committed"
+    );
+    assert!(
+        f.agent
+            .proposals(ProposalFilter::default())
+            .await
+            .unwrap()
+            .is_empty(),
+        "an edit never queues a proposal"
+    );
+}
+
+#[tokio::test]
+async fn rule14_an_edit_commit_is_refused_when_the_head_moved_while_its_lease_was_live() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    // An admin breaks the edit, then someone commits.
+    f.admin.break_lease(a.id, "urgent fix").await.unwrap();
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    assert!(
+        matches!(refused, Err(Error::CheckoutClosed(_))),
+        "a broken edit has ended: {refused:?}"
+    );
+    assert_eq!(f.artifact(a.id).await.head.digest, digest(b"v2"));
+}
+
+#[tokio::test]
+async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    f.advance(Duration::from_secs(60));
+    let result = f
+        .agent
+        .commit_edit(edit.id, bytes(b"agent's"))
+        .await
+        .unwrap();
+    assert_eq!(
+        result,
+        CheckinResult::Committed {
+            version: 2,
+            digest: digest(b"agent's")
+        }
+    );
+    assert_eq!(f.artifact(a.id).await.lease, None);
+    // Retrying the commit returns the same result and commits nothing more.
+    assert_eq!(
+        f.agent
+            .commit_edit(edit.id, bytes(b"agent's"))
+            .await
+            .unwrap(),
+        result
+    );
+    assert_eq!(f.agent.versions(a.id).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    f.advance(Duration::from_secs(60));
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    assert!(
+        matches!(&refused, Err(Error::ArtifactBusy { lease: Some(l), .. }) if l.holder == c.holder),
+        "{refused:?}"
+    );
+    assert_eq!(
+        f.artifact(a.id).await.head.version,
+        1,
+        "alice's check-out is not overwritten"
+    );
+}
+
+#[tokio::test]
+async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothing() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let c = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: None,
+                note: Some("colour pass".into()),
+            },
+        )
+        .await
+        .unwrap();
+    let refused = f.agent.begin_edit(a.id, None).await.unwrap_err();
+    let Error::ArtifactBusy {
+        lease: Some(lease), ..
+    } = &refused
+    else {
+        panic!("expected ArtifactBusy with the lease, got {refused:?}");
+    };
+    assert_eq!(lease.holder, c.holder);
+    assert_eq!(lease.note.as_deref(), Some("colour pass"));
+    assert!(f
+        .agent
+        .proposals(ProposalFilter::default())
+        .await
+        .unwrap()
+        .is_empty());
+    let via_helper = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+        Ok(bytes(b"x"))
+    })
+    .await;
+    assert!(
+        matches!(via_helper, Err(Error::ArtifactBusy { .. })),
+        "{via_helper:?}"
+    );
+}
+
+#[tokio::test]
+async fn only_the_agent_that_began_an_edit_commits_or_releases_it() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let commit = f.bob.commit_edit(edit.id, bytes(b"x")).await;
+    assert!(matches!(commit, Err(Error::Forbidden(_))), "{commit:?}");
+    let release = f.bob.release_edit(edit.id).await;
+    assert!(matches!(release, Err(Error::Forbidden(_))), "{release:?}");
+    assert_eq!(f.artifact(a.id).await.lease.unwrap().holder, edit.holder);
+    f.agent.release_edit(edit.id).await.unwrap();
+    f.agent
+        .release_edit(edit.id)
+        .await
+        .expect("release is idempotent");
+    assert_eq!(f.artifact(a.id).await.lease, None);
+}

@@ -1,0 +1,138 @@
+//! What every test needs: a data folder in a temp dir, a clock the test moves,
+//! and one backend per participant over the same store.
+
+use std::io::Cursor;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::TimeZone;
+use leasedesk::clock::Clock;
+use leasedesk::failpoint::Failpoints;
+use leasedesk::model::*;
+use leasedesk::{Backend, Bundled, Options, Upload};
+use tempfile::TempDir;
+
+pub struct Fixture {
+    pub dir: TempDir,
+    pub clock: Clock,
+    pub store: Bundled,
+    pub alice: Arc<dyn Backend>,
+    pub bob: Arc<dyn Backend>,
+    pub agent: Arc<dyn Backend>,
+    pub admin: Arc<dyn Backend>,
+}
+
+pub fn start_time() -> Timestamp {
+    chrono::Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap()
+}
+
+pub fn fixture() -> Fixture {
+    fixture_with(Failpoints::default())
+}
+
+pub fn fixture_with(failpoints: Failpoints) -> Fixture {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::manual(start_time());
+    let options = Options {
+        clock: clock.clone(),
+        failpoints,
+        ..Options::default()
+    };
+    let store = Bundled::open_with(dir.path(), options).expect("open store");
+    let admin = participant("user:admin");
+    store.add_account(&admin, true).expect("add admin");
+    let as_ = |p: &str| -> Arc<dyn Backend> { Arc::new(store.acting_as(participant(p))) };
+    Fixture {
+        alice: as_("user:alice"),
+        bob: as_("user:bob"),
+        agent: as_("agent:resizer"),
+        admin: as_("user:admin"),
+        clock,
+        store,
+        dir,
+    }
+}
+
+pub fn participant(p: &str) -> Participant {
+    p.parse().expect("valid participant")
+}
+
+pub fn path(p: &str) -> RepoPath {
+    p.parse().expect("valid path")
+}
+
+/// An upload of `data`, streamed.
+pub fn bytes(data: &[u8]) -> Upload {
+    Upload::stream(Cursor::new(data.to_vec()))
+}
+
+pub fn digest(data: &[u8]) -> Digest {
+    blake3::hash(data).into()
+}
+
+pub fn checkout_request() -> CheckoutRequest {
+    CheckoutRequest::default()
+}
+
+impl Fixture {
+    /// Imports `data` at `p` as alice.
+    pub async fn import(&self, p: &str, data: &[u8]) -> Artifact {
+        self.alice
+            .import(&path(p), bytes(data))
+            .await
+            .expect("import")
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    pub async fn all_events(&self) -> Vec<Event> {
+        all_events(self.alice.as_ref()).await
+    }
+
+    pub async fn last_seq(&self) -> u64 {
+        self.all_events().await.last().map_or(0, |e| e.seq)
+    }
+
+    /// Event types after `seq`, in order.
+    pub async fn kinds_after(&self, seq: u64) -> Vec<String> {
+        self.all_events()
+            .await
+            .into_iter()
+            .filter(|e| e.seq > seq)
+            .map(|e| e.kind)
+            .collect()
+    }
+
+    pub async fn artifact(&self, id: ArtifactId) -> Artifact {
+        self.alice.artifact(id).await.expect("artifact")
+    }
+}
+
+pub async fn all_events(backend: &dyn Backend) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = backend.events(after, 1000).await.expect("events");
+        if page.events.is_empty() {
+            return events;
+        }
+        after = page.next;
+        events.extend(page.events);
+    }
+}
+
+pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option<u64>) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut content = backend.content(id, version).await.expect("content");
+    let mut out = Vec::new();
+    content
+        .reader
+        .read_to_end(&mut out)
+        .await
+        .expect("read content");
+    out
+}
+
+pub const HOUR: Duration = Duration::from_secs(3600);

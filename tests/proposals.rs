@@ -1,0 +1,217 @@
+//! Rule 16 and admin breaks: proposals are accepted, rebuilt or rejected, never lost.
+
+use leasedesk::model::*;
+use leasedesk::Error;
+
+use crate::harness::*;
+
+/// Alice's stale check-in, made while bob committed version 2.
+async fn stale_proposal(f: &Fixture) -> (Artifact, Proposal) {
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
+    let done = f.alice.check_in(alice.id, bytes(b"alice's")).await.unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = done.result else {
+        panic!("expected a proposal, got {:?}", done.result);
+    };
+    (a, proposal)
+}
+
+#[tokio::test]
+async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest() {
+    let f = fixture();
+    let (a, proposal) = stale_proposal(&f).await;
+    let accepted = f.alice.accept_proposal(proposal.id).await.unwrap();
+    assert_eq!(accepted.state, ProposalState::Accepted);
+    let head = f.artifact(a.id).await.head;
+    assert_eq!(
+        (head.version, head.digest, head.author),
+        (3, digest(b"alice's"), participant("user:alice"))
+    );
+    assert_eq!(read_content(f.bob.as_ref(), a.id, None).await, b"alice's");
+    let kinds = f.kinds_after(0).await;
+    assert_eq!(
+        kinds[kinds.len() - 2..],
+        ["version.committed", "proposal.accepted"]
+    );
+}
+
+#[tokio::test]
+async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted() {
+    let f = fixture();
+    let (a, stale) = stale_proposal(&f).await;
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(c.id, bytes(b"v3")).await.unwrap();
+
+    let refused = f.alice.accept_proposal(stale.id).await;
+    let Err(Error::ProposalStale { head }) = refused else {
+        panic!("expected ProposalStale, got {refused:?}");
+    };
+    assert_eq!(head.version, 3);
+    assert_eq!(
+        f.artifact(a.id).await.head.digest,
+        digest(b"v3"),
+        "bob's version is not overwritten"
+    );
+
+    let rebuilt = f.alice.rebuild_proposal(stale.id).await.unwrap();
+    assert_ne!(rebuilt.id, stale.id);
+    assert_eq!(
+        (rebuilt.base_version, rebuilt.test_digest.clone()),
+        (3, digest(b"v3"))
+    );
+    assert_eq!(rebuilt.provenance, stale.provenance, "provenance is kept");
+    assert_eq!(
+        (rebuilt.digest.clone(), rebuilt.author.clone()),
+        (stale.digest.clone(), stale.author.clone())
+    );
+
+    let all = f
+        .alice
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: None,
+        })
+        .await
+        .unwrap();
+    let old = all.iter().find(|p| p.id == stale.id).unwrap();
+    assert_eq!(
+        old.state,
+        ProposalState::Superseded,
+        "nothing is deleted: the old one is superseded"
+    );
+
+    f.alice.accept_proposal(rebuilt.id).await.unwrap();
+    assert_eq!(f.artifact(a.id).await.head.digest, digest(b"alice's"));
+    let superseded_accept = f.alice.accept_proposal(stale.id).await;
+    assert!(
+        matches!(superseded_accept, Err(Error::Invalid(_))),
+        "{superseded_accept:?}"
+    );
+}
+
+#[tokio::test]
+async fn rule16_a_rejected_proposal_stays_in_history() {
+    let f = fixture();
+    let (a, proposal) = stale_proposal(&f).await;
+    let rejected = f.admin.reject_proposal(proposal.id).await.unwrap();
+    assert_eq!(rejected.state, ProposalState::Rejected);
+    let open = f
+        .alice
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: Some(ProposalState::Open),
+        })
+        .await
+        .unwrap();
+    assert!(open.is_empty());
+    let all = f
+        .alice
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1, "the rejected proposal is still listed");
+    assert_eq!(f.artifact(a.id).await.head.version, 2);
+}
+
+#[tokio::test]
+async fn rule16_only_the_author_or_an_admin_decides_a_proposal() {
+    let f = fixture();
+    let (a, proposal) = stale_proposal(&f).await;
+    for refused in [
+        f.bob.accept_proposal(proposal.id).await,
+        f.bob.reject_proposal(proposal.id).await,
+        f.bob.rebuild_proposal(proposal.id).await,
+    ] {
+        assert!(matches!(refused, Err(Error::Forbidden(_))), "{refused:?}");
+    }
+    f.admin
+        .accept_proposal(proposal.id)
+        .await
+        .expect("an admin may accept");
+    assert_eq!(f.artifact(a.id).await.head.version, 3);
+}
+
+#[tokio::test]
+async fn rule16_accept_is_refused_while_someone_holds_the_file() {
+    let f = fixture();
+    let (a, proposal) = stale_proposal(&f).await;
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    let refused = f.alice.accept_proposal(proposal.id).await;
+    assert!(
+        matches!(&refused, Err(Error::ArtifactBusy { lease: Some(l), .. }) if l.holder == c.holder),
+        "{refused:?}"
+    );
+    assert_eq!(f.artifact(a.id).await.head.version, 2);
+}
+
+#[tokio::test]
+async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_proposal() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+
+    let refused = f.bob.break_lease(a.id, "I need it").await;
+    assert!(
+        matches!(refused, Err(Error::Forbidden(_))),
+        "only admins break: {refused:?}"
+    );
+    let no_reason = f.admin.break_lease(a.id, "  ").await;
+    assert!(matches!(no_reason, Err(Error::Invalid(_))), "{no_reason:?}");
+    assert!(f.artifact(a.id).await.lease.is_some());
+
+    let freed = f
+        .admin
+        .break_lease(a.id, "alice is on holiday")
+        .await
+        .unwrap();
+    assert_eq!(freed.lease, None);
+    let broken = f
+        .all_events()
+        .await
+        .into_iter()
+        .rfind(|e| e.kind == "lease.broken")
+        .unwrap();
+    assert_eq!(
+        (broken.holder.as_deref(), broken.data["reason"].as_str()),
+        (Some(c.holder.as_str()), Some("alice is on holiday"))
+    );
+    let record = f.alice.checkout(c.id).await.unwrap();
+    let b = record.broken.expect("the check-out says it was broken");
+    assert_eq!(
+        (b.by, b.reason.as_str()),
+        (participant("user:admin"), "alice is on holiday")
+    );
+
+    let extend = f.alice.extend(c.id, None).await;
+    assert!(
+        matches!(extend, Err(Error::CheckoutClosed(_))),
+        "a broken check-out is not extended: {extend:?}"
+    );
+    let done = f.alice.check_in(c.id, bytes(b"alice's")).await.unwrap();
+    assert!(
+        matches!(done.result, Some(CheckinResult::Proposal { .. })),
+        "{:?}",
+        done.result
+    );
+    assert_eq!(
+        f.artifact(a.id).await.head.version,
+        1,
+        "nothing was committed over the break"
+    );
+}

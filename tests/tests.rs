@@ -1,0 +1,14 @@
+//! Every integration test, in one binary, through the public API on a real
+//! SQLite file in a temporary folder.
+
+mod harness;
+
+mod checkin;
+mod checkout;
+mod cli;
+mod crash;
+mod edits;
+mod events;
+mod inputs;
+mod proposals;
+mod races;
