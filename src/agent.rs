@@ -2,20 +2,25 @@
 //! deadline, commit what it made, and release the lease however it ended.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::{Backend, Upload};
 use crate::error::{Error, Result};
-use crate::model::{ArtifactId, CheckinResult, Edit};
+use crate::model::{ArtifactId, CheckinResult, Edit, EditId, MAX_TTL_SECONDS};
 
-/// How long an agent's command may run (the edit lease adds time for the commit).
+/// How long an agent's command may run.
 pub const EDIT_DEADLINE: Duration = Duration::from_secs(30);
 
+/// What the edit's lease adds to the deadline, for the commit.
+const COMMIT_ALLOWANCE: Duration = Duration::from_secs(15);
+
 /// Runs `work` on a fresh edit of `artifact` and commits the upload it returns.
-/// The lease is released on success, error, panic (which then continues) and
-/// timeout alike. A busy file is refused with `ArtifactBusy`: plan again.
+/// The lease is released on success, error, panic (which then continues),
+/// timeout, and when this call itself is dropped. A busy file is refused with
+/// `ArtifactBusy`: plan again.
 pub async fn run_edit<F, Fut>(
-    backend: &dyn Backend,
+    backend: Arc<dyn Backend>,
     artifact: ArtifactId,
     deadline: Duration,
     work: F,
@@ -24,30 +29,60 @@ where
     F: FnOnce(Edit) -> Fut,
     Fut: Future<Output = Result<Upload>> + Send + 'static,
 {
-    let edit = backend.begin_edit(artifact, None).await?;
-    let id = edit.id;
+    let lease_seconds = (deadline + COMMIT_ALLOWANCE).as_secs().min(MAX_TTL_SECONDS);
+    let edit = backend.begin_edit(artifact, Some(lease_seconds)).await?;
     // Spawned, so a panic in the work is caught here and a timeout can stop it.
-    let task = tokio::spawn(work(edit));
-    let abort = task.abort_handle();
+    let task = tokio::spawn(work(edit.clone()));
+    let mut guard = ReleaseOnDrop {
+        backend: backend.clone(),
+        edit: Some(edit.id),
+        work: task.abort_handle(),
+    };
     let outcome = match tokio::time::timeout(deadline, task).await {
-        Err(_) => {
-            abort.abort();
-            Err(Error::DeadlineExceeded(format!(
-                "the edit's work ran longer than {} s and was stopped; nothing was committed",
-                deadline.as_secs_f64()
-            )))
-        }
+        Err(_) => Err(Error::DeadlineExceeded(format!(
+            "the edit's work ran longer than {} s and was stopped; nothing was committed",
+            deadline.as_secs_f64()
+        ))),
         Ok(Err(join)) if join.is_panic() => {
-            let _ = backend.release_edit(id).await;
+            // The panic goes on whatever the release says.
+            let _ = guard.release().await;
             std::panic::resume_unwind(join.into_panic());
         }
         Ok(Err(join)) => Err(Error::Internal(format!("edit task: {join}"))),
         Ok(Ok(Err(e))) => Err(e),
-        Ok(Ok(Ok(upload))) => backend.commit_edit(id, upload).await,
+        Ok(Ok(Ok(upload))) => backend.commit_edit(edit.id, upload).await,
     };
     // A commit released the lease already; releasing again is a no-op.
-    let released = backend.release_edit(id).await;
+    let released = guard.release().await;
     let result = outcome?;
     released?;
     Ok(result)
+}
+
+/// Stops the work and releases the edit if `run_edit` ends in any way before
+/// it released the lease itself.
+struct ReleaseOnDrop {
+    backend: Arc<dyn Backend>,
+    edit: Option<EditId>,
+    work: tokio::task::AbortHandle,
+}
+
+impl ReleaseOnDrop {
+    async fn release(&mut self) -> Result<()> {
+        self.work.abort();
+        match self.edit.take() {
+            Some(id) => self.backend.release_edit(id).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        self.work.abort();
+        if let (Some(id), Ok(runtime)) = (self.edit.take(), tokio::runtime::Handle::try_current()) {
+            let backend = self.backend.clone();
+            runtime.spawn(async move { backend.release_edit(id).await });
+        }
+    }
 }

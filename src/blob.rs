@@ -1,11 +1,14 @@
 //! Content-addressed file storage. A blob is written to a temporary file in the
-//! blob folder while it is hashed, fsynced, and only then renamed to its digest's
-//! name; rows refer to a blob only after that rename. Nothing here holds a whole
-//! file in memory.
+//! blob folder while it is hashed, and only when a row is about to name it is it
+//! fsynced and renamed to its digest's name. Nothing here holds a whole file in
+//! memory: a copy moves through a few 1 MiB buffers.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -13,9 +16,12 @@ use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::Digest;
 
-/// Size of the pieces a stream is copied in: large enough for BLAKE3's SIMD and
-/// few system calls, small enough that a few in flight cost little memory.
+/// Size of the pieces a file is copied in: large enough for BLAKE3's SIMD and
+/// few system calls, small enough that the few in flight cost little memory.
 const CHUNK: usize = 1 << 20;
+
+/// Chunks queued for the writer thread beyond the one it is writing.
+const QUEUED_CHUNKS: usize = 2;
 
 #[derive(Clone, Debug)]
 pub struct BlobStore {
@@ -32,7 +38,7 @@ impl BlobStore {
         fs::create_dir_all(store.temp_dir())?;
         for entry in fs::read_dir(store.temp_dir())? {
             let path = entry?.path();
-            // An upload in progress (maybe another process's) holds a lock on its file.
+            // A live upload (maybe another process's) holds a lock on its file.
             if let Ok(file) = File::open(&path) {
                 if file.try_lock().is_ok() {
                     let _ = fs::remove_file(&path);
@@ -51,10 +57,6 @@ impl BlobStore {
         self.root.join(&hex[..2]).join(hex)
     }
 
-    pub fn contains(&self, digest: &Digest) -> bool {
-        self.path(digest).is_file()
-    }
-
     pub fn open_blob(&self, digest: &Digest) -> Result<File> {
         File::open(self.path(digest)).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => Error::Internal(format!("blob {digest} is missing")),
@@ -62,23 +64,33 @@ impl BlobStore {
         })
     }
 
+    /// A new locked temporary file. Another process's cleanup may remove the
+    /// file between its creation and its lock; then it is made again.
     fn temp_blob(&self) -> Result<TempBlob> {
-        let path = self
-            .temp_dir()
-            .join(format!("upload-{}", uuid::Uuid::new_v4()));
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        file.lock()?;
-        Ok(TempBlob {
-            path,
-            file: Some(file),
-        })
+        loop {
+            let path = self
+                .temp_dir()
+                .join(format!("upload-{}", uuid::Uuid::new_v4()));
+            let file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            file.lock()?;
+            let ours = file.metadata()?;
+            match fs::metadata(&path) {
+                Ok(named) if named.ino() == ours.ino() && named.dev() == ours.dev() => {
+                    return Ok(TempBlob {
+                        path,
+                        file: Some(file),
+                    })
+                }
+                _ => continue,
+            }
+        }
     }
 
-    /// Copies a local file into a staged blob, hashing as it copies.
-    /// Blocking: call it from a blocking thread.
+    /// Copies a local file into a staged blob, hashing as it reads while a
+    /// second thread writes. Blocking: call it from a blocking thread.
     pub fn stage_file(
         &self,
         source: &Path,
@@ -91,26 +103,30 @@ impl BlobStore {
             }
             _ => Error::from(e),
         })?;
-        let mut temp = self.temp_blob()?;
+        let mut pipe = Pipe::start(self.temp_blob()?);
         let mut hasher = blake3::Hasher::new();
         let mut size = 0u64;
-        let mut buf = vec![0u8; CHUNK];
-        loop {
+        let copied: Result<()> = (|| loop {
+            let mut buf = pipe.buffer();
             let n = read_full(&mut source, &mut buf)?;
             if n == 0 {
-                break;
+                return Ok(());
             }
-            hasher.update(&buf[..n]);
-            temp.write_all(&buf[..n])?;
+            buf.truncate(n);
+            hasher.update(&buf);
             size += n as u64;
+            if !pipe.send_blocking(buf) {
+                return Ok(()); // the writer failed: its error is reported below
+            }
             failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
-        }
+        })();
+        let temp = pipe.finish()?;
+        copied?;
         temp.finish(hasher.finalize().into(), size, expected)
     }
 
-    /// Streams a reader into a staged blob. The reader is read here while a
-    /// blocking thread writes, so the copy uses both cores; at most a few chunks
-    /// are in memory at once. Stops with `TooLarge` past `limit` bytes.
+    /// Streams a reader into a staged blob, hashing as it reads while a second
+    /// thread writes. Stops with `TooLarge` past `limit` bytes.
     pub async fn stage_stream<R: AsyncRead + Unpin>(
         &self,
         mut reader: R,
@@ -118,19 +134,12 @@ impl BlobStore {
         limit: u64,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
-        let mut temp = self.temp_blob()?;
-        let (chunks, mut to_write) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
-        let writer = tokio::task::spawn_blocking(move || -> Result<TempBlob> {
-            while let Some(chunk) = to_write.blocking_recv() {
-                temp.write_all(&chunk)?;
-            }
-            Ok(temp)
-        });
+        let mut pipe = Pipe::start(self.temp_blob()?);
         let mut hasher = blake3::Hasher::new();
         let mut size = 0u64;
-        let read_result: Result<()> = async {
+        let copied: Result<()> = async {
             loop {
-                let mut buf = vec![0u8; CHUNK];
+                let mut buf = pipe.buffer();
                 let n = read_full_async(&mut reader, &mut buf).await?;
                 if n == 0 {
                     return Ok(());
@@ -141,23 +150,74 @@ impl BlobStore {
                 }
                 buf.truncate(n);
                 hasher.update(&buf);
-                if chunks.send(buf).await.is_err() {
-                    return Ok(()); // the writer failed: its error is reported below
+                if !pipe.send(buf).await {
+                    return Ok(());
                 }
                 failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
             }
         }
         .await;
-        drop(chunks);
-        let temp = writer
+        let temp = tokio::task::spawn_blocking(move || pipe.finish())
             .await
             .map_err(|e| Error::Internal(format!("blob writer: {e}")))??;
-        read_result?;
+        copied?;
         temp.finish(hasher.finalize().into(), size, expected)
     }
 }
 
-/// An upload being written; removed on drop unless it was finished.
+/// Hands chunks to a thread that writes them to a temporary blob, and takes the
+/// written buffers back for reuse, so a copy of any size allocates a few chunks.
+struct Pipe {
+    chunks: tokio::sync::mpsc::Sender<Vec<u8>>,
+    spare: mpsc::Receiver<Vec<u8>>,
+    writer: JoinHandle<io::Result<TempBlob>>,
+}
+
+impl Pipe {
+    fn start(mut temp: TempBlob) -> Self {
+        let (chunks, mut to_write) = tokio::sync::mpsc::channel::<Vec<u8>>(QUEUED_CHUNKS);
+        let (give_back, spare) = mpsc::channel();
+        let writer = std::thread::spawn(move || {
+            while let Some(chunk) = to_write.blocking_recv() {
+                temp.write_all(&chunk)?;
+                let _ = give_back.send(chunk);
+            }
+            Ok(temp)
+        });
+        Self {
+            chunks,
+            spare,
+            writer,
+        }
+    }
+
+    /// An empty buffer of `CHUNK` bytes, reused when the writer has one back.
+    fn buffer(&mut self) -> Vec<u8> {
+        let mut buf = self.spare.try_recv().unwrap_or_default();
+        buf.resize(CHUNK, 0);
+        buf
+    }
+
+    /// False if the writer stopped (its error comes from `finish`).
+    fn send_blocking(&mut self, chunk: Vec<u8>) -> bool {
+        self.chunks.blocking_send(chunk).is_ok()
+    }
+
+    async fn send(&mut self, chunk: Vec<u8>) -> bool {
+        self.chunks.send(chunk).await.is_ok()
+    }
+
+    /// Waits for every chunk to be written. Blocking.
+    fn finish(self) -> Result<TempBlob> {
+        drop(self.chunks);
+        match self.writer.join() {
+            Ok(written) => Ok(written?),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// An upload being written; removed on drop unless it was persisted.
 struct TempBlob {
     path: PathBuf,
     file: Option<File>,
@@ -168,27 +228,19 @@ impl TempBlob {
         self.file.as_mut().expect("open temp blob").write_all(bytes)
     }
 
-    /// Checks the digest and makes the bytes durable. A mismatch stores nothing.
-    fn finish(
-        mut self,
-        digest: Digest,
-        size: u64,
-        expected: Option<&Digest>,
-    ) -> Result<StagedBlob> {
-        if let Some(expected) = expected {
-            if *expected != digest {
-                return Err(Error::DigestMismatch {
-                    expected: expected.clone(),
-                    actual: digest,
-                });
-            }
+    /// Checks the digest; a mismatch stores nothing.
+    fn finish(self, digest: Digest, size: u64, expected: Option<&Digest>) -> Result<StagedBlob> {
+        match expected {
+            Some(expected) if *expected != digest => Err(Error::DigestMismatch {
+                expected: expected.clone(),
+                actual: digest,
+            }),
+            _ => Ok(StagedBlob {
+                digest,
+                size,
+                temp: self,
+            }),
         }
-        self.file.as_mut().expect("open temp blob").sync_all()?;
-        Ok(StagedBlob {
-            digest,
-            size,
-            temp: self,
-        })
     }
 }
 
@@ -199,7 +251,7 @@ impl Drop for TempBlob {
     }
 }
 
-/// A hashed, fsynced upload waiting to be named by its digest.
+/// A hashed upload waiting to be named by its digest.
 pub struct StagedBlob {
     pub digest: Digest,
     pub size: u64,
@@ -207,20 +259,34 @@ pub struct StagedBlob {
 }
 
 impl StagedBlob {
-    /// Renames the upload into place (once there, rows may refer to it). If the
-    /// store already has these bytes, the upload is simply dropped.
-    pub fn persist(self, store: &BlobStore) -> Result<()> {
+    /// Makes the bytes durable under their digest's name; from then on rows may
+    /// refer to them. If the store has these bytes already, the upload is dropped
+    /// (and the existing name made durable, in case a crash interrupted its rename).
+    pub fn persist(mut self, store: &BlobStore) -> Result<()> {
         let target = store.path(&self.digest);
+        let dir = target.parent().expect("blob path has a folder");
         if target.is_file() {
+            sync_dir(dir)?;
             return Ok(()); // dropping `self.temp` removes the upload
         }
-        let dir = target.parent().expect("blob path has a folder");
-        fs::create_dir_all(dir)?;
+        self.temp
+            .file
+            .as_mut()
+            .expect("open temp blob")
+            .sync_all()?;
+        if !dir.is_dir() {
+            fs::create_dir_all(dir)?;
+            sync_dir(&store.root)?;
+        }
         fs::rename(&self.temp.path, &target)?;
-        // The rename must survive power loss before any row names the blob.
-        File::open(dir)?.sync_all()?;
+        sync_dir(dir)?;
         Ok(())
     }
+}
+
+/// Makes a folder's entries (a rename, a new file) survive power loss.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 /// Reads until `buf` is full or the source ends: fewer, larger chunks.
@@ -251,9 +317,14 @@ async fn read_full_async(
     Ok(filled)
 }
 
-/// The digest and size of a local file, read in large chunks.
+/// The digest and size of a local file, read in large chunks. (Not memory-mapped:
+/// a file that an application truncates while it is mapped would crash the
+/// process with SIGBUS.)
 pub fn digest_file(path: &Path) -> Result<(Digest, u64)> {
-    let mut file = File::open(path)?;
+    let mut file = File::open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => Error::NotFound(format!("{} does not exist", path.display())),
+        _ => Error::from(e),
+    })?;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; CHUNK];
     let mut size = 0u64;

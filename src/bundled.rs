@@ -58,7 +58,7 @@ impl Bundled {
     pub fn open_with(dir: &Path, options: Options) -> Result<Self> {
         std::fs::create_dir_all(dir)?;
         let shared = Shared {
-            store: Store::open(&dir.join("leasedesk.db"))?,
+            store: Store::open(&dir.join("leasedesk.db"), options.failpoints.clone())?,
             blobs: BlobStore::open(&dir.join("blobs"))?,
             options,
         };
@@ -349,10 +349,8 @@ impl Backend for Bundled {
         } else {
             self.persist(staged).await?
         };
-        self.write(move |tx, me, now, failpoints| {
-            rules::check_in(tx, me, id, &blob, now, failpoints)
-        })
-        .await
+        self.write(move |tx, me, now, _| rules::check_in(tx, me, id, &blob, now))
+            .await
     }
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {

@@ -90,6 +90,8 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Print a local file's digest, as a check-in would compute it.
+    Digest { file: PathBuf },
     /// Print the event ledger.
     Events {
         /// Only events after this sequence number.
@@ -151,6 +153,16 @@ pub async fn run(args: Args) -> ExitCode {
     }
 }
 
+/// Crash tests stop a real process at a named point. Only debug builds (what
+/// `cargo test` runs) read the variable, so a stray one cannot touch a release.
+fn test_failpoints() -> Result<Failpoints, Error> {
+    if cfg!(debug_assertions) {
+        Failpoints::parse(&std::env::var("LEASEDESK_FAILPOINTS").unwrap_or_default())
+    } else {
+        Ok(Failpoints::default())
+    }
+}
+
 fn default_data_dir() -> PathBuf {
     let base = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
@@ -161,14 +173,22 @@ fn default_data_dir() -> PathBuf {
 
 async fn execute(args: Args) -> Result<(), Error> {
     let options = Options {
-        // Crash tests stop a real process at a named point.
-        failpoints: Failpoints::parse(&std::env::var("LEASEDESK_FAILPOINTS").unwrap_or_default())?,
+        failpoints: test_failpoints()?,
         ..Options::default()
     };
+    let out = Output { json: args.json };
+    if let Command::Digest { file } = &args.command {
+        // Needs no store: do not create a data folder for it.
+        let (digest, bytes) = leasedesk::blob::digest_file(file)?;
+        out.print(
+            &serde_json::json!({ "digest": digest, "size": bytes }),
+            || format!("{digest}  {}", file.display()),
+        );
+        return Ok(());
+    }
     let data = args.data.unwrap_or_else(default_data_dir);
     let store = Bundled::open_with(&data, options)?;
     let store = store.acting_as(args.as_participant.unwrap_or_else(bundled::os_user));
-    let out = Output { json: args.json };
     let now = store.clock().now();
 
     match args.command {
@@ -317,8 +337,12 @@ async fn execute(args: Args) -> Result<(), Error> {
             });
         }
         Command::Checkin { repo_path, file } => {
-            let open = my_open_checkout(&store, &repo_path).await?;
-            let checkout = store.check_in(open.id, Upload::file(file)).await?;
+            let checkout = match my_open_checkout(&store, &repo_path).await {
+                Ok(open) => store.check_in(open.id, Upload::file(file)).await?,
+                Err(no_open) => retry_checkin(&store, &repo_path, &file)
+                    .await?
+                    .ok_or(no_open)?,
+            };
             out.print(&checkout, || match &checkout.result {
                 Some(CheckinResult::Committed { version, .. }) => {
                     format!("checked in {} as version {version}", checkout.path)
@@ -390,6 +414,7 @@ async fn execute(args: Args) -> Result<(), Error> {
             let artifact = store.break_lease(artifact.id, &reason).await?;
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
+        Command::Digest { .. } => unreachable!("handled before the store opens"),
         Command::Events { after, limit } => {
             let page = store.events(after, limit).await?;
             out.print(&page, || {
@@ -425,6 +450,30 @@ async fn my_open_checkout(store: &Bundled, path: &RepoPath) -> Result<Checkout, 
                 "you have no open check-out of {path}: leasedesk checkout {path}"
             ))
         })
+}
+
+/// Checks in again a file already checked in (a retry after a lost answer): the
+/// check-out closed by this same file answers with its first result.
+async fn retry_checkin(
+    store: &Bundled,
+    path: &RepoPath,
+    file: &std::path::Path,
+) -> Result<Option<Checkout>, Error> {
+    let (digest, _) = leasedesk::blob::digest_file(file)?;
+    let checked_in_this_file = |c: &Checkout| match &c.result {
+        Some(
+            CheckinResult::Committed { digest: d, .. } | CheckinResult::Unchanged { digest: d, .. },
+        ) => *d == digest,
+        Some(CheckinResult::Proposal { proposal }) => proposal.digest == digest,
+        None => false,
+    };
+    let closed = store.checkouts(false).await?;
+    match closed.into_iter().find(|c| c.path == *path) {
+        Some(newest) if checked_in_this_file(&newest) => {
+            Ok(Some(store.check_in(newest.id, Upload::file(file)).await?))
+        }
+        _ => Ok(None),
+    }
 }
 
 async fn artifact_paths(

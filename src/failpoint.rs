@@ -12,8 +12,10 @@ pub mod at {
     pub const CHECKOUT_RECORD: &str = "checkout.record";
     /// While an upload streams to its temporary blob file, after the first chunk.
     pub const UPLOAD_STREAM: &str = "upload.stream";
-    /// Inside a check-in's transaction, after its rows are written, before it commits.
-    pub const CHECKIN_COMMIT: &str = "checkin.commit";
+    /// A transaction that writes a version or a proposal is written whole, not yet committed.
+    pub const BEFORE_DURABLE_COMMIT: &str = "store.before_durable_commit";
+    /// Such a transaction has committed; the caller has not been answered yet.
+    pub const AFTER_DURABLE_COMMIT: &str = "store.after_durable_commit";
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -135,6 +135,7 @@ fn acquire(tx: &Tx, artifact: &mut Artifact, wanted: Lease, now: Timestamp) -> R
                 acquired_at: now,
                 ..wanted
             };
+            tx.next_lease_epoch(artifact.id)?;
             tx.put_lease(artifact.id, &taken)?;
             event(
                 tx,
@@ -326,6 +327,7 @@ pub fn check_out(
         &CheckoutRow {
             checkout: checkout.clone(),
             checkin_digest: None,
+            lease_epoch: tx.lease_epoch(artifact_id)?,
         },
         None,
         None,
@@ -382,26 +384,32 @@ pub fn extend(
 ) -> Refusable<Checkout> {
     let ttl = lease_seconds(ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
     let mut row = own_checkout(tx, actor, id, "extend")?;
-    let checkout = &mut row.checkout;
-    if checkout.state == CheckoutState::Closed {
+    let path = &row.checkout.path;
+    if row.checkout.state == CheckoutState::Closed {
         return Err(Error::CheckoutClosed(format!(
-            "your check-out of {} is closed and cannot be extended: check the file out again",
-            checkout.path
+            "your check-out of {path} is closed and cannot be extended: check the file out again"
         )));
     }
-    if let Some(broken) = &checkout.broken {
+    if let Some(broken) = &row.checkout.broken {
         return Err(Error::CheckoutClosed(format!(
-            "{} broke your lease on {} ({}): check your file in to keep it as a proposal",
-            broken.by, checkout.path, broken.reason
+            "{} broke your lease on {path} ({}): check your file in to keep it as a proposal",
+            broken.by, broken.reason
         )));
     }
-    let mut artifact = load_artifact(tx, checkout.artifact_id)?;
+    let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
+    let someone_else_holds = artifact.lease.as_ref().is_some_and(|l| l.is_live(now));
+    if !lease_still_ours(tx, &artifact, &row)? && !someone_else_holds {
+        return Err(Error::CheckoutClosed(format!(
+            "your lease on {path} lapsed and someone else took the file meanwhile: \
+             check your file in to keep it as a proposal, or check the file out again"
+        )));
+    }
     let wanted = Lease {
-        holder: checkout.holder.clone(),
+        holder: row.checkout.holder.clone(),
         participant: actor.clone(),
         kind: LeaseKind::Checkout,
         checkout_id: Some(id),
-        note: checkout.note.clone(),
+        note: row.checkout.note.clone(),
         acquired_at: now,
         expires_at: now + chrono::TimeDelta::seconds(ttl as i64),
     };
@@ -409,9 +417,19 @@ pub fn extend(
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
     };
-    checkout.expires_at = lease.expires_at;
+    row.checkout.expires_at = lease.expires_at;
+    row.lease_epoch = tx.lease_epoch(artifact.id)?;
     tx.put_checkout(&row, None, None)?;
     Ok(Ok(row.checkout))
+}
+
+/// Whether the check-out's lease is still its own to take again: it holds the
+/// lease row (live or lapsed), or nobody took the file since its lease ended.
+fn lease_still_ours(tx: &Tx, artifact: &Artifact, row: &CheckoutRow) -> Result<bool> {
+    Ok(match &artifact.lease {
+        Some(lease) => lease.holder == row.checkout.holder,
+        None => tx.lease_epoch(artifact.id)? == row.lease_epoch,
+    })
 }
 
 /// Checks in `blob` under check-out `id`: unchanged, committed, or kept as a
@@ -422,7 +440,6 @@ pub fn check_in(
     id: CheckoutId,
     blob: &Blob,
     now: Timestamp,
-    failpoints: &Failpoints,
 ) -> Result<Checkout> {
     let mut row = own_checkout(tx, actor, id, "check in")?;
     if row.checkout.state == CheckoutState::Closed {
@@ -437,9 +454,10 @@ pub fn check_in(
     }
     let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
     let holder = row.checkout.holder.clone();
-    // A broken check-out never takes the lease again: its work becomes a proposal.
+    // Stale (a proposal) once anyone else took the file, or an admin broke the lease.
     let holds_lease = match &row.checkout.broken {
         Some(_) => false,
+        None if !lease_still_ours(tx, &artifact, &row)? => false,
         None => {
             let wanted = Lease {
                 holder: holder.clone(),
@@ -490,7 +508,6 @@ pub fn check_in(
         now,
         json!({ "checkout_id": id, "result": result }),
     )?;
-    failpoints.hit(failpoint::at::CHECKIN_COMMIT)?;
     row.checkout.result = Some(tx.resolve_result(result)?);
     Ok(row.checkout)
 }
@@ -582,8 +599,9 @@ fn own_edit(tx: &Tx, actor: &Participant, id: EditId) -> Result<EditRow> {
     Ok(row)
 }
 
-/// Commits an edit if the head is still its base (even if its lease lapsed
-/// first, as long as nobody else holds the file now), then releases its lease.
+/// Commits an edit if the head is still its base, whatever became of its lease
+/// (rule 14), then releases the lease. A lapsed edit takes the lease again only
+/// if nobody else holds the file. A retry gets the same answer.
 pub fn commit_edit(
     tx: &Tx,
     actor: &Participant,
@@ -592,43 +610,55 @@ pub fn commit_edit(
     now: Timestamp,
 ) -> Refusable<CheckinResult> {
     let mut row = own_edit(tx, actor, id)?;
-    match row.state {
-        EditState::Open => {}
-        EditState::Committed if row.commit_digest.as_ref() == Some(&blob.digest) => {
-            let stored = row.result.expect("a committed edit has a result");
-            return Ok(Ok(tx.resolve_result(stored)?));
-        }
-        EditState::Committed | EditState::Released => {
-            return Err(Error::CheckoutClosed(format!(
-                "edit {id} has ended: begin a new edit"
-            )))
-        }
+    if row.state == EditState::Committed {
+        return match (&row.commit_digest, row.result.clone()) {
+            (Some(first), Some(stored)) if *first == blob.digest => {
+                Ok(Ok(tx.resolve_result(stored)?))
+            }
+            _ => Err(Error::CheckoutClosed(format!(
+                "edit {id} has already committed other bytes: begin a new edit"
+            ))),
+        };
     }
     let mut artifact = load_artifact(tx, row.edit.artifact_id)?;
     let holder = row.edit.holder.clone();
     if artifact.head.version != row.edit.base_version
         || artifact.head.digest != row.edit.base_digest
     {
-        release(tx, &mut artifact, &holder, now)?;
-        row.state = EditState::Released;
-        tx.put_edit(&row, now)?;
+        if row.state == EditState::Open {
+            release(tx, &mut artifact, &holder, now)?;
+            row.state = EditState::Released;
+            tx.put_edit(&row, now)?;
+        }
         return Ok(Err(Error::Stale {
             head: Box::new(artifact.head),
         }));
     }
-    let wanted = Lease {
-        expires_at: row.edit.expires_at.max(now + chrono::TimeDelta::seconds(1)),
-        holder: holder.clone(),
-        participant: actor.clone(),
-        kind: LeaseKind::Edit,
-        checkout_id: None,
-        note: None,
-        acquired_at: now,
-    };
-    if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
-        row.state = EditState::Released;
-        tx.put_edit(&row, now)?;
-        return Ok(Err(refusal));
+    if row.state == EditState::Released {
+        return Err(Error::CheckoutClosed(format!(
+            "edit {id} has ended (released, or broken by an admin): begin a new edit"
+        )));
+    }
+    // An edit's lease is never renewed: a live one is used as it is.
+    let holds_live_lease = artifact
+        .lease
+        .as_ref()
+        .is_some_and(|l| l.holder == holder && l.is_live(now));
+    if !holds_live_lease {
+        let wanted = Lease {
+            holder: holder.clone(),
+            participant: actor.clone(),
+            kind: LeaseKind::Edit,
+            checkout_id: None,
+            note: None,
+            acquired_at: now,
+            expires_at: now + chrono::TimeDelta::seconds(1),
+        };
+        if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
+            row.state = EditState::Released;
+            tx.put_edit(&row, now)?;
+            return Ok(Err(refusal));
+        }
     }
     let result = if blob.digest == artifact.head.digest {
         StoredResult::Unchanged {
@@ -664,13 +694,20 @@ pub fn release_edit(tx: &Tx, actor: &Participant, id: EditId, now: Timestamp) ->
 
 // ----- proposals
 
-/// Loads an open proposal that `actor` may decide: its author or an admin.
+/// A proposal `actor` may decide (its author or an admin): still open, or
+/// already in the state the decision leads to (a retry).
+enum Decidable {
+    Open(Proposal),
+    AlreadyDone(Proposal),
+}
+
 fn decidable_proposal(
     tx: &Tx,
     actor: &Participant,
     id: ProposalId,
     action: &str,
-) -> Result<Proposal> {
+    done: ProposalState,
+) -> Result<Decidable> {
     let proposal = tx
         .proposal(id)?
         .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))?;
@@ -680,35 +717,46 @@ fn decidable_proposal(
             proposal.author
         )));
     }
-    if proposal.state != ProposalState::Open {
-        return Err(Error::Invalid(
-            format!(
-                "proposal {id} is {:?}, not open: only an open proposal can be {action}ed",
-                proposal.state
-            )
-            .to_lowercase(),
-        ));
+    match proposal.state {
+        ProposalState::Open => Ok(Decidable::Open(proposal)),
+        state if state == done => Ok(Decidable::AlreadyDone(proposal)),
+        state => Err(Error::Invalid(format!(
+            "proposal {id} is {}, not open: only an open proposal can be {action}ed",
+            format!("{state:?}").to_lowercase()
+        ))),
     }
-    Ok(proposal)
 }
 
 /// Commits an open proposal as the new head, if the head is still what it was
-/// made against and nobody holds the file.
+/// made against, under a short lease of its own (refused while anyone holds the file).
 pub fn accept_proposal(
     tx: &Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
 ) -> Refusable<Proposal> {
-    let mut proposal = decidable_proposal(tx, actor, id, "accept")?;
+    let mut proposal = match decidable_proposal(tx, actor, id, "accept", ProposalState::Accepted)? {
+        Decidable::AlreadyDone(proposal) => return Ok(Ok(proposal)),
+        Decidable::Open(proposal) => proposal,
+    };
     let mut artifact = load_artifact(tx, proposal.artifact_id)?;
-    if let Some(lease) = live_lease(tx, &mut artifact, now)? {
-        return Ok(Err(busy(&artifact, lease)));
-    }
     if artifact.head.digest != proposal.test_digest {
         return Ok(Err(Error::ProposalStale {
             head: Box::new(artifact.head),
         }));
+    }
+    let holder = Lease::edit_holder(EditId::new());
+    let wanted = Lease {
+        holder: holder.clone(),
+        participant: actor.clone(),
+        kind: LeaseKind::Edit,
+        checkout_id: None,
+        note: None,
+        acquired_at: now,
+        expires_at: now + chrono::TimeDelta::seconds(DEFAULT_EDIT_TTL_SECONDS as i64),
+    };
+    if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
+        return Ok(Err(refusal));
     }
     let blob = Blob {
         digest: proposal.digest.clone(),
@@ -725,18 +773,31 @@ pub fn accept_proposal(
         now,
         json!({ "proposal_id": id, "version": head.version }),
     )?;
+    release(tx, &mut artifact, &holder, now)?;
     proposal.state = ProposalState::Accepted;
     Ok(Ok(proposal))
 }
 
-/// Makes a new proposal of the same bytes against the current head; the old one is superseded.
+/// Makes a new proposal of the same bytes against the current head; the old one
+/// is superseded. A retry returns the same new proposal.
 pub fn rebuild_proposal(
     tx: &Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
 ) -> Result<Proposal> {
-    let old = decidable_proposal(tx, actor, id, "rebuild")?;
+    let old = match decidable_proposal(tx, actor, id, "rebuild", ProposalState::Superseded)? {
+        Decidable::AlreadyDone(_) => {
+            return tx
+                .successor(id)?
+                .and_then(|next| tx.proposal(next).transpose())
+                .transpose()?
+                .ok_or_else(|| {
+                    Error::Internal(format!("superseded proposal {id} has no successor"))
+                });
+        }
+        Decidable::Open(proposal) => proposal,
+    };
     let artifact = load_artifact(tx, old.artifact_id)?;
     let blob = Blob {
         digest: old.digest.clone(),
@@ -761,7 +822,10 @@ pub fn reject_proposal(
     id: ProposalId,
     now: Timestamp,
 ) -> Result<Proposal> {
-    let mut proposal = decidable_proposal(tx, actor, id, "reject")?;
+    let mut proposal = match decidable_proposal(tx, actor, id, "reject", ProposalState::Rejected)? {
+        Decidable::AlreadyDone(proposal) => return Ok(proposal),
+        Decidable::Open(proposal) => proposal,
+    };
     tx.decide_proposal(id, ProposalState::Rejected, actor, now, None)?;
     event(
         tx,

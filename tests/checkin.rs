@@ -341,3 +341,75 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
     assert!(read_content(f.alice.as_ref(), a.id, Some(2)).await == data);
     assert_eq!(read_content(f.alice.as_ref(), a.id, Some(1)).await, b"v1");
 }
+
+#[tokio::test]
+async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.cancel(bob.id).await.unwrap();
+
+    let extend = f.alice.extend(alice.id, None).await;
+    assert!(
+        matches!(&extend, Err(Error::CheckoutClosed(m)) if m.contains("someone else took")),
+        "{extend:?}"
+    );
+    let done = f
+        .alice
+        .check_in(alice.id, bytes(b"alice's work"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(done.result, Some(CheckinResult::Proposal { .. })),
+        "{:?}",
+        done.result
+    );
+    assert_eq!(f.artifact(a.id).await.head.version, 1);
+}
+
+#[tokio::test]
+async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin() {
+    let f = fixture();
+    let a = f.import("a.psd", b"v1").await;
+    let c = f
+        .alice
+        .check_out(
+            a.id,
+            CheckoutRequest {
+                ttl_seconds: Some(60),
+                note: None,
+            },
+        )
+        .await
+        .unwrap();
+    f.advance(HOUR);
+    assert_eq!(f.store.sweep().unwrap(), 1);
+    let extended = f.alice.extend(c.id, Some(60)).await.unwrap();
+    assert_eq!(
+        extended.expires_at,
+        start_time() + chrono::TimeDelta::seconds(3660)
+    );
+    f.advance(HOUR);
+    f.store.sweep().unwrap();
+    let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    assert!(
+        matches!(
+            done.result,
+            Some(CheckinResult::Committed { version: 2, .. })
+        ),
+        "{:?}",
+        done.result
+    );
+}

@@ -151,6 +151,47 @@ async fn killed_in_the_middle_of_a_checkin_commit_leaves_none_of_it() {
     let (dir, c, events) = checked_out_store().await;
     let file = dir.path().join("work.psd");
     std::fs::write(&file, b"the work").unwrap();
-    kill_checkin_at(dir.path(), &file, "checkin.commit");
+    kill_checkin_at(dir.path(), &file, "store.before_durable_commit");
     assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
+}
+
+#[tokio::test]
+async fn killed_after_the_commit_before_answering_a_retry_gets_the_same_answer() {
+    let (dir, c, _) = checked_out_store().await;
+    let file = dir.path().join("work.psd");
+    std::fs::write(&file, b"the work").unwrap();
+    kill_checkin_at(dir.path(), &file, "store.after_durable_commit");
+    assert_store_is_sound(dir.path());
+
+    let retry = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .args([
+            "--data",
+            dir.path().to_str().unwrap(),
+            "--as",
+            "user:alice",
+            "--json",
+            "checkin",
+            "a.psd",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        retry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&retry.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&retry.stdout).unwrap();
+    assert_eq!(
+        (answer["id"].as_str(), answer["result"]["version"].as_u64()),
+        (Some(c.id.to_string().as_str()), Some(2))
+    );
+    let alice = Bundled::open(dir.path())
+        .unwrap()
+        .acting_as(participant("user:alice"));
+    assert_eq!(
+        alice.versions(c.artifact_id).await.unwrap().len(),
+        2,
+        "committed once"
+    );
 }

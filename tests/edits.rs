@@ -37,7 +37,7 @@ async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call() {
 async fn rule13_the_edit_lease_is_released_on_success() {
     let f = fixture();
     let a = f.import("a.png", b"v1").await;
-    let result = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+    let result = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Ok(bytes(b"resized"))
     })
     .await
@@ -58,7 +58,7 @@ async fn rule13_the_edit_lease_is_released_on_success() {
 async fn rule13_the_edit_lease_is_released_on_error() {
     let f = fixture();
     let a = f.import("a.png", b"v1").await;
-    let result = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+    let result = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Err(Error::Invalid("the resizer failed".into()))
     })
     .await;
@@ -77,7 +77,7 @@ async fn rule13_the_edit_lease_is_released_on_panic() {
     let a = f.import("a.png", b"v1").await;
     let agent = f.agent.clone();
     let outcome = tokio::spawn(async move {
-        run_edit(agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+        run_edit(agent, a.id, Duration::from_secs(5), |_| async {
             panic!("the resizer crashed");
         })
         .await
@@ -96,7 +96,7 @@ async fn rule13_the_edit_lease_is_released_on_timeout() {
     let f = fixture();
     let a = f.import("a.png", b"v1").await;
     let result = run_edit(
-        f.agent.as_ref(),
+        f.agent.clone(),
         a.id,
         Duration::from_millis(100),
         |_| async {
@@ -144,20 +144,86 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved() {
 }
 
 #[tokio::test]
-async fn rule14_an_edit_commit_is_refused_when_the_head_moved_while_its_lease_was_live() {
+async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale() {
     let f = fixture();
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
-    // An admin breaks the edit, then someone commits.
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
     let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
     assert!(
-        matches!(refused, Err(Error::CheckoutClosed(_))),
-        "a broken edit has ended: {refused:?}"
+        matches!(&refused, Err(Error::Stale { head }) if head.version == 2),
+        "{refused:?}"
     );
     assert_eq!(f.artifact(a.id).await.head.digest, digest(b"v2"));
+}
+
+#[tokio::test]
+async fn rule14_a_retried_stale_commit_is_stale_again() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
+    f.advance(Duration::from_secs(2));
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    for attempt in ["first", "retry"] {
+        let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+        assert!(
+            matches!(refused, Err(Error::Stale { .. })),
+            "{attempt}: {refused:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    f.admin.break_lease(a.id, "urgent fix").await.unwrap();
+    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    assert!(
+        matches!(refused, Err(Error::CheckoutClosed(_))),
+        "{refused:?}"
+    );
+    assert_eq!(f.artifact(a.id).await.head.version, 1);
+}
+
+#[tokio::test]
+async fn rule13_an_edit_commit_never_renews_its_lease() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let seq = f.last_seq().await;
+    f.agent.commit_edit(edit.id, bytes(b"v2")).await.unwrap();
+    assert_eq!(
+        f.kinds_after(seq).await,
+        ["version.committed", "lease.released"]
+    );
+}
+
+#[tokio::test]
+async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped() {
+    let f = fixture();
+    let a = f.import("a.png", b"v1").await;
+    let call = run_edit(f.agent.clone(), a.id, Duration::from_secs(30), |_| async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(bytes(b"never"))
+    });
+    // The caller gives up (an outer timeout, a client that went away).
+    assert!(tokio::time::timeout(Duration::from_millis(100), call)
+        .await
+        .is_err());
+    let mut released = false;
+    for _ in 0..100 {
+        if f.artifact(a.id).await.lease.is_none() {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(released, "the dropped call released its lease");
 }
 
 #[tokio::test]
@@ -239,7 +305,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
         .await
         .unwrap()
         .is_empty());
-    let via_helper = run_edit(f.agent.as_ref(), a.id, Duration::from_secs(5), |_| async {
+    let via_helper = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Ok(bytes(b"x"))
     })
     .await;

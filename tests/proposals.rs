@@ -43,8 +43,28 @@ async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest()
     assert_eq!(read_content(f.bob.as_ref(), a.id, None).await, b"alice's");
     let kinds = f.kinds_after(0).await;
     assert_eq!(
-        kinds[kinds.len() - 2..],
-        ["version.committed", "proposal.accepted"]
+        kinds[kinds.len() - 4..],
+        [
+            "lease.acquired",
+            "version.committed",
+            "proposal.accepted",
+            "lease.released"
+        ],
+        "accept commits under a short lease of its own"
+    );
+    assert_eq!(f.artifact(a.id).await.lease, None);
+
+    // A retry (its answer was lost) returns the accepted proposal and commits nothing more.
+    let seq = f.last_seq().await;
+    assert_eq!(
+        f.alice.accept_proposal(proposal.id).await.unwrap(),
+        accepted
+    );
+    assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
+    let rejected_after = f.alice.reject_proposal(proposal.id).await;
+    assert!(
+        matches!(rejected_after, Err(Error::Invalid(_))),
+        "an accepted proposal is not rejected: {rejected_after:?}"
     );
 }
 
@@ -68,6 +88,11 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
 
     let rebuilt = f.alice.rebuild_proposal(stale.id).await.unwrap();
     assert_ne!(rebuilt.id, stale.id);
+    assert_eq!(
+        f.alice.rebuild_proposal(stale.id).await.unwrap(),
+        rebuilt,
+        "a retried rebuild returns the same new proposal"
+    );
     assert_eq!(
         (rebuilt.base_version, rebuilt.test_digest.clone()),
         (3, digest(b"v3"))

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 
 const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_leases.sql")];
@@ -22,10 +23,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Store {
     conn: Mutex<Connection>,
+    failpoints: Failpoints,
 }
 
 impl Store {
-    pub fn open(path: &Path) -> Result<Self> {
+    pub fn open(path: &Path, failpoints: Failpoints) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -34,6 +36,7 @@ impl Store {
         migrate(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            failpoints,
         })
     }
 
@@ -71,10 +74,12 @@ impl Store {
                 tx: &tx,
                 durable: &durable,
             })?;
+            self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
             tx.commit()?;
             Ok(value)
         })();
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.failpoints.hit(failpoint::at::AFTER_DURABLE_COMMIT)?;
         result
     }
 
@@ -125,6 +130,8 @@ pub struct Tx<'a> {
 pub struct CheckoutRow {
     pub checkout: Checkout,
     pub checkin_digest: Option<Digest>,
+    /// The artifact's lease epoch when this check-out last took its lease.
+    pub lease_epoch: u64,
 }
 
 /// What a finished check-in or edit did, as stored (a proposal by id, so its
@@ -241,7 +248,8 @@ fn lease_at(row: &Row, i: usize) -> rusqlite::Result<Option<Lease>> {
 }
 
 const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
-     c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at";
+     c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
+     c.lease_epoch";
 
 const PROPOSAL_COLUMNS: &str = "id, artifact_id, base_version, test_digest, provenance_version, \
      provenance_digest, digest, size, author, checkout_id, state, created_at";
@@ -481,6 +489,22 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// How many leases were ever taken on the artifact.
+    pub fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT lease_epoch FROM artifacts WHERE id = ?1")?
+            .query_row([artifact_id.to_string()], |r| r.get(0))?)
+    }
+
+    /// Counts one more lease taken on the artifact; returns the new epoch.
+    pub fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = ?1 RETURNING lease_epoch")?
+            .query_row([artifact_id.to_string()], |r| r.get(0))?)
+    }
+
     /// Leases whose expiry has passed but whose lapse is not yet recorded.
     pub fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
         let sql =
@@ -566,10 +590,11 @@ impl Tx<'_> {
         self.tx
             .prepare_cached(
                 "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
-                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
                  ON CONFLICT (id) DO UPDATE SET expires_at = ?8, state = ?9, closed_at = ?10,
-                     checkin_digest = ?11, result = ?12, broken_by = ?13, broken_reason = ?14, broken_at = ?15",
+                     checkin_digest = ?11, result = ?12, broken_by = ?13, broken_reason = ?14, broken_at = ?15,
+                     lease_epoch = ?16",
             )?
             .execute(params![
                 c.id.to_string(),
@@ -590,6 +615,7 @@ impl Tx<'_> {
                 broken.map(|b| b.by.as_str()),
                 broken.map(|b| b.reason.as_str()),
                 broken.map(|b| millis(b.at)),
+                row.lease_epoch,
             ])?;
         Ok(())
     }
@@ -682,6 +708,19 @@ impl Tx<'_> {
             proposal_row,
         )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The proposal that replaced a superseded one.
+    pub fn successor(&self, id: ProposalId) -> Result<Option<ProposalId>> {
+        Ok(self
+            .tx
+            .query_row(
+                "SELECT superseded_by FROM proposals WHERE id = ?1",
+                [id.to_string()],
+                |r| parsed_opt(r, 0),
+            )
+            .optional()?
+            .flatten())
     }
 
     pub fn insert_proposal(&self, p: &Proposal) -> Result<()> {
@@ -822,5 +861,6 @@ fn checkout_row(r: &Row) -> rusqlite::Result<CheckoutRow> {
             broken,
         },
         checkin_digest: parsed_opt(r, 10)?,
+        lease_epoch: r.get(15)?,
     })
 }

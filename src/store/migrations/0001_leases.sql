@@ -10,6 +10,9 @@ CREATE TABLE artifacts (
     id           TEXT PRIMARY KEY,
     path         TEXT NOT NULL UNIQUE,
     head_version INTEGER NOT NULL,
+    -- Counts the leases ever taken on the artifact: a check-out whose lease is
+    -- gone knows from it whether anyone else took the file meanwhile.
+    lease_epoch  INTEGER NOT NULL DEFAULT 0,
     created_at   INTEGER NOT NULL
 );
 
@@ -49,6 +52,8 @@ CREATE TABLE checkouts (
     note           TEXT,
     created_at     INTEGER NOT NULL,
     expires_at     INTEGER NOT NULL,
+    -- The artifact's lease_epoch when this check-out last took its lease.
+    lease_epoch    INTEGER NOT NULL,
     state          TEXT NOT NULL CHECK (state IN ('open', 'closed')),
     closed_at      INTEGER,
     -- The first check-in's upload and what it did, so a retry returns the same.
