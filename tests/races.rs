@@ -6,17 +6,22 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use leasedesk::clock::Clock;
 use leasedesk::model::*;
-use leasedesk::{Backend, Bundled, Error};
+use leasedesk::{Backend, Bundled, Error, Options};
 
 use crate::harness::*;
 
 const ROUNDS: usize = 500;
 
-/// Checks a whole history: two leases were never live at once; every committed
+/// Checks a whole history: two leases were never live at once; every version
+/// was committed by the participant holding the live lease; every committed
 /// version's base was the previous head (and a check-out's direct commit was
-/// made on the version it checked out); versions have no gaps; sequence numbers
-/// strictly increase. Returns how many versions were committed after the first.
+/// made on the version it checked out); versions have no gaps; a lapse is
+/// recorded only after the expiry; sequence numbers strictly increase.
+/// Returns how many versions were committed after the first.
 async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
     let events = all_events(backend).await;
     for pair in events.windows(2) {
@@ -28,44 +33,63 @@ async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
         );
     }
 
-    let mut live: Option<(String, Timestamp)> = None;
+    struct Live {
+        holder: String,
+        participant: Option<Participant>,
+        expires_at: Timestamp,
+    }
+    let expiry =
+        |e: &Event| -> Timestamp { e.data["expires_at"].as_str().unwrap().parse().unwrap() };
+    let mut live: Option<Live> = None;
     let mut head = 0u64;
     let mut checked_out_version: HashMap<String, u64> = HashMap::new();
     for e in events.iter().filter(|e| e.artifact_id == Some(artifact)) {
         let holder = e.holder.clone().unwrap_or_default();
         match e.kind.as_str() {
             "lease.acquired" => {
-                if let Some((other, expires_at)) = &live {
+                if let Some(other) = &live {
                     panic!(
-                        "seq {}: {holder} acquired while {other} was live until {expires_at}",
-                        e.seq
+                        "seq {}: {holder} acquired while {} was live until {}",
+                        e.seq, other.holder, other.expires_at
                     );
                 }
-                live = Some((
+                live = Some(Live {
                     holder,
-                    e.data["expires_at"].as_str().unwrap().parse().unwrap(),
-                ));
+                    participant: e.participant.clone(),
+                    expires_at: expiry(e),
+                });
             }
             "lease.renewed" => {
+                let current = live.as_mut().expect("renewed with no lease");
                 assert_eq!(
-                    live.as_ref().map(|l| &l.0),
-                    Some(&holder),
+                    current.holder, holder,
                     "seq {}: renewed by a non-holder",
                     e.seq
                 );
-                live = Some((
-                    holder,
-                    e.data["expires_at"].as_str().unwrap().parse().unwrap(),
-                ));
+                assert!(
+                    current.expires_at > e.at,
+                    "seq {}: a lapsed lease was renewed, not taken again",
+                    e.seq
+                );
+                current.expires_at = expiry(e);
             }
             "lease.released" | "lease.expired" | "lease.broken" => {
                 assert_eq!(
-                    live.as_ref().map(|l| &l.0),
+                    live.as_ref().map(|l| &l.holder),
                     Some(&holder),
                     "seq {}: {} by a non-holder",
                     e.seq,
                     e.kind
                 );
+                if e.kind == "lease.expired" {
+                    let expired_at: Timestamp =
+                        e.data["expired_at"].as_str().unwrap().parse().unwrap();
+                    assert!(
+                        expired_at <= e.at,
+                        "seq {}: recorded as lapsed before its expiry",
+                        e.seq
+                    );
+                }
                 live = None;
             }
             "version.committed" => {
@@ -76,6 +100,19 @@ async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
                         e.data["base_version"].as_u64(),
                         Some(head),
                         "seq {}: base is the previous head",
+                        e.seq
+                    );
+                    let lease = live
+                        .as_ref()
+                        .unwrap_or_else(|| panic!("seq {}: committed with no lease", e.seq));
+                    assert_eq!(
+                        lease.participant, e.participant,
+                        "seq {}: committed by the lease's holder",
+                        e.seq
+                    );
+                    assert!(
+                        lease.expires_at > e.at,
+                        "seq {}: committed under a live lease",
                         e.seq
                     );
                 }
@@ -115,52 +152,98 @@ async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_tasks_race_checkout_and_checkin_500_times() {
+    // A clock the tasks move, and 2-second leases: leases lapse mid-edit, the
+    // sweeper races the operations, and stale check-ins become proposals.
     let dir = tempfile::tempdir().unwrap();
-    let store = Bundled::open(dir.path()).unwrap();
+    let clock = Clock::manual(start_time());
+    let options = Options {
+        clock: clock.clone(),
+        ..Options::default()
+    };
+    let store = Bundled::open_with(dir.path(), options).unwrap();
     let a = store
         .acting_as(participant("user:setup"))
         .import(&path("a.psd"), bytes(b"v1"))
         .await
         .unwrap();
-    let attempts = Arc::new(AtomicUsize::new(0));
+    let cycles = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
-    for t in 0..8 {
+    for t in 0..8u64 {
         let me = store.acting_as(participant(&format!("user:t{t}")));
-        let attempts = attempts.clone();
+        let (cycles, clock) = (cycles.clone(), clock.clone());
         tasks.push(tokio::spawn(async move {
-            let mut committed = 0;
-            while attempts.fetch_add(1, Ordering::SeqCst) < ROUNDS {
-                match me.check_out(a.id, checkout_request()).await {
+            let mut random = t.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next = move || {
+                random ^= random << 13;
+                random ^= random >> 7;
+                random ^= random << 17;
+                random
+            };
+            let mut outcomes = [0usize; 3]; // committed, unchanged, proposal
+            while cycles.load(Ordering::SeqCst) < ROUNDS {
+                match me
+                    .check_out(
+                        a.id,
+                        CheckoutRequest {
+                            ttl_seconds: Some(2),
+                            note: None,
+                        },
+                    )
+                    .await
+                {
                     Ok(c) => {
-                        let done = me
-                            .check_in(c.id, bytes(format!("t{t} {}", c.id).as_bytes()))
-                            .await
-                            .unwrap();
-                        assert!(
-                            matches!(done.result, Some(CheckinResult::Committed { .. })),
-                            "{:?}",
-                            done.result
-                        );
-                        committed += 1;
+                        cycles.fetch_add(1, Ordering::SeqCst);
+                        if next() % 4 == 0 {
+                            clock.advance(Duration::from_millis(next() % 3000));
+                        }
+                        if next() % 8 == 0 {
+                            me.sweep().unwrap();
+                        }
+                        let content = format!("t{t} {}", c.id);
+                        let done = me.check_in(c.id, bytes(content.as_bytes())).await.unwrap();
+                        match done.result {
+                            Some(CheckinResult::Committed { .. }) => outcomes[0] += 1,
+                            Some(CheckinResult::Unchanged { .. }) => outcomes[1] += 1,
+                            Some(CheckinResult::Proposal { .. }) => outcomes[2] += 1,
+                            None => panic!("a check-in has a result"),
+                        }
                     }
                     Err(Error::ArtifactBusy { lease: Some(_), .. }) => {
-                        tokio::task::yield_now().await
+                        tokio::time::sleep(Duration::from_micros(300)).await
                     }
                     Err(e) => panic!("task {t}: {e}"),
                 }
             }
-            committed
+            outcomes
         }));
     }
-    let mut committed = 0;
+    let mut outcomes = [0usize; 3];
     for task in tasks {
-        committed += task.await.unwrap();
+        for (total, n) in outcomes.iter_mut().zip(task.await.unwrap()) {
+            *total += n;
+        }
     }
-    assert!(committed > 0);
+    let [committed, _, proposals] = outcomes;
+    assert!(
+        committed > 0 && proposals > 0,
+        "the race exercised commits and stale check-ins: {outcomes:?}"
+    );
     let from_history = check_history(&store, a.id).await;
     assert_eq!(
         from_history, committed,
         "every reported commit is in the history, and nothing else"
+    );
+    let kept = store
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        kept.len(),
+        proposals,
+        "every stale check-in was kept as a proposal"
     );
 }
 
