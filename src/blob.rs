@@ -167,52 +167,104 @@ impl BlobStore {
 
 /// Hands chunks to a thread that writes them to a temporary blob, and takes the
 /// written buffers back for reuse, so a copy of any size allocates a few chunks.
+/// Small uploads stay cheap: buffers start small and grow, and a file that fits
+/// in its first chunk is written here, with no thread.
 struct Pipe {
-    chunks: tokio::sync::mpsc::Sender<Vec<u8>>,
-    spare: mpsc::Receiver<Vec<u8>>,
-    writer: JoinHandle<io::Result<TempBlob>>,
+    temp: Option<TempBlob>,
+    first: Option<Vec<u8>>,
+    writer: Option<Writer>,
+    next_size: usize,
 }
 
+struct Writer {
+    chunks: tokio::sync::mpsc::Sender<Vec<u8>>,
+    spare: mpsc::Receiver<Vec<u8>>,
+    thread: JoinHandle<io::Result<TempBlob>>,
+}
+
+/// The first buffer's size; each next one doubles, up to `CHUNK`.
+const FIRST_CHUNK: usize = 64 << 10;
+
 impl Pipe {
-    fn start(mut temp: TempBlob) -> Self {
-        let (chunks, mut to_write) = tokio::sync::mpsc::channel::<Vec<u8>>(QUEUED_CHUNKS);
-        let (give_back, spare) = mpsc::channel();
-        let writer = std::thread::spawn(move || {
-            while let Some(chunk) = to_write.blocking_recv() {
-                temp.write_all(&chunk)?;
-                let _ = give_back.send(chunk);
-            }
-            Ok(temp)
-        });
+    fn start(temp: TempBlob) -> Self {
         Self {
-            chunks,
-            spare,
-            writer,
+            temp: Some(temp),
+            first: None,
+            writer: None,
+            next_size: FIRST_CHUNK,
         }
     }
 
-    /// An empty buffer of `CHUNK` bytes, reused when the writer has one back.
+    /// An empty buffer to read into, reused when the writer has one back.
     fn buffer(&mut self) -> Vec<u8> {
-        let mut buf = self.spare.try_recv().unwrap_or_default();
-        buf.resize(CHUNK, 0);
+        let size = self.next_size;
+        self.next_size = (size * 2).min(CHUNK);
+        let mut buf = match &self.writer {
+            Some(writer) => writer.spare.try_recv().unwrap_or_default(),
+            None => Vec::new(),
+        };
+        buf.resize(size, 0);
         buf
     }
 
-    /// False if the writer stopped (its error comes from `finish`).
+    /// Queues a chunk: the first is held back (it may be the whole file), the
+    /// second starts the writer thread. False if the writer stopped (its error
+    /// comes from `finish`).
+    fn queue(&mut self, chunk: Vec<u8>) -> Option<(&tokio::sync::mpsc::Sender<Vec<u8>>, Vec<u8>)> {
+        if self.writer.is_none() {
+            if self.first.is_none() {
+                self.first = Some(chunk);
+                return None;
+            }
+            let mut temp = self.temp.take().expect("temp blob before the writer starts");
+            let first = self.first.take().expect("first chunk");
+            let (chunks, mut to_write) = tokio::sync::mpsc::channel::<Vec<u8>>(QUEUED_CHUNKS);
+            let (give_back, spare) = mpsc::channel();
+            let thread = std::thread::spawn(move || {
+                temp.write_all(&first)?;
+                while let Some(chunk) = to_write.blocking_recv() {
+                    temp.write_all(&chunk)?;
+                    let _ = give_back.send(chunk);
+                }
+                Ok(temp)
+            });
+            self.writer = Some(Writer { chunks, spare, thread });
+        }
+        let writer = self.writer.as_ref().expect("writer started");
+        Some((&writer.chunks, chunk))
+    }
+
     fn send_blocking(&mut self, chunk: Vec<u8>) -> bool {
-        self.chunks.blocking_send(chunk).is_ok()
+        match self.queue(chunk) {
+            None => true,
+            Some((chunks, chunk)) => chunks.blocking_send(chunk).is_ok(),
+        }
     }
 
     async fn send(&mut self, chunk: Vec<u8>) -> bool {
-        self.chunks.send(chunk).await.is_ok()
+        match self.queue(chunk) {
+            None => true,
+            Some((chunks, chunk)) => chunks.send(chunk).await.is_ok(),
+        }
     }
 
     /// Waits for every chunk to be written. Blocking.
     fn finish(self) -> Result<TempBlob> {
-        drop(self.chunks);
-        match self.writer.join() {
-            Ok(written) => Ok(written?),
-            Err(panic) => std::panic::resume_unwind(panic),
+        match self.writer {
+            Some(writer) => {
+                drop(writer.chunks);
+                match writer.thread.join() {
+                    Ok(written) => Ok(written?),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            None => {
+                let mut temp = self.temp.expect("temp blob without a writer");
+                if let Some(first) = &self.first {
+                    temp.write_all(first)?;
+                }
+                Ok(temp)
+            }
         }
     }
 }

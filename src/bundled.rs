@@ -336,12 +336,13 @@ impl Backend for Bundled {
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
         // Refuse a stranger or an unknown check-out before reading the upload.
-        let before = self
+        let (before, head_digest) = self
             .read(move |tx, me, _| rules::checkin_precheck(tx, me, id))
             .await?;
         let staged = self.stage(upload).await?;
-        let blob = if before.checkout.state == CheckoutState::Closed {
-            // A retry: the first check-in stored these bytes if they are the same.
+        // No new blob for a retry (its first check-in stored the same bytes, or it
+        // is refused) nor for the head's bytes, which a committed row keeps.
+        let blob = if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
             Blob {
                 digest: staged.digest.clone(),
                 size: staged.size,

@@ -512,10 +512,12 @@ pub fn check_in(
     Ok(row.checkout)
 }
 
-/// The check-out's state before an upload, to refuse early and to know whether
-/// the upload's bytes will be needed.
-pub fn checkin_precheck(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<CheckoutRow> {
-    own_checkout(tx, actor, id, "check in")
+/// The check-out and its artifact's head digest before an upload: to refuse
+/// early, and to know whether the upload's bytes will need storing.
+pub fn checkin_precheck(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<(CheckoutRow, Digest)> {
+    let row = own_checkout(tx, actor, id, "check in")?;
+    let head = load_artifact(tx, row.checkout.artifact_id)?.head;
+    Ok((row, head.digest))
 }
 
 pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> Result<Checkout> {

@@ -1,10 +1,13 @@
 -- Times are milliseconds since the Unix epoch, UTC, on the backend's clock.
 
+-- Tables keyed by text are WITHOUT ROWID: one b-tree each, so a lease change
+-- writes as few pages as it can.
+
 CREATE TABLE participants (
     participant TEXT PRIMARY KEY,
     admin       INTEGER NOT NULL DEFAULT 0,
     created_at  INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 
 CREATE TABLE artifacts (
     id           TEXT PRIMARY KEY,
@@ -14,7 +17,7 @@ CREATE TABLE artifacts (
     -- gone knows from it whether anyone else took the file meanwhile.
     lease_epoch  INTEGER NOT NULL DEFAULT 0,
     created_at   INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 
 CREATE TABLE versions (
     artifact_id  TEXT NOT NULL REFERENCES artifacts (id),
@@ -62,7 +65,7 @@ CREATE TABLE checkouts (
     broken_by      TEXT,
     broken_reason  TEXT,
     broken_at      INTEGER
-);
+) WITHOUT ROWID;
 
 CREATE INDEX checkouts_by_actor ON checkouts (actor, state);
 
@@ -77,7 +80,7 @@ CREATE TABLE edits (
     state        TEXT NOT NULL CHECK (state IN ('open', 'committed', 'released')),
     commit_digest TEXT,
     result       TEXT
-);
+) WITHOUT ROWID;
 
 CREATE TABLE proposals (
     id                 TEXT PRIMARY KEY,
@@ -95,14 +98,15 @@ CREATE TABLE proposals (
     decided_by         TEXT,
     decided_at         INTEGER,
     superseded_by      TEXT
-);
+) WITHOUT ROWID;
 
 CREATE INDEX proposals_by_artifact ON proposals (artifact_id, state);
 
--- The append-only ledger. AUTOINCREMENT: a sequence number is never reused.
+-- The append-only ledger. Rows are never deleted, so a new row's seq (the
+-- largest plus one) always exceeds every earlier one.
 CREATE TABLE events (
-    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
-    id          TEXT NOT NULL UNIQUE,
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL,
     type        TEXT NOT NULL,
     artifact_id TEXT,
     participant TEXT,
@@ -110,3 +114,7 @@ CREATE TABLE events (
     at          INTEGER NOT NULL,
     data        TEXT NOT NULL
 );
+
+-- Only lease.contended ids are chosen (stable per holder lease and contender),
+-- so only they need a uniqueness check; other ids are random.
+CREATE UNIQUE INDEX events_contended ON events (id) WHERE type = 'lease.contended';
