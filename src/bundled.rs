@@ -199,7 +199,14 @@ impl Bundled {
     }
 }
 
+/// Runs blocking store or file work. On a multi-threaded runtime it runs right
+/// here, the worker's other tasks moving to another thread meanwhile (no hand-off
+/// for the common short transaction); elsewhere on tokio's blocking pool.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+        return tokio::task::block_in_place(f);
+    }
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
