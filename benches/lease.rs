@@ -32,7 +32,7 @@ fn main() {
             pairs: 20_000,
             cycles: 5_000,
             big_file: 1 << 30,
-            repeats: 3,
+            repeats: 5,
         }
     };
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
@@ -222,7 +222,10 @@ fn make_big_file(path: &Path, size: u64) {
 /// memory of this process at the moment it forked.
 fn measure(cmd: &mut Command) -> (Duration, u64) {
     let start = Instant::now();
-    let mut child = cmd.stdout(std::process::Stdio::null()).spawn().expect("start");
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start");
     let status_file = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     let status = loop {
@@ -260,19 +263,21 @@ fn big_file(work: &Path, sizes: &Sizes) {
         format!("{} MiB", sizes.big_file >> 20)
     };
 
+    // Each timed run starts with nothing left to write back and the source in
+    // the page cache, so one run's writeback does not slow the next.
+    let quiet = || {
+        assert!(Command::new("sync").status().unwrap().success());
+        std::fs::read(&source).map(drop).ok();
+    };
+    let copy = work.join("copy.bin");
     let (mut cp, mut cp_sync, mut checkin, mut peak) = (vec![], vec![], vec![], 0);
     for rep in 0..sizes.repeats {
-        let copy = work.join("copy.bin");
+        quiet();
         cp.push(measure(Command::new("cp").arg(&source).arg(&copy)).0);
         std::fs::remove_file(&copy).unwrap();
-        cp_sync.push(
-            measure(Command::new("sh").arg("-c").arg(format!(
-                "cp {0} {1} && sync {1}",
-                source.display(),
-                copy.display()
-            )))
-            .0,
-        );
+        quiet();
+        let cp_then_sync = format!("cp {0} {1} && sync {1}", source.display(), copy.display());
+        cp_sync.push(measure(Command::new("sh").arg("-c").arg(cp_then_sync)).0);
         std::fs::remove_file(&copy).unwrap();
 
         let data = work.join(format!("checkin-{rep}"));
@@ -294,6 +299,7 @@ fn big_file(work: &Path, sizes: &Sizes) {
         std::fs::write(&small, b"v1").unwrap();
         cli(&["import", "big.psd", small.to_str().unwrap()]);
         cli(&["checkout", "big.psd"]);
+        quiet();
         let (elapsed, rss) = measure(
             Command::new(&bin)
                 .arg("--data")

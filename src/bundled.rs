@@ -349,7 +349,8 @@ impl Backend for Bundled {
         let staged = self.stage(upload).await?;
         // No new blob for a retry (its first check-in stored the same bytes, or it
         // is refused) nor for the head's bytes, which a committed row keeps.
-        let blob = if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
+        let blob = if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest
+        {
             Blob {
                 digest: staged.digest.clone(),
                 size: staged.size,

@@ -178,8 +178,9 @@ async fn execute(args: Args) -> Result<(), Error> {
     };
     let out = Output { json: args.json };
     if let Command::Digest { file } = &args.command {
-        // Needs no store: do not create a data folder for it.
-        let (digest, bytes) = leasedesk::blob::digest_file(file)?;
+        // Needs no store: do not create a data folder for it. A one-shot
+        // command may map the file (see `digest_file_mapped`).
+        let (digest, bytes) = leasedesk::blob::digest_file_mapped(file)?;
         out.print(
             &serde_json::json!({ "digest": digest, "size": bytes }),
             || format!("{digest}  {}", file.display()),

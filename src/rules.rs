@@ -514,7 +514,11 @@ pub fn check_in(
 
 /// The check-out and its artifact's head digest before an upload: to refuse
 /// early, and to know whether the upload's bytes will need storing.
-pub fn checkin_precheck(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<(CheckoutRow, Digest)> {
+pub fn checkin_precheck(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+) -> Result<(CheckoutRow, Digest)> {
     let row = own_checkout(tx, actor, id, "check in")?;
     let head = load_artifact(tx, row.checkout.artifact_id)?.head;
     Ok((row, head.digest))

@@ -52,6 +52,47 @@ fn check(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Installs Debian packages for the commands that are missing (as root, or
+/// through sudo), so both README commands work on a fresh machine.
+fn ensure_commands(needed: &[(&str, &str)]) -> Result<()> {
+    let missing: Vec<&str> = needed
+        .iter()
+        .filter(|(command, _)| {
+            !Command::new("sh")
+                .args(["-c", &format!("command -v {command}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    let apt = |args: &[&str]| {
+        let mut cmd = if root {
+            Command::new("apt-get")
+        } else {
+            Command::new("sudo")
+        };
+        if !root {
+            cmd.arg("apt-get");
+        }
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd
+    };
+    check(&mut apt(&["update", "-q"]))?;
+    check(apt(&["install", "-y", "-q"]).args(&missing))
+}
+
+/// What building needs: a C compiler for the bundled SQLite.
+fn ensure_build_tools() -> Result<()> {
+    ensure_commands(&[("cc", "gcc"), ("make", "make")])
+}
+
 /// Adds the toolchain components the checks use, if this toolchain lacks them.
 fn ensure_components() -> Result<()> {
     let has = |sub: &str| {
@@ -68,6 +109,7 @@ fn ensure_components() -> Result<()> {
 
 /// Formatting, lints (warnings are errors) and every test.
 fn test() -> Result<()> {
+    ensure_build_tools()?;
     ensure_components()?;
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
@@ -83,6 +125,7 @@ fn test() -> Result<()> {
 
 /// A short demonstration of the CLI on a temporary data folder.
 fn run() -> Result<()> {
+    ensure_build_tools()?;
     check(cargo().args(["build", "--quiet", "--bin", "leasedesk"]))?;
     let bin = root().join("target/debug/leasedesk");
     let demo = std::env::temp_dir().join(format!("leasedesk-demo-{}", std::process::id()));
