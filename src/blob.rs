@@ -84,6 +84,7 @@ impl BlobStore {
                         file: Some(file),
                         written: 0,
                         flushing_from: 0,
+                        flusher: None,
                     })
                 }
                 _ => continue,
@@ -284,6 +285,7 @@ struct TempBlob {
     file: Option<File>,
     written: u64,
     flushing_from: u64,
+    flusher: Option<mpsc::Sender<(i64, i64)>>,
 }
 
 /// How much is written before its writeback is started.
@@ -302,20 +304,37 @@ impl TempBlob {
         Ok(())
     }
 
-    /// Asks the kernel to start writing what was written so far to disk, so the
-    /// fsync that makes the blob durable finds little left to do: the disk
-    /// works while the copy goes on instead of after it.
+    /// Has the part written since the last call written to disk in the
+    /// background, so the fsync that makes the blob durable finds little left to
+    /// do: the disk works while the copy goes on instead of after it. A thread of
+    /// its own asks, since asking can block while the disk is busy.
     fn start_writeback(&mut self) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        let fd = self.file.as_ref().expect("open temp blob").as_raw_fd();
-        let (from, len) = (
+        if self.flusher.is_none() {
+            let file = self.file.as_ref().expect("open temp blob").try_clone()?;
+            let (ranges, to_flush) = mpsc::channel::<(i64, i64)>();
+            std::thread::spawn(move || {
+                use std::os::fd::AsRawFd;
+                for (from, len) in to_flush {
+                    // SAFETY: sync_file_range only reads its integer arguments and
+                    // `file` keeps the descriptor open. Advisory: the final fsync
+                    // is what makes the blob durable, and reports any error.
+                    unsafe {
+                        libc::sync_file_range(
+                            file.as_raw_fd(),
+                            from,
+                            len,
+                            libc::SYNC_FILE_RANGE_WRITE,
+                        )
+                    };
+                }
+            });
+            self.flusher = Some(ranges);
+        }
+        let range = (
             self.flushing_from as i64,
             (self.written - self.flushing_from) as i64,
         );
-        // SAFETY: sync_file_range only reads its integer arguments; `fd` is open.
-        if unsafe { libc::sync_file_range(fd, from, len, libc::SYNC_FILE_RANGE_WRITE) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let _ = self.flusher.as_ref().expect("flusher started").send(range);
         self.flushing_from = self.written;
         Ok(())
     }

@@ -86,6 +86,11 @@ impl Bundled {
 
     /// Registers a participant; admins may break leases and decide any proposal.
     pub fn add_account(&self, participant: &Participant, admin: bool) -> Result<Account> {
+        if admin && participant.kind() == ParticipantKind::Agent {
+            return Err(Error::Invalid(format!(
+                "{participant} is an agent: only users can be admins"
+            )));
+        }
         let account = Account {
             participant: participant.clone(),
             admin,

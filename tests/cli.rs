@@ -53,6 +53,14 @@ fn a_designer_session_through_the_cli() {
     assert!(cli
         .ok("user:root", &["user", "add", "resizer", "--agent"])
         .contains("agent:resizer"));
+    let agent_admin = cli.run("user:root", &["user", "add", "robot", "--agent", "--admin"]);
+    assert_eq!(
+        agent_admin.status.code(),
+        Some(1),
+        "only users can be admins"
+    );
+    let again = cli.run("user:root", &["user", "add", "boss"]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("user:boss already exists"));
     let users = cli.ok("user:root", &["user", "list"]);
     assert!(
         users.contains("user:boss  admin") && users.contains("agent:resizer"),
