@@ -1,8 +1,8 @@
 //! `cargo xtask run | test | bench`: the tasks cargo alone cannot express.
-//! Each installs what it needs on a fresh Debian machine first.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{bail, Context, Result};
 
@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "bench" => bench(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask run | test | bench [--quick]");
+            eprintln!("usage: cargo xtask run | test | bench [--quick] [--only PART]");
             return ExitCode::from(2);
         }
     };
@@ -32,6 +32,10 @@ fn root() -> PathBuf {
         .parent()
         .unwrap()
         .to_owned()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
 fn cargo() -> Command {
@@ -52,47 +56,6 @@ fn check(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// Installs Debian packages for the commands that are missing (as root, or
-/// through sudo), so both README commands work on a fresh machine.
-fn ensure_commands(needed: &[(&str, &str)]) -> Result<()> {
-    let missing: Vec<&str> = needed
-        .iter()
-        .filter(|(command, _)| {
-            !Command::new("sh")
-                .args(["-c", &format!("command -v {command}")])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .map(|(_, package)| *package)
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0"));
-    let apt = |args: &[&str]| {
-        let mut cmd = if root {
-            Command::new("apt-get")
-        } else {
-            Command::new("sudo")
-        };
-        if !root {
-            cmd.arg("apt-get");
-        }
-        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-        cmd
-    };
-    check(&mut apt(&["update", "-q"]))?;
-    check(apt(&["install", "-y", "-q"]).args(&missing))
-}
-
-/// What building needs: a C compiler for the bundled SQLite.
-fn ensure_build_tools() -> Result<()> {
-    ensure_commands(&[("cc", "gcc"), ("make", "make")])
-}
-
 /// Adds the toolchain components the checks use, if this toolchain lacks them.
 fn ensure_components() -> Result<()> {
     let has = |sub: &str| {
@@ -107,9 +70,9 @@ fn ensure_components() -> Result<()> {
     Ok(())
 }
 
-/// Formatting, lints (warnings are errors) and every test.
+/// Formatting, lints (warnings are errors) and every test, closing with one
+/// line that counts the tests of every test binary.
 fn test() -> Result<()> {
-    ensure_build_tools()?;
     ensure_components()?;
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
@@ -120,20 +83,46 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    check(cargo().args(["test", "--workspace"]))
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace"]).stdout(Stdio::piped());
+    eprintln!("$ {cmd:?}");
+    let mut child = cmd.spawn().context("could not start cargo test")?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line?;
+        println!("{line}");
+        if let Some(counts) = line.strip_prefix("test result: ") {
+            passed += count_of(counts, "passed");
+            failed += count_of(counts, "failed");
+        }
+    }
+    let status = child.wait()?;
+    println!("\ntests: {passed} passed, {failed} failed");
+    if !status.success() {
+        bail!("cargo test failed with {status}");
+    }
+    Ok(())
+}
+
+/// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
+fn count_of(summary: &str, label: &str) -> u64 {
+    summary
+        .split([';', '.'])
+        .find_map(|part| part.trim().strip_suffix(label))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// A short demonstration of the CLI on a temporary data folder.
 fn run() -> Result<()> {
-    ensure_build_tools()?;
     check(cargo().args(["build", "--quiet", "--bin", "leasedesk"]))?;
-    let bin = root().join("target/debug/leasedesk");
+    let bin = target_dir().join("debug/leasedesk");
     let demo = std::env::temp_dir().join(format!("leasedesk-demo-{}", std::process::id()));
     std::fs::create_dir_all(&demo)?;
     let data = demo.join("data");
     let file = demo.join("hero.psd");
     std::fs::write(&file, b"a layered poster, version 1")?;
-    let file = file.to_str().unwrap();
+    let file = file.to_str().context("a UTF-8 temp path")?;
 
     let steps: &[(&str, &[&str])] = &[
         ("user:admin", &["user", "add", "admin", "--admin"]),
@@ -192,7 +181,7 @@ fn run() -> Result<()> {
 /// Builds in release mode and runs the benchmark in `benches/lease.rs`, with
 /// `b3sum` (installed here, for the comparison only) beside it.
 fn bench(args: &[String]) -> Result<()> {
-    let tools = root().join("target/bench-tools");
+    let tools = target_dir().join("bench-tools");
     let b3sum = tools.join("bin/b3sum");
     if !b3sum.exists() {
         check(
@@ -206,7 +195,7 @@ fn bench(args: &[String]) -> Result<()> {
         cargo()
             .args(["bench", "--bench", "lease", "--"])
             .args(args)
-            .env("LEASEDESK_BIN", root().join("target/release/leasedesk"))
+            .env("LEASEDESK_BIN", target_dir().join("release/leasedesk"))
             .env("B3SUM", &b3sum),
     )
 }
