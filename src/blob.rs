@@ -5,7 +5,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -36,6 +35,7 @@ impl BlobStore {
             root: root.to_owned(),
         };
         fs::create_dir_all(store.temp_dir())?;
+        store.create_shard_dirs()?;
         for entry in fs::read_dir(store.temp_dir())? {
             let path = entry?.path();
             // A live upload (maybe another process's) holds a lock on its file.
@@ -46,6 +46,23 @@ impl BlobStore {
             }
         }
         Ok(store)
+    }
+
+    /// Makes the 256 folders blobs are spread over, once, durably: then a blob's
+    /// rename never depends on a folder another process created a moment ago.
+    fn create_shard_dirs(&self) -> Result<()> {
+        let mut created = false;
+        for shard in 0..=255u8 {
+            let dir = self.root.join(format!("{shard:02x}"));
+            if !dir.is_dir() {
+                fs::create_dir_all(&dir)?;
+                created = true;
+            }
+        }
+        if created {
+            sync_dir(&self.root)?;
+        }
+        Ok(())
     }
 
     fn temp_dir(&self) -> PathBuf {
@@ -76,18 +93,14 @@ impl BlobStore {
                 .create_new(true)
                 .open(&path)?;
             file.lock()?;
-            let ours = file.metadata()?;
-            match fs::metadata(&path) {
-                Ok(named) if named.ino() == ours.ino() && named.dev() == ours.dev() => {
-                    return Ok(TempBlob {
-                        path,
-                        file: Some(file),
-                        written: 0,
-                        flushing_from: 0,
-                        flusher: None,
-                    })
-                }
-                _ => continue,
+            if still_named(&file, &path)? {
+                return Ok(TempBlob {
+                    path,
+                    file: Some(file),
+                    written: 0,
+                    flushing_from: 0,
+                    flusher: None,
+                });
             }
         }
     }
@@ -100,12 +113,7 @@ impl BlobStore {
         expected: Option<&Digest>,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
-        let mut source = File::open(source).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => {
-                Error::NotFound(format!("{} does not exist", source.display()))
-            }
-            _ => Error::from(e),
-        })?;
+        let mut source = open_local(source)?;
         let mut pipe = Pipe::start(self.temp_blob()?);
         let mut hasher = blake3::Hasher::new();
         let mut size = 0u64;
@@ -121,7 +129,9 @@ impl BlobStore {
             if !pipe.send_blocking(buf) {
                 return Ok(()); // the writer failed: its error is reported below
             }
-            failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+            if pipe.is_writing() {
+                failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+            }
         })();
         let temp = pipe.finish()?;
         copied?;
@@ -156,7 +166,9 @@ impl BlobStore {
                 if !pipe.send(buf).await {
                     return Ok(());
                 }
-                failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+                if pipe.is_writing() {
+                    failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+                }
             }
         }
         .await;
@@ -196,6 +208,11 @@ impl Pipe {
             writer: None,
             next_size: FIRST_CHUNK,
         }
+    }
+
+    /// Whether the writer thread has started (the upload is past its first chunk).
+    fn is_writing(&self) -> bool {
+        self.writer.is_some()
     }
 
     /// An empty buffer to read into, reused when the writer has one back.
@@ -285,7 +302,7 @@ struct TempBlob {
     file: Option<File>,
     written: u64,
     flushing_from: u64,
-    flusher: Option<mpsc::Sender<(i64, i64)>>,
+    flusher: Option<mpsc::Sender<(u64, u64)>>,
 }
 
 /// How much is written before its writeback is started.
@@ -299,7 +316,7 @@ impl TempBlob {
             .write_all(bytes)?;
         self.written += bytes.len() as u64;
         if self.written - self.flushing_from >= WRITEBACK_WINDOW {
-            self.start_writeback()?;
+            self.start_writeback();
         }
         Ok(())
     }
@@ -307,36 +324,17 @@ impl TempBlob {
     /// Has the part written since the last call written to disk in the
     /// background, so the fsync that makes the blob durable finds little left to
     /// do: the disk works while the copy goes on instead of after it. A thread of
-    /// its own asks, since asking can block while the disk is busy.
-    fn start_writeback(&mut self) -> io::Result<()> {
+    /// its own asks, since asking can block while the disk is busy. Best effort:
+    /// without it the final fsync simply does all the work.
+    fn start_writeback(&mut self) {
         if self.flusher.is_none() {
-            let file = self.file.as_ref().expect("open temp blob").try_clone()?;
-            let (ranges, to_flush) = mpsc::channel::<(i64, i64)>();
-            std::thread::spawn(move || {
-                use std::os::fd::AsRawFd;
-                for (from, len) in to_flush {
-                    // SAFETY: sync_file_range only reads its integer arguments and
-                    // `file` keeps the descriptor open. Advisory: the final fsync
-                    // is what makes the blob durable, and reports any error.
-                    unsafe {
-                        libc::sync_file_range(
-                            file.as_raw_fd(),
-                            from,
-                            len,
-                            libc::SYNC_FILE_RANGE_WRITE,
-                        )
-                    };
-                }
-            });
-            self.flusher = Some(ranges);
+            self.flusher = self.file.as_ref().and_then(spawn_flusher);
         }
-        let range = (
-            self.flushing_from as i64,
-            (self.written - self.flushing_from) as i64,
-        );
-        let _ = self.flusher.as_ref().expect("flusher started").send(range);
+        if let Some(flusher) = &self.flusher {
+            let range = (self.flushing_from, self.written - self.flushing_from);
+            let _ = flusher.send(range);
+        }
         self.flushing_from = self.written;
-        Ok(())
     }
 
     /// Checks the digest; a mismatch stores nothing.
@@ -386,6 +384,7 @@ impl StagedBlob {
             .expect("open temp blob")
             .sync_all()?;
         if !dir.is_dir() {
+            // Made at open; someone removed it since.
             fs::create_dir_all(dir)?;
             sync_dir(&store.root)?;
         }
@@ -393,6 +392,54 @@ impl StagedBlob {
         sync_dir(dir)?;
         Ok(())
     }
+}
+
+/// A thread that starts the writeback of the byte ranges it is sent (on Linux,
+/// with sync_file_range; elsewhere there is none). It ends when its sender drops.
+#[cfg(target_os = "linux")]
+fn spawn_flusher(file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
+    use std::os::fd::AsRawFd;
+    let file = file.try_clone().ok()?;
+    let (ranges, to_flush) = mpsc::channel::<(u64, u64)>();
+    let spawned = std::thread::Builder::new()
+        .name("blob-writeback".into())
+        .spawn(move || {
+            for (from, len) in to_flush {
+                // SAFETY: sync_file_range only reads its integer arguments, and
+                // `file` keeps the descriptor open. Advisory: the final fsync
+                // makes the blob durable and reports any error.
+                unsafe {
+                    libc::sync_file_range(
+                        file.as_raw_fd(),
+                        from as i64,
+                        len as i64,
+                        libc::SYNC_FILE_RANGE_WRITE,
+                    )
+                };
+            }
+        });
+    spawned.ok().map(|_| ranges)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn spawn_flusher(_file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
+    None
+}
+
+/// Whether `path` still names the open `file` (and not nothing, or another file).
+#[cfg(unix)]
+fn still_named(file: &File, path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = file.metadata()?;
+    Ok(
+        fs::metadata(path)
+            .is_ok_and(|named| named.ino() == ours.ino() && named.dev() == ours.dev()),
+    )
+}
+
+#[cfg(not(unix))]
+fn still_named(_file: &File, path: &Path) -> io::Result<bool> {
+    Ok(path.exists())
 }
 
 /// Makes a folder's entries (a rename, a new file) survive power loss.

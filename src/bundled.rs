@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
 use crate::model::*;
 use crate::rules::{self, Blob};
-use crate::store::{Store, Tx};
+use crate::store::{Durability, EditState, Store, Tx};
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
 #[derive(Clone, Debug)]
@@ -96,7 +96,9 @@ impl Bundled {
             admin,
             created_at: self.clock().now(),
         };
-        self.shared.store.write(|tx| tx.insert_account(&account))?;
+        self.shared
+            .store
+            .write(Durability::Normal, |tx| tx.insert_account(&account))?;
         Ok(account)
     }
 
@@ -107,7 +109,9 @@ impl Bundled {
     /// Records `lease.expired` for every lease that lapsed unrecorded.
     pub fn sweep(&self) -> Result<usize> {
         let clock = self.clock().clone();
-        self.shared.store.write(|tx| rules::sweep(tx, clock.now()))
+        self.shared
+            .store
+            .write(Durability::Normal, |tx| rules::sweep(tx, clock.now()))
     }
 
     /// Sweeps lapsed leases every `every`, so their `lease.expired` appears even
@@ -125,16 +129,17 @@ impl Bundled {
         })
     }
 
-    /// Runs a write transaction on a blocking thread, with `now` read once the
-    /// transaction holds the write lock, so times follow commit order.
+    /// Runs a write transaction, with `now` read once the transaction holds the
+    /// write lock, so times follow commit order. `durability`: see [`Store::write`].
     async fn write<T: Send + 'static>(
         &self,
+        durability: Durability,
         f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
-        blocking(move || {
+        in_place(move || {
             let shared = &this.shared;
-            shared.store.write(|tx| {
+            shared.store.write(durability, |tx| {
                 f(
                     tx,
                     &this.participant,
@@ -151,7 +156,7 @@ impl Bundled {
         f: impl FnOnce(&Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
-        blocking(move || {
+        in_place(move || {
             let now = this.shared.options.clock.now();
             this.shared.store.read(|tx| f(tx, &this.participant, now))
         })
@@ -163,7 +168,7 @@ impl Bundled {
         let shared = self.shared.clone();
         match upload.source {
             UploadSource::File(path) => {
-                blocking(move || {
+                off_thread(move || {
                     shared.blobs.stage_file(
                         &path,
                         upload.digest.as_ref(),
@@ -189,12 +194,9 @@ impl Bundled {
 
     /// Names a staged blob by its digest; rows may refer to it from then on.
     async fn persist(&self, staged: StagedBlob) -> Result<Blob> {
-        let blob = Blob {
-            digest: staged.digest.clone(),
-            size: staged.size,
-        };
+        let blob = Blob::from(&staged);
         let shared = self.shared.clone();
-        blocking(move || staged.persist(&shared.blobs)).await?;
+        off_thread(move || staged.persist(&shared.blobs)).await?;
         Ok(blob)
     }
 
@@ -204,18 +206,35 @@ impl Bundled {
     }
 }
 
-/// Runs blocking store or file work. On a multi-threaded runtime it runs right
-/// here, the worker's other tasks moving to another thread meanwhile (no hand-off
-/// for the common short transaction); elsewhere on tokio's blocking pool.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+/// Runs a short blocking store transaction. On a multi-threaded runtime it runs
+/// right here (the worker's other tasks move to another thread meanwhile),
+/// which saves two thread switches per lease change; elsewhere off the thread.
+async fn in_place<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
         return tokio::task::block_in_place(f);
     }
+    off_thread(f).await
+}
+
+/// Runs long blocking work (copying a file) on tokio's blocking pool, so the
+/// caller's task stays responsive (a timeout around it can fire).
+async fn off_thread<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => Err(Error::Internal(format!("task: {e}"))),
+    }
+}
+
+impl From<&StagedBlob> for Blob {
+    fn from(staged: &StagedBlob) -> Self {
+        Blob {
+            digest: staged.digest.clone(),
+            size: staged.size,
+        }
     }
 }
 
@@ -247,18 +266,14 @@ impl Backend for Bundled {
 
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
         let path = path.clone();
-        // Refuse before reading gigabytes.
         let checked = path.clone();
-        self.read(move |tx, _, _| match tx.artifact_id_by_path(&checked)? {
-            Some(_) => Err(Error::Exists(format!(
-                "{checked} already exists: check it out to change it"
-            ))),
-            None => Ok(()),
-        })
-        .await?;
+        self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
+            .await?;
         let blob = self.store_upload(upload).await?;
-        self.write(move |tx, me, now, _| rules::import(tx, me, &path, &blob, now))
-            .await
+        self.write(Durability::Full, move |tx, me, now, _| {
+            rules::import(tx, me, &path, &blob, now)
+        })
+        .await
     }
 
     async fn artifacts(&self) -> Result<Vec<Artifact>> {
@@ -325,7 +340,7 @@ impl Backend for Bundled {
     }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
-        self.write(move |tx, me, now, failpoints| {
+        self.write(Durability::Normal, move |tx, me, now, failpoints| {
             rules::check_out(tx, me, id, &request, now, failpoints)
         })
         .await?
@@ -342,8 +357,10 @@ impl Backend for Bundled {
     }
 
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
-        self.write(move |tx, me, now, _| rules::extend(tx, me, id, ttl_seconds, now))
-            .await?
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::extend(tx, me, id, ttl_seconds, now)
+        })
+        .await?
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
@@ -354,38 +371,59 @@ impl Backend for Bundled {
         let staged = self.stage(upload).await?;
         // No new blob for a retry (its first check-in stored the same bytes, or it
         // is refused) nor for the head's bytes, which a committed row keeps.
-        let blob = if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest
-        {
-            Blob {
-                digest: staged.digest.clone(),
-                size: staged.size,
-            }
-        } else {
-            self.persist(staged).await?
-        };
-        self.write(move |tx, me, now, _| rules::check_in(tx, me, id, &blob, now))
-            .await
+        let (blob, durability) =
+            if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
+                (Blob::from(&staged), Durability::Normal)
+            } else {
+                (self.persist(staged).await?, Durability::Full)
+            };
+        self.write(durability, move |tx, me, now, _| {
+            rules::check_in(tx, me, id, &blob, now)
+        })
+        .await
     }
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
-        self.write(move |tx, me, now, _| rules::cancel(tx, me, id, now))
-            .await
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::cancel(tx, me, id, now)
+        })
+        .await
     }
 
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
-        self.write(move |tx, me, now, _| rules::begin_edit(tx, me, id, ttl_seconds, now))
-            .await?
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::begin_edit(tx, me, id, ttl_seconds, now)
+        })
+        .await?
     }
 
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
-        let blob = self.store_upload(upload).await?;
-        self.write(move |tx, me, now, _| rules::commit_edit(tx, me, id, &blob, now))
-            .await?
+        let (before, head) = self
+            .read(move |tx, me, _| rules::edit_precheck(tx, me, id))
+            .await?;
+        let staged = self.stage(upload).await?;
+        // Versions only grow: if the base is not the head now, the commit is
+        // refused, and the head's own bytes are kept by a committed row already.
+        let head_is_base =
+            head.version == before.edit.base_version && head.digest == before.edit.base_digest;
+        let needs_blob =
+            before.state == EditState::Open && head_is_base && staged.digest != head.digest;
+        let (blob, durability) = if needs_blob {
+            (self.persist(staged).await?, Durability::Full)
+        } else {
+            (Blob::from(&staged), Durability::Normal)
+        };
+        self.write(durability, move |tx, me, now, _| {
+            rules::commit_edit(tx, me, id, &blob, now)
+        })
+        .await?
     }
 
     async fn release_edit(&self, id: EditId) -> Result<()> {
-        self.write(move |tx, me, now, _| rules::release_edit(tx, me, id, now))
-            .await
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::release_edit(tx, me, id, now)
+        })
+        .await
     }
 
     async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
@@ -393,24 +431,32 @@ impl Backend for Bundled {
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
-        self.write(move |tx, me, now, _| rules::accept_proposal(tx, me, id, now))
-            .await?
+        self.write(Durability::Full, move |tx, me, now, _| {
+            rules::accept_proposal(tx, me, id, now)
+        })
+        .await?
     }
 
     async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal> {
-        self.write(move |tx, me, now, _| rules::rebuild_proposal(tx, me, id, now))
-            .await
+        self.write(Durability::Full, move |tx, me, now, _| {
+            rules::rebuild_proposal(tx, me, id, now)
+        })
+        .await
     }
 
     async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
-        self.write(move |tx, me, now, _| rules::reject_proposal(tx, me, id, now))
-            .await
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::reject_proposal(tx, me, id, now)
+        })
+        .await
     }
 
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
         let reason = reason.to_owned();
-        self.write(move |tx, me, now, _| rules::break_lease(tx, me, id, &reason, now))
-            .await
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::break_lease(tx, me, id, &reason, now)
+        })
+        .await
     }
 
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {

@@ -453,25 +453,25 @@ async fn my_open_checkout(store: &Bundled, path: &RepoPath) -> Result<Checkout, 
         })
 }
 
-/// Checks in again a file already checked in (a retry after a lost answer): the
-/// check-out closed by this same file answers with its first result.
+/// Checks in again a file already checked in (a retry after a lost answer):
+/// the newest closed check-out answers with its first result if this is the
+/// file it took, and is refused otherwise.
 async fn retry_checkin(
     store: &Bundled,
     path: &RepoPath,
     file: &std::path::Path,
 ) -> Result<Option<Checkout>, Error> {
-    let (digest, _) = leasedesk::blob::digest_file(file)?;
-    let checked_in_this_file = |c: &Checkout| match &c.result {
-        Some(
-            CheckinResult::Committed { digest: d, .. } | CheckinResult::Unchanged { digest: d, .. },
-        ) => *d == digest,
-        Some(CheckinResult::Proposal { proposal }) => proposal.digest == digest,
-        None => false,
-    };
-    let closed = store.checkouts(false).await?;
-    match closed.into_iter().find(|c| c.path == *path) {
-        Some(newest) if checked_in_this_file(&newest) => {
-            Ok(Some(store.check_in(newest.id, Upload::file(file)).await?))
+    let newest = store
+        .checkouts(false)
+        .await?
+        .into_iter()
+        .find(|c| c.path == *path);
+    match newest {
+        Some(closed) if closed.result.is_some() => {
+            match store.check_in(closed.id, Upload::file(file)).await {
+                Err(Error::CheckoutClosed(_)) => Ok(None),
+                answer => answer.map(Some),
+            }
         }
         _ => Ok(None),
     }

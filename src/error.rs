@@ -62,8 +62,12 @@ fn busy_message(path: &str, lease: Option<&Lease>) -> String {
     match lease {
         None => format!("{path} was busy a moment ago but is free now: try again"),
         Some(lease) => {
+            let held = match lease.kind {
+                crate::model::LeaseKind::Checkout => "checked out",
+                crate::model::LeaseKind::Edit => "being edited",
+            };
             let mut message = format!(
-                "{path} is checked out by {} until {}",
+                "{path} is {held} by {} until {}",
                 lease.participant,
                 lease.expires_at.format("%Y-%m-%d %H:%M UTC")
             );

@@ -245,13 +245,7 @@ pub fn import(
     blob: &Blob,
     now: Timestamp,
 ) -> Result<Artifact> {
-    if let Some(id) = tx.artifact_id_by_path(path)? {
-        let existing = load_artifact(tx, id)?;
-        return Err(Error::Exists(format!(
-            "{path} already exists (version {}): check it out to change it",
-            existing.head.version
-        )));
-    }
+    import_precheck(tx, path)?;
     let id = ArtifactId::new();
     let head = Head {
         version: 1,
@@ -271,6 +265,17 @@ pub fn import(
         json!({ "version": 1, "digest": head.digest, "size": head.size, "path": path }),
     )?;
     load_artifact(tx, id)
+}
+
+/// Refuses an import to a path that is taken (before its bytes are read, too).
+pub fn import_precheck(tx: &Tx, path: &RepoPath) -> Result<()> {
+    match tx.artifact_id_by_path(path)? {
+        None => Ok(()),
+        Some(id) => Err(Error::Exists(format!(
+            "{path} already exists (version {}): check it out to change it",
+            load_artifact(tx, id)?.head.version
+        ))),
+    }
 }
 
 /// An artifact as a reader sees it: a lapsed lease is not shown.
@@ -684,6 +689,15 @@ pub fn commit_edit(
     row.result = Some(result.clone());
     tx.put_edit(&row, now)?;
     Ok(Ok(tx.resolve_result(result)?))
+}
+
+/// The edit and its artifact's head before an upload: to refuse a stranger or
+/// an unknown edit early, and to know whether the upload's bytes will need
+/// storing (only for an open edit whose base is still the head).
+pub fn edit_precheck(tx: &Tx, actor: &Participant, id: EditId) -> Result<(EditRow, Head)> {
+    let row = own_edit(tx, actor, id)?;
+    let head = load_artifact(tx, row.edit.artifact_id)?.head;
+    Ok((row, head))
 }
 
 /// Ends an edit without committing. Idempotent.

@@ -5,7 +5,7 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -45,7 +45,7 @@ async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commit
     assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, b"v2");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule9_an_unchanged_file_commits_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -72,7 +72,7 @@ async fn rule9_an_unchanged_file_commits_nothing() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -109,7 +109,7 @@ async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkou
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -178,7 +178,7 @@ async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_pro
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -232,7 +232,7 @@ async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_p
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -252,7 +252,7 @@ async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_n
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -283,7 +283,7 @@ async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
     assert_eq!(open.len(), 1, "the retry made no second proposal");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -314,7 +314,7 @@ async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended
     assert!(!blob.exists(), "a refused check-in stores nothing");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
     let f = fixture();
     let a = f.import("big.blend", b"v1").await;
@@ -342,7 +342,7 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
     assert_eq!(read_content(f.alice.as_ref(), a.id, Some(1)).await, b"v1");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -379,7 +379,7 @@ async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_
     assert_eq!(f.artifact(a.id).await.head.version, 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;

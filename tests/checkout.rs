@@ -6,7 +6,7 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule1_holder_names_the_record_and_the_participant_so_two_windows_are_two_holders() {
     let f = fixture();
     let a = f.import("brand/hero.psd", b"v1").await;
@@ -29,7 +29,7 @@ async fn rule1_holder_names_the_record_and_the_participant_so_two_windows_are_tw
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_background() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -54,7 +54,7 @@ async fn rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_backgro
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_renewed() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -77,7 +77,7 @@ async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_ren
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -105,7 +105,7 @@ async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule3_only_the_actor_extends_checks_in_or_cancels() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -149,7 +149,7 @@ async fn rule3_only_the_actor_extends_checks_in_or_cancels() {
     assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule4_a_busy_refusal_says_who_holds_it_until_when_and_their_note() {
     let f = fixture();
     let a = f.import("brand/hero.psd", b"v1").await;
@@ -185,7 +185,7 @@ async fn rule4_a_busy_refusal_says_who_holds_it_until_when_and_their_note() {
     assert_eq!(refused.to_body()["lease"]["participant"], "user:alice");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule5_a_checkout_that_fails_to_be_recorded_releases_its_lease() {
     for action in [Action::Error, Action::Panic] {
         let f = fixture_with(Failpoints::new([(failpoint::at::CHECKOUT_RECORD, action)]));
@@ -220,7 +220,7 @@ async fn rule5_a_checkout_that_fails_to_be_recorded_releases_its_lease() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule6_a_checkout_is_always_of_the_head() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -230,7 +230,7 @@ async fn rule6_a_checkout_is_always_of_the_head() {
     assert_eq!((c2.version, c2.digest), (2, digest(b"v2")));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -266,7 +266,7 @@ async fn a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing() {
     assert_eq!(f.artifact(a.id).await.lease, None);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_closes_without_committing_releases_and_is_idempotent() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;

@@ -11,8 +11,9 @@ use leasedesk::{Backend, Bundled, Upload};
 
 use crate::harness::*;
 
-/// Runs a check-in as alice in a child process, stops it at `failpoint`, kills it.
-fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str) {
+/// Runs a check-in as alice in a child process, waits until it stops at
+/// `failpoint` (and `ready` holds), then kills it with SIGKILL.
+fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str, ready: impl Fn() -> bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
         .args([
             "--data",
@@ -28,22 +29,31 @@ fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str) {
         .stdout(Stdio::null())
         .spawn()
         .expect("start leasedesk");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = stderr.read_line(&mut line).unwrap();
-        assert!(
-            n > 0 && Instant::now() < deadline,
-            "the child never reached {failpoint}"
-        );
-        if line.contains(&format!("failpoint {failpoint} reached")) {
-            break;
+    // Read stderr on a thread, so a child that hangs silently fails the test
+    // at the deadline instead of hanging it.
+    let stderr = child.stderr.take().unwrap();
+    let (lines, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
         }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let reached = format!("failpoint {failpoint} reached");
+    let stopped = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match said.recv_timeout(left) {
+            Ok(line) if line.contains(&reached) => break true,
+            Ok(_) => continue,
+            Err(_) => break false,
+        }
+    };
+    while stopped && !ready() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().expect("SIGKILL"); // Child::kill sends SIGKILL on Unix
     child.wait().unwrap();
+    assert!(stopped, "the child never reached {failpoint}");
 }
 
 /// A data folder with a.psd at version 1 checked out by alice.
@@ -135,13 +145,19 @@ async fn killed_in_the_middle_of_a_checkin_upload_leaves_none_of_it() {
     let (dir, c, events) = checked_out_store().await;
     let file = dir.path().join("work.psd");
     std::fs::write(&file, vec![7u8; 4 << 20]).unwrap(); // several chunks
-    kill_checkin_at(dir.path(), &file, "upload.stream");
-    assert!(
+    let temp_files = || -> Vec<u64> {
         std::fs::read_dir(dir.path().join("blobs/tmp"))
             .unwrap()
-            .count()
-            == 1,
-        "the killed upload left its partial temporary file"
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .collect()
+    };
+    kill_checkin_at(dir.path(), &file, "upload.stream", || {
+        temp_files().iter().any(|&len| len > 0)
+    });
+    let left = temp_files();
+    assert!(
+        left.len() == 1 && left[0] > 0 && left[0] < 4 << 20,
+        "the killed upload left a partial temporary file: {left:?}"
     );
     assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
 }
@@ -151,7 +167,7 @@ async fn killed_in_the_middle_of_a_checkin_commit_leaves_none_of_it() {
     let (dir, c, events) = checked_out_store().await;
     let file = dir.path().join("work.psd");
     std::fs::write(&file, b"the work").unwrap();
-    kill_checkin_at(dir.path(), &file, "store.before_durable_commit");
+    kill_checkin_at(dir.path(), &file, "store.before_durable_commit", || true);
     assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
 }
 
@@ -160,7 +176,7 @@ async fn killed_after_the_commit_before_answering_a_retry_gets_the_same_answer()
     let (dir, c, _) = checked_out_store().await;
     let file = dir.path().join("work.psd");
     std::fs::write(&file, b"the work").unwrap();
-    kill_checkin_at(dir.path(), &file, "store.after_durable_commit");
+    kill_checkin_at(dir.path(), &file, "store.after_durable_commit", || true);
     assert_store_is_sound(dir.path());
 
     let retry = Command::new(env!("CARGO_BIN_EXE_leasedesk"))

@@ -216,7 +216,7 @@ async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped() {
         .await
         .is_err());
     let mut released = false;
-    for _ in 0..100 {
+    for _ in 0..500 {
         if f.artifact(a.id).await.lease.is_none() {
             released = true;
             break;
@@ -320,8 +320,11 @@ async fn only_the_agent_that_began_an_edit_commits_or_releases_it() {
     let f = fixture();
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
-    let commit = f.bob.commit_edit(edit.id, bytes(b"x")).await;
+    let commit = f.bob.commit_edit(edit.id, bytes(b"bob's bytes")).await;
     assert!(matches!(commit, Err(Error::Forbidden(_))), "{commit:?}");
+    let hex = digest(b"bob's bytes").hex().to_owned();
+    let blob = f.dir.path().join("blobs").join(&hex[..2]).join(&hex);
+    assert!(!blob.exists(), "a refused commit stores nothing");
     let release = f.bob.release_edit(edit.id).await;
     assert!(matches!(release, Err(Error::Forbidden(_))), "{release:?}");
     assert_eq!(f.artifact(a.id).await.lease.unwrap().holder, edit.holder);

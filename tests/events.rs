@@ -6,7 +6,7 @@ use leasedesk::model::*;
 
 use crate::harness::*;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule17_reads_acquire_and_renew_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -32,7 +32,7 @@ async fn rule17_reads_acquire_and_renew_nothing() {
     assert_eq!(f.all_events().await, before.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule18_every_lease_change_writes_its_event() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -70,7 +70,7 @@ async fn rule18_every_lease_change_writes_its_event() {
     assert_eq!(acquired.at, start_time());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -118,7 +118,7 @@ async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended() {
     assert_eq!(last.holder.as_deref(), Some(c2.holder.as_str()));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() {
     // The sweeper first, then an operation.
     let f = fixture();
@@ -178,7 +178,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
     assert_eq!(expired, 2, "one per lapse: alice's and bob's");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -195,7 +195,7 @@ async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
     f.advance(Duration::from_secs(61));
     let sweeper = f.store.spawn_sweeper(Duration::from_millis(10));
     let mut seen = false;
-    for _ in 0..200 {
+    for _ in 0..1000 {
         if f.kinds_after(0)
             .await
             .contains(&"lease.expired".to_string())
@@ -209,7 +209,7 @@ async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
     assert!(seen, "the sweeper wrote lease.expired");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule19_release_is_idempotent() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -221,7 +221,7 @@ async fn rule19_release_is_idempotent() {
     assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn event_pages_follow_the_sequence() {
     let f = fixture();
     for i in 0..5 {

@@ -53,7 +53,7 @@ fn bad_participants_and_digests_are_refused() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_whose_declared_digest_differs_stores_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -125,7 +125,7 @@ async fn an_upload_whose_declared_digest_differs_stores_nothing() {
     ));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn importing_an_existing_path_is_refused_and_keeps_the_artifact() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -137,7 +137,7 @@ async fn importing_an_existing_path_is_refused_and_keeps_the_artifact() {
     assert_eq!(f.artifact(a.id).await.head.digest, digest(b"v1"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_local_file_is_not_found_and_changes_nothing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
@@ -153,7 +153,7 @@ async fn a_missing_local_file_is_not_found_and_changes_nothing() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_ids_are_not_found() {
     let f = fixture();
     f.import("a.psd", b"v1").await;
@@ -192,7 +192,7 @@ async fn unknown_ids_are_not_found() {
     ));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_reopens_with_everything_in_it() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;

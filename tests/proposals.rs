@@ -29,7 +29,7 @@ async fn stale_proposal(f: &Fixture) -> (Artifact, Proposal) {
     (a, proposal)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest() {
     let f = fixture();
     let (a, proposal) = stale_proposal(&f).await;
@@ -68,7 +68,7 @@ async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest()
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted() {
     let f = fixture();
     let (a, stale) = stale_proposal(&f).await;
@@ -127,7 +127,7 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule16_a_rejected_proposal_stays_in_history() {
     let f = fixture();
     let (a, proposal) = stale_proposal(&f).await;
@@ -154,7 +154,7 @@ async fn rule16_a_rejected_proposal_stays_in_history() {
     assert_eq!(f.artifact(a.id).await.head.version, 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule16_only_the_author_or_an_admin_decides_a_proposal() {
     let f = fixture();
     let (a, proposal) = stale_proposal(&f).await;
@@ -172,7 +172,7 @@ async fn rule16_only_the_author_or_an_admin_decides_a_proposal() {
     assert_eq!(f.artifact(a.id).await.head.version, 3);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rule16_accept_is_refused_while_someone_holds_the_file() {
     let f = fixture();
     let (a, proposal) = stale_proposal(&f).await;
@@ -185,7 +185,7 @@ async fn rule16_accept_is_refused_while_someone_holds_the_file() {
     assert_eq!(f.artifact(a.id).await.head.version, 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;

@@ -54,18 +54,23 @@ impl Store {
     ///
     /// Durability: lease changes commit with `synchronous=NORMAL` (they survive a
     /// process crash; a power loss may undo the last few, which is safe because
-    /// commits test the base version, not the lease). A transaction that writes a
-    /// version or a proposal calls [`Tx::require_durable`]; SQLite cannot change
-    /// that setting inside a transaction, so such a transaction is rolled back and
-    /// run again with `synchronous=FULL`, whose commit fsyncs the WAL (and with it
-    /// every commit before it). `f` must therefore be safe to run twice.
-    pub fn write<T>(&self, mut f: impl FnMut(&Tx) -> Result<T>) -> Result<T> {
+    /// commits test the base version, not the lease). Writes of versions and
+    /// proposals ask for `Durability::Full`: their commit fsyncs the WAL, and with
+    /// it every commit before it. SQLite cannot change that setting inside a
+    /// transaction, so if a `Normal` transaction turns out to write a version or a
+    /// proposal (the store changed since the caller looked: [`Tx::require_durable`]),
+    /// it is rolled back and run again with `Full`. `f` must be safe to run twice.
+    pub fn write<T>(
+        &self,
+        durability: Durability,
+        mut f: impl FnMut(&Tx) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self
             .conn
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let durable = Cell::new(false);
-        {
+        if durability == Durability::Normal {
+            let durable = Cell::new(false);
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let value = f(&Tx {
                 tx: &tx,
@@ -76,20 +81,16 @@ impl Store {
                 return Ok(value);
             }
         }
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        let result = (|| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = f(&Tx {
-                tx: &tx,
-                durable: &durable,
-            })?;
-            self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
-            tx.commit()?;
-            Ok(value)
-        })();
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut conn = FullSync::set(&mut conn)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&Tx {
+            tx: &tx,
+            durable: &Cell::new(true),
+        })?;
+        self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
+        tx.commit()?;
         self.failpoints.hit(failpoint::at::AFTER_DURABLE_COMMIT)?;
-        result
+        Ok(value)
     }
 
     /// Runs `f` on one consistent snapshot. Writes nothing.
@@ -126,6 +127,45 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
     tx.commit()?;
     Ok(())
+}
+
+/// How durable a write's commit must be; see [`Store::write`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Lease changes: survive a process crash.
+    Normal,
+    /// Versions and proposals: survive power loss.
+    Full,
+}
+
+/// A connection switched to `synchronous=FULL` until dropped (also on a panic).
+struct FullSync<'a>(&'a mut Connection);
+
+impl<'a> FullSync<'a> {
+    fn set(conn: &'a mut Connection) -> Result<Self> {
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        Ok(Self(conn))
+    }
+}
+
+impl std::ops::Deref for FullSync<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.0
+    }
+}
+
+impl std::ops::DerefMut for FullSync<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.0
+    }
+}
+
+impl Drop for FullSync<'_> {
+    fn drop(&mut self) {
+        // If this fails the connection stays FULL: slower, never less safe.
+        let _ = self.0.pragma_update(None, "synchronous", "NORMAL");
+    }
 }
 
 /// One transaction on the store.
