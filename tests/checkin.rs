@@ -9,17 +9,7 @@ use crate::harness::*;
 async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let c = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(3 * HOUR);
     assert_eq!(f.artifact(a.id).await.lease, None, "the lease lapsed");
     let seq = f.last_seq().await;
@@ -113,29 +103,9 @@ async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkou
 async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let alice = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
-    let bob = f
-        .bob
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: None,
-                note: Some("mine now".into()),
-            },
-        )
-        .await
-        .unwrap();
+    let bob = f.bob.check_out(a.id, with_note("mine now")).await.unwrap();
 
     let done = f
         .alice
@@ -182,17 +152,7 @@ async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_pro
 async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let alice = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
@@ -256,17 +216,7 @@ async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_n
 async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let alice = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     f.bob.check_out(a.id, checkout_request()).await.unwrap();
     let first = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
@@ -346,17 +296,7 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
 async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let alice = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.cancel(bob.id).await.unwrap();
@@ -383,17 +323,7 @@ async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_
 async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let c = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     assert_eq!(f.store.sweep().unwrap(), 1);
     let extended = f.alice.extend(c.id, Some(60)).await.unwrap();

@@ -81,17 +81,7 @@ async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_ren
 async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let c = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     let seq = f.last_seq().await;
     let extended = f.alice.extend(c.id, None).await.unwrap();

@@ -281,13 +281,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
     let a = f.import("a.png", b"v1").await;
     let c = f
         .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: None,
-                note: Some("colour pass".into()),
-            },
-        )
+        .check_out(a.id, with_note("colour pass"))
         .await
         .unwrap();
     let refused = f.agent.begin_edit(a.id, None).await.unwrap_err();

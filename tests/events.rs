@@ -36,17 +36,7 @@ async fn rule17_reads_acquire_and_renew_nothing() {
 async fn rule18_every_lease_change_writes_its_event() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let c = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: None,
-                note: Some("n".into()),
-            },
-        )
-        .await
-        .unwrap();
+    let c = f.alice.check_out(a.id, with_note("n")).await.unwrap();
     f.alice.extend(c.id, None).await.unwrap();
     f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
     assert_eq!(
@@ -74,16 +64,7 @@ async fn rule18_every_lease_change_writes_its_event() {
 async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    f.alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     for _ in 0..3 {
         f.bob.check_out(a.id, checkout_request()).await.unwrap_err();
         f.bob.begin_edit(a.id, None).await.unwrap_err();
@@ -123,17 +104,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
     // The sweeper first, then an operation.
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    let c = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(Duration::from_secs(61));
     assert_eq!(f.store.sweep().unwrap(), 1);
     assert_eq!(f.store.sweep().unwrap(), 0, "a second sweep finds nothing");
@@ -151,16 +122,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
     // An operation first, then the sweeper.
     let g = fixture();
     let b = g.import("b.psd", b"v1").await;
-    g.alice
-        .check_out(
-            b.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    g.alice.check_out(b.id, for_seconds(60)).await.unwrap();
     g.advance(Duration::from_secs(61));
     g.bob.check_out(b.id, checkout_request()).await.unwrap();
     g.advance(Duration::from_secs(9 * 3600));
@@ -182,16 +144,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
 async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
     let f = fixture();
     let a = f.import("a.psd", b"v1").await;
-    f.alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(Duration::from_secs(61));
     let sweeper = f.store.spawn_sweeper(Duration::from_millis(10));
     let mut seen = false;

@@ -70,8 +70,25 @@ pub fn digest(data: &[u8]) -> Digest {
     blake3::hash(data).into()
 }
 
+/// A check-out with the default lease (8 hours) and no note.
 pub fn checkout_request() -> CheckoutRequest {
     CheckoutRequest::default()
+}
+
+/// A check-out whose lease lasts `seconds`.
+pub fn for_seconds(seconds: u64) -> CheckoutRequest {
+    CheckoutRequest {
+        ttl_seconds: Some(seconds),
+        note: None,
+    }
+}
+
+/// A check-out with the default lease and a note for whoever is refused.
+pub fn with_note(note: &str) -> CheckoutRequest {
+    CheckoutRequest {
+        ttl_seconds: None,
+        note: Some(note.into()),
+    }
 }
 
 impl Fixture {

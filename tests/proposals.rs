@@ -8,17 +8,7 @@ use crate::harness::*;
 /// Alice's stale check-in, made while bob committed version 2.
 async fn stale_proposal(f: &Fixture) -> (Artifact, Proposal) {
     let a = f.import("a.psd", b"v1").await;
-    let alice = f
-        .alice
-        .check_out(
-            a.id,
-            CheckoutRequest {
-                ttl_seconds: Some(60),
-                note: None,
-            },
-        )
-        .await
-        .unwrap();
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();

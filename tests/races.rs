@@ -181,16 +181,7 @@ async fn eight_tasks_race_checkout_and_checkin_500_times() {
             };
             let mut outcomes = [0usize; 3]; // committed, unchanged, proposal
             while cycles.load(Ordering::SeqCst) < ROUNDS {
-                match me
-                    .check_out(
-                        a.id,
-                        CheckoutRequest {
-                            ttl_seconds: Some(2),
-                            note: None,
-                        },
-                    )
-                    .await
-                {
+                match me.check_out(a.id, for_seconds(2)).await {
                     Ok(c) => {
                         cycles.fetch_add(1, Ordering::SeqCst);
                         if next() % 4 == 0 {
