@@ -89,6 +89,42 @@ fn live_lease(tx: &Tx, artifact: &mut Artifact, now: Timestamp) -> Result<Option
     Ok(artifact.lease.clone())
 }
 
+fn after(now: Timestamp, seconds: u64) -> Timestamp {
+    now + chrono::TimeDelta::seconds(seconds as i64)
+}
+
+/// The lease a check-out asks for.
+fn checkout_lease(
+    id: CheckoutId,
+    actor: &Participant,
+    note: Option<String>,
+    now: Timestamp,
+    expires_at: Timestamp,
+) -> Lease {
+    Lease {
+        holder: Lease::checkout_holder(id, actor),
+        participant: actor.clone(),
+        kind: LeaseKind::Checkout,
+        checkout_id: Some(id),
+        note,
+        acquired_at: now,
+        expires_at,
+    }
+}
+
+/// The lease an agent's edit (or an accept, like one) asks for.
+fn edit_lease(holder: String, actor: &Participant, now: Timestamp, expires_at: Timestamp) -> Lease {
+    Lease {
+        holder,
+        participant: actor.clone(),
+        kind: LeaseKind::Edit,
+        checkout_id: None,
+        note: None,
+        acquired_at: now,
+        expires_at,
+    }
+}
+
 /// Takes the artifact's lease for `wanted.holder`: renews it if that holder has it
 /// live, takes it if nobody does, and otherwise refuses with the live lease,
 /// recording `lease.contended` once per holder lease and contender.
@@ -298,15 +334,7 @@ pub fn check_out(
     let note = checked_note(request.note.as_deref())?;
     let mut artifact = load_artifact(tx, artifact_id)?;
     let id = CheckoutId::new();
-    let wanted = Lease {
-        holder: Lease::checkout_holder(id, actor),
-        participant: actor.clone(),
-        kind: LeaseKind::Checkout,
-        checkout_id: Some(id),
-        note: note.clone(),
-        acquired_at: now,
-        expires_at: now + chrono::TimeDelta::seconds(ttl as i64),
-    };
+    let wanted = checkout_lease(id, actor, note.clone(), now, after(now, ttl));
     let lease = match acquire(tx, &mut artifact, wanted, now)? {
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
@@ -409,15 +437,7 @@ pub fn extend(
              check your file in to keep it as a proposal, or check the file out again"
         )));
     }
-    let wanted = Lease {
-        holder: row.checkout.holder.clone(),
-        participant: actor.clone(),
-        kind: LeaseKind::Checkout,
-        checkout_id: Some(id),
-        note: row.checkout.note.clone(),
-        acquired_at: now,
-        expires_at: now + chrono::TimeDelta::seconds(ttl as i64),
-    };
+    let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, after(now, ttl));
     let lease = match acquire(tx, &mut artifact, wanted, now)? {
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
@@ -464,18 +484,8 @@ pub fn check_in(
         Some(_) => false,
         None if !lease_still_ours(tx, &artifact, &row)? => false,
         None => {
-            let wanted = Lease {
-                holder: holder.clone(),
-                participant: actor.clone(),
-                kind: LeaseKind::Checkout,
-                checkout_id: Some(id),
-                note: row.checkout.note.clone(),
-                acquired_at: now,
-                expires_at: row
-                    .checkout
-                    .expires_at
-                    .max(now + chrono::TimeDelta::seconds(60)),
-            };
+            let expires_at = row.checkout.expires_at.max(after(now, 60));
+            let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, expires_at);
             acquire(tx, &mut artifact, wanted, now)?.is_ok()
         }
     };
@@ -563,15 +573,7 @@ pub fn begin_edit(
     let ttl = lease_seconds(ttl_seconds, DEFAULT_EDIT_TTL_SECONDS)?;
     let mut artifact = load_artifact(tx, artifact_id)?;
     let id = EditId::new();
-    let wanted = Lease {
-        holder: Lease::edit_holder(id),
-        participant: actor.clone(),
-        kind: LeaseKind::Edit,
-        checkout_id: None,
-        note: None,
-        acquired_at: now,
-        expires_at: now + chrono::TimeDelta::seconds(ttl as i64),
-    };
+    let wanted = edit_lease(Lease::edit_holder(id), actor, now, after(now, ttl));
     let lease = match acquire(tx, &mut artifact, wanted, now)? {
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
@@ -656,15 +658,7 @@ pub fn commit_edit(
         .as_ref()
         .is_some_and(|l| l.holder == holder && l.is_live(now));
     if !holds_live_lease {
-        let wanted = Lease {
-            holder: holder.clone(),
-            participant: actor.clone(),
-            kind: LeaseKind::Edit,
-            checkout_id: None,
-            note: None,
-            acquired_at: now,
-            expires_at: now + chrono::TimeDelta::seconds(1),
-        };
+        let wanted = edit_lease(holder.clone(), actor, now, after(now, 1));
         if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
             row.state = EditState::Released;
             tx.put_edit(&row, now)?;
@@ -766,15 +760,12 @@ pub fn accept_proposal(
         }));
     }
     let holder = Lease::edit_holder(EditId::new());
-    let wanted = Lease {
-        holder: holder.clone(),
-        participant: actor.clone(),
-        kind: LeaseKind::Edit,
-        checkout_id: None,
-        note: None,
-        acquired_at: now,
-        expires_at: now + chrono::TimeDelta::seconds(DEFAULT_EDIT_TTL_SECONDS as i64),
-    };
+    let wanted = edit_lease(
+        holder.clone(),
+        actor,
+        now,
+        after(now, DEFAULT_EDIT_TTL_SECONDS),
+    );
     if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
         return Ok(Err(refusal));
     }
