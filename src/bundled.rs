@@ -15,6 +15,7 @@ use crate::failpoint::Failpoints;
 use crate::model::*;
 use crate::rules::{self, Blob};
 use crate::store::{Durability, EditState, Store, Tx};
+use crate::token;
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
 #[derive(Clone, Debug)]
@@ -84,8 +85,9 @@ impl Bundled {
         &self.shared.options.clock
     }
 
-    /// Registers a participant; admins may break leases and decide any proposal.
-    pub fn add_account(&self, participant: &Participant, admin: bool) -> Result<Account> {
+    /// Registers a participant (admins may break leases and decide any
+    /// proposal) and gives it its first token, which is shown only now.
+    pub fn add_account(&self, participant: &Participant, admin: bool) -> Result<(Account, String)> {
         if admin && participant.kind() == ParticipantKind::Agent {
             return Err(Error::Invalid(format!(
                 "{participant} is an agent: only users can be admins"
@@ -96,10 +98,52 @@ impl Bundled {
             admin,
             created_at: self.clock().now(),
         };
-        self.shared
-            .store
-            .write(Durability::Normal, |tx| tx.insert_account(&account))?;
-        Ok(account)
+        let new = token::generate()?;
+        self.shared.store.write(Durability::Normal, |tx| {
+            tx.insert_account(&account)?;
+            tx.insert_token(
+                &new.id,
+                participant,
+                &token::hash(&new.token),
+                account.created_at,
+            )
+        })?;
+        Ok((account, new.token))
+    }
+
+    /// Another token for a known participant.
+    pub fn new_token(&self, participant: &Participant) -> Result<String> {
+        let new = token::generate()?;
+        let now = self.clock().now();
+        self.shared.store.write(Durability::Normal, |tx| {
+            if tx.account(participant)?.is_none() {
+                return Err(Error::NotFound(format!("no participant {participant}")));
+            }
+            tx.insert_token(&new.id, participant, &token::hash(&new.token), now)
+        })?;
+        Ok(new.token)
+    }
+
+    /// Revokes every token of a participant; returns how many.
+    pub fn revoke_tokens(&self, participant: &Participant) -> Result<usize> {
+        let now = self.clock().now();
+        self.shared.store.write(Durability::Normal, |tx| {
+            if tx.account(participant)?.is_none() {
+                return Err(Error::NotFound(format!("no participant {participant}")));
+            }
+            tx.revoke_tokens(participant, now)
+        })
+    }
+
+    /// The participant a bearer token names, or `Unauthorized`.
+    pub fn authenticate(&self, bearer: &str) -> Result<Participant> {
+        let refused = || Error::Unauthorized("the token is missing, unknown or revoked".into());
+        let id = token::id_of(bearer).ok_or_else(refused)?;
+        let found = self.shared.store.read(|tx| tx.live_token(id))?;
+        match found {
+            Some((participant, hash)) if token::matches(bearer, &hash) => Ok(participant),
+            _ => Err(refused()),
+        }
     }
 
     pub fn accounts(&self) -> Result<Vec<Account>> {

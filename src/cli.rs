@@ -114,6 +114,19 @@ enum UserCommand {
     },
     /// List participants.
     List,
+    /// Make another token for a participant (NAME, or agent:NAME).
+    Token { name: String },
+    /// Revoke every token of a participant (NAME, or agent:NAME).
+    Revoke { name: String },
+}
+
+/// `alice` means user:alice; `agent:resizer` and `user:alice` are taken as they are.
+fn named(name: &str) -> Result<Participant, Error> {
+    if name.contains(':') {
+        name.parse()
+    } else {
+        Participant::user(name)
+    }
 }
 
 fn parse_ttl(text: &str) -> Result<u64, String> {
@@ -199,14 +212,34 @@ async fn execute(args: Args) -> Result<(), Error> {
             } else {
                 Participant::user(&name)?
             };
-            let account = store.add_account(&participant, admin)?;
-            out.print(&account, || {
-                format!(
-                    "added {}{}",
-                    account.participant,
-                    if admin { " (admin)" } else { "" }
-                )
-            });
+            let (account, token) = store.add_account(&participant, admin)?;
+            // The token comes alone on the last line, and only now: it is kept hashed.
+            out.print(
+                &serde_json::json!({ "account": account, "token": token }),
+                || {
+                    let admin = if admin { " (admin)" } else { "" };
+                    format!(
+                        "added {}{admin}; its token (shown once):\n{token}",
+                        account.participant
+                    )
+                },
+            );
+        }
+        Command::User(UserCommand::Token { name }) => {
+            let participant = named(&name)?;
+            let token = store.new_token(&participant)?;
+            out.print(
+                &serde_json::json!({ "participant": participant, "token": token }),
+                || format!("a new token for {participant} (shown once):\n{token}"),
+            );
+        }
+        Command::User(UserCommand::Revoke { name }) => {
+            let participant = named(&name)?;
+            let revoked = store.revoke_tokens(&participant)?;
+            out.print(
+                &serde_json::json!({ "participant": participant, "revoked": revoked }),
+                || format!("revoked {revoked} token(s) of {participant}"),
+            );
         }
         Command::User(UserCommand::List) => {
             let accounts = store.accounts()?;

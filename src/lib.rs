@@ -13,6 +13,7 @@
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
+//! - [`token`]: bearer tokens, kept hashed.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
 //! - `cli` (the binary's): the `leasedesk` command.
 
@@ -26,6 +27,7 @@ pub mod failpoint;
 pub mod model;
 pub mod rules;
 pub mod store;
+pub mod token;
 
 pub use backend::{Backend, Content, Upload};
 pub use bundled::{Bundled, Options};

@@ -12,3 +12,4 @@ mod events;
 mod inputs;
 mod proposals;
 mod races;
+mod tokens;

@@ -17,7 +17,10 @@ use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_leases.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_leases.sql"),
+    include_str!("migrations/0002_tokens.sql"),
+];
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -393,6 +396,41 @@ impl Tx<'_> {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ----- tokens
+
+    pub fn insert_token(
+        &self,
+        id: &str,
+        participant: &Participant,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO tokens (id, participant, hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id, participant.as_str(), hash, millis(now)],
+        )?;
+        Ok(())
+    }
+
+    /// The participant and hash of a token that is not revoked.
+    pub fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT participant, hash FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
+            )?
+            .query_row([id], |r| Ok((parsed(r, 0)?, r.get(1)?)))
+            .optional()?)
+    }
+
+    /// Revokes every live token of a participant; returns how many.
+    pub fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
+        Ok(self.tx.execute(
+            "UPDATE tokens SET revoked_at = ?2 WHERE participant = ?1 AND revoked_at IS NULL",
+            params![participant.as_str(), millis(now)],
+        )?)
     }
 
     // ----- artifacts and versions
