@@ -48,6 +48,8 @@ struct Shared {
     store: Store,
     blobs: BlobStore,
     options: Options,
+    /// Woken after every write, for followers of the event ledger.
+    changed: tokio::sync::Notify,
 }
 
 impl Bundled {
@@ -62,6 +64,7 @@ impl Bundled {
             store: Store::open(&dir.join("leasedesk.db"), options.failpoints.clone())?,
             blobs: BlobStore::open(&dir.join("blobs"))?,
             options,
+            changed: tokio::sync::Notify::new(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -136,10 +139,10 @@ impl Bundled {
     }
 
     /// The participant a bearer token names, or `Unauthorized`.
-    pub fn authenticate(&self, bearer: &str) -> Result<Participant> {
+    pub async fn authenticate(&self, bearer: &str) -> Result<Participant> {
         let refused = || Error::Unauthorized("the token is missing, unknown or revoked".into());
-        let id = token::id_of(bearer).ok_or_else(refused)?;
-        let found = self.shared.store.read(|tx| tx.live_token(id))?;
+        let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
+        let found = self.read(move |tx, _, _| tx.live_token(&id)).await?;
         match found {
             Some((participant, hash)) if token::matches(bearer, &hash) => Ok(participant),
             _ => Err(refused()),
@@ -181,7 +184,7 @@ impl Bundled {
         f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
-        in_place(move || {
+        let written = in_place(move || {
             let shared = &this.shared;
             shared.store.write(durability, |tx| {
                 f(
@@ -192,7 +195,16 @@ impl Bundled {
                 )
             })
         })
-        .await
+        .await;
+        self.shared.changed.notify_waiters();
+        written
+    }
+
+    /// Resolves after the next write through this store (writes by another
+    /// process are not seen: poll as well).
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let shared = self.shared.clone();
+        async move { shared.changed.notified().await }
     }
 
     async fn read<T: Send + 'static>(

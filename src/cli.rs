@@ -90,6 +90,14 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Serve the HTTP API on ADDR (e.g. 127.0.0.1:7070; port 0 picks a free one).
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:7070")]
+        listen: std::net::SocketAddr,
+        /// Largest upload accepted: a number of bytes, or 500M, 2G, 64G.
+        #[arg(long, default_value = "64G", value_parser = parse_size)]
+        max_upload: u64,
+    },
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
     /// Print the event ledger.
@@ -127,6 +135,26 @@ fn named(name: &str) -> Result<Participant, Error> {
     } else {
         Participant::user(name)
     }
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 500M or 64G"))?;
+    let scale: u64 = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(format!("unknown unit {unit:?}: use K, M, G or T")),
+    };
+    Ok(number.saturating_mul(scale))
 }
 
 fn parse_ttl(text: &str) -> Result<u64, String> {
@@ -185,10 +213,13 @@ fn default_data_dir() -> PathBuf {
 }
 
 async fn execute(args: Args) -> Result<(), Error> {
-    let options = Options {
+    let mut options = Options {
         failpoints: test_failpoints()?,
         ..Options::default()
     };
+    if let Command::Serve { max_upload, .. } = &args.command {
+        options.max_upload = *max_upload;
+    }
     let out = Output { json: args.json };
     if let Command::Digest { file } = &args.command {
         // Needs no store: do not create a data folder for it. A one-shot
@@ -449,6 +480,7 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
         Command::Digest { .. } => unreachable!("handled before the store opens"),
+        Command::Serve { listen, .. } => serve(store, listen).await?,
         Command::Events { after, limit } => {
             let page = store.events(after, limit).await?;
             out.print(&page, || {
@@ -469,6 +501,36 @@ async fn execute(args: Args) -> Result<(), Error> {
             });
         }
     }
+    Ok(())
+}
+
+/// Serves until SIGINT or SIGTERM, then lets the requests in flight finish.
+async fn serve(store: Bundled, listen: std::net::SocketAddr) -> Result<(), Error> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LEASEDESK_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
+    let address = listener.local_addr()?;
+    // Tests and scripts read this line to find the port.
+    println!("listening on http://{address}");
+    let shutdown = async {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        tracing::info!("shutting down: finishing the requests in flight");
+    };
+    leasedesk::server::run(listener, store, shutdown).await?;
     Ok(())
 }
 

@@ -37,6 +37,10 @@ pub enum Error {
     #[error("{0}")]
     Invalid(String),
 
+    /// A request that is not well formed (JSON, query, id, header).
+    #[error("{0}")]
+    BadRequest(String),
+
     #[error("the upload's digest is {actual}, not the declared {expected}: nothing was stored")]
     DigestMismatch { expected: Digest, actual: Digest },
 
@@ -91,6 +95,7 @@ impl Error {
             Error::Exists(_) => "exists",
             Error::NotFound(_) => "not_found",
             Error::Invalid(_) => "invalid",
+            Error::BadRequest(_) => "bad_request",
             Error::DigestMismatch { .. } => "digest_mismatch",
             Error::Unauthorized(_) => "unauthorized",
             Error::DeadlineExceeded(_) => "deadline_exceeded",

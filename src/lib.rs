@@ -12,6 +12,7 @@
 //! - [`blob`]: content-addressed files, streamed in and hashed while copied.
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
+//! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
 //! - [`token`]: bearer tokens, kept hashed.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
@@ -26,6 +27,7 @@ pub mod error;
 pub mod failpoint;
 pub mod model;
 pub mod rules;
+pub mod server;
 pub mod store;
 pub mod token;
 

@@ -12,13 +12,13 @@ async fn a_token_names_its_participant_until_revoked() {
         .add_account(&participant("user:carol"), false)
         .unwrap();
     assert_eq!(
-        f.store.authenticate(&token).unwrap(),
+        f.store.authenticate(&token).await.unwrap(),
         participant("user:carol")
     );
     let second = f.store.new_token(&participant("user:carol")).unwrap();
     assert_ne!(second, token);
     assert_eq!(
-        f.store.authenticate(&second).unwrap(),
+        f.store.authenticate(&second).await.unwrap(),
         participant("user:carol")
     );
 
@@ -28,7 +28,7 @@ async fn a_token_names_its_participant_until_revoked() {
     );
     for revoked in [&token, &second] {
         assert!(matches!(
-            f.store.authenticate(revoked),
+            f.store.authenticate(revoked).await,
             Err(Error::Unauthorized(_))
         ));
     }
@@ -55,7 +55,7 @@ async fn wrong_and_malformed_tokens_are_unauthorized() {
         "ld_zz_zz",
         &token[..token.len() - 1],
     ] {
-        let refused = f.store.authenticate(bad);
+        let refused = f.store.authenticate(bad).await;
         assert!(
             matches!(refused, Err(Error::Unauthorized(_))),
             "{bad:?}: {refused:?}"
