@@ -530,7 +530,9 @@ async fn serve(store: Bundled, listen: std::net::SocketAddr) -> Result<(), Error
         }
         tracing::info!("shutting down: finishing the requests in flight");
     };
+    let sweeper = store.spawn_sweeper(std::time::Duration::from_secs(1));
     leasedesk::server::run(listener, store, shutdown).await?;
+    sweeper.abort();
     Ok(())
 }
 

@@ -54,6 +54,10 @@ pub enum Error {
     #[error("the upload is larger than the limit of {limit} bytes: nothing was stored")]
     TooLarge { limit: u64 },
 
+    /// The remote server cannot be reached (retrying later may work).
+    #[error("{0}")]
+    Unavailable(String),
+
     #[error("the disk is full: nothing was stored ({0})")]
     StorageFull(String),
 
@@ -101,6 +105,7 @@ impl Error {
             Error::DeadlineExceeded(_) => "deadline_exceeded",
             Error::TooLarge { .. } => "too_large",
             Error::StorageFull(_) => "storage_full",
+            Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
         }
     }
@@ -121,6 +126,7 @@ impl Error {
                 body["expected"] = serde_json::json!(expected);
                 body["actual"] = serde_json::json!(actual);
             }
+            Error::TooLarge { limit } => body["limit"] = serde_json::json!(limit),
             _ => {}
         }
         body

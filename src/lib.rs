@@ -12,6 +12,7 @@
 //! - [`blob`]: content-addressed files, streamed in and hashed while copied.
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
+//! - [`remote`]: the same trait over HTTP, for a team's server.
 //! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
 //! - [`token`]: bearer tokens, kept hashed.
@@ -26,6 +27,7 @@ pub mod clock;
 pub mod error;
 pub mod failpoint;
 pub mod model;
+pub mod remote;
 pub mod rules;
 pub mod server;
 pub mod store;
@@ -34,3 +36,4 @@ pub mod token;
 pub use backend::{Backend, Content, Upload};
 pub use bundled::{Bundled, Options};
 pub use error::{Error, Result};
+pub use remote::Remote;

@@ -115,6 +115,7 @@ pub fn status_of(error: &Error) -> StatusCode {
         Error::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         Error::DeadlineExceeded(_) => StatusCode::GATEWAY_TIMEOUT,
         Error::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
+        Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -5,9 +5,9 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly() {
-    let f = fixture();
+async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly(
+    f: Fixture,
+) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(3 * HOUR);
@@ -35,9 +35,7 @@ async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commit
     assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, b"v2");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule9_an_unchanged_file_commits_nothing() {
-    let f = fixture();
+async fn rule9_an_unchanged_file_commits_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let done = f.alice.check_in(c.id, bytes(b"v1")).await.unwrap();
@@ -62,9 +60,7 @@ async fn rule9_an_unchanged_file_commits_nothing() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout() {
-    let f = fixture();
+async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
@@ -99,9 +95,7 @@ async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkou
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal() {
-    let f = fixture();
+async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -148,9 +142,9 @@ async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_pro
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal() {
-    let f = fixture();
+async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal(
+    f: Fixture,
+) {
     let a = f.import("a.psd", b"v1").await;
     let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -192,9 +186,7 @@ async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_p
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_nothing() {
-    let f = fixture();
+async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     for (name, content) in [("committed", &b"v2"[..]), ("unchanged", &b"v1"[..])] {
         let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
@@ -212,9 +204,7 @@ async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_n
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
-    let f = fixture();
+async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -233,9 +223,7 @@ async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal() {
     assert_eq!(open.len(), 1, "the retry made no second proposal");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended() {
-    let f = fixture();
+async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
@@ -264,9 +252,7 @@ async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended
     assert!(!blob.exists(), "a refused check-in stores nothing");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
-    let f = fixture();
+async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back(f: Fixture) {
     let a = f.import("big.blend", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     // 5 MiB and a bit: several chunks, and a last chunk that is not full.
@@ -292,9 +278,9 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back() {
     assert_eq!(read_content(f.alice.as_ref(), a.id, Some(1)).await, b"v1");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing() {
-    let f = fixture();
+async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing(
+    f: Fixture,
+) {
     let a = f.import("a.psd", b"v1").await;
     let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -319,9 +305,7 @@ async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_
     assert_eq!(f.artifact(a.id).await.head.version, 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin() {
-    let f = fixture();
+async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -343,3 +327,17 @@ async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin()
         done.result
     );
 }
+
+crate::contract!(
+    rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly,
+    rule9_an_unchanged_file_commits_nothing,
+    rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout,
+    rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal,
+    rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal,
+    rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_nothing,
+    rule12_a_retry_of_a_proposal_returns_the_same_proposal,
+    rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended,
+    checkin_of_a_local_file_streams_it_and_the_content_reads_back,
+    rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing,
+    rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin,
+);

@@ -6,9 +6,9 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule1_holder_names_the_record_and_the_participant_so_two_windows_are_two_holders() {
-    let f = fixture();
+async fn rule1_holder_names_the_record_and_the_participant_so_two_windows_are_two_holders(
+    f: Fixture,
+) {
     let a = f.import("brand/hero.psd", b"v1").await;
     let first = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     assert_eq!(first.holder, format!("checkout:{}:user:alice", first.id));
@@ -29,9 +29,7 @@ async fn rule1_holder_names_the_record_and_the_participant_so_two_windows_are_tw
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_background() {
-    let f = fixture();
+async fn rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_background(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     assert_eq!(c.expires_at, start_time() + chrono::TimeDelta::hours(8));
@@ -54,9 +52,7 @@ async fn rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_backgro
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_renewed() {
-    let f = fixture();
+async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_renewed(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     f.advance(HOUR);
@@ -77,9 +73,7 @@ async fn rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_ren
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again() {
-    let f = fixture();
+async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
@@ -95,9 +89,7 @@ async fn rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule3_only_the_actor_extends_checks_in_or_cancels() {
-    let f = fixture();
+async fn rule3_only_the_actor_extends_checks_in_or_cancels(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let seq = f.last_seq().await;
@@ -139,9 +131,7 @@ async fn rule3_only_the_actor_extends_checks_in_or_cancels() {
     assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule4_a_busy_refusal_says_who_holds_it_until_when_and_their_note() {
-    let f = fixture();
+async fn rule4_a_busy_refusal_says_who_holds_it_until_when_and_their_note(f: Fixture) {
     let a = f.import("brand/hero.psd", b"v1").await;
     let note = "retouching the sky for the print run";
     let c = f
@@ -210,9 +200,7 @@ async fn rule5_a_checkout_that_fails_to_be_recorded_releases_its_lease() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule6_a_checkout_is_always_of_the_head() {
-    let f = fixture();
+async fn rule6_a_checkout_is_always_of_the_head(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
@@ -220,9 +208,7 @@ async fn rule6_a_checkout_is_always_of_the_head() {
     assert_eq!((c2.version, c2.digest), (2, digest(b"v2")));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing() {
-    let f = fixture();
+async fn a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let missing = f
         .alice
@@ -256,9 +242,7 @@ async fn a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing() {
     assert_eq!(f.artifact(a.id).await.lease, None);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_closes_without_committing_releases_and_is_idempotent() {
-    let f = fixture();
+async fn cancel_closes_without_committing_releases_and_is_idempotent(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let cancelled = f.alice.cancel(c.id).await.unwrap();
@@ -281,3 +265,15 @@ async fn cancel_closes_without_committing_releases_and_is_idempotent() {
     );
     assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 1);
 }
+
+crate::contract!(
+    rule1_holder_names_the_record_and_the_participant_so_two_windows_are_two_holders,
+    rule2_default_lease_is_eight_hours_and_nothing_renews_it_in_the_background,
+    rule2_renewal_by_acquiring_again_moves_the_expiry_and_records_lease_renewed,
+    rule2_an_extend_after_a_lapse_nobody_took_takes_the_lease_again,
+    rule3_only_the_actor_extends_checks_in_or_cancels,
+    rule4_a_busy_refusal_says_who_holds_it_until_when_and_their_note,
+    rule6_a_checkout_is_always_of_the_head,
+    a_checkout_refused_for_a_missing_artifact_or_bad_ttl_takes_nothing,
+    cancel_closes_without_committing_releases_and_is_idempotent,
+);

@@ -8,9 +8,7 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-#[tokio::test]
-async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call() {
-    let f = fixture();
+async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     assert_eq!(edit.holder, format!("edit:{}", edit.id));
@@ -33,9 +31,7 @@ async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call() {
     assert_ne!(again.id, edit.id, "each call is a new holder");
 }
 
-#[tokio::test]
-async fn rule13_the_edit_lease_is_released_on_success() {
-    let f = fixture();
+async fn rule13_the_edit_lease_is_released_on_success(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let result = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Ok(bytes(b"resized"))
@@ -54,9 +50,7 @@ async fn rule13_the_edit_lease_is_released_on_success() {
     assert_eq!(after.head.author, participant("agent:resizer"));
 }
 
-#[tokio::test]
-async fn rule13_the_edit_lease_is_released_on_error() {
-    let f = fixture();
+async fn rule13_the_edit_lease_is_released_on_error(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let result = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Err(Error::Invalid("the resizer failed".into()))
@@ -71,9 +65,7 @@ async fn rule13_the_edit_lease_is_released_on_error() {
     );
 }
 
-#[tokio::test]
-async fn rule13_the_edit_lease_is_released_on_panic() {
-    let f = fixture();
+async fn rule13_the_edit_lease_is_released_on_panic(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let agent = f.agent.clone();
     let outcome = tokio::spawn(async move {
@@ -91,9 +83,7 @@ async fn rule13_the_edit_lease_is_released_on_panic() {
     assert_eq!((after.head.version, after.lease), (1, None));
 }
 
-#[tokio::test]
-async fn rule13_the_edit_lease_is_released_on_timeout() {
-    let f = fixture();
+async fn rule13_the_edit_lease_is_released_on_timeout(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let result = run_edit(
         f.agent.clone(),
@@ -113,9 +103,7 @@ async fn rule13_the_edit_lease_is_released_on_timeout() {
     assert_eq!((after.head.version, after.lease), (1, None));
 }
 
-#[tokio::test]
-async fn rule14_an_edit_commit_is_refused_when_the_head_moved() {
-    let f = fixture();
+async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
     f.advance(Duration::from_secs(2));
@@ -143,9 +131,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved() {
     );
 }
 
-#[tokio::test]
-async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale() {
-    let f = fixture();
+async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
@@ -159,9 +145,7 @@ async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_
     assert_eq!(f.artifact(a.id).await.head.digest, digest(b"v2"));
 }
 
-#[tokio::test]
-async fn rule14_a_retried_stale_commit_is_stale_again() {
-    let f = fixture();
+async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
     f.advance(Duration::from_secs(2));
@@ -176,9 +160,7 @@ async fn rule14_a_retried_stale_commit_is_stale_again() {
     }
 }
 
-#[tokio::test]
-async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move() {
-    let f = fixture();
+async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
@@ -190,9 +172,7 @@ async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move() {
     assert_eq!(f.artifact(a.id).await.head.version, 1);
 }
 
-#[tokio::test]
-async fn rule13_an_edit_commit_never_renews_its_lease() {
-    let f = fixture();
+async fn rule13_an_edit_commit_never_renews_its_lease(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     let seq = f.last_seq().await;
@@ -203,9 +183,7 @@ async fn rule13_an_edit_commit_never_renews_its_lease() {
     );
 }
 
-#[tokio::test]
-async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped() {
-    let f = fixture();
+async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let call = run_edit(f.agent.clone(), a.id, Duration::from_secs(30), |_| async {
         tokio::time::sleep(Duration::from_secs(60)).await;
@@ -226,9 +204,7 @@ async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped() {
     assert!(released, "the dropped call released its lease");
 }
 
-#[tokio::test]
-async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head() {
-    let f = fixture();
+async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.advance(Duration::from_secs(60));
@@ -256,9 +232,7 @@ async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head() {
     assert_eq!(f.agent.versions(a.id).await.unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file() {
-    let f = fixture();
+async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.advance(Duration::from_secs(60));
@@ -275,9 +249,7 @@ async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file() {
     );
 }
 
-#[tokio::test]
-async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothing() {
-    let f = fixture();
+async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothing(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let c = f
         .alice
@@ -309,9 +281,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
     );
 }
 
-#[tokio::test]
-async fn only_the_agent_that_began_an_edit_commits_or_releases_it() {
-    let f = fixture();
+async fn only_the_agent_that_began_an_edit_commits_or_releases_it(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     let commit = f.bob.commit_edit(edit.id, bytes(b"bob's bytes")).await;
@@ -329,3 +299,21 @@ async fn only_the_agent_that_began_an_edit_commits_or_releases_it() {
         .expect("release is idempotent");
     assert_eq!(f.artifact(a.id).await.lease, None);
 }
+
+crate::contract!(
+    rule13_an_edit_takes_a_45_second_lease_unique_per_call,
+    rule13_the_edit_lease_is_released_on_success,
+    rule13_the_edit_lease_is_released_on_error,
+    rule13_the_edit_lease_is_released_on_panic,
+    rule13_the_edit_lease_is_released_on_timeout,
+    rule14_an_edit_commit_is_refused_when_the_head_moved,
+    rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale,
+    rule14_a_retried_stale_commit_is_stale_again,
+    rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move,
+    rule13_an_edit_commit_never_renews_its_lease,
+    rule13_the_edit_lease_is_released_when_the_call_is_dropped,
+    rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head,
+    rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file,
+    rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothing,
+    only_the_agent_that_began_an_edit_commits_or_releases_it,
+);

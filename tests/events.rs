@@ -6,9 +6,7 @@ use leasedesk::model::*;
 
 use crate::harness::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule17_reads_acquire_and_renew_nothing() {
-    let f = fixture();
+async fn rule17_reads_acquire_and_renew_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let before = (f.all_events().await, f.artifact(a.id).await);
@@ -32,9 +30,7 @@ async fn rule17_reads_acquire_and_renew_nothing() {
     assert_eq!(f.all_events().await, before.0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule18_every_lease_change_writes_its_event() {
-    let f = fixture();
+async fn rule18_every_lease_change_writes_its_event(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, with_note("n")).await.unwrap();
     f.alice.extend(c.id, None).await.unwrap();
@@ -60,9 +56,7 @@ async fn rule18_every_lease_change_writes_its_event() {
     assert_eq!(acquired.at, start_time());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended() {
-    let f = fixture();
+async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     for _ in 0..3 {
@@ -140,9 +134,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
     assert_eq!(expired, 2, "one per lapse: alice's and bob's");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
-    let f = fixture();
+async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(Duration::from_secs(61));
@@ -162,9 +154,7 @@ async fn rule19_the_background_sweeper_records_a_lapse_nobody_touches() {
     assert!(seen, "the sweeper wrote lease.expired");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule19_release_is_idempotent() {
-    let f = fixture();
+async fn rule19_release_is_idempotent(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.agent.release_edit(edit.id).await.unwrap();
@@ -174,9 +164,7 @@ async fn rule19_release_is_idempotent() {
     assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn event_pages_follow_the_sequence() {
-    let f = fixture();
+async fn event_pages_follow_the_sequence(f: Fixture) {
     for i in 0..5 {
         f.import(&format!("f{i}.psd"), b"x").await;
     }
@@ -198,3 +186,12 @@ async fn event_pages_follow_the_sequence() {
         "nothing new: next stays"
     );
 }
+
+crate::contract!(
+    rule17_reads_acquire_and_renew_nothing,
+    rule18_every_lease_change_writes_its_event,
+    rule18_a_contender_asking_again_does_not_repeat_lease_contended,
+    rule19_the_background_sweeper_records_a_lapse_nobody_touches,
+    rule19_release_is_idempotent,
+    event_pages_follow_the_sequence,
+);

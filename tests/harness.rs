@@ -9,18 +9,23 @@ use chrono::TimeZone;
 use leasedesk::clock::Clock;
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
-use leasedesk::{Backend, Bundled, Options, Upload};
+use leasedesk::{Backend, Bundled, Options, Remote, Upload};
 use tempfile::TempDir;
 
 pub struct Fixture {
     pub dir: TempDir,
     pub clock: Clock,
+    /// The store itself (the server's, for a remote fixture).
     pub store: Bundled,
     pub alice: Arc<dyn Backend>,
     pub bob: Arc<dyn Backend>,
     pub agent: Arc<dyn Backend>,
     pub admin: Arc<dyn Backend>,
+    /// Stops the server of a remote fixture when dropped.
+    _server: Option<tokio::sync::oneshot::Sender<()>>,
 }
+
+const PARTICIPANTS: [&str; 4] = ["user:alice", "user:bob", "agent:resizer", "user:admin"];
 
 pub fn start_time() -> Timestamp {
     chrono::Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap()
@@ -31,16 +36,12 @@ pub fn fixture() -> Fixture {
 }
 
 pub fn fixture_with(failpoints: Failpoints) -> Fixture {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let clock = Clock::manual(start_time());
-    let options = Options {
-        clock: clock.clone(),
-        failpoints,
-        ..Options::default()
-    };
-    let store = Bundled::open_with(dir.path(), options).expect("open store");
-    let admin = participant("user:admin");
-    store.add_account(&admin, true).expect("add admin");
+    let (dir, clock, store) = store_with(failpoints);
+    for p in PARTICIPANTS {
+        store
+            .add_account(&participant(p), p == "user:admin")
+            .expect("add participant");
+    }
     let as_ = |p: &str| -> Arc<dyn Backend> { Arc::new(store.acting_as(participant(p))) };
     Fixture {
         alice: as_("user:alice"),
@@ -50,7 +51,76 @@ pub fn fixture_with(failpoints: Failpoints) -> Fixture {
         clock,
         store,
         dir,
+        _server: None,
     }
+}
+
+fn store_with(failpoints: Failpoints) -> (TempDir, Clock, Bundled) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::manual(start_time());
+    let options = Options {
+        clock: clock.clone(),
+        failpoints,
+        ..Options::default()
+    };
+    let store = Bundled::open_with(dir.path(), options).expect("open store");
+    (dir, clock, store)
+}
+
+/// The same participants, each through the remote backend, over a real
+/// `leasedesk serve` (its `run`, in this process) on 127.0.0.1:0.
+pub async fn remote_fixture() -> Fixture {
+    let (dir, clock, store) = store_with(Failpoints::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(leasedesk::server::run(listener, store.clone(), async {
+        let _ = stopped.await;
+    }));
+    let mut clients = Vec::new();
+    for p in PARTICIPANTS {
+        let (_, token) = store
+            .add_account(&participant(p), p == "user:admin")
+            .expect("add participant");
+        clients.push(Arc::new(Remote::new(&base, &token).expect("client")) as Arc<dyn Backend>);
+    }
+    let [alice, bob, agent, admin]: [Arc<dyn Backend>; 4] = clients.try_into().ok().unwrap();
+    Fixture {
+        alice,
+        bob,
+        agent,
+        admin,
+        clock,
+        store,
+        dir,
+        _server: Some(stop),
+    }
+}
+
+/// Runs each named `async fn(Fixture)` twice: on the bundled backend, and on
+/// the remote one against a real server. Both must pass the same assertions.
+#[macro_export]
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod bundled {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::fixture()).await
+                }
+            )*
+        }
+        mod remote {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+    };
 }
 
 pub fn participant(p: &str) -> Participant {

@@ -53,9 +53,7 @@ fn bad_participants_and_digests_are_refused() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upload_whose_declared_digest_differs_stores_nothing() {
-    let f = fixture();
+async fn an_upload_whose_declared_digest_differs_stores_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let seq = f.last_seq().await;
@@ -125,9 +123,7 @@ async fn an_upload_whose_declared_digest_differs_stores_nothing() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn importing_an_existing_path_is_refused_and_keeps_the_artifact() {
-    let f = fixture();
+async fn importing_an_existing_path_is_refused_and_keeps_the_artifact(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let again = f.bob.import(&path("a.psd"), bytes(b"other")).await;
     assert!(
@@ -137,9 +133,7 @@ async fn importing_an_existing_path_is_refused_and_keeps_the_artifact() {
     assert_eq!(f.artifact(a.id).await.head.digest, digest(b"v1"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_local_file_is_not_found_and_changes_nothing() {
-    let f = fixture();
+async fn a_missing_local_file_is_not_found_and_changes_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let refused = f
@@ -153,9 +147,7 @@ async fn a_missing_local_file_is_not_found_and_changes_nothing() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_ids_are_not_found() {
-    let f = fixture();
+async fn unknown_ids_are_not_found(f: Fixture) {
     f.import("a.psd", b"v1").await;
     assert!(matches!(
         f.alice.artifact(ArtifactId::new()).await,
@@ -192,9 +184,7 @@ async fn unknown_ids_are_not_found() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_store_reopens_with_everything_in_it() {
-    let f = fixture();
+async fn a_store_reopens_with_everything_in_it(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let events = f.all_events().await;
@@ -204,3 +194,11 @@ async fn a_store_reopens_with_everything_in_it() {
     assert_eq!(reopened.checkout(c.id).await.unwrap(), c);
     assert_eq!(all_events(&reopened).await, events);
 }
+
+crate::contract!(
+    an_upload_whose_declared_digest_differs_stores_nothing,
+    importing_an_existing_path_is_refused_and_keeps_the_artifact,
+    a_missing_local_file_is_not_found_and_changes_nothing,
+    unknown_ids_are_not_found,
+    a_store_reopens_with_everything_in_it,
+);

@@ -19,9 +19,7 @@ async fn stale_proposal(f: &Fixture) -> (Artifact, Proposal) {
     (a, proposal)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest() {
-    let f = fixture();
+async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest(f: Fixture) {
     let (a, proposal) = stale_proposal(&f).await;
     let accepted = f.alice.accept_proposal(proposal.id).await.unwrap();
     assert_eq!(accepted.state, ProposalState::Accepted);
@@ -58,9 +56,9 @@ async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest()
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted() {
-    let f = fixture();
+async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted(
+    f: Fixture,
+) {
     let (a, stale) = stale_proposal(&f).await;
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v3")).await.unwrap();
@@ -117,9 +115,7 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule16_a_rejected_proposal_stays_in_history() {
-    let f = fixture();
+async fn rule16_a_rejected_proposal_stays_in_history(f: Fixture) {
     let (a, proposal) = stale_proposal(&f).await;
     let rejected = f.admin.reject_proposal(proposal.id).await.unwrap();
     assert_eq!(rejected.state, ProposalState::Rejected);
@@ -144,9 +140,7 @@ async fn rule16_a_rejected_proposal_stays_in_history() {
     assert_eq!(f.artifact(a.id).await.head.version, 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule16_only_the_author_or_an_admin_decides_a_proposal() {
-    let f = fixture();
+async fn rule16_only_the_author_or_an_admin_decides_a_proposal(f: Fixture) {
     let (a, proposal) = stale_proposal(&f).await;
     for refused in [
         f.bob.accept_proposal(proposal.id).await,
@@ -162,9 +156,7 @@ async fn rule16_only_the_author_or_an_admin_decides_a_proposal() {
     assert_eq!(f.artifact(a.id).await.head.version, 3);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rule16_accept_is_refused_while_someone_holds_the_file() {
-    let f = fixture();
+async fn rule16_accept_is_refused_while_someone_holds_the_file(f: Fixture) {
     let (a, proposal) = stale_proposal(&f).await;
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     let refused = f.alice.accept_proposal(proposal.id).await;
@@ -175,9 +167,9 @@ async fn rule16_accept_is_refused_while_someone_holds_the_file() {
     assert_eq!(f.artifact(a.id).await.head.version, 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_proposal() {
-    let f = fixture();
+async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_proposal(
+    f: Fixture,
+) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
 
@@ -230,3 +222,12 @@ async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_p
         "nothing was committed over the break"
     );
 }
+
+crate::contract!(
+    rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest,
+    rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted,
+    rule16_a_rejected_proposal_stays_in_history,
+    rule16_only_the_author_or_an_admin_decides_a_proposal,
+    rule16_accept_is_refused_while_someone_holds_the_file,
+    an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_proposal,
+);

@@ -1,0 +1,409 @@
+//! The remote backend: the same [`Backend`] over HTTP to a `leasedesk serve`.
+//! Server error codes come back as the same [`Error`] variants the bundled
+//! backend returns. Uploads and downloads stream; idempotent requests (reads,
+//! check-in of a file, release) are retried when the connection fails.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::TryStreamExt;
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::io::{ReaderStream, StreamReader};
+
+use crate::backend::{Backend, Content, Upload, UploadSource};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::server::DIGEST_HEADER;
+
+/// How often an idempotent request is tried when the connection fails.
+const ATTEMPTS: usize = 3;
+
+#[derive(Clone)]
+pub struct Remote {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Remote {
+    /// A client of the server at `base_url` (`http://host:port`), with a token.
+    pub fn new(base_url: &str, token: &str) -> Result<Self> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| Error::Internal(format!("HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            base: base_url.trim_end_matches('/').to_owned(),
+            token: token.to_owned(),
+        })
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+    }
+
+    /// Sends a request, trying again when the connection fails if `retry`.
+    async fn send(
+        &self,
+        retry: bool,
+        build: impl Fn() -> Result<RequestBuilder>,
+    ) -> Result<reqwest::Response> {
+        let mut attempt = 1;
+        loop {
+            match build()?.send().await {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => return Err(error_from(response).await),
+                Err(e)
+                    if retry
+                        && attempt < ATTEMPTS
+                        && (e.is_connect() || e.is_timeout() || e.is_request()) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(unreachable_server(&self.base, e)),
+            }
+        }
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<T> {
+        let retry = method == Method::GET || method == Method::DELETE;
+        let response = self
+            .send(retry, || {
+                let request = self.request(method.clone(), path);
+                Ok(match &body {
+                    Some(body) => request.json(body),
+                    None => request,
+                })
+            })
+            .await?;
+        response
+            .json()
+            .await
+            .map_err(|e| Error::Internal(format!("the server's answer could not be read: {e}")))
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        self.json(Method::GET, path, None).await
+    }
+
+    async fn post<T: DeserializeOwned>(&self, path: &str, body: serde_json::Value) -> Result<T> {
+        self.json(Method::POST, path, Some(body)).await
+    }
+
+    /// Posts an upload as the raw body. A file is read again for a retry; a
+    /// stream can be sent once.
+    async fn post_upload<T: DeserializeOwned>(&self, path: &str, upload: Upload) -> Result<T> {
+        let digest = upload.digest.clone();
+        let with_digest = |request: RequestBuilder| match &digest {
+            Some(d) => request.header(DIGEST_HEADER, d.as_str()),
+            None => request,
+        };
+        let response = match upload.source {
+            UploadSource::File(file) => {
+                self.send(true, || {
+                    let opened = std::fs::File::open(&file).map_err(|e| match e.kind() {
+                        std::io::ErrorKind::NotFound => {
+                            Error::NotFound(format!("{} does not exist", file.display()))
+                        }
+                        _ => Error::from(e),
+                    })?;
+                    let size = opened.metadata()?.len();
+                    let stream = ReaderStream::new(tokio::fs::File::from_std(opened));
+                    Ok(with_digest(self.request(Method::POST, path))
+                        .header(reqwest::header::CONTENT_LENGTH, size)
+                        .body(reqwest::Body::wrap_stream(stream)))
+                })
+                .await?
+            }
+            UploadSource::Stream(reader) => {
+                let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(
+                    ReaderStream::new(reader),
+                )));
+                self.send(false, || {
+                    let body = body
+                        .lock()
+                        .expect("upload body")
+                        .take()
+                        .expect("a stream is sent once");
+                    Ok(with_digest(self.request(Method::POST, path)).body(body))
+                })
+                .await?
+            }
+        };
+        response
+            .json()
+            .await
+            .map_err(|e| Error::Internal(format!("the server's answer could not be read: {e}")))
+    }
+}
+
+fn unreachable_server(base: &str, e: reqwest::Error) -> Error {
+    Error::Unavailable(format!("the server at {base} cannot be reached: {e}"))
+}
+
+/// The API's error body, back into the error the bundled backend returns.
+async fn error_from(response: reqwest::Response) -> Error {
+    #[derive(Deserialize)]
+    struct Body {
+        error: String,
+        message: String,
+        path: Option<String>,
+        lease: Option<Lease>,
+        head: Option<Head>,
+        expected: Option<Digest>,
+        actual: Option<Digest>,
+        limit: Option<u64>,
+    }
+    let status = response.status();
+    let body: Body = match response.json().await {
+        Ok(body) => body,
+        Err(_) => {
+            return match status {
+                StatusCode::UNAUTHORIZED => {
+                    Error::Unauthorized("the server refused the token".into())
+                }
+                status => Error::Internal(format!(
+                    "the server answered {status} without an error body"
+                )),
+            }
+        }
+    };
+    let message = body.message;
+    match (body.error.as_str(), body.head, body.expected, body.actual) {
+        ("artifact_busy", ..) => Error::ArtifactBusy {
+            path: body.path.unwrap_or_default(),
+            lease: body.lease.map(Box::new),
+        },
+        ("stale", Some(head), ..) => Error::Stale {
+            head: Box::new(head),
+        },
+        ("proposal_stale", Some(head), ..) => Error::ProposalStale {
+            head: Box::new(head),
+        },
+        ("digest_mismatch", _, Some(expected), Some(actual)) => {
+            Error::DigestMismatch { expected, actual }
+        }
+        ("too_large", ..) => Error::TooLarge {
+            limit: body.limit.unwrap_or(0),
+        },
+        ("forbidden", ..) => Error::Forbidden(message),
+        ("checkout_closed", ..) => Error::CheckoutClosed(message),
+        ("exists", ..) => Error::Exists(message),
+        ("not_found", ..) => Error::NotFound(message),
+        ("invalid", ..) => Error::Invalid(message),
+        ("bad_request", ..) => Error::BadRequest(message),
+        ("unauthorized", ..) => Error::Unauthorized(message),
+        ("deadline_exceeded", ..) => Error::DeadlineExceeded(message),
+        ("storage_full", ..) => Error::StorageFull(message),
+        ("unavailable", ..) => Error::Unavailable(message),
+        (code, ..) => Error::Internal(format!("the server failed ({code}): {message}")),
+    }
+}
+
+/// A query-string value, percent-encoded.
+fn encoded(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct Artifacts {
+    artifacts: Vec<Artifact>,
+}
+
+#[async_trait]
+impl Backend for Remote {
+    async fn me(&self) -> Result<Participant> {
+        #[derive(Deserialize)]
+        struct Me {
+            participant: Participant,
+        }
+        Ok(self.get::<Me>("/v1/me").await?.participant)
+    }
+
+    async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
+        self.post_upload(
+            &format!("/v1/artifacts?path={}", encoded(path.as_str())),
+            upload,
+        )
+        .await
+    }
+
+    async fn artifacts(&self) -> Result<Vec<Artifact>> {
+        Ok(self.get::<Artifacts>("/v1/artifacts").await?.artifacts)
+    }
+
+    async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
+        self.get(&format!("/v1/artifacts/{id}")).await
+    }
+
+    async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
+        let found: Artifacts = self
+            .get(&format!("/v1/artifacts?path={}", encoded(path.as_str())))
+            .await?;
+        found
+            .artifacts
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::NotFound(format!("no artifact at {path}")))
+    }
+
+    async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
+        #[derive(Deserialize)]
+        struct Versions {
+            versions: Vec<Head>,
+        }
+        Ok(self
+            .get::<Versions>(&format!("/v1/artifacts/{id}/versions"))
+            .await?
+            .versions)
+    }
+
+    async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
+        let versions = self.versions(id).await?;
+        let head = match version {
+            None => versions.into_iter().next(),
+            Some(n) => versions.into_iter().find(|h| h.version == n),
+        }
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "artifact {id} has no version {}",
+                version.unwrap_or(0)
+            ))
+        })?;
+        let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
+        let response = self
+            .send(true, || Ok(self.request(Method::GET, &path)))
+            .await?;
+        let stream = response.bytes_stream().map_err(std::io::Error::other);
+        Ok(Content {
+            head,
+            reader: Box::pin(StreamReader::new(stream)),
+        })
+    }
+
+    async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
+        self.post(&format!("/v1/artifacts/{id}/checkouts"), json!(request))
+            .await
+    }
+
+    async fn checkout(&self, id: CheckoutId) -> Result<Checkout> {
+        self.get(&format!("/v1/checkouts/{id}")).await
+    }
+
+    async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
+        #[derive(Deserialize)]
+        struct Checkouts {
+            checkouts: Vec<Checkout>,
+        }
+        let path = if open_only {
+            "/v1/checkouts?state=open"
+        } else {
+            "/v1/checkouts"
+        };
+        Ok(self.get::<Checkouts>(path).await?.checkouts)
+    }
+
+    async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
+        let body = match ttl_seconds {
+            Some(ttl) => json!({ "ttl_seconds": ttl }),
+            None => json!({}),
+        };
+        self.post(&format!("/v1/checkouts/{id}/extend"), body).await
+    }
+
+    async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
+        self.post_upload(&format!("/v1/checkouts/{id}/checkin"), upload)
+            .await
+    }
+
+    async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
+        self.post(&format!("/v1/checkouts/{id}/cancel"), json!({}))
+            .await
+    }
+
+    async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
+        let body = match ttl_seconds {
+            Some(ttl) => json!({ "ttl_seconds": ttl }),
+            None => json!({}),
+        };
+        self.post(&format!("/v1/artifacts/{id}/edits"), body).await
+    }
+
+    async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
+        self.post_upload(&format!("/v1/edits/{id}/commit"), upload)
+            .await
+    }
+
+    async fn release_edit(&self, id: EditId) -> Result<()> {
+        let path = format!("/v1/edits/{id}");
+        self.send(true, || Ok(self.request(Method::DELETE, &path)))
+            .await?;
+        Ok(())
+    }
+
+    async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
+        #[derive(Deserialize)]
+        struct Proposals {
+            proposals: Vec<Proposal>,
+        }
+        let mut query = Vec::new();
+        if let Some(artifact) = filter.artifact {
+            query.push(format!("artifact={artifact}"));
+        }
+        if let Some(state) = filter.state {
+            let state = serde_json::to_value(state).expect("a state serializes");
+            query.push(format!("state={}", state.as_str().unwrap_or_default()));
+        }
+        let path = format!("/v1/proposals?{}", query.join("&"));
+        Ok(self.get::<Proposals>(&path).await?.proposals)
+    }
+
+    async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/accept"), json!({}))
+            .await
+    }
+
+    async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/rebuild"), json!({}))
+            .await
+    }
+
+    async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/reject"), json!({}))
+            .await
+    }
+
+    async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
+        self.post(
+            &format!("/v1/artifacts/{id}/break"),
+            json!({ "reason": reason }),
+        )
+        .await
+    }
+
+    async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
+        self.get(&format!("/v1/events?after={after}&limit={limit}"))
+            .await
+    }
+}
