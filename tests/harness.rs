@@ -21,8 +21,26 @@ pub struct Fixture {
     pub bob: Arc<dyn Backend>,
     pub agent: Arc<dyn Backend>,
     pub admin: Arc<dyn Backend>,
+    /// A remote fixture's server address and each participant's token.
+    pub server: Option<Server>,
     /// Stops the server of a remote fixture when dropped.
-    _server: Option<tokio::sync::oneshot::Sender<()>>,
+    _stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+pub struct Server {
+    pub base: String,
+    pub tokens: Vec<(Participant, String)>,
+}
+
+impl Server {
+    pub fn token(&self, p: &str) -> &str {
+        &self
+            .tokens
+            .iter()
+            .find(|(q, _)| q.as_str() == p)
+            .expect("a known participant")
+            .1
+    }
 }
 
 const PARTICIPANTS: [&str; 4] = ["user:alice", "user:bob", "agent:resizer", "user:admin"];
@@ -36,7 +54,7 @@ pub fn fixture() -> Fixture {
 }
 
 pub fn fixture_with(failpoints: Failpoints) -> Fixture {
-    let (dir, clock, store) = store_with(failpoints);
+    let (dir, clock, store) = store_with(failpoints, Options::default().max_upload);
     for p in PARTICIPANTS {
         store
             .add_account(&participant(p), p == "user:admin")
@@ -51,17 +69,18 @@ pub fn fixture_with(failpoints: Failpoints) -> Fixture {
         clock,
         store,
         dir,
-        _server: None,
+        server: None,
+        _stop: None,
     }
 }
 
-fn store_with(failpoints: Failpoints) -> (TempDir, Clock, Bundled) {
+fn store_with(failpoints: Failpoints, max_upload: u64) -> (TempDir, Clock, Bundled) {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Clock::manual(start_time());
     let options = Options {
         clock: clock.clone(),
         failpoints,
-        ..Options::default()
+        max_upload,
     };
     let store = Bundled::open_with(dir.path(), options).expect("open store");
     (dir, clock, store)
@@ -70,7 +89,11 @@ fn store_with(failpoints: Failpoints) -> (TempDir, Clock, Bundled) {
 /// The same participants, each through the remote backend, over a real
 /// `leasedesk serve` (its `run`, in this process) on 127.0.0.1:0.
 pub async fn remote_fixture() -> Fixture {
-    let (dir, clock, store) = store_with(Failpoints::default());
+    remote_fixture_with(Options::default().max_upload).await
+}
+
+pub async fn remote_fixture_with(max_upload: u64) -> Fixture {
+    let (dir, clock, store) = store_with(Failpoints::default(), max_upload);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -80,11 +103,13 @@ pub async fn remote_fixture() -> Fixture {
         let _ = stopped.await;
     }));
     let mut clients = Vec::new();
+    let mut tokens = Vec::new();
     for p in PARTICIPANTS {
         let (_, token) = store
             .add_account(&participant(p), p == "user:admin")
             .expect("add participant");
         clients.push(Arc::new(Remote::new(&base, &token).expect("client")) as Arc<dyn Backend>);
+        tokens.push((participant(p), token));
     }
     let [alice, bob, agent, admin]: [Arc<dyn Backend>; 4] = clients.try_into().ok().unwrap();
     Fixture {
@@ -95,7 +120,8 @@ pub async fn remote_fixture() -> Fixture {
         clock,
         store,
         dir,
-        _server: Some(stop),
+        server: Some(Server { base, tokens }),
+        _stop: Some(stop),
     }
 }
 

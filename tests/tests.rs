@@ -9,6 +9,7 @@ mod cli;
 mod crash;
 mod edits;
 mod events;
+mod http;
 mod inputs;
 mod proposals;
 mod races;
