@@ -392,7 +392,8 @@ async fn malformed_requests_are_400_or_422_with_a_json_error_never_500() {
     let a = f.import("a.psd", b"v1").await;
     let checkouts = format!("/v1/artifacts/{}/checkouts", a.id);
     let long = format!("/v1/artifacts?path={}", "a".repeat(1025));
-    let cases: Vec<(Method, String, Option<&[u8]>, StatusCode, &str)> = vec![
+    type Case<'a> = (Method, String, Option<&'a [u8]>, StatusCode, &'a str);
+    let cases: Vec<Case> = vec![
         (
             Method::POST,
             checkouts.clone(),
