@@ -11,7 +11,7 @@ use serde::Serialize;
 use leasedesk::bundled::{self, Bundled, Options};
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
-use leasedesk::{Backend, Error, Upload};
+use leasedesk::{Backend, Error, Remote, Upload};
 
 /// Exit code of a refusal because someone else holds the file (EX_TEMPFAIL):
 /// an agent plans again or retries later.
@@ -29,8 +29,24 @@ pub struct Args {
     data: Option<PathBuf>,
 
     /// Act as this participant (user:NAME or agent:NAME); default user:<OS login>.
-    #[arg(long = "as", global = true, value_name = "PARTICIPANT")]
+    #[arg(
+        long = "as",
+        global = true,
+        value_name = "PARTICIPANT",
+        conflicts_with = "server"
+    )]
     as_participant: Option<Participant>,
+
+    /// Use a team's server instead of a data folder; the token comes from
+    /// LEASEDESK_TOKEN (never from an argument, which others can see).
+    #[arg(
+        long,
+        global = true,
+        env = "LEASEDESK_SERVER",
+        value_name = "URL",
+        conflicts_with = "data"
+    )]
+    server: Option<String>,
 
     /// Print JSON for scripts instead of sentences.
     #[arg(long, global = true)]
@@ -107,6 +123,20 @@ enum Command {
         after: u64,
         #[arg(long, default_value_t = 100)]
         limit: u32,
+        /// Keep printing new events as they are written.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// For agents: take a short edit lease, run COMMAND on a copy of the head
+    /// ({} in its arguments stands for the copy's path), commit the result if
+    /// it succeeds, and always release the lease. A busy file exits with 75.
+    Edit {
+        repo_path: RepoPath,
+        /// Seconds the command may run.
+        #[arg(long, default_value_t = 30)]
+        deadline: u64,
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
 }
 
@@ -231,10 +261,23 @@ async fn execute(args: Args) -> Result<(), Error> {
         );
         return Ok(());
     }
-    let data = args.data.unwrap_or_else(default_data_dir);
-    let store = Bundled::open_with(&data, options)?;
-    let store = store.acting_as(args.as_participant.unwrap_or_else(bundled::os_user));
-    let now = store.clock().now();
+    let target = match &args.server {
+        Some(url) => {
+            let token = std::env::var("LEASEDESK_TOKEN").map_err(|_| {
+                Error::Unauthorized("set LEASEDESK_TOKEN to your token to use --server".into())
+            })?;
+            Target::Server(Remote::new(url, token.trim())?)
+        }
+        None => {
+            let data = args.data.clone().unwrap_or_else(default_data_dir);
+            let store = Bundled::open_with(&data, options)?;
+            Target::Local(
+                store.acting_as(args.as_participant.clone().unwrap_or_else(bundled::os_user)),
+            )
+        }
+    };
+    let store = target.backend();
+    let now = chrono::Utc::now();
 
     match args.command {
         Command::User(UserCommand::Add { name, agent, admin }) => {
@@ -243,7 +286,7 @@ async fn execute(args: Args) -> Result<(), Error> {
             } else {
                 Participant::user(&name)?
             };
-            let (account, token) = store.add_account(&participant, admin)?;
+            let (account, token) = target.local("user add")?.add_account(&participant, admin)?;
             // The token comes alone on the last line, and only now: it is kept hashed.
             out.print(
                 &serde_json::json!({ "account": account, "token": token }),
@@ -258,7 +301,7 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
         Command::User(UserCommand::Token { name }) => {
             let participant = named(&name)?;
-            let token = store.new_token(&participant)?;
+            let token = target.local("user token")?.new_token(&participant)?;
             out.print(
                 &serde_json::json!({ "participant": participant, "token": token }),
                 || format!("a new token for {participant} (shown once):\n{token}"),
@@ -266,14 +309,14 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
         Command::User(UserCommand::Revoke { name }) => {
             let participant = named(&name)?;
-            let revoked = store.revoke_tokens(&participant)?;
+            let revoked = target.local("user revoke")?.revoke_tokens(&participant)?;
             out.print(
                 &serde_json::json!({ "participant": participant, "revoked": revoked }),
                 || format!("revoked {revoked} token(s) of {participant}"),
             );
         }
         Command::User(UserCommand::List) => {
-            let accounts = store.accounts()?;
+            let accounts = target.local("user list")?.accounts()?;
             out.print(&accounts, || {
                 accounts
                     .iter()
@@ -391,7 +434,7 @@ async fn execute(args: Args) -> Result<(), Error> {
             });
         }
         Command::Extend { repo_path, ttl } => {
-            let open = my_open_checkout(&store, &repo_path).await?;
+            let open = my_open_checkout(store, &repo_path).await?;
             let checkout = store.extend(open.id, ttl).await?;
             out.print(&checkout, || {
                 format!(
@@ -402,9 +445,9 @@ async fn execute(args: Args) -> Result<(), Error> {
             });
         }
         Command::Checkin { repo_path, file } => {
-            let checkout = match my_open_checkout(&store, &repo_path).await {
+            let checkout = match my_open_checkout(store, &repo_path).await {
                 Ok(open) => store.check_in(open.id, Upload::file(file)).await?,
-                Err(no_open) => retry_checkin(&store, &repo_path, &file)
+                Err(no_open) => retry_checkin(store, &repo_path, &file)
                     .await?
                     .ok_or(no_open)?,
             };
@@ -423,7 +466,7 @@ async fn execute(args: Args) -> Result<(), Error> {
             });
         }
         Command::Cancel { repo_path } => {
-            let open = my_open_checkout(&store, &repo_path).await?;
+            let open = my_open_checkout(store, &repo_path).await?;
             let checkout = store.cancel(open.id).await?;
             out.print(&checkout, || {
                 format!("cancelled your check-out of {}", checkout.path)
@@ -435,7 +478,7 @@ async fn execute(args: Args) -> Result<(), Error> {
                 ..ProposalFilter::default()
             };
             let proposals = store.proposals(filter).await?;
-            let paths = artifact_paths(&store).await?;
+            let paths = artifact_paths(store).await?;
             out.print(&proposals, || {
                 if proposals.is_empty() {
                     return "no proposals".into();
@@ -480,28 +523,196 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
         Command::Digest { .. } => unreachable!("handled before the store opens"),
-        Command::Serve { listen, .. } => serve(store, listen).await?,
-        Command::Events { after, limit } => {
+        Command::Serve { listen, .. } => serve(target.local("serve")?.clone(), listen).await?,
+        Command::Events {
+            after,
+            limit,
+            follow,
+        } => {
+            if follow {
+                return follow_events(&target, after, &out).await;
+            }
             let page = store.events(after, limit).await?;
             out.print(&page, || {
                 page.events
                     .iter()
-                    .map(|e| {
-                        format!(
-                            "{:>6}  {}  {:<18} {}  {}",
-                            e.seq,
-                            local_time(e.at),
-                            e.kind,
-                            e.participant.as_ref().map_or("", |p| p.as_str()),
-                            e.holder.as_deref().unwrap_or("")
-                        )
-                    })
+                    .map(event_line)
                     .collect::<Vec<_>>()
                     .join("\n")
             });
         }
+        Command::Edit {
+            repo_path,
+            deadline,
+            command,
+        } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let result = edit(
+                target.shared(),
+                &artifact,
+                std::time::Duration::from_secs(deadline),
+                command,
+            )
+            .await?;
+            out.print(&result, || match &result {
+                CheckinResult::Committed { version, .. } => {
+                    format!("committed {} as version {version}", artifact.path)
+                }
+                CheckinResult::Unchanged { .. } => {
+                    format!("{} is unchanged: nothing was committed", artifact.path)
+                }
+                CheckinResult::Proposal { proposal } => format!("kept as proposal {}", proposal.id),
+            });
+        }
     }
     Ok(())
+}
+
+fn event_line(e: &Event) -> String {
+    format!(
+        "{:>6}  {}  {:<18} {}  {}",
+        e.seq,
+        local_time(e.at),
+        e.kind,
+        e.participant.as_ref().map_or("", |p| p.as_str()),
+        e.holder.as_deref().unwrap_or("")
+    )
+}
+
+/// Prints events as they are written: from the server's event stream, or by
+/// watching the data folder.
+async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), Error> {
+    let print = |event: &Event| {
+        if out.json {
+            println!(
+                "{}",
+                serde_json::to_string(event).expect("an event serializes")
+            );
+        } else {
+            println!("{}", event_line(event));
+        }
+    };
+    match target {
+        Target::Server(remote) => {
+            let stream = remote.follow_events(after).await?;
+            futures_util::pin_mut!(stream);
+            while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
+                print(&event?);
+            }
+            Err(Error::Unavailable(
+                "the server ended the event stream".into(),
+            ))
+        }
+        Target::Local(store) => {
+            let mut after = after;
+            loop {
+                let changed = store.changed();
+                let page = store.events(after, 500).await?;
+                page.events.iter().for_each(print);
+                after = page.next;
+                if page.events.is_empty() {
+                    // Other processes write too: look again at least every half second.
+                    let _ =
+                        tokio::time::timeout(std::time::Duration::from_millis(500), changed).await;
+                }
+            }
+        }
+    }
+}
+
+/// Runs an agent's command on a copy of the head under an edit lease, and
+/// commits the copy if the command succeeds.
+async fn edit(
+    backend: std::sync::Arc<dyn Backend>,
+    artifact: &Artifact,
+    deadline: std::time::Duration,
+    command: Vec<String>,
+) -> Result<CheckinResult, Error> {
+    let work_dir = std::env::temp_dir().join(format!("leasedesk-edit-{}", EditId::new()));
+    std::fs::create_dir_all(&work_dir)?;
+    let file = work_dir.join(artifact.path.file_name());
+    let work = {
+        let (backend, file) = (backend.clone(), file.clone());
+        move |edit: Edit| async move {
+            let mut content = backend
+                .content(edit.artifact_id, Some(edit.base_version))
+                .await?;
+            let mut copy = tokio::fs::File::create(&file).await?;
+            tokio::io::copy(&mut content.reader, &mut copy).await?;
+            drop(copy);
+            let path = file.to_string_lossy().into_owned();
+            let (program, args) = command.split_first().expect("clap requires a command");
+            let mut args: Vec<String> = args.iter().map(|a| a.replace("{}", &path)).collect();
+            if !command.iter().any(|a| a.contains("{}")) {
+                args.push(path);
+            }
+            let mut child = tokio::process::Command::new(program)
+                .args(&args)
+                .process_group(0)
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| Error::Invalid(format!("cannot run {program}: {e}")))?;
+            // A deadline drops this future: then the command and all it started stop.
+            let _group = KillGroupOnDrop(child.id());
+            let status = child.wait().await?;
+            if !status.success() {
+                return Err(Error::Invalid(format!(
+                    "{program} failed ({status}): nothing was committed"
+                )));
+            }
+            Ok(Upload::file(&file))
+        }
+    };
+    let result = leasedesk::agent::run_edit(backend, artifact.id, deadline, work).await;
+    let _ = std::fs::remove_dir_all(&work_dir);
+    result
+}
+
+/// Kills a process group when dropped (a command stopped at its deadline
+/// takes what it started with it, which would otherwise hold our output open).
+struct KillGroupOnDrop(Option<u32>);
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(group) = self.0 {
+            // SAFETY: kill only reads its arguments. The group is the command's own
+            // (process_group(0)); after the command exits it is empty or gone.
+            unsafe { libc::kill(-(group as i32), libc::SIGKILL) };
+        }
+    }
+}
+
+/// Where the commands go: a data folder here, or a team's server.
+enum Target {
+    Local(Bundled),
+    Server(Remote),
+}
+
+impl Target {
+    fn backend(&self) -> &dyn Backend {
+        match self {
+            Target::Local(store) => store,
+            Target::Server(remote) => remote,
+        }
+    }
+
+    fn shared(&self) -> std::sync::Arc<dyn Backend> {
+        match self {
+            Target::Local(store) => std::sync::Arc::new(store.clone()),
+            Target::Server(remote) => std::sync::Arc::new(remote.clone()),
+        }
+    }
+
+    /// The data folder, for what only its owner may do.
+    fn local(&self, command: &str) -> Result<&Bundled, Error> {
+        match self {
+            Target::Local(store) => Ok(store),
+            Target::Server(_) => Err(Error::Invalid(format!(
+                "{command} works on a data folder (--data), on the server's machine"
+            ))),
+        }
+    }
 }
 
 /// Serves until SIGINT or SIGTERM, then lets the requests in flight finish.
@@ -537,7 +748,7 @@ async fn serve(store: Bundled, listen: std::net::SocketAddr) -> Result<(), Error
 }
 
 /// The caller's newest open check-out of `path`.
-async fn my_open_checkout(store: &Bundled, path: &RepoPath) -> Result<Checkout, Error> {
+async fn my_open_checkout(store: &dyn Backend, path: &RepoPath) -> Result<Checkout, Error> {
     store
         .checkouts(true)
         .await?
@@ -554,7 +765,7 @@ async fn my_open_checkout(store: &Bundled, path: &RepoPath) -> Result<Checkout, 
 /// the newest closed check-out answers with its first result if this is the
 /// file it took, and is refused otherwise.
 async fn retry_checkin(
-    store: &Bundled,
+    store: &dyn Backend,
     path: &RepoPath,
     file: &std::path::Path,
 ) -> Result<Option<Checkout>, Error> {
@@ -575,7 +786,7 @@ async fn retry_checkin(
 }
 
 async fn artifact_paths(
-    store: &Bundled,
+    store: &dyn Backend,
 ) -> Result<std::collections::HashMap<ArtifactId, RepoPath>, Error> {
     Ok(store
         .artifacts()

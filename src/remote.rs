@@ -149,6 +149,56 @@ impl Remote {
     }
 }
 
+impl Remote {
+    /// The events after `after`, then each new one as the server writes it
+    /// (Server-Sent Events), until the connection ends.
+    pub async fn follow_events(
+        &self,
+        after: u64,
+    ) -> Result<impl futures_util::Stream<Item = Result<Event>> + use<>> {
+        let path = format!("/v1/events/stream?after={after}");
+        let response = self
+            .send(true, || Ok(self.request(Method::GET, &path)))
+            .await?;
+        let bytes = response.bytes_stream();
+        Ok(futures_util::stream::unfold(
+            (bytes, Vec::new()),
+            |(mut bytes, mut buffer)| async move {
+                loop {
+                    // One message ends at a blank line; its data lines hold the JSON.
+                    // Bytes are kept until then: a chunk may end inside a character.
+                    if let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
+                        let message: Vec<u8> = buffer.drain(..end + 2).collect();
+                        let message = String::from_utf8_lossy(&message);
+                        let data: String = message
+                            .lines()
+                            .filter_map(|l| l.strip_prefix("data:"))
+                            .map(str::trim_start)
+                            .collect();
+                        if data.is_empty() {
+                            continue; // a keep-alive comment
+                        }
+                        let event = serde_json::from_str(&data).map_err(|e| {
+                            Error::Internal(format!("an event could not be read: {e}"))
+                        });
+                        return Some((event, (bytes, buffer)));
+                    }
+                    match futures_util::StreamExt::next(&mut bytes).await {
+                        Some(Ok(chunk)) => buffer.extend_from_slice(&chunk),
+                        Some(Err(e)) => {
+                            return Some((
+                                Err(Error::Unavailable(format!("the event stream broke: {e}"))),
+                                (bytes, buffer),
+                            ))
+                        }
+                        None => return None,
+                    }
+                }
+            },
+        ))
+    }
+}
+
 fn unreachable_server(base: &str, e: reqwest::Error) -> Error {
     Error::Unavailable(format!("the server at {base} cannot be reached: {e}"))
 }

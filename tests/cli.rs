@@ -185,3 +185,181 @@ fn refusals_exit_non_zero_with_a_reason() {
         (Some("artifact_busy"), Some("user:alice"))
     );
 }
+
+#[test]
+fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli = Cli {
+        data: &dir.path().join("data"),
+    };
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, b"hello\n").unwrap();
+    cli.ok("user:alice", &["import", "a.txt", file.to_str().unwrap()]);
+
+    let done = cli.ok(
+        "agent:bot",
+        &["edit", "a.txt", "--", "sh", "-c", "echo more >> {}"],
+    );
+    assert!(done.contains("committed a.txt as version 2"), "{done}");
+
+    let failed = cli.run("agent:bot", &["edit", "a.txt", "--", "false"]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("nothing was committed"));
+
+    let started = std::time::Instant::now();
+    let slow = cli.run(
+        "agent:bot",
+        &[
+            "edit",
+            "a.txt",
+            "--deadline",
+            "1",
+            "--",
+            "sh",
+            "-c",
+            "sleep 30",
+        ],
+    );
+    assert_eq!(slow.status.code(), Some(1));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the deadline stopped the command"
+    );
+    assert!(
+        String::from_utf8_lossy(&slow.stderr).contains("ran longer than 1 s"),
+        "{}",
+        String::from_utf8_lossy(&slow.stderr)
+    );
+
+    // After success, failure and timeout alike the file is free, at version 2.
+    let who = cli.ok("user:bob", &["who", "a.txt"]);
+    assert!(who.contains("is free (version 2 by agent:bot)"), "{who}");
+
+    cli.ok("user:alice", &["checkout", "a.txt", "--note", "proofing"]);
+    let busy = cli.run("agent:bot", &["edit", "a.txt", "--", "true"]);
+    assert_eq!(busy.status.code(), Some(75), "a busy file exits with 75");
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("user:alice"));
+}
+
+/// A real `leasedesk serve` process on 127.0.0.1:0, stopped with SIGTERM on drop.
+struct ServeProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ServeProcess {
+    fn start(data: &Path) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+            .arg("--data")
+            .arg(data)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("the address line")
+            .to_owned();
+        Self { child, url }
+    }
+
+    /// Asks the server to stop (SIGTERM) and returns whether it exited cleanly.
+    fn stop(mut self) -> bool {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        self.child.wait().unwrap().success()
+    }
+}
+
+#[test]
+fn the_cli_works_the_same_against_a_real_server_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let local = Cli { data: &data };
+    let token_of = |name: &str| {
+        local
+            .ok("user:root", &["user", "add", name])
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned()
+    };
+    let (alice, bob) = (token_of("alice"), token_of("bob"));
+    let server = ServeProcess::start(&data);
+    let remote = |token: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+            .args(["--server", &server.url])
+            .args(args)
+            .env("LEASEDESK_TOKEN", token)
+            .output()
+            .unwrap()
+    };
+    let file = dir.path().join("hero.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    let file = file.to_str().unwrap();
+
+    assert!(remote(&alice, &["import", "brand/hero.psd", file])
+        .status
+        .success());
+    let out = remote(&alice, &["checkout", "brand/hero.psd", "--note", "sky"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let busy = remote(&bob, &["checkout", "brand/hero.psd"]);
+    assert_eq!(busy.status.code(), Some(75));
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("user:alice"));
+    let who = String::from_utf8(remote(&bob, &["who", "brand/hero.psd"]).stdout).unwrap();
+    assert!(
+        who.contains("checked out by user:alice") && who.contains("note: sky"),
+        "{who}"
+    );
+    std::fs::write(file, b"v2").unwrap();
+    let checked_in =
+        String::from_utf8(remote(&alice, &["checkin", "brand/hero.psd", file]).stdout).unwrap();
+    assert!(checked_in.contains("as version 2"), "{checked_in}");
+    let edited = remote(
+        &bob,
+        &["edit", "brand/hero.psd", "--", "sh", "-c", "echo v3 > {}"],
+    );
+    assert!(
+        String::from_utf8_lossy(&edited.stdout).contains("version 3"),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
+
+    let wrong = remote(
+        "ld_0000000000000000_000000000000000000000000000000000000000000000000",
+        &["ls"],
+    );
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("token"));
+    let admin_only = remote(&alice, &["user", "list"]);
+    assert!(String::from_utf8_lossy(&admin_only.stderr).contains("data folder"));
+
+    // `events --follow` streams the ledger (the first lines, then it is stopped).
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .args(["--server", &server.url, "--json", "events", "--follow"])
+        .env("LEASEDESK_TOKEN", &bob)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(follow.stdout.take().unwrap()));
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (first["seq"].as_u64(), first["type"].as_str()),
+        (Some(1), Some("version.committed"))
+    );
+    follow.kill().unwrap();
+    follow.wait().unwrap();
+
+    assert!(server.stop(), "the server stops cleanly on SIGTERM");
+}
