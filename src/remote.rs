@@ -120,7 +120,8 @@ impl Remote {
                         _ => Error::from(e),
                     })?;
                     let size = opened.metadata()?.len();
-                    let stream = ReaderStream::new(tokio::fs::File::from_std(opened));
+                    let stream =
+                        ReaderStream::with_capacity(tokio::fs::File::from_std(opened), 1 << 20);
                     Ok(with_digest(self.request(Method::POST, path))
                         .header(reqwest::header::CONTENT_LENGTH, size)
                         .body(reqwest::Body::wrap_stream(stream)))

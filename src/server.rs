@@ -271,7 +271,7 @@ async fn content(
     ];
     Ok((
         headers,
-        Body::from_stream(ReaderStream::new(content.reader)),
+        Body::from_stream(ReaderStream::with_capacity(content.reader, 1 << 20)),
     )
         .into_response())
 }

@@ -3,7 +3,7 @@
 //! (PostgreSQL for servers that need failover) can replace it behind the same calls.
 
 use std::cell::Cell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -26,28 +26,40 @@ const MIGRATIONS: &[&str] = &[
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Store {
+    /// The one connection that writes: SQLite has one writer at a time anyway.
     conn: Mutex<Connection>,
+    /// Idle read-only connections: in WAL mode reads run beside the writer.
+    readers: Mutex<Vec<Connection>>,
+    path: PathBuf,
     failpoints: Failpoints,
+}
+
+/// A connection set up as every one of the store's is.
+fn connect(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // A stable plan per statement: without it SQLite re-prepares a join on
+    // every new bound value (to let STAT4 look at it), which cost a fifth of
+    // each lease change.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
 }
 
 impl Store {
     pub fn open(path: &Path, failpoints: Failpoints) -> Result<Self> {
-        let mut conn = Connection::open(path)?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mut conn = connect(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
         // Checkpoint every 16 MiB of log rather than 4: each checkpoint costs two
         // fsyncs, and hot pages written many times are copied once.
         conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        // A stable plan per statement: without it SQLite re-prepares a join on
-        // every new bound value (to let STAT4 look at it), which cost a fifth of
-        // each lease change.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-        conn.set_prepared_statement_cache_capacity(64);
         migrate(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            readers: Mutex::new(Vec::new()),
+            path: path.to_owned(),
             failpoints,
         })
     }
@@ -96,19 +108,32 @@ impl Store {
         Ok(value)
     }
 
-    /// Runs `f` on one consistent snapshot. Writes nothing.
+    /// Runs `f` on one consistent snapshot, on a read connection of its own,
+    /// so reads neither wait for writes nor make them wait. Writes nothing.
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
-        let mut conn = self
-            .conn
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = connect(&self.path)?;
+                conn.pragma_update(None, "query_only", true)?;
+                conn
+            }
+        };
+        let value = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+            let value = f(&Tx {
+                tx: &tx,
+                durable: &Cell::new(false),
+            })?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        self.readers
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let value = f(&Tx {
-            tx: &tx,
-            durable: &Cell::new(false),
-        })?;
-        tx.commit()?;
-        Ok(value)
+            .unwrap_or_else(|p| p.into_inner())
+            .push(conn);
+        value
     }
 }
 
