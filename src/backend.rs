@@ -16,7 +16,12 @@ use crate::model::*;
 pub struct Upload {
     pub source: UploadSource,
     pub digest: Option<Digest>,
+    /// Told the bytes sent so far, as they go (for a progress bar).
+    pub progress: Option<Progress>,
 }
+
+/// A callback told how many bytes have moved so far.
+pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
 
 pub enum UploadSource {
     File(PathBuf),
@@ -28,6 +33,7 @@ impl Upload {
         Self {
             source: UploadSource::File(path.into()),
             digest: None,
+            progress: None,
         }
     }
 
@@ -35,6 +41,7 @@ impl Upload {
         Self {
             source: UploadSource::Stream(Box::pin(reader)),
             digest: None,
+            progress: None,
         }
     }
 
@@ -43,6 +50,62 @@ impl Upload {
         self.digest = Some(digest);
         self
     }
+
+    pub fn with_progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(std::sync::Arc::new(progress));
+        self
+    }
+}
+
+/// Downloads a version to `dest`: streamed to a temporary file beside it while
+/// hashed, and renamed into place only if the digest is the version's. A
+/// failed download leaves `dest` as it was.
+pub async fn download(
+    backend: &dyn Backend,
+    id: ArtifactId,
+    version: Option<u64>,
+    dest: &std::path::Path,
+    progress: Option<Progress>,
+) -> Result<Head> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut content = backend.content(id, version).await?;
+    let name = dest
+        .file_name()
+        .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()));
+    let copied = async {
+        let mut out = tokio::fs::File::create(&temp).await?;
+        let mut hasher = blake3::Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut moved = 0u64;
+        loop {
+            let n = content.reader.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n]).await?;
+            moved += n as u64;
+            if let Some(progress) = &progress {
+                progress(moved);
+            }
+        }
+        out.sync_all().await?;
+        let actual: Digest = hasher.finalize().into();
+        if actual != content.head.digest {
+            return Err(crate::Error::DigestMismatch {
+                expected: content.head.digest.clone(),
+                actual,
+            });
+        }
+        tokio::fs::rename(&temp, dest).await?;
+        Ok(())
+    }
+    .await;
+    if copied.is_err() {
+        let _ = tokio::fs::remove_file(&temp).await;
+    }
+    copied.map(|()| content.head)
 }
 
 /// A version's bytes, as a stream.

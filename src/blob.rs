@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::backend::Progress;
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::Digest;
@@ -111,6 +112,7 @@ impl BlobStore {
         &self,
         source: &Path,
         expected: Option<&Digest>,
+        progress: Option<&Progress>,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
         let mut source = open_local(source)?;
@@ -126,6 +128,9 @@ impl BlobStore {
             buf.truncate(n);
             hasher.update(&buf);
             size += n as u64;
+            if let Some(progress) = progress {
+                progress(size);
+            }
             if !pipe.send_blocking(buf) {
                 return Ok(()); // the writer failed: its error is reported below
             }
@@ -145,6 +150,7 @@ impl BlobStore {
         mut reader: R,
         expected: Option<&Digest>,
         limit: u64,
+        progress: Option<&Progress>,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
         let mut pipe = Pipe::start(self.temp_blob()?);
@@ -163,6 +169,9 @@ impl BlobStore {
                 }
                 buf.truncate(n);
                 hasher.update(&buf);
+                if let Some(progress) = progress {
+                    progress(size);
+                }
                 if !pipe.send(buf).await {
                     return Ok(());
                 }

@@ -228,6 +228,7 @@ impl Bundled {
                     shared.blobs.stage_file(
                         &path,
                         upload.digest.as_ref(),
+                        upload.progress.as_ref(),
                         &shared.options.failpoints,
                     )
                 })
@@ -241,6 +242,7 @@ impl Bundled {
                         reader,
                         upload.digest.as_ref(),
                         options.max_upload,
+                        upload.progress.as_ref(),
                         &options.failpoints,
                     )
                     .await

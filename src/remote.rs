@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::io::{ReaderStream, StreamReader};
 
-use crate::backend::{Backend, Content, Upload, UploadSource};
+use crate::backend::{Backend, Content, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::server::DIGEST_HEADER;
@@ -106,6 +106,7 @@ impl Remote {
     /// stream can be sent once.
     async fn post_upload<T: DeserializeOwned>(&self, path: &str, upload: Upload) -> Result<T> {
         let digest = upload.digest.clone();
+        let progress = upload.progress.clone();
         let with_digest = |request: RequestBuilder| match &digest {
             Some(d) => request.header(DIGEST_HEADER, d.as_str()),
             None => request,
@@ -120,8 +121,9 @@ impl Remote {
                         _ => Error::from(e),
                     })?;
                     let size = opened.metadata()?.len();
+                    let file = tokio::fs::File::from_std(opened);
                     let stream =
-                        ReaderStream::with_capacity(tokio::fs::File::from_std(opened), 1 << 20);
+                        counted(ReaderStream::with_capacity(file, 1 << 20), progress.clone());
                     Ok(with_digest(self.request(Method::POST, path))
                         .header(reqwest::header::CONTENT_LENGTH, size)
                         .body(reqwest::Body::wrap_stream(stream)))
@@ -129,9 +131,8 @@ impl Remote {
                 .await?
             }
             UploadSource::Stream(reader) => {
-                let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(
-                    ReaderStream::new(reader),
-                )));
+                let stream = counted(ReaderStream::with_capacity(reader, 1 << 20), progress);
+                let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(stream)));
                 self.send(false, || {
                     let body = body
                         .lock()
@@ -198,6 +199,20 @@ impl Remote {
             },
         ))
     }
+}
+
+/// A body stream that tells `progress` how many bytes went out so far.
+fn counted<R: tokio::io::AsyncRead>(
+    stream: ReaderStream<R>,
+    progress: Option<Progress>,
+) -> impl futures_util::Stream<Item = std::io::Result<axum::body::Bytes>> {
+    let mut sent = 0u64;
+    stream.inspect_ok(move |chunk| {
+        sent += chunk.len() as u64;
+        if let Some(progress) = &progress {
+            progress(sent);
+        }
+    })
 }
 
 fn unreachable_server(base: &str, e: reqwest::Error) -> Error {

@@ -328,7 +328,73 @@ async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin(f
     );
 }
 
+async fn a_download_lands_whole_when_its_digest_matches_and_not_at_all_otherwise(f: Fixture) {
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 241) as u8).collect();
+    let a = f.import("a.psd", &data).await;
+    let local = f.dir.path().join("workspace");
+    std::fs::create_dir_all(&local).unwrap();
+    let dest = local.join("a.psd");
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let progress: leasedesk::backend::Progress = {
+        let seen = seen.clone();
+        std::sync::Arc::new(move |n| seen.store(n, std::sync::atomic::Ordering::SeqCst))
+    };
+    let head = leasedesk::backend::download(f.bob.as_ref(), a.id, None, &dest, Some(progress))
+        .await
+        .unwrap();
+    assert_eq!(head.digest, digest(&data));
+    assert!(std::fs::read(&dest).unwrap() == data);
+    assert_eq!(
+        seen.load(std::sync::atomic::Ordering::SeqCst),
+        data.len() as u64,
+        "progress reached the end"
+    );
+
+    // Bytes that went bad in storage never replace the local copy.
+    std::fs::write(&dest, b"my local work").unwrap();
+    let hex = digest(&data).hex().to_owned();
+    let mut bad = data.clone();
+    bad[1_000_000] ^= 1;
+    std::fs::write(f.dir.path().join("blobs").join(&hex[..2]).join(&hex), &bad).unwrap();
+    let refused = leasedesk::backend::download(f.bob.as_ref(), a.id, None, &dest, None).await;
+    assert!(
+        matches!(refused, Err(Error::DigestMismatch { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read(&dest).unwrap(),
+        b"my local work",
+        "the local file is untouched"
+    );
+    assert_eq!(
+        std::fs::read_dir(&local).unwrap().count(),
+        1,
+        "no temporary file is left"
+    );
+}
+
+async fn an_upload_reports_its_progress(f: Fixture) {
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let file = f.dir.path().join("work.psd");
+    std::fs::write(&file, vec![5u8; 2_500_000]).unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let upload = {
+        let seen = seen.clone();
+        leasedesk::Upload::file(&file).with_progress(move |n| seen.lock().unwrap().push(n))
+    };
+    f.alice.check_in(c.id, upload).await.unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.last(), Some(&2_500_000), "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "progress only grows: {seen:?}"
+    );
+}
+
 crate::contract!(
+    a_download_lands_whole_when_its_digest_matches_and_not_at_all_otherwise,
+    an_upload_reports_its_progress,
     rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commits_directly,
     rule9_an_unchanged_file_commits_nothing,
     rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout,
