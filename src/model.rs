@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::Error;
@@ -25,7 +26,7 @@ pub const MAX_NOTE_BYTES: usize = 1024;
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
         #[serde(transparent)]
         pub struct $name(pub Uuid);
 
@@ -76,8 +77,9 @@ id_type!(
 );
 
 /// Who acts: `user:NAME` or `agent:NAME`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
+#[schema(value_type = String)]
 pub struct Participant(String);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,8 +159,9 @@ impl fmt::Display for Participant {
 
 /// An artifact's place in the store: relative, `/`-separated, no empty, `.` or
 /// `..` segment, no control characters, at most 1024 bytes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
+#[schema(value_type = String)]
 pub struct RepoPath(String);
 
 impl RepoPath {
@@ -219,8 +222,9 @@ impl fmt::Display for RepoPath {
 }
 
 /// A content digest, `blake3:<64 lowercase hex>`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
+#[schema(value_type = String)]
 pub struct Digest(String);
 
 impl Digest {
@@ -273,16 +277,16 @@ impl fmt::Display for Digest {
 }
 
 /// One committed version; an artifact's head is its newest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Head {
     pub version: u64,
     pub digest: Digest,
     pub size: u64,
     pub author: Participant,
-    pub committed_at: Timestamp,
+    pub committed_at: DateTime<Utc>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LeaseKind {
     Checkout,
@@ -290,7 +294,7 @@ pub enum LeaseKind {
 }
 
 /// The one live write lease an artifact may have.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Lease {
     /// `checkout:<id>:<participant>` or `edit:<id>`.
     pub holder: String,
@@ -298,8 +302,8 @@ pub struct Lease {
     pub kind: LeaseKind,
     pub checkout_id: Option<CheckoutId>,
     pub note: Option<String>,
-    pub acquired_at: Timestamp,
-    pub expires_at: Timestamp,
+    pub acquired_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
 }
 
 impl Lease {
@@ -316,7 +320,7 @@ impl Lease {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Artifact {
     pub id: ArtifactId,
     pub path: RepoPath,
@@ -325,7 +329,7 @@ pub struct Artifact {
     pub lease: Option<Lease>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckoutState {
     Open,
@@ -333,15 +337,15 @@ pub enum CheckoutState {
 }
 
 /// Who broke a check-out's lease, and why. Its holder's check-in becomes a proposal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Broken {
     pub by: Participant,
     pub reason: String,
-    pub at: Timestamp,
+    pub at: DateTime<Utc>,
 }
 
 /// A person's hold on a file, from check-out to check-in or cancel.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Checkout {
     pub id: CheckoutId,
     pub artifact_id: ArtifactId,
@@ -352,8 +356,8 @@ pub struct Checkout {
     pub actor: Participant,
     pub holder: String,
     pub note: Option<String>,
-    pub created_at: Timestamp,
-    pub expires_at: Timestamp,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
     pub state: CheckoutState,
     pub result: Option<CheckinResult>,
     /// Set when an admin broke this check-out's lease.
@@ -361,7 +365,7 @@ pub struct Checkout {
 }
 
 /// What a check-in or an edit's commit did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "outcome", rename_all = "lowercase")]
 pub enum CheckinResult {
     Committed { version: u64, digest: Digest },
@@ -369,7 +373,7 @@ pub enum CheckinResult {
     Proposal { proposal: Proposal },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProposalState {
     Open,
@@ -379,14 +383,14 @@ pub enum ProposalState {
 }
 
 /// The version a stale change was made from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Provenance {
     pub version: u64,
     pub digest: Digest,
 }
 
 /// A stale check-in, kept against the head for review.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Proposal {
     pub id: ProposalId,
     pub artifact_id: ArtifactId,
@@ -399,11 +403,11 @@ pub struct Proposal {
     pub author: Participant,
     pub checkout_id: Option<CheckoutId>,
     pub state: ProposalState,
-    pub created_at: Timestamp,
+    pub created_at: DateTime<Utc>,
 }
 
 /// An agent's short hold on a file, for one call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Edit {
     pub id: EditId,
     pub artifact_id: ArtifactId,
@@ -411,11 +415,11 @@ pub struct Edit {
     pub participant: Participant,
     pub base_version: u64,
     pub base_digest: Digest,
-    pub expires_at: Timestamp,
+    pub expires_at: DateTime<Utc>,
 }
 
 /// One fact on the append-only ledger.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Event {
     pub seq: u64,
     pub id: Uuid,
@@ -424,11 +428,12 @@ pub struct Event {
     pub artifact_id: Option<ArtifactId>,
     pub participant: Option<Participant>,
     pub holder: Option<String>,
-    pub at: Timestamp,
+    pub at: DateTime<Utc>,
+    #[schema(value_type = Object)]
     pub data: serde_json::Value,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     pub events: Vec<Event>,
     /// Ask for events after this sequence number next time.
@@ -436,7 +441,7 @@ pub struct EventPage {
 }
 
 /// Body of `POST /v1/artifacts/{id}/checkouts`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckoutRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -446,7 +451,7 @@ pub struct CheckoutRequest {
 }
 
 /// Which proposals to list.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ProposalFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<ArtifactId>,
@@ -455,11 +460,11 @@ pub struct ProposalFilter {
 }
 
 /// A participant known to the store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Account {
     pub participant: Participant,
     pub admin: bool,
-    pub created_at: Timestamp,
+    pub created_at: DateTime<Utc>,
 }
 
 /// Checks a requested lease length and applies the default.

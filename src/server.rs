@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::io::{ReaderStream, StreamReader};
+use utoipa::{OpenApi, ToSchema};
 
 use crate::backend::{Backend, Upload};
 use crate::bundled::Bundled;
@@ -53,6 +54,7 @@ pub async fn run(
 pub fn app(store: Bundled) -> Router {
     Router::new()
         .route("/v1/health", get(health))
+        .route("/v1/openapi.json", get(openapi_json))
         .route("/v1/me", get(me))
         .route("/v1/artifacts", get(artifacts).post(import))
         .route("/v1/artifacts/{id}", get(artifact))
@@ -202,10 +204,12 @@ fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
     }
 }
 
+#[utoipa::path(get, path = "/v1/health", responses((status = 200, description = "The server is up", body = Object)))]
 async fn health() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
+#[utoipa::path(get, path = "/v1/me", responses((status = 200, description = "The participant the token names", body = Object), (status = 401, body = ErrorBody)))]
 async fn me(Caller(me): Caller) -> ApiResult<Json<serde_json::Value>> {
     Ok(Json(json!({ "participant": me.me().await? })))
 }
@@ -216,6 +220,7 @@ struct PathQuery {
     path: Option<String>,
 }
 
+#[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = Object), (status = 401, body = ErrorBody)))]
 async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
     let q: PathQuery = query(request.uri())?;
     let artifacts = match q.path {
@@ -226,6 +231,7 @@ async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde
     Ok(Json(json!({ "artifacts": artifacts })))
 }
 
+#[utoipa::path(post, path = "/v1/artifacts", params(("path" = String, Query, description = "Where the file goes")), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact), (status = 409, description = "exists", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn import(
     Caller(me): Caller,
     headers: HeaderMap,
@@ -240,10 +246,12 @@ async fn import(
     Ok((StatusCode::CREATED, Json(me.import(&path, upload).await?)))
 }
 
+#[utoipa::path(get, path = "/v1/artifacts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Artifact), (status = 404, body = ErrorBody)))]
 async fn artifact(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Artifact>> {
     Ok(Json(me.artifact(id(&raw)?).await?))
 }
 
+#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = Object), (status = 404, body = ErrorBody)))]
 async fn versions(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -257,6 +265,7 @@ struct VersionQuery {
     version: Option<u64>,
 }
 
+#[utoipa::path(get, path = "/v1/artifacts/{id}/content", params(("id" = Uuid, Path), ("version" = Option<u64>, Query)), responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
 async fn content(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -276,6 +285,7 @@ async fn content(
         .into_response())
 }
 
+#[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", params(("id" = Uuid, Path)), request_body = CheckoutRequest, responses((status = 201, body = Checkout), (status = 409, description = "artifact_busy, with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn check_out(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -288,12 +298,73 @@ async fn check_out(
     ))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TtlBody {
     ttl_seconds: Option<u64>,
 }
 
+#[derive(Deserialize, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct BreakBody {
+    reason: String,
+}
+
+/// The body of every refusal (for the OpenAPI document).
+#[derive(serde::Serialize, ToSchema)]
+struct ErrorBody {
+    error: String,
+    message: String,
+    /// With artifact_busy: the live lease, or null if it ended meanwhile.
+    lease: Option<Lease>,
+    /// With stale and proposal_stale: the head now.
+    head: Option<Head>,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Leasedesk", description = "Leases for files that cannot be merged (shared/API.md)."),
+    paths(
+        health, me, artifacts, import, artifact, versions, content, check_out, checkouts, checkout,
+        extend, check_in, cancel, begin_edit, commit_edit, release_edit, proposals, accept, rebuild,
+        reject, break_lease, events, event_stream
+    ),
+    components(schemas(ErrorBody, TtlBody, BreakBody, CheckoutRequest, Artifact, Head, Lease, Checkout, CheckinResult, Proposal, Edit, Event, EventPage)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+/// Every endpoint but health wants `Authorization: Bearer <token>`.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{
+            HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+        };
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        api.security = Some(vec![SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// The OpenAPI document, generated from the handlers and the model types.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// Like every endpoint but health, for a caller with a token.
+async fn openapi_json(_: Caller) -> Json<utoipa::openapi::OpenApi> {
+    Json(openapi())
+}
+
+#[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = Object)))]
 async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
@@ -309,10 +380,12 @@ async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde
     Ok(Json(json!({ "checkouts": checkouts })))
 }
 
+#[utoipa::path(get, path = "/v1/checkouts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 async fn checkout(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.checkout(id(&raw)?).await?))
 }
 
+#[utoipa::path(post, path = "/v1/checkouts/{id}/extend", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed or artifact_busy", body = ErrorBody)))]
 async fn extend(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -322,6 +395,7 @@ async fn extend(
     Ok(Json(me.extend(id(&raw)?, request.ttl_seconds).await?))
 }
 
+#[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout), (status = 400, description = "digest_mismatch", body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed", body = ErrorBody)))]
 async fn check_in(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -332,10 +406,12 @@ async fn check_in(
     Ok(Json(me.check_in(checkout, upload(&headers, body)?).await?))
 }
 
+#[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody)))]
 async fn cancel(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.cancel(id(&raw)?).await?))
 }
 
+#[utoipa::path(post, path = "/v1/artifacts/{id}/edits", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 201, body = Edit), (status = 409, description = "artifact_busy", body = ErrorBody)))]
 async fn begin_edit(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -348,6 +424,7 @@ async fn begin_edit(
     ))
 }
 
+#[utoipa::path(post, path = "/v1/edits/{id}/commit", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = CheckinResult), (status = 409, description = "stale, with the head", body = ErrorBody)))]
 async fn commit_edit(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -358,11 +435,13 @@ async fn commit_edit(
     Ok(Json(me.commit_edit(edit, upload(&headers, body)?).await?))
 }
 
+#[utoipa::path(delete, path = "/v1/edits/{id}", params(("id" = Uuid, Path)), responses((status = 204, description = "Released (idempotent)"), (status = 403, body = ErrorBody)))]
 async fn release_edit(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<StatusCode> {
     me.release_edit(id(&raw)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = Object)))]
 async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
@@ -378,10 +457,12 @@ async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<serde
     Ok(Json(json!({ "proposals": me.proposals(filter).await? })))
 }
 
+#[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]
 async fn accept(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.accept_proposal(id(&raw)?).await?))
 }
 
+#[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", params(("id" = Uuid, Path)), responses((status = 201, body = Proposal)))]
 async fn rebuild(
     Caller(me): Caller,
     Path(raw): Path<String>,
@@ -392,20 +473,17 @@ async fn rebuild(
     ))
 }
 
+#[utoipa::path(post, path = "/v1/proposals/{id}/reject", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal)))]
 async fn reject(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.reject_proposal(id(&raw)?).await?))
 }
 
+#[utoipa::path(post, path = "/v1/artifacts/{id}/break", params(("id" = Uuid, Path)), request_body = BreakBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody)))]
 async fn break_lease(
     Caller(me): Caller,
     Path(raw): Path<String>,
     body: Body,
 ) -> ApiResult<Json<Artifact>> {
-    #[derive(Deserialize, Default)]
-    #[serde(deny_unknown_fields)]
-    struct BreakBody {
-        reason: String,
-    }
     let request: BreakBody = json_body(body).await?;
     Ok(Json(me.break_lease(id(&raw)?, &request.reason).await?))
 }
@@ -417,6 +495,7 @@ struct EventsQuery {
     limit: Option<u32>,
 }
 
+#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("limit" = Option<u32>, Query)), responses((status = 200, body = EventPage)))]
 async fn events(Caller(me): Caller, request: Request) -> ApiResult<Json<EventPage>> {
     let q: EventsQuery = query(request.uri())?;
     Ok(Json(
@@ -427,6 +506,7 @@ async fn events(Caller(me): Caller, request: Request) -> ApiResult<Json<EventPag
 
 /// Server-Sent Events: every event after `after`, then each new one as it is
 /// written (by this server at once; by another process within a second).
+#[utoipa::path(get, path = "/v1/events/stream", params(("after" = Option<u64>, Query)), responses((status = 200, description = "Server-Sent Events, one Event per message", content_type = "text/event-stream")))]
 async fn event_stream(
     Caller(me): Caller,
     request: Request,

@@ -611,3 +611,81 @@ async fn an_upload_cut_off_midway_stores_nothing_and_keeps_the_checkout_open() {
     let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
     assert!(done.result.is_some(), "and can still be checked in");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_is_generated_and_lists_every_endpoint_of_the_contract() {
+    let f = remote_fixture().await;
+    let http = Http::of(&f);
+    refused(
+        &http.call(Method::GET, "/v1/openapi.json", None, None).await,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+    let doc = http
+        .call(
+            Method::GET,
+            "/v1/openapi.json",
+            Some(f.server.as_ref().unwrap().token("user:bob")),
+            None,
+        )
+        .await;
+    assert_eq!(doc.status, StatusCode::OK);
+    assert!(
+        doc.body["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.")),
+        "{}",
+        doc.body["openapi"]
+    );
+    let endpoints = [
+        ("get", "/v1/health"),
+        ("get", "/v1/me"),
+        ("post", "/v1/artifacts"),
+        ("get", "/v1/artifacts"),
+        ("get", "/v1/artifacts/{id}"),
+        ("get", "/v1/artifacts/{id}/versions"),
+        ("get", "/v1/artifacts/{id}/content"),
+        ("post", "/v1/artifacts/{id}/checkouts"),
+        ("get", "/v1/checkouts"),
+        ("get", "/v1/checkouts/{id}"),
+        ("post", "/v1/checkouts/{id}/extend"),
+        ("post", "/v1/checkouts/{id}/checkin"),
+        ("post", "/v1/checkouts/{id}/cancel"),
+        ("post", "/v1/artifacts/{id}/edits"),
+        ("post", "/v1/edits/{id}/commit"),
+        ("delete", "/v1/edits/{id}"),
+        ("get", "/v1/proposals"),
+        ("post", "/v1/proposals/{id}/accept"),
+        ("post", "/v1/proposals/{id}/rebuild"),
+        ("post", "/v1/proposals/{id}/reject"),
+        ("post", "/v1/artifacts/{id}/break"),
+        ("get", "/v1/events"),
+        ("get", "/v1/events/stream"),
+    ];
+    for (method, path) in endpoints {
+        assert!(
+            doc.body["paths"][path][method].is_object(),
+            "{method} {path} is documented"
+        );
+    }
+    let checkout = &doc.body["components"]["schemas"]["Checkout"]["properties"];
+    for field in [
+        "id",
+        "artifact_id",
+        "path",
+        "version",
+        "digest",
+        "actor",
+        "holder",
+        "note",
+        "created_at",
+        "expires_at",
+        "state",
+        "result",
+    ] {
+        assert!(
+            checkout[field].is_object(),
+            "Checkout.{field} is in the schema"
+        );
+    }
+}
