@@ -50,6 +50,9 @@ struct Shared {
     options: Options,
     /// Woken after every write, for followers of the event ledger.
     changed: tokio::sync::Notify,
+    /// Writers wait their turn here, asleep, rather than blocked on the store's
+    /// lock: only the writer whose turn it is holds a thread.
+    write_turn: tokio::sync::Semaphore,
 }
 
 impl Bundled {
@@ -65,6 +68,7 @@ impl Bundled {
             blobs: BlobStore::open(&dir.join("blobs"))?,
             options,
             changed: tokio::sync::Notify::new(),
+            write_turn: tokio::sync::Semaphore::new(1),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -184,6 +188,7 @@ impl Bundled {
         f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
+        let turn = self.shared.write_turn.acquire().await;
         let written = in_place(move || {
             let shared = &this.shared;
             shared.store.write(durability, |tx| {
@@ -196,6 +201,7 @@ impl Bundled {
             })
         })
         .await;
+        drop(turn);
         self.shared.changed.notify_waiters();
         written
     }

@@ -32,6 +32,29 @@ pub struct Store {
     readers: Mutex<Vec<Connection>>,
     path: PathBuf,
     failpoints: Failpoints,
+    /// Stops the checkpointer when the store is dropped.
+    _checkpointer: std::sync::mpsc::Sender<()>,
+}
+
+/// How often the log is copied into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// A thread that copies the log into the database now and then, without
+/// blocking writers (a passive checkpoint); it ends when the sender drops.
+fn spawn_checkpointer(path: &Path) -> Result<std::sync::mpsc::Sender<()>> {
+    let conn = connect(path)?;
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("store-checkpoint".into())
+        .spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(CHECKPOINT_EVERY)
+            {
+                // A failed checkpoint is tried again next time; the log only grows meanwhile.
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            }
+        })?;
+    Ok(stop)
 }
 
 /// A connection set up as every one of the store's is.
@@ -52,15 +75,17 @@ impl Store {
     pub fn open(path: &Path, failpoints: Failpoints) -> Result<Self> {
         let mut conn = connect(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // Checkpoint every 16 MiB of log rather than 4: each checkpoint costs two
-        // fsyncs, and hot pages written many times are copied once.
-        conn.pragma_update(None, "wal_autocheckpoint", 4000)?;
         migrate(&mut conn)?;
+        // Commits never wait for a checkpoint (two fsyncs and many page
+        // copies): a thread of the store's own makes them, beside the writer.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpointer = spawn_checkpointer(path)?;
         Ok(Self {
             conn: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
             path: path.to_owned(),
             failpoints,
+            _checkpointer: checkpointer,
         })
     }
 
