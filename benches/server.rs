@@ -485,27 +485,35 @@ async fn list(work: &Path, sizes: &Sizes) {
     }
     let server = Server::start(&data);
     let http = reqwest::Client::new();
-    let mut times = Vec::new();
+    let (mut at_server, mut with_parse) = (Vec::new(), Vec::new());
     for _ in 0..20 {
         let started = Instant::now();
-        let listed: Value = http
+        let response = http
             .get(format!("{}/v1/artifacts", server.url))
             .bearer_auth(&server.token)
             .send()
             .await
-            .unwrap()
-            .json()
-            .await
             .unwrap();
-        times.push(started.elapsed());
+        // The server answers once the whole list is serialized: the headers'
+        // arrival is the server's time (plus a loopback round trip).
+        at_server.push(started.elapsed());
+        let listed: Value = response.json().await.unwrap();
+        with_parse.push(started.elapsed());
         assert_eq!(
             listed["artifacts"].as_array().unwrap().len(),
             sizes.artifacts
         );
     }
     row(
-        &format!("GET /v1/artifacts with {} artifacts, median of 20 (client side, loopback, JSON parsed)", sizes.artifacts),
-        format!("**{}**", ms(median(times))),
+        &format!(
+            "GET /v1/artifacts with {} artifacts, median of 20",
+            sizes.artifacts
+        ),
+        format!(
+            "**{} to the answer's headers**, {} with the 2.7 MB body read and parsed by the client",
+            ms(median(at_server)),
+            ms(median(with_parse))
+        ),
         "under 50 ms at the server",
     );
 }

@@ -440,6 +440,30 @@ pub struct EventPage {
     pub next: u64,
 }
 
+/// `GET /v1/artifacts`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ArtifactList {
+    pub artifacts: Vec<Artifact>,
+}
+
+/// `GET /v1/artifacts/{id}/versions`, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VersionList {
+    pub versions: Vec<Head>,
+}
+
+/// `GET /v1/checkouts`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CheckoutList {
+    pub checkouts: Vec<Checkout>,
+}
+
+/// `GET /v1/proposals`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ProposalList {
+    pub proposals: Vec<Proposal>,
+}
+
 /// Body of `POST /v1/artifacts/{id}/checkouts`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

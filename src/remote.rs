@@ -292,11 +292,6 @@ fn encoded(value: &str) -> String {
     out
 }
 
-#[derive(Deserialize)]
-struct Artifacts {
-    artifacts: Vec<Artifact>,
-}
-
 #[async_trait]
 impl Backend for Remote {
     async fn me(&self) -> Result<Participant> {
@@ -316,7 +311,7 @@ impl Backend for Remote {
     }
 
     async fn artifacts(&self) -> Result<Vec<Artifact>> {
-        Ok(self.get::<Artifacts>("/v1/artifacts").await?.artifacts)
+        Ok(self.get::<ArtifactList>("/v1/artifacts").await?.artifacts)
     }
 
     async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
@@ -324,7 +319,7 @@ impl Backend for Remote {
     }
 
     async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
-        let found: Artifacts = self
+        let found: ArtifactList = self
             .get(&format!("/v1/artifacts?path={}", encoded(path.as_str())))
             .await?;
         found
@@ -335,12 +330,8 @@ impl Backend for Remote {
     }
 
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
-        #[derive(Deserialize)]
-        struct Versions {
-            versions: Vec<Head>,
-        }
         Ok(self
-            .get::<Versions>(&format!("/v1/artifacts/{id}/versions"))
+            .get::<VersionList>(&format!("/v1/artifacts/{id}/versions"))
             .await?
             .versions)
     }
@@ -378,16 +369,12 @@ impl Backend for Remote {
     }
 
     async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
-        #[derive(Deserialize)]
-        struct Checkouts {
-            checkouts: Vec<Checkout>,
-        }
         let path = if open_only {
             "/v1/checkouts?state=open"
         } else {
             "/v1/checkouts"
         };
-        Ok(self.get::<Checkouts>(path).await?.checkouts)
+        Ok(self.get::<CheckoutList>(path).await?.checkouts)
     }
 
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
@@ -429,10 +416,6 @@ impl Backend for Remote {
     }
 
     async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
-        #[derive(Deserialize)]
-        struct Proposals {
-            proposals: Vec<Proposal>,
-        }
         let mut query = Vec::new();
         if let Some(artifact) = filter.artifact {
             query.push(format!("artifact={artifact}"));
@@ -442,7 +425,7 @@ impl Backend for Remote {
             query.push(format!("state={}", state.as_str().unwrap_or_default()));
         }
         let path = format!("/v1/proposals?{}", query.join("&"));
-        Ok(self.get::<Proposals>(&path).await?.proposals)
+        Ok(self.get::<ProposalList>(&path).await?.proposals)
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {

@@ -220,15 +220,15 @@ struct PathQuery {
     path: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = Object), (status = 401, body = ErrorBody)))]
-async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
+#[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList), (status = 401, body = ErrorBody)))]
+async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<Json<ArtifactList>> {
     let q: PathQuery = query(request.uri())?;
     let artifacts = match q.path {
         // An addition to API.md: the artifact at one path, for clients that know paths.
         Some(path) => vec![me.artifact_by_path(&path.parse()?).await?],
         None => me.artifacts().await?,
     };
-    Ok(Json(json!({ "artifacts": artifacts })))
+    Ok(Json(ArtifactList { artifacts }))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts", params(("path" = String, Query, description = "Where the file goes")), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact), (status = 409, description = "exists", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -251,12 +251,11 @@ async fn artifact(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json
     Ok(Json(me.artifact(id(&raw)?).await?))
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = Object), (status = 404, body = ErrorBody)))]
-async fn versions(
-    Caller(me): Caller,
-    Path(raw): Path<String>,
-) -> ApiResult<Json<serde_json::Value>> {
-    Ok(Json(json!({ "versions": me.versions(id(&raw)?).await? })))
+#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = VersionList), (status = 404, body = ErrorBody)))]
+async fn versions(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<VersionList>> {
+    Ok(Json(VersionList {
+        versions: me.versions(id(&raw)?).await?,
+    }))
 }
 
 #[derive(Deserialize, Default)]
@@ -364,8 +363,8 @@ async fn openapi_json(_: Caller) -> Json<utoipa::openapi::OpenApi> {
     Json(openapi())
 }
 
-#[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = Object)))]
-async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
+#[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
+async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<CheckoutList>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
     struct StateQuery {
@@ -377,7 +376,7 @@ async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<serde
     if q.state == Some(CheckoutState::Closed) {
         checkouts.retain(|c| c.state == CheckoutState::Closed);
     }
-    Ok(Json(json!({ "checkouts": checkouts })))
+    Ok(Json(CheckoutList { checkouts }))
 }
 
 #[utoipa::path(get, path = "/v1/checkouts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -441,8 +440,8 @@ async fn release_edit(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = Object)))]
-async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<serde_json::Value>> {
+#[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = ProposalList)))]
+async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<ProposalList>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
     struct ProposalQuery {
@@ -454,7 +453,9 @@ async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<serde
         artifact: q.artifact.as_deref().map(id).transpose()?,
         state: q.state,
     };
-    Ok(Json(json!({ "proposals": me.proposals(filter).await? })))
+    Ok(Json(ProposalList {
+        proposals: me.proposals(filter).await?,
+    }))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]

@@ -241,21 +241,24 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
     assert!(String::from_utf8_lossy(&busy.stderr).contains("user:alice"));
 }
 
-/// A real `leasedesk serve` process on 127.0.0.1:0, stopped with SIGTERM on drop.
+/// A real `leasedesk serve` process on 127.0.0.1:0, its log in a file.
 struct ServeProcess {
     child: std::process::Child,
     url: String,
+    log: std::path::PathBuf,
 }
 
 impl ServeProcess {
     fn start(data: &Path) -> Self {
         use std::io::BufRead;
+        let log = data.with_extension("log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
             .arg("--data")
             .arg(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("LEASEDESK_LOG", "debug")
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -267,13 +270,17 @@ impl ServeProcess {
             .strip_prefix("listening on ")
             .expect("the address line")
             .to_owned();
-        Self { child, url }
+        Self { child, url, log }
+    }
+
+    fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     }
 
     /// Asks the server to stop (SIGTERM) and returns whether it exited cleanly.
     fn stop(mut self) -> bool {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        self.terminate();
         self.child.wait().unwrap().success()
     }
 }
@@ -361,5 +368,60 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     follow.kill().unwrap();
     follow.wait().unwrap();
 
+    let log_file = server.log.clone();
     assert!(server.stop(), "the server stops cleanly on SIGTERM");
+    let log = std::fs::read_to_string(log_file).unwrap();
+    assert!(log.contains("/v1/artifacts"), "requests are logged");
+    for token in [&alice, &bob] {
+        let secret = token.rsplit('_').next().unwrap();
+        assert!(!log.contains(secret), "no token in the log");
+    }
+}
+
+#[test]
+fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let local = Cli { data: &data };
+    let token = local
+        .ok("user:root", &["user", "add", "alice"])
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let file = dir.path().join("a.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    local.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
+    let checkout: Value =
+        serde_json::from_str(&local.ok("user:alice", &["--json", "checkout", "a.psd"])).unwrap();
+    let server = ServeProcess::start(&data);
+
+    let mut socket =
+        std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
+    let body = vec![3u8; 4 << 20];
+    write!(
+        socket,
+        "POST /v1/checkouts/{}/checkin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
+        checkout["id"].as_str().unwrap(),
+        body.len()
+    )
+    .unwrap();
+    socket.write_all(&body[..1 << 20]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    server.terminate();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    socket.write_all(&body[1 << 20..]).unwrap();
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"outcome\":\"committed\""), "{answer}");
+    assert!(server.stop(), "then the server stops cleanly");
+    let versions: Value =
+        serde_json::from_str(&local.ok("user:alice", &["--json", "versions", "a.psd"])).unwrap();
+    assert_eq!(
+        versions.as_array().unwrap().len(),
+        2,
+        "the upload committed whole"
+    );
 }
