@@ -53,7 +53,12 @@ struct Shared {
     /// Writers wait their turn here, asleep, rather than blocked on the store's
     /// lock: only the writer whose turn it is holds a thread.
     write_turn: tokio::sync::Semaphore,
+    /// Tokens found good lately, by hash, with when.
+    known_tokens: std::sync::Mutex<std::collections::HashMap<String, (Participant, std::time::Instant)>>,
 }
+
+/// How long a token found good is trusted before the store is asked again.
+const TOKEN_RECHECK: Duration = Duration::from_secs(1);
 
 impl Bundled {
     /// Opens (creating) the data folder `dir`, acting as the OS login's user.
@@ -69,6 +74,7 @@ impl Bundled {
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
+            known_tokens: Default::default(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -131,8 +137,14 @@ impl Bundled {
         Ok(new.token)
     }
 
-    /// Revokes every token of a participant; returns how many.
+    /// Revokes every token of a participant; returns how many. (A server in
+    /// another process trusts a token it checked for up to a second more.)
     pub fn revoke_tokens(&self, participant: &Participant) -> Result<usize> {
+        self.shared
+            .known_tokens
+            .lock()
+            .expect("token cache")
+            .retain(|_, (p, _)| p != participant);
         let now = self.clock().now();
         self.shared.store.write(Durability::Normal, |tx| {
             if tx.account(participant)?.is_none() {
@@ -142,14 +154,32 @@ impl Bundled {
         })
     }
 
-    /// The participant a bearer token names, or `Unauthorized`.
+    /// The participant a bearer token names, or `Unauthorized`. A token found
+    /// good is remembered for a second (by its hash), so a busy server reads
+    /// the store once a second per token, not once a request; a revocation
+    /// takes effect within that second.
     pub async fn authenticate(&self, bearer: &str) -> Result<Participant> {
         let refused = || Error::Unauthorized("the token is missing, unknown or revoked".into());
         let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
+        let hash = token::hash(bearer);
+        let now = std::time::Instant::now();
+        if let Some((participant, checked)) = self.shared.known_tokens.lock().expect("token cache").get(&hash) {
+            if now.duration_since(*checked) < TOKEN_RECHECK {
+                return Ok(participant.clone());
+            }
+        }
         let found = self.read(move |tx, _, _| tx.live_token(&id)).await?;
         match found {
-            Some((participant, hash)) if token::matches(bearer, &hash) => Ok(participant),
-            _ => Err(refused()),
+            Some((participant, stored)) if token::matches(bearer, &stored) => {
+                let mut known = self.shared.known_tokens.lock().expect("token cache");
+                known.retain(|_, (_, checked)| now.duration_since(*checked) < TOKEN_RECHECK);
+                known.insert(hash, (participant.clone(), now));
+                Ok(participant)
+            }
+            _ => {
+                self.shared.known_tokens.lock().expect("token cache").remove(&hash);
+                Err(refused())
+            }
         }
     }
 
