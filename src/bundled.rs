@@ -54,7 +54,8 @@ struct Shared {
     /// lock: only the writer whose turn it is holds a thread.
     write_turn: tokio::sync::Semaphore,
     /// Tokens found good lately, by hash, with when.
-    known_tokens: std::sync::Mutex<std::collections::HashMap<String, (Participant, std::time::Instant)>>,
+    known_tokens:
+        std::sync::Mutex<std::collections::HashMap<String, (Participant, std::time::Instant)>>,
 }
 
 /// How long a token found good is trusted before the store is asked again.
@@ -163,7 +164,13 @@ impl Bundled {
         let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
         let hash = token::hash(bearer);
         let now = std::time::Instant::now();
-        if let Some((participant, checked)) = self.shared.known_tokens.lock().expect("token cache").get(&hash) {
+        if let Some((participant, checked)) = self
+            .shared
+            .known_tokens
+            .lock()
+            .expect("token cache")
+            .get(&hash)
+        {
             if now.duration_since(*checked) < TOKEN_RECHECK {
                 return Ok(participant.clone());
             }
@@ -177,7 +184,11 @@ impl Bundled {
                 Ok(participant)
             }
             _ => {
-                self.shared.known_tokens.lock().expect("token cache").remove(&hash);
+                self.shared
+                    .known_tokens
+                    .lock()
+                    .expect("token cache")
+                    .remove(&hash);
                 Err(refused())
             }
         }

@@ -167,43 +167,46 @@ fn named(name: &str) -> Result<Participant, Error> {
     }
 }
 
+/// A size: bytes, or a number with K, M, G or T (powers of 1024).
 fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size like 500M or 64G"))?;
-    let scale: u64 = match unit {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return Err(format!("unknown unit {unit:?}: use K, M, G or T")),
-    };
-    Ok(number.saturating_mul(scale))
+    let units = [
+        ("", 1),
+        ("K", 1 << 10),
+        ("M", 1 << 20),
+        ("G", 1 << 30),
+        ("T", 1 << 40),
+    ];
+    parse_scaled(text, &units, "a size like 500M or 64G")
 }
 
+/// A duration in seconds: a number with s, m, h or d (seconds by default).
 fn parse_ttl(text: &str) -> Result<u64, String> {
+    let units = [("", 1), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)];
+    parse_scaled(text, &units, "a duration like 90s, 30m, 8h or 2d")
+}
+
+/// A whole number followed by one of `units`, scaled by it.
+fn parse_scaled(text: &str, units: &[(&str, u64)], what: &str) -> Result<u64, String> {
     let text = text.trim();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
     let number: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 90s, 30m, 8h or 2d"))?;
-    let scale = match unit {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86400,
-        _ => return Err(format!("unknown unit {unit:?}: use s, m, h or d")),
-    };
-    Ok(number.saturating_mul(scale))
+        .map_err(|_| format!("{text:?} is not {what}"))?;
+    let (_, scale) = units
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .ok_or_else(|| {
+            let names: Vec<&str> = units
+                .iter()
+                .map(|(n, _)| *n)
+                .filter(|n| !n.is_empty())
+                .collect();
+            format!("unknown unit {unit:?}: use {}", names.join(", "))
+        })?;
+    Ok(number.saturating_mul(*scale))
 }
 
 pub async fn run(args: Args) -> ExitCode {
