@@ -54,9 +54,10 @@ struct Shared {
     /// lock: only the writer whose turn it is holds a thread.
     write_turn: tokio::sync::Semaphore,
     /// Tokens found good lately, by hash, with when.
-    known_tokens:
-        std::sync::Mutex<std::collections::HashMap<String, (Participant, std::time::Instant)>>,
+    known_tokens: std::sync::Mutex<KnownTokens>,
 }
+
+type KnownTokens = std::collections::HashMap<String, (Participant, std::time::Instant)>;
 
 /// How long a token found good is trusted before the store is asked again.
 const TOKEN_RECHECK: Duration = Duration::from_secs(1);
