@@ -77,6 +77,13 @@ pub fn app(store: Bundled) -> Router {
         .route("/v1/events", get(events))
         .route("/v1/events/stream", get(event_stream))
         .fallback(|| async { ApiError(Error::NotFound("no such endpoint".into())) })
+        .method_not_allowed_fallback(|request: Request| async move {
+            ApiError(Error::BadRequest(format!(
+                "{} {} is not an endpoint of the API",
+                request.method(),
+                request.uri().path()
+            )))
+        })
         .layer(middleware::from_fn(no_store_and_log))
         .with_state(store)
 }
@@ -150,7 +157,9 @@ impl FromRequestParts<Bundled> for Caller {
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
             .ok_or_else(|| Error::Unauthorized("send Authorization: Bearer <token>".into()))?;
         let participant = store.authenticate(bearer.trim()).await?;
         Ok(Caller(store.acting_as(participant)))
