@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::harness::*;
+use leasedesk::Backend;
 
 struct Http {
     client: reqwest::Client,
@@ -688,4 +689,40 @@ async fn the_openapi_document_is_generated_and_lists_every_endpoint_of_the_contr
             "Checkout.{field} is in the schema"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_are_retried_when_the_server_is_not_there_yet_and_changes_are_not() {
+    let f = fixture();
+    let (_, token) = f
+        .store
+        .add_account(&participant("user:carol"), false)
+        .unwrap();
+    let a = f.import("a.psd", b"v1").await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = leasedesk::Remote::new(&format!("http://127.0.0.1:{port}"), &token).unwrap();
+
+    // Nobody listens: a change is not retried, and says the server is unreachable.
+    let refused = client.check_out(a.id, checkout_request()).await;
+    assert!(
+        matches!(refused, Err(leasedesk::Error::Unavailable(_))),
+        "{refused:?}"
+    );
+    assert_eq!(f.artifact(a.id).await.lease, None);
+
+    // The server comes up a moment later: a read retries and gets through.
+    let store = f.store.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        leasedesk::server::run(listener, store, std::future::pending()).await
+    });
+    let listed = client.artifacts().await.expect("the read was retried");
+    assert_eq!(listed.len(), 1);
 }
