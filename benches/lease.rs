@@ -3,11 +3,14 @@
 //! `--quick` uses small sizes, to check that the benchmark itself works;
 //! `--only sqlite|pairs|cycles|big` runs one part.
 
-use std::io::Write;
+#[path = "common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{make_big_file, median, peak_memory, row};
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Upload};
 
@@ -62,11 +65,6 @@ fn main() {
         big_file(&work, &sizes);
     }
     let _ = std::fs::remove_dir_all(&work);
-}
-
-fn row(figure: &str, measured: String, target: &str) {
-    println!("| {figure} | {measured} | {target} |");
-    std::io::stdout().flush().unwrap();
 }
 
 fn per_second(n: u32, elapsed: Duration) -> f64 {
@@ -199,23 +197,6 @@ async fn cycles(work: &Path, n: u32) {
     );
 }
 
-/// A file of `size` bytes that does not compress, then read once so it is in the page cache.
-fn make_big_file(path: &Path, size: u64) {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut block = vec![0u8; 1 << 20];
-    for _ in 0..size / block.len() as u64 {
-        for word in block.chunks_exact_mut(8) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
-        file.write_all(&block).unwrap();
-    }
-    drop(file);
-}
-
 /// Wall time and peak resident memory of a child process. The peak is read
 /// from /proc while it runs: the kernel's own maxrss of a child also counts the
 /// memory of this process at the moment it forked.
@@ -225,16 +206,9 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("start");
-    let status_file = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     let status = loop {
-        if let Ok(status) = std::fs::read_to_string(&status_file) {
-            let hwm = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok());
-            peak = peak.max(hwm.unwrap_or(0) * 1024);
-        }
+        peak = peak.max(peak_memory(child.id()));
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
@@ -243,11 +217,6 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
     let elapsed = start.elapsed();
     assert!(status.success(), "{cmd:?} failed: {status}");
     (elapsed, peak)
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 /// "median (fastest)": this machine's disk is shared, and one run can take

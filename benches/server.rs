@@ -3,13 +3,17 @@
 //! run (etcd's lease grant + revoke, `cp`). Prints a Markdown report.
 //! `--quick` uses small sizes; `--only http|etcd|upload|list` runs one part.
 
-use std::io::{BufRead, BufReader, Write};
+#[path = "common/mod.rs"]
+mod common;
+
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{make_big_file, median, peak_memory, row};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 16;
@@ -62,11 +66,6 @@ fn main() {
         runtime.block_on(list(&work, &sizes));
     }
     let _ = std::fs::remove_dir_all(&work);
-}
-
-fn row(figure: &str, measured: String, target: &str) {
-    println!("| {figure} | {measured} | {target} |");
-    std::io::stdout().flush().unwrap();
 }
 
 fn bin() -> PathBuf {
@@ -130,18 +129,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn peak_memory(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        * 1024
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -361,31 +348,11 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn make_file(path: &Path, size: u64) {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut block = vec![0u8; 1 << 20];
-    for _ in 0..size / block.len() as u64 {
-        for word in block.chunks_exact_mut(8) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
-        file.write_all(&block).unwrap();
-    }
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
 /// A check-in of a big file over loopback beside `cp` of it, and the server's
 /// peak memory during the uploads.
 async fn upload(work: &Path, sizes: &Sizes) {
     let source = work.join("big.bin");
-    make_file(&source, sizes.big_file);
+    make_big_file(&source, sizes.big_file);
     let label = if sizes.big_file == 1 << 30 {
         "1 GiB".to_owned()
     } else {

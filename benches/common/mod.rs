@@ -1,0 +1,45 @@
+//! What both benchmarks need: a report row, a big file, medians, and the peak
+//! memory of a process.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+pub fn row(figure: &str, measured: String, target: &str) {
+    println!("| {figure} | {measured} | {target} |");
+    std::io::stdout().flush().unwrap();
+}
+
+/// A file of `size` bytes that does not compress (xorshift).
+pub fn make_big_file(path: &Path, size: u64) {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut block = vec![0u8; 1 << 20];
+    for _ in 0..size / block.len() as u64 {
+        for word in block.chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            word.copy_from_slice(&state.to_le_bytes());
+        }
+        file.write_all(&block).unwrap();
+    }
+}
+
+pub fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The most memory process `pid` has held so far (VmHWM), in bytes.
+pub fn peak_memory(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
