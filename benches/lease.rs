@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row};
+use common::{make_big_file, median, peak_memory, row, settle, size_label};
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Upload};
 
@@ -239,21 +239,8 @@ fn big_file(work: &Path, sizes: &Sizes) {
     let b3sum = PathBuf::from(std::env::var("B3SUM").expect("run through cargo xtask bench"));
     let source = work.join("big.bin");
     make_big_file(&source, sizes.big_file);
-    let label = if sizes.big_file == 1 << 30 {
-        "1 GiB".to_owned()
-    } else {
-        format!("{} MiB", sizes.big_file >> 20)
-    };
-    // Each timed run starts with nothing left to write back and the source in
-    // the page cache, so one run's writeback does not slow the next.
-    let quiet = || {
-        assert!(Command::new("sync").status().unwrap().success());
-        std::io::copy(
-            &mut std::fs::File::open(&source).unwrap(),
-            &mut std::io::sink(),
-        )
-        .unwrap();
-    };
+    let label = size_label(sizes.big_file);
+    let quiet = || settle(&source);
     let copy = work.join("copy.bin");
     let (mut cp, mut cp_sync, mut checkin, mut peak) = (vec![], vec![], vec![], 0);
     for rep in 0..sizes.repeats {

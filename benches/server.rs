@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row};
+use common::{make_big_file, median, peak_memory, row, settle, size_label};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 16;
@@ -353,19 +353,8 @@ fn free_port() -> u16 {
 async fn upload(work: &Path, sizes: &Sizes) {
     let source = work.join("big.bin");
     make_big_file(&source, sizes.big_file);
-    let label = if sizes.big_file == 1 << 30 {
-        "1 GiB".to_owned()
-    } else {
-        format!("{} MiB", sizes.big_file >> 20)
-    };
-    let quiet = || {
-        assert!(Command::new("sync").status().unwrap().success());
-        std::io::copy(
-            &mut std::fs::File::open(&source).unwrap(),
-            &mut std::io::sink(),
-        )
-        .unwrap();
-    };
+    let label = size_label(sizes.big_file);
+    let quiet = || settle(&source);
     let server = Server::start(&work.join("upload"));
     let cli = |args: &[&str]| {
         let out = Command::new(bin())

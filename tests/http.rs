@@ -147,6 +147,19 @@ async fn every_status_and_error_code_of_the_api() {
     );
 
     let checkouts = format!("/v1/artifacts/{id}/checkouts");
+    // Bob checks the file out and in with `bytes`: a new head.
+    let bob_commits = |bytes: &'static [u8]| {
+        let (http, checkouts) = (&http, &checkouts);
+        async move {
+            let opened = http.call(Method::POST, checkouts, Some(bob), None).await;
+            let checkout = opened.body["id"].as_str().expect("a check-out").to_owned();
+            let path = format!("/v1/checkouts/{checkout}/checkin");
+            let done = http
+                .call(Method::POST, &path, Some(bob), Some(bytes.to_vec()))
+                .await;
+            assert_eq!(done.body["result"]["outcome"], "committed", "{}", done.body);
+        }
+    };
     let ttl =
         |t: u64| Some(serde_json::to_vec(&json!({ "ttl_seconds": t, "note": "sky" })).unwrap());
     refused(
@@ -243,20 +256,7 @@ async fn every_status_and_error_code_of_the_api() {
         StatusCode::CONFLICT,
         "checkout_closed",
     );
-    let third = http
-        .call(Method::POST, &checkouts, Some(bob), None)
-        .await
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    http.call(
-        Method::POST,
-        &format!("/v1/checkouts/{third}/checkin"),
-        Some(bob),
-        Some(b"v3".to_vec()),
-    )
-    .await;
+    bob_commits(b"v3").await;
     let proposal_stale = http
         .call(
             Method::POST,
@@ -295,20 +295,7 @@ async fn every_status_and_error_code_of_the_api() {
         Some(br#"{"reason":"urgent"}"#.to_vec()),
     )
     .await;
-    let fourth = http
-        .call(Method::POST, &checkouts, Some(bob), None)
-        .await
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    http.call(
-        Method::POST,
-        &format!("/v1/checkouts/{fourth}/checkin"),
-        Some(bob),
-        Some(b"v4".to_vec()),
-    )
-    .await;
+    bob_commits(b"v4").await;
     let stale_edit = http
         .call(
             Method::POST,

@@ -43,3 +43,26 @@ pub fn peak_memory(pid: u32) -> u64 {
         .unwrap_or(0)
         * 1024
 }
+
+/// "1 GiB", or "64 MiB" for the quick sizes.
+pub fn size_label(bytes: u64) -> String {
+    if bytes == 1 << 30 {
+        "1 GiB".to_owned()
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
+}
+
+/// Lets a timed run start with nothing left to write back and `source` in the
+/// page cache, so one run's writeback does not slow the next.
+pub fn settle(source: &Path) {
+    assert!(std::process::Command::new("sync")
+        .status()
+        .unwrap()
+        .success());
+    std::io::copy(
+        &mut std::fs::File::open(source).unwrap(),
+        &mut std::io::sink(),
+    )
+    .unwrap();
+}
