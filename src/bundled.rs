@@ -51,10 +51,96 @@ struct Shared {
     /// Woken after every write, for followers of the event ledger.
     changed: tokio::sync::Notify,
     /// Writers wait their turn here, asleep, rather than blocked on the store's
-    /// lock: only the writer whose turn it is holds a thread.
+    /// lock: only the writer whose turn it is holds a thread, and it runs
+    /// every write queued meanwhile (see [`Bundled::write`]).
     write_turn: tokio::sync::Semaphore,
+    queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<KnownTokens>,
+}
+
+impl Shared {
+    fn queued_writes(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Queued>>> {
+        self.queued_writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs queued writes in one transaction (durable if any needs it) and
+    /// answers each. Writes whose caller has gone are skipped, as if never sent.
+    fn run_batch(&self, mut batch: Vec<Box<dyn Queued>>) {
+        batch.retain(|write| !write.abandoned());
+        let durability = match batch.iter().any(|w| w.durability() == Durability::Full) {
+            true => Durability::Full,
+            false => Durability::Normal,
+        };
+        let outcomes = match &mut batch[..] {
+            [] => return,
+            // Alone, a write is its transaction: no savepoint to pay for.
+            [write] => Ok(vec![self
+                .store
+                .write(durability, |tx| write.run(tx, &self.options))]),
+            writes => self.store.write(durability, |tx| {
+                writes
+                    .iter_mut()
+                    .map(|write| tx.savepoint(|tx| write.run(tx, &self.options)))
+                    .collect::<Result<Vec<_>>>()
+            }),
+        };
+        match outcomes {
+            Ok(outcomes) => {
+                for (write, outcome) in batch.into_iter().zip(outcomes) {
+                    write.answer(outcome);
+                }
+            }
+            Err(failed) => {
+                for write in batch {
+                    write.answer(Err(failed.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// A write waiting for its batch, its type erased so any write can join.
+trait Queued: Send {
+    fn durability(&self) -> Durability;
+    fn abandoned(&self) -> bool;
+    /// Runs the write (perhaps twice: see [`Store::write`]), keeping its value.
+    fn run(&mut self, tx: &Tx, options: &Options) -> Result<()>;
+    /// Sends the caller its value, or the error that ended its write or batch.
+    fn answer(self: Box<Self>, outcome: Result<()>);
+}
+
+struct QueuedWrite<T, F> {
+    f: F,
+    participant: Participant,
+    durability: Durability,
+    value: Option<T>,
+    reply: tokio::sync::oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Queued for QueuedWrite<T, F>
+where
+    T: Send,
+    F: Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send,
+{
+    fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    fn abandoned(&self) -> bool {
+        self.reply.is_closed()
+    }
+
+    fn run(&mut self, tx: &Tx, options: &Options) -> Result<()> {
+        let now = options.clock.now();
+        self.value = Some((self.f)(tx, &self.participant, now, &options.failpoints)?);
+        Ok(())
+    }
+
+    fn answer(self: Box<Self>, outcome: Result<()>) {
+        let QueuedWrite { value, reply, .. } = *self;
+        let _ = reply.send(outcome.map(|()| value.expect("a value after a good run")));
+    }
 }
 
 type KnownTokens = std::collections::HashMap<String, (Participant, std::time::Instant)>;
@@ -76,6 +162,7 @@ impl Bundled {
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
+            queued_writes: Default::default(),
             known_tokens: Default::default(),
         };
         Ok(Self {
@@ -222,30 +309,51 @@ impl Bundled {
         })
     }
 
-    /// Runs a write transaction, with `now` read once the transaction holds the
-    /// write lock, so times follow commit order. `durability`: see [`Store::write`].
+    /// Runs a write, with `now` read once the transaction holds the write lock,
+    /// so times follow commit order. `durability`: see [`Store::write`].
+    ///
+    /// Group commit: writers queue their work, and whoever gets the write turn
+    /// runs everything queued in one transaction, each write in a savepoint of
+    /// its own, and answers the others. Under load one commit (one set of WAL
+    /// pages, one thread in the store) serves many lease changes; alone, a
+    /// write is its own batch.
     async fn write<T: Send + 'static>(
         &self,
         durability: Durability,
         f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        let this = self.clone();
-        let turn = self.shared.write_turn.acquire().await;
-        let written = in_place(move || {
-            let shared = &this.shared;
-            shared.store.write(durability, |tx| {
-                f(
-                    tx,
-                    &this.participant,
-                    shared.options.clock.now(),
-                    &shared.options.failpoints,
-                )
-            })
-        })
-        .await;
-        drop(turn);
-        self.shared.changed.notify_waiters();
-        written
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        self.shared.queued_writes().push(Box::new(QueuedWrite {
+            f,
+            participant: self.participant.clone(),
+            durability,
+            value: None,
+            reply,
+        }));
+        let lost = || {
+            Err(Error::Internal(
+                "the write's batch ended without an answer".into(),
+            ))
+        };
+        tokio::select! {
+            biased;
+            answer = &mut answer => return answer.unwrap_or_else(|_| lost()),
+            turn = self.shared.write_turn.acquire() => {
+                let batch = std::mem::take(&mut *self.shared.queued_writes());
+                if !batch.is_empty() {
+                    let shared = self.shared.clone();
+                    in_place(move || {
+                        shared.run_batch(batch);
+                        Ok(())
+                    })
+                    .await?;
+                    self.shared.changed.notify_waiters();
+                }
+                drop(turn);
+            }
+        }
+        // Our write was in this batch, or in one that has already answered.
+        answer.await.unwrap_or_else(|_| lost())
     }
 
     /// Resolves after the next write through this store (writes by another

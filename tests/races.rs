@@ -294,3 +294,72 @@ async fn two_processes_race_checkout_and_checkin_500_times_on_one_data_folder() 
     let from_history = check_history(&store, a.id).await;
     assert_eq!(from_history, committed);
 }
+
+/// Writes that arrive together share one transaction (group commit), each in
+/// a savepoint: a refused or failing write changes nothing, and takes nothing
+/// from the writes committed beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_committed_together_keep_their_own_outcomes() {
+    let f = fixture();
+    let shared = f.import("shared.psd", b"v1").await;
+    let mut own = Vec::new();
+    for i in 0..16 {
+        own.push(f.import(&format!("own-{i}.psd"), b"v1").await.id);
+    }
+    let held_by_bob = f.bob.check_out(own[0], checkout_request()).await.unwrap();
+    let before = f.last_seq().await;
+
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let me = f.store.acting_as(participant(&format!("user:u{i}")));
+        let own = own[i];
+        tasks.push(tokio::spawn(async move {
+            let busy = me.check_out(shared.id, with_note(&format!("u{i}"))).await;
+            let mine = match i {
+                0 => None, // own[0] is bob's
+                _ => Some(me.check_out(own, checkout_request()).await),
+            };
+            // Two that fail inside their savepoint: not found, not theirs.
+            let missing = me.check_out(ArtifactId::new(), checkout_request()).await;
+            let forbidden = me.extend(held_by_bob.id, None).await;
+            (busy, mine, missing, forbidden)
+        }));
+    }
+    let mut winners = Vec::new();
+    for task in tasks {
+        let (busy, mine, missing, forbidden) = task.await.unwrap();
+        match busy {
+            Ok(checkout) => winners.push(checkout),
+            Err(Error::ArtifactBusy { .. }) => {}
+            Err(e) => panic!("a contended check-out is taken or busy, not {e:?}"),
+        }
+        if let Some(mine) = mine {
+            assert_eq!(mine.unwrap().state, CheckoutState::Open);
+        }
+        assert!(matches!(missing, Err(Error::NotFound(_))), "{missing:?}");
+        assert!(
+            matches!(forbidden, Err(Error::Forbidden(_))),
+            "{forbidden:?}"
+        );
+    }
+    assert_eq!(winners.len(), 1, "one check-out of the shared file wins");
+    let lease = f
+        .artifact(shared.id)
+        .await
+        .lease
+        .expect("the winner's lease");
+    assert_eq!(lease.holder, winners[0].holder);
+
+    let kinds = f.kinds_after(before).await;
+    let acquired = kinds.iter().filter(|k| *k == "lease.acquired").count();
+    assert_eq!(
+        acquired,
+        1 + 15,
+        "the shared file's winner and 15 own files"
+    );
+    let held = f.bob.checkout(held_by_bob.id).await.unwrap();
+    assert_eq!(
+        held.expires_at, held_by_bob.expires_at,
+        "nobody else extended bob's"
+    );
+}

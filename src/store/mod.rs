@@ -396,6 +396,20 @@ impl Tx<'_> {
         self.durable.set(true);
     }
 
+    /// Runs `f` in a savepoint: its error rolls back what `f` wrote and nothing
+    /// before it, so several writers can share one transaction (group commit).
+    /// The outer error is the store's own failure, which ends the transaction.
+    pub fn savepoint<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<Result<T>> {
+        let run = |sql: &str| self.tx.prepare_cached(sql)?.execute([]);
+        run("SAVEPOINT writer")?;
+        let outcome = f(self);
+        if outcome.is_err() {
+            run("ROLLBACK TO writer")?;
+        }
+        run("RELEASE writer")?;
+        Ok(outcome)
+    }
+
     // ----- participants
 
     pub fn account(&self, participant: &Participant) -> Result<Option<Account>> {
