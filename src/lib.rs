@@ -16,6 +16,8 @@
 //! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
 //! - [`token`]: bearer tokens, kept hashed.
+//! - [`workspace`]: the designer's folder of local copies (read-only unless
+//!   checked out, never overwritten while changed) and its watcher.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
 //! - `cli` (the binary's): the `leasedesk` command.
 
@@ -32,6 +34,7 @@ pub mod rules;
 pub mod server;
 pub mod store;
 pub mod token;
+pub mod workspace;
 
 pub use backend::{Backend, Content, Upload};
 pub use bundled::{Bundled, Options};

@@ -14,3 +14,4 @@ mod inputs;
 mod proposals;
 mod races;
 mod tokens;
+mod workspace;

@@ -1,0 +1,467 @@
+//! The designer's workspace folder: local copies of artifacts at their repo
+//! paths. A copy is read-only unless you hold its check-out; it is brought up
+//! to date by digest (downloaded only if it differs); and a copy holding your
+//! changes is never deleted or overwritten: a backup is kept beside it first
+//! (`hero (my changes 2026-11-29 1405).psd`).
+//!
+//! Host-free: the desktop app calls it, and so can tests and the CLI.
+
+mod index;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::backend::{self, Backend, Progress, Upload};
+use crate::blob;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::model::*;
+
+use index::Index;
+pub use index::{Stat, Synced};
+
+/// How a local copy stands against the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalState {
+    /// No local copy (and you do not hold the file).
+    NotLocal,
+    /// The local copy is the head.
+    UpToDate,
+    /// The local copy has changes of yours.
+    Modified,
+    /// You hold the file but its local copy is gone.
+    Missing,
+    /// The local copy is an older version, unchanged.
+    OutOfDate,
+}
+
+/// What a check-out did locally.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckedOut {
+    pub checkout: Checkout,
+    /// Where your earlier changes went, if the head had to replace them.
+    pub backup: Option<PathBuf>,
+}
+
+/// What a check-in or cancel did locally.
+#[derive(Clone, Debug, Serialize)]
+pub struct Closed {
+    pub checkout: Checkout,
+    /// Where your changes were kept, when the head replaced them (a cancel, or
+    /// a check-in that became a proposal).
+    pub backup: Option<PathBuf>,
+}
+
+#[derive(Clone)]
+pub struct Workspace {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    root: PathBuf,
+    index: Index,
+    clock: Clock,
+    /// Files hashed since opening: what the digest cache saves is measured by it.
+    hashed: AtomicU64,
+}
+
+impl Workspace {
+    /// Opens the workspace folder `root` (creating it), keeping its index in
+    /// `state_dir` (the app's own folder, so the workspace holds only files).
+    pub fn open(root: &Path, state_dir: &Path, clock: Clock) -> Result<Self> {
+        std::fs::create_dir_all(root)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                root: root.to_owned(),
+                index: Index::open(&state_dir.join("workspace.db"))?,
+                clock,
+                hashed: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// The local copy's place: the repo path under the workspace folder.
+    /// (`RepoPath` has no `..`, no absolute form and no empty segment.)
+    pub fn local_path(&self, path: &RepoPath) -> PathBuf {
+        self.inner.root.join(path.as_str())
+    }
+
+    /// The repo path of a file in the workspace, if it is one.
+    pub fn repo_path(&self, local: &Path) -> Option<RepoPath> {
+        let relative = local.strip_prefix(&self.inner.root).ok()?;
+        let parts: Option<Vec<&str>> = relative
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect();
+        parts?.join("/").parse().ok()
+    }
+
+    /// How many files were hashed since opening (the rest came from the cache).
+    pub fn files_hashed(&self) -> u64 {
+        self.inner.hashed.load(Ordering::Relaxed)
+    }
+
+    /// The local copy's digest, or `None` if there is none. Hashes only when
+    /// the file's size, mtime or inode changed since it was last hashed.
+    /// Blocking: the hash of a big file takes a while.
+    pub fn digest(&self, path: &RepoPath) -> Result<Option<Digest>> {
+        let local = self.local_path(path);
+        let stat = match std::fs::metadata(&local) {
+            Ok(m) if m.is_file() => Stat::of(&m),
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(digest) = self.inner.index.fingerprint(path, stat)? {
+            return Ok(Some(digest));
+        }
+        let (digest, _) = match blob::digest_file(&local) {
+            Ok(hashed) => hashed,
+            Err(Error::NotFound(_)) => return Ok(None), // gone meanwhile
+            Err(e) => return Err(e),
+        };
+        self.inner.hashed.fetch_add(1, Ordering::Relaxed);
+        // Recorded against the stat taken before hashing: if the file changed
+        // meanwhile, its new stat will not match and it is hashed again.
+        self.inner.index.set_fingerprint(path, stat, &digest)?;
+        Ok(Some(digest))
+    }
+
+    /// How the local copy of `artifact` stands; `holding` if you hold its
+    /// check-out. Blocking (see [`Workspace::digest`]).
+    pub fn local_state(&self, artifact: &Artifact, holding: bool) -> Result<LocalState> {
+        let Some(local) = self.digest(&artifact.path)? else {
+            return Ok(if holding {
+                LocalState::Missing
+            } else {
+                LocalState::NotLocal
+            });
+        };
+        if local == artifact.head.digest {
+            return Ok(LocalState::UpToDate);
+        }
+        match self.inner.index.synced(&artifact.path)? {
+            Some(synced) if synced.digest == local && synced.version < artifact.head.version => {
+                Ok(LocalState::OutOfDate)
+            }
+            _ => Ok(LocalState::Modified),
+        }
+    }
+
+    /// Adds a file to the store at `path` and places a read-only copy of it
+    /// in the workspace (unless it is already that file).
+    pub async fn add(
+        &self,
+        backend: &dyn Backend,
+        source: &Path,
+        path: &RepoPath,
+    ) -> Result<Artifact> {
+        let local = self.local_path(path);
+        if local.exists() && !same_file(source, &local) {
+            return Err(Error::Exists(format!(
+                "{} is already in the workspace: add the file under another name",
+                local.display()
+            )));
+        }
+        let artifact = backend.import(path, Upload::file(source)).await?;
+        if !same_file(source, &local) {
+            self.download(backend, &artifact, None).await?;
+        }
+        self.record_synced(&artifact.path, artifact.id, &artifact.head)?;
+        set_writable(&local, false)?;
+        Ok(artifact)
+    }
+
+    /// Checks a file out: takes the lease, brings the local copy to the
+    /// checked-out version, and makes it writable. Changes you made to that
+    /// version before checking out are kept as they are (they are the start of
+    /// your edit); changes to an older version are kept as a backup. If the
+    /// local copy cannot be written, the check-out is cancelled (its lease
+    /// released) and the error returned.
+    pub async fn check_out(
+        &self,
+        backend: &dyn Backend,
+        artifact: ArtifactId,
+        request: CheckoutRequest,
+        progress: Option<Progress>,
+    ) -> Result<CheckedOut> {
+        let checkout = backend.check_out(artifact, request).await?;
+        let local = self.local_path(&checkout.path);
+        let head = Head {
+            version: checkout.version,
+            digest: checkout.digest.clone(),
+            size: 0,
+            author: checkout.actor.clone(),
+            committed_at: checkout.created_at,
+        };
+        let prepared = async {
+            let synced = self.inner.index.synced(&checkout.path)?;
+            let backup = match self.digest_off_thread(&checkout.path).await? {
+                Some(d) if d == checkout.digest => None,
+                // Edited after syncing this very version: the edit goes on.
+                Some(_) if synced.as_ref().is_some_and(|s| s.digest == checkout.digest) => {
+                    set_writable(&local, true)?;
+                    return Ok(None);
+                }
+                _ => {
+                    self.bring_to(
+                        backend,
+                        checkout.artifact_id,
+                        &checkout.path,
+                        &head,
+                        progress,
+                    )
+                    .await?
+                }
+            };
+            self.record_synced(&checkout.path, checkout.artifact_id, &head)?;
+            set_writable(&local, true)?;
+            Ok(backup)
+        }
+        .await;
+        match prepared {
+            Ok(backup) => Ok(CheckedOut { checkout, backup }),
+            Err(e) => {
+                // Nobody can edit a copy that cannot be written: let the lease go.
+                let _ = backend.cancel(checkout.id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Checks in the local copy: uploads it (with progress), then makes it
+    /// read-only. If the check-in became a proposal, your file is kept as a
+    /// backup and the head takes its place.
+    pub async fn check_in(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        progress: Option<Progress>,
+    ) -> Result<Closed> {
+        let local = self.local_path(&checkout.path);
+        if !local.is_file() {
+            return Err(Error::NotFound(format!(
+                "{} is missing, so nothing was checked in; your check-out is still open",
+                local.display()
+            )));
+        }
+        let mut upload = Upload::file(&local);
+        upload.progress = progress;
+        let done = backend.check_in(checkout.id, upload).await?;
+        let backup = match &done.result {
+            Some(CheckinResult::Committed { version, digest })
+            | Some(CheckinResult::Unchanged { version, digest }) => {
+                self.inner.index.set_synced(
+                    &checkout.path,
+                    &Synced {
+                        artifact: checkout.artifact_id,
+                        version: *version,
+                        digest: digest.clone(),
+                    },
+                )?;
+                set_writable(&local, false)?;
+                None
+            }
+            Some(CheckinResult::Proposal { .. }) | None => {
+                self.restore_head(backend, checkout).await?
+            }
+        };
+        Ok(Closed {
+            checkout: done,
+            backup,
+        })
+    }
+
+    /// Ends a check-out without checking in: the lease is released, your
+    /// changes (if any) are kept as a backup, and the head is put back,
+    /// read-only.
+    pub async fn cancel(&self, backend: &dyn Backend, checkout: &Checkout) -> Result<Closed> {
+        let done = backend.cancel(checkout.id).await?;
+        let backup = self.restore_head(backend, checkout).await?;
+        Ok(Closed {
+            checkout: done,
+            backup,
+        })
+    }
+
+    /// Brings a local copy you do not hold up to the head ("get latest"),
+    /// keeping a backup of your changes if it has any.
+    pub async fn update(
+        &self,
+        backend: &dyn Backend,
+        artifact: &Artifact,
+    ) -> Result<Option<PathBuf>> {
+        let backup = self
+            .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
+            .await?;
+        self.record_synced(&artifact.path, artifact.id, &artifact.head)?;
+        set_writable(&self.local_path(&artifact.path), false)?;
+        Ok(backup)
+    }
+
+    /// After a check-out ends without a commit: the head in place, read-only,
+    /// and your changes (if the copy differs from it) in a backup.
+    async fn restore_head(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+    ) -> Result<Option<PathBuf>> {
+        let artifact = backend.artifact(checkout.artifact_id).await?;
+        let local = self.local_path(&checkout.path);
+        let backup = self
+            .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
+            .await?;
+        self.record_synced(&artifact.path, artifact.id, &artifact.head)?;
+        if local.exists() {
+            set_writable(&local, false)?;
+        }
+        Ok(backup)
+    }
+
+    /// Makes the local copy `head`'s bytes: nothing to do if it already is;
+    /// a plain download over an unchanged older copy; a backup first if the
+    /// copy holds changes (anything but the version last synced).
+    async fn bring_to(
+        &self,
+        backend: &dyn Backend,
+        artifact: ArtifactId,
+        path: &RepoPath,
+        head: &Head,
+        progress: Option<Progress>,
+    ) -> Result<Option<PathBuf>> {
+        let local = self.local_path(path);
+        let backup = match self.digest_off_thread(path).await? {
+            Some(d) if d == head.digest => return Ok(None),
+            None => None,
+            Some(d) => {
+                let synced = self.inner.index.synced(path)?;
+                if synced.is_some_and(|s| s.digest == d) {
+                    None
+                } else {
+                    Some(self.keep_backup(&local)?)
+                }
+            }
+        };
+        if let Some(dir) = local.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        backend::download(backend, artifact, Some(head.version), &local, progress).await?;
+        // The download checked the digest; record it without hashing again.
+        if let Ok(metadata) = std::fs::metadata(&local) {
+            self.inner
+                .index
+                .set_fingerprint(path, Stat::of(&metadata), &head.digest)?;
+        }
+        Ok(backup)
+    }
+
+    async fn download(
+        &self,
+        backend: &dyn Backend,
+        artifact: &Artifact,
+        progress: Option<Progress>,
+    ) -> Result<()> {
+        self.bring_to(
+            backend,
+            artifact.id,
+            &artifact.path,
+            &artifact.head,
+            progress,
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// A second name for the local copy, beside it: the download that follows
+    /// replaces the original name only, so the user's bytes are never copied
+    /// and never at risk. Falls back to a copy where hard links are refused.
+    fn keep_backup(&self, local: &Path) -> Result<PathBuf> {
+        let now = self.inner.clock.now().with_timezone(&chrono::Local);
+        let backup = backup_path(local, &now.format("%Y-%m-%d %H%M").to_string());
+        if std::fs::hard_link(local, &backup).is_err() {
+            std::fs::copy(local, &backup)?;
+        }
+        Ok(backup)
+    }
+
+    fn record_synced(&self, path: &RepoPath, artifact: ArtifactId, head: &Head) -> Result<()> {
+        self.inner.index.set_synced(
+            path,
+            &Synced {
+                artifact,
+                version: head.version,
+                digest: head.digest.clone(),
+            },
+        )
+    }
+
+    async fn digest_off_thread(&self, path: &RepoPath) -> Result<Option<Digest>> {
+        let (this, path) = (self.clone(), path.clone());
+        match tokio::task::spawn_blocking(move || this.digest(&path)).await {
+            Ok(digest) => digest,
+            Err(e) => Err(Error::Internal(format!("hashing task: {e}"))),
+        }
+    }
+}
+
+/// `hero.psd` → `hero (my changes 2026-11-29 1405).psd`, numbered if taken.
+pub fn backup_path(local: &Path, when: &str) -> PathBuf {
+    let stem = local
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let extension = local
+        .extension()
+        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+    (1..)
+        .map(|n| {
+            let suffix = if n == 1 {
+                String::new()
+            } else {
+                format!(" {n}")
+            };
+            local.with_file_name(format!("{stem} (my changes {when}{suffix}){extension}"))
+        })
+        .find(|candidate| !candidate.exists())
+        .expect("a free name")
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Read-only unless checked out, as Perforce and Git LFS lockable files are:
+/// an application then warns before editing a file nobody reserved.
+fn set_writable(path: &Path, writable: bool) -> Result<()> {
+    let mut permissions = std::fs::metadata(path)?.permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = permissions.mode();
+        permissions.set_mode(if writable {
+            mode | 0o200
+        } else {
+            mode & !0o222
+        });
+    }
+    #[cfg(not(unix))]
+    permissions.set_readonly(!writable);
+    std::fs::set_permissions(path, permissions)?;
+    Ok(())
+}
+
+/// Whether the local copy can be written (for the UI's read-only state).
+pub fn is_writable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly())
+}

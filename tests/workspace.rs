@@ -1,0 +1,401 @@
+//! The workspace folder: local copies on a real disk, on both backends.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use leasedesk::model::*;
+use leasedesk::workspace::{self, LocalState, Workspace};
+use leasedesk::Error;
+
+use crate::harness::*;
+
+fn workspace(f: &Fixture, name: &str) -> Workspace {
+    let dir = f.dir.path().join(name);
+    Workspace::open(&dir.join("files"), &dir.join("state"), f.clock.clone()).unwrap()
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// Saves the way design applications do: write a temporary file beside the
+/// original, then rename it over the original.
+fn save_atomically(path: &Path, data: &[u8]) {
+    let temp = path.with_extension("tmp~");
+    std::fs::write(&temp, data).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+}
+
+async fn state(ws: &Workspace, f: &Fixture, id: ArtifactId, holding: bool) -> LocalState {
+    ws.local_state(&f.artifact(id).await, holding).unwrap()
+}
+
+async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_only(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::NotLocal);
+
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    assert_eq!(
+        local,
+        ws.root().join("brand/hero.psd"),
+        "the folder mirrors the repo path"
+    );
+    assert_eq!(read(&local), b"v1", "the head was downloaded");
+    assert!(
+        workspace::is_writable(&local),
+        "a checked-out copy is writable"
+    );
+    assert!(out.backup.is_none());
+    assert_eq!(state(&ws, &f, a.id, true).await, LocalState::UpToDate);
+
+    save_atomically(&local, b"v2 by alice");
+    assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Modified);
+
+    let done = ws
+        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .await
+        .unwrap();
+    assert!(matches!(
+        done.checkout.result,
+        Some(CheckinResult::Committed { version: 2, .. })
+    ));
+    assert!(
+        !workspace::is_writable(&local),
+        "read-only again after check-in"
+    );
+    assert_eq!(read(&local), b"v2 by alice");
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::UpToDate);
+}
+
+async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
+    let local = ws.local_path(&a.path);
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&local).unwrap());
+
+    ws.check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let again = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&local).unwrap());
+    assert_eq!(inode, again, "an up-to-date copy is not downloaded again");
+}
+
+async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    assert!(
+        !workspace::is_writable(&local),
+        "a copy you do not hold is read-only"
+    );
+
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::OutOfDate);
+
+    let backup = ws
+        .update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    assert!(backup.is_none(), "an unchanged copy needs no backup");
+    assert_eq!(read(&local), b"v2 by bob");
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::UpToDate);
+}
+
+async fn cancel_keeps_your_changes_in_a_backup_and_puts_the_head_back(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    save_atomically(&local, b"my unfinished work");
+
+    let done = ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
+    assert_eq!(done.checkout.state, CheckoutState::Closed);
+    let backup = done.backup.expect("the changes were kept");
+    let name = backup.file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with("hero (my changes ") && name.ends_with(").psd"),
+        "the backup is named for a person: {name}"
+    );
+    assert_eq!(
+        backup.parent(),
+        local.parent(),
+        "the backup sits beside the file"
+    );
+    assert_eq!(read(&backup), b"my unfinished work");
+    assert_eq!(read(&local), b"v1", "the head is back in place");
+    assert!(!workspace::is_writable(&local));
+    assert!(
+        f.artifact(a.id).await.lease.is_none(),
+        "the lease was released"
+    );
+}
+
+async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, for_seconds(60), None)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    save_atomically(&local, b"alice's late work");
+    f.advance(Duration::from_secs(61));
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+
+    let done = ws
+        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .await
+        .unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = &done.checkout.result else {
+        panic!("a stale check-in is a proposal: {:?}", done.checkout.result);
+    };
+    assert_eq!(
+        proposal.digest,
+        digest(b"alice's late work"),
+        "nothing was lost"
+    );
+    let backup = done.backup.expect("alice's file is kept beside the head");
+    assert_eq!(read(&backup), b"alice's late work");
+    assert_eq!(read(&local), b"v2 by bob", "the head is in place");
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::UpToDate);
+}
+
+async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    // Edited without checking out (the app will offer a check-out).
+    let mut permissions = std::fs::metadata(&local).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
+    std::fs::set_permissions(&local, permissions).unwrap();
+    save_atomically(&local, b"edited first");
+    assert_eq!(state(&ws, &f, a.id, false).await, LocalState::Modified);
+
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    assert!(out.backup.is_none());
+    assert_eq!(
+        read(&local),
+        b"edited first",
+        "the edit on the head goes on"
+    );
+    let done = ws
+        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .await
+        .unwrap();
+    assert!(matches!(
+        done.checkout.result,
+        Some(CheckinResult::Committed { version: 2, .. })
+    ));
+}
+
+async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    let mut permissions = std::fs::metadata(&local).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
+    std::fs::set_permissions(&local, permissions).unwrap();
+    save_atomically(&local, b"edited v1");
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&local),
+        b"v2 by bob",
+        "the check-out starts from the head"
+    );
+    assert_eq!(read(&out.backup.expect("a backup")), b"edited v1");
+}
+
+async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    std::fs::remove_file(ws.local_path(&a.path)).unwrap();
+    assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
+    let refused = ws.check_in(f.alice.as_ref(), &out.checkout, None).await;
+    assert!(matches!(refused, Err(Error::NotFound(_))), "{refused:?}");
+    let still = f.alice.checkout(out.checkout.id).await.unwrap();
+    assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
+}
+
+async fn a_check_out_whose_copy_cannot_be_written_is_cancelled(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    // A plain file where the folder `brand` should be: nothing can go there.
+    std::fs::write(ws.root().join("brand"), b"in the way").unwrap();
+    let refused = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await;
+    assert!(refused.is_err(), "the copy cannot be made: {refused:?}");
+    assert!(
+        f.artifact(a.id).await.lease.is_none(),
+        "its lease was released"
+    );
+    assert!(f.alice.checkouts(true).await.unwrap().is_empty());
+    assert_eq!(
+        read(&ws.root().join("brand")),
+        b"in the way",
+        "nothing of the user's was touched"
+    );
+}
+
+async fn adding_a_file_imports_it_and_places_a_read_only_copy(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let source = f.dir.path().join("Downloads-hero.psd");
+    std::fs::write(&source, b"fresh").unwrap();
+    let added = ws
+        .add(f.alice.as_ref(), &source, &path("art/hero.psd"))
+        .await
+        .unwrap();
+    assert_eq!(added.head.version, 1);
+    let local = ws.local_path(&added.path);
+    assert_eq!(read(&local), b"fresh");
+    assert!(!workspace::is_writable(&local));
+    assert_eq!(read(&source), b"fresh", "the original is left alone");
+
+    let again = ws
+        .add(f.alice.as_ref(), &source, &path("art/hero.psd"))
+        .await;
+    assert!(matches!(again, Err(Error::Exists(_))), "{again:?}");
+}
+
+crate::contract!(
+    check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_only,
+    a_copy_is_downloaded_only_when_its_digest_differs,
+    another_users_commit_makes_the_copy_out_of_date_and_update_brings_it,
+    cancel_keeps_your_changes_in_a_backup_and_puts_the_head_back,
+    a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup,
+    changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit,
+    changes_to_an_older_version_are_backed_up_before_the_head_replaces_them,
+    a_missing_local_copy_is_missing_and_is_not_checked_in,
+    a_check_out_whose_copy_cannot_be_written_is_cancelled,
+    adding_a_file_imports_it_and_places_a_read_only_copy,
+);
+
+#[test]
+fn backups_are_numbered_when_the_name_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("hero.psd");
+    let first = workspace::backup_path(&local, "2026-11-29 1405");
+    assert_eq!(
+        first,
+        dir.path().join("hero (my changes 2026-11-29 1405).psd")
+    );
+    std::fs::write(&first, b"x").unwrap();
+    let second = workspace::backup_path(&local, "2026-11-29 1405");
+    assert_eq!(
+        second,
+        dir.path().join("hero (my changes 2026-11-29 1405 2).psd")
+    );
+}
+
+#[test]
+fn unchanged_files_are_not_hashed_again_when_the_workspace_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, state) = (dir.path().join("files"), dir.path().join("state"));
+    let open = || Workspace::open(&root, &state, leasedesk::clock::Clock::system()).unwrap();
+    let ws = open();
+    for i in 0..5 {
+        std::fs::write(root.join(format!("f{i}.psd")), format!("file {i}")).unwrap();
+    }
+    for i in 0..5 {
+        let d = ws.digest(&path(&format!("f{i}.psd"))).unwrap();
+        assert_eq!(d, Some(digest(format!("file {i}").as_bytes())));
+    }
+    assert_eq!(ws.files_hashed(), 5);
+    drop(ws);
+
+    let ws = open();
+    save_atomically(&root.join("f3.psd"), b"changed");
+    for i in 0..5 {
+        ws.digest(&path(&format!("f{i}.psd"))).unwrap();
+    }
+    assert_eq!(
+        ws.files_hashed(),
+        1,
+        "only the changed file is hashed at start"
+    );
+    assert_eq!(
+        ws.digest(&path("f3.psd")).unwrap(),
+        Some(digest(b"changed"))
+    );
+}
+
+/// Saves in the ways applications do, and checks the watcher reports the
+/// file each time, soon: the app then looks at it again.
+#[tokio::test]
+async fn the_watcher_reports_atomic_saves_blender_saves_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("scenes")).unwrap();
+    let file = root.join("scenes/shot.blend");
+    std::fs::write(&file, b"v1").unwrap();
+    let (_watcher, mut changes) = workspace::watch::watch(&root).unwrap();
+
+    save_atomically(&file, b"v2");
+    let took = expect_report(&mut changes, &file, "temp file renamed over it").await;
+    assert!(took < Duration::from_secs(1), "reported in {took:?}");
+
+    // Blender: the original becomes .blend1, then the temp file takes its name.
+    std::fs::rename(&file, root.join("scenes/shot.blend1")).unwrap();
+    std::fs::write(root.join("scenes/shot.blend@"), b"v3").unwrap();
+    std::fs::rename(root.join("scenes/shot.blend@"), &file).unwrap();
+    expect_report(&mut changes, &file, "Blender's save").await;
+    assert_eq!(read(&file), b"v3");
+
+    std::fs::remove_file(&file).unwrap();
+    expect_report(&mut changes, &file, "delete").await;
+}
+
+/// Waits for a batch that names `file`; how long it took.
+async fn expect_report(
+    changes: &mut tokio::sync::mpsc::UnboundedReceiver<Vec<std::path::PathBuf>>,
+    file: &Path,
+    what: &str,
+) -> Duration {
+    let started = Instant::now();
+    loop {
+        let batch = tokio::time::timeout(Duration::from_secs(2), changes.recv())
+            .await
+            .unwrap_or_else(|_| panic!("{what}: no report within 2 s"))
+            .expect("the watcher runs");
+        if batch.iter().any(|p| p == file) {
+            return started.elapsed();
+        }
+    }
+}
