@@ -16,6 +16,7 @@
 //! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
 //! - [`token`]: bearer tokens, kept hashed.
+//! - [`desk`]: what the desktop app shows and does, host-free.
 //! - [`workspace`]: the designer's folder of local copies (read-only unless
 //!   checked out, never overwritten while changed) and its watcher.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
@@ -26,6 +27,7 @@ pub mod backend;
 pub mod blob;
 pub mod bundled;
 pub mod clock;
+pub mod desk;
 pub mod error;
 pub mod failpoint;
 pub mod model;

@@ -38,6 +38,8 @@ pub enum LocalState {
     Missing,
     /// The local copy is an older version, unchanged.
     OutOfDate,
+    /// The local copy changed and is being hashed.
+    Checking,
 }
 
 /// What a check-out did locally.
@@ -136,10 +138,38 @@ impl Workspace {
         Ok(Some(digest))
     }
 
+    /// The local copy's digest if it is known without reading the file:
+    /// `Ok(None)` when there is no copy, `Err(())` when it must be hashed.
+    pub fn known_digest(&self, path: &RepoPath) -> Result<std::result::Result<Option<Digest>, ()>> {
+        let stat = match std::fs::metadata(self.local_path(path)) {
+            Ok(m) if m.is_file() => Stat::of(&m),
+            Ok(_) => return Ok(Ok(None)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(self
+            .inner
+            .index
+            .fingerprint(path, stat)?
+            .map(Some)
+            .ok_or(()))
+    }
+
     /// How the local copy of `artifact` stands; `holding` if you hold its
     /// check-out. Blocking (see [`Workspace::digest`]).
     pub fn local_state(&self, artifact: &Artifact, holding: bool) -> Result<LocalState> {
-        let Some(local) = self.digest(&artifact.path)? else {
+        let digest = self.digest(&artifact.path)?;
+        self.state_of(artifact, holding, digest)
+    }
+
+    /// The state a copy with digest `local` (`None`: no copy) is in.
+    pub fn state_of(
+        &self,
+        artifact: &Artifact,
+        holding: bool,
+        local: Option<Digest>,
+    ) -> Result<LocalState> {
+        let Some(local) = local else {
             return Ok(if holding {
                 LocalState::Missing
             } else {

@@ -1,4 +1,5 @@
-//! `cargo xtask run | test | bench`: the tasks cargo alone cannot express.
+//! `cargo xtask run | test | bundle | cli-demo | bench`: the tasks cargo alone
+//! cannot express. Each installs what it needs (Debian packages, npm packages).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -12,9 +13,13 @@ fn main() -> ExitCode {
     let result = match task {
         "run" => run(),
         "test" => test(),
+        "bundle" => bundle(),
+        "cli-demo" => cli_demo(),
         "bench" => bench(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask run | test | bench [--quick] [--only PART]");
+            eprintln!(
+                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -70,10 +75,35 @@ fn ensure_components() -> Result<()> {
     Ok(())
 }
 
-/// Formatting, lints (warnings are errors) and every test, closing with one
-/// line that counts the tests of every test binary.
+/// Debian packages the desktop app builds and runs with (Tauri on Linux).
+const APP_PACKAGES: &[&str] = &[
+    "pkg-config",
+    "libwebkit2gtk-4.1-dev",
+    "libgtk-3-dev",
+    "libayatana-appindicator3-dev",
+    "librsvg2-dev",
+];
+
+/// What the tests add: a virtual display, WebKit's WebDriver, a session bus
+/// and a keyring daemon for the keychain test.
+const TEST_PACKAGES: &[&str] = &[
+    "xvfb",
+    "xauth",
+    "webkit2gtk-driver",
+    "dbus-daemon",
+    "gnome-keyring",
+];
+
+/// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
+/// then the workspace's under a virtual display with a session bus and an
+/// unlocked keyring, so the keychain and the end-to-end tests run for real.
+/// Closes with one line that counts the tests of every test binary.
 fn test() -> Result<()> {
     ensure_components()?;
+    let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
+    ensure_debian_packages(&packages)?;
+    build_ui()?;
+    let (mut passed, mut failed) = ui_tests()?;
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
         "clippy",
@@ -83,11 +113,28 @@ fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    let mut cmd = cargo();
-    cmd.args(["test", "--workspace"]).stdout(Stdio::piped());
+    let tauri_driver = ensure_tauri_driver()?;
+    // A keyring of the tests' own, made fresh each run.
+    let keyring_home = target_dir().join("test-keyring");
+    let _ = std::fs::remove_dir_all(&keyring_home);
+    std::fs::create_dir_all(&keyring_home)?;
+    let mut cmd = Command::new("xvfb-run");
+    cmd.current_dir(root())
+        .args(["-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--"])
+        .args([
+            "sh",
+            "-c",
+            "printf leasedesk-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec \"$@\"",
+            "with-keyring",
+        ])
+        .arg(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["test", "--workspace"])
+        .env("XDG_DATA_HOME", &keyring_home)
+        .env("TAURI_DRIVER", &tauri_driver)
+        .env("LEASEDESK_BIN", target_dir().join("debug/leasedesk"))
+        .stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start cargo test")?;
-    let (mut passed, mut failed) = (0u64, 0u64);
     for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
         let line = line?;
         println!("{line}");
@@ -104,6 +151,36 @@ fn test() -> Result<()> {
     Ok(())
 }
 
+/// The UI's unit tests (Vitest): their pass and fail counts.
+fn ui_tests() -> Result<(u64, u64)> {
+    let mut cmd = npm();
+    cmd.args(["test", "--", "--reporter=dot"])
+        .env("NO_COLOR", "1");
+    eprintln!("$ {cmd:?}");
+    let out = cmd.output().context("could not run the UI's tests")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    // "      Tests  14 passed (14)" or "Tests  1 failed | 13 passed (14)"
+    let words: Vec<&str> = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Tests "))
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let number_before = |label: &str| {
+        words
+            .windows(2)
+            .find(|pair| pair[1] == label)
+            .and_then(|pair| pair[0].parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let counts = (number_before("passed"), number_before("failed"));
+    if !out.status.success() {
+        bail!("the UI's tests failed ({} failed)", counts.1);
+    }
+    Ok(counts)
+}
+
 /// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
 fn count_of(summary: &str, label: &str) -> u64 {
     summary
@@ -114,7 +191,7 @@ fn count_of(summary: &str, label: &str) -> u64 {
 }
 
 /// A short demonstration of the CLI on a temporary data folder.
-fn run() -> Result<()> {
+fn cli_demo() -> Result<()> {
     check(cargo().args(["build", "--quiet", "--bin", "leasedesk"]))?;
     let bin = target_dir().join("debug/leasedesk");
     let demo = std::env::temp_dir().join(format!("leasedesk-demo-{}", std::process::id()));
@@ -178,6 +255,207 @@ fn run() -> Result<()> {
     Ok(())
 }
 
+/// Installs what the app needs, builds it, and opens it on the bundled
+/// backend with a sample workspace (kept in `target/demo-home`, seeded once
+/// with a few files, one of them held by a colleague).
+fn run() -> Result<()> {
+    ensure_debian_packages(APP_PACKAGES)?;
+    build_ui()?;
+    check(cargo().args(["build", "--bin", "leasedesk", "--bin", "leasedesk-app"]))?;
+    let home = target_dir().join("demo-home");
+    let store = home.join("data/store");
+    if !store.exists() {
+        seed_demo(&home, &store)?;
+    }
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        bail!(
+            "no display: run this from a desktop session (or under `xvfb-run -a cargo xtask run` to try it headless)"
+        );
+    }
+    eprintln!(
+        "Leasedesk opens on the bundled backend; its workspace is {}",
+        home.join("Leasedesk").display()
+    );
+    check(Command::new(target_dir().join("debug/leasedesk-app")).env("LEASEDESK_APP_HOME", &home))
+}
+
+/// A sample store: a few files of a design team, one held by bob with a note.
+fn seed_demo(home: &Path, store: &Path) -> Result<()> {
+    let cli = target_dir().join("debug/leasedesk");
+    let incoming = home.join("incoming");
+    std::fs::create_dir_all(&incoming)?;
+    let name = std::env::var("USER").unwrap_or_else(|_| "me".into());
+    let leasedesk = |who: &str, args: &[&str]| {
+        check(
+            Command::new(&cli)
+                .arg("--data")
+                .arg(store)
+                .args(["--as", who])
+                .args(args),
+        )
+    };
+    leasedesk("user:admin", &["user", "add", "admin", "--admin"])?;
+    let files = [
+        ("brand/hero.psd", "user:bob"),
+        ("brand/logo.ai", "user:carol"),
+        ("scenes/shot-010.blend", "user:bob"),
+        ("print/brochure.indd", &*format!("user:{name}")),
+    ];
+    for (path, who) in files {
+        let file = incoming.join(path.replace('/', "-"));
+        std::fs::write(&file, format!("sample content of {path}\n"))?;
+        leasedesk(who, &["import", path, file.to_str().context("UTF-8 path")?])?;
+    }
+    leasedesk(
+        "user:bob",
+        &[
+            "checkout",
+            "scenes/shot-010.blend",
+            "--note",
+            "relighting the night scene",
+            "--ttl",
+            "3h",
+        ],
+    )?;
+    std::fs::create_dir_all(home.join("config"))?;
+    std::fs::write(
+        home.join("config/settings.json"),
+        format!(
+            "{{\"backend\":\"bundled\",\"workspace\":{:?},\"display_name\":{name:?}}}",
+            home.join("Leasedesk").to_string_lossy()
+        ),
+    )?;
+    Ok(())
+}
+
+/// Builds an installable `.deb` of the app, offline: a release build laid out
+/// with its desktop entry and icons, packed by `dpkg-deb`.
+fn bundle() -> Result<()> {
+    ensure_debian_packages(APP_PACKAGES)?;
+    build_ui()?;
+    check(cargo().args([
+        "build",
+        "--release",
+        "--bin",
+        "leasedesk-app",
+        "--bin",
+        "leasedesk",
+    ]))?;
+    let version = env!("CARGO_PKG_VERSION");
+    let stage = target_dir().join("bundle/leasedesk");
+    let _ = std::fs::remove_dir_all(&stage);
+    let bin = stage.join("usr/bin");
+    std::fs::create_dir_all(&bin)?;
+    std::fs::copy(
+        target_dir().join("release/leasedesk-app"),
+        bin.join("leasedesk-app"),
+    )?;
+    std::fs::copy(
+        target_dir().join("release/leasedesk"),
+        bin.join("leasedesk"),
+    )?;
+    for (size, file) in [
+        ("32x32", "32x32.png"),
+        ("128x128", "128x128.png"),
+        ("256x256", "128x128@2x.png"),
+        ("512x512", "icon.png"),
+    ] {
+        let dir = stage.join(format!("usr/share/icons/hicolor/{size}/apps"));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::copy(root().join("icons").join(file), dir.join("leasedesk.png"))?;
+    }
+    let applications = stage.join("usr/share/applications");
+    std::fs::create_dir_all(&applications)?;
+    std::fs::write(
+        applications.join("leasedesk.desktop"),
+        "[Desktop Entry]\nType=Application\nName=Leasedesk\nComment=Check files out, see who holds what, check in\nExec=leasedesk-app\nIcon=leasedesk\nCategories=Graphics;Office;\nStartupNotify=true\n",
+    )?;
+    let control = stage.join("DEBIAN");
+    std::fs::create_dir_all(&control)?;
+    std::fs::write(
+        control.join("control"),
+        format!(
+            "Package: leasedesk\nVersion: {version}\nArchitecture: amd64\nMaintainer: Leasedesk <team@leasedesk.invalid>\nDepends: libwebkit2gtk-4.1-0, libgtk-3-0, libayatana-appindicator3-1\nSection: graphics\nPriority: optional\nDescription: One writer at a time for files that cannot be merged\n Check files out from the tray, see who holds what, check in by upload.\n"
+        ),
+    )?;
+    let deb = target_dir().join(format!("bundle/leasedesk_{version}_amd64.deb"));
+    check(
+        Command::new("dpkg-deb")
+            .args(["--build", "--root-owner-group"])
+            .arg(&stage)
+            .arg(&deb),
+    )?;
+    println!("{}", deb.display());
+    Ok(())
+}
+
+fn npm() -> Command {
+    let mut cmd = Command::new("npm");
+    cmd.current_dir(root().join("ui"));
+    cmd
+}
+
+/// Installs the UI's npm packages (as locked) when missing, and builds it into
+/// `ui/dist`, which the app embeds.
+fn build_ui() -> Result<()> {
+    if Command::new("npm").arg("--version").output().is_err() {
+        ensure_debian_packages(&["nodejs", "npm"])?;
+    }
+    if !root().join("ui/node_modules/.package-lock.json").exists() {
+        check(npm().args(["ci", "--no-audit", "--no-fund"]))?;
+    }
+    check(npm().args(["run", "build"]))
+}
+
+/// `tauri-driver` (WebDriver for Tauri apps), installed into the target folder.
+fn ensure_tauri_driver() -> Result<PathBuf> {
+    let tools = target_dir().join("e2e-tools");
+    let driver = tools.join("bin/tauri-driver");
+    if !driver.exists() {
+        check(
+            cargo()
+                .args(["install", "tauri-driver", "--locked", "--quiet", "--root"])
+                .arg(&tools),
+        )?;
+    }
+    Ok(driver)
+}
+
+/// Installs the Debian packages that are not installed yet, in one go.
+fn ensure_debian_packages(packages: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|package| {
+            !Command::new("dpkg-query")
+                .args(["-W", "-f=${Status}", package])
+                .output()
+                .is_ok_and(|o| o.stdout.ends_with(b"install ok installed"))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
+    install.extend(&missing);
+    check(&mut apt(&["update", "-q"]))?;
+    check(&mut apt(&install))
+}
+
+/// `apt-get` as root, or through sudo.
+fn apt(args: &[&str]) -> Command {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
+    if !root {
+        cmd.arg("apt-get");
+    }
+    cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+    cmd
+}
+
 /// Builds in release mode and runs the benchmark in `benches/lease.rs`, with
 /// `b3sum` (installed here, for the comparison only) beside it.
 fn bench(args: &[String]) -> Result<()> {
@@ -191,7 +469,7 @@ fn bench(args: &[String]) -> Result<()> {
         )?;
     }
     // etcd is the baseline of the server's lease figures.
-    ensure_debian_package("etcd", "etcd-server")?;
+    ensure_debian_packages(&["etcd-server"])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
     for bench in ["lease", "server"] {
         check(
@@ -203,29 +481,4 @@ fn bench(args: &[String]) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Installs a Debian package if its command is missing (as root, or with sudo).
-fn ensure_debian_package(command: &str, package: &str) -> Result<()> {
-    let present = Command::new("sh")
-        .args(["-c", &format!("command -v {command}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if present {
-        return Ok(());
-    }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    let apt = |args: &[&str]| {
-        let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
-        if !root {
-            cmd.arg("apt-get");
-        }
-        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-        cmd
-    };
-    check(&mut apt(&["update", "-q"]))?;
-    check(&mut apt(&["install", "-y", "-q", package]))
 }

@@ -1,0 +1,279 @@
+//! The window's commands: each a few lines that call the core (`Desk`) and
+//! hand back its answer or a `{code, message, ...}` error.
+
+use std::path::PathBuf;
+
+use leasedesk::desk::{Decision, FileRow, Overview};
+use leasedesk::model::*;
+use leasedesk::workspace::{CheckedOut, Closed};
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+
+use crate::error::{UiError, UiResult};
+use crate::settings::Settings;
+use crate::{keychain, tray_refresh, AppState};
+
+/// Progress reports go at most this often, so a fast upload does not flood the window.
+const PROGRESS_EVERY_BYTES: u64 = 1 << 20;
+
+fn progress(channel: Channel<u64>) -> leasedesk::backend::Progress {
+    let last = std::sync::atomic::AtomicU64::new(0);
+    std::sync::Arc::new(move |moved: u64| {
+        let before = last.load(std::sync::atomic::Ordering::Relaxed);
+        if moved < before || moved - before >= PROGRESS_EVERY_BYTES {
+            last.store(moved, std::sync::atomic::Ordering::Relaxed);
+            let _ = channel.send(moved);
+        }
+    })
+}
+
+#[tauri::command]
+pub async fn overview(state: State<'_, AppState>) -> UiResult<Overview> {
+    Ok(state.desk().await?.overview().await?)
+}
+
+#[tauri::command]
+pub async fn refresh_row(state: State<'_, AppState>, artifact: ArtifactId) -> UiResult<FileRow> {
+    Ok(state.desk().await?.row(artifact).await?)
+}
+
+#[tauri::command]
+pub async fn check_out(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    note: Option<String>,
+    ttl_seconds: Option<u64>,
+    on_progress: Channel<u64>,
+) -> UiResult<CheckedOut> {
+    let request = CheckoutRequest {
+        ttl_seconds,
+        note: note.filter(|n| !n.trim().is_empty()),
+    };
+    let done = state
+        .desk()
+        .await?
+        .check_out(artifact, request, Some(progress(on_progress)))
+        .await?;
+    state.waiting().remove(&artifact);
+    tray_refresh(&app).await;
+    Ok(done)
+}
+
+#[tauri::command]
+pub async fn extend(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    checkout: CheckoutId,
+    ttl_seconds: Option<u64>,
+) -> UiResult<Checkout> {
+    let done = state.desk().await?.extend(checkout, ttl_seconds).await?;
+    tray_refresh(&app).await;
+    Ok(done)
+}
+
+/// Uploads the local copy. `upload` names this upload for `cancel_upload`.
+#[tauri::command]
+pub async fn check_in(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    checkout: CheckoutId,
+    upload: String,
+    on_progress: Channel<u64>,
+) -> UiResult<Closed> {
+    let desk = state.desk().await?;
+    let task = tauri::async_runtime::spawn(async move {
+        desk.check_in(checkout, Some(progress(on_progress))).await
+    });
+    state
+        .uploads()
+        .insert(upload.clone(), task.inner().abort_handle());
+    let outcome = task.await;
+    state.uploads().remove(&upload);
+    tray_refresh(&app).await;
+    match outcome {
+        Ok(done) => Ok(done?),
+        Err(_) => Err(UiError::new(
+            "cancelled",
+            "The check-in was cancelled: nothing was stored and your check-out is still open.",
+        )),
+    }
+}
+
+#[tauri::command]
+pub fn cancel_upload(state: State<'_, AppState>, upload: String) {
+    if let Some(task) = state.uploads().remove(&upload) {
+        task.abort();
+    }
+}
+
+#[tauri::command]
+pub async fn cancel_checkout(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    checkout: CheckoutId,
+) -> UiResult<Closed> {
+    let done = state.desk().await?.cancel(checkout).await?;
+    tray_refresh(&app).await;
+    Ok(done)
+}
+
+#[tauri::command]
+pub async fn update_file(
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+) -> UiResult<Option<PathBuf>> {
+    Ok(state.desk().await?.update(artifact).await?)
+}
+
+#[derive(Serialize)]
+pub struct Added {
+    source: PathBuf,
+    artifact: Option<Artifact>,
+    error: Option<UiError>,
+}
+
+/// Adds each file (a button's pick or a drop) under `folder`; one answer each.
+#[tauri::command]
+pub async fn add_files(
+    state: State<'_, AppState>,
+    paths: Vec<PathBuf>,
+    folder: String,
+) -> UiResult<Vec<Added>> {
+    let desk = state.desk().await?;
+    let mut added = Vec::new();
+    for source in paths {
+        let outcome = desk.add(&source, &folder).await;
+        let (artifact, error) = match outcome {
+            Ok(artifact) => (Some(artifact), None),
+            Err(e) => (None, Some(UiError::from(e))),
+        };
+        added.push(Added {
+            source,
+            artifact,
+            error,
+        });
+    }
+    Ok(added)
+}
+
+#[tauri::command]
+pub async fn decide(
+    state: State<'_, AppState>,
+    proposal: ProposalId,
+    decision: Decision,
+) -> UiResult<Proposal> {
+    Ok(state.desk().await?.decide(proposal, decision).await?)
+}
+
+#[tauri::command]
+pub async fn events(state: State<'_, AppState>, after: u64, limit: u32) -> UiResult<EventPage> {
+    Ok(state.desk().await?.backend().events(after, limit).await?)
+}
+
+/// Newest events first, at most `limit`: the activity feed's first page.
+#[tauri::command]
+pub async fn recent_events(state: State<'_, AppState>, limit: u32) -> UiResult<Vec<Event>> {
+    let desk = state.desk().await?;
+    let mut recent = std::collections::VecDeque::new();
+    let mut after = 0;
+    loop {
+        let page = desk.backend().events(after, 1000).await?;
+        if page.events.is_empty() {
+            break;
+        }
+        after = page.next;
+        for event in page.events {
+            if recent.len() == limit as usize {
+                recent.pop_front();
+            }
+            recent.push_back(event);
+        }
+    }
+    Ok(recent.into_iter().rev().collect())
+}
+
+#[tauri::command]
+pub fn notify_when_free(state: State<'_, AppState>, artifact: ArtifactId, on: bool) {
+    let mut waiting = state.waiting();
+    if on {
+        waiting.insert(artifact);
+    } else {
+        waiting.remove(&artifact);
+    }
+}
+
+#[tauri::command]
+pub fn reveal(path: PathBuf) -> UiResult<()> {
+    tauri_plugin_opener::reveal_item_in_dir(&path).map_err(|e| {
+        UiError::new(
+            "reveal",
+            format!("{} could not be shown: {e}", path.display()),
+        )
+    })
+}
+
+#[derive(Serialize)]
+pub struct SettingsView {
+    settings: Settings,
+    has_token: bool,
+    /// Set when the keychain could not be used (the token then lasts this run).
+    keychain_note: Option<String>,
+    /// Why no backend is open, if none is.
+    session_error: Option<UiError>,
+}
+
+#[tauri::command]
+pub async fn settings(state: State<'_, AppState>) -> UiResult<SettingsView> {
+    Ok(state.settings_view().await)
+}
+
+/// Saves the settings (a new token goes to the keychain, never to the file)
+/// and reopens the backend. Local files are never touched by a switch.
+#[tauri::command]
+pub async fn save_settings(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    settings: Settings,
+    token: Option<String>,
+) -> UiResult<SettingsView> {
+    let url = settings.server_url.trim().to_owned();
+    let mut note = None;
+    if let Some(token) = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+        if let Err(why) = keychain::store(&url, &token) {
+            note = Some(why);
+        }
+        *state.run_token() = Some((url, token));
+    }
+    settings
+        .save(&state.dirs.settings_file())
+        .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
+    *state.settings() = settings;
+    crate::open_session(&app).await;
+    let mut view = state.settings_view().await;
+    view.keychain_note = view.keychain_note.or(note);
+    Ok(view)
+}
+
+impl AppState {
+    async fn settings_view(&self) -> SettingsView {
+        let settings = self.settings().clone();
+        let url = settings.server_url.trim();
+        let in_memory = self.run_token().as_ref().is_some_and(|(u, _)| u == url);
+        let (stored, keychain_note) = if url.is_empty() {
+            (false, None)
+        } else {
+            match keychain::read(url) {
+                Ok(token) => (token.is_some(), None),
+                Err(why) => (false, Some(why)),
+            }
+        };
+        SettingsView {
+            has_token: stored || in_memory,
+            keychain_note,
+            session_error: self.session_error().clone(),
+            settings,
+        }
+    }
+}

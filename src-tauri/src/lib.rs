@@ -1,0 +1,340 @@
+//! Leasedesk's desktop shell: the tray, the window's commands, notifications
+//! and the keychain. Everything it does goes through the core's `Desk`; only
+//! this crate depends on Tauri, and only `keychain` knows the keychain.
+//!
+//! # Layout
+//!
+//! - [`commands`]: the window's commands, thin calls into the core.
+//! - [`session`]: the open backend (bundled or remote) and workspace.
+//! - [`live`]: watcher, event follower and reminders; they never touch a lease.
+//! - [`tray`]: the tray menu and tooltip as functions of your check-outs.
+//! - [`settings`], [`keychain`], [`error`].
+
+pub mod commands;
+pub mod error;
+pub mod keychain;
+pub mod live;
+pub mod session;
+pub mod settings;
+pub mod tray;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+use leasedesk::desk::Desk;
+use leasedesk::model::{ArtifactId, CheckinResult};
+use tauri::{AppHandle, Emitter, Manager, WindowEvent};
+use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_notification::NotificationExt;
+
+use error::{UiError, UiResult};
+use session::Session;
+use settings::{Dirs, Settings};
+
+pub struct AppState {
+    dirs: Dirs,
+    settings: Mutex<Settings>,
+    session: tokio::sync::RwLock<Option<Session>>,
+    session_error: Mutex<Option<UiError>>,
+    /// Files whose "free" the user asked to hear about.
+    waiting: Mutex<HashSet<ArtifactId>>,
+    /// Uploads in flight, by the window's name for them, for its cancel button.
+    uploads: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// A token kept for this run only, when no keychain took it: (server, token).
+    run_token: Mutex<Option<(String, String)>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AppState {
+    fn settings(&self) -> MutexGuard<'_, Settings> {
+        lock(&self.settings)
+    }
+    fn session_error(&self) -> MutexGuard<'_, Option<UiError>> {
+        lock(&self.session_error)
+    }
+    fn waiting(&self) -> MutexGuard<'_, HashSet<ArtifactId>> {
+        lock(&self.waiting)
+    }
+    fn uploads(&self) -> MutexGuard<'_, HashMap<String, tokio::task::AbortHandle>> {
+        lock(&self.uploads)
+    }
+    fn run_token(&self) -> MutexGuard<'_, Option<(String, String)>> {
+        lock(&self.run_token)
+    }
+
+    /// The open session's desk, or why there is none.
+    async fn desk(&self) -> UiResult<Desk> {
+        if let Some(session) = self.session.read().await.as_ref() {
+            return Ok(session.desk.clone());
+        }
+        Err(self
+            .session_error()
+            .clone()
+            .unwrap_or_else(|| UiError::new("no_backend", "No store is open: check Settings.")))
+    }
+}
+
+/// Where the app keeps its files. `LEASEDESK_APP_HOME` puts everything (and
+/// the default workspace) under one folder: for tests and the demo.
+fn dirs(app: &AppHandle) -> tauri::Result<(Dirs, Option<PathBuf>)> {
+    if let Some(home) = std::env::var_os("LEASEDESK_APP_HOME").map(PathBuf::from) {
+        let dirs = Dirs {
+            config: home.join("config"),
+            data: home.join("data"),
+        };
+        return Ok((dirs, Some(home.join("Leasedesk"))));
+    }
+    let dirs = Dirs {
+        config: app.path().app_config_dir()?,
+        data: app.path().app_data_dir()?,
+    };
+    Ok((dirs, None))
+}
+
+/// Opens (or reopens) the backend the settings name, and starts its
+/// background work; a failure is kept for the window to explain.
+pub async fn open_session(app: &AppHandle) {
+    let state = app.state::<AppState>();
+    let settings = state.settings().clone();
+    let token = match settings.backend {
+        settings::BackendChoice::Bundled => None,
+        settings::BackendChoice::Remote => {
+            let url = settings.server_url.trim();
+            let remembered = state
+                .run_token()
+                .as_ref()
+                .filter(|(u, _)| u == url)
+                .map(|(_, t)| t.clone());
+            remembered.or_else(|| keychain::read(url).ok().flatten())
+        }
+    };
+    let mut slot = state.session.write().await;
+    *slot = None; // the old session's background work stops here
+    match session::open(&settings, &state.dirs, token.as_deref()) {
+        Ok(mut session) => {
+            live::start(app, &mut session);
+            *slot = Some(session);
+            *state.session_error() = None;
+        }
+        Err(e) => *state.session_error() = Some(e),
+    }
+    drop(slot);
+    let _ = app.emit("store-changed", ());
+    tray_refresh(app).await;
+}
+
+/// A desktop notification, also shown in the window (which works where no
+/// notification daemon runs).
+pub fn notify(app: &AppHandle, title: &str, body: &str) {
+    let _ = app.notification().builder().title(title).body(body).show();
+    let _ = app.emit(
+        "notice",
+        serde_json::json!({ "title": title, "body": body }),
+    );
+}
+
+/// Redraws the tray's menu and tooltip from your check-outs.
+pub async fn tray_refresh(app: &AppHandle) {
+    let Some(tray) = app.tray_by_id("main") else {
+        return;
+    };
+    let checkouts = match app.state::<AppState>().desk().await {
+        Ok(desk) => desk.backend().checkouts(true).await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let now = chrono::Utc::now();
+    if let Ok(menu) = tray::menu(app, &tray::entries(&checkouts, now)) {
+        let _ = tray.set_menu(Some(menu));
+    }
+    let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, now)));
+}
+
+fn show_main(app: &AppHandle) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.unminimize();
+        let _ = window.set_focus();
+    }
+}
+
+fn build_tray(app: &AppHandle) -> tauri::Result<()> {
+    let icon = tauri::image::Image::from_bytes(include_bytes!("../../icons/tray.png"))?;
+    let menu = tray::menu(app, &tray::entries(&[], chrono::Utc::now()))?;
+    tauri::tray::TrayIconBuilder::with_id("main")
+        .icon(icon)
+        .tooltip("Leasedesk")
+        .menu(&menu)
+        .on_menu_event(|app, event| {
+            if let Some(action) = tray::action(event.id().as_ref()) {
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move { on_tray_action(&app, action).await });
+            }
+        })
+        .build(app)?;
+    Ok(())
+}
+
+async fn on_tray_action(app: &AppHandle, action: tray::Action) {
+    let state = app.state::<AppState>();
+    let desk = match state.desk().await {
+        Ok(desk) => desk,
+        Err(_) => return show_main(app),
+    };
+    let outcome: Result<(), leasedesk::Error> = async {
+        match action {
+            tray::Action::Open => show_main(app),
+            tray::Action::Quit => app.exit(0),
+            tray::Action::Extend(id) => {
+                let checkout = desk.extend(id, None).await?;
+                let until = checkout.expires_at.with_timezone(&chrono::Local).format("%H:%M");
+                notify(app, &format!("{} extended", checkout.path.file_name()), &format!("Your lease now ends at {until}."));
+            }
+            tray::Action::CheckIn(id) => {
+                let closed = desk.check_in(id, None).await?;
+                let name = closed.checkout.path.file_name().to_owned();
+                let (title, body) = match &closed.checkout.result {
+                    Some(CheckinResult::Committed { version, .. }) => (format!("{name} checked in"), format!("Committed as version {version}.")),
+                    Some(CheckinResult::Unchanged { .. }) | None => (format!("{name} checked in"), "Nothing had changed.".to_owned()),
+                    Some(CheckinResult::Proposal { .. }) => (
+                        format!("{name} became a proposal"),
+                        "Someone else committed while your lease was gone. Your file is kept beside the head; open Leasedesk to decide.".to_owned(),
+                    ),
+                };
+                notify(app, &title, &body);
+            }
+            tray::Action::Reveal(id) => {
+                let checkout = desk.backend().checkout(id).await?;
+                let _ = tauri_plugin_opener::reveal_item_in_dir(desk.workspace().local_path(&checkout.path));
+            }
+            tray::Action::CheckOutFile => {
+                let (desk, app2) = (desk.clone(), app.clone());
+                app.dialog()
+                    .file()
+                    .set_title("Check out a file")
+                    .set_directory(desk.workspace().root())
+                    .pick_file(move |picked| {
+                        let Some(path) = picked.and_then(|p| p.into_path().ok()) else { return };
+                        tauri::async_runtime::spawn(async move { check_out_picked(&app2, &desk, path).await });
+                    });
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = outcome {
+        notify(app, "Leasedesk could not do that", &e.to_string());
+    }
+    let _ = app.emit("store-changed", ());
+    tray_refresh(app).await;
+}
+
+async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
+    let Some(repo_path) = desk.workspace().repo_path(&path) else {
+        return notify(
+            app,
+            "Not in your workspace",
+            "Pick a file inside your Leasedesk folder, or add it first.",
+        );
+    };
+    let outcome = async {
+        let artifact = desk.backend().artifact_by_path(&repo_path).await?;
+        desk.check_out(artifact.id, Default::default(), None).await
+    }
+    .await;
+    match outcome {
+        Ok(done) => notify(
+            app,
+            &format!("{} is yours", repo_path.file_name()),
+            &format!(
+                "Checked out until {}.",
+                done.checkout
+                    .expires_at
+                    .with_timezone(&chrono::Local)
+                    .format("%H:%M")
+            ),
+        ),
+        Err(leasedesk::Error::ArtifactBusy {
+            lease: Some(lease), ..
+        }) => notify(
+            app,
+            &format!("{} is busy", repo_path.file_name()),
+            &format!(
+                "{} has it until {}.",
+                lease.participant.name(),
+                lease
+                    .expires_at
+                    .with_timezone(&chrono::Local)
+                    .format("%H:%M")
+            ),
+        ),
+        Err(e) => notify(app, "Leasedesk could not check it out", &e.to_string()),
+    }
+    let _ = app.emit("store-changed", ());
+    tray_refresh(app).await;
+}
+
+pub fn run() {
+    tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            show_main(app)
+        }))
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
+        .setup(|app| {
+            let handle = app.handle().clone();
+            let (dirs, workspace) = dirs(&handle)?;
+            let mut settings = Settings::load(&dirs.settings_file());
+            if let (Some(workspace), false) = (workspace, dirs.settings_file().exists()) {
+                settings.workspace = workspace;
+            }
+            app.manage(AppState {
+                dirs,
+                settings: Mutex::new(settings),
+                session: Default::default(),
+                session_error: Default::default(),
+                waiting: Default::default(),
+                uploads: Default::default(),
+                run_token: Default::default(),
+            });
+            // No tray host (a bare X server): the window still serves.
+            if let Err(e) = build_tray(&handle) {
+                tracing::warn!("no tray: {e}");
+            }
+            tauri::async_runtime::block_on(open_session(&handle));
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window keeps the app in the tray; Quit ends it.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                if window.app_handle().tray_by_id("main").is_some() {
+                    let _ = window.hide();
+                    api.prevent_close();
+                }
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::overview,
+            commands::refresh_row,
+            commands::check_out,
+            commands::extend,
+            commands::check_in,
+            commands::cancel_upload,
+            commands::cancel_checkout,
+            commands::update_file,
+            commands::add_files,
+            commands::decide,
+            commands::events,
+            commands::recent_events,
+            commands::notify_when_free,
+            commands::reveal,
+            commands::settings,
+            commands::save_settings,
+        ])
+        .run(tauri::generate_context!())
+        .expect("Leasedesk could not start");
+}

@@ -1,0 +1,210 @@
+//! What runs in the background while a session is open: the file watcher, the
+//! event ledger follower and the lease reminders. None of it takes, extends
+//! or releases a lease; it only tells the window, the tray and the user.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use leasedesk::desk::{self, Desk, Reminder};
+use leasedesk::model::*;
+use leasedesk::workspace::{self, LocalState};
+use tauri::async_runtime::spawn;
+use tauri::{AppHandle, Emitter, Manager};
+
+use crate::session::{Session, Source};
+use crate::{notify, tray_refresh, AppState};
+
+/// How often lease reminders are checked (and the tray's countdowns redrawn).
+const REMINDER_TICK: Duration = Duration::from_secs(20);
+
+/// How long after a "changed but not checked out" notice the same file may
+/// raise another: a designer saving every minute should hear it once.
+const UNRESERVED_NOTICE_QUIET: Duration = Duration::from_secs(600);
+
+pub fn start(app: &AppHandle, session: &mut Session) {
+    match workspace::watch::watch(session.desk.workspace().root()) {
+        Ok((watcher, changes)) => {
+            session.watcher = Some(watcher);
+            let task = spawn(follow_files(app.clone(), session.desk.clone(), changes));
+            session.tasks.push(task);
+        }
+        Err(e) => tracing::warn!("the workspace is not watched: {e}"),
+    }
+    session.tasks.push(spawn(follow_events(
+        app.clone(),
+        session.desk.clone(),
+        session.source.clone(),
+    )));
+    session
+        .tasks
+        .push(spawn(remind(app.clone(), session.desk.clone())));
+}
+
+/// For each changed path, looks at the file again (stat, then hash off the
+/// async threads) and sends the window the file's new row.
+async fn follow_files(
+    app: AppHandle,
+    desk: Desk,
+    mut changes: tokio::sync::mpsc::UnboundedReceiver<Vec<std::path::PathBuf>>,
+) {
+    let mut noticed: HashMap<RepoPath, Instant> = HashMap::new();
+    while let Some(paths) = changes.recv().await {
+        let repo_paths: HashSet<RepoPath> = paths
+            .iter()
+            .filter_map(|p| desk.workspace().repo_path(p))
+            .collect();
+        for path in repo_paths {
+            // Not every file in the folder is in the store (backups, temp files).
+            let Ok(artifact) = desk.backend().artifact_by_path(&path).await else {
+                continue;
+            };
+            let Ok(row) = desk.row(artifact.id).await else {
+                continue;
+            };
+            let _ = app.emit("row", &row);
+            let unreserved = row.local == LocalState::Modified && row.mine.is_none();
+            let quiet = noticed
+                .get(&path)
+                .is_some_and(|at| at.elapsed() < UNRESERVED_NOTICE_QUIET);
+            if unreserved && !quiet {
+                noticed.insert(path.clone(), Instant::now());
+                notify(
+                    &app,
+                    &format!("{} changed but is not checked out", path.file_name()),
+                    "Check it out in Leasedesk before you go on, or your changes may meet someone else's.",
+                );
+            }
+        }
+    }
+}
+
+/// Follows the event ledger from now on: live from the server's stream, or
+/// woken by each write of the bundled store.
+async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
+    let mut after = match desk.backend().events(0, 1).await {
+        Ok(page) => last_seq(&desk, page.next).await,
+        Err(_) => 0,
+    };
+    loop {
+        match &source {
+            Source::Bundled(store) => {
+                let changed = store.changed();
+                match desk.backend().events(after, 500).await {
+                    Ok(page) if !page.events.is_empty() => {
+                        after = page.next;
+                        on_events(&app, &desk, page.events).await;
+                        continue;
+                    }
+                    _ => {}
+                }
+                // Another process may write the same store: look again now and then.
+                let _ = tokio::time::timeout(Duration::from_secs(2), changed).await;
+            }
+            Source::Remote(remote) => match remote.follow_events(after).await {
+                Ok(stream) => {
+                    let mut stream = Box::pin(stream);
+                    while let Some(Ok(event)) = stream.next().await {
+                        after = after.max(event.seq);
+                        on_events(&app, &desk, vec![event]).await;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_secs(3)).await,
+            },
+        }
+    }
+}
+
+/// The newest sequence number: pages through from `from`.
+async fn last_seq(desk: &Desk, mut from: u64) -> u64 {
+    while let Ok(page) = desk.backend().events(from, 1000).await {
+        if page.events.is_empty() {
+            break;
+        }
+        from = page.next;
+    }
+    from
+}
+
+async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>) {
+    let me = desk.backend().me().await.ok();
+    let state = app.state::<AppState>();
+    for event in &events {
+        let Some(artifact) = event.artifact_id else {
+            continue;
+        };
+        let name = || async {
+            desk.backend()
+                .artifact(artifact)
+                .await
+                .map(|a| a.path.file_name().to_owned())
+                .unwrap_or_else(|_| "A file".into())
+        };
+        let freed = matches!(
+            event.kind.as_str(),
+            "lease.released" | "lease.expired" | "lease.broken"
+        );
+        if freed && state.waiting().remove(&artifact) {
+            notify(
+                app,
+                &format!("{} is free", name().await),
+                "Check it out in Leasedesk while it is.",
+            );
+        }
+        let mine = me.as_ref().is_some_and(|me| {
+            event
+                .data
+                .get("holder_participant")
+                .and_then(|p| p.as_str())
+                == Some(me.as_str())
+        });
+        if event.kind == "lease.broken" && mine {
+            let by = event.participant.as_ref().map_or("an admin", |p| p.name());
+            let reason = event
+                .data
+                .get("reason")
+                .and_then(|r| r.as_str())
+                .unwrap_or("");
+            notify(
+                app,
+                &format!("Your lease on {} was broken by {by}", name().await),
+                &format!("“{reason}”. Your changes are safe: a check-in now becomes a proposal."),
+            );
+        }
+    }
+    let _ = app.emit("activity", &events);
+    let _ = app.emit("store-changed", ());
+    tray_refresh(app).await;
+}
+
+/// Lease reminders at 30 and 5 minutes left, and when a lease lapsed.
+async fn remind(app: AppHandle, desk: Desk) {
+    let mut sent = HashSet::new();
+    loop {
+        if let Ok(checkouts) = desk.backend().checkouts(true).await {
+            for (checkout, reminder) in
+                desk::due_reminders(&checkouts, chrono::Utc::now(), &mut sent)
+            {
+                let name = checkout.path.file_name();
+                let (title, body) = match reminder {
+                    Reminder::ThirtyMinutes => (
+                        format!("{name}: your lease ends in 30 minutes"),
+                        "Extend it from the tray or the window if you need longer.".to_owned(),
+                    ),
+                    Reminder::FiveMinutes => (
+                        format!("{name}: your lease ends in 5 minutes"),
+                        "Extend it now, or check in what you have.".to_owned(),
+                    ),
+                    Reminder::Lapsed => (
+                        format!("{name}: your lease has lapsed"),
+                        "Your file is safe. Check in to keep your work: if someone else took the file, it becomes a proposal.".to_owned(),
+                    ),
+                };
+                notify(&app, &title, &body);
+            }
+        }
+        tray_refresh(&app).await;
+        tokio::time::sleep(REMINDER_TICK).await;
+    }
+}

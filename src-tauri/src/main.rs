@@ -1,0 +1,3 @@
+fn main() {
+    leasedesk_app::run()
+}

@@ -1,0 +1,105 @@
+//! The app's settings, as a JSON file in its config folder. The token is not
+//! here: it lives in the OS keychain (see `keychain`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// The store inside the app: no server needed.
+    Bundled,
+    /// A team's `leasedesk serve`.
+    Remote,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub backend: BackendChoice,
+    pub server_url: String,
+    pub workspace: PathBuf,
+    /// Your name on the bundled backend (a remote one knows you by your token).
+    pub display_name: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        Self {
+            backend: BackendChoice::Bundled,
+            server_url: String::new(),
+            workspace: home.join("Leasedesk"),
+            display_name: leasedesk::bundled::os_user().name().to_owned(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn load(file: &Path) -> Self {
+        std::fs::read(file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Written to a temporary file and renamed, so a crash never leaves half a file.
+    pub fn save(&self, file: &Path) -> std::io::Result<()> {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let temp = file.with_extension("json.tmp");
+        std::fs::write(&temp, serde_json::to_vec_pretty(self)?)?;
+        std::fs::rename(temp, file)
+    }
+}
+
+/// Where the app keeps its files (settings, the bundled store, the workspace index).
+#[derive(Clone, Debug)]
+pub struct Dirs {
+    pub config: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Dirs {
+    pub fn settings_file(&self) -> PathBuf {
+        self.config.join("settings.json")
+    }
+    pub fn bundled_store(&self) -> PathBuf {
+        self.data.join("store")
+    }
+    pub fn workspace_state(&self) -> PathBuf {
+        self.data.join("workspace")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_never_hold_a_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        let settings = Settings {
+            backend: BackendChoice::Remote,
+            server_url: "http://127.0.0.1:7400".into(),
+            workspace: dir.path().join("ws"),
+            display_name: "alice".into(),
+        };
+        settings.save(&file).unwrap();
+        assert_eq!(Settings::load(&file), settings);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains("token"), "settings hold no token: {text}");
+    }
+
+    #[test]
+    fn a_missing_or_broken_file_gives_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        assert_eq!(Settings::load(&file).backend, BackendChoice::Bundled);
+        std::fs::write(&file, b"{ not json").unwrap();
+        assert_eq!(Settings::load(&file), Settings::default());
+    }
+}

@@ -1,0 +1,279 @@
+//! The tray: its menu and tooltip as plain functions of your check-outs (so
+//! they are tested without a tray host), and the Tauri menu built from them.
+
+use chrono::{Local, TimeDelta};
+use leasedesk::model::{Checkout, CheckoutId, Timestamp};
+use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::{AppHandle, Runtime};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// One of your check-outs: its file, time left, and its three actions.
+    Checkout {
+        id: CheckoutId,
+        label: String,
+    },
+    Separator,
+    CheckOutFile,
+    Open,
+    Quit,
+}
+
+/// What a click on a menu item asks for, parsed back from its id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Extend(CheckoutId),
+    CheckIn(CheckoutId),
+    Reveal(CheckoutId),
+    CheckOutFile,
+    Open,
+    Quit,
+}
+
+pub fn entries(checkouts: &[Checkout], now: Timestamp) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = checkouts
+        .iter()
+        .map(|c| Entry::Checkout {
+            id: c.id,
+            label: format!("{} — {}", c.path.file_name(), time_left(c.expires_at - now)),
+        })
+        .collect();
+    if !entries.is_empty() {
+        entries.push(Entry::Separator);
+    }
+    entries.extend([
+        Entry::CheckOutFile,
+        Entry::Open,
+        Entry::Separator,
+        Entry::Quit,
+    ]);
+    entries
+}
+
+/// "Leasedesk: 2 files checked out; the next lease ends at 17:30 (hero.psd)".
+pub fn tooltip(checkouts: &[Checkout], now: Timestamp) -> String {
+    let Some(next) = checkouts.iter().min_by_key(|c| c.expires_at) else {
+        return "Leasedesk: no files checked out".into();
+    };
+    let at = if next.expires_at <= now {
+        "has lapsed".to_owned()
+    } else {
+        format!(
+            "ends at {}",
+            next.expires_at.with_timezone(&Local).format("%H:%M")
+        )
+    };
+    match checkouts.len() {
+        1 => format!(
+            "Leasedesk: 1 file checked out ({}); its lease {at}",
+            next.path.file_name()
+        ),
+        n => format!(
+            "Leasedesk: {n} files checked out; the next lease {at} ({})",
+            next.path.file_name()
+        ),
+    }
+}
+
+/// "1 h 05 min left", "12 min left", "40 s left", "lapsed".
+pub fn time_left(left: TimeDelta) -> String {
+    let seconds = left.num_seconds();
+    if seconds <= 0 {
+        "lapsed".into()
+    } else if seconds < 60 {
+        format!("{seconds} s left")
+    } else if seconds < 3600 {
+        format!("{} min left", seconds / 60)
+    } else {
+        format!("{} h {:02} min left", seconds / 3600, seconds % 3600 / 60)
+    }
+}
+
+pub fn action(menu_id: &str) -> Option<Action> {
+    match menu_id {
+        "check-out-file" => return Some(Action::CheckOutFile),
+        "open" => return Some(Action::Open),
+        "quit" => return Some(Action::Quit),
+        _ => {}
+    }
+    let (verb, id) = menu_id.split_once(':')?;
+    let id: CheckoutId = id.parse().ok()?;
+    match verb {
+        "extend" => Some(Action::Extend(id)),
+        "checkin" => Some(Action::CheckIn(id)),
+        "reveal" => Some(Action::Reveal(id)),
+        _ => None,
+    }
+}
+
+/// The Tauri menu for `entries`.
+pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
+    let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
+    for entry in entries {
+        match entry {
+            Entry::Checkout { id, label } => {
+                let extend =
+                    MenuItem::with_id(app, format!("extend:{id}"), "Extend", true, None::<&str>)?;
+                let check_in = MenuItem::with_id(
+                    app,
+                    format!("checkin:{id}"),
+                    "Check in",
+                    true,
+                    None::<&str>,
+                )?;
+                let reveal = MenuItem::with_id(
+                    app,
+                    format!("reveal:{id}"),
+                    "Reveal in folder",
+                    true,
+                    None::<&str>,
+                )?;
+                items.push(Box::new(Submenu::with_items(
+                    app,
+                    label,
+                    true,
+                    &[&extend, &check_in, &reveal],
+                )?));
+            }
+            Entry::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
+            Entry::CheckOutFile => items.push(Box::new(MenuItem::with_id(
+                app,
+                "check-out-file",
+                "Check out a file…",
+                true,
+                None::<&str>,
+            )?)),
+            Entry::Open => items.push(Box::new(MenuItem::with_id(
+                app,
+                "open",
+                "Open Leasedesk",
+                true,
+                None::<&str>,
+            )?)),
+            Entry::Quit => items.push(Box::new(MenuItem::with_id(
+                app,
+                "quit",
+                "Quit",
+                true,
+                None::<&str>,
+            )?)),
+        }
+    }
+    let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(|i| i.as_ref()).collect();
+    Menu::with_items(app, &refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leasedesk::model::*;
+
+    fn checkout(path: &str, expires_in: TimeDelta, now: Timestamp) -> Checkout {
+        Checkout {
+            id: CheckoutId::new(),
+            artifact_id: ArtifactId::new(),
+            path: path.parse().unwrap(),
+            version: 1,
+            digest: "blake3:0000000000000000000000000000000000000000000000000000000000000000"
+                .parse()
+                .unwrap(),
+            actor: "user:alice".parse().unwrap(),
+            holder: "checkout:x:user:alice".into(),
+            note: None,
+            created_at: now,
+            expires_at: now + expires_in,
+            state: CheckoutState::Open,
+            result: None,
+            broken: None,
+        }
+    }
+
+    #[test]
+    fn the_menu_lists_each_check_out_with_time_left_then_the_fixed_items() {
+        let now = chrono::Utc::now();
+        let held = [
+            checkout("brand/hero.psd", TimeDelta::minutes(80), now),
+            checkout("shot.blend", TimeDelta::minutes(4), now),
+        ];
+        let entries = entries(&held, now);
+        assert_eq!(
+            entries[0],
+            Entry::Checkout {
+                id: held[0].id,
+                label: "hero.psd — 1 h 20 min left".into()
+            }
+        );
+        assert_eq!(
+            entries[1],
+            Entry::Checkout {
+                id: held[1].id,
+                label: "shot.blend — 4 min left".into()
+            }
+        );
+        assert_eq!(
+            &entries[2..],
+            &[
+                Entry::Separator,
+                Entry::CheckOutFile,
+                Entry::Open,
+                Entry::Separator,
+                Entry::Quit
+            ]
+        );
+    }
+
+    #[test]
+    fn with_nothing_checked_out_the_menu_has_only_the_fixed_items() {
+        let now = chrono::Utc::now();
+        assert_eq!(
+            entries(&[], now),
+            vec![
+                Entry::CheckOutFile,
+                Entry::Open,
+                Entry::Separator,
+                Entry::Quit
+            ]
+        );
+        assert_eq!(tooltip(&[], now), "Leasedesk: no files checked out");
+    }
+
+    #[test]
+    fn the_tooltip_counts_files_and_names_the_next_lease_to_end() {
+        let now = chrono::Utc::now();
+        let held = [
+            checkout("a.psd", TimeDelta::hours(3), now),
+            checkout("b.psd", TimeDelta::minutes(30), now),
+        ];
+        let tip = tooltip(&held, now);
+        let at = held[1]
+            .expires_at
+            .with_timezone(&Local)
+            .format("%H:%M")
+            .to_string();
+        assert_eq!(
+            tip,
+            format!("Leasedesk: 2 files checked out; the next lease ends at {at} (b.psd)")
+        );
+        let lapsed = [checkout("a.psd", TimeDelta::minutes(-1), now)];
+        assert!(tooltip(&lapsed, now).ends_with("its lease has lapsed"));
+    }
+
+    #[test]
+    fn menu_ids_parse_back_to_their_actions() {
+        let id = CheckoutId::new();
+        assert_eq!(action(&format!("extend:{id}")), Some(Action::Extend(id)));
+        assert_eq!(action(&format!("checkin:{id}")), Some(Action::CheckIn(id)));
+        assert_eq!(action(&format!("reveal:{id}")), Some(Action::Reveal(id)));
+        assert_eq!(action("quit"), Some(Action::Quit));
+        assert_eq!(action("extend:not-a-uuid"), None);
+        assert_eq!(action("explode:1"), None);
+    }
+
+    #[test]
+    fn time_left_reads_like_a_person_would_say_it() {
+        assert_eq!(time_left(TimeDelta::seconds(40)), "40 s left");
+        assert_eq!(time_left(TimeDelta::minutes(12)), "12 min left");
+        assert_eq!(time_left(TimeDelta::minutes(65)), "1 h 05 min left");
+        assert_eq!(time_left(TimeDelta::zero()), "lapsed");
+    }
+}

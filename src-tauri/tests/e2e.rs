@@ -1,0 +1,611 @@
+//! End to end: the real app in a real window, driven through WebDriver
+//! (`tauri-driver` in front of WebKitWebDriver), on the bundled backend and on
+//! a real `leasedesk serve` on 127.0.0.1:0. A second user and an admin act
+//! through the `leasedesk` CLI. `cargo xtask test` installs tauri-driver and
+//! runs this under Xvfb and a session bus with an unlocked keyring; it tells
+//! the test where the tools are (`TAURI_DRIVER`, `LEASEDESK_BIN`).
+//!
+//! Each step saves a screenshot in `target/e2e-screenshots/`.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+/// One app at a time: the app allows a single instance per session bus.
+static ONE_APP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn tool(var: &str) -> PathBuf {
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        panic!("{var} is not set: run the end-to-end tests through `cargo xtask test`")
+    });
+    assert!(path.exists(), "{var}={} does not exist", path.display());
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A child in a process group of its own, killed whole when the test ends:
+/// tauri-driver starts WebKitWebDriver, which starts the app, and all three
+/// must go (the app allows one instance per session bus).
+struct KilledGroup(Child);
+
+impl Drop for KilledGroup {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A real `leasedesk serve` with three users.
+struct Server {
+    url: String,
+    tokens: std::collections::HashMap<&'static str, String>,
+    _process: Killed,
+}
+
+fn start_server(data: &Path) -> Server {
+    let cli = tool("LEASEDESK_BIN");
+    let mut tokens = std::collections::HashMap::new();
+    for (name, flags) in [
+        ("alice", &[][..]),
+        ("bob", &[][..]),
+        ("admin", &["--admin"][..]),
+    ] {
+        let out = Command::new(&cli)
+            .arg("--data")
+            .arg(data)
+            .args(["user", "add", name])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "user add {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let token = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned();
+        tokens.insert(name, token);
+    }
+    let mut child = Command::new(&cli)
+        .arg("--data")
+        .arg(data)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("the address")
+        .to_owned();
+    Server {
+        url,
+        tokens,
+        _process: Killed(child),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Backend {
+    Bundled,
+    Remote,
+}
+
+/// The app under test, its folders, and how others reach its store.
+struct World {
+    kind: Backend,
+    client: Client,
+    workspace: PathBuf,
+    store: PathBuf,
+    server: Option<Server>,
+    shots: PathBuf,
+    _driver: KilledGroup,
+    _home: tempfile::TempDir,
+}
+
+impl World {
+    async fn start(kind: Backend) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let workspace = home.path().join("Leasedesk");
+        let store = home.path().join("data/store");
+        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
+        let settings = json!({
+            "backend": if kind == Backend::Remote { "remote" } else { "bundled" },
+            "server_url": server.as_ref().map_or(String::new(), |s| s.url.clone()),
+            "workspace": workspace,
+            "display_name": "alice",
+        });
+        std::fs::create_dir_all(home.path().join("config")).unwrap();
+        std::fs::write(
+            home.path().join("config/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        if let Some(server) = &server {
+            // The token the user would paste in Settings, in the real keychain.
+            leasedesk_app::keychain::store(&server.url, &server.tokens["alice"]).unwrap();
+        } else {
+            // The bundled store needs an admin account for the break step.
+            run_cli(&[
+                "--data",
+                store.to_str().unwrap(),
+                "user",
+                "add",
+                "admin",
+                "--admin",
+            ]);
+        }
+
+        let (port, native_port) = (free_port(), free_port());
+        let driver = Command::new(tool("TAURI_DRIVER"))
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("LEASEDESK_APP_HOME", home.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let driver = KilledGroup(driver);
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "tauri-driver did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert("browserName".into(), json!("wry"));
+        capabilities.insert(
+            "tauri:options".into(),
+            json!({ "application": env!("CARGO_BIN_EXE_leasedesk-app") }),
+        );
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        builder.capabilities(capabilities);
+        let address = format!("http://127.0.0.1:{port}");
+        let client = tokio::time::timeout(Duration::from_secs(60), builder.connect(&address))
+            .await
+            .expect("the app's window within a minute")
+            .expect("a WebDriver session with the app");
+        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
+        std::fs::create_dir_all(&shots).unwrap();
+        let world = Self {
+            kind,
+            client,
+            workspace,
+            store,
+            server,
+            shots,
+            _driver: driver,
+            _home: home,
+        };
+        world
+            .wait_for("body[data-ready=true]", "the window's first list")
+            .await;
+        world
+    }
+
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Backend::Bundled => "bundled",
+            Backend::Remote => "remote",
+        }
+    }
+
+    /// Runs the CLI as `who` against the app's store.
+    fn cli(&self, who: &str, args: &[&str]) {
+        let mut command = Command::new(tool("LEASEDESK_BIN"));
+        match &self.server {
+            Some(server) => {
+                command
+                    .args(["--server", &server.url])
+                    .env("LEASEDESK_TOKEN", &server.tokens[who]);
+            }
+            None => {
+                command
+                    .arg("--data")
+                    .arg(&self.store)
+                    .args(["--as", &format!("user:{who}")]);
+            }
+        }
+        let out = command
+            .args(args)
+            .env_remove("LEASEDESK_DATA")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{who} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    async fn screenshot(&self, step: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(self.shots.join(format!("{}-{step}.png", self.name())), png).unwrap();
+    }
+
+    /// Waits up to 15 s for an element matching `css`.
+    async fn wait_for(&self, css: &str, what: &str) -> fantoccini::elements::Element {
+        self.wait_until(css, what, Duration::from_secs(15), |_| true)
+            .await
+    }
+
+    /// Waits for an element matching `css` whose text passes `test`.
+    async fn wait_until(
+        &self,
+        css: &str,
+        what: &str,
+        limit: Duration,
+        test: impl Fn(&str) -> bool,
+    ) -> fantoccini::elements::Element {
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            seen.clear();
+            if let Ok(found) = self.client.find_all(Locator::Css(css)).await {
+                for element in found {
+                    // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
+                    match element.prop("textContent").await {
+                        Ok(Some(text)) if test(text.trim()) => return element,
+                        Ok(text) => seen.push(text.unwrap_or_default()),
+                        Err(e) => seen.push(format!("({e})")),
+                    }
+                }
+            }
+            if started.elapsed() > limit {
+                self.screenshot("failure").await;
+                panic!(
+                    "{}: {what} did not show within {limit:?} ({css}); it reads {seen:?}",
+                    self.name()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn row(path: &str) -> String {
+        format!(".row[data-path=\"{path}\"]")
+    }
+
+    async fn open_row(&self, path: &str) {
+        self.click_css(&Self::row(path), path).await;
+    }
+
+    async fn click(&self, id: &str) {
+        self.click_css(&format!("#{id}"), id).await;
+    }
+
+    /// Clicks the element, finding it again if the window redrew it meanwhile.
+    async fn click_css(&self, css: &str, what: &str) {
+        let started = Instant::now();
+        loop {
+            let element = self.wait_for(css, what).await;
+            match element.click().await {
+                Ok(_) => return,
+                Err(e) if started.elapsed() < Duration::from_secs(10) => {
+                    let _ = e; // redrawn (stale) or covered for a moment: try again
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("{}: clicking {what}: {e}", self.name()),
+            }
+        }
+    }
+
+    async fn invoke(&self, command: &str, args: serde_json::Value) -> serde_json::Value {
+        self.client
+            .execute_async(
+                "const [command, args, done] = arguments;
+                 window.__TAURI_INTERNALS__.invoke(command, args).then(done, (e) => done({ failed: e }));",
+                vec![json!(command), args],
+            )
+            .await
+            .unwrap()
+    }
+}
+
+fn run_cli(args: &[&str]) {
+    let out = Command::new(tool("LEASEDESK_BIN"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Saves the way design applications do: a temporary file renamed over the original.
+fn save_atomically(path: &Path, data: &[u8]) {
+    let temp = path.with_extension("saving~");
+    std::fs::write(&temp, data).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+}
+
+fn writable(path: &Path) -> bool {
+    !std::fs::metadata(path).unwrap().permissions().readonly()
+}
+
+async fn scenarios(kind: Backend) {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(kind).await;
+    let path = "brand/hero.psd";
+    let row = World::row(path);
+    let local = w.workspace.join(path);
+
+    // Add a file, through the command the Add button and a drop both use.
+    let incoming = w._home.path().join("incoming/hero.psd");
+    std::fs::create_dir_all(incoming.parent().unwrap()).unwrap();
+    std::fs::write(&incoming, b"poster v1").unwrap();
+    let added = w
+        .invoke(
+            "add_files",
+            json!({ "paths": [incoming], "folder": "brand" }),
+        )
+        .await;
+    assert!(added[0]["artifact"]["id"].is_string(), "added: {added}");
+    w.wait_until(
+        &format!("{row} .local"),
+        "the new file, up to date",
+        Duration::from_secs(10),
+        |t| t == "Up to date",
+    )
+    .await;
+    assert!(!writable(&local), "a file you do not hold is read-only");
+    w.screenshot("01-added").await;
+
+    // Check it out: the copy becomes writable; the row shows you and a countdown.
+    w.open_row(path).await;
+    w.client
+        .find(Locator::Css("#checkout-note"))
+        .await
+        .unwrap()
+        .send_keys("retouching the sky")
+        .await
+        .unwrap();
+    w.click("action-checkout").await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "you as the holder",
+        Duration::from_secs(10),
+        |t| t.starts_with("You"),
+    )
+    .await;
+    w.wait_until(
+        &format!("{row} .countdown"),
+        "a countdown",
+        Duration::from_secs(5),
+        |t| t.ends_with("min"),
+    )
+    .await;
+    assert!(writable(&local), "a checked-out copy is writable");
+    w.screenshot("02-checked-out").await;
+
+    // Save the way applications do: "Modified" within 2 seconds.
+    let saved = Instant::now();
+    save_atomically(&local, b"poster v2 by alice");
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(2),
+        |t| t == "Modified",
+    )
+    .await;
+    let shown_after = saved.elapsed();
+    assert!(
+        shown_after < Duration::from_secs(2),
+        "modified shown after {shown_after:?}"
+    );
+    w.screenshot("03-modified").await;
+
+    // Check in: version 2, read-only again.
+    w.click("action-checkin").await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 2",
+        Duration::from_secs(10),
+        |t| t == "v2",
+    )
+    .await;
+    w.wait_until(".notice", "the outcome", Duration::from_secs(5), |t| {
+        t.contains("committed as version 2")
+    })
+    .await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the file free",
+        Duration::from_secs(5),
+        |t| t == "Free",
+    )
+    .await;
+    assert!(!writable(&local), "read-only after check-in");
+    w.screenshot("04-checked-in").await;
+
+    // Bob checks out through the CLI: the row names him, with his note.
+    w.cli("bob", &["checkout", path, "--note", "print crop"]);
+    w.wait_until(
+        &format!("{row} .holder"),
+        "bob as the holder",
+        Duration::from_secs(10),
+        |t| t.contains("bob") && t.contains("print crop"),
+    )
+    .await;
+    w.screenshot("05-bob-holds-it").await;
+
+    // Alice's attempt says who holds it, until when, and offers to notify her.
+    w.open_row(path).await;
+    w.wait_until(".busy", "who holds it", Duration::from_secs(5), |t| {
+        t.contains("bob has it until")
+    })
+    .await;
+    w.click("action-checkout").await;
+    w.wait_until(
+        ".notice.error",
+        "the refusal",
+        Duration::from_secs(5),
+        |t| t.contains("bob has it until") && t.contains("print crop"),
+    )
+    .await;
+    w.screenshot("06-busy").await;
+    w.cli("bob", &["cancel", path]);
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the file free again",
+        Duration::from_secs(10),
+        |t| t == "Free",
+    )
+    .await;
+
+    // A stale check-in: alice's lease is broken, bob commits, alice checks in.
+    w.open_row(path).await;
+    w.click("action-checkout").await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "you again",
+        Duration::from_secs(10),
+        |t| t.starts_with("You"),
+    )
+    .await;
+    save_atomically(&local, b"poster v3 by alice, late");
+    w.cli(
+        "admin",
+        &["break", path, "--reason", "bob needs it for print"],
+    );
+    let bob_copy = w._home.path().join("bob-hero.psd");
+    std::fs::write(&bob_copy, b"poster v3 by bob").unwrap();
+    w.cli("bob", &["checkout", path]);
+    w.cli("bob", &["checkin", path, bob_copy.to_str().unwrap()]);
+    w.open_row(path).await;
+    w.click("action-checkin").await;
+    w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+        t.contains("became a proposal because bob committed version 3")
+    })
+    .await;
+    assert_eq!(
+        std::fs::read(&local).unwrap(),
+        b"poster v3 by bob",
+        "the head is in place"
+    );
+    let backups = backups(&local);
+    assert_eq!(
+        backups.len(),
+        1,
+        "alice's file is kept beside it: {backups:?}"
+    );
+    assert_eq!(
+        std::fs::read(&backups[0]).unwrap(),
+        b"poster v3 by alice, late"
+    );
+    w.click("tab-proposals").await;
+    w.wait_until(
+        "[data-proposal]",
+        "the open proposal",
+        Duration::from_secs(5),
+        |t| t.contains("alice proposed"),
+    )
+    .await;
+    w.screenshot("07-proposal").await;
+    w.click("tab-files").await;
+
+    // Cancel keeps the changes in a backup and puts the head back.
+    std::fs::remove_file(&backups[0]).unwrap();
+    w.open_row(path).await;
+    w.click("action-checkout").await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "you again",
+        Duration::from_secs(10),
+        |t| t.starts_with("You"),
+    )
+    .await;
+    save_atomically(&local, b"an experiment to throw away");
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(3),
+        |t| t == "Modified",
+    )
+    .await;
+    w.click("action-cancel").await;
+    w.wait_until(".notice", "the backup", Duration::from_secs(10), |t| {
+        t.contains("Your changes are kept as")
+    })
+    .await;
+    let backups = self::backups(&local);
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(
+        std::fs::read(&backups[0]).unwrap(),
+        b"an experiment to throw away"
+    );
+    assert_eq!(std::fs::read(&local).unwrap(), b"poster v3 by bob");
+    assert!(!writable(&local));
+    w.screenshot("08-cancelled-with-backup").await;
+
+    w.client.close().await.unwrap();
+}
+
+fn backups(local: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(local.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .contains("(my changes ")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_on_the_bundled_backend() {
+    scenarios(Backend::Bundled).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_on_a_team_server() {
+    scenarios(Backend::Remote).await;
+}

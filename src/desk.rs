@@ -1,0 +1,255 @@
+//! What the desktop app shows and does, without the desktop: the file list
+//! with each file's holder and local state, the user's own check-outs and the
+//! open proposals, and each action the user can take, through the workspace
+//! and one backend. Nothing here acts on its own: every lease change starts
+//! with a call from the user's click.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::backend::{Backend, Progress};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::workspace::{CheckedOut, Closed, LocalState, Workspace};
+
+/// One file of the store as the window lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileRow {
+    pub artifact: Artifact,
+    pub local: LocalState,
+    /// Your open check-out of it, if any.
+    pub mine: Option<Checkout>,
+    pub local_path: PathBuf,
+}
+
+/// Everything the window shows at once.
+#[derive(Clone, Debug, Serialize)]
+pub struct Overview {
+    pub me: Participant,
+    pub now: Timestamp,
+    pub files: Vec<FileRow>,
+    /// Your open check-outs, soonest expiry first.
+    pub checkouts: Vec<Checkout>,
+    pub proposals: Vec<Proposal>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Accept,
+    Rebuild,
+    Reject,
+}
+
+#[derive(Clone)]
+pub struct Desk {
+    backend: Arc<dyn Backend>,
+    workspace: Workspace,
+    clock: Clock,
+}
+
+impl Desk {
+    pub fn new(backend: Arc<dyn Backend>, workspace: Workspace, clock: Clock) -> Self {
+        Self {
+            backend,
+            workspace,
+            clock,
+        }
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The whole picture. Local states come from the digest cache: a copy
+    /// whose size or mtime changed shows as `Checking` (see
+    /// [`Desk::stale_digests`]), so listing never waits for a hash.
+    pub async fn overview(&self) -> Result<Overview> {
+        let (me, artifacts, checkouts, proposals) = tokio::try_join!(
+            self.backend.me(),
+            self.backend.artifacts(),
+            self.backend.checkouts(true),
+            self.backend.proposals(ProposalFilter {
+                artifact: None,
+                state: Some(ProposalState::Open),
+            }),
+        )?;
+        let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
+        for checkout in &checkouts {
+            mine.insert(checkout.artifact_id, checkout.clone());
+        }
+        let workspace = self.workspace.clone();
+        let files = tokio::task::spawn_blocking(move || {
+            artifacts
+                .into_iter()
+                .map(|artifact| {
+                    let mine = mine.remove(&artifact.id);
+                    let local = match workspace.known_digest(&artifact.path)? {
+                        Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
+                        Err(()) => LocalState::Checking,
+                    };
+                    Ok(FileRow {
+                        local_path: workspace.local_path(&artifact.path),
+                        artifact,
+                        local,
+                        mine,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
+        let mut checkouts = checkouts;
+        checkouts.sort_by_key(|c| c.expires_at);
+        Ok(Overview {
+            me,
+            now: self.clock.now(),
+            files,
+            checkouts,
+            proposals,
+        })
+    }
+
+    /// Repo paths whose local copies must be hashed before their state is known.
+    pub fn stale_digests(overview: &Overview) -> Vec<RepoPath> {
+        overview
+            .files
+            .iter()
+            .filter(|row| row.local == LocalState::Checking)
+            .map(|row| row.artifact.path.clone())
+            .collect()
+    }
+
+    /// One file's row, hashing its local copy if it changed (blocking work
+    /// runs off the async threads).
+    pub async fn row(&self, artifact: ArtifactId) -> Result<FileRow> {
+        let (artifact, checkouts) = tokio::try_join!(
+            self.backend.artifact(artifact),
+            self.backend.checkouts(true)
+        )?;
+        let mine = checkouts.into_iter().find(|c| c.artifact_id == artifact.id);
+        let workspace = self.workspace.clone();
+        let holding = mine.is_some();
+        let (artifact, local) = tokio::task::spawn_blocking(move || {
+            let local = workspace.local_state(&artifact, holding);
+            (artifact, local)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("hashing task: {e}")))?;
+        Ok(FileRow {
+            local_path: self.workspace.local_path(&artifact.path),
+            local: local?,
+            artifact,
+            mine,
+        })
+    }
+
+    pub async fn check_out(
+        &self,
+        artifact: ArtifactId,
+        request: CheckoutRequest,
+        progress: Option<Progress>,
+    ) -> Result<CheckedOut> {
+        self.workspace
+            .check_out(self.backend.as_ref(), artifact, request, progress)
+            .await
+    }
+
+    pub async fn extend(&self, checkout: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
+        self.backend.extend(checkout, ttl_seconds).await
+    }
+
+    pub async fn check_in(
+        &self,
+        checkout: CheckoutId,
+        progress: Option<Progress>,
+    ) -> Result<Closed> {
+        let checkout = self.backend.checkout(checkout).await?;
+        self.workspace
+            .check_in(self.backend.as_ref(), &checkout, progress)
+            .await
+    }
+
+    pub async fn cancel(&self, checkout: CheckoutId) -> Result<Closed> {
+        let checkout = self.backend.checkout(checkout).await?;
+        self.workspace
+            .cancel(self.backend.as_ref(), &checkout)
+            .await
+    }
+
+    /// "Get latest" for a file you do not hold.
+    pub async fn update(&self, artifact: ArtifactId) -> Result<Option<PathBuf>> {
+        let artifact = self.backend.artifact(artifact).await?;
+        self.workspace
+            .update(self.backend.as_ref(), &artifact)
+            .await
+    }
+
+    /// Adds a file at `folder/<its name>` (or at the top if `folder` is empty).
+    pub async fn add(&self, source: &Path, folder: &str) -> Result<Artifact> {
+        let name = source
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| Error::Invalid(format!("{} has no usable name", source.display())))?;
+        let folder = folder.trim_matches('/');
+        let path: RepoPath = if folder.is_empty() {
+            name.parse()?
+        } else {
+            format!("{folder}/{name}").parse()?
+        };
+        self.workspace
+            .add(self.backend.as_ref(), source, &path)
+            .await
+    }
+
+    pub async fn decide(&self, proposal: ProposalId, decision: Decision) -> Result<Proposal> {
+        match decision {
+            Decision::Accept => self.backend.accept_proposal(proposal).await,
+            Decision::Rebuild => self.backend.rebuild_proposal(proposal).await,
+            Decision::Reject => self.backend.reject_proposal(proposal).await,
+        }
+    }
+}
+
+/// A reminder about a lease of yours running out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reminder {
+    ThirtyMinutes,
+    FiveMinutes,
+    Lapsed,
+}
+
+/// Which reminders are due now. Each is given once per expiry time: an
+/// extension moves the expiry and so arms them again. `sent` remembers.
+pub fn due_reminders(
+    checkouts: &[Checkout],
+    now: Timestamp,
+    sent: &mut HashSet<(CheckoutId, Timestamp, Reminder)>,
+) -> Vec<(Checkout, Reminder)> {
+    let mut due = Vec::new();
+    for checkout in checkouts.iter().filter(|c| c.state == CheckoutState::Open) {
+        let left = checkout.expires_at - now;
+        let reminder = if left <= chrono::TimeDelta::zero() {
+            Reminder::Lapsed
+        } else if left <= chrono::TimeDelta::minutes(5) {
+            Reminder::FiveMinutes
+        } else if left <= chrono::TimeDelta::minutes(30) {
+            Reminder::ThirtyMinutes
+        } else {
+            continue;
+        };
+        if sent.insert((checkout.id, checkout.expires_at, reminder)) {
+            due.push((checkout.clone(), reminder));
+        }
+    }
+    due
+}

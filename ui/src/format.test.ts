@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import type { Artifact, Closed, Event, Lease } from "./api";
+import { bytes, checkinOutcome, clock, describeEvent, explain, matches, participantName, timeLeft, urgency, visibleRange } from "./format";
+
+const now = Date.parse("2026-11-29T14:00:00Z");
+const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
+
+describe("countdowns", () => {
+  it("say what is left the way a person would", () => {
+    expect(timeLeft(inMinutes(125), now)).toBe("2 h 05 min");
+    expect(timeLeft(inMinutes(12.5), now)).toBe("12 min");
+    expect(timeLeft(new Date(now + 40_000).toISOString(), now)).toBe("40 s");
+    expect(timeLeft(inMinutes(0), now)).toBe("lapsed");
+    expect(timeLeft(inMinutes(-3), now)).toBe("lapsed");
+  });
+
+  it("turn amber under 30 minutes and red under 5", () => {
+    expect(urgency(inMinutes(31), now)).toBe("calm");
+    expect(urgency(inMinutes(30), now)).toBe("soon");
+    expect(urgency(inMinutes(5), now)).toBe("urgent");
+    expect(urgency(inMinutes(-1), now)).toBe("lapsed");
+  });
+
+  it("show a time of day today and a day name later in the week", () => {
+    const later = new Date(now);
+    later.setHours(17, 30, 0, 0);
+    expect(clock(later.toISOString(), now)).toBe("17:30");
+    const tomorrow = new Date(later.getTime() + 86_400_000);
+    expect(clock(tomorrow.toISOString(), now)).toMatch(/^[A-Z][a-z]{2} 17:30$/);
+  });
+});
+
+describe("names", () => {
+  it("drop the user prefix and mark agents", () => {
+    expect(participantName("user:bob")).toBe("bob");
+    expect(participantName("agent:build-bot")).toBe("build-bot (agent)");
+  });
+
+  it("sizes read in binary units", () => {
+    expect(bytes(512)).toBe("512 B");
+    expect(bytes(1536)).toBe("1.5 KB");
+    expect(bytes(3 * 1024 ** 3)).toBe("3.0 GB");
+  });
+});
+
+const lease: Lease = {
+  holder: "checkout:1:user:bob",
+  participant: "user:bob",
+  kind: "checkout",
+  checkout_id: "1",
+  note: "print crop",
+  acquired_at: inMinutes(-10),
+  expires_at: inMinutes(90),
+};
+
+describe("errors", () => {
+  it("a busy file names the holder, the time, the note, and offers to notify", () => {
+    const said = explain({ code: "artifact_busy", message: "busy", lease }, now);
+    expect(said.title).toBe(`bob has it until ${clock(lease.expires_at, now)}`);
+    expect(said.detail).toContain("“print crop”");
+    expect(said.detail).toContain("1 h 30 min left");
+    expect(said.action).toBe("notify-when-free");
+  });
+
+  it("a lost lease says the copy is kept and what to do", () => {
+    const said = explain({ code: "checkout_closed", message: "closed" }, now);
+    expect(said.title).toBe("Your check-out has ended");
+    expect(said.detail).toMatch(/kept/);
+  });
+
+  it("a refused token sends the user to Settings", () => {
+    expect(explain({ code: "unauthorized", message: "no" }, now).action).toBe("open-settings");
+    expect(explain({ code: "no_token", message: "No token for this server" }, now).action).toBe("open-settings");
+  });
+
+  it("an unknown code still shows the message, never a raw object", () => {
+    const said = explain({ code: "something_new", message: "The reason." }, now);
+    expect(said.detail).toBe("The reason.");
+  });
+});
+
+describe("check-in outcomes", () => {
+  const artifact: Artifact = {
+    id: "a",
+    path: "brand/hero.psd",
+    head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString() },
+    lease: null,
+  };
+  const closed = (result: Closed["checkout"]["result"], backup: string | null = null): Closed => ({
+    backup,
+    checkout: {
+      id: "c", artifact_id: "a", path: "brand/hero.psd", version: 6, digest: "d", actor: "user:alice", holder: "h",
+      note: null, created_at: inMinutes(-60), expires_at: inMinutes(0), state: "closed", result, broken: null,
+    },
+  });
+
+  it("a commit names its version", () => {
+    expect(checkinOutcome(closed({ outcome: "committed", version: 3, digest: "d" }), artifact, now)).toBe("hero.psd committed as version 3.");
+  });
+
+  it("a proposal says who committed first and where the file went", () => {
+    const proposal = {
+      id: "p", artifact_id: "a", base_version: 7, test_digest: "d", digest: "e", size: 1, author: "user:alice",
+      checkout_id: "c", state: "open" as const, created_at: new Date(now).toISOString(),
+    };
+    const said = checkinOutcome(closed({ outcome: "proposal", proposal }, "/ws/brand/hero (my changes 2026-11-29 1405).psd"), artifact, now);
+    expect(said).toBe(
+      `hero.psd became a proposal because bob committed version 7 at ${clock(artifact.head.committed_at, now)}. Your file is kept as “hero (my changes 2026-11-29 1405).psd”.`,
+    );
+  });
+});
+
+describe("the activity feed", () => {
+  const event = (type: string, data: Record<string, unknown> = {}): Event => ({
+    seq: 1, id: "e", type, artifact_id: "a", participant: "user:bob", holder: null, at: new Date(now).toISOString(), data,
+  });
+  const pathOf = () => "brand/hero.psd";
+
+  it("describes each kind of event in words", () => {
+    expect(describeEvent(event("lease.acquired"), pathOf)).toBe("bob checked out hero.psd");
+    expect(describeEvent(event("version.committed", { version: 1 }), pathOf)).toBe("bob added hero.psd");
+    expect(describeEvent(event("version.committed", { version: 4 }), pathOf)).toBe("bob committed hero.psd version 4");
+    expect(describeEvent(event("lease.broken", { reason: "Alice is on leave" }), pathOf)).toBe(
+      "bob broke the lease on hero.psd: “Alice is on leave”",
+    );
+  });
+});
+
+describe("the file list", () => {
+  it("filters on every word, in the path or the holder", () => {
+    expect(matches("brand/hero.psd", "bob", "hero")).toBe(true);
+    expect(matches("brand/hero.psd", "bob", "brand bob")).toBe(true);
+    expect(matches("brand/hero.psd", undefined, "bob")).toBe(false);
+    expect(matches("brand/hero.psd", undefined, "")).toBe(true);
+  });
+
+  it("renders only the rows in view, however many files there are", () => {
+    const [first, last] = visibleRange(48 * 5000, 480, 48, 10_000);
+    expect(last - first).toBeLessThanOrEqual(10 + 12 + 1);
+    expect(first).toBe(5000 - 6);
+    expect(visibleRange(0, 480, 48, 3)).toEqual([0, 3]);
+  });
+});

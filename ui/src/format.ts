@@ -1,0 +1,213 @@
+// Pure formatting and wording: what the window says, tested without a window.
+import type { AppError, Artifact, Checkout, Closed, Event, LocalState } from "./api";
+
+/** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
+export function participantName(participant: string): string {
+  const [kind, name] = participant.includes(":") ? participant.split(/:(.*)/s) : ["user", participant];
+  return kind === "agent" ? `${name} (agent)` : name;
+}
+
+/** The last segment of a repo path. */
+export function fileName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+export function folderOf(path: string): string {
+  const cut = path.lastIndexOf("/");
+  return cut < 0 ? "" : path.slice(0, cut);
+}
+
+/** "1 h 05 min", "12 min", "40 s", or "lapsed": what is left of a lease. */
+export function timeLeft(expiresAt: string, now: number): string {
+  const seconds = Math.floor((Date.parse(expiresAt) - now) / 1000);
+  if (seconds <= 0) return "lapsed";
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  const minutes = Math.floor((seconds % 3600) / 60);
+  return `${Math.floor(seconds / 3600)} h ${String(minutes).padStart(2, "0")} min`;
+}
+
+export type Urgency = "calm" | "soon" | "urgent" | "lapsed";
+
+/** How a countdown is coloured: soon under 30 min, urgent under 5. */
+export function urgency(expiresAt: string, now: number): Urgency {
+  const left = Date.parse(expiresAt) - now;
+  if (left <= 0) return "lapsed";
+  if (left <= 5 * 60_000) return "urgent";
+  if (left <= 30 * 60_000) return "soon";
+  return "calm";
+}
+
+/** "17:30" today, "Tue 17:30" within a week, else "3 Dec 17:30". */
+export function clock(at: string, now: number): string {
+  const date = new Date(at);
+  const time = `${String(date.getHours()).padStart(2, "0")}:${String(date.getMinutes()).padStart(2, "0")}`;
+  const today = new Date(now);
+  if (date.toDateString() === today.toDateString()) return time;
+  const days = Math.abs(date.getTime() - now) / 86_400_000;
+  if (days < 6) return `${date.toLocaleDateString("en-GB", { weekday: "short" })} ${time}`;
+  return `${date.toLocaleDateString("en-GB", { day: "numeric", month: "short" })} ${time}`;
+}
+
+export const localStateLabels: Record<LocalState, string> = {
+  not_local: "Not on this computer",
+  up_to_date: "Up to date",
+  modified: "Modified",
+  missing: "Missing",
+  out_of_date: "Out of date",
+  checking: "Checking…",
+};
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** What the window says about an error: what happened, and what to do. */
+export interface Explanation {
+  title: string;
+  detail: string;
+  /** A follow-up the window offers as a button. */
+  action?: "notify-when-free" | "open-settings" | "retry";
+}
+
+export function explain(error: AppError, now: number): Explanation {
+  switch (error.code) {
+    case "artifact_busy": {
+      const lease = error.lease;
+      if (!lease) return { title: "Someone else has this file", detail: "Try again in a moment." };
+      const who = participantName(lease.participant);
+      const note = lease.note ? ` — “${lease.note}”` : "";
+      return {
+        title: `${who} has it until ${clock(lease.expires_at, now)}`,
+        detail: `${timeLeft(lease.expires_at, now)} left${note}. You can be told when it is free.`,
+        action: "notify-when-free",
+      };
+    }
+    case "checkout_closed":
+      return {
+        title: "Your check-out has ended",
+        detail: "Its lease lapsed or was broken. Your copy is kept as it is: check it out again, or check in to make a proposal.",
+      };
+    case "forbidden":
+      return { title: "That is not yours to change", detail: error.message };
+    case "stale": {
+      const head = error.head;
+      return head
+        ? {
+            title: `${participantName(head.author)} committed version ${head.version} at ${clock(head.committed_at, now)} first`,
+            detail: "Your change was kept as a proposal against it.",
+          }
+        : { title: "The file moved on", detail: error.message };
+    }
+    case "unauthorized":
+      return { title: "The server did not accept your token", detail: "Open Settings and paste a new token.", action: "open-settings" };
+    case "no_server":
+    case "no_token":
+    case "no_backend":
+      return { title: "Not connected", detail: error.message, action: "open-settings" };
+    case "unavailable":
+      return {
+        title: "The server cannot be reached",
+        detail: "Nothing was lost. Check your connection or the address in Settings, then try again.",
+        action: "retry",
+      };
+    case "storage_full":
+      return { title: "The disk is full", detail: "Nothing was stored. Free some space and try again.", action: "retry" };
+    case "digest_mismatch":
+      return { title: "The file changed while it was sent", detail: "Nothing was stored. Wait for your application to finish saving, then try again.", action: "retry" };
+    case "too_large":
+      return { title: "The file is too large for this server", detail: error.message };
+    case "cancelled":
+      return { title: "Cancelled", detail: error.message };
+    case "exists":
+      return { title: "There is already a file there", detail: error.message };
+    case "not_found":
+      return { title: "Not found", detail: error.message };
+    default:
+      return { title: "Something went wrong", detail: error.message };
+  }
+}
+
+/** The outcome of a check-in, in words, with the file it concerns. */
+export function checkinOutcome(closed: Closed, artifact: Artifact | undefined, now: number): string {
+  const result = closed.checkout.result;
+  const name = fileName(closed.checkout.path);
+  if (!result) return `${name}: nothing was checked in.`;
+  switch (result.outcome) {
+    case "committed":
+      return `${name} committed as version ${result.version}.`;
+    case "unchanged":
+      return `${name} had not changed: it stays at version ${result.version}.`;
+    case "proposal": {
+      const head = artifact?.head;
+      const because =
+        head && head.version === result.proposal.base_version
+          ? ` because ${participantName(head.author)} committed version ${head.version} at ${clock(head.committed_at, now)}`
+          : "";
+      const kept = closed.backup ? ` Your file is kept as “${fileName(closed.backup)}”.` : "";
+      return `${name} became a proposal${because}.${kept}`;
+    }
+  }
+}
+
+/** One line of the activity feed. */
+export function describeEvent(event: Event, pathOf: (id: string) => string | undefined): string {
+  const who = event.participant ? participantName(event.participant) : "Someone";
+  const file = (event.artifact_id && pathOf(event.artifact_id)) || "a file";
+  const name = fileName(file);
+  const data = event.data as Record<string, unknown>;
+  switch (event.type) {
+    case "checkout.opened":
+      return `${who} opened a check-out of ${name}`;
+    case "checkout.closed":
+      return `${who} closed a check-out of ${name}`;
+    case "lease.acquired":
+      return `${who} checked out ${name}`;
+    case "lease.renewed":
+      return `${who} extended ${name}`;
+    case "lease.released":
+      return `${who} released ${name}`;
+    case "lease.expired":
+      return `${who}'s lease on ${name} lapsed`;
+    case "lease.contended":
+      return `${who} asked for ${name} while it was busy`;
+    case "lease.broken":
+      return `${who} broke the lease on ${name}: “${String(data.reason ?? "")}”`;
+    case "version.committed":
+      return data.version === 1 ? `${who} added ${name}` : `${who} committed ${name} version ${String(data.version ?? "")}`;
+    case "proposal.created":
+      return `${who} proposed a change to ${name}`;
+    case "proposal.accepted":
+      return `${who} accepted a proposal for ${name}`;
+    case "proposal.rejected":
+      return `${who} rejected a proposal for ${name}`;
+    default:
+      return `${who}: ${event.type} on ${name}`;
+  }
+}
+
+/** Whether a row matches the filter: every word in the path or the holder. */
+export function matches(path: string, holder: string | undefined, filter: string): boolean {
+  const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+  const text = `${path} ${holder ?? ""}`.toLowerCase();
+  return words.every((word) => text.includes(word));
+}
+
+/** The rows a virtual list shows: those in view, plus a few either side. */
+export function visibleRange(scrollTop: number, viewport: number, rowHeight: number, count: number, overscan = 6): [number, number] {
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const last = Math.min(count, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
+  return [first, last];
+}
+
+export function isMine(checkout: Checkout | null): checkout is Checkout {
+  return checkout !== null && checkout.state === "open";
+}
