@@ -7,6 +7,7 @@ mod checkin;
 mod checkout;
 mod cli;
 mod crash;
+mod desk;
 mod edits;
 mod events;
 mod http;

@@ -1,0 +1,148 @@
+//! What the desktop app shows and does, without the desktop (`Desk`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use leasedesk::desk::{self, Desk, Reminder};
+use leasedesk::model::*;
+use leasedesk::workspace::{LocalState, Workspace};
+
+use crate::harness::*;
+
+fn desk_for(f: &Fixture, backend: &Arc<dyn leasedesk::Backend>, name: &str) -> Desk {
+    let dir = f.dir.path().join(name);
+    let workspace =
+        Workspace::open(&dir.join("files"), &dir.join("state"), f.clock.clone()).unwrap();
+    Desk::new(backend.clone(), workspace, f.clock.clone())
+}
+
+async fn the_overview_shows_holders_local_states_and_your_own_check_outs(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let b = f.import("brand/logo.ai", b"v1").await;
+    alice.check_out(a.id, with_note("sky"), None).await.unwrap();
+    f.bob
+        .check_out(b.id, with_note("print crop"))
+        .await
+        .unwrap();
+
+    let overview = alice.overview().await.unwrap();
+    assert_eq!(overview.me, participant("user:alice"));
+    let row = |id| overview.files.iter().find(|r| r.artifact.id == id).unwrap();
+    let (hero, logo) = (row(a.id), row(b.id));
+    assert_eq!(hero.local, LocalState::UpToDate);
+    assert!(hero.mine.is_some(), "alice's own check-out is on her row");
+    assert_eq!(logo.local, LocalState::NotLocal);
+    assert!(logo.mine.is_none());
+    let lease = logo.artifact.lease.as_ref().expect("bob's lease");
+    assert_eq!(lease.participant, participant("user:bob"));
+    assert_eq!(lease.note.as_deref(), Some("print crop"));
+    assert_eq!(overview.checkouts.len(), 1);
+    assert_eq!(overview.checkouts[0].artifact_id, a.id);
+}
+
+async fn a_changed_copy_is_checking_until_hashed_then_modified(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    alice
+        .check_out(a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let local = alice.workspace().local_path(&a.path);
+    let temp = local.with_extension("tmp~");
+    std::fs::write(&temp, b"changed").unwrap();
+    std::fs::rename(&temp, &local).unwrap();
+
+    let overview = alice.overview().await.unwrap();
+    assert_eq!(
+        overview.files[0].local,
+        LocalState::Checking,
+        "listing never waits for a hash"
+    );
+    assert_eq!(Desk::stale_digests(&overview), vec![a.path.clone()]);
+    let row = alice.row(a.id).await.unwrap();
+    assert_eq!(row.local, LocalState::Modified);
+    let again = alice.overview().await.unwrap();
+    assert_eq!(
+        again.files[0].local,
+        LocalState::Modified,
+        "the hash is remembered"
+    );
+}
+
+async fn a_dropped_file_is_added_under_the_folder_in_view(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let source = f.dir.path().join("hero.psd");
+    std::fs::write(&source, b"v1").unwrap();
+    let added = alice.add(&source, "brand/").await.unwrap();
+    assert_eq!(added.path, path("brand/hero.psd"));
+    let top = f.dir.path().join("notes.txt");
+    std::fs::write(&top, b"n").unwrap();
+    assert_eq!(alice.add(&top, "").await.unwrap().path, path("notes.txt"));
+}
+
+crate::contract!(
+    the_overview_shows_holders_local_states_and_your_own_check_outs,
+    a_changed_copy_is_checking_until_hashed_then_modified,
+    a_dropped_file_is_added_under_the_folder_in_view,
+);
+
+fn open_checkout(expires_at: Timestamp) -> Checkout {
+    Checkout {
+        id: CheckoutId::new(),
+        artifact_id: ArtifactId::new(),
+        path: path("hero.psd"),
+        version: 1,
+        digest: digest(b"v1"),
+        actor: participant("user:alice"),
+        holder: "checkout:x:user:alice".into(),
+        note: None,
+        created_at: expires_at - TimeDelta::hours(8),
+        expires_at,
+        state: CheckoutState::Open,
+        result: None,
+        broken: None,
+    }
+}
+
+#[test]
+fn reminders_come_at_30_and_5_minutes_and_at_the_lapse_once_each() {
+    let start = start_time();
+    let checkout = open_checkout(start + TimeDelta::minutes(45));
+    let mut sent = HashSet::new();
+    let at = |minutes: i64| start + TimeDelta::minutes(minutes);
+    let due = |sent: &mut HashSet<_>, when| -> Vec<Reminder> {
+        desk::due_reminders(std::slice::from_ref(&checkout), when, sent)
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect()
+    };
+    assert_eq!(due(&mut sent, at(10)), vec![], "45 min left: nothing yet");
+    assert_eq!(due(&mut sent, at(15)), vec![Reminder::ThirtyMinutes]);
+    assert_eq!(due(&mut sent, at(20)), vec![], "once");
+    assert_eq!(due(&mut sent, at(41)), vec![Reminder::FiveMinutes]);
+    assert_eq!(due(&mut sent, at(45)), vec![Reminder::Lapsed]);
+    assert_eq!(due(&mut sent, at(50)), vec![], "once");
+}
+
+#[test]
+fn an_extension_arms_the_reminders_again() {
+    let start = start_time();
+    let mut sent = HashSet::new();
+    let before = open_checkout(start + TimeDelta::minutes(20));
+    assert_eq!(
+        desk::due_reminders(&[before.clone()], start, &mut sent).len(),
+        1
+    );
+    let mut extended = before;
+    extended.expires_at = start + TimeDelta::minutes(50);
+    let later = start + TimeDelta::minutes(25);
+    let due = desk::due_reminders(&[extended], later, &mut sent);
+    assert_eq!(
+        due.len(),
+        1,
+        "the new expiry has its own 30-minute reminder"
+    );
+    assert_eq!(due[0].1, Reminder::ThirtyMinutes);
+}
