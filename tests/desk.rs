@@ -132,7 +132,7 @@ fn an_extension_arms_the_reminders_again() {
     let mut sent = HashSet::new();
     let before = open_checkout(start + TimeDelta::minutes(20));
     assert_eq!(
-        desk::due_reminders(&[before.clone()], start, &mut sent).len(),
+        desk::due_reminders(std::slice::from_ref(&before), start, &mut sent).len(),
         1
     );
     let mut extended = before;
