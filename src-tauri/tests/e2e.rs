@@ -137,8 +137,33 @@ struct World {
     _home: tempfile::TempDir,
 }
 
+/// Ends the app itself too: closing its window only hides it (the app lives
+/// on in the tray), and a second app would give way to a first left running.
+fn end_app_instances() {
+    let app = env!("CARGO_BIN_EXE_leasedesk-app");
+    let _ = Command::new("pkill").args(["-KILL", "-f", app]).status();
+    let started = Instant::now();
+    while Command::new("pgrep")
+        .args(["-f", app])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        if started.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        end_app_instances();
+    }
+}
+
 impl World {
     async fn start(kind: Backend) -> Self {
+        end_app_instances();
         let home = tempfile::tempdir().unwrap();
         let workspace = home.path().join("Leasedesk");
         let store = home.path().join("data/store");
@@ -582,7 +607,7 @@ async fn scenarios(kind: Backend) {
     assert!(!writable(&local));
     w.screenshot("08-cancelled-with-backup").await;
 
-    w.client.close().await.unwrap();
+    w.client.clone().close().await.unwrap();
 }
 
 fn backups(local: &Path) -> Vec<PathBuf> {

@@ -456,8 +456,9 @@ fn apt(args: &[&str]) -> Command {
     cmd
 }
 
-/// Builds in release mode and runs the benchmark in `benches/lease.rs`, with
-/// `b3sum` (installed here, for the comparison only) beside it.
+/// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
+/// `benches/server.rs`, `src-tauri/benches/app.rs`), with `b3sum` and etcd
+/// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
     let tools = target_dir().join("bench-tools");
     let b3sum = tools.join("bin/b3sum");
@@ -480,5 +481,29 @@ fn bench(args: &[String]) -> Result<()> {
                 .env("B3SUM", &b3sum),
         )?;
     }
-    Ok(())
+    // The app's figures: a release build in a real window, under Xvfb.
+    let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
+    ensure_debian_packages(&packages)?;
+    build_ui()?;
+    check(cargo().args(["build", "--release", "--bin", "leasedesk-app"]))?;
+    let tauri_driver = ensure_tauri_driver()?;
+    check(
+        Command::new("xvfb-run")
+            .current_dir(root())
+            .args([
+                "-a",
+                "-s",
+                "-screen 0 1280x800x24",
+                "dbus-run-session",
+                "--",
+            ])
+            .arg(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["bench", "-p", "leasedesk-app", "--bench", "app", "--"])
+            .args(args)
+            .env("TAURI_DRIVER", tauri_driver)
+            .env(
+                "LEASEDESK_APP_BIN",
+                target_dir().join("release/leasedesk-app"),
+            ),
+    )
 }
