@@ -1,3 +1,11 @@
 fn main() {
+    // WebKitGTK's DMA-BUF renderer keeps large GPU-style buffers even where
+    // there is no GPU (a VM, a remote desktop) and fails on some drivers; the
+    // shared-memory path costs a third less memory here. A user's own
+    // setting wins.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
+    }
     leasedesk_app::run()
 }

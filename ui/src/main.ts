@@ -290,6 +290,7 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     "aria-selected": String(selected),
     "data-id": row.artifact.id,
     "data-path": row.artifact.path,
+    "data-index": String(index),
     style: `top:${index * ROW_HEIGHT}px`,
   },
     el("span", { class: "name", role: "gridcell" }, el("strong", {}, fileName(row.artifact.path)), el("span", { class: "folder" }, folderOf(row.artifact.path))),
@@ -302,27 +303,53 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
   return node;
 }
 
-function renderFiles(now: number) {
-  const overview = state.overview;
-  const list = $("file-list");
-  const files = overview?.files ?? [];
+const byPath = new Intl.Collator(undefined, { numeric: true });
+
+/** The rows the filter lets through, in path order: worked out when the data
+ *  or the filter changes, never on scroll. */
+function refreshShown() {
+  const files = state.overview?.files ?? [];
   state.shown = files
     .filter((r) => matches(r.artifact.path, r.artifact.lease ? participantName(r.artifact.lease.participant) : undefined, state.filter))
-    .sort((a, b) => a.artifact.path.localeCompare(b.artifact.path));
+    .sort((a, b) => byPath.compare(a.artifact.path, b.artifact.path));
   const empty = $("files-empty");
-  empty.hidden = state.shown.length > 0 || !overview;
+  empty.hidden = state.shown.length > 0 || !state.overview;
   empty.textContent = files.length ? "No file matches the filter." : "No files yet. Add files with the button above, or drop them here.";
+}
+
+/** The row elements in the page, by the row they show: kept while in view. */
+let rendered = new Map<FileRow, HTMLElement>();
+
+/** Only the rows in view exist in the page (smooth with 10,000 files); a row
+ *  that stays in view keeps its element. */
+function renderRows(now: number) {
+  const list = $("file-list");
   let spacer = list.querySelector<HTMLElement>(".spacer");
   if (!spacer) {
     spacer = el("div", { class: "spacer" });
     list.append(spacer);
   }
   spacer.style.height = `${state.shown.length * ROW_HEIGHT}px`;
-  // Only the rows in view exist in the page: smooth with 10,000 files.
   const [first, last] = visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, state.shown.length);
-  const rows = state.shown.slice(first, last).map((row, i) => fileRow(row, first + i, now));
-  spacer.replaceChildren(...rows);
+  const next = new Map<FileRow, HTMLElement>();
+  for (let i = first; i < last; i++) {
+    const row = state.shown[i];
+    let node = rendered.get(row);
+    if (!node || node.dataset.index !== String(i)) node = fileRow(row, i, now);
+    const selected = row.artifact.id === state.selected;
+    node.classList.toggle("selected", selected);
+    node.setAttribute("aria-selected", String(selected));
+    next.set(row, node);
+  }
+  for (const [row, node] of rendered) if (next.get(row) !== node) node.remove();
+  for (const node of next.values()) if (node.parentNode !== spacer) spacer.append(node);
+  rendered = next;
   list.setAttribute("aria-rowcount", String(state.shown.length));
+}
+
+function renderFiles(now: number) {
+  refreshShown();
+  renderRows(now);
 }
 
 function detailPanel(row: FileRow, now: number): HTMLElement {
@@ -536,7 +563,7 @@ $("file-list").addEventListener("keydown", (e) => {
   }
 });
 
-$("file-list").addEventListener("scroll", () => renderFiles(Date.now()), { passive: true });
+$("file-list").addEventListener("scroll", () => renderRows(Date.now()), { passive: true });
 
 $("filter").addEventListener("input", (e) => {
   state.filter = (e.target as HTMLInputElement).value;

@@ -261,7 +261,8 @@ fn cli_demo() -> Result<()> {
 fn run() -> Result<()> {
     ensure_debian_packages(APP_PACKAGES)?;
     build_ui()?;
-    check(cargo().args(["build", "--bin", "leasedesk", "--bin", "leasedesk-app"]))?;
+    check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
+    check(cargo().args(["build", "-p", "leasedesk-app"]))?;
     let home = target_dir().join("demo-home");
     let store = home.join("data/store");
     if !store.exists() {
@@ -336,11 +337,12 @@ fn bundle() -> Result<()> {
     check(cargo().args([
         "build",
         "--release",
-        "--bin",
-        "leasedesk-app",
+        "-p",
+        "leasedesk",
         "--bin",
         "leasedesk",
     ]))?;
+    check(cargo().args(["build", "--release", "-p", "leasedesk-app"]))?;
     let version = env!("CARGO_PKG_VERSION");
     let stage = target_dir().join("bundle/leasedesk");
     let _ = std::fs::remove_dir_all(&stage);
@@ -485,7 +487,7 @@ fn bench(args: &[String]) -> Result<()> {
     let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
     ensure_debian_packages(&packages)?;
     build_ui()?;
-    check(cargo().args(["build", "--release", "--bin", "leasedesk-app"]))?;
+    check(cargo().args(["build", "--release", "-p", "leasedesk-app"]))?;
     let tauri_driver = ensure_tauri_driver()?;
     check(
         Command::new("xvfb-run")
