@@ -356,6 +356,13 @@ fn bundle() -> Result<()> {
         target_dir().join("release/leasedesk"),
         bin.join("leasedesk"),
     )?;
+    // The release profile keeps line tables for profiling; a package does not need them.
+    check(
+        Command::new("strip")
+            .arg("--strip-debug")
+            .arg(bin.join("leasedesk-app"))
+            .arg(bin.join("leasedesk")),
+    )?;
     for (size, file) in [
         ("32x32", "32x32.png"),
         ("128x128", "128x128.png"),
