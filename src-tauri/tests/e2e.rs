@@ -155,6 +155,61 @@ fn end_app_instances() {
     }
 }
 
+/// Starts tauri-driver and, through it, the app on `home`. Starting a
+/// WebDriver session on a loaded machine sometimes fails in the drivers (not
+/// the app): that is tried again, twice at most, each time from scratch.
+async fn launch(home: &Path) -> (Client, KilledGroup) {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        end_app_instances();
+        let (port, native_port) = (free_port(), free_port());
+        let driver = Command::new(tool("TAURI_DRIVER"))
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("LEASEDESK_APP_HOME", home)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let driver = KilledGroup(driver);
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "tauri-driver did not start"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert("browserName".into(), json!("wry"));
+        capabilities.insert(
+            "tauri:options".into(),
+            json!({ "application": env!("CARGO_BIN_EXE_leasedesk-app") }),
+        );
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        builder.capabilities(capabilities);
+        let address = format!("http://127.0.0.1:{port}");
+        match tokio::time::timeout(Duration::from_secs(45), builder.connect(&address)).await {
+            Ok(Ok(client)) => return (client, driver),
+            Ok(Err(e)) if attempt < 3 => eprintln!("no WebDriver session yet ({e}); again"),
+            Err(_) if attempt < 3 => eprintln!("no WebDriver session within 45 s; again"),
+            Ok(Err(e)) => panic!("a WebDriver session with the app: {e}"),
+            Err(_) => panic!("no window from the app within 45 s, three times"),
+        }
+    }
+}
+
+/// A whole scenario may take this long; past it the test fails instead of
+/// holding CI (a WebDriver call has no timeout of its own).
+const SCENARIO_LIMIT: Duration = Duration::from_secs(300);
+
 impl Drop for World {
     fn drop(&mut self) {
         end_app_instances();
@@ -163,7 +218,6 @@ impl Drop for World {
 
 impl World {
     async fn start(kind: Backend) -> Self {
-        end_app_instances();
         let home = tempfile::tempdir().unwrap();
         let workspace = home.path().join("Leasedesk");
         let store = home.path().join("data/store");
@@ -195,43 +249,7 @@ impl World {
             ]);
         }
 
-        let (port, native_port) = (free_port(), free_port());
-        let driver = Command::new(tool("TAURI_DRIVER"))
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &native_port.to_string(),
-            ])
-            .env("LEASEDESK_APP_HOME", home.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let driver = KilledGroup(driver);
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "tauri-driver did not start"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert("browserName".into(), json!("wry"));
-        capabilities.insert(
-            "tauri:options".into(),
-            json!({ "application": env!("CARGO_BIN_EXE_leasedesk-app") }),
-        );
-        let mut builder =
-            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
-        builder.capabilities(capabilities);
-        let address = format!("http://127.0.0.1:{port}");
-        let client = tokio::time::timeout(Duration::from_secs(60), builder.connect(&address))
-            .await
-            .expect("the app's window within a minute")
-            .expect("a WebDriver session with the app");
+        let (client, driver) = launch(home.path()).await;
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
         std::fs::create_dir_all(&shots).unwrap();
         let world = Self {
@@ -541,6 +559,13 @@ async fn scenarios(kind: Backend) {
     std::fs::write(&bob_copy, b"poster v3 by bob").unwrap();
     w.cli("bob", &["checkout", path]);
     w.cli("bob", &["checkin", path, bob_copy.to_str().unwrap()]);
+    w.wait_until(
+        &format!("{row} .version"),
+        "bob's version 3",
+        Duration::from_secs(10),
+        |t| t == "v3",
+    )
+    .await;
     w.open_row(path).await;
     w.click("action-checkin").await;
     w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
@@ -627,10 +652,14 @@ fn backups(local: &Path) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_on_the_bundled_backend() {
-    scenarios(Backend::Bundled).await;
+    tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Bundled))
+        .await
+        .expect("the scenarios within 5 minutes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_on_a_team_server() {
-    scenarios(Backend::Remote).await;
+    tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Remote))
+        .await
+        .expect("the scenarios within 5 minutes");
 }

@@ -429,7 +429,11 @@ function renderDetail(now: number) {
   if (row && state.view === "files") {
     const focused = document.activeElement?.id;
     const typed = ($("checkout-note") as HTMLInputElement | null)?.value;
-    panel.replaceChildren(detailPanel(row, now));
+    // Replaced only when it changed: a click must not land on a panel
+    // swapped out from under it by a reload.
+    const fresh = detailPanel(row, now);
+    if (panel.firstElementChild?.outerHTML === fresh.outerHTML) return;
+    panel.replaceChildren(fresh);
     const note = $("checkout-note") as HTMLInputElement | null;
     if (note && typed) note.value = typed;
     if (focused && panel.querySelector(`#${focused}`)) $(focused).focus();
