@@ -555,6 +555,14 @@ async fn scenarios(kind: Backend) {
         "admin",
         &["break", path, "--reason", "bob needs it for print"],
     );
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the lost lease",
+        Duration::from_secs(10),
+        |t| t == "Your lease broken by admin",
+    )
+    .await;
+    w.screenshot("07a-lease-broken").await;
     let bob_copy = w._home.path().join("bob-hero.psd");
     std::fs::write(&bob_copy, b"poster v3 by bob").unwrap();
     w.cli("bob", &["checkout", path]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
-import { bytes, checkinOutcome, clock, describeEvent, explain, matches, participantName, timeLeft, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, describeEvent, explain, leaseLost, matches, participantName, timeLeft, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -139,5 +139,24 @@ describe("the file list", () => {
     expect(last - first).toBeLessThanOrEqual(10 + 12 + 1);
     expect(first).toBe(5000 - 6);
     expect(visibleRange(0, 480, 48, 3)).toEqual([0, 3]);
+  });
+});
+
+describe("a lost lease", () => {
+  const mine = {
+    id: "c", artifact_id: "a", path: "hero.psd", version: 1, digest: "d", actor: "user:alice", holder: "h",
+    note: null, created_at: inMinutes(-60), expires_at: inMinutes(-1), state: "open" as const, result: null, broken: null,
+  };
+
+  it("is your open check-out without the file's live lease", () => {
+    expect(leaseLost(mine, { checkout_id: "c" })).toBe(false);
+    expect(leaseLost(mine, null)).toBe(true);
+    expect(leaseLost(mine, { checkout_id: "someone else's" })).toBe(true);
+    expect(leaseLost({ ...mine, broken: { by: "user:admin", reason: "r", at: inMinutes(-2) } }, { checkout_id: "c" })).toBe(true);
+  });
+
+  it("is never claimed for a file you do not hold", () => {
+    expect(leaseLost(null, null)).toBe(false);
+    expect(leaseLost({ ...mine, state: "closed" }, null)).toBe(false);
   });
 });

@@ -208,6 +208,13 @@ export function visibleRange(scrollTop: number, viewport: number, rowHeight: num
   return [first, last];
 }
 
+/** Your check-out of a file whose lease you no longer hold (it lapsed, or an
+ *  admin broke it): your copy is safe, but a check-in becomes a proposal. */
+export function leaseLost(mine: Checkout | null, lease: { checkout_id: string | null } | null): boolean {
+  if (!mine || mine.state !== "open") return false;
+  return mine.broken !== null || lease === null || lease.checkout_id !== mine.id;
+}
+
 export function isMine(checkout: Checkout | null): checkout is Checkout {
   return checkout !== null && checkout.state === "open";
 }

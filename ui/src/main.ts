@@ -10,6 +10,7 @@ import {
   describeEvent,
   explain,
   fileName,
+  leaseLost,
   folderOf,
   localStateLabels,
   matches,
@@ -271,6 +272,10 @@ function setView(view: UiState["view"]) {
 
 function holderCell(row: FileRow, now: number): HTMLElement {
   const lease = row.artifact.lease;
+  if (leaseLost(row.mine, lease)) {
+    const why = row.mine?.broken ? `broken by ${participantName(row.mine.broken.by)}` : "lapsed";
+    return el("span", { class: "holder lost", title: "Your copy is kept; a check-in now becomes a proposal" }, `Your lease ${why}`);
+  }
   if (!lease) return el("span", { class: "holder free" }, "Free");
   const mine = row.mine !== null;
   return el("span", { class: mine ? "holder mine" : "holder" }, mine ? "You" : participantName(lease.participant),
@@ -363,7 +368,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     el("dl", {},
       el("dt", {}, "Head"), el("dd", {}, `Version ${artifact.head.version} by ${participantName(artifact.head.author)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
       el("dt", {}, "On this computer"), el("dd", {}, el("span", { class: `local ${row.local}` }, localStateLabels[row.local])),
-      el("dt", {}, "Holder"), el("dd", {}, lease ? holderCell(row, now) : "Nobody: the file is free"),
+      el("dt", {}, "Holder"), el("dd", {}, lease || leaseLost(row.mine, lease) ? holderCell(row, now) : "Nobody: the file is free"),
       lease ? el("dt", {}, "Until") : null, lease ? el("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
     ),
   ];
@@ -414,7 +419,9 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (row.local === "modified" && !row.mine) {
     parts.push(el("p", { class: "warning" }, "You changed this file without checking it out. Check it out to keep your changes safe."));
   }
-  if (problem?.code === "checkout_closed") {
+  if (leaseLost(row.mine, lease)) {
+    parts.push(el("p", { class: "warning", role: "status" }, "Your lease has ended: nobody can lose your work, but the file is no longer reserved for you. Check in to keep your changes (as a proposal if someone else committed), or cancel to put the head back and keep a backup."));
+  } else if (problem?.code === "checkout_closed") {
     parts.push(el("p", { class: "warning" }, "Your lease ended: the file is read-only for you now. Your copy is kept."));
   }
   if (busy) actions.querySelectorAll("button").forEach((b) => (b.disabled = true));
