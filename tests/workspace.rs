@@ -26,6 +26,15 @@ fn save_atomically(path: &Path, data: &[u8]) {
     std::fs::rename(&temp, path).unwrap();
 }
 
+/// A user who makes a read-only copy writable and saves over it (the app
+/// will offer a check-out).
+fn edit_without_checking_out(path: &Path, data: &[u8]) {
+    let mut permissions = std::fs::metadata(path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
+    std::fs::set_permissions(path, permissions).unwrap();
+    save_atomically(path, data);
+}
+
 async fn state(ws: &Workspace, f: &Fixture, id: ArtifactId, holding: bool) -> LocalState {
     ws.local_state(&f.artifact(id).await, holding).unwrap()
 }
@@ -185,11 +194,7 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
         .await
         .unwrap();
     let local = ws.local_path(&a.path);
-    // Edited without checking out (the app will offer a check-out).
-    let mut permissions = std::fs::metadata(&local).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
-    std::fs::set_permissions(&local, permissions).unwrap();
-    save_atomically(&local, b"edited first");
+    edit_without_checking_out(&local, b"edited first");
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::Modified);
 
     let out = ws
@@ -219,10 +224,7 @@ async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them
         .await
         .unwrap();
     let local = ws.local_path(&a.path);
-    let mut permissions = std::fs::metadata(&local).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
-    std::fs::set_permissions(&local, permissions).unwrap();
-    save_atomically(&local, b"edited v1");
+    edit_without_checking_out(&local, b"edited v1");
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
 

@@ -355,6 +355,18 @@ impl World {
         self.click_css(&Self::row(path), path).await;
     }
 
+    /// Clicks the open file's Check out and waits for the row to show you.
+    async fn check_out_here(&self, row: &str) {
+        self.click("action-checkout").await;
+        self.wait_until(
+            &format!("{row} .holder"),
+            "you as the holder",
+            Duration::from_secs(10),
+            |t| t.starts_with("You"),
+        )
+        .await;
+    }
+
     async fn click(&self, id: &str) {
         self.click_css(&format!("#{id}"), id).await;
     }
@@ -447,14 +459,7 @@ async fn scenarios(kind: Backend) {
         .send_keys("retouching the sky")
         .await
         .unwrap();
-    w.click("action-checkout").await;
-    w.wait_until(
-        &format!("{row} .holder"),
-        "you as the holder",
-        Duration::from_secs(10),
-        |t| t.starts_with("You"),
-    )
-    .await;
+    w.check_out_here(&row).await;
     w.wait_until(
         &format!("{row} .countdown"),
         "a countdown",
@@ -542,14 +547,7 @@ async fn scenarios(kind: Backend) {
 
     // A stale check-in: alice's lease is broken, bob commits, alice checks in.
     w.open_row(path).await;
-    w.click("action-checkout").await;
-    w.wait_until(
-        &format!("{row} .holder"),
-        "you again",
-        Duration::from_secs(10),
-        |t| t.starts_with("You"),
-    )
-    .await;
+    w.check_out_here(&row).await;
     save_atomically(&local, b"poster v3 by alice, late");
     w.cli(
         "admin",
@@ -609,14 +607,7 @@ async fn scenarios(kind: Backend) {
     // Cancel keeps the changes in a backup and puts the head back.
     std::fs::remove_file(&backups[0]).unwrap();
     w.open_row(path).await;
-    w.click("action-checkout").await;
-    w.wait_until(
-        &format!("{row} .holder"),
-        "you again",
-        Duration::from_secs(10),
-        |t| t.starts_with("You"),
-    )
-    .await;
+    w.check_out_here(&row).await;
     save_atomically(&local, b"an experiment to throw away");
     w.wait_until(
         &format!("{row} .local"),
