@@ -8,22 +8,29 @@ use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
 use serde::Serialize;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 
 use crate::error::{UiError, UiResult};
 use crate::settings::Settings;
-use crate::{keychain, tray_refresh, AppState};
+use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 
 /// Progress reports go at most this often, so a fast upload does not flood the window.
 const PROGRESS_EVERY_BYTES: u64 = 1 << 20;
 
-fn progress(channel: Channel<u64>) -> leasedesk::backend::Progress {
+/// How far a transfer is: bytes moved of `total` (when known here).
+#[derive(Clone, Serialize)]
+pub struct Moved {
+    sent: u64,
+    total: Option<u64>,
+}
+
+fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::Progress {
     let last = std::sync::atomic::AtomicU64::new(0);
-    std::sync::Arc::new(move |moved: u64| {
+    std::sync::Arc::new(move |sent: u64| {
         let before = last.load(std::sync::atomic::Ordering::Relaxed);
-        if moved < before || moved - before >= PROGRESS_EVERY_BYTES {
-            last.store(moved, std::sync::atomic::Ordering::Relaxed);
-            let _ = channel.send(moved);
+        if sent < before || sent - before >= PROGRESS_EVERY_BYTES {
+            last.store(sent, std::sync::atomic::Ordering::Relaxed);
+            let _ = channel.send(Moved { sent, total });
         }
     })
 }
@@ -45,7 +52,7 @@ pub async fn check_out(
     artifact: ArtifactId,
     note: Option<String>,
     ttl_seconds: Option<u64>,
-    on_progress: Channel<u64>,
+    on_progress: Channel<Moved>,
 ) -> UiResult<CheckedOut> {
     let request = CheckoutRequest {
         ttl_seconds,
@@ -54,7 +61,7 @@ pub async fn check_out(
     let done = state
         .desk()
         .await?
-        .check_out(artifact, request, Some(progress(on_progress)))
+        .check_out(artifact, request, Some(progress(on_progress, None)))
         .await?;
     state.waiting().remove(&artifact);
     tray_refresh(&app).await;
@@ -80,25 +87,44 @@ pub async fn check_in(
     state: State<'_, AppState>,
     checkout: CheckoutId,
     upload: String,
-    on_progress: Channel<u64>,
+    on_progress: Channel<Moved>,
 ) -> UiResult<Closed> {
     let desk = state.desk().await?;
+    // The bar measures against the local copy, which is what goes up.
+    let total = match desk.backend().checkout(checkout).await {
+        Ok(open) => std::fs::metadata(desk.workspace().local_path(&open.path)).ok(),
+        Err(_) => None,
+    }
+    .map(|m| m.len());
     let task = tauri::async_runtime::spawn(async move {
-        desk.check_in(checkout, Some(progress(on_progress))).await
+        desk.check_in(checkout, Some(progress(on_progress, total)))
+            .await
     });
     state
         .uploads()
         .insert(upload.clone(), task.inner().abort_handle());
-    let outcome = task.await;
-    state.uploads().remove(&upload);
-    tray_refresh(&app).await;
-    match outcome {
-        Ok(done) => Ok(done?),
+    let outcome = match task.await {
+        Ok(done) => done.map_err(UiError::from),
         Err(_) => Err(UiError::new(
             "cancelled",
             "The check-in was cancelled: nothing was stored and your check-out is still open.",
         )),
+    };
+    state.uploads().remove(&upload);
+    tray_refresh(&app).await;
+    // The window was closed while this went up: tell the desktop, and let
+    // the window go now.
+    if let Some(window) = app
+        .get_webview_window("main")
+        .filter(|w| !w.is_visible().unwrap_or(true))
+    {
+        if let Ok(done) = &outcome {
+            let (title, body) = checkin_notice(done);
+            notify(&app, &title, &body);
+        }
+        let _ = window.close();
     }
+    outcome
 }
 
 #[tauri::command]

@@ -24,6 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use leasedesk::desk::Desk;
 use leasedesk::model::{ArtifactId, CheckinResult};
+use leasedesk::workspace::Closed;
 use tauri::{AppHandle, Emitter, Manager, WindowEvent};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_notification::NotificationExt;
@@ -137,6 +138,23 @@ pub fn notify(app: &AppHandle, title: &str, body: &str) {
     );
 }
 
+/// A check-in's outcome as a notification's title and body.
+pub fn checkin_notice(closed: &Closed) -> (String, String) {
+    let name = closed.checkout.path.file_name();
+    match &closed.checkout.result {
+        Some(CheckinResult::Committed { version, .. }) => {
+            (format!("{name} checked in"), format!("Committed as version {version}."))
+        }
+        Some(CheckinResult::Unchanged { .. }) | None => {
+            (format!("{name} checked in"), "Nothing had changed.".to_owned())
+        }
+        Some(CheckinResult::Proposal { .. }) => (
+            format!("{name} became a proposal"),
+            "Someone else committed while your lease was gone. Your file is kept beside the head; open Leasedesk to decide.".to_owned(),
+        ),
+    }
+}
+
 /// Redraws the tray's menu and tooltip from your check-outs.
 pub async fn tray_refresh(app: &AppHandle) {
     let Some(tray) = app.tray_by_id("main") else {
@@ -153,12 +171,25 @@ pub async fn tray_refresh(app: &AppHandle) {
     let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, now)));
 }
 
+/// Shows the window, building it again if it was closed: a closed window is
+/// dropped with its web view, so the app idles in the tray without WebKit's
+/// web process (about half its memory).
 fn show_main(app: &AppHandle) {
-    if let Some(window) = app.get_webview_window("main") {
-        let _ = window.show();
-        let _ = window.unminimize();
-        let _ = window.set_focus();
-    }
+    let window = match app.get_webview_window("main") {
+        Some(window) => window,
+        None => {
+            let Some(config) = app.config().app.windows.first() else {
+                return;
+            };
+            match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+                Ok(window) => window,
+                Err(e) => return tracing::warn!("the window could not open: {e}"),
+            }
+        }
+    };
+    let _ = window.show();
+    let _ = window.unminimize();
+    let _ = window.set_focus();
 }
 
 fn build_tray(app: &AppHandle) -> tauri::Result<()> {
@@ -190,25 +221,25 @@ async fn on_tray_action(app: &AppHandle, action: tray::Action) {
             tray::Action::Quit => app.exit(0),
             tray::Action::Extend(id) => {
                 let checkout = desk.extend(id, None).await?;
-                let until = checkout.expires_at.with_timezone(&chrono::Local).format("%H:%M");
-                notify(app, &format!("{} extended", checkout.path.file_name()), &format!("Your lease now ends at {until}."));
+                let until = checkout
+                    .expires_at
+                    .with_timezone(&chrono::Local)
+                    .format("%H:%M");
+                notify(
+                    app,
+                    &format!("{} extended", checkout.path.file_name()),
+                    &format!("Your lease now ends at {until}."),
+                );
             }
             tray::Action::CheckIn(id) => {
-                let closed = desk.check_in(id, None).await?;
-                let name = closed.checkout.path.file_name().to_owned();
-                let (title, body) = match &closed.checkout.result {
-                    Some(CheckinResult::Committed { version, .. }) => (format!("{name} checked in"), format!("Committed as version {version}.")),
-                    Some(CheckinResult::Unchanged { .. }) | None => (format!("{name} checked in"), "Nothing had changed.".to_owned()),
-                    Some(CheckinResult::Proposal { .. }) => (
-                        format!("{name} became a proposal"),
-                        "Someone else committed while your lease was gone. Your file is kept beside the head; open Leasedesk to decide.".to_owned(),
-                    ),
-                };
+                let (title, body) = checkin_notice(&desk.check_in(id, None).await?);
                 notify(app, &title, &body);
             }
             tray::Action::Reveal(id) => {
                 let checkout = desk.backend().checkout(id).await?;
-                let _ = tauri_plugin_opener::reveal_item_in_dir(desk.workspace().local_path(&checkout.path));
+                let _ = tauri_plugin_opener::reveal_item_in_dir(
+                    desk.workspace().local_path(&checkout.path),
+                );
             }
             tray::Action::CheckOutFile => {
                 let (desk, app2) = (desk.clone(), app.clone());
@@ -217,8 +248,12 @@ async fn on_tray_action(app: &AppHandle, action: tray::Action) {
                     .set_title("Check out a file")
                     .set_directory(desk.workspace().root())
                     .pick_file(move |picked| {
-                        let Some(path) = picked.and_then(|p| p.into_path().ok()) else { return };
-                        tauri::async_runtime::spawn(async move { check_out_picked(&app2, &desk, path).await });
+                        let Some(path) = picked.and_then(|p| p.into_path().ok()) else {
+                            return;
+                        };
+                        tauri::async_runtime::spawn(async move {
+                            check_out_picked(&app2, &desk, path).await
+                        });
                     });
             }
         }
@@ -309,9 +344,12 @@ pub fn run() {
             Ok(())
         })
         .on_window_event(|window, event| {
-            // Closing the window keeps the app in the tray; Quit ends it.
+            // An upload in flight reports to the window, so the window only
+            // hides until it ends; otherwise it closes and frees its web view.
             if let WindowEvent::CloseRequested { api, .. } = event {
-                if window.app_handle().tray_by_id("main").is_some() {
+                let app = window.app_handle();
+                if app.tray_by_id("main").is_some() && !app.state::<AppState>().uploads().is_empty()
+                {
                     let _ = window.hide();
                     api.prevent_close();
                 }
@@ -335,6 +373,17 @@ pub fn run() {
             commands::settings,
             commands::save_settings,
         ])
-        .run(tauri::generate_context!())
-        .expect("Leasedesk could not start");
+        .build(tauri::generate_context!())
+        .expect("Leasedesk could not start")
+        .run(|app, event| {
+            // Closing the window keeps the app in the tray; Quit ends it.
+            if let tauri::RunEvent::ExitRequested {
+                code: None, api, ..
+            } = event
+            {
+                if app.tray_by_id("main").is_some() {
+                    api.prevent_exit();
+                }
+            }
+        });
 }

@@ -631,7 +631,81 @@ async fn scenarios(kind: Backend) {
     assert!(!writable(&local));
     w.screenshot("08-cancelled-with-backup").await;
 
-    w.client.clone().close().await.unwrap();
+    if kind == Backend::Bundled {
+        closing_keeps_the_app_in_the_tray(&w).await;
+    } else {
+        w.client.clone().close().await.unwrap();
+    }
+}
+
+/// Ctrl+W closes the window to the tray: the app runs on without WebKit's
+/// web process, and launching it again brings a new window.
+async fn closing_keeps_the_app_in_the_tray(w: &World) {
+    let app = oldest_app_process().expect("the app is running");
+    assert!(
+        web_process_of(app).is_some(),
+        "the open window has a web process"
+    );
+    let body = w.wait_for("body", "the page").await;
+    // WebDriver answers "no such window": the window closed under the keys.
+    let _ = body.send_keys("\u{E009}w").await;
+    let started = Instant::now();
+    while web_process_of(app).is_some() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the closed window's web process is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        Path::new(&format!("/proc/{app}")).exists(),
+        "the app ended when its window closed"
+    );
+
+    // A second launch gives way to the first, which opens its window again.
+    let second = Command::new(env!("CARGO_BIN_EXE_leasedesk-app"))
+        .env("LEASEDESK_APP_HOME", w._home.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut second = Killed(second);
+    let started = Instant::now();
+    while web_process_of(app).is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "launching again did not open the first app's window"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = second.0.wait().unwrap();
+    assert!(status.success(), "the second instance: {status}");
+    assert_eq!(oldest_app_process(), Some(app), "one app, the first");
+}
+
+fn oldest_app_process() -> Option<u32> {
+    let out = Command::new("pgrep")
+        .args(["-o", "-f", env!("CARGO_BIN_EXE_leasedesk-app")])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// The WebKit web process the app started, if one runs.
+fn web_process_of(app: u32) -> Option<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{app}/task")).ok()?;
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .find(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/cmdline"))
+                .is_ok_and(|cmd| cmd.contains("WebKitWebProcess"))
+        })
 }
 
 fn backups(local: &Path) -> Vec<PathBuf> {

@@ -1,6 +1,7 @@
 // The one module that calls the app's commands. Types mirror the Rust types
 // they come from (leasedesk::model, leasedesk::desk, the shell's commands).
 import { Channel, invoke } from "@tauri-apps/api/core";
+import { getCurrentWindow } from "@tauri-apps/api/window";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
 export type Participant = string; // "user:alice", "agent:bot"
@@ -130,20 +131,28 @@ export function isAppError(value: unknown): value is AppError {
   return typeof value === "object" && value !== null && "code" in value && "message" in value;
 }
 
-function progressChannel(onProgress?: (bytes: number) => void): Channel<number> {
-  const channel = new Channel<number>();
-  channel.onmessage = (bytes) => onProgress?.(bytes);
+/** A transfer's progress: bytes moved, of `total` when the app knows it. */
+export interface Moved {
+  sent: number;
+  total: number | null;
+}
+
+function progressChannel(onProgress?: (moved: Moved) => void): Channel<Moved> {
+  const channel = new Channel<Moved>();
+  channel.onmessage = (moved) => onProgress?.(moved);
   return channel;
 }
 
 export const api = {
   overview: () => invoke<Overview>("overview"),
   refreshRow: (artifact: string) => invoke<FileRow>("refresh_row", { artifact }),
-  checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (b: number) => void) =>
+  checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (m: Moved) => void) =>
     invoke<CheckedOut>("check_out", { artifact, note, ttlSeconds, onProgress: progressChannel(onProgress) }),
   extend: (checkout: string, ttlSeconds: number | null) => invoke<Checkout>("extend", { checkout, ttlSeconds }),
-  checkIn: (checkout: string, upload: string, onProgress?: (b: number) => void) =>
+  checkIn: (checkout: string, upload: string, onProgress?: (m: Moved) => void) =>
     invoke<Closed>("check_in", { checkout, upload, onProgress: progressChannel(onProgress) }),
+  /** Closes the window to the tray (the app goes on running there). */
+  closeWindow: () => getCurrentWindow().close(),
   cancelUpload: (upload: string) => invoke<void>("cancel_upload", { upload }),
   cancelCheckout: (checkout: string) => invoke<Closed>("cancel_checkout", { checkout }),
   updateFile: (artifact: string) => invoke<string | null>("update_file", { artifact }),

@@ -185,10 +185,11 @@ async function checkIn(checkout: Checkout) {
   state.uploads.set(checkout.id, { upload, sent: 0, size: 0 });
   render();
   const done = await run(checkout.artifact_id, () =>
-    api.checkIn(checkout.id, upload, (sent) => {
+    api.checkIn(checkout.id, upload, ({ sent, total }) => {
       const progress = state.uploads.get(checkout.id);
       if (progress) {
         progress.sent = sent;
+        progress.size = total ?? 0;
         updateProgress(checkout.id);
       }
     }),
@@ -516,9 +517,9 @@ function updateProgress(checkoutId: string) {
   const progress = state.uploads.get(checkoutId);
   const bar = document.querySelector<HTMLElement>(`[data-upload="${checkoutId}"]`);
   if (!progress || !bar) return;
-  const row = state.overview?.checkouts.find((c) => c.id === checkoutId);
-  const size = row ? rowOf(row.artifact_id)?.artifact.head.size ?? 0 : 0;
-  bar.querySelector<HTMLElement>(".label")!.textContent = `Uploading… ${bytes(progress.sent)} sent`;
+  const size = progress.size;
+  bar.querySelector<HTMLElement>(".label")!.textContent =
+    size > 0 ? `Uploading… ${bytes(progress.sent)} of ${bytes(size)}` : `Uploading… ${bytes(progress.sent)} sent`;
   const part = size > 0 ? Math.min(1, progress.sent / size) : 0.5;
   bar.querySelector<HTMLElement>(".bar")!.style.width = `${Math.round(part * 100)}%`;
 }
@@ -554,7 +555,10 @@ function moveSelection(by: number) {
 
 document.addEventListener("keydown", (e) => {
   const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-  if (e.key === "/" && !typing) {
+  if (e.key === "w" && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    void api.closeWindow();
+  } else if (e.key === "/" && !typing) {
     e.preventDefault();
     $("filter").focus();
   } else if (e.key === "Escape" && !($("settings") as HTMLDialogElement).open) {
