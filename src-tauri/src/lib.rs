@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use leasedesk::desk::Desk;
-use leasedesk::model::{ArtifactId, CheckinResult};
+use leasedesk::model::{ArtifactId, CheckinResult, CheckoutId};
 use leasedesk::workspace::Closed;
 use tauri::{AppHandle, Emitter, Manager, WindowEvent};
 use tauri_plugin_dialog::DialogExt;
@@ -138,6 +138,47 @@ pub fn notify(app: &AppHandle, title: &str, body: &str) {
     );
 }
 
+/// A notification for a lease about to end, with an Extend button that
+/// extends it when, and only when, the user clicks it.
+pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: CheckoutId) {
+    let _ = app.emit(
+        "notice",
+        serde_json::json!({ "title": title, "body": body, "extend": checkout }),
+    );
+    // The notification plugin has no buttons on Linux; the desktop's
+    // notification service does, through notify-rust.
+    #[cfg(target_os = "linux")]
+    {
+        let shown = notify_rust::Notification::new()
+            .appname("Leasedesk")
+            .summary(title)
+            .body(body)
+            .action("extend", "Extend")
+            // It stays until dismissed: its button is the point.
+            .timeout(notify_rust::Timeout::Never)
+            .show();
+        match shown {
+            Ok(handle) => {
+                let app = app.clone();
+                // Blocks until the notification is acted on or closed.
+                tauri::async_runtime::spawn_blocking(move || {
+                    handle.wait_for_action(|action| {
+                        if action == "extend" {
+                            let extend = tray::Action::Extend(checkout);
+                            tauri::async_runtime::spawn(async move {
+                                on_user_action(&app, extend).await
+                            });
+                        }
+                    })
+                });
+            }
+            Err(e) => tracing::debug!("no desktop notification: {e}"),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = app.notification().builder().title(title).body(body).show();
+}
+
 /// A check-in's outcome as a notification's title and body.
 pub fn checkin_notice(closed: &Closed) -> (String, String) {
     let name = closed.checkout.path.file_name();
@@ -202,14 +243,14 @@ fn build_tray(app: &AppHandle) -> tauri::Result<()> {
         .on_menu_event(|app, event| {
             if let Some(action) = tray::action(event.id().as_ref()) {
                 let app = app.clone();
-                tauri::async_runtime::spawn(async move { on_tray_action(&app, action).await });
+                tauri::async_runtime::spawn(async move { on_user_action(&app, action).await });
             }
         })
         .build(app)?;
     Ok(())
 }
 
-async fn on_tray_action(app: &AppHandle, action: tray::Action) {
+async fn on_user_action(app: &AppHandle, action: tray::Action) {
     let state = app.state::<AppState>();
     let desk = match state.desk().await {
         Ok(desk) => desk,

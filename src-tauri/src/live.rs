@@ -13,7 +13,7 @@ use tauri::async_runtime::spawn;
 use tauri::{AppHandle, Emitter, Manager};
 
 use crate::session::{Session, Source};
-use crate::{notify, tray_refresh, AppState};
+use crate::{notify, notify_with_extend, tray_refresh, AppState};
 
 /// How often lease reminders are checked (and the tray's countdowns redrawn).
 const REMINDER_TICK: Duration = Duration::from_secs(20);
@@ -187,21 +187,25 @@ async fn remind(app: AppHandle, desk: Desk) {
                 desk::due_reminders(&checkouts, chrono::Utc::now(), &mut sent)
             {
                 let name = checkout.path.file_name();
-                let (title, body) = match reminder {
-                    Reminder::ThirtyMinutes => (
-                        format!("{name}: your lease ends in 30 minutes"),
-                        "Extend it from the tray or the window if you need longer.".to_owned(),
+                match reminder {
+                    Reminder::ThirtyMinutes => notify_with_extend(
+                        &app,
+                        &format!("{name}: your lease ends in 30 minutes"),
+                        "Extend it if you need longer.",
+                        checkout.id,
                     ),
-                    Reminder::FiveMinutes => (
-                        format!("{name}: your lease ends in 5 minutes"),
-                        "Extend it now, or check in what you have.".to_owned(),
+                    Reminder::FiveMinutes => notify_with_extend(
+                        &app,
+                        &format!("{name}: your lease ends in 5 minutes"),
+                        "Extend it now, or check in what you have.",
+                        checkout.id,
                     ),
-                    Reminder::Lapsed => (
-                        format!("{name}: your lease has lapsed"),
-                        "Your file is safe. Check in to keep your work: if someone else took the file, it becomes a proposal.".to_owned(),
+                    Reminder::Lapsed => notify(
+                        &app,
+                        &format!("{name}: your lease has lapsed"),
+                        "Your file is safe. Check in to keep your work: if someone else took the file, it becomes a proposal.",
                     ),
-                };
-                notify(&app, &title, &body);
+                }
             }
         }
         tray_refresh(&app).await;

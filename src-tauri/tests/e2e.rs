@@ -632,6 +632,7 @@ async fn scenarios(kind: Backend) {
     w.screenshot("08-cancelled-with-backup").await;
 
     if kind == Backend::Bundled {
+        reminders(&w).await;
         closing_keeps_the_app_in_the_tray(&w).await;
     } else {
         w.client.clone().close().await.unwrap();
@@ -721,6 +722,123 @@ fn backups(local: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// The desktop's notification service: dunst, a real one, on the test's
+/// session bus and X display. `dunstctl action 0` clicks a notification's
+/// only button.
+fn start_notification_service() -> Killed {
+    let dunst = Command::new("dunst")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dunst: `cargo xtask test` installs it");
+    let started = Instant::now();
+    while !dunstctl(&["count"]).0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "dunst did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Killed(dunst)
+}
+
+fn dunstctl(args: &[&str]) -> (bool, String) {
+    let out = Command::new("dunstctl").args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+    )
+}
+
+/// When each of your open check-outs ends, from the app's own overview.
+async fn lease_ends(w: &World) -> std::collections::HashMap<String, chrono::DateTime<chrono::Utc>> {
+    let overview = w.invoke("overview", json!({})).await;
+    overview["checkouts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("an overview: {overview}"))
+        .iter()
+        .map(|c| {
+            let ends = c["expires_at"].as_str().unwrap().parse().unwrap();
+            (c["path"].as_str().unwrap().to_owned(), ends)
+        })
+        .collect()
+}
+
+/// Two leases of yours end within 30 minutes: one is extended from the
+/// desktop notification's Extend button, the other from the window's. Nothing
+/// else extends them.
+async fn reminders(w: &World) {
+    let _dunst = start_notification_service();
+    let (near, far) = ("art/near.psd", "art/far.psd");
+    let source = w._home.path().join("source.psd");
+    std::fs::write(&source, b"layers").unwrap();
+    for path in [near, far] {
+        w.cli("alice", &["import", path, source.to_str().unwrap()]);
+        w.cli("alice", &["checkout", path, "--ttl", "25m"]);
+    }
+    let first = lease_ends(w).await;
+    assert_eq!(first.len(), 2, "{first:?}");
+
+    // The reminders arrive within one tick (20 s) as desktop notifications.
+    let started = Instant::now();
+    while dunstctl(&["count", "displayed"]).1 != "2" {
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "two reminders on the desktop; dunst shows {}",
+            dunstctl(&["count", "displayed"]).1
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let soon = chrono::Utc::now() + chrono::TimeDelta::minutes(30);
+    assert!(
+        lease_ends(w).await.values().all(|ends| *ends < soon),
+        "a reminder alone extends nothing"
+    );
+
+    // The user clicks Extend on one notification.
+    assert!(dunstctl(&["action", "0"]).0);
+    let started = Instant::now();
+    let extended = loop {
+        let ends = lease_ends(w).await;
+        if let Some((path, _)) = ends.iter().find(|(_, ends)| **ends > soon) {
+            break path.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "Extend on the notification extended nothing: {ends:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    // And the other from the window's notice.
+    let other = if extended == near { far } else { near };
+    let name = other.rsplit('/').next().unwrap();
+    let notice = w
+        .wait_until(
+            ".notice",
+            "the other reminder",
+            Duration::from_secs(5),
+            |t| t.contains(&format!("{name}: your lease ends in 30 minutes")),
+        )
+        .await;
+    w.screenshot("09-reminder-with-extend").await;
+    notice
+        .find(Locator::XPath(".//button[text()='Extend']"))
+        .await
+        .expect("an Extend button on the reminder")
+        .click()
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while !lease_ends(w).await.values().all(|ends| *ends > soon) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "Extend in the window extended nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -74,9 +74,8 @@ function button(label: string, onClick: () => void, kind = "", attrs: Record<str
 function notice(title: string, body = "", kind: "info" | "error" | "success" = "info", actions: HTMLElement[] = []) {
   const box = el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
     el("strong", {}, title), body ? el("p", {}, body) : null);
-  if (actions.length) box.append(el("div", { class: "actions" }, ...actions));
   const close = button("Dismiss", () => box.remove(), "ghost small");
-  box.append(close);
+  box.append(actions.length ? el("div", { class: "actions" }, ...actions, close) : close);
   const notices = $("notices");
   notices.append(box);
   // A few at a time: the oldest gives way.
@@ -667,7 +666,10 @@ void on<Event[]>("activity", (events) => {
   state.activity = [...events.reverse(), ...state.activity].slice(0, 500);
   if (state.view === "activity") renderActivity();
 });
-void on<{ title: string; body: string }>("notice", (n) => notice(n.title, n.body));
+void on<{ title: string; body: string; extend?: string }>("notice", (n) => {
+  const checkout = n.extend && state.overview?.checkouts.find((c) => c.id === n.extend);
+  notice(n.title, n.body, "info", checkout ? [button("Extend", () => void extend(checkout), "small")] : []);
+});
 
 void getCurrentWebview().onDragDropEvent((event) => {
   const drop = $("drop");

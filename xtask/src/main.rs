@@ -92,6 +92,8 @@ const TEST_PACKAGES: &[&str] = &[
     "webkit2gtk-driver",
     "dbus-daemon",
     "gnome-keyring",
+    // A real notification service, whose buttons the tests can click.
+    "dunst",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
