@@ -265,20 +265,36 @@ pub async fn save_settings(
     token: Option<String>,
 ) -> UiResult<SettingsView> {
     let url = settings.server_url.trim().to_owned();
-    let mut note = None;
-    if let Some(token) = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
-        if let Err(why) = keychain::store(&url, &token) {
-            note = Some(why);
-        }
-        *state.run_token() = Some((url, token));
+    let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    if let Some(token) = &typed {
+        *state.run_token() = Some((url.clone(), token.clone()));
     }
     settings
         .save(&state.dirs.settings_file())
         .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
     *state.settings() = settings;
     crate::open_session(&app).await;
+    // Settings just typed are tried at once, so a wrong address or token
+    // shows in the dialog rather than later in the list.
+    let refused = match state.desk().await {
+        Ok(desk) => desk.backend().me().await.err(),
+        Err(_) => None,
+    };
+    // A token the server refused is forgotten: the keychain's stays.
+    let mut note = None;
+    if let Some(token) = typed {
+        if matches!(refused, Some(leasedesk::Error::Unauthorized(_))) {
+            *state.run_token() = None;
+            crate::open_session(&app).await;
+        } else {
+            note = keychain::store(&url, &token).err();
+        }
+    }
     let mut view = state.settings_view().await;
     view.keychain_note = view.keychain_note.or(note);
+    if let Some(e) = refused {
+        view.session_error = Some(e.into());
+    }
     Ok(view)
 }
 

@@ -620,7 +620,10 @@ async function openSettings() {
   sync();
   const status = el("p", { class: "muted", role: "status" });
   if (view.keychain_note) status.textContent = view.keychain_note;
-  if (view.session_error) status.textContent = explain(view.session_error, Date.now()).detail;
+  // This dialog is where a token is fixed: no "open Settings" here.
+  const problem = (error: AppError) =>
+    error.code === "unauthorized" ? "The server did not accept this token." : explain(error, Date.now()).detail;
+  if (view.session_error) status.textContent = problem(view.session_error);
   const save = button("Save", async () => {
     try {
       const saved = await api.saveSettings(
@@ -628,7 +631,7 @@ async function openSettings() {
         token.value || null,
       );
       if (saved.session_error) {
-        status.textContent = explain(saved.session_error, Date.now()).detail;
+        status.textContent = problem(saved.session_error);
         return;
       }
       if (saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
