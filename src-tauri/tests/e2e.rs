@@ -468,6 +468,9 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     assert!(writable(&local), "a checked-out copy is writable");
+    if kind == Backend::Bundled {
+        readable_at_double_size(&w).await;
+    }
     w.screenshot("02-checked-out").await;
 
     // Save the way applications do: "Modified" within 2 seconds.
@@ -767,6 +770,66 @@ async fn switching_stores_in_settings(w: &World, local: &Path) {
             path.display()
         );
     }
+}
+
+/// At 200% (Ctrl+= as the zoom keys do, or a 2x display) everything still
+/// fits the window: nothing runs off its right edge, the file's row and its
+/// actions stay on screen.
+async fn readable_at_double_size(w: &World) {
+    let zoomed = w
+        .invoke("plugin:webview|set_webview_zoom", json!({ "value": 2.0 }))
+        .await;
+    assert!(zoomed.get("failed").is_none(), "zoom: {zoomed}");
+    let overflow = || async {
+        w.client
+            .execute(
+                "const width = document.documentElement.clientWidth;
+                 const out = [...document.querySelectorAll('header *, .tabs *, .row, .detail .actions button')]
+                   .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > width + 1)
+                   .map((e) => e.id || e.className || e.tagName);
+                 const row = document.querySelector('.row.selected');
+                 const box = row && row.getBoundingClientRect();
+                 const seen = box && row.contains(document.elementFromPoint(box.left + 20, box.top + box.height / 2));
+                 return { width, scroll: document.documentElement.scrollWidth, out, rowInSight: !!seen, rowText: row && row.innerText };",
+                vec![],
+            )
+            .await
+            .unwrap()
+    };
+    let started = Instant::now();
+    loop {
+        let layout = overflow().await;
+        if layout["width"].as_f64().unwrap() < 600.0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no zoom: {layout}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await; // a frame or two at the new size
+    let layout = overflow().await;
+    w.screenshot("02b-at-200-percent").await;
+    assert!(
+        layout["out"].as_array().unwrap().is_empty()
+            && layout["scroll"].as_f64() <= layout["width"].as_f64(),
+        "at 200% these run off the window: {layout}"
+    );
+    assert_eq!(
+        layout["rowInSight"], true,
+        "at 200% the open file's row is hidden: {layout}"
+    );
+    // What is rendered, not only in the page: name, folder, holder, time left.
+    let shown = layout["rowText"].as_str().unwrap_or_default();
+    for part in ["hero.psd", "brand", "You", "min"] {
+        assert!(
+            shown.contains(part),
+            "at 200% the row shows {shown:?}, without {part:?}"
+        );
+    }
+    w.invoke("plugin:webview|set_webview_zoom", json!({ "value": 1.0 }))
+        .await;
 }
 
 /// Ctrl+W closes the window to the tray: the app runs on without WebKit's
