@@ -67,8 +67,20 @@ pub async fn download(
     dest: &std::path::Path,
     progress: Option<Progress>,
 ) -> Result<Head> {
+    let content = backend.content(id, version).await?;
+    save_verified(content.reader, &content.head.digest, dest, progress).await?;
+    Ok(content.head)
+}
+
+/// Streams `reader` to `dest` through a temporary file beside it, hashing as
+/// it goes; `dest` appears only if the bytes have the `expected` digest.
+pub async fn save_verified(
+    mut reader: Pin<Box<dyn AsyncRead + Send>>,
+    expected: &Digest,
+    dest: &std::path::Path,
+    progress: Option<Progress>,
+) -> Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut content = backend.content(id, version).await?;
     let name = dest
         .file_name()
         .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
@@ -79,7 +91,7 @@ pub async fn download(
         let mut buf = vec![0u8; 1 << 20];
         let mut moved = 0u64;
         loop {
-            let n = content.reader.read(&mut buf).await?;
+            let n = reader.read(&mut buf).await?;
             if n == 0 {
                 break;
             }
@@ -92,9 +104,9 @@ pub async fn download(
         }
         out.sync_all().await?;
         let actual: Digest = hasher.finalize().into();
-        if actual != content.head.digest {
+        if &actual != expected {
             return Err(crate::Error::DigestMismatch {
-                expected: content.head.digest.clone(),
+                expected: expected.clone(),
                 actual,
             });
         }
@@ -105,7 +117,7 @@ pub async fn download(
     if copied.is_err() {
         let _ = tokio::fs::remove_file(&temp).await;
     }
-    copied.map(|()| content.head)
+    copied
 }
 
 /// A version's bytes, as a stream.
@@ -145,6 +157,15 @@ pub trait Backend: Send + Sync {
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal>;
     async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal>;
     async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal>;
+    /// A proposal's bytes, to compare with the head; `None` where the backend
+    /// cannot serve them (API.md has no endpoint for them, so a remote one).
+    async fn proposal_content(
+        &self,
+        id: ProposalId,
+    ) -> Result<Option<(Proposal, Pin<Box<dyn AsyncRead + Send>>)>> {
+        let _ = id;
+        Ok(None)
+    }
 
     /// Ends someone's lease (admins only); `reason` is shown to them.
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact>;

@@ -2,10 +2,12 @@
 //! folder in one data directory. Several processes may share the directory.
 
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tokio::io::AsyncRead;
 
 use crate::backend::{Backend, Content, Upload, UploadSource};
 use crate::blob::{BlobStore, StagedBlob};
@@ -642,6 +644,20 @@ impl Backend for Bundled {
 
     async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
         self.read(move |tx, _, _| tx.proposals(&filter)).await
+    }
+
+    async fn proposal_content(
+        &self,
+        id: ProposalId,
+    ) -> Result<Option<(Proposal, Pin<Box<dyn AsyncRead + Send>>)>> {
+        let proposal = self
+            .read(move |tx, _, _| {
+                tx.proposal(id)?
+                    .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))
+            })
+            .await?;
+        let file = self.shared.blobs.open_blob(&proposal.digest)?;
+        Ok(Some((proposal, Box::pin(tokio::fs::File::from_std(file)))))
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {

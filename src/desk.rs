@@ -210,6 +210,52 @@ impl Desk {
             .await
     }
 
+    /// The proposal's bytes as a file beside the local copy, to open next to
+    /// the head: your own backup when it has those bytes, else downloaded
+    /// (read-only). A team server cannot serve others' proposals (API.md has
+    /// no endpoint for them): that is said, naming whom to ask.
+    pub async fn proposal_file(
+        &self,
+        artifact: ArtifactId,
+        proposal: ProposalId,
+    ) -> Result<PathBuf> {
+        let (artifact, proposals) = tokio::try_join!(
+            self.backend.artifact(artifact),
+            self.backend.proposals(ProposalFilter {
+                artifact: Some(artifact),
+                state: None,
+            })
+        )?;
+        let wanted = proposals
+            .into_iter()
+            .find(|p| p.id == proposal)
+            .ok_or_else(|| {
+                Error::NotFound(format!("no proposal {proposal} for {}", artifact.path))
+            })?;
+        let (workspace, path, digest) = (
+            self.workspace.clone(),
+            artifact.path.clone(),
+            wanted.digest.clone(),
+        );
+        let size = wanted.size;
+        let beside =
+            tokio::task::spawn_blocking(move || workspace.find_beside(&path, &digest, size))
+                .await
+                .map_err(|e| Error::Internal(format!("looking for the file: {e}")))?;
+        if let Some(found) = beside {
+            return Ok(found);
+        }
+        match self.backend.proposal_content(proposal).await? {
+            Some((proposal, reader)) => {
+                self.workspace.save_proposal(&artifact.path, &proposal, reader).await
+            }
+            None => Err(Error::NotFound(format!(
+                "The team server does not hand out proposals' files (its API has no download for them): ask {} for theirs.",
+                wanted.author.name()
+            ))),
+        }
+    }
+
     pub async fn decide(&self, proposal: ProposalId, decision: Decision) -> Result<Proposal> {
         match decision {
             Decision::Accept => self.backend.accept_proposal(proposal).await,

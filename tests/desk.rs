@@ -82,10 +82,67 @@ async fn a_dropped_file_is_added_under_the_folder_in_view(f: Fixture) {
     assert_eq!(alice.add(&top, "").await.unwrap().path, path("notes.txt"));
 }
 
+/// "Download to compare": the author's own backup where it has the bytes; a
+/// reviewer on the bundled store gets a read-only copy beside the head; a
+/// team server cannot hand it out (API.md has no endpoint), and says whom to ask.
+async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let admin = desk_for(&f, &f.admin, "admin");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let mine = alice.check_out(a.id, for_seconds(60), None).await.unwrap();
+    let local = alice.workspace().local_path(&a.path);
+    std::fs::write(&local, b"alice's sky").unwrap();
+    f.advance(std::time::Duration::from_secs(120));
+    let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
+    let closed = alice.check_in(mine.checkout.id, None).await.unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = closed.checkout.result else {
+        panic!("a proposal: {:?}", closed.checkout.result);
+    };
+
+    let hers = alice.proposal_file(a.id, proposal.id).await.unwrap();
+    assert_eq!(
+        Some(&hers),
+        closed.backup.as_ref(),
+        "her own backup, not a copy"
+    );
+    assert_eq!(std::fs::read(&hers).unwrap(), b"alice's sky");
+
+    let reviewing = admin.proposal_file(a.id, proposal.id).await;
+    if f.server.is_some() {
+        match reviewing {
+            Err(leasedesk::Error::NotFound(why)) => assert!(why.contains("ask alice"), "{why}"),
+            other => panic!("the server cannot hand it out: {other:?}"),
+        }
+        return;
+    }
+    let copy = reviewing.unwrap();
+    assert_eq!(
+        copy,
+        admin
+            .workspace()
+            .local_path(&a.path)
+            .with_file_name("hero (alice's proposal against v2).psd")
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), b"alice's sky");
+    assert!(std::fs::metadata(&copy).unwrap().permissions().readonly());
+    assert_eq!(
+        admin.proposal_file(a.id, proposal.id).await.unwrap(),
+        copy,
+        "asked again, the same file"
+    );
+    let unknown = admin.proposal_file(a.id, ProposalId::new()).await;
+    assert!(
+        matches!(unknown, Err(leasedesk::Error::NotFound(_))),
+        "{unknown:?}"
+    );
+}
+
 crate::contract!(
     the_overview_shows_holders_local_states_and_your_own_check_outs,
     a_changed_copy_is_checking_until_hashed_then_modified,
     a_dropped_file_is_added_under_the_folder_in_view,
+    a_proposal_opens_as_a_file_beside_the_head,
 );
 
 fn open_checkout(expires_at: Timestamp) -> Checkout {

@@ -240,6 +240,23 @@ pub fn reveal(path: PathBuf) -> UiResult<()> {
     })
 }
 
+/// A proposal's file beside the head's, shown in the file manager to open
+/// both; its path, for the window to name it.
+#[tauri::command]
+pub async fn compare_proposal(
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    proposal: ProposalId,
+) -> UiResult<PathBuf> {
+    let file = state
+        .desk()
+        .await?
+        .proposal_file(artifact, proposal)
+        .await?;
+    let _ = tauri_plugin_opener::reveal_item_in_dir(&file);
+    Ok(file)
+}
+
 #[derive(Serialize)]
 pub struct SettingsView {
     settings: Settings,

@@ -407,6 +407,7 @@ pub fn run() {
             commands::update_file,
             commands::add_files,
             commands::decide,
+            commands::compare_proposal,
             commands::events,
             commands::recent_events,
             commands::notify_when_free,

@@ -605,6 +605,15 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.screenshot("07-proposal").await;
+    // To compare, her own file: the backup beside the head's.
+    w.click_css("[data-compare]", "Compare with the head").await;
+    w.wait_until(
+        ".notice",
+        "the file to compare",
+        Duration::from_secs(10),
+        |t| t.contains("Ready to compare") && t.contains("hero (my changes "),
+    )
+    .await;
     w.click("tab-files").await;
 
     // Cancel keeps the changes in a backup and puts the head back.

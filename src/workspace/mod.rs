@@ -411,6 +411,56 @@ impl Workspace {
         .map(|_| ())
     }
 
+    /// A file beside `path`'s local copy whose bytes have `digest` (your
+    /// backup of a check-in that became a proposal, or an earlier download).
+    /// Only files of the right size are hashed, and those once.
+    pub fn find_beside(&self, path: &RepoPath, digest: &Digest, size: u64) -> Option<PathBuf> {
+        let local = self.local_path(path);
+        let stem = local.file_stem()?.to_string_lossy().into_owned();
+        std::fs::read_dir(local.parent()?)
+            .ok()?
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{stem} ("))
+                    && entry
+                        .metadata()
+                        .is_ok_and(|m| m.is_file() && m.len() == size)
+            })
+            .map(|entry| entry.path())
+            .find(|candidate| {
+                self.repo_path(candidate)
+                    .and_then(|repo_path| self.digest(&repo_path).ok().flatten())
+                    .is_some_and(|found| &found == digest)
+            })
+    }
+
+    /// Saves a proposal's bytes beside the local copy, read-only, to compare
+    /// with it: `hero (alice's proposal against v3).psd`. Verified against the
+    /// proposal's digest; nothing is left behind if they differ.
+    pub async fn save_proposal(
+        &self,
+        path: &RepoPath,
+        proposal: &Proposal,
+        reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    ) -> Result<PathBuf> {
+        let local = self.local_path(path);
+        if let Some(dir) = local.parent() {
+            tokio::fs::create_dir_all(dir).await?;
+        }
+        let label = format!(
+            "{}'s proposal against v{}",
+            proposal.author.name(),
+            proposal.base_version
+        );
+        let dest = labelled_path(&local, &label);
+        backend::save_verified(reader, &proposal.digest, &dest, None).await?;
+        set_writable(&dest, false)?;
+        Ok(dest)
+    }
+
     /// A second name for the local copy, beside it: the download that follows
     /// replaces the original name only, so the user's bytes are never copied
     /// and never at risk. Falls back to a copy where hard links are refused.
@@ -445,6 +495,11 @@ impl Workspace {
 
 /// `hero.psd` → `hero (my changes 2026-11-29 1405).psd`, numbered if taken.
 pub fn backup_path(local: &Path, when: &str) -> PathBuf {
+    labelled_path(local, &format!("my changes {when}"))
+}
+
+/// `hero.psd` → `hero (LABEL).psd`, or `hero (LABEL 2).psd` and on if taken.
+fn labelled_path(local: &Path, label: &str) -> PathBuf {
     let stem = local
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
@@ -458,7 +513,7 @@ pub fn backup_path(local: &Path, when: &str) -> PathBuf {
             } else {
                 format!(" {n}")
             };
-            local.with_file_name(format!("{stem} (my changes {when}{suffix}){extension}"))
+            local.with_file_name(format!("{stem} ({label}{suffix}){extension}"))
         })
         .find(|candidate| !candidate.exists())
         .expect("a free name")

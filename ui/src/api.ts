@@ -158,6 +158,8 @@ export const api = {
   updateFile: (artifact: string) => invoke<string | null>("update_file", { artifact }),
   addFiles: (paths: string[], folder: string) =>
     invoke<{ source: string; artifact: Artifact | null; error: AppError | null }[]>("add_files", { paths, folder }),
+  /** Saves (or finds) the proposal's file beside the head's and shows it in the file manager. */
+  compareProposal: (artifact: string, proposal: string) => invoke<string>("compare_proposal", { artifact, proposal }),
   decide: (proposal: string, decision: "accept" | "rebuild" | "reject") =>
     invoke<Proposal>("decide", { proposal, decision }),
   recentEvents: (limit: number) => invoke<Event[]>("recent_events", { limit }),

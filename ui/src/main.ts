@@ -469,6 +469,11 @@ function renderMine(now: number) {
   })));
 }
 
+async function compareProposal(p: Proposal) {
+  const file = await run(p.artifact_id, () => api.compareProposal(p.artifact_id, p.id));
+  if (file) notice("Ready to compare", `“${fileName(file)}” is beside the head's file, in your workspace folder.`, "success");
+}
+
 function renderProposals(now: number) {
   const proposals = state.overview?.proposals ?? [];
   const view = $("view-proposals");
@@ -487,7 +492,8 @@ function renderProposals(now: number) {
       el("div", { class: "actions" },
         button("Accept", () => void decide(p, "accept"), "primary"),
         button("Rebuild", () => void decide(p, "rebuild")),
-        button("Reject", () => void decide(p, "reject"), "ghost")));
+        button("Reject", () => void decide(p, "reject"), "ghost"),
+        button("Compare with the head", () => void compareProposal(p), "ghost", { "data-compare": p.id })));
   })));
 }
 
