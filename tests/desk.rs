@@ -138,11 +138,34 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     );
 }
 
+/// The ledger's end and its newest events, found without reading it all.
+async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    assert_eq!(alice.last_event_seq().await.unwrap(), 0);
+    assert!(alice.recent_events(10).await.unwrap().is_empty());
+    for i in 0..37 {
+        f.import(&format!("shots/{i}.exr"), b"frame").await;
+    }
+    let all = f.all_events().await;
+    assert!(all.len() >= 37);
+    let newest = all.last().unwrap().seq;
+    assert_eq!(alice.last_event_seq().await.unwrap(), newest);
+    let recent = alice.recent_events(5).await.unwrap();
+    let expected: Vec<u64> = all.iter().rev().take(5).map(|e| e.seq).collect();
+    assert_eq!(recent.iter().map(|e| e.seq).collect::<Vec<_>>(), expected);
+    assert_eq!(
+        alice.recent_events(1000).await.unwrap().len(),
+        all.len(),
+        "asking for more than there are gives them all"
+    );
+}
+
 crate::contract!(
     the_overview_shows_holders_local_states_and_your_own_check_outs,
     a_changed_copy_is_checking_until_hashed_then_modified,
     a_dropped_file_is_added_under_the_folder_in_view,
     a_proposal_opens_as_a_file_beside_the_head,
+    the_newest_events_come_without_reading_the_whole_ledger,
 );
 
 fn open_checkout(expires_at: Timestamp) -> Checkout {

@@ -201,23 +201,7 @@ pub async fn events(state: State<'_, AppState>, after: u64, limit: u32) -> UiRes
 /// Newest events first, at most `limit`: the activity feed's first page.
 #[tauri::command]
 pub async fn recent_events(state: State<'_, AppState>, limit: u32) -> UiResult<Vec<Event>> {
-    let desk = state.desk().await?;
-    let mut recent = std::collections::VecDeque::new();
-    let mut after = 0;
-    loop {
-        let page = desk.backend().events(after, 1000).await?;
-        if page.events.is_empty() {
-            break;
-        }
-        after = page.next;
-        for event in page.events {
-            if recent.len() == limit as usize {
-                recent.pop_front();
-            }
-            recent.push_back(event);
-        }
-    }
-    Ok(recent.into_iter().rev().collect())
+    Ok(state.desk().await?.recent_events(limit).await?)
 }
 
 #[tauri::command]

@@ -82,9 +82,12 @@ async fn follow_files(
 /// Follows the event ledger from now on: live from the server's stream, or
 /// woken by each write of the bundled store.
 async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
-    let mut after = match desk.backend().events(0, 1).await {
-        Ok(page) => last_seq(&desk, page.next).await,
-        Err(_) => 0,
+    // From now on: starting from 0 would replay old breaks as news.
+    let mut after = loop {
+        match desk.last_event_seq().await {
+            Ok(seq) => break seq,
+            Err(_) => tokio::time::sleep(Duration::from_secs(3)).await,
+        }
     };
     loop {
         match &source {
@@ -114,17 +117,6 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
             },
         }
     }
-}
-
-/// The newest sequence number: pages through from `from`.
-async fn last_seq(desk: &Desk, mut from: u64) -> u64 {
-    while let Ok(page) = desk.backend().events(from, 1000).await {
-        if page.events.is_empty() {
-            break;
-        }
-        from = page.next;
-    }
-    from
 }
 
 async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>) {
