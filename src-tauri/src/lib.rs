@@ -214,7 +214,7 @@ pub async fn tray_refresh(app: &AppHandle) {
 
 /// Shows the window, building it again if it was closed: a closed window is
 /// dropped with its web view, so the app idles in the tray without WebKit's
-/// web process (about half its memory).
+/// web process (a third of its memory).
 fn show_main(app: &AppHandle) {
     let window = match app.get_webview_window("main") {
         Some(window) => window,
