@@ -244,6 +244,24 @@ fn app_pid() -> Option<u32> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// What a bare WebKitGTK window costs on this machine, if its MiniBrowser
+/// is installed: the floor under any window of ours.
+async fn blank_webkit_window_memory() -> Option<f64> {
+    use std::os::unix::process::CommandExt;
+    let browser = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+    let child = Command::new(browser)
+        .args(["--geometry=1120x740", "about:blank"])
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let child = Killed(child);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    Some(tree_memory(child.0.id()) as f64)
+}
+
 /// A bundled store of `count` files under `home`, as the app finds it.
 async fn seed(home: &Path, count: usize) -> Bundled {
     let store = Bundled::open(&home.join("data/store"))
@@ -316,6 +334,13 @@ async fn window(work: &Path, quick: bool) {
         format!("**{:.0} MiB**", mib(open)),
         "under 150 MiB",
     );
+    if let Some(blank) = blank_webkit_window_memory().await {
+        row(
+            "for scale: WebKitGTK's own MiniBrowser showing about:blank, same window size and renderer (PSS, 5 s after start)",
+            format!("{:.0} MiB", blank / 1048576.0),
+            "",
+        );
+    }
 
     // 10,000 files: launch, scroll smoothness, rows in the page.
     let big = work.join("window-big");

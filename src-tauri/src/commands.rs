@@ -118,9 +118,12 @@ pub async fn check_in(
         .get_webview_window("main")
         .filter(|w| !w.is_visible().unwrap_or(true))
     {
-        if let Ok(done) = &outcome {
-            let (title, body) = checkin_notice(done);
-            notify(&app, &title, &body);
+        match &outcome {
+            Ok(done) => {
+                let (title, body) = checkin_notice(done);
+                notify(&app, &title, &body);
+            }
+            Err(e) => notify(&app, "The check-in did not go through", e.message()),
         }
         let _ = window.close();
     }
@@ -215,8 +218,17 @@ pub fn notify_when_free(state: State<'_, AppState>, artifact: ArtifactId, on: bo
 }
 
 #[tauri::command]
-pub fn reveal(path: PathBuf) -> UiResult<()> {
-    tauri_plugin_opener::reveal_item_in_dir(&path).map_err(|e| {
+pub async fn reveal(path: PathBuf) -> UiResult<()> {
+    // A D-Bus round trip to the file manager: off the window's thread.
+    let shown = path.clone();
+    let revealed =
+        tokio::task::spawn_blocking(move || tauri_plugin_opener::reveal_item_in_dir(&shown)).await;
+    match revealed {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+    .map_err(|e| {
         UiError::new(
             "reveal",
             format!("{} could not be shown: {e}", path.display()),
@@ -224,21 +236,19 @@ pub fn reveal(path: PathBuf) -> UiResult<()> {
     })
 }
 
-/// A proposal's file beside the head's, shown in the file manager to open
-/// both; its path, for the window to name it.
+/// A proposal's file beside the head's, to open both; its path, for the
+/// window to name it and offer to show it in the file manager.
 #[tauri::command]
 pub async fn compare_proposal(
     state: State<'_, AppState>,
     artifact: ArtifactId,
     proposal: ProposalId,
 ) -> UiResult<PathBuf> {
-    let file = state
+    Ok(state
         .desk()
         .await?
         .proposal_file(artifact, proposal)
-        .await?;
-    let _ = tauri_plugin_opener::reveal_item_in_dir(&file);
-    Ok(file)
+        .await?)
 }
 
 #[derive(Serialize)]

@@ -26,6 +26,15 @@ impl UiError {
     }
 }
 
+impl UiError {
+    /// The sentence for the user.
+    pub fn message(&self) -> &str {
+        self.0["message"]
+            .as_str()
+            .unwrap_or("Something went wrong.")
+    }
+}
+
 impl Serialize for UiError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)

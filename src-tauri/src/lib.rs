@@ -278,9 +278,12 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
             }
             tray::Action::Reveal(id) => {
                 let checkout = desk.backend().checkout(id).await?;
-                let _ = tauri_plugin_opener::reveal_item_in_dir(
-                    desk.workspace().local_path(&checkout.path),
-                );
+                let local = desk.workspace().local_path(&checkout.path);
+                // A D-Bus round trip to the file manager: off the async threads.
+                let _ = tokio::task::spawn_blocking(move || {
+                    tauri_plugin_opener::reveal_item_in_dir(local)
+                })
+                .await;
             }
             tray::Action::CheckOutFile => {
                 let (desk, app2) = (desk.clone(), app.clone());

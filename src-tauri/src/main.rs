@@ -7,5 +7,9 @@ fn main() {
     if std::env::var_os("WEBKIT_DISABLE_DMABUF_RENDERER").is_none() {
         std::env::set_var("WEBKIT_DISABLE_DMABUF_RENDERER", "1");
     }
+    // Warnings (no tray, no watcher, a window that would not open) to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     leasedesk_app::run()
 }

@@ -158,7 +158,7 @@ fn end_app_instances() {
 /// Starts tauri-driver and, through it, the app on `home`. Starting a
 /// WebDriver session on a loaded machine sometimes fails in the drivers (not
 /// the app): that is tried again, twice at most, each time from scratch.
-async fn launch(home: &Path) -> (Client, KilledGroup) {
+async fn launch(home: &Path, log: &Path) -> (Client, KilledGroup) {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -172,8 +172,10 @@ async fn launch(home: &Path) -> (Client, KilledGroup) {
                 &native_port.to_string(),
             ])
             .env("LEASEDESK_APP_HOME", home)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // The drivers' and the app's own output, for a failure's post-mortem.
+            .stdout(std::fs::File::create(log).unwrap())
+            .stderr(std::fs::File::create(log.with_extension("stderr.log")).unwrap())
+            .env("RUST_BACKTRACE", "1")
             .process_group(0)
             .spawn()
             .unwrap();
@@ -197,13 +199,44 @@ async fn launch(home: &Path) -> (Client, KilledGroup) {
         builder.capabilities(capabilities);
         let address = format!("http://127.0.0.1:{port}");
         match tokio::time::timeout(Duration::from_secs(45), builder.connect(&address)).await {
-            Ok(Ok(client)) => return (client, driver),
+            // Now and then the drivers' first page never finishes loading
+            // (app and web process idle), which would hold every later
+            // command: that launch is started again.
+            Ok(Ok(client)) if showed_its_list(&client).await => return (client, driver),
+            Ok(Ok(_)) if attempt < 3 => eprintln!("the window did not show its list; again"),
+            Ok(Ok(_)) => panic!("the app's window never showed its list, three times"),
             Ok(Err(e)) if attempt < 3 => eprintln!("no WebDriver session yet ({e}); again"),
             Err(_) if attempt < 3 => eprintln!("no WebDriver session within 45 s; again"),
             Ok(Err(e)) => panic!("a WebDriver session with the app: {e}"),
             Err(_) => panic!("no window from the app within 45 s, three times"),
         }
     }
+}
+
+/// Whether the window shows its first list within 30 s; each look at it is
+/// bounded, and later commands give up after 30 s rather than WebDriver's 300.
+async fn showed_its_list(client: &Client) -> bool {
+    let limits = fantoccini::wd::TimeoutConfiguration::new(
+        Some(Duration::from_secs(30)),
+        Some(Duration::from_secs(30)),
+        Some(Duration::ZERO),
+    );
+    if !matches!(
+        tokio::time::timeout(Duration::from_secs(10), client.update_timeouts(limits)).await,
+        Ok(Ok(()))
+    ) {
+        return false;
+    }
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        let look = client.find_all(Locator::Css("body[data-ready=true]"));
+        match tokio::time::timeout(Duration::from_secs(5), look).await {
+            Ok(Ok(found)) if !found.is_empty() => return true,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(_) => {} // that look hung: look again while time is left
+        }
+    }
+    false
 }
 
 /// A whole scenario may take this long; past it the test fails instead of
@@ -249,9 +282,14 @@ impl World {
             ]);
         }
 
-        let (client, driver) = launch(home.path()).await;
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
         std::fs::create_dir_all(&shots).unwrap();
+        let name = if kind == Backend::Remote {
+            "remote"
+        } else {
+            "bundled"
+        };
+        let (client, driver) = launch(home.path(), &shots.join(format!("{name}-app.log"))).await;
         let world = Self {
             kind,
             client,
@@ -662,7 +700,9 @@ async fn switching_stores_in_settings(w: &World, local: &Path) {
         .map(|e| e.unwrap().path())
         .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
         .collect();
-    let field = |id: &'static str| async move { w.wait_for(&format!("#{id}"), id).await };
+    // In the open dialog: a closed one keeps its old fields until redrawn.
+    let field =
+        |id: &'static str| async move { w.wait_for(&format!("#settings[open] #{id}"), id).await };
     let value = |id: &'static str| async move {
         field(id)
             .await

@@ -471,7 +471,10 @@ function renderMine(now: number) {
 
 async function compareProposal(p: Proposal) {
   const file = await run(p.artifact_id, () => api.compareProposal(p.artifact_id, p.id));
-  if (file) notice("Ready to compare", `“${fileName(file)}” is beside the head's file, in your workspace folder.`, "success");
+  if (file) {
+    notice("Ready to compare", `“${fileName(file)}” is beside the head's file, in your workspace folder.`, "success",
+      [button("Show in folder", () => void api.reveal(file).catch((e) => showError(e)), "small")]);
+  }
 }
 
 function renderProposals(now: number) {
