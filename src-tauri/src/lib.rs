@@ -145,8 +145,9 @@ pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: Ch
         "notice",
         serde_json::json!({ "title": title, "body": body, "extend": checkout }),
     );
-    // The notification plugin has no buttons on Linux; the desktop's
-    // notification service does, through notify-rust.
+    // Straight to the desktop's notification service through notify-rust
+    // (the crate under the notification plugin): the button's click comes
+    // back here, to this check-out, with no action types to register.
     #[cfg(target_os = "linux")]
     {
         let shown = notify_rust::Notification::new()
