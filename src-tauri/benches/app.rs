@@ -376,18 +376,15 @@ async fn window(work: &Path, quick: bool) {
         )
         .await
         .unwrap();
-    let idle: Vec<f64> = frames["idle"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.as_f64())
-        .collect();
-    let times: Vec<f64> = frames["times"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.as_f64())
-        .collect();
+    let numbers = |key: &str| -> Vec<f64> {
+        frames[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t.as_f64())
+            .collect()
+    };
+    let (idle, times) = (numbers("idle"), numbers("times"));
     row(
         &format!("scrolling the {count}-file list, 240 px per frame for 180 frames"),
         format!(

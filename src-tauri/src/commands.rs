@@ -219,16 +219,7 @@ pub fn notify_when_free(state: State<'_, AppState>, artifact: ArtifactId, on: bo
 
 #[tauri::command]
 pub async fn reveal(path: PathBuf) -> UiResult<()> {
-    // A D-Bus round trip to the file manager: off the window's thread.
-    let shown = path.clone();
-    let revealed =
-        tokio::task::spawn_blocking(move || tauri_plugin_opener::reveal_item_in_dir(&shown)).await;
-    match revealed {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(e.to_string()),
-    }
-    .map_err(|e| {
+    crate::reveal_in_folder(path.clone()).await.map_err(|e| {
         UiError::new(
             "reveal",
             format!("{} could not be shown: {e}", path.display()),

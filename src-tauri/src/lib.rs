@@ -197,6 +197,15 @@ pub fn checkin_notice(closed: &Closed) -> (String, String) {
     }
 }
 
+/// Shows `path` in the file manager: a blocking D-Bus round trip, so on a
+/// thread of its own, off the window's and the async threads.
+pub async fn reveal_in_folder(path: PathBuf) -> Result<(), String> {
+    match tokio::task::spawn_blocking(move || tauri_plugin_opener::reveal_item_in_dir(path)).await {
+        Ok(shown) => shown.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Redraws the tray's menu and tooltip from your check-outs.
 pub async fn tray_refresh(app: &AppHandle) {
     let Some(tray) = app.tray_by_id("main") else {
@@ -279,12 +288,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
             }
             tray::Action::Reveal(id) => {
                 let checkout = desk.backend().checkout(id).await?;
-                let local = desk.workspace().local_path(&checkout.path);
-                // A D-Bus round trip to the file manager: off the async threads.
-                let _ = tokio::task::spawn_blocking(move || {
-                    tauri_plugin_opener::reveal_item_in_dir(local)
-                })
-                .await;
+                let _ = reveal_in_folder(desk.workspace().local_path(&checkout.path)).await;
             }
             tray::Action::CheckOutFile => {
                 let (desk, app2) = (desk.clone(), app.clone());
