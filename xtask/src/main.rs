@@ -43,6 +43,37 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
+/// What a cold build of the workspace and its test tools writes under target/
+/// (measured on a clean clone: 2.9 GiB), with room to spare.
+const COLD_BUILD_BYTES: u64 = 4 << 30;
+
+/// Says so up front when the disk under target/ is nearly full: a build that
+/// fills it dies in the linker with a bare "Bus error", far from the cause.
+fn warn_if_disk_is_low() {
+    let dir = target_dir();
+    let probe = if dir.exists() { dir } else { root() };
+    let Ok(out) = Command::new("df").args(["-Pk"]).arg(&probe).output() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // POSIX format: the second line's fourth field is the space available, in KiB.
+    let available = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map(|kib| kib * 1024);
+    if let Some(bytes) = available.filter(|&bytes| bytes < COLD_BUILD_BYTES) {
+        eprintln!(
+            "warning: only {:.1} GiB free on the disk that holds {}; a cold build needs about {} GiB, \
+             and one that fills the disk fails in the linker with \"Bus error\"",
+            bytes as f64 / f64::from(1 << 30),
+            probe.display(),
+            COLD_BUILD_BYTES >> 30,
+        );
+    }
+}
+
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
@@ -101,6 +132,7 @@ const TEST_PACKAGES: &[&str] = &[
 /// unlocked keyring, so the keychain and the end-to-end tests run for real.
 /// Closes with one line that counts the tests of every test binary.
 fn test() -> Result<()> {
+    warn_if_disk_is_low();
     ensure_components()?;
     let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
     ensure_debian_packages(&packages)?;
@@ -261,6 +293,7 @@ fn cli_demo() -> Result<()> {
 /// backend with a sample workspace (kept in `target/demo-home`, seeded once
 /// with a few files, one of them held by a colleague).
 fn run() -> Result<()> {
+    warn_if_disk_is_low();
     ensure_debian_packages(APP_PACKAGES)?;
     build_ui()?;
     check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
