@@ -1,6 +1,6 @@
 //! The workspace folder: local copies on a real disk, on both backends.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use leasedesk::model::*;
@@ -382,6 +382,58 @@ async fn the_watcher_reports_atomic_saves_blender_saves_and_deletes() {
 
     std::fs::remove_file(&file).unwrap();
     expect_report(&mut changes, &file, "delete").await;
+
+    // A file that comes back by a rename and goes again within one debounce
+    // window: a debouncer that reports net effects says nothing of it, yet
+    // the path changed (it had been deleted, and may have been looked at in
+    // between). This is the second half of a Blender save, then a delete.
+    std::fs::write(root.join("scenes/shot.blend@"), b"v4").unwrap();
+    std::fs::rename(root.join("scenes/shot.blend@"), &file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    expect_report(&mut changes, &file, "a save at once deleted").await;
+}
+
+/// The backstop for lost events: a second look names the files whose stat
+/// changed since the first, and only those.
+#[test]
+fn a_second_look_names_the_files_changed_since_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let [kept, saved, deleted, appeared] =
+        ["kept.psd", "saved.psd", "deleted.psd", "appeared.psd"].map(|n| dir.path().join(n));
+    for file in [&kept, &saved, &deleted] {
+        std::fs::write(file, b"v1").unwrap();
+    }
+    let all = || {
+        vec![
+            kept.clone(),
+            saved.clone(),
+            deleted.clone(),
+            appeared.clone(),
+        ]
+    };
+    let mut restat = workspace::watch::Restat::default();
+    assert_eq!(
+        restat.changed(all()),
+        Vec::<PathBuf>::new(),
+        "the first look takes note"
+    );
+
+    save_atomically(&saved, b"v2, longer");
+    std::fs::remove_file(&deleted).unwrap();
+    std::fs::write(&appeared, b"new").unwrap();
+    assert_eq!(
+        restat.changed(all()),
+        vec![saved.clone(), deleted.clone(), appeared.clone()]
+    );
+    assert_eq!(
+        restat.changed(all()),
+        Vec::<PathBuf>::new(),
+        "nothing since"
+    );
+
+    // A path not looked at before counts as changed.
+    let added = dir.path().join("added.psd");
+    assert_eq!(restat.changed([kept, added.clone()]), vec![added]);
 }
 
 /// Waits for a batch that names `file`; how long it took.

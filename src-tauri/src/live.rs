@@ -170,11 +170,15 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>) {
     tray_refresh(app).await;
 }
 
-/// Lease reminders at 30 and 5 minutes left, and when a lease lapsed.
+/// Lease reminders at 30 and 5 minutes left, and when a lease lapsed. Each
+/// tick also looks again at the files checked out, in case the watcher missed
+/// one (its event queue overflowed, or it could not watch a folder).
 async fn remind(app: AppHandle, desk: Desk) {
     let mut sent = HashSet::new();
+    let mut restat = workspace::watch::Restat::default();
     loop {
         if let Ok(checkouts) = desk.backend().checkouts(true).await {
+            look_again_at_checkouts(&app, &desk, &checkouts, &mut restat).await;
             for (checkout, reminder) in
                 desk::due_reminders(&checkouts, chrono::Utc::now(), &mut sent)
             {
@@ -202,5 +206,22 @@ async fn remind(app: AppHandle, desk: Desk) {
         }
         tray_refresh(&app).await;
         tokio::time::sleep(REMINDER_TICK).await;
+    }
+}
+
+/// Sends the window a new row for each checked-out file whose stat changed
+/// since the last look.
+async fn look_again_at_checkouts(
+    app: &AppHandle,
+    desk: &Desk,
+    checkouts: &[Checkout],
+    restat: &mut workspace::watch::Restat,
+) {
+    let local = |c: &Checkout| desk.workspace().local_path(&c.path);
+    let changed = restat.changed(checkouts.iter().map(local));
+    for checkout in checkouts.iter().filter(|c| changed.contains(&local(c))) {
+        if let Ok(row) = desk.row(checkout.artifact_id).await {
+            let _ = app.emit("row", &row);
+        }
     }
 }
