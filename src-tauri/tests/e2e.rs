@@ -869,9 +869,10 @@ async fn readable_at_double_size(w: &World) {
         layout["rowInSight"], true,
         "at 200% the open file's row is hidden: {layout}"
     );
-    // What is rendered, not only in the page: name, folder, holder, time left.
+    // What is rendered, not only in the page: name, folder, holder, time
+    // left, and the state of the copy on this computer.
     let shown = layout["rowText"].as_str().unwrap_or_default();
-    for part in ["hero.psd", "brand", "You", "min"] {
+    for part in ["hero.psd", "brand", "You", "min", "Up to date"] {
         assert!(
             shown.contains(part),
             "at 200% the row shows {shown:?}, without {part:?}"
