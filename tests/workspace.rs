@@ -240,6 +240,44 @@ async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them
     assert_eq!(read(&out.backup.expect("a backup")), b"edited v1");
 }
 
+/// Several restores of one changed file at once (a double click, the tray and
+/// the window) each keep a whole backup: none writes over another's name,
+/// which for a hard link would truncate the user's bytes.
+async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    let head = f.artifact(a.id).await;
+    for round in 0..5 {
+        edit_without_checking_out(&local, format!("alice's edit {round}").as_bytes());
+        let updates: Vec<_> = (0..6)
+            .map(|_| {
+                let (ws, alice, head) = (ws.clone(), f.alice.clone(), head.clone());
+                tokio::spawn(async move { ws.update(alice.as_ref(), &head).await })
+            })
+            .collect();
+        let mut kept = Vec::new();
+        for update in updates {
+            kept.extend(update.await.unwrap().unwrap());
+        }
+        assert!(!kept.is_empty(), "round {round}: the edit was kept");
+        for backup in &kept {
+            assert_eq!(
+                read(backup),
+                format!("alice's edit {round}").as_bytes(),
+                "round {round}: {} is whole",
+                backup.display()
+            );
+        }
+        assert_eq!(read(&local), b"v2 by bob");
+    }
+}
+
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
@@ -304,6 +342,7 @@ crate::contract!(
     a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup,
     changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit,
     changes_to_an_older_version_are_backed_up_before_the_head_replaces_them,
+    restores_at_once_keep_every_backup_whole,
     a_missing_local_copy_is_missing_and_is_not_checked_in,
     a_check_out_whose_copy_cannot_be_written_is_cancelled,
     adding_a_file_imports_it_and_places_a_read_only_copy,

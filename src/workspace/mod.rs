@@ -9,6 +9,7 @@
 mod index;
 pub mod watch;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -70,6 +71,10 @@ struct Inner {
     clock: Clock,
     /// Files hashed since opening: what the digest cache saves is measured by it.
     hashed: AtomicU64,
+    /// One lock per local copy: operations that look at a copy and then
+    /// replace it (a double click, the tray and the window at once) take
+    /// turns, so none backs up or replaces what another just put there.
+    copy_locks: std::sync::Mutex<HashMap<RepoPath, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Workspace {
@@ -83,12 +88,26 @@ impl Workspace {
                 index: Index::open(&state_dir.join("workspace.db"))?,
                 clock,
                 hashed: AtomicU64::new(0),
+                copy_locks: Default::default(),
             }),
         })
     }
 
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    /// Waits for this local copy's turn (see `Inner::copy_locks`).
+    async fn lock_copy(&self, path: &RepoPath) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = self
+            .inner
+            .copy_locks
+            .lock()
+            .expect("copy locks")
+            .entry(path.clone())
+            .or_default()
+            .clone();
+        lock.lock_owned().await
     }
 
     /// The local copy's place: the repo path under the workspace folder.
@@ -234,6 +253,7 @@ impl Workspace {
             committed_at: checkout.created_at,
         };
         let prepared = async {
+            let _turn = self.lock_copy(&checkout.path).await;
             let synced = self.inner.index.synced(&checkout.path)?;
             let backup = match self.digest_off_thread(&checkout.path).await? {
                 Some(d) if d == checkout.digest => None,
@@ -330,6 +350,7 @@ impl Workspace {
         backend: &dyn Backend,
         artifact: &Artifact,
     ) -> Result<Option<PathBuf>> {
+        let _turn = self.lock_copy(&artifact.path).await;
         let backup = self
             .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
             .await?;
@@ -347,6 +368,7 @@ impl Workspace {
     ) -> Result<Option<PathBuf>> {
         let artifact = backend.artifact(checkout.artifact_id).await?;
         let local = self.local_path(&checkout.path);
+        let _turn = self.lock_copy(&checkout.path).await;
         let backup = self
             .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
             .await?;
@@ -464,13 +486,25 @@ impl Workspace {
     /// A second name for the local copy, beside it: the download that follows
     /// replaces the original name only, so the user's bytes are never copied
     /// and never at risk. Falls back to a copy where hard links are refused.
+    /// Neither ever writes over an existing name: if another backup takes the
+    /// free name first (two restores at once), the next free name is used.
     fn keep_backup(&self, local: &Path) -> Result<PathBuf> {
         let now = self.inner.clock.now().with_timezone(&chrono::Local);
-        let backup = backup_path(local, &now.format("%Y-%m-%d %H%M").to_string());
-        if std::fs::hard_link(local, &backup).is_err() {
-            std::fs::copy(local, &backup)?;
+        let when = now.format("%Y-%m-%d %H%M").to_string();
+        loop {
+            let backup = backup_path(local, &when);
+            let kept = match std::fs::hard_link(local, &backup) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    copy_to_new(local, &backup)
+                }
+                linked => linked,
+            };
+            match kept {
+                Ok(()) => return Ok(backup),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e.into()),
+            }
         }
-        Ok(backup)
     }
 
     fn record_synced(&self, path: &RepoPath, artifact: ArtifactId, head: &Head) -> Result<()> {
@@ -517,6 +551,21 @@ fn labelled_path(local: &Path, label: &str) -> PathBuf {
         })
         .find(|candidate| !candidate.exists())
         .expect("a free name")
+}
+
+/// Copies `from` to `to`, which must not exist yet: a copy onto an existing
+/// name (a link to `from` itself, say) would truncate the bytes it copies.
+fn copy_to_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut source = std::fs::File::open(from)?;
+    let mut dest = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    let copied = std::io::copy(&mut source, &mut dest).and_then(|_| dest.sync_all());
+    if copied.is_err() {
+        let _ = std::fs::remove_file(to);
+    }
+    copied
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
