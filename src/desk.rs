@@ -84,7 +84,12 @@ impl Desk {
         )?;
         let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
         for checkout in &checkouts {
-            mine.insert(checkout.artifact_id, checkout.clone());
+            let newer = mine
+                .get(&checkout.artifact_id)
+                .is_none_or(|held| checkout.created_at > held.created_at);
+            if newer {
+                mine.insert(checkout.artifact_id, checkout.clone());
+            }
         }
         let workspace = self.workspace.clone();
         let files = tokio::task::spawn_blocking(move || {
@@ -135,7 +140,12 @@ impl Desk {
             self.backend.artifact(artifact),
             self.backend.checkouts(true)
         )?;
-        let mine = checkouts.into_iter().find(|c| c.artifact_id == artifact.id);
+        // After a lapse one file may have two open check-outs of yours: the
+        // newest holds the lease (as in `overview`).
+        let mine = checkouts
+            .into_iter()
+            .filter(|c| c.artifact_id == artifact.id)
+            .max_by_key(|c| c.created_at);
         let workspace = self.workspace.clone();
         let holding = mine.is_some();
         let (artifact, local) = tokio::task::spawn_blocking(move || {

@@ -42,6 +42,31 @@ async fn the_overview_shows_holders_local_states_and_your_own_check_outs(f: Fixt
     assert_eq!(overview.checkouts[0].artifact_id, a.id);
 }
 
+/// A lapsed check-out stays open (its check-in would be kept as a proposal);
+/// checking the file out again opens a second one, and that one, which holds
+/// the lease, is what the row shows and acts on, in the list and alone.
+async fn after_a_lapse_the_row_shows_the_newest_check_out(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let lapsed = alice.check_out(a.id, for_seconds(60), None).await.unwrap();
+    f.advance(std::time::Duration::from_secs(120));
+    let again = alice
+        .check_out(a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    assert_ne!(lapsed.checkout.id, again.checkout.id);
+
+    let overview = alice.overview().await.unwrap();
+    let listed = overview
+        .files
+        .iter()
+        .find(|r| r.artifact.id == a.id)
+        .unwrap();
+    assert_eq!(listed.mine.as_ref().unwrap().id, again.checkout.id);
+    let alone = alice.row(a.id).await.unwrap();
+    assert_eq!(alone.mine.as_ref().unwrap().id, again.checkout.id);
+}
+
 async fn a_changed_copy_is_checking_until_hashed_then_modified(f: Fixture) {
     let alice = desk_for(&f, &f.alice, "alice");
     let a = f.import("hero.psd", b"v1").await;
@@ -161,6 +186,7 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
 }
 
 crate::contract!(
+    after_a_lapse_the_row_shows_the_newest_check_out,
     the_overview_shows_holders_local_states_and_your_own_check_outs,
     a_changed_copy_is_checking_until_hashed_then_modified,
     a_dropped_file_is_added_under_the_folder_in_view,

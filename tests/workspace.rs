@@ -278,6 +278,32 @@ async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
     }
 }
 
+/// A check-out whose copy was never brought to its version (the download
+/// failed) must not check in the older bytes: that would undo a version.
+async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
+        .await
+        .unwrap();
+    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    // Checked out at version 2, but the copy was never brought up from 1.
+    let open = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let local = ws.local_path(&a.path);
+    edit_without_checking_out(&local, b"alice's edit of v1");
+
+    let refused = ws.check_in(f.alice.as_ref(), &open, None).await;
+    assert!(
+        matches!(&refused, Err(Error::Invalid(m)) if m.contains("version 1, not version 2")),
+        "{refused:?}"
+    );
+    assert_eq!(f.artifact(a.id).await.head.version, 2, "no version undone");
+    let still = f.alice.checkout(open.id).await.unwrap();
+    assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
+    assert_eq!(read(&local), b"alice's edit of v1", "the copy is untouched");
+}
+
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
@@ -343,6 +369,7 @@ crate::contract!(
     changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit,
     changes_to_an_older_version_are_backed_up_before_the_head_replaces_them,
     restores_at_once_keep_every_backup_whole,
+    a_copy_of_another_version_than_the_check_outs_is_not_checked_in,
     a_missing_local_copy_is_missing_and_is_not_checked_in,
     a_check_out_whose_copy_cannot_be_written_is_cancelled,
     adding_a_file_imports_it_and_places_a_read_only_copy,

@@ -304,6 +304,20 @@ impl Workspace {
                 local.display()
             )));
         }
+        // A copy last brought to another version than the one checked out
+        // (the check-out's download failed, or a newer check-out of yours
+        // replaced it) would undo the versions between: refuse.
+        let synced = self.inner.index.synced(&checkout.path)?;
+        if let Some(synced) = synced.filter(|s| s.digest != checkout.digest) {
+            return Err(Error::Invalid(format!(
+                "your copy of {} is version {}, not version {} that this check-out began from, \
+                 so nothing was checked in: cancel this check-out (your changes are kept as a backup) \
+                 and check the file out again",
+                checkout.path.file_name(),
+                synced.version,
+                checkout.version
+            )));
+        }
         let mut upload = Upload::file(&local);
         upload.progress = progress;
         let done = backend.check_in(checkout.id, upload).await?;
