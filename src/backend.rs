@@ -8,7 +8,7 @@ use std::pin::Pin;
 use async_trait::async_trait;
 use tokio::io::AsyncRead;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::*;
 
 /// Bytes to store: a local file (read in large blocking chunks, the fast path)
@@ -18,6 +18,22 @@ pub struct Upload {
     pub digest: Option<Digest>,
     /// Told the bytes sent so far, as they go (for a progress bar).
     pub progress: Option<Progress>,
+    /// Set to stop the upload before its next chunk: nothing is stored. Once
+    /// every byte is read it has no effect, so a commit is never cut short.
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag that cancels an upload (see `Upload::cancel`).
+pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+/// Fails if `cancel` is set: what an upload checks before each chunk.
+pub fn check_cancel(cancel: Option<&std::sync::atomic::AtomicBool>) -> Result<()> {
+    match cancel {
+        Some(flag) if flag.load(std::sync::atomic::Ordering::Relaxed) => Err(Error::Invalid(
+            "the upload was cancelled: nothing was stored".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A callback told how many bytes have moved so far.
@@ -34,6 +50,7 @@ impl Upload {
             source: UploadSource::File(path.into()),
             digest: None,
             progress: None,
+            cancel: None,
         }
     }
 
@@ -42,6 +59,7 @@ impl Upload {
             source: UploadSource::Stream(Box::pin(reader)),
             digest: None,
             progress: None,
+            cancel: None,
         }
     }
 

@@ -6,12 +6,13 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::backend::Progress;
+use crate::backend::{check_cancel, Progress};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::Digest;
@@ -113,6 +114,7 @@ impl BlobStore {
         source: &Path,
         expected: Option<&Digest>,
         progress: Option<&Progress>,
+        cancel: Option<&AtomicBool>,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
         let mut source = open_local(source)?;
@@ -120,6 +122,7 @@ impl BlobStore {
         let mut hasher = blake3::Hasher::new();
         let mut size = 0u64;
         let copied: Result<()> = (|| loop {
+            check_cancel(cancel)?;
             let mut buf = pipe.buffer();
             let n = read_full(&mut source, &mut buf)?;
             if n == 0 {
@@ -151,6 +154,7 @@ impl BlobStore {
         expected: Option<&Digest>,
         limit: u64,
         progress: Option<&Progress>,
+        cancel: Option<&AtomicBool>,
         failpoints: &Failpoints,
     ) -> Result<StagedBlob> {
         let mut pipe = Pipe::start(self.temp_blob()?);
@@ -158,6 +162,7 @@ impl BlobStore {
         let mut size = 0u64;
         let copied: Result<()> = async {
             loop {
+                check_cancel(cancel)?;
                 let mut buf = pipe.buffer();
                 let n = read_full_async(&mut reader, &mut buf).await?;
                 if n == 0 {

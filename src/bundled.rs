@@ -387,6 +387,7 @@ impl Bundled {
                         &path,
                         upload.digest.as_ref(),
                         upload.progress.as_ref(),
+                        upload.cancel.as_deref(),
                         &shared.options.failpoints,
                     )
                 })
@@ -401,6 +402,7 @@ impl Bundled {
                         upload.digest.as_ref(),
                         options.max_upload,
                         upload.progress.as_ref(),
+                        upload.cancel.as_deref(),
                         &options.failpoints,
                     )
                     .await

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::backend::{Backend, Progress};
+use crate::backend::{Backend, Cancel, Progress};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::model::*;
@@ -181,10 +181,11 @@ impl Desk {
         &self,
         checkout: CheckoutId,
         progress: Option<Progress>,
+        cancel: Option<Cancel>,
     ) -> Result<Closed> {
         let checkout = self.backend.checkout(checkout).await?;
         self.workspace
-            .check_in(self.backend.as_ref(), &checkout, progress)
+            .check_in(self.backend.as_ref(), &checkout, progress, cancel)
             .await
     }
 

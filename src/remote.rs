@@ -6,14 +6,14 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures_util::TryStreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::io::{ReaderStream, StreamReader};
 
-use crate::backend::{Backend, Content, Progress, Upload, UploadSource};
+use crate::backend::{Backend, Cancel, Content, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::server::DIGEST_HEADER;
@@ -107,6 +107,7 @@ impl Remote {
     async fn post_upload<T: DeserializeOwned>(&self, path: &str, upload: Upload) -> Result<T> {
         let digest = upload.digest.clone();
         let progress = upload.progress.clone();
+        let cancel = upload.cancel.clone();
         let with_digest = |request: RequestBuilder| match &digest {
             Some(d) => request.header(DIGEST_HEADER, d.as_str()),
             None => request,
@@ -114,6 +115,8 @@ impl Remote {
         let response = match upload.source {
             UploadSource::File(file) => {
                 self.send(true, || {
+                    // A cancelled upload is not tried again.
+                    crate::backend::check_cancel(cancel.as_deref())?;
                     let opened = std::fs::File::open(&file).map_err(|e| match e.kind() {
                         std::io::ErrorKind::NotFound => {
                             Error::NotFound(format!("{} does not exist", file.display()))
@@ -122,8 +125,11 @@ impl Remote {
                     })?;
                     let size = opened.metadata()?.len();
                     let file = tokio::fs::File::from_std(opened);
-                    let stream =
-                        counted(ReaderStream::with_capacity(file, 1 << 20), progress.clone());
+                    let stream = counted(
+                        ReaderStream::with_capacity(file, 1 << 20),
+                        progress.clone(),
+                        cancel.clone(),
+                    );
                     Ok(with_digest(self.request(Method::POST, path))
                         .header(reqwest::header::CONTENT_LENGTH, size)
                         .body(reqwest::Body::wrap_stream(stream)))
@@ -131,7 +137,11 @@ impl Remote {
                 .await?
             }
             UploadSource::Stream(reader) => {
-                let stream = counted(ReaderStream::with_capacity(reader, 1 << 20), progress);
+                let stream = counted(
+                    ReaderStream::with_capacity(reader, 1 << 20),
+                    progress,
+                    cancel,
+                );
                 let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(stream)));
                 self.send(false, || {
                     let body = body
@@ -202,16 +212,22 @@ impl Remote {
 }
 
 /// A body stream that tells `progress` how many bytes went out so far.
+/// The body stream of an upload: tells `progress` as chunks go, and fails
+/// before the next chunk once `cancel` is set, so the server stores nothing.
 fn counted<R: tokio::io::AsyncRead>(
     stream: ReaderStream<R>,
     progress: Option<Progress>,
+    cancel: Option<Cancel>,
 ) -> impl futures_util::Stream<Item = std::io::Result<axum::body::Bytes>> {
     let mut sent = 0u64;
-    stream.inspect_ok(move |chunk| {
+    stream.map(move |chunk| {
+        crate::backend::check_cancel(cancel.as_deref()).map_err(std::io::Error::other)?;
+        let chunk = chunk?;
         sent += chunk.len() as u64;
         if let Some(progress) = &progress {
             progress(sent);
         }
+        Ok(chunk)
     })
 }
 

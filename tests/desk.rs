@@ -120,7 +120,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     f.advance(std::time::Duration::from_secs(120));
     let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
-    let closed = alice.check_in(mine.checkout.id, None).await.unwrap();
+    let closed = alice.check_in(mine.checkout.id, None, None).await.unwrap();
     let Some(CheckinResult::Proposal { proposal }) = closed.checkout.result else {
         panic!("a proposal: {:?}", closed.checkout.result);
     };

@@ -1,6 +1,7 @@
 //! The workspace folder: local copies on a real disk, on both backends.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leasedesk::model::*;
@@ -66,7 +67,7 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Modified);
 
     let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .check_in(f.alice.as_ref(), &out.checkout, None, None)
         .await
         .unwrap();
     assert!(matches!(
@@ -170,7 +171,7 @@ async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: 
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
 
     let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .check_in(f.alice.as_ref(), &out.checkout, None, None)
         .await
         .unwrap();
     let Some(CheckinResult::Proposal { proposal }) = &done.checkout.result else {
@@ -208,7 +209,7 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
         "the edit on the head goes on"
     );
     let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None)
+        .check_in(f.alice.as_ref(), &out.checkout, None, None)
         .await
         .unwrap();
     assert!(matches!(
@@ -293,7 +294,7 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
     let local = ws.local_path(&a.path);
     edit_without_checking_out(&local, b"alice's edit of v1");
 
-    let refused = ws.check_in(f.alice.as_ref(), &open, None).await;
+    let refused = ws.check_in(f.alice.as_ref(), &open, None, None).await;
     assert!(
         matches!(&refused, Err(Error::Invalid(m)) if m.contains("version 1, not version 2")),
         "{refused:?}"
@@ -302,6 +303,52 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
     let still = f.alice.checkout(open.id).await.unwrap();
     assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
     assert_eq!(read(&local), b"alice's edit of v1", "the copy is untouched");
+}
+
+/// Cancelling a check-in's upload part-way stores nothing and keeps the
+/// check-out open; checking in again then commits.
+async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
+    let ws = workspace(&f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let out = ws
+        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let local = ws.local_path(&a.path);
+    let edit: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&local, &edit).unwrap();
+    // The user clicks Cancel as the first chunk goes.
+    let cancel = leasedesk::backend::Cancel::default();
+    let click = cancel.clone();
+    let progress: leasedesk::backend::Progress =
+        Arc::new(move |_| click.store(true, std::sync::atomic::Ordering::Relaxed));
+
+    let cancelled = ws
+        .check_in(
+            f.alice.as_ref(),
+            &out.checkout,
+            Some(progress),
+            Some(cancel),
+        )
+        .await;
+    assert!(cancelled.is_err(), "{cancelled:?}");
+    assert_eq!(f.artifact(a.id).await.head.version, 1, "nothing stored");
+    let still = f.alice.checkout(out.checkout.id).await.unwrap();
+    assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
+    assert_eq!(read(&local), edit, "the copy is untouched");
+
+    let done = ws
+        .check_in(f.alice.as_ref(), &out.checkout, None, None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            done.checkout.result,
+            Some(CheckinResult::Committed { version: 2, .. })
+        ),
+        "{:?}",
+        done.checkout.result
+    );
 }
 
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
@@ -313,7 +360,9 @@ async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
         .unwrap();
     std::fs::remove_file(ws.local_path(&a.path)).unwrap();
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
-    let refused = ws.check_in(f.alice.as_ref(), &out.checkout, None).await;
+    let refused = ws
+        .check_in(f.alice.as_ref(), &out.checkout, None, None)
+        .await;
     assert!(matches!(refused, Err(Error::NotFound(_))), "{refused:?}");
     let still = f.alice.checkout(out.checkout.id).await.unwrap();
     assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
@@ -370,6 +419,7 @@ crate::contract!(
     changes_to_an_older_version_are_backed_up_before_the_head_replaces_them,
     restores_at_once_keep_every_backup_whole,
     a_copy_of_another_version_than_the_check_outs_is_not_checked_in,
+    a_cancelled_upload_stores_nothing_and_keeps_the_check_out,
     a_missing_local_copy_is_missing_and_is_not_checked_in,
     a_check_out_whose_copy_cannot_be_written_is_cancelled,
     adding_a_file_imports_it_and_places_a_read_only_copy,

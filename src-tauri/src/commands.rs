@@ -2,7 +2,9 @@
 //! hand back its answer or a `{code, message, ...}` error.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
+use leasedesk::backend::Cancel;
 use leasedesk::desk::{Decision, FileRow, Overview};
 use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
@@ -96,20 +98,27 @@ pub async fn check_in(
         Err(_) => None,
     }
     .map(|m| m.len());
-    let task = tauri::async_runtime::spawn(async move {
-        desk.check_in(checkout, Some(progress(on_progress, total)))
-            .await
-    });
-    state
-        .uploads()
-        .insert(upload.clone(), task.inner().abort_handle());
-    let outcome = match task.await {
-        Ok(done) => done.map_err(UiError::from),
-        Err(_) => Err(UiError::new(
-            "cancelled",
-            "The check-in was cancelled: nothing was stored and your check-out is still open.",
-        )),
-    };
+    // Cancelling stops the upload before its next chunk; once every byte is
+    // read it has no effect, so the outcome shown is always what happened.
+    let cancel = Cancel::default();
+    state.uploads().insert(upload.clone(), cancel.clone());
+    let outcome = desk
+        .check_in(
+            checkout,
+            Some(progress(on_progress, total)),
+            Some(cancel.clone()),
+        )
+        .await
+        .map_err(|e| {
+            if cancel.load(Ordering::Relaxed) {
+                UiError::new(
+                    "cancelled",
+                    "The check-in was cancelled: nothing was stored and your check-out is still open.",
+                )
+            } else {
+                UiError::from(e)
+            }
+        });
     state.uploads().remove(&upload);
     tray_refresh(&app).await;
     // The window was closed while this went up: tell the desktop, and let
@@ -132,8 +141,8 @@ pub async fn check_in(
 
 #[tauri::command]
 pub fn cancel_upload(state: State<'_, AppState>, upload: String) {
-    if let Some(task) = state.uploads().remove(&upload) {
-        task.abort();
+    if let Some(cancel) = state.uploads().get(&upload) {
+        cancel.store(true, Ordering::Relaxed);
     }
 }
 

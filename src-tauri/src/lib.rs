@@ -41,7 +41,7 @@ pub struct AppState {
     /// Files whose "free" the user asked to hear about.
     waiting: Mutex<HashSet<ArtifactId>>,
     /// Uploads in flight, by the window's name for them, for its cancel button.
-    uploads: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    uploads: Mutex<HashMap<String, leasedesk::backend::Cancel>>,
     /// A token kept for this run only, when no keychain took it: (server, token).
     run_token: Mutex<Option<(String, String)>>,
 }
@@ -60,7 +60,7 @@ impl AppState {
     fn waiting(&self) -> MutexGuard<'_, HashSet<ArtifactId>> {
         lock(&self.waiting)
     }
-    fn uploads(&self) -> MutexGuard<'_, HashMap<String, tokio::task::AbortHandle>> {
+    fn uploads(&self) -> MutexGuard<'_, HashMap<String, leasedesk::backend::Cancel>> {
         lock(&self.uploads)
     }
     fn run_token(&self) -> MutexGuard<'_, Option<(String, String)>> {
@@ -283,7 +283,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                 );
             }
             tray::Action::CheckIn(id) => {
-                let (title, body) = checkin_notice(&desk.check_in(id, None).await?);
+                let (title, body) = checkin_notice(&desk.check_in(id, None, None).await?);
                 notify(app, &title, &body);
             }
             tray::Action::Reveal(id) => {

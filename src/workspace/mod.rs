@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::backend::{self, Backend, Progress, Upload};
+use crate::backend::{self, Backend, Cancel, Progress, Upload};
 use crate::blob;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -288,14 +288,16 @@ impl Workspace {
         }
     }
 
-    /// Checks in the local copy: uploads it (with progress), then makes it
-    /// read-only. If the check-in became a proposal, your file is kept as a
-    /// backup and the head takes its place.
+    /// Checks in the local copy: uploads it (with progress; `cancel` stops
+    /// the upload, storing nothing), then makes it read-only. If the check-in
+    /// became a proposal, your file is kept as a backup and the head takes
+    /// its place.
     pub async fn check_in(
         &self,
         backend: &dyn Backend,
         checkout: &Checkout,
         progress: Option<Progress>,
+        cancel: Option<Cancel>,
     ) -> Result<Closed> {
         let local = self.local_path(&checkout.path);
         if !local.is_file() {
@@ -320,6 +322,7 @@ impl Workspace {
         }
         let mut upload = Upload::file(&local);
         upload.progress = progress;
+        upload.cancel = cancel;
         let done = backend.check_in(checkout.id, upload).await?;
         let backup = match &done.result {
             Some(CheckinResult::Committed { version, digest })

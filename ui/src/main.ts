@@ -379,7 +379,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     if (upload) {
       parts.push(el("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
         el("span", { class: "bar" }), el("span", { class: "label" }, "Uploading…")));
-      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger"));
+      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload" }));
     } else {
       actions.append(
         button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" }),
@@ -424,7 +424,8 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   } else if (problem?.code === "checkout_closed") {
     parts.push(el("p", { class: "warning" }, "Your lease ended: the file is read-only for you now. Your copy is kept."));
   }
-  if (busy) actions.querySelectorAll("button").forEach((b) => (b.disabled = true));
+  // While an action runs nothing else may start, but an upload can be cancelled.
+  if (busy) actions.querySelectorAll<HTMLButtonElement>("button:not(#action-cancel-upload)").forEach((b) => (b.disabled = true));
   parts.push(actions);
   return el("div", {}, ...parts);
 }
@@ -456,16 +457,23 @@ function renderMine(now: number) {
   }
   view.replaceChildren(el("ul", { class: "cards" }, ...mine.map((c) => {
     const row = rowOf(c.artifact_id);
+    const actions = el("div", { class: "actions" },
+      state.uploads.has(c.id)
+        ? button("Cancel upload", () => void cancelUpload(c), "danger")
+        : button("Check in", () => void checkIn(c), "primary"),
+      button("Extend", () => void extend(c)),
+      button("Cancel check-out", () => void cancelCheckout(c), "ghost"),
+      button("Show", () => { setView("files"); select(c.artifact_id); }, "ghost"));
+    // One action at a time per file, as in the detail panel.
+    if (state.busy.has(c.artifact_id)) {
+      actions.querySelectorAll<HTMLButtonElement>("button").forEach((b) => (b.disabled = !/^(Cancel upload|Show)$/.test(b.textContent ?? "")));
+    }
     return el("li", { class: "card" },
       el("h3", {}, fileName(c.path)),
       el("p", { class: "muted" }, c.path),
       el("p", {}, countdown(c.expires_at, now), ` left, until ${clock(c.expires_at, now)}`),
       row ? el("p", {}, el("span", { class: `local ${row.local}` }, localStateLabels[row.local])) : null,
-      el("div", { class: "actions" },
-        button("Check in", () => void checkIn(c), "primary"),
-        button("Extend", () => void extend(c)),
-        button("Cancel check-out", () => void cancelCheckout(c), "ghost"),
-        button("Show", () => { setView("files"); select(c.artifact_id); }, "ghost")));
+      actions);
   })));
 }
 
