@@ -211,7 +211,6 @@ impl Remote {
     }
 }
 
-/// A body stream that tells `progress` how many bytes went out so far.
 /// The body stream of an upload: tells `progress` as chunks go, and fails
 /// before the next chunk once `cancel` is set, so the server stores nothing.
 fn counted<R: tokio::io::AsyncRead>(

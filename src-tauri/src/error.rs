@@ -24,9 +24,7 @@ impl UiError {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
         Self(serde_json::json!({ "code": code, "message": message.into() }))
     }
-}
 
-impl UiError {
     /// The sentence for the user.
     pub fn message(&self) -> &str {
         self.0["message"]

@@ -510,12 +510,10 @@ impl Workspace {
         let when = now.format("%Y-%m-%d %H%M").to_string();
         loop {
             let backup = backup_path(local, &when);
-            let kept = match std::fs::hard_link(local, &backup) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                    copy_to_new(local, &backup)
-                }
-                linked => linked,
-            };
+            let kept = std::fs::hard_link(local, &backup).or_else(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Err(e),
+                _ => copy_to_new(local, &backup),
+            });
             match kept {
                 Ok(()) => return Ok(backup),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

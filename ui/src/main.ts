@@ -379,7 +379,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     if (upload) {
       parts.push(el("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
         el("span", { class: "bar" }), el("span", { class: "label" }, "Uploading…")));
-      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload" }));
+      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload", "data-while-busy": "" }));
     } else {
       actions.append(
         button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" }),
@@ -424,8 +424,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   } else if (problem?.code === "checkout_closed") {
     parts.push(el("p", { class: "warning" }, "Your lease ended: the file is read-only for you now. Your copy is kept."));
   }
-  // While an action runs nothing else may start, but an upload can be cancelled.
-  if (busy) actions.querySelectorAll<HTMLButtonElement>("button:not(#action-cancel-upload)").forEach((b) => (b.disabled = true));
+  if (busy) holdWhileBusy(actions);
   parts.push(actions);
   return el("div", {}, ...parts);
 }
@@ -448,6 +447,12 @@ function renderDetail(now: number) {
   }
 }
 
+/** While an action on a file runs no other may start; buttons marked
+ *  `data-while-busy` (cancel the upload, show the file) stay live. */
+function holdWhileBusy(actions: HTMLElement) {
+  actions.querySelectorAll<HTMLButtonElement>("button:not([data-while-busy])").forEach((b) => (b.disabled = true));
+}
+
 function renderMine(now: number) {
   const mine = state.overview?.checkouts ?? [];
   const view = $("view-mine");
@@ -459,15 +464,12 @@ function renderMine(now: number) {
     const row = rowOf(c.artifact_id);
     const actions = el("div", { class: "actions" },
       state.uploads.has(c.id)
-        ? button("Cancel upload", () => void cancelUpload(c), "danger")
+        ? button("Cancel upload", () => void cancelUpload(c), "danger", { "data-while-busy": "" })
         : button("Check in", () => void checkIn(c), "primary"),
       button("Extend", () => void extend(c)),
       button("Cancel check-out", () => void cancelCheckout(c), "ghost"),
-      button("Show", () => { setView("files"); select(c.artifact_id); }, "ghost"));
-    // One action at a time per file, as in the detail panel.
-    if (state.busy.has(c.artifact_id)) {
-      actions.querySelectorAll<HTMLButtonElement>("button").forEach((b) => (b.disabled = !/^(Cancel upload|Show)$/.test(b.textContent ?? "")));
-    }
+      button("Show", () => { setView("files"); select(c.artifact_id); }, "ghost", { "data-while-busy": "" }));
+    if (state.busy.has(c.artifact_id)) holdWhileBusy(actions);
     return el("li", { class: "card" },
       el("h3", {}, fileName(c.path)),
       el("p", { class: "muted" }, c.path),
