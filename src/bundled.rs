@@ -250,10 +250,7 @@ impl Bundled {
     /// the store once a second per token, not once a request; a revocation
     /// takes effect within that second.
     pub async fn authenticate(&self, bearer: &str) -> Result<Participant> {
-        let refused = || Error::Unauthorized("the token is missing, unknown or revoked".into());
-        let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
         let hash = token::hash(bearer);
-        let now = std::time::Instant::now();
         if let Some((participant, checked)) = self
             .shared
             .known_tokens
@@ -261,24 +258,30 @@ impl Bundled {
             .expect("token cache")
             .get(&hash)
         {
-            if now.duration_since(*checked) < TOKEN_RECHECK {
+            if checked.elapsed() < TOKEN_RECHECK {
                 return Ok(participant.clone());
             }
         }
+        self.recheck(bearer).await
+    }
+
+    /// Like `authenticate`, but asks the store whatever the cache says: for
+    /// what must end as soon as a token is revoked (an event stream).
+    pub async fn recheck(&self, bearer: &str) -> Result<Participant> {
+        let refused = || Error::Unauthorized("the token is missing, unknown or revoked".into());
+        let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
+        let hash = token::hash(bearer);
+        let now = std::time::Instant::now();
         let found = self.read(move |tx, _, _| tx.live_token(&id)).await?;
+        let mut known = self.shared.known_tokens.lock().expect("token cache");
         match found {
             Some((participant, stored)) if token::matches(bearer, &stored) => {
-                let mut known = self.shared.known_tokens.lock().expect("token cache");
                 known.retain(|_, (_, checked)| now.duration_since(*checked) < TOKEN_RECHECK);
                 known.insert(hash, (participant.clone(), now));
                 Ok(participant)
             }
             _ => {
-                self.shared
-                    .known_tokens
-                    .lock()
-                    .expect("token cache")
-                    .remove(&hash);
+                known.remove(&hash);
                 Err(refused())
             }
         }
@@ -692,7 +695,7 @@ impl Backend for Bundled {
     }
 
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
-        let limit = limit.clamp(1, 10_000);
+        let limit = limit.clamp(1, MAX_EVENTS_PAGE);
         self.read(move |tx, _, _| {
             let events = tx.events(after, limit)?;
             let next = events.last().map_or(after, |e| e.seq);

@@ -113,6 +113,24 @@ enum Command {
         /// Largest upload accepted: a number of bytes, or 500M, 2G, 64G.
         #[arg(long, default_value = "64G", value_parser = parse_size)]
         max_upload: u64,
+        /// Most connections at once; past it a client is answered 503
+        /// (default: half the open-file limit, at most 16384).
+        #[arg(long)]
+        max_connections: Option<usize>,
+        /// Longest wait for a request's headers, from its first byte (or
+        /// from the connection's start).
+        #[arg(long, default_value = "10s", value_parser = parse_ttl)]
+        header_timeout: u64,
+        /// Longest wait for the next request on a kept-alive connection.
+        #[arg(long, default_value = "60s", value_parser = parse_ttl)]
+        idle_timeout: u64,
+        /// Longest wait for the next byte of an upload, or for a client to
+        /// take the next byte of its answer; then the connection is dropped.
+        #[arg(long, default_value = "60s", value_parser = parse_ttl)]
+        stall_timeout: u64,
+        /// How long requests in flight (uploads) may go on after SIGTERM.
+        #[arg(long, default_value = "30s", value_parser = parse_ttl)]
+        shutdown_grace: u64,
     },
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
@@ -526,7 +544,31 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
         Command::Digest { .. } => unreachable!("handled before the store opens"),
-        Command::Serve { listen, .. } => serve(target.local("serve")?.clone(), listen).await?,
+        Command::Serve {
+            listen,
+            max_upload: _,
+            max_connections,
+            header_timeout,
+            idle_timeout,
+            stall_timeout,
+            shutdown_grace,
+        } => {
+            let seconds = std::time::Duration::from_secs;
+            let limits = leasedesk::server::Limits {
+                header_timeout: seconds(header_timeout),
+                idle_timeout: seconds(idle_timeout),
+                stall_timeout: seconds(stall_timeout),
+                ..Default::default()
+            };
+            let open_files = raise_open_file_limit();
+            let config = leasedesk::server::ServeConfig {
+                limits,
+                max_connections: max_connections
+                    .unwrap_or((open_files.saturating_sub(64) / 2).clamp(16, 16384) as usize),
+                shutdown_grace: seconds(shutdown_grace),
+            };
+            serve(target.local("serve")?.clone(), listen, config).await?
+        }
         Command::Events {
             after,
             limit,
@@ -718,14 +760,22 @@ impl Target {
     }
 }
 
-/// Serves until SIGINT or SIGTERM, then lets the requests in flight finish.
-async fn serve(store: Bundled, listen: std::net::SocketAddr) -> Result<(), Error> {
+/// Serves until SIGINT or SIGTERM (see `server::run_with` for what then).
+/// Logs go to stderr through a writer that never blocks the server: when
+/// nobody reads them, lines are dropped and counted.
+async fn serve(
+    store: Bundled,
+    listen: std::net::SocketAddr,
+    config: leasedesk::server::ServeConfig,
+) -> Result<(), Error> {
+    let (writer, _flush_on_exit) = tracing_appender::non_blocking(std::io::stderr());
+    let dropped = writer.error_counter();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("LEASEDESK_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let listener = tokio::net::TcpListener::bind(listen)
@@ -734,20 +784,79 @@ async fn serve(store: Bundled, listen: std::net::SocketAddr) -> Result<(), Error
     let address = listener.local_addr()?;
     // Tests and scripts read this line to find the port.
     println!("listening on http://{address}");
-    let shutdown = async {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminate.recv() => {}
+    tracing::info!(max_connections = config.max_connections, "serving on http://{address}");
+    let count_dropped = tokio::spawn(async move {
+        let mut told = 0;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            let now = dropped.dropped_lines();
+            if now > told {
+                tracing::warn!(dropped = now - told, "log lines were dropped: nobody reads the server's output");
+                told = now;
+            }
         }
-        tracing::info!("shutting down: finishing the requests in flight");
+    });
+    let shutdown = async {
+        terminated().await;
+        tracing::info!("shutting down: ending event streams, finishing uploads in flight");
     };
-    let sweeper = store.spawn_sweeper(std::time::Duration::from_secs(1));
-    leasedesk::server::run(listener, store, shutdown).await?;
-    sweeper.abort();
+    leasedesk::server::run_with(listener, store, config, shutdown).await?;
+    count_dropped.abort();
     Ok(())
+}
+
+/// Resolves on Ctrl+C, or SIGTERM where there is one.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Raises this process's open-file soft limit to its hard limit (each
+/// connection needs a descriptor, an upload a second), and returns the limit
+/// now in force.
+#[cfg(unix)]
+fn raise_open_file_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write `limit`.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 1024;
+        }
+        let soft = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+            // macOS refuses an unlimited soft limit: OPEN_MAX is its ceiling.
+            limit.rlim_cur = limit.rlim_max.min(10240);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                limit.rlim_cur = soft;
+            }
+        }
+    }
+    limit.rlim_cur as u64
+}
+
+/// Windows has no such per-process limit on sockets.
+#[cfg(not(unix))]
+fn raise_open_file_limit() -> u64 {
+    16384
 }
 
 /// The caller's newest open check-out of `path`.

@@ -133,9 +133,13 @@ impl Error {
     }
 }
 
+/// An I/O error is ours (`Internal`), unless it carries an `Error`: a reader
+/// of a request body says so when the client's body failed, not our disk.
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::StorageFull {
+        if let Some(carried) = e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) {
+            carried.clone()
+        } else if e.kind() == std::io::ErrorKind::StorageFull {
             Error::StorageFull(e.to_string())
         } else {
             Error::Internal(e.to_string())

@@ -20,6 +20,8 @@ pub const DEFAULT_CHECKOUT_TTL_SECONDS: u64 = 8 * 3600;
 pub const DEFAULT_EDIT_TTL_SECONDS: u64 = 45;
 /// Longest lease anyone may ask for: one week.
 pub const MAX_TTL_SECONDS: u64 = 7 * 24 * 3600;
+/// Most events one page of the ledger holds.
+pub const MAX_EVENTS_PAGE: u32 = 1000;
 /// Longest note a check-out may carry.
 pub const MAX_NOTE_BYTES: usize = 1024;
 

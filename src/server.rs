@@ -4,9 +4,10 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequestParts, Path, Query, Request};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
@@ -15,13 +16,16 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use axum::{Json, Router};
-use futures_util::{Stream, TryStreamExt};
+use axum::{Extension, Json, Router};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
 use tokio_util::io::{ReaderStream, StreamReader};
+use tower::ServiceExt;
 use utoipa::{OpenApi, ToSchema};
 
 use crate::backend::{Backend, Upload};
@@ -29,29 +33,247 @@ use crate::bundled::Bundled;
 use crate::error::Error;
 use crate::model::*;
 
+mod conn;
+
+pub use conn::Limits;
+use conn::{ConnState, Guarded, Refusal};
+
 /// The header a client may send with an upload's digest.
 pub const DIGEST_HEADER: &str = "leasedesk-digest";
 
 /// Largest JSON request body: requests are small objects.
 const MAX_JSON_BYTES: usize = 64 << 10;
 
-/// Serves `store` on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight (an upload either completes or stores nothing).
+/// How `run_with` serves: per-connection limits, how many connections at
+/// once, and how long uploads in flight may go on after shutdown begins.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub limits: Limits,
+    pub max_connections: usize,
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            limits: Limits::default(),
+            max_connections: 1024,
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Serves `store` on `listener` with the default limits until `shutdown`
+/// resolves (see `run_with`).
 pub async fn run(
     listener: TcpListener,
     store: Bundled,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let sweeper = store.spawn_sweeper(Duration::from_secs(1));
-    let served = axum::serve(listener, app(store))
-        .with_graceful_shutdown(shutdown)
-        .await;
-    sweeper.abort();
-    served
+    run_with(listener, store, ServeConfig::default(), shutdown).await
 }
 
-/// The API's routes over `store`.
+/// Serves `store` on `listener` until `shutdown` resolves. Then it stops
+/// accepting, ends event streams at once, closes idle and half-sent
+/// connections, lets requests in flight (uploads) finish for
+/// `shutdown_grace`, drops the rest (an upload cut off stores nothing) and
+/// returns. Also sweeps lapsed leases while it serves.
+pub async fn run_with(
+    listener: TcpListener,
+    store: Bundled,
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let sweeper = store.spawn_sweeper(Duration::from_secs(1));
+    let (close, closing) = watch::channel(false);
+    let router = app_with(store, Closing(closing.clone()));
+    let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => {
+                    let _ = socket.set_nodelay(true);
+                    match slots.clone().try_acquire_owned() {
+                        Ok(slot) => {
+                            let (router, limits, closing) =
+                                (router.clone(), config.limits.clone(), Closing(closing.clone()));
+                            connections.spawn(async move {
+                                serve_connection(socket, router, limits, closing).await;
+                                drop(slot);
+                            });
+                        }
+                        Err(_) => {
+                            connections.spawn(refuse_connection(socket, config.max_connections));
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Out of file descriptors, most likely: wait for some to close
+                    // rather than spin.
+                    tracing::warn!(error = %e, "could not accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let _ = close.send(true);
+    let finished = tokio::time::timeout(config.shutdown_grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if finished.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            "requests still running after the shutdown grace were dropped"
+        );
+        connections.shutdown().await;
+    }
+    sweeper.abort();
+    Ok(())
+}
+
+/// Whether the server is shutting down, for the answers that would go on
+/// forever (event streams).
+#[derive(Clone)]
+struct Closing(watch::Receiver<bool>);
+
+impl Closing {
+    async fn wait(mut self) {
+        if self.0.wait_for(|closing| *closing).await.is_err() {
+            // No sender: this router is never shut down (a test's `app`).
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// One connection: HTTP/1.1 through the guard, until the client leaves, a
+/// limit drops it, or shutdown (which lets a request in flight finish).
+async fn serve_connection(
+    socket: tokio::net::TcpStream,
+    router: Router,
+    limits: Limits,
+    closing: Closing,
+) {
+    let state = ConnState::new();
+    let io = hyper_util::rt::TokioIo::new(Guarded::new(socket, limits, state.clone()));
+    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let (router, state) = (router.clone(), state.clone());
+        async move { Ok::<_, Infallible>(answer(router, state, request).await) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    let served = tokio::select! {
+        served = connection.as_mut() => served,
+        () = closing.wait() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(e) = served {
+        tracing::debug!(error = %e, "connection ended");
+    }
+}
+
+/// The router's answer to one request (or the guard's refusal it stands in
+/// for), whose end the guard is told of, so it times the idle wait after it.
+async fn answer(
+    router: Router,
+    state: Arc<ConnState>,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> Response {
+    let response = match state.next_request() {
+        Some(refusal) => refusal_response(&refusal),
+        None => match router.oneshot(request.map(Body::new)).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        },
+    };
+    response.map(|body| Body::new(Answered { body, state }))
+}
+
+/// A response body that tells the connection's guard when it is done.
+struct Answered {
+    body: Body,
+    state: Arc<ConnState>,
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.state.answered();
+    }
+}
+
+impl http_body::Body for Answered {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+fn error_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn refusal_response(refusal: &Refusal) -> Response {
+    let body = json!({ "error": refusal.code, "message": refusal.message });
+    let mut response = error_response(refusal.status, &body);
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Past the connection cap: a 503 in the API's JSON, and the socket closed.
+async fn refuse_connection(mut socket: tokio::net::TcpStream, cap: usize) {
+    use tokio::io::AsyncWriteExt;
+    let body = json!({
+        "error": "unavailable",
+        "message": format!("the server is serving its limit of {cap} connections: try again shortly"),
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    tracing::warn!(cap, "connection refused: at the connection cap");
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        socket.write_all(answer.as_bytes()).await?;
+        socket.shutdown().await
+    })
+    .await;
+}
+
+/// The API's routes over `store`, for a router that is never shut down.
 pub fn app(store: Bundled) -> Router {
+    let (close, closing) = watch::channel(false);
+    drop(close);
+    app_with(store, Closing(closing))
+}
+
+/// The API's routes over `store`; event streams end when `closing` says so.
+fn app_with(store: Bundled, closing: Closing) -> Router {
     Router::new()
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi_json))
@@ -85,6 +307,7 @@ pub fn app(store: Bundled) -> Router {
             )))
         })
         .layer(middleware::from_fn(no_store_and_log))
+        .layer(Extension(closing))
         .with_state(store)
 }
 
@@ -153,17 +376,20 @@ impl FromRequestParts<Bundled> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, store: &Bundled) -> Result<Self, ApiError> {
-        let bearer = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token)
-            .ok_or_else(|| Error::Unauthorized("send Authorization: Bearer <token>".into()))?;
-        let participant = store.authenticate(bearer.trim()).await?;
+        let participant = store.authenticate(bearer_of(&parts.headers)?).await?;
         Ok(Caller(store.acting_as(participant)))
     }
+}
+
+/// The token of `Authorization: Bearer <token>`.
+fn bearer_of(headers: &HeaderMap) -> Result<&str, Error> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .ok_or_else(|| Error::Unauthorized("send Authorization: Bearer <token>".into()))
 }
 
 /// A path id, refused as `bad_request` when it is not a UUID.
@@ -172,13 +398,65 @@ fn id<T: std::str::FromStr<Err = Error>>(text: &str) -> ApiResult<T> {
         .map_err(|_| ApiError(Error::BadRequest(format!("{text:?} is not a UUID"))))
 }
 
-/// A JSON body (empty means `{}`); malformed JSON or unknown fields are `bad_request`.
+/// The `{id}` segment of a path, as text; one that is not UTF-8 once
+/// percent-decoded is `bad_request` in our JSON (axum's own answer is text).
+struct RawId(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for RawId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(raw)) => Ok(RawId(raw)),
+            Err(e) => Err(ApiError(Error::BadRequest(format!(
+                "the id in the path is not valid: {}",
+                e.body_text()
+            )))),
+        }
+    }
+}
+
+/// Why a request body could not be read, for the caller: the body's own
+/// error and its causes (a malformed chunk, a stall, a client that left).
+fn body_error(e: axum::Error) -> Error {
+    let mut reason = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !reason.contains(&text) {
+            reason.push_str(": ");
+            reason.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    Error::BadRequest(format!(
+        "the request body could not be read ({reason}): nothing was stored"
+    ))
+}
+
+/// A JSON object body (empty means `{}`), read up to `MAX_JSON_BYTES` (past
+/// it: `too_large`); malformed JSON, a JSON value that is not an object, or
+/// unknown fields are `bad_request`.
 async fn json_body<T: DeserializeOwned + Default>(body: Body) -> ApiResult<T> {
-    let bytes = axum::body::to_bytes(body, MAX_JSON_BYTES)
-        .await
-        .map_err(|e| Error::BadRequest(format!("the request body could not be read: {e}")))?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
+    let mut bytes = Vec::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(body_error)?;
+        if bytes.len() + chunk.len() > MAX_JSON_BYTES {
+            return Err(ApiError(Error::TooLarge {
+                limit: MAX_JSON_BYTES as u64,
+            }));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => return Ok(T::default()),
+        Some(b'{') => {}
+        Some(_) => {
+            return Err(ApiError(Error::BadRequest(
+                "the JSON body must be an object, {...}".into(),
+            )))
+        }
     }
     serde_json::from_slice(&bytes).map_err(|e| {
         ApiError(Error::BadRequest(format!(
@@ -194,9 +472,26 @@ fn query<T: DeserializeOwned>(uri: &axum::http::Uri) -> ApiResult<T> {
         .map_err(|e| ApiError(Error::BadRequest(format!("bad query: {}", e.body_text()))))
 }
 
-/// The request body as a streamed upload, with the digest header if sent.
+/// A sequence number or version from a query or header: SQLite keeps them as
+/// signed 64-bit integers, so one past 2^63 - 1 is `bad_request`.
+fn in_range(name: &str, value: Option<u64>) -> ApiResult<Option<u64>> {
+    match value {
+        Some(v) if v > i64::MAX as u64 => Err(ApiError(Error::BadRequest(format!(
+            "{name} must be at most {}",
+            i64::MAX
+        )))),
+        v => Ok(v),
+    }
+}
+
+/// The request body as a streamed upload, with the digest header if sent. A
+/// body that fails to arrive (cut off, malformed, stalled) is the client's
+/// error, not ours.
 fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
-    let reader = StreamReader::new(body.into_data_stream().map_err(std::io::Error::other));
+    let reader = StreamReader::new(
+        body.into_data_stream()
+            .map_err(|e| std::io::Error::other(body_error(e))),
+    );
     let upload = Upload::stream(reader);
     match headers.get(DIGEST_HEADER) {
         None => Ok(upload),
@@ -210,6 +505,59 @@ fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
                 })?;
             Ok(upload.with_digest(digest))
         }
+    }
+}
+
+/// A list answered as `{"<key>": [...], ...}`, serialized as the client reads
+/// it, about 64 KiB at a time, rather than into one buffer as large as the
+/// whole answer. `rest` is the fields after the list, as JSON text (`,"next":7`).
+struct JsonList<T> {
+    key: &'static str,
+    items: Vec<T>,
+    rest: String,
+}
+
+impl<T> JsonList<T> {
+    fn new(key: &'static str, items: Vec<T>) -> Self {
+        Self {
+            key,
+            items,
+            rest: String::new(),
+        }
+    }
+}
+
+impl<T: Serialize + Send + 'static> IntoResponse for JsonList<T> {
+    fn into_response(self) -> Response {
+        const CHUNK: usize = 64 << 10;
+        let opening = format!("{{\"{}\":[", self.key).into_bytes();
+        let closing = format!("]{}}}", self.rest).into_bytes();
+        let items = self.items.into_iter().enumerate();
+        let chunks = futures_util::stream::unfold(
+            (Some(opening), items, Some(closing)),
+            |(mut opening, mut items, mut closing)| async move {
+                let mut chunk = opening.take().unwrap_or_default();
+                for (i, item) in items.by_ref() {
+                    if i > 0 {
+                        chunk.push(b',');
+                    }
+                    if let Err(e) = serde_json::to_writer(&mut chunk, &item) {
+                        tracing::error!(error = %e, "a list item could not be serialized");
+                        return Some((Err(std::io::Error::other(e)), (None, items, None)));
+                    }
+                    if chunk.len() >= CHUNK {
+                        return Some((Ok(chunk), (None, items, closing)));
+                    }
+                }
+                chunk.extend(closing.take()?);
+                Some((Ok(chunk), (None, items, None)))
+            },
+        );
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from_stream(chunks),
+        )
+            .into_response()
     }
 }
 
@@ -230,14 +578,14 @@ struct PathQuery {
 }
 
 #[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList), (status = 401, body = ErrorBody)))]
-async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<Json<ArtifactList>> {
+async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Artifact>> {
     let q: PathQuery = query(request.uri())?;
     let artifacts = match q.path {
         // An addition to API.md: the artifact at one path, for clients that know paths.
         Some(path) => vec![me.artifact_by_path(&path.parse()?).await?],
         None => me.artifacts().await?,
     };
-    Ok(Json(ArtifactList { artifacts }))
+    Ok(JsonList::new("artifacts", artifacts))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts", params(("path" = String, Query, description = "Where the file goes")), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact), (status = 409, description = "exists", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -256,15 +604,13 @@ async fn import(
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Artifact), (status = 404, body = ErrorBody)))]
-async fn artifact(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Artifact>> {
+async fn artifact(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Artifact>> {
     Ok(Json(me.artifact(id(&raw)?).await?))
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = VersionList), (status = 404, body = ErrorBody)))]
-async fn versions(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<VersionList>> {
-    Ok(Json(VersionList {
-        versions: me.versions(id(&raw)?).await?,
-    }))
+async fn versions(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<JsonList<Head>> {
+    Ok(JsonList::new("versions", me.versions(id(&raw)?).await?))
 }
 
 #[derive(Deserialize, Default)]
@@ -276,11 +622,12 @@ struct VersionQuery {
 #[utoipa::path(get, path = "/v1/artifacts/{id}/content", params(("id" = Uuid, Path), ("version" = Option<u64>, Query)), responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
 async fn content(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     request: Request,
 ) -> ApiResult<Response> {
     let q: VersionQuery = query(request.uri())?;
-    let content = me.content(id(&raw)?, q.version).await?;
+    let version = in_range("version", q.version)?;
+    let content = me.content(id(&raw)?, version).await?;
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
         (header::CONTENT_LENGTH, content.head.size.to_string()),
@@ -296,7 +643,7 @@ async fn content(
 #[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", params(("id" = Uuid, Path)), request_body = CheckoutRequest, responses((status = 201, body = Checkout), (status = 409, description = "artifact_busy, with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn check_out(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Checkout>)> {
     let request: CheckoutRequest = json_body(body).await?;
@@ -373,7 +720,7 @@ async fn openapi_json(_: Caller) -> Json<utoipa::openapi::OpenApi> {
 }
 
 #[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
-async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<CheckoutList>> {
+async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Checkout>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
     struct StateQuery {
@@ -385,18 +732,18 @@ async fn checkouts(Caller(me): Caller, request: Request) -> ApiResult<Json<Check
     if q.state == Some(CheckoutState::Closed) {
         checkouts.retain(|c| c.state == CheckoutState::Closed);
     }
-    Ok(Json(CheckoutList { checkouts }))
+    Ok(JsonList::new("checkouts", checkouts))
 }
 
 #[utoipa::path(get, path = "/v1/checkouts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-async fn checkout(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Checkout>> {
+async fn checkout(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.checkout(id(&raw)?).await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/extend", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed or artifact_busy", body = ErrorBody)))]
 async fn extend(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     body: Body,
 ) -> ApiResult<Json<Checkout>> {
     let request: TtlBody = json_body(body).await?;
@@ -406,7 +753,7 @@ async fn extend(
 #[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout), (status = 400, description = "digest_mismatch", body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed", body = ErrorBody)))]
 async fn check_in(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<Checkout>> {
@@ -415,14 +762,14 @@ async fn check_in(
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody)))]
-async fn cancel(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Checkout>> {
+async fn cancel(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.cancel(id(&raw)?).await?))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts/{id}/edits", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 201, body = Edit), (status = 409, description = "artifact_busy", body = ErrorBody)))]
 async fn begin_edit(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<Edit>)> {
     let request: TtlBody = json_body(body).await?;
@@ -435,7 +782,7 @@ async fn begin_edit(
 #[utoipa::path(post, path = "/v1/edits/{id}/commit", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = CheckinResult), (status = 409, description = "stale, with the head", body = ErrorBody)))]
 async fn commit_edit(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<CheckinResult>> {
@@ -444,13 +791,13 @@ async fn commit_edit(
 }
 
 #[utoipa::path(delete, path = "/v1/edits/{id}", params(("id" = Uuid, Path)), responses((status = 204, description = "Released (idempotent)"), (status = 403, body = ErrorBody)))]
-async fn release_edit(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<StatusCode> {
+async fn release_edit(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<StatusCode> {
     me.release_edit(id(&raw)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = ProposalList)))]
-async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<ProposalList>> {
+async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Proposal>> {
     #[derive(Deserialize, Default)]
     #[serde(deny_unknown_fields)]
     struct ProposalQuery {
@@ -462,20 +809,18 @@ async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<Json<Propo
         artifact: q.artifact.as_deref().map(id).transpose()?,
         state: q.state,
     };
-    Ok(Json(ProposalList {
-        proposals: me.proposals(filter).await?,
-    }))
+    Ok(JsonList::new("proposals", me.proposals(filter).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]
-async fn accept(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Proposal>> {
+async fn accept(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.accept_proposal(id(&raw)?).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", params(("id" = Uuid, Path)), responses((status = 201, body = Proposal)))]
 async fn rebuild(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
 ) -> ApiResult<(StatusCode, Json<Proposal>)> {
     Ok((
         StatusCode::CREATED,
@@ -484,14 +829,14 @@ async fn rebuild(
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/reject", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal)))]
-async fn reject(Caller(me): Caller, Path(raw): Path<String>) -> ApiResult<Json<Proposal>> {
+async fn reject(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.reject_proposal(id(&raw)?).await?))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts/{id}/break", params(("id" = Uuid, Path)), request_body = BreakBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody)))]
 async fn break_lease(
     Caller(me): Caller,
-    Path(raw): Path<String>,
+    RawId(raw): RawId,
     body: Body,
 ) -> ApiResult<Json<Artifact>> {
     let request: BreakBody = json_body(body).await?;
@@ -502,50 +847,78 @@ async fn break_lease(
 #[serde(deny_unknown_fields)]
 struct EventsQuery {
     after: Option<u64>,
-    limit: Option<u32>,
+    limit: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("limit" = Option<u32>, Query)), responses((status = 200, body = EventPage)))]
-async fn events(Caller(me): Caller, request: Request) -> ApiResult<Json<EventPage>> {
+#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("limit" = Option<u64>, Query, description = "At most 1000")), responses((status = 200, body = EventPage)))]
+async fn events(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Event>> {
     let q: EventsQuery = query(request.uri())?;
-    Ok(Json(
-        me.events(q.after.unwrap_or(0), q.limit.unwrap_or(100))
-            .await?,
-    ))
+    let after = in_range("after", q.after)?.unwrap_or(0);
+    let limit = in_range("limit", q.limit)?.unwrap_or(100).min(MAX_EVENTS_PAGE.into());
+    let page = me.events(after, limit as u32).await?;
+    let mut list = JsonList::new("events", page.events);
+    list.rest = format!(",\"next\":{}", page.next);
+    Ok(list)
 }
 
-/// Server-Sent Events: every event after `after`, then each new one as it is
-/// written (by this server at once; by another process within a second).
+/// Server-Sent Events: every event after `after` (or the `Last-Event-ID` a
+/// reconnecting client sends), then each new one as it is written (by this
+/// server at once; by another process within a second). The stream looks at
+/// its token again, uncached, before it sends what it read and at least once
+/// a second, so it ends within a second of a revocation and sends nothing
+/// written after it; and it ends at once when the server shuts down.
 #[utoipa::path(get, path = "/v1/events/stream", params(("after" = Option<u64>, Query)), responses((status = 200, description = "Server-Sent Events, one Event per message", content_type = "text/event-stream")))]
 async fn event_stream(
     Caller(me): Caller,
+    Extension(closing): Extension<Closing>,
     request: Request,
 ) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
     let q: EventsQuery = query(request.uri())?;
-    let start: (Bundled, u64, Vec<Event>) = (me, q.after.unwrap_or(0), Vec::new());
-    let stream = futures_util::stream::unfold(start, |(me, mut after, mut pending)| async move {
-        loop {
-            if let Some(event) = pending.pop() {
-                let sse = SseEvent::default()
-                    .id(event.seq.to_string())
-                    .event(&event.kind)
-                    .json_data(&event)
-                    .unwrap_or_default();
-                return Some((Ok(sse), (me, after, pending)));
-            }
-            let changed = me.changed();
-            match me.events(after, 500).await {
-                Ok(page) if !page.events.is_empty() => {
-                    after = page.next;
-                    pending = page.events;
-                    pending.reverse();
+    let last_event_id = match request.headers().get("last-event-id") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| Error::BadRequest("Last-Event-ID must be an event's seq".into()))?,
+        ),
+    };
+    let after = in_range("Last-Event-ID", last_event_id)?
+        .or(in_range("after", q.after)?)
+        .unwrap_or(0);
+    let bearer = bearer_of(request.headers())?.to_owned();
+    let start: (Bundled, u64, Vec<Event>) = (me, after, Vec::new());
+    let events = futures_util::stream::unfold(start, move |(me, mut after, mut pending)| {
+        let bearer = bearer.clone();
+        async move {
+            loop {
+                if let Some(event) = pending.pop() {
+                    let sse = SseEvent::default()
+                        .id(event.seq.to_string())
+                        .event(&event.kind)
+                        .json_data(&event)
+                        .unwrap_or_default();
+                    return Some((Ok(sse), (me, after, pending)));
                 }
-                Ok(_) => {
-                    let _ = tokio::time::timeout(Duration::from_secs(1), changed).await;
+                let changed = me.changed();
+                let page = me.events(after, 500).await;
+                if me.recheck(&bearer).await.is_err() {
+                    return None; // revoked (or the store is gone): the stream ends
                 }
-                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                match page {
+                    Ok(page) if !page.events.is_empty() => {
+                        after = page.next;
+                        pending = page.events;
+                        pending.reverse();
+                    }
+                    Ok(_) => {
+                        let _ = tokio::time::timeout(Duration::from_secs(1), changed).await;
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                }
             }
         }
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(events.take_until(closing.wait())).keep_alive(KeepAlive::default()))
 }

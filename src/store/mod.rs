@@ -597,6 +597,9 @@ impl Tx<'_> {
     }
 
     pub fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>> {
+        if i64::try_from(version).is_err() {
+            return Ok(None); // SQLite's integers stop at 2^63 - 1: no such version
+        }
         let sql = format!(
             "SELECT {HEAD_COLUMNS} FROM versions v WHERE v.artifact_id = ?1 AND v.version = ?2"
         );
@@ -943,6 +946,9 @@ impl Tx<'_> {
     }
 
     pub fn events(&self, after: u64, limit: u32) -> Result<Vec<Event>> {
+        if i64::try_from(after).is_err() {
+            return Ok(Vec::new()); // no seq is past 2^63 - 1
+        }
         let mut stmt = self.tx.prepare_cached(
             "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
              WHERE seq > ?1 ORDER BY seq LIMIT ?2",
