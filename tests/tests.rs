@@ -10,6 +10,7 @@ mod crash;
 mod desk;
 mod edits;
 mod events;
+mod hostile;
 mod http;
 mod inputs;
 mod proposals;
