@@ -784,14 +784,20 @@ async fn serve(
     let address = listener.local_addr()?;
     // Tests and scripts read this line to find the port.
     println!("listening on http://{address}");
-    tracing::info!(max_connections = config.max_connections, "serving on http://{address}");
+    tracing::info!(
+        max_connections = config.max_connections,
+        "serving on http://{address}"
+    );
     let count_dropped = tokio::spawn(async move {
         let mut told = 0;
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(10)).await;
             let now = dropped.dropped_lines();
             if now > told {
-                tracing::warn!(dropped = now - told, "log lines were dropped: nobody reads the server's output");
+                tracing::warn!(
+                    dropped = now - told,
+                    "log lines were dropped: nobody reads the server's output"
+                );
                 told = now;
             }
         }
@@ -850,7 +856,9 @@ fn raise_open_file_limit() -> u64 {
             }
         }
     }
-    limit.rlim_cur as u64
+    #[allow(clippy::unnecessary_cast)] // rlim_t is narrower on 32-bit targets
+    let limit = limit.rlim_cur as u64;
+    limit
 }
 
 /// Windows has no such per-process limit on sockets.

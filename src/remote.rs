@@ -33,6 +33,9 @@ impl Remote {
     pub fn new(base_url: &str, token: &str) -> Result<Self> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // Below the server's 60 s idle timeout, so a pooled connection is
+            // not reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| Error::Internal(format!("HTTP client: {e}")))?;
         Ok(Self {

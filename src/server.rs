@@ -161,10 +161,11 @@ async fn serve_connection(
 ) {
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(Guarded::new(socket, limits, state.clone()));
-    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-        let (router, state) = (router.clone(), state.clone());
-        async move { Ok::<_, Infallible>(answer(router, state, request).await) }
-    });
+    let service =
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            let (router, state) = (router.clone(), state.clone());
+            async move { Ok::<_, Infallible>(answer(router, state, request).await) }
+        });
     let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
     tokio::pin!(connection);
     let served = tokio::select! {
@@ -620,11 +621,7 @@ struct VersionQuery {
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/content", params(("id" = Uuid, Path), ("version" = Option<u64>, Query)), responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
-async fn content(
-    Caller(me): Caller,
-    RawId(raw): RawId,
-    request: Request,
-) -> ApiResult<Response> {
+async fn content(Caller(me): Caller, RawId(raw): RawId, request: Request) -> ApiResult<Response> {
     let q: VersionQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
     let content = me.content(id(&raw)?, version).await?;
@@ -741,11 +738,7 @@ async fn checkout(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Check
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/extend", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed or artifact_busy", body = ErrorBody)))]
-async fn extend(
-    Caller(me): Caller,
-    RawId(raw): RawId,
-    body: Body,
-) -> ApiResult<Json<Checkout>> {
+async fn extend(Caller(me): Caller, RawId(raw): RawId, body: Body) -> ApiResult<Json<Checkout>> {
     let request: TtlBody = json_body(body).await?;
     Ok(Json(me.extend(id(&raw)?, request.ttl_seconds).await?))
 }
@@ -818,10 +811,7 @@ async fn accept(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Proposa
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", params(("id" = Uuid, Path)), responses((status = 201, body = Proposal)))]
-async fn rebuild(
-    Caller(me): Caller,
-    RawId(raw): RawId,
-) -> ApiResult<(StatusCode, Json<Proposal>)> {
+async fn rebuild(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<(StatusCode, Json<Proposal>)> {
     Ok((
         StatusCode::CREATED,
         Json(me.rebuild_proposal(id(&raw)?).await?),
@@ -854,7 +844,9 @@ struct EventsQuery {
 async fn events(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Event>> {
     let q: EventsQuery = query(request.uri())?;
     let after = in_range("after", q.after)?.unwrap_or(0);
-    let limit = in_range("limit", q.limit)?.unwrap_or(100).min(MAX_EVENTS_PAGE.into());
+    let limit = in_range("limit", q.limit)?
+        .unwrap_or(100)
+        .min(MAX_EVENTS_PAGE.into());
     let page = me.events(after, limit as u32).await?;
     let mut list = JsonList::new("events", page.events);
     list.rest = format!(",\"next\":{}", page.next);

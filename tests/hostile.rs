@@ -90,8 +90,10 @@ impl Served {
 
     fn get(&self, path: &str, token: &str) -> Answer {
         self.send(
-            format!("GET {path} HTTP/1.1\r\nauthorization: Bearer {token}\r\nconnection: close\r\n\r\n")
-                .as_bytes(),
+            format!(
+                "GET {path} HTTP/1.1\r\nauthorization: Bearer {token}\r\nconnection: close\r\n\r\n"
+            )
+            .as_bytes(),
         )
     }
 
@@ -312,7 +314,11 @@ fn past_the_connection_cap_a_client_gets_503_in_json() {
     served.get("/v1/me", &token).refused(503, "unavailable");
     drop(held);
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(served.get("/v1/me", &token).status, 200, "served again once they close");
+    assert_eq!(
+        served.get("/v1/me", &token).status,
+        200,
+        "served again once they close"
+    );
 }
 
 #[test]
@@ -320,7 +326,12 @@ fn an_upload_that_stalls_is_dropped_and_the_checkout_stays_open() {
     let served = Served::start(&["--stall-timeout", "2s"]);
     let token = served.token("alice");
     let id = import(&served, &token, "hero.psd", b"version one");
-    let checkout = post_json(&served, &token, &format!("/v1/artifacts/{id}/checkouts"), "{}");
+    let checkout = post_json(
+        &served,
+        &token,
+        &format!("/v1/artifacts/{id}/checkouts"),
+        "{}",
+    );
     assert_eq!(checkout.status, 201, "{checkout:?}");
     let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
     let mut socket = served.connect();
@@ -472,7 +483,10 @@ fn every_http_layer_error_is_our_json() {
     let second = both.find("HTTP/1.1 400").expect("a second answer");
     assert!(both.starts_with("HTTP/1.1 200"), "{both}");
     assert!(both[second..].contains("cache-control: no-store"), "{both}");
-    assert!(both[second..].contains(r#"{"error":"bad_request","message":"#), "{both}");
+    assert!(
+        both[second..].contains(r#"{"error":"bad_request","message":"#),
+        "{both}"
+    );
     // A chunked upload cut off by a client that leaves: its error, not ours.
     let mut socket = served.connect();
     socket
@@ -489,7 +503,10 @@ fn every_http_layer_error_is_our_json() {
         .collect();
     assert_eq!(paths, ["hero.psd"], "no refused upload stored anything");
     let log = served.log_text();
-    assert!(!log.contains("internal error"), "no refusal is logged as ours:\n{log}");
+    assert!(
+        !log.contains("internal error"),
+        "no refusal is logged as ours:\n{log}"
+    );
     assert!(!log.contains("status=500"), "{log}");
     println!("{} malformed requests, none answered 500", cases.len() + 2);
 }
@@ -570,7 +587,10 @@ fn a_revoked_token_loses_its_event_stream_within_a_second() {
     let mut stream = open_stream(&served, &alice, "");
     let (ended, events) = read_stream(&mut stream, Duration::from_millis(1500));
     assert!(!ended);
-    assert!(!events.is_empty(), "the stream delivers events before the revocation");
+    assert!(
+        !events.is_empty(),
+        "the stream delivers events before the revocation"
+    );
     leasedesk_cli(&served.data, &["user", "revoke", "alice"]);
     let revoked = Instant::now();
     let answer = post_json(
@@ -583,9 +603,14 @@ fn a_revoked_token_loses_its_event_stream_within_a_second() {
     let (ended, events) = read_stream(&mut stream, Duration::from_secs(5));
     assert!(ended, "the stream ends once its token is revoked");
     let took = revoked.elapsed();
-    assert!(took < Duration::from_millis(1500), "ended {took:?} after the revocation");
     assert!(
-        events.iter().all(|e| e["data"]["note"] != "written after the revocation"),
+        took < Duration::from_millis(1500),
+        "ended {took:?} after the revocation"
+    );
+    assert!(
+        events
+            .iter()
+            .all(|e| e["data"]["note"] != "written after the revocation"),
         "nothing written after the revocation is sent: {events:?}"
     );
     println!("the revoked stream ended {took:?} after the revocation");
@@ -610,7 +635,11 @@ fn the_event_stream_honours_last_event_id() {
     let mut stream = open_stream(&served, &token, &format!("last-event-id: {from}\r\n"));
     let (_, events) = read_stream(&mut stream, Duration::from_millis(1500));
     let got: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(got, seqs[seqs.len() - 1..], "only the events after Last-Event-ID");
+    assert_eq!(
+        got,
+        seqs[seqs.len() - 1..],
+        "only the events after Last-Event-ID"
+    );
 }
 
 #[test]
@@ -619,7 +648,12 @@ fn event_pages_hold_at_most_1000_events() {
     let token = served.token("alice");
     let id = import(&served, &token, "hero.psd", b"v1");
     // Each extension is an event: 1100 of them, through the data folder.
-    let checkout = post_json(&served, &token, &format!("/v1/artifacts/{id}/checkouts"), "{}");
+    let checkout = post_json(
+        &served,
+        &token,
+        &format!("/v1/artifacts/{id}/checkouts"),
+        "{}",
+    );
     let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
     let mut socket = served.connect();
     let extend = format!(
@@ -649,7 +683,10 @@ fn shutdown_ends_streams_at_once_and_bounds_uploads() {
     let took = served.exit_within(Duration::from_secs(5));
     assert!(took < Duration::from_secs(2), "exit took {took:?}");
     for stream in &mut streams {
-        assert!(read_stream(stream, Duration::from_secs(2)).0, "each stream ended");
+        assert!(
+            read_stream(stream, Duration::from_secs(2)).0,
+            "each stream ended"
+        );
     }
     println!("SIGTERM to exit with 3 event streams and a half-sent request open: {took:?}");
 
@@ -661,7 +698,12 @@ fn shutdown_ends_streams_at_once_and_bounds_uploads() {
     let mut served = Served::start_on(&data, &log, &["--shutdown-grace", "2s"]);
     let token = served.token("alice");
     let id = import(&served, &token, "hero.psd", b"version one");
-    let checkout = post_json(&served, &token, &format!("/v1/artifacts/{id}/checkouts"), "{}");
+    let checkout = post_json(
+        &served,
+        &token,
+        &format!("/v1/artifacts/{id}/checkouts"),
+        "{}",
+    );
     let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
     let mut upload = served.connect();
     upload
@@ -710,14 +752,20 @@ fn logging_never_blocks_the_server() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line.trim().strip_prefix("listening on http://").unwrap().to_owned();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap()
+        .to_owned();
     let token = leasedesk_cli(&data, &["user", "token", "alice"])
         .lines()
         .last()
         .unwrap()
         .to_owned();
     let mut socket = TcpStream::connect(&addr).unwrap();
-    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let long_path = format!("/v1/{}", "x".repeat(2000));
     let request = format!("GET {long_path} HTTP/1.1\r\n{}\r\n", bearer(&token));
     // 2000 logged requests of 2 KB each: far more than a pipe holds.

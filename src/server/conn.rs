@@ -10,8 +10,8 @@
 //! - drops a client that stops sending a head, a body, or stops reading its
 //!   response, after the times in `Limits`.
 
-use std::io;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -105,7 +105,9 @@ impl ConnState {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Called by the service for each request, in order: the refusal this
@@ -157,7 +159,9 @@ pub struct Guarded<S> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Framing {
     Head,
-    Body { left: u64 },
+    Body {
+        left: u64,
+    },
     Chunked(Chunk),
     /// After a stall or a malformed body: hyper reads the end.
     Ended,
@@ -263,14 +267,17 @@ impl<S> Guarded<S> {
         // Search only what arrived since the last look (and the 3 bytes
         // before it), so a head sent a byte at a time costs linear time.
         let from = self.searched.saturating_sub(3);
-        let end = self.raw[from..].windows(2).enumerate().find_map(|(i, pair)| {
-            let at = from + i;
-            match pair {
-                b"\n\n" => Some(at + 2),
-                b"\n\r" if self.raw.get(at + 2) == Some(&b'\n') => Some(at + 3),
-                _ => None,
-            }
-        });
+        let end = self.raw[from..]
+            .windows(2)
+            .enumerate()
+            .find_map(|(i, pair)| {
+                let at = from + i;
+                match pair {
+                    b"\n\n" => Some(at + 2),
+                    b"\n\r" if self.raw.get(at + 2) == Some(&b'\n') => Some(at + 3),
+                    _ => None,
+                }
+            });
         self.searched = self.raw.len();
         if let Some(end) = end {
             return Ok(Some(end));
@@ -445,7 +452,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
             };
             let read = match direct {
                 Some(left) => {
-                    let limit = buf.remaining().min(usize::try_from(left).unwrap_or(usize::MAX));
+                    let limit = buf
+                        .remaining()
+                        .min(usize::try_from(left).unwrap_or(usize::MAX));
                     let mut part = buf.take(limit);
                     match Pin::new(&mut this.socket).poll_read(cx, &mut part) {
                         Poll::Ready(Ok(())) => {
@@ -667,7 +676,12 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<Framing, Refusal> {
         Ok(httparse::Status::Complete(n)) if n == head.len() => {}
         Ok(_) => return Err(Refusal::bad("the request head is malformed")),
         Err(httparse::Error::TooManyHeaders) => return Err(too_large_head(limits)),
-        Err(e) => return Err(Refusal::bad(format!("the request head is malformed: {}", describe(e)))),
+        Err(e) => {
+            return Err(Refusal::bad(format!(
+                "the request head is malformed: {}",
+                describe(e)
+            )))
+        }
     }
     let target = request.path.unwrap_or_default();
     if target.parse::<axum::http::Uri>().is_err() {
@@ -726,8 +740,13 @@ fn describe(e: httparse::Error) -> &'static str {
 fn chunk_size(line: &[u8]) -> Result<u64, String> {
     let text = std::str::from_utf8(line).map_err(|_| "a chunk size is not text".to_owned())?;
     let text = text.trim_end_matches(['\r', '\n']);
-    let digits = text.split(';').next().unwrap_or("").trim_end_matches([' ', '\t']);
-    let valid = !digits.is_empty() && digits.len() <= 16 && digits.bytes().all(|b| b.is_ascii_hexdigit());
+    let digits = text
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches([' ', '\t']);
+    let valid =
+        !digits.is_empty() && digits.len() <= 16 && digits.bytes().all(|b| b.is_ascii_hexdigit());
     if !valid {
         return Err(format!("{digits:?} is not a chunk size (hex digits)"));
     }
@@ -776,7 +795,13 @@ mod tests {
     fn chunk_sizes_are_hex_digits() {
         assert_eq!(chunk_size(b"1a\r\n"), Ok(26));
         assert_eq!(chunk_size(b"0;ext=1\r\n"), Ok(0));
-        for bad in [&b"-5\r\n"[..], b"zz\r\n", b"\r\n", b"0x10\r\n", b"11111111111111111\r\n"] {
+        for bad in [
+            &b"-5\r\n"[..],
+            b"zz\r\n",
+            b"\r\n",
+            b"0x10\r\n",
+            b"11111111111111111\r\n",
+        ] {
             assert!(chunk_size(bad).is_err(), "{bad:?}");
         }
     }
