@@ -13,7 +13,7 @@ use crate::backend::{Backend, Content, Upload, UploadSource};
 use crate::blob::{BlobStore, StagedBlob};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::failpoint::Failpoints;
+use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 use crate::rules::{self, Blob};
 use crate::store::{Durability, EditState, Store, Tx};
@@ -414,7 +414,11 @@ impl Bundled {
     async fn persist(&self, staged: StagedBlob) -> Result<Blob> {
         let blob = Blob::from(&staged);
         let shared = self.shared.clone();
-        off_thread(move || staged.persist(&shared.blobs)).await?;
+        off_thread(move || {
+            staged.persist(&shared.blobs)?;
+            shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)
+        })
+        .await?;
         Ok(blob)
     }
 
