@@ -30,6 +30,11 @@ fn assert_only_named_blobs(f: &Fixture) {
         named_blobs(f.dir.path()),
         "the blob folder holds exactly the blobs rows name"
     );
+    let left: Vec<_> = std::fs::read_dir(f.dir.path().join("blobs/tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "no upload or hold file is left: {left:?}");
 }
 
 const RACERS: usize = 16;

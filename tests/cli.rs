@@ -574,6 +574,7 @@ async fn a_closed_stdout_ends_the_cli_quietly_with_status_0() {
     .unwrap();
 }
 
+#[cfg(unix)]
 /// Every folder and file under `root` with the permission bits it has.
 fn modes_under(root: &Path) -> Vec<(std::path::PathBuf, u32)> {
     use std::os::unix::fs::PermissionsExt;
@@ -597,6 +598,7 @@ fn modes_under(root: &Path) -> Vec<(std::path::PathBuf, u32)> {
     found
 }
 
+#[cfg(unix)]
 fn assert_private(root: &Path) {
     for (path, mode) in modes_under(root) {
         let want = if path.is_dir() { 0o700 } else { 0o600 };
@@ -604,6 +606,7 @@ fn assert_private(root: &Path) {
     }
 }
 
+#[cfg(unix)]
 /// `leasedesk` with `args` on `data` under umask 022, as a login shell has it.
 fn under_umask_022(data: &Path, args: &[&str]) -> Command {
     use std::os::unix::process::CommandExt;
@@ -623,6 +626,7 @@ fn under_umask_022(data: &Path, args: &[&str]) -> Command {
     command
 }
 
+#[cfg(unix)]
 #[test]
 fn the_data_folder_is_private_to_its_owner_under_umask_022() {
     use std::io::BufRead;
@@ -674,6 +678,7 @@ fn the_data_folder_is_private_to_its_owner_under_umask_022() {
     server.wait().unwrap();
 }
 
+#[cfg(unix)]
 #[test]
 fn a_world_readable_data_folder_of_an_older_version_is_made_private_at_open() {
     use std::os::unix::fs::PermissionsExt;
