@@ -3,7 +3,8 @@
 //! fsynced and renamed to its digest's name. Nothing here holds a whole file in
 //! memory: a copy moves through a few 1 MiB buffers.
 
-use std::fs::{self, File, OpenOptions};
+use std::collections::HashSet;
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -16,6 +17,7 @@ use crate::backend::{check_cancel, Progress};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::Digest;
+use crate::owner_only;
 
 /// Size of the pieces a file is copied in: large enough for BLAKE3's SIMD and
 /// few system calls, small enough that the few in flight cost little memory.
@@ -36,18 +38,131 @@ impl BlobStore {
         let store = Self {
             root: root.to_owned(),
         };
-        fs::create_dir_all(store.temp_dir())?;
+        owner_only::create_dir_all(&store.temp_dir())?;
         store.create_shard_dirs()?;
         for entry in fs::read_dir(store.temp_dir())? {
             let path = entry?.path();
-            // A live upload (maybe another process's) holds a lock on its file.
+            // A live upload (maybe another process's) holds a lock on its file,
+            // and a hold's file may have been made again since it was opened here.
             if let Ok(file) = File::open(&path) {
-                if file.try_lock().is_ok() {
+                if file.try_lock().is_ok() && still_named(&file, &path)? {
                     let _ = fs::remove_file(&path);
                 }
             }
         }
         Ok(store)
+    }
+
+    /// Removes every blob that no committed row names (`named` is the set a
+    /// snapshot found; `is_named` asks again, fresh, before each removal) and
+    /// no upload holds: what a process killed before its commit left behind.
+    /// Returns how many it removed.
+    pub fn sweep_unnamed(
+        &self,
+        named: &HashSet<Digest>,
+        is_named: impl Fn(&Digest) -> Result<bool>,
+    ) -> Result<usize> {
+        let mut removed = 0;
+        for shard in 0..=255u8 {
+            for entry in fs::read_dir(self.root.join(format!("{shard:02x}")))? {
+                let name = entry?.file_name();
+                let Some(digest) = name
+                    .to_str()
+                    .and_then(|hex| format!("blake3:{hex}").parse::<Digest>().ok())
+                else {
+                    continue; // not a blob of ours: leave it be
+                };
+                if !named.contains(&digest) && self.remove_unnamed(&digest, &is_named)? {
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    fn hold_path(&self, digest: &Digest) -> PathBuf {
+        self.temp_dir().join(format!("hold-{}", digest.hex()))
+    }
+
+    /// Opens the lock file of `digest`'s holds, as it is named now (a removal
+    /// deletes it while it has it alone, and the next one makes it again).
+    fn open_hold_file(&self, digest: &Digest, shared: bool) -> Result<Option<File>> {
+        let path = self.hold_path(digest);
+        let mut denied = 0;
+        loop {
+            let file = match owner_only::file_options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+            {
+                Ok(file) => file,
+                // Windows refuses to open a file that is being deleted: soon it is gone.
+                Err(e) if e.kind() == io::ErrorKind::PermissionDenied && denied < 100 => {
+                    denied += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if shared {
+                file.lock_shared()?;
+            } else {
+                match file.try_lock() {
+                    Ok(()) => {}
+                    Err(fs::TryLockError::WouldBlock) => return Ok(None),
+                    Err(fs::TryLockError::Error(e)) => return Err(e.into()),
+                }
+            }
+            if still_named(&file, &path)? {
+                return Ok(Some(file));
+            }
+        }
+    }
+
+    /// Holds `digest`'s blob against removal, waiting while a removal decides.
+    /// An upload takes this before its blob is named by its digest and keeps
+    /// it until the transaction that would name it in a row has ended, so that
+    /// no process removes it meanwhile (the bytes may be shared with another
+    /// upload of the same digest, or with a committed row).
+    pub fn hold(&self, digest: &Digest) -> Result<BlobHold> {
+        let file = self
+            .open_hold_file(digest, true)?
+            .expect("a shared lock waits rather than fails");
+        Ok(BlobHold {
+            file: Some(file),
+            path: self.hold_path(digest),
+            digest: digest.clone(),
+        })
+    }
+
+    /// Removes `digest`'s blob unless an upload holds it or `is_named` finds a
+    /// committed row naming it. Nobody can start naming it meanwhile: naming
+    /// needs a hold, and this has the digest's lock alone while it asks and
+    /// removes. Returns whether it removed the blob.
+    pub fn remove_unnamed(
+        &self,
+        digest: &Digest,
+        is_named: impl FnOnce(&Digest) -> Result<bool>,
+    ) -> Result<bool> {
+        let Some(sole) = self.open_hold_file(digest, false)? else {
+            return Ok(false); // an upload holds it: its own end decides
+        };
+        let removed = match is_named(digest) {
+            Ok(true) => Ok(false),
+            Ok(false) => match fs::remove_file(self.path(digest)) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(e.into()),
+            },
+            Err(e) => Err(e),
+        };
+        // The blob first, then the lock file: an upload that finds the lock
+        // file made anew finds the blob gone too, and stores its own.
+        let _ = fs::remove_file(self.hold_path(digest));
+        drop(sole);
+        removed
     }
 
     /// Makes the 256 folders blobs are spread over, once, durably: then a blob's
@@ -57,7 +172,7 @@ impl BlobStore {
         for shard in 0..=255u8 {
             let dir = self.root.join(format!("{shard:02x}"));
             if !dir.is_dir() {
-                fs::create_dir_all(&dir)?;
+                owner_only::create_dir_all(&dir)?;
                 created = true;
             }
         }
@@ -90,7 +205,7 @@ impl BlobStore {
             let path = self
                 .temp_dir()
                 .join(format!("upload-{}", uuid::Uuid::new_v4()));
-            let file = OpenOptions::new()
+            let file = owner_only::file_options()
                 .write(true)
                 .create_new(true)
                 .open(&path)?;
@@ -399,12 +514,38 @@ impl StagedBlob {
             .sync_all()?;
         if !dir.is_dir() {
             // Made at open; someone removed it since.
-            fs::create_dir_all(dir)?;
+            owner_only::create_dir_all(dir)?;
             sync_dir(&store.root)?;
         }
         fs::rename(&self.temp.path, &target)?;
         sync_dir(dir)?;
         Ok(())
+    }
+}
+
+/// An upload's hold on its digest's blob (see [`BlobStore::hold`]), released
+/// when dropped.
+pub struct BlobHold {
+    file: Option<File>,
+    path: PathBuf,
+    digest: Digest,
+}
+
+impl BlobHold {
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+}
+
+impl Drop for BlobHold {
+    fn drop(&mut self) {
+        // The last holder out removes the lock file, so that one is not left
+        // per digest ever stored. It may do so only with the lock alone.
+        let Some(file) = self.file.take() else { return };
+        let _ = file.unlock();
+        if file.try_lock().is_ok() && still_named(&file, &self.path).unwrap_or(false) {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -10,11 +10,12 @@ use async_trait::async_trait;
 use tokio::io::AsyncRead;
 
 use crate::backend::{Backend, Content, Upload, UploadSource};
-use crate::blob::{BlobStore, StagedBlob};
+use crate::blob::{BlobHold, BlobStore, StagedBlob};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::failpoint::Failpoints;
+use crate::failpoint::{self, Failpoints};
 use crate::model::*;
+use crate::owner_only;
 use crate::rules::{self, Blob};
 use crate::store::{Durability, EditState, Store, Tx};
 use crate::token;
@@ -118,6 +119,13 @@ struct QueuedWrite<T, F> {
     durability: Durability,
     value: Option<T>,
     reply: tokio::sync::oneshot::Sender<Result<T>>,
+    blob: Option<Naming<T>>,
+}
+
+/// The upload a write would name, and how its value tells whether it did.
+struct Naming<T> {
+    pending: PendingBlob,
+    names_it: fn(&T) -> bool,
 }
 
 impl<T, F> Queued for QueuedWrite<T, F>
@@ -140,8 +148,52 @@ where
     }
 
     fn answer(self: Box<Self>, outcome: Result<()>) {
-        let QueuedWrite { value, reply, .. } = *self;
-        let _ = reply.send(outcome.map(|()| value.expect("a value after a good run")));
+        let QueuedWrite {
+            value, reply, blob, ..
+        } = *self;
+        let outcome = outcome.map(|()| value.expect("a value after a good run"));
+        // Before the caller hears: then a refused upload's blob is gone by then.
+        if let Some(Naming { pending, names_it }) = blob {
+            match &outcome {
+                Ok(value) if names_it(value) => pending.named(),
+                _ => drop(pending),
+            }
+        }
+        let _ = reply.send(outcome);
+    }
+}
+
+/// An upload's blob, held (see [`BlobStore::hold`]) from before it is named by
+/// its digest until the transaction that would name it in a row has ended.
+/// Dropped without [`PendingBlob::named`] (that transaction failed or refused,
+/// or never ran), it removes the blob unless a committed row names it or
+/// another upload holds it; what a crash leaves, the next open sweeps.
+struct PendingBlob {
+    hold: Option<BlobHold>,
+    shared: Arc<Shared>,
+}
+
+impl PendingBlob {
+    /// A committed row names the blob: only the hold is released.
+    fn named(mut self) {
+        self.hold.take();
+    }
+}
+
+impl Drop for PendingBlob {
+    fn drop(&mut self) {
+        let Some(hold) = self.hold.take() else {
+            return;
+        };
+        let digest = hold.digest().clone();
+        drop(hold);
+        let shared = &self.shared;
+        let removed = shared
+            .blobs
+            .remove_unnamed(&digest, |d| shared.store.read(|tx| tx.names_blob(d)));
+        if let Err(e) = removed {
+            tracing::warn!("an unnamed blob stays until the next open: {e}");
+        }
     }
 }
 
@@ -157,10 +209,23 @@ impl Bundled {
     }
 
     pub fn open_with(dir: &Path, options: Options) -> Result<Self> {
-        std::fs::create_dir_all(dir)?;
+        owner_only::create_dir_all(dir)?;
+        owner_only::restrict_if_open_to_all(dir);
+        let database = dir.join("leasedesk.db");
+        owner_only::create_file(&database)?;
+        let store = Store::open(&database, options.failpoints.clone())?;
+        let blobs = BlobStore::open(&dir.join("blobs"))?;
+        // Blobs of uploads that a killed process never named. Best effort: a
+        // failed sweep is tried again at the next open.
+        let swept = store
+            .read(|tx| tx.blob_digests())
+            .and_then(|named| blobs.sweep_unnamed(&named, |d| store.read(|tx| tx.names_blob(d))));
+        if let Err(e) = swept {
+            tracing::warn!("unnamed blobs stay until the next open: {e}");
+        }
         let shared = Shared {
-            store: Store::open(&dir.join("leasedesk.db"), options.failpoints.clone())?,
-            blobs: BlobStore::open(&dir.join("blobs"))?,
+            store,
+            blobs,
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
@@ -327,6 +392,17 @@ impl Bundled {
         durability: Durability,
         f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
+        self.write_naming(durability, None, f).await
+    }
+
+    /// [`Bundled::write`], for a write that names an upload's blob when
+    /// `names_it` says so of its value; otherwise the blob is removed.
+    async fn write_naming<T: Send + 'static>(
+        &self,
+        durability: Durability,
+        blob: Option<Naming<T>>,
+        f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         self.shared.queued_writes().push(Box::new(QueuedWrite {
             f,
@@ -334,6 +410,7 @@ impl Bundled {
             durability,
             value: None,
             reply,
+            blob,
         }));
         let lost = || {
             Err(Error::Internal(
@@ -414,16 +491,21 @@ impl Bundled {
     }
 
     /// Names a staged blob by its digest; rows may refer to it from then on.
-    async fn persist(&self, staged: StagedBlob) -> Result<Blob> {
+    /// The blob is held until the returned pending blob is named or dropped.
+    async fn persist(&self, staged: StagedBlob) -> Result<(Blob, PendingBlob)> {
         let blob = Blob::from(&staged);
         let shared = self.shared.clone();
-        off_thread(move || staged.persist(&shared.blobs)).await?;
-        Ok(blob)
-    }
-
-    async fn store_upload(&self, upload: Upload) -> Result<Blob> {
-        let staged = self.stage(upload).await?;
-        self.persist(staged).await
+        let pending = off_thread(move || {
+            let pending = PendingBlob {
+                hold: Some(shared.blobs.hold(&staged.digest)?),
+                shared: shared.clone(),
+            };
+            staged.persist(&shared.blobs)?;
+            shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+            Ok(pending)
+        })
+        .await?;
+        Ok((blob, pending))
     }
 }
 
@@ -490,8 +572,13 @@ impl Backend for Bundled {
         let checked = path.clone();
         self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
             .await?;
-        let blob = self.store_upload(upload).await?;
-        self.write(Durability::Full, move |tx, me, now, _| {
+        let staged = self.stage(upload).await?;
+        let (blob, pending) = self.persist(staged).await?;
+        let named = Some(Naming {
+            pending,
+            names_it: |_: &Artifact| true,
+        });
+        self.write_naming(Durability::Full, named, move |tx, me, now, _| {
             rules::import(tx, me, &path, &blob, now)
         })
         .await
@@ -592,13 +679,17 @@ impl Backend for Bundled {
         let staged = self.stage(upload).await?;
         // No new blob for a retry (its first check-in stored the same bytes, or it
         // is refused) nor for the head's bytes, which a committed row keeps.
-        let (blob, durability) =
+        // Any check-in that answers names its bytes (a version, a proposal,
+        // or the head's own).
+        let (blob, durability, pending) =
             if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
-                (Blob::from(&staged), Durability::Normal)
+                (Blob::from(&staged), Durability::Normal, None)
             } else {
-                (self.persist(staged).await?, Durability::Full)
+                let (blob, pending) = self.persist(staged).await?;
+                let names_it = |_: &Checkout| true;
+                (blob, Durability::Full, Some(Naming { pending, names_it }))
             };
-        self.write(durability, move |tx, me, now, _| {
+        self.write_naming(durability, pending, move |tx, me, now, _| {
             rules::check_in(tx, me, id, &blob, now)
         })
         .await
@@ -629,12 +720,15 @@ impl Backend for Bundled {
             head.version == before.edit.base_version && head.digest == before.edit.base_digest;
         let needs_blob =
             before.state == EditState::Open && head_is_base && staged.digest != head.digest;
-        let (blob, durability) = if needs_blob {
-            (self.persist(staged).await?, Durability::Full)
+        // Only a commit that answers without a refusal names the bytes.
+        let (blob, durability, pending) = if needs_blob {
+            let (blob, pending) = self.persist(staged).await?;
+            let names_it = Result::is_ok;
+            (blob, Durability::Full, Some(Naming { pending, names_it }))
         } else {
-            (Blob::from(&staged), Durability::Normal)
+            (Blob::from(&staged), Durability::Normal, None)
         };
-        self.write(durability, move |tx, me, now, _| {
+        self.write_naming(durability, pending, move |tx, me, now, _| {
             rules::commit_edit(tx, me, id, &blob, now)
         })
         .await?

@@ -629,12 +629,9 @@ fn event_line(e: &Event) -> String {
 async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), Error> {
     let print = |event: &Event| {
         if out.json {
-            println!(
-                "{}",
-                serde_json::to_string(event).expect("an event serializes")
-            );
+            say(&serde_json::to_string(event).expect("an event serializes"));
         } else {
-            println!("{}", event_line(event));
+            say(&event_line(event));
         }
     };
     match target {
@@ -693,6 +690,10 @@ async fn edit(
             }
             let mut child = tokio::process::Command::new(program)
                 .args(&args)
+                // The agent's command gets the caller's environment, but not
+                // the means to act as the caller on the server.
+                .env_remove("LEASEDESK_TOKEN")
+                .env_remove("LEASEDESK_SERVER")
                 .process_group(0)
                 .kill_on_drop(true)
                 .spawn()
@@ -782,8 +783,13 @@ async fn serve(
         .await
         .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
     let address = listener.local_addr()?;
-    // Tests and scripts read this line to find the port.
-    println!("listening on http://{address}");
+    // Tests and scripts read this line to find the port. Whether anyone
+    // reads it, or stdout is closed later, the server goes on serving.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "listening on http://{address}").and_then(|()| stdout.flush());
+    }
     tracing::info!(
         max_connections = config.max_connections,
         "serving on http://{address}"
@@ -923,12 +929,25 @@ struct Output {
 impl Output {
     fn print<T: Serialize>(&self, value: &T, human: impl FnOnce() -> String) {
         if self.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(value).expect("output serializes")
-            );
+            say(&serde_json::to_string_pretty(value).expect("output serializes"));
         } else {
-            println!("{}", human());
+            say(&human());
+        }
+    }
+}
+
+/// Prints a line of the command's output. A closed stdout (`leasedesk ls |
+/// head -1`) ends the command at once, quietly and with success, as other
+/// Unix tools end: whoever read the output has all they wanted.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("leasedesk: cannot write the output: {e}");
+            std::process::exit(1);
         }
     }
 }

@@ -12,6 +12,8 @@ pub mod at {
     pub const CHECKOUT_RECORD: &str = "checkout.record";
     /// While an upload streams to its temporary blob file, after the first chunk.
     pub const UPLOAD_STREAM: &str = "upload.stream";
+    /// An upload's blob is renamed to its digest; the transaction that names it has not begun.
+    pub const BLOB_RENAMED: &str = "blob.renamed";
     /// A transaction that writes a version or a proposal is written whole, not yet committed.
     pub const BEFORE_DURABLE_COMMIT: &str = "store.before_durable_commit";
     /// Such a transaction has committed; the caller has not been answered yet.

@@ -425,3 +425,280 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
         "the upload committed whole"
     );
 }
+
+#[test]
+fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let local = Cli { data: &data };
+    let token = local
+        .ok("user:root", &["user", "add", "resizer", "--agent"])
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, b"hello\n").unwrap();
+    local.ok("user:alice", &["import", "a.txt", file.to_str().unwrap()]);
+    let server = ServeProcess::start(&data);
+    // The command prints its environment, one NAME=value per line, then leaves the file be.
+    let edit = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .args(["edit", "a.txt", "--", "sh", "-c", "env"])
+        .env("LEASEDESK_SERVER", &server.url)
+        .env("LEASEDESK_TOKEN", &token)
+        .env("LEASEDESK_TEST_KEPT", "kept")
+        .output()
+        .unwrap();
+    assert!(
+        edit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edit.stderr)
+    );
+    let printed = String::from_utf8(edit.stdout).unwrap();
+    let names: Vec<&str> = printed
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect();
+    assert!(
+        names.contains(&"LEASEDESK_TEST_KEPT"),
+        "the rest is kept: {printed}"
+    );
+    assert!(names.contains(&"PATH"), "{printed}");
+    for secret in ["LEASEDESK_TOKEN", "LEASEDESK_SERVER"] {
+        assert!(!names.contains(&secret), "{secret} reached the command");
+    }
+    let secret = token.rsplit('_').next().unwrap();
+    assert!(!printed.contains(secret), "the token reached the command");
+    assert!(printed.contains("a.txt is unchanged"), "{printed}");
+    assert!(server.stop());
+}
+
+/// Starts `args` on `data` with stdout piped, reads its first line, closes the
+/// pipe, lets `meanwhile` run, and returns how the process ended.
+fn close_stdout_after_one_line(
+    data: &Path,
+    args: &[&str],
+    meanwhile: impl FnOnce(),
+) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .arg("--data")
+        .arg(data)
+        .args(["--as", "user:alice"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(!first.is_empty(), "{args:?} printed a line");
+    drop(stdout);
+    meanwhile();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{args:?} went on after its stdout closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_ends_the_cli_quietly_with_status_0() {
+    use leasedesk::Backend;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let alice = leasedesk::Bundled::open(&data)
+        .unwrap()
+        .acting_as("user:alice".parse().unwrap());
+    // Far more output than a pipe buffers (64 KiB), so a write meets the closed pipe.
+    let long_folder = "a-folder-with-a-rather-long-name/".repeat(6);
+    let imports: Vec<_> = (0..400)
+        .map(|i| {
+            let alice = alice.clone();
+            let path = format!("{long_folder}file-{i:04}.psd").parse().unwrap();
+            tokio::spawn(async move {
+                let upload = leasedesk::Upload::stream(std::io::Cursor::new(vec![i as u8]));
+                alice.import(&path, upload).await.unwrap()
+            })
+        })
+        .collect();
+    for import in imports {
+        import.await.unwrap();
+    }
+    let data_path = data.clone();
+    tokio::task::spawn_blocking(move || {
+        let data = &data_path;
+        for args in [
+            &["ls"][..],
+            &["--json", "ls"],
+            &["events", "--limit", "1000"],
+            &["--json", "events", "--limit", "1000"],
+        ] {
+            let (status, stderr) = close_stdout_after_one_line(data, args, || {});
+            assert_eq!(status.code(), Some(0), "{args:?}: {stderr}");
+            assert!(stderr.is_empty(), "{args:?} ends quietly: {stderr}");
+        }
+        // A follower writes on as events come: the next one after the close ends it.
+        let (status, stderr) = close_stdout_after_one_line(data, &["events", "--follow"], || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let file = data.with_extension("psd");
+            std::fs::write(&file, b"one more").unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+                .arg("--data")
+                .arg(data)
+                .args(["import", "one-more.psd"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        });
+        assert_eq!(status.code(), Some(0), "events --follow: {stderr}");
+        assert!(stderr.is_empty(), "events --follow ends quietly: {stderr}");
+    })
+    .await
+    .unwrap();
+}
+
+#[cfg(unix)]
+/// Every folder and file under `root` with the permission bits it has.
+fn modes_under(root: &Path) -> Vec<(std::path::PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = vec![(
+        root.to_owned(),
+        std::fs::metadata(root).unwrap().permissions().mode() & 0o777,
+    )];
+    let mut i = 0;
+    while i < found.len() {
+        let dir = found[i].0.clone();
+        i += 1;
+        if !dir.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            found.push((path, mode));
+        }
+    }
+    found
+}
+
+#[cfg(unix)]
+fn assert_private(root: &Path) {
+    for (path, mode) in modes_under(root) {
+        let want = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode, want, "{} is {mode:o}", path.display());
+    }
+}
+
+#[cfg(unix)]
+/// `leasedesk` with `args` on `data` under umask 022, as a login shell has it.
+fn under_umask_022(data: &Path, args: &[&str]) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+    command
+        .arg("--data")
+        .arg(data)
+        .args(["--as", "user:alice"])
+        .args(args);
+    // SAFETY: umask is async-signal-safe and touches only the child's state.
+    unsafe {
+        command.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    command
+}
+
+#[cfg(unix)]
+#[test]
+fn the_data_folder_is_private_to_its_owner_under_umask_022() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("a.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    let run = |args: &[&str]| {
+        let out = under_umask_022(&data, args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["import", "a.psd", file.to_str().unwrap()]);
+    run(&["checkout", "a.psd"]);
+    std::fs::write(&file, b"v2").unwrap();
+    run(&["checkin", "a.psd", file.to_str().unwrap()]);
+    // A server keeps the database's log and shared-memory files open: look meanwhile.
+    let mut server = under_umask_022(&data, &["serve", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on"), "{line}");
+    let names: Vec<String> = modes_under(&data)
+        .iter()
+        .filter_map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    for expected in [
+        "leasedesk.db",
+        "leasedesk.db-wal",
+        "leasedesk.db-shm",
+        "blobs",
+        "tmp",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    assert_private(&data);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_world_readable_data_folder_of_an_older_version_is_made_private_at_open() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = dir.path().join("a.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    let cli = Cli { data: &data };
+    cli.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
+    // What an older version left under umask 022: folders 755, files 644.
+    for (path, _) in modes_under(&data) {
+        let mode = if path.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    cli.ok("user:alice", &["ls"]);
+    assert_private(&data);
+
+    // A folder its owner opened to a group (and not to everyone) is left as chosen.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o750)).unwrap();
+    cli.ok("user:alice", &["ls"]);
+    let mode = std::fs::metadata(&data).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o750);
+}

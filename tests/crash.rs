@@ -1,11 +1,13 @@
 //! A real `leasedesk` process killed (SIGKILL) in the middle of a check-in
 //! leaves the whole check-in or none of it, and a store that opens cleanly.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use leasedesk::failpoint;
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Upload};
 
@@ -14,16 +16,22 @@ use crate::harness::*;
 /// Runs a check-in as alice in a child process, waits until it stops at
 /// `failpoint` (and `ready` holds), then kills it with SIGKILL.
 fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str, ready: impl Fn() -> bool) {
+    let checkin = [OsStr::new("checkin"), OsStr::new("a.psd"), file.as_os_str()];
+    kill_at(data, &checkin, failpoint, ready, || {});
+}
+
+/// Runs `args` as alice in a child process, waits until it stops at
+/// `failpoint` (and `ready` holds), calls `meanwhile`, then kills it with SIGKILL.
+fn kill_at(
+    data: &Path,
+    args: &[&OsStr],
+    failpoint: &str,
+    ready: impl Fn() -> bool,
+    meanwhile: impl FnOnce(),
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
-        .args([
-            "--data",
-            data.to_str().unwrap(),
-            "--as",
-            "user:alice",
-            "checkin",
-            "a.psd",
-        ])
-        .arg(file)
+        .args(["--data", data.to_str().unwrap(), "--as", "user:alice"])
+        .args(args)
         .env("LEASEDESK_FAILPOINTS", format!("{failpoint}=pause"))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -50,6 +58,9 @@ fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str, ready: impl Fn() -
     };
     while stopped && !ready() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
+    }
+    if stopped {
+        meanwhile();
     }
     child.kill().expect("SIGKILL"); // Child::kill sends SIGKILL on Unix
     child.wait().unwrap();
@@ -100,6 +111,11 @@ async fn assert_nothing_of_the_checkin_happened(
         std::fs::read_dir(data.join("blobs/tmp")).unwrap().count(),
         0,
         "reopening removed the killed upload's temporary file"
+    );
+    assert_eq!(
+        blob_files(data),
+        named_blobs(data),
+        "reopening removed the killed check-in's blob"
     );
     assert_eq!(
         all_events(&alice).await,
@@ -210,4 +226,53 @@ async fn killed_after_the_commit_before_answering_a_retry_gets_the_same_answer()
         2,
         "committed once"
     );
+}
+
+/// An import killed after its blob was renamed to its digest, before the
+/// transaction naming it: while the process lives, another process's open
+/// leaves the blob alone; once it is dead, the next open removes it.
+#[tokio::test]
+async fn killed_between_a_blobs_rename_and_its_commit_leaves_no_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let alice = Bundled::open(data)
+        .unwrap()
+        .acting_as(participant("user:alice"));
+    alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
+    drop(alice);
+    let file = data.join("new.psd");
+    std::fs::write(&file, b"bytes no row will name").unwrap();
+    let orphan = digest(b"bytes no row will name").hex().to_owned();
+    let import = [
+        OsStr::new("import"),
+        OsStr::new("new.psd"),
+        file.as_os_str(),
+    ];
+    let mut survived_a_sweep = false;
+    kill_at(
+        data,
+        &import,
+        failpoint::at::BLOB_RENAMED,
+        || true,
+        || {
+            assert!(blob_files(data).contains(&orphan), "renamed to its digest");
+            // This process's open sweeps; the live upload's blob stays.
+            drop(Bundled::open(data).unwrap());
+            survived_a_sweep = blob_files(data).contains(&orphan);
+        },
+    );
+    assert!(survived_a_sweep, "a sweep left the live upload's blob");
+    assert!(
+        blob_files(data).contains(&orphan),
+        "the killed process left it"
+    );
+
+    let reopened = Bundled::open(data).unwrap();
+    assert!(
+        !blob_files(data).contains(&orphan),
+        "the open after the crash removed it"
+    );
+    assert_eq!(blob_files(data), named_blobs(data));
+    assert_eq!(reopened.artifacts().await.unwrap().len(), 1, "no import");
+    assert_store_is_sound(data);
 }

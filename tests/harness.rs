@@ -249,3 +249,57 @@ pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option
 }
 
 pub const HOUR: Duration = Duration::from_secs(3600);
+
+/// The digests (as hex, like the blob files' names) that a version or a
+/// proposal of the data folder `data` names: every row that serves bytes.
+pub fn named_blobs(data: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let db = rusqlite::Connection::open(data.join("leasedesk.db")).expect("open the database");
+    let mut stmt = db
+        .prepare("SELECT digest FROM versions UNION SELECT digest FROM proposals")
+        .unwrap();
+    let digests = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|d| d.unwrap().trim_start_matches("blake3:").to_owned())
+        .collect();
+    digests
+}
+
+/// The blob files in the data folder `data`'s shard folders, by name.
+pub fn blob_files(data: &std::path::Path) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for shard in std::fs::read_dir(data.join("blobs")).expect("blob folder") {
+        let shard = shard.unwrap();
+        if shard.file_name() == "tmp" {
+            continue;
+        }
+        for blob in std::fs::read_dir(shard.path()).unwrap() {
+            names.insert(blob.unwrap().file_name().into_string().unwrap());
+        }
+    }
+    names
+}
+
+/// Temporary files of uploads being written in `data`.
+pub fn uploads_in_flight(data: &std::path::Path) -> usize {
+    std::fs::read_dir(data.join("blobs/tmp"))
+        .expect("temp folder")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("upload-"))
+        })
+        .count()
+}
+
+/// Waits (up to 30 s) until `n` uploads are being written in `data`: their
+/// requests got past every check made before the bytes are read.
+pub async fn wait_for_uploads(data: &std::path::Path, n: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while uploads_in_flight(data) < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} uploads never started"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod blobs;
 mod checkin;
 mod checkout;
 mod cli;

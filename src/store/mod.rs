@@ -610,6 +610,29 @@ impl Tx<'_> {
             .optional()?)
     }
 
+    // ----- blobs
+
+    /// Whether a version or a proposal (of any state: rows are never deleted)
+    /// names `digest`: the rows whose bytes are served, so their blob must stay.
+    pub fn names_blob(&self, digest: &Digest) -> Result<bool> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = ?1)
+                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = ?1)",
+            )?
+            .query_row([digest.as_str()], |r| r.get(0))?)
+    }
+
+    /// Every digest [`Tx::names_blob`] would find.
+    pub fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
+        let mut stmt = self
+            .tx
+            .prepare("SELECT digest FROM versions UNION SELECT digest FROM proposals")?;
+        let rows = stmt.query_map([], |r| parsed(r, 0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     // ----- leases
 
     pub fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
