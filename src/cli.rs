@@ -688,14 +688,18 @@ async fn edit(
             if !command.iter().any(|a| a.contains("{}")) {
                 args.push(path);
             }
-            let mut child = tokio::process::Command::new(program)
-                .args(&args)
+            let mut run = tokio::process::Command::new(program);
+            run.args(&args)
                 // The agent's command gets the caller's environment, but not
                 // the means to act as the caller on the server.
                 .env_remove("LEASEDESK_TOKEN")
                 .env_remove("LEASEDESK_SERVER")
-                .process_group(0)
-                .kill_on_drop(true)
+                .kill_on_drop(true);
+            // Its own process group, so a deadline stops what it started too
+            // (elsewhere, only the command itself is stopped).
+            #[cfg(unix)]
+            run.process_group(0);
+            let mut child = run
                 .spawn()
                 .map_err(|e| Error::Invalid(format!("cannot run {program}: {e}")))?;
             // A deadline drops this future: then the command and all it started stop.
@@ -720,7 +724,7 @@ struct KillGroupOnDrop(Option<u32>);
 
 impl Drop for KillGroupOnDrop {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         if let Some(group) = self.0 {
             // SAFETY: kill only reads its arguments. The group is the command's own
             // (process_group(0)); after the command exits it is empty or gone.
