@@ -450,20 +450,29 @@ async fn json_body<T: DeserializeOwned + Default>(body: Body) -> ApiResult<T> {
         }
         bytes.extend_from_slice(&chunk);
     }
+    Ok(json_object(&bytes)?)
+}
+
+/// A JSON object (empty means `{}`); anything else is `bad_request`.
+pub fn json_object<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Error> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
         None => return Ok(T::default()),
         Some(b'{') => {}
+        // serde would take `[60, "note"]` for a struct's fields in order.
         Some(_) => {
-            return Err(ApiError(Error::BadRequest(
+            return Err(Error::BadRequest(
                 "the JSON body must be an object, {...}".into(),
-            )))
+            ))
         }
     }
-    serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError(Error::BadRequest(format!(
-            "the JSON body is not valid: {e}"
-        )))
-    })
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::BadRequest(format!("the JSON body is not valid: {e}")))
+}
+
+/// The guard's parsers of untrusted bytes, for the fuzz targets in `fuzz/`.
+#[doc(hidden)]
+pub mod parsers {
+    pub use super::conn::{accepts_head, chunk_size_of};
 }
 
 /// The query string; a malformed one is `bad_request`.
@@ -652,14 +661,14 @@ async fn check_out(
 
 #[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TtlBody {
-    ttl_seconds: Option<u64>,
+pub struct TtlBody {
+    pub ttl_seconds: Option<u64>,
 }
 
 #[derive(Deserialize, Default, ToSchema)]
 #[serde(deny_unknown_fields)]
-struct BreakBody {
-    reason: String,
+pub struct BreakBody {
+    pub reason: String,
 }
 
 /// The body of every refusal (for the OpenAPI document).

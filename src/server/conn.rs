@@ -736,6 +736,16 @@ fn describe(e: httparse::Error) -> &'static str {
     }
 }
 
+/// Whether the guard lets a whole request head through (for fuzzing).
+pub fn accepts_head(head: &[u8]) -> bool {
+    check_head(head, &Limits::default()).is_ok()
+}
+
+/// A chunk-size line's size, if it is one (for fuzzing).
+pub fn chunk_size_of(line: &[u8]) -> Option<u64> {
+    chunk_size(line).ok()
+}
+
 /// The size on a chunk-size line: hex digits, then optional `;extensions`.
 fn chunk_size(line: &[u8]) -> Result<u64, String> {
     let text = std::str::from_utf8(line).map_err(|_| "a chunk size is not text".to_owned())?;

@@ -1,4 +1,4 @@
-//! `cargo xtask run | test | bundle | cli-demo | bench`: the tasks cargo alone
+//! `cargo xtask run | test | bundle | cli-demo | bench | fuzz`: the tasks cargo alone
 //! cannot express. Each installs what it needs (Debian packages, npm packages).
 
 use std::io::{BufRead, BufReader};
@@ -16,9 +16,10 @@ fn main() -> ExitCode {
         "bundle" => bundle(),
         "cli-demo" => cli_demo(),
         "bench" => bench(&args[1..]),
+        "fuzz" => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART]"
+                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART] | fuzz [SECONDS]"
             );
             return ExitCode::from(2);
         }
@@ -463,6 +464,76 @@ fn ensure_tauri_driver() -> Result<PathBuf> {
         )?;
     }
     Ok(driver)
+}
+
+/// Fuzzes the request parsers (`fuzz/`, cargo-fuzz on the nightly toolchain)
+/// for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
+/// installed into `target/fuzz-tools`; a crash leaves its input in
+/// `fuzz/artifacts/` and fails the task.
+fn fuzz(args: &[String]) -> Result<()> {
+    let seconds: u64 = match args.first() {
+        Some(text) => text.parse().context("SECONDS must be a whole number")?,
+        None => 300,
+    };
+    let has_nightly = Command::new("rustup")
+        .args(["run", "nightly", "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_nightly {
+        check(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            "nightly",
+            "--profile",
+            "minimal",
+        ]))?;
+    }
+    let tools = target_dir().join("fuzz-tools");
+    if !tools.join("bin/cargo-fuzz").exists() {
+        check(
+            cargo()
+                .args(["install", "cargo-fuzz", "--locked", "--quiet", "--root"])
+                .arg(&tools),
+        )?;
+    }
+    let path = std::env::join_paths(std::iter::once(tools.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))?;
+    let mut cmd = Command::new("rustup");
+    cmd.current_dir(root())
+        .args([
+            "run",
+            "nightly",
+            "cargo",
+            "fuzz",
+            "run",
+            "request_parsers",
+            "--",
+        ])
+        .arg(format!("-max_total_time={seconds}"))
+        .arg("-print_final_stats=1")
+        .env("PATH", path)
+        .stderr(Stdio::piped());
+    eprintln!("$ {cmd:?}");
+    let mut child = cmd.spawn().context("could not start cargo fuzz")?;
+    let mut runs = None;
+    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
+        let line = line?;
+        eprintln!("{line}");
+        // libFuzzer closes with "Done 1234567 runs in 300 second(s)".
+        if let Some(rest) = line.strip_prefix("Done ") {
+            runs = rest.split_whitespace().next().map(str::to_owned);
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("the fuzzer failed ({status}): see fuzz/artifacts/");
+    }
+    println!(
+        "fuzz: {} inputs ran in {seconds} s, no failure",
+        runs.as_deref().unwrap_or("?")
+    );
+    Ok(())
 }
 
 /// Installs the Debian packages that are not installed yet, in one go.

@@ -1,0 +1,75 @@
+//! Every parser a request's untrusted bytes meet before any rule: the HTTP
+//! guard's head and chunk-size checks, the JSON bodies, `RepoPath` and
+//! `Participant`. None may panic, and what each accepts must keep its
+//! promises. The first byte picks the parser.
+
+#![no_main]
+
+use leasedesk::model::{CheckoutRequest, Participant, RepoPath};
+use leasedesk::server::{self, parsers, BreakBody, TtlBody};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    match pick % 6 {
+        0 => {
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                if let Ok(path) = text.parse::<RepoPath>() {
+                    repo_path_keeps_its_rules(text, &path);
+                }
+            }
+        }
+        1 => {
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                if let Ok(participant) = text.parse::<Participant>() {
+                    assert_eq!(participant.as_str(), text);
+                    assert!(!participant.name().is_empty());
+                    assert_eq!(participant.to_string().parse::<Participant>().ok(), Some(participant));
+                }
+            }
+        }
+        2 => {
+            if let Ok(request) = server::json_object::<CheckoutRequest>(bytes) {
+                // What was accepted is an object (or nothing) and serializes back.
+                let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+                assert!(matches!(first, None | Some(b'{')));
+                let again = serde_json::to_vec(&request).unwrap();
+                assert_eq!(server::json_object::<CheckoutRequest>(&again).ok(), Some(request));
+            }
+        }
+        3 => {
+            let _ = server::json_object::<TtlBody>(bytes);
+            let _ = server::json_object::<BreakBody>(bytes);
+        }
+        4 => {
+            if parsers::accepts_head(bytes) {
+                // A head let through is one hyper can read: it ends with an
+                // empty line and holds no NUL.
+                assert!(bytes.ends_with(b"\n"));
+                assert!(!bytes.contains(&0));
+            }
+        }
+        _ => {
+            if let Some(size) = parsers::chunk_size_of(bytes) {
+                let text = String::from_utf8_lossy(bytes);
+                let digits = text.trim_end_matches(['\r', '\n']).split(';').next().unwrap_or("");
+                assert_eq!(u64::from_str_radix(digits.trim_end_matches([' ', '\t']), 16).ok(), Some(size));
+            }
+        }
+    }
+});
+
+/// What every accepted path promises (shared/API.md).
+fn repo_path_keeps_its_rules(text: &str, path: &RepoPath) {
+    assert_eq!(path.as_str(), text);
+    assert!(!text.is_empty() && text.len() <= RepoPath::MAX_BYTES);
+    assert!(!text.starts_with('/'));
+    for segment in text.split('/') {
+        assert!(!segment.is_empty() && segment != "." && segment != "..");
+    }
+    assert!(!text.chars().any(|c| c.is_control()));
+    assert!(!text.contains(['\\', ':', '<', '>', '"', '|', '?', '*']));
+    assert_eq!(text.parse::<RepoPath>().ok().as_ref(), Some(path));
+}
