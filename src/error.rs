@@ -139,11 +139,27 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         if let Some(carried) = e.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) {
             carried.clone()
+        } else if runs_out_of_descriptors(&e) {
+            Error::Unavailable("the server has too many files open: try again shortly".into())
         } else if e.kind() == std::io::ErrorKind::StorageFull {
             Error::StorageFull(e.to_string())
         } else {
             Error::Internal(e.to_string())
         }
+    }
+}
+
+/// Too many open files (this process's or the system's): a passing shortage,
+/// not a fault of ours or the caller's.
+fn runs_out_of_descriptors(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
     }
 }
 
