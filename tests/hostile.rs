@@ -777,3 +777,50 @@ fn logging_never_blocks_the_server() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Blobs in a data folder (each shard folder's files; not `tmp/`).
+fn stored_blobs(data: &Path) -> Vec<String> {
+    let mut blobs = Vec::new();
+    for shard in std::fs::read_dir(data.join("blobs")).unwrap() {
+        let shard = shard.unwrap();
+        if shard.file_name() == "tmp" || !shard.file_type().unwrap().is_dir() {
+            continue;
+        }
+        for blob in std::fs::read_dir(shard.path()).unwrap() {
+            blobs.push(blob.unwrap().file_name().to_string_lossy().into_owned());
+        }
+    }
+    blobs
+}
+
+#[test]
+fn concurrent_imports_of_one_path_leave_only_the_winners_blob() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    let answers: Vec<u16> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..16)
+            .map(|n| {
+                let (served, token) = (&served, &token);
+                scope.spawn(move || {
+                    let bytes = format!("import number {n}").repeat(10_000).into_bytes();
+                    let mut request = format!(
+                        "POST /v1/artifacts?path=race.psd HTTP/1.1\r\n{}content-length: {}\r\nconnection: close\r\n\r\n",
+                        bearer(token),
+                        bytes.len()
+                    )
+                    .into_bytes();
+                    request.extend_from_slice(&bytes);
+                    served.send(&request).status
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(answers.iter().filter(|&&s| s == 201).count(), 1, "{answers:?}");
+    assert_eq!(answers.iter().filter(|&&s| s == 409).count(), 15, "{answers:?}");
+    let artifacts = served.get("/v1/artifacts", &token);
+    let head = artifacts.body["artifacts"][0]["head"]["digest"].as_str().unwrap().to_owned();
+    let blobs = stored_blobs(&served.data);
+    assert_eq!(blobs.len(), 1, "only the winner's blob is kept: {blobs:?}");
+    assert_eq!(format!("blake3:{}", blobs[0]), head);
+}
