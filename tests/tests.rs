@@ -12,6 +12,7 @@ mod edits;
 mod events;
 mod http;
 mod inputs;
+mod paths;
 mod proposals;
 mod races;
 mod tokens;
