@@ -395,7 +395,10 @@ impl Workspace {
         checkout: &Checkout,
     ) -> Result<Option<PathBuf>> {
         let artifact = backend.artifact(checkout.artifact_id).await?;
-        let local = self.local_path(&artifact.path)?;
+        // A path that cannot be placed here was never written: nothing to restore.
+        let Ok(local) = self.local_path(&artifact.path) else {
+            return Ok(None);
+        };
         let _turn = self.lock_copy(&checkout.path).await;
         let backup = self
             .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)

@@ -168,4 +168,9 @@ describe("a file whose name no computer can hold", () => {
     expect(advice).toContain("never puts it on disk");
     expect(advice).toContain('leasedesk rename "C:x" NEW');
   });
+
+  it("has its rename told in the activity", () => {
+    const renamed = { seq: 9, id: "e", type: "artifact.renamed", artifact_id: "a", participant: "user:admin", holder: null, at: "2026-11-29T14:00:00Z", data: { from: "C:x", to: "fixed/x.psd" } } as Event;
+    expect(describeEvent(renamed, () => "fixed/x.psd")).toBe("admin renamed C:x to fixed/x.psd");
+  });
 });

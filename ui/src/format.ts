@@ -195,6 +195,8 @@ export function describeEvent(event: Event, pathOf: (id: string) => string | und
       return `${who} accepted a proposal for ${name}`;
     case "proposal.rejected":
       return `${who} rejected a proposal for ${name}`;
+    case "artifact.renamed":
+      return `${who} renamed ${String(data.from ?? "a file")} to ${String(data.to ?? "")}`;
     default:
       return `${who}: ${event.type} on ${name}`;
   }
