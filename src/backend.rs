@@ -188,6 +188,11 @@ pub trait Backend: Send + Sync {
     /// Ends someone's lease (admins only); `reason` is shown to them.
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact>;
 
+    /// Gives an artifact a new path (admins only; refused while someone holds
+    /// it). `to` must satisfy the strict rules; the old path may be one that
+    /// cannot be placed on a computer, which is what renaming fixes.
+    async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact>;
+
     /// Events with a sequence number above `after`, oldest first, at most `limit`.
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage>;
 }

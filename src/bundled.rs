@@ -568,7 +568,8 @@ impl Backend for Bundled {
     }
 
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
-        let path = path.clone();
+        // A new path meets the strict rules, whichever constructor made it.
+        let path: RepoPath = path.as_str().parse()?;
         let checked = path.clone();
         self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
             .await?;
@@ -784,6 +785,14 @@ impl Backend for Bundled {
         let reason = reason.to_owned();
         self.write(Durability::Normal, move |tx, me, now, _| {
             rules::break_lease(tx, me, id, &reason, now)
+        })
+        .await
+    }
+
+    async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
+        let to: RepoPath = to.as_str().parse()?;
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::rename(tx, me, id, &to, now)
         })
         .await
     }

@@ -63,14 +63,28 @@ enum Command {
     User(UserCommand),
     /// Store a new file at REPO_PATH as version 1.
     Import { repo_path: RepoPath, file: PathBuf },
+    /// (admin) Give a file a new path, e.g. one stored before the path rules
+    /// that cannot be placed on a computer (`CON`, `a:b`, `trail.`).
+    Rename {
+        #[arg(value_parser = stored_path)]
+        old: RepoPath,
+        new: RepoPath,
+    },
     /// List files with their head version and holder.
     Ls,
     /// Show who holds a file, with their note and the time left.
-    Who { repo_path: RepoPath },
+    Who {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+    },
     /// Show a file's versions, newest first.
-    Versions { repo_path: RepoPath },
+    Versions {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+    },
     /// Take a file's lease to edit it.
     Checkout {
+        #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
         /// Shown to whoever is refused the file meanwhile.
         #[arg(long)]
@@ -81,14 +95,22 @@ enum Command {
     },
     /// Take your lease again for longer.
     Extend {
+        #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
         #[arg(long, value_parser = parse_ttl)]
         ttl: Option<u64>,
     },
     /// Upload FILE as your check-in of REPO_PATH and end the check-out.
-    Checkin { repo_path: RepoPath, file: PathBuf },
+    Checkin {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        file: PathBuf,
+    },
     /// End your check-out without checking anything in.
-    Cancel { repo_path: RepoPath },
+    Cancel {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+    },
     /// List proposals (open ones unless --all).
     Proposals {
         #[arg(long)]
@@ -102,6 +124,7 @@ enum Command {
     Reject { proposal: ProposalId },
     /// End someone's lease (admins only); their later check-in becomes a proposal.
     Break {
+        #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
         #[arg(long)]
         reason: String,
@@ -149,6 +172,7 @@ enum Command {
     /// ({} in its arguments stands for the copy's path), commit the result if
     /// it succeeds, and always release the lease. A busy file exits with 75.
     Edit {
+        #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
         /// Seconds the command may run.
         #[arg(long, default_value_t = 30)]
@@ -174,6 +198,12 @@ enum UserCommand {
     Token { name: String },
     /// Revoke every token of a participant (NAME, or agent:NAME).
     Revoke { name: String },
+}
+
+/// A path to look up, as stored: it may be one stored before the path rules
+/// (the strict parser is for paths being made: import, a rename's target).
+fn stored_path(text: &str) -> Result<RepoPath, Error> {
+    RepoPath::stored(text)
 }
 
 /// `alice` means user:alice; `agent:resizer` and `user:alice` are taken as they are.
@@ -538,6 +568,13 @@ async fn execute(args: Args) -> Result<(), Error> {
             let proposal = store.reject_proposal(proposal).await?;
             out.print(&proposal, || format!("rejected proposal {}", proposal.id));
         }
+        Command::Rename { old, new } => {
+            let artifact = store.artifact_by_path(&old).await?;
+            let renamed = store.rename(artifact.id, &new).await?;
+            out.print(&renamed, || {
+                format!("{} is now {}", artifact.path, renamed.path)
+            });
+        }
         Command::Break { repo_path, reason } => {
             let artifact = store.artifact_by_path(&repo_path).await?;
             let artifact = store.break_lease(artifact.id, &reason).await?;
@@ -671,8 +708,9 @@ async fn edit(
     command: Vec<String>,
 ) -> Result<CheckinResult, Error> {
     let work_dir = std::env::temp_dir().join(format!("leasedesk-edit-{}", EditId::new()));
+    // Refused before any lease for a name that cannot be a file here.
+    let file = leasedesk::workspace::join_under(&work_dir, artifact.path.file_name())?;
     std::fs::create_dir_all(&work_dir)?;
-    let file = work_dir.join(artifact.path.file_name());
     let work = {
         let (backend, file) = (backend.clone(), file.clone());
         move |edit: Edit| async move {

@@ -23,7 +23,8 @@ pub struct FileRow {
     pub local: LocalState,
     /// Your open check-out of it, if any.
     pub mine: Option<Checkout>,
-    pub local_path: PathBuf,
+    /// Where its copy is or would go; `None` for a path that cannot be placed.
+    pub local_path: Option<PathBuf>,
 }
 
 /// Everything the window shows at once.
@@ -97,12 +98,16 @@ impl Desk {
                 .into_iter()
                 .map(|artifact| {
                     let mine = mine.remove(&artifact.id);
-                    let local = match workspace.known_digest(&artifact.path)? {
-                        Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
-                        Err(()) => LocalState::Checking,
+                    let local = if artifact.path.placement_problem().is_some() {
+                        LocalState::Unplaceable
+                    } else {
+                        match workspace.known_digest(&artifact.path)? {
+                            Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
+                            Err(()) => LocalState::Checking,
+                        }
                     };
                     Ok(FileRow {
-                        local_path: workspace.local_path(&artifact.path),
+                        local_path: workspace.local_path(&artifact.path).ok(),
                         artifact,
                         local,
                         mine,
@@ -155,7 +160,7 @@ impl Desk {
         .await
         .map_err(|e| Error::Internal(format!("hashing task: {e}")))?;
         Ok(FileRow {
-            local_path: self.workspace.local_path(&artifact.path),
+            local_path: self.workspace.local_path(&artifact.path).ok(),
             local: local?,
             artifact,
             mine,
@@ -243,6 +248,8 @@ impl Desk {
             .ok_or_else(|| {
                 Error::NotFound(format!("no proposal {proposal} for {}", artifact.path))
             })?;
+        // Its file would go beside a copy that cannot be placed here.
+        self.workspace.local_path(&artifact.path)?;
         let (workspace, path, digest) = (
             self.workspace.clone(),
             artifact.path.clone(),

@@ -160,28 +160,66 @@ impl fmt::Display for Participant {
 }
 
 /// An artifact's place in the store: relative, `/`-separated, no empty, `.` or
-/// `..` segment, no control characters, at most 1024 bytes.
+/// `..` segment, no control characters, at most 1024 bytes; and, for a path
+/// made now, one that every designer's computer can hold (see
+/// [`RepoPath::placement_problem`]). This is the one parser of those rules.
+///
+/// Two constructors: `parse` (`FromStr`) is strict, for anything that makes a
+/// path (an import, a rename's target), and keeps the path in NFC (macOS hands
+/// back NFD names; the workspace maps them to NFC). [`RepoPath::stored`] keeps
+/// only the rules of older versions, so that an artifact stored before the
+/// placement rules stays readable and can be renamed: store reads, lookups
+/// by path and deserialization (a client reading the server's list) use it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
 #[schema(value_type = String)]
 pub struct RepoPath(String);
 
+/// Names Windows keeps for devices, in any case and with any extension
+/// (`nul.txt` is the device too). The superscript digits count as digits there.
+const RESERVED_DEVICE_NAMES: &[&str] = &[
+    "CON",
+    "PRN",
+    "AUX",
+    "NUL",
+    "CONIN$",
+    "CONOUT$",
+    "COM1",
+    "COM2",
+    "COM3",
+    "COM4",
+    "COM5",
+    "COM6",
+    "COM7",
+    "COM8",
+    "COM9",
+    "COM\u{b9}",
+    "COM\u{b2}",
+    "COM\u{b3}",
+    "LPT1",
+    "LPT2",
+    "LPT3",
+    "LPT4",
+    "LPT5",
+    "LPT6",
+    "LPT7",
+    "LPT8",
+    "LPT9",
+    "LPT\u{b9}",
+    "LPT\u{b2}",
+    "LPT\u{b3}",
+];
+
+/// Characters Windows refuses in a name (`:` also makes drive-relative paths
+/// and alternate data streams; `\\` is a separator there).
+const FORBIDDEN_CHARACTERS: &[char] = &['\\', ':', '<', '>', '"', '|', '?', '*'];
+
 impl RepoPath {
     pub const MAX_BYTES: usize = 1024;
 
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The last segment: what a person calls the file.
-    pub fn file_name(&self) -> &str {
-        self.0.rsplit('/').next().unwrap_or(&self.0)
-    }
-}
-
-impl FromStr for RepoPath {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    /// A path as older versions accepted it: for paths read back from a store
+    /// or a server, never for making one. Refuses only what those refused.
+    pub fn stored(s: &str) -> Result<Self, Error> {
         let refuse = |why: &str| Err(Error::Invalid(format!("path {s:?} {why}")));
         if s.is_empty() {
             return refuse("is empty");
@@ -202,12 +240,113 @@ impl FromStr for RepoPath {
         }
         Ok(Self(s.to_owned()))
     }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment: what a person calls the file.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// Why this path cannot be placed in a workspace on Windows, macOS or
+    /// Linux (`None` when it can): only a path stored before these rules
+    /// can have one.
+    pub fn placement_problem(&self) -> Option<String> {
+        placement_problem(&self.0)
+    }
+
+    /// What two paths share when one computer's folder cannot tell them
+    /// apart: NFC, then full Unicode case folding (then NFC again, since a
+    /// fold can leave a string unnormalized). `Case.psd` and `case.psd`, or
+    /// `é` as one character and as `e` plus an accent, have one key.
+    pub fn collision_key(&self) -> String {
+        collision_key(&self.0)
+    }
+
+    /// The keys of the folders above this path, outermost first (`a`, `a/b`
+    /// for `a/b/c.psd`): a path cannot lie under an artifact at any of them.
+    pub fn folder_keys(&self) -> Vec<String> {
+        let key = self.collision_key();
+        key.match_indices('/')
+            .map(|(at, _)| key[..at].to_owned())
+            .collect()
+    }
 }
 
+/// See [`RepoPath::collision_key`].
+pub fn collision_key(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let folded = caseless::default_case_fold_str(&s.nfc().collect::<String>());
+    folded.nfc().collect()
+}
+
+/// Why `s` (a `/`-separated relative path) cannot be a file's place on every
+/// designer's computer, or `None`. A pure function of the string, so it can be
+/// checked anywhere (the workspace checks it again before writing).
+pub fn placement_problem(s: &str) -> Option<String> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    if let Some(c) = s.chars().find(|c| FORBIDDEN_CHARACTERS.contains(c)) {
+        return Some(format!(
+            "contains {c:?}, which Windows does not allow in a name (no \\ : < > \" | ? *)"
+        ));
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| c.general_category() == GeneralCategory::Format)
+    {
+        return Some(format!(
+            "contains U+{:04X}, an invisible format character (bidirectional controls, \
+             zero-width characters and the like can disguise a name)",
+            c as u32
+        ));
+    }
+    for segment in s.split('/') {
+        if segment.ends_with('.') || segment.ends_with(' ') {
+            return Some(format!(
+                "has {segment:?}, which ends in a dot or a space: Windows drops those, \
+                 so the name would change on the way to disk"
+            ));
+        }
+        // The device is the part before the first dot, trailing spaces dropped.
+        let base = segment
+            .split('.')
+            .next()
+            .unwrap_or(segment)
+            .trim_end_matches(' ');
+        // (ASCII case only: Windows matches `com¹` as it matches `COM¹`.)
+        if RESERVED_DEVICE_NAMES
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(base))
+        {
+            return Some(format!(
+                "has {segment:?}: {base} is a device on Windows, in any case and with any extension"
+            ));
+        }
+    }
+    None
+}
+
+impl FromStr for RepoPath {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        use unicode_normalization::UnicodeNormalization;
+        let nfc: String = s.nfc().collect();
+        let path = Self::stored(&nfc)?;
+        match path.placement_problem() {
+            None => Ok(path),
+            Some(why) => Err(Error::Invalid(format!("path {s:?} {why}"))),
+        }
+    }
+}
+
+/// Deserialized as stored: a client must read every path a server lists,
+/// including one stored before the placement rules.
 impl TryFrom<String> for RepoPath {
     type Error = Error;
     fn try_from(s: String) -> Result<Self, Error> {
-        s.parse()
+        Self::stored(&s)
     }
 }
 

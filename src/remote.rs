@@ -469,6 +469,11 @@ impl Backend for Remote {
         .await
     }
 
+    async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
+        self.post(&format!("/v1/artifacts/{id}/rename"), json!({ "path": to }))
+            .await
+    }
+
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
         self.get(&format!("/v1/events?after={after}&limit={limit}"))
             .await

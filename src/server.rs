@@ -286,6 +286,7 @@ fn app_with(store: Bundled, closing: Closing) -> Router {
         .route("/v1/artifacts/{id}/checkouts", post(check_out))
         .route("/v1/artifacts/{id}/edits", post(begin_edit))
         .route("/v1/artifacts/{id}/break", post(break_lease))
+        .route("/v1/artifacts/{id}/rename", post(rename))
         .route("/v1/checkouts", get(checkouts))
         .route("/v1/checkouts/{id}", get(checkout))
         .route("/v1/checkouts/{id}/extend", post(extend))
@@ -587,12 +588,47 @@ struct PathQuery {
     path: Option<String>,
 }
 
+/// Refuses a `path` query value that is not UTF-8 once percent-decoded
+/// (`%FF`): axum's decoding would turn it into U+FFFD and store that.
+fn refuse_non_utf8_path(uri: &axum::http::Uri) -> ApiResult<()> {
+    fn decoded(text: &str) -> Vec<u8> {
+        let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+        let (bytes, mut out, mut i) = (text.as_bytes(), Vec::new(), 0);
+        while i < bytes.len() {
+            match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+                (b'%', Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 3;
+                    continue;
+                }
+                (b'+', ..) => out.push(b' '),
+                (b, ..) => out.push(b),
+            }
+            i += 1;
+        }
+        out
+    }
+    for pair in uri.query().unwrap_or("").split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if decoded(key) == b"path" && std::str::from_utf8(&decoded(value)).is_err() {
+            return Err(ApiError(Error::Invalid(
+                "the path is not valid UTF-8 once percent-decoded: a file's name must be text \
+                 that every computer reads alike"
+                    .into(),
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList), (status = 401, body = ErrorBody)))]
 async fn artifacts(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Artifact>> {
+    refuse_non_utf8_path(request.uri())?;
     let q: PathQuery = query(request.uri())?;
     let artifacts = match q.path {
-        // An addition to API.md: the artifact at one path, for clients that know paths.
-        Some(path) => vec![me.artifact_by_path(&path.parse()?).await?],
+        // An addition to API.md: the artifact at one path, for clients that
+        // know paths (as stored: an old path that cannot be placed is found too).
+        Some(path) => vec![me.artifact_by_path(&RepoPath::stored(&path)?).await?],
         None => me.artifacts().await?,
     };
     Ok(JsonList::new("artifacts", artifacts))
@@ -604,6 +640,7 @@ async fn import(
     headers: HeaderMap,
     request: Request,
 ) -> ApiResult<(StatusCode, Json<Artifact>)> {
+    refuse_non_utf8_path(request.uri())?;
     let q: PathQuery = query(request.uri())?;
     let path: RepoPath = q
         .path
@@ -688,9 +725,9 @@ struct ErrorBody {
     paths(
         health, me, artifacts, import, artifact, versions, content, check_out, checkouts, checkout,
         extend, check_in, cancel, begin_edit, commit_edit, release_edit, proposals, accept, rebuild,
-        reject, break_lease, events, event_stream
+        reject, break_lease, rename, events, event_stream
     ),
-    components(schemas(ErrorBody, TtlBody, BreakBody, CheckoutRequest, Artifact, Head, Lease, Checkout, CheckinResult, Proposal, Edit, Event, EventPage)),
+    components(schemas(ErrorBody, TtlBody, BreakBody, RenameBody, CheckoutRequest, Artifact, Head, Lease, Checkout, CheckinResult, Proposal, Edit, Event, EventPage)),
     modifiers(&BearerAuth)
 )]
 struct ApiDoc;
@@ -840,6 +877,22 @@ async fn break_lease(
 ) -> ApiResult<Json<Artifact>> {
     let request: BreakBody = json_body(body).await?;
     Ok(Json(me.break_lease(id(&raw)?, &request.reason).await?))
+}
+
+#[derive(Deserialize, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameBody {
+    /// The new path, under the rules of every new path.
+    pub path: String,
+}
+
+/// An addition to API.md: an admin moves an artifact to a new path (to fix
+/// one stored before the path rules). Writes `artifact.renamed` {from, to}.
+#[utoipa::path(post, path = "/v1/artifacts/{id}/rename", params(("id" = Uuid, Path)), request_body = RenameBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, description = "exists, or artifact_busy with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn rename(Caller(me): Caller, RawId(raw): RawId, body: Body) -> ApiResult<Json<Artifact>> {
+    let request: RenameBody = json_body(body).await?;
+    let artifact = id(&raw)?;
+    Ok(Json(me.rename(artifact, &request.path.parse()?).await?))
 }
 
 #[derive(Deserialize, Default)]

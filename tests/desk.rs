@@ -74,7 +74,7 @@ async fn a_changed_copy_is_checking_until_hashed_then_modified(f: Fixture) {
         .check_out(a.id, checkout_request(), None)
         .await
         .unwrap();
-    let local = alice.workspace().local_path(&a.path);
+    let local = alice.workspace().local_path(&a.path).unwrap();
     let temp = local.with_extension("tmp~");
     std::fs::write(&temp, b"changed").unwrap();
     std::fs::rename(&temp, &local).unwrap();
@@ -115,7 +115,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     let admin = desk_for(&f, &f.admin, "admin");
     let a = f.import("brand/hero.psd", b"v1").await;
     let mine = alice.check_out(a.id, for_seconds(60), None).await.unwrap();
-    let local = alice.workspace().local_path(&a.path);
+    let local = alice.workspace().local_path(&a.path).unwrap();
     std::fs::write(&local, b"alice's sky").unwrap();
     f.advance(std::time::Duration::from_secs(120));
     let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
@@ -147,6 +147,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
         admin
             .workspace()
             .local_path(&a.path)
+            .unwrap()
             .with_file_name("hero (alice's proposal against v2).psd")
     );
     assert_eq!(std::fs::read(&copy).unwrap(), b"alice's sky");

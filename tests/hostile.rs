@@ -816,10 +816,21 @@ fn concurrent_imports_of_one_path_leave_only_the_winners_blob() {
             .collect();
         threads.into_iter().map(|t| t.join().unwrap()).collect()
     });
-    assert_eq!(answers.iter().filter(|&&s| s == 201).count(), 1, "{answers:?}");
-    assert_eq!(answers.iter().filter(|&&s| s == 409).count(), 15, "{answers:?}");
+    assert_eq!(
+        answers.iter().filter(|&&s| s == 201).count(),
+        1,
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers.iter().filter(|&&s| s == 409).count(),
+        15,
+        "{answers:?}"
+    );
     let artifacts = served.get("/v1/artifacts", &token);
-    let head = artifacts.body["artifacts"][0]["head"]["digest"].as_str().unwrap().to_owned();
+    let head = artifacts.body["artifacts"][0]["head"]["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let blobs = stored_blobs(&served.data);
     assert_eq!(blobs.len(), 1, "only the winner's blob is kept: {blobs:?}");
     assert_eq!(format!("blake3:{}", blobs[0]), head);

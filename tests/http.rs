@@ -647,6 +647,7 @@ async fn the_openapi_document_is_generated_and_lists_every_endpoint_of_the_contr
         ("post", "/v1/proposals/{id}/rebuild"),
         ("post", "/v1/proposals/{id}/reject"),
         ("post", "/v1/artifacts/{id}/break"),
+        ("post", "/v1/artifacts/{id}/rename"),
         ("get", "/v1/events"),
         ("get", "/v1/events/stream"),
     ];

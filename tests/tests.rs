@@ -14,6 +14,7 @@ mod events;
 mod hostile;
 mod http;
 mod inputs;
+mod paths;
 mod proposals;
 mod races;
 mod tokens;

@@ -49,7 +49,7 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
         .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     assert_eq!(
         local,
         ws.root().join("brand/hero.psd"),
@@ -90,7 +90,7 @@ async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
         .await
         .unwrap();
     ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&local).unwrap());
 
     ws.check_out(f.alice.as_ref(), a.id, checkout_request(), None)
@@ -106,7 +106,7 @@ async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f:
     ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     assert!(
         !workspace::is_writable(&local),
         "a copy you do not hold is read-only"
@@ -132,7 +132,7 @@ async fn cancel_keeps_your_changes_in_a_backup_and_puts_the_head_back(f: Fixture
         .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     save_atomically(&local, b"my unfinished work");
 
     let done = ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
@@ -164,7 +164,7 @@ async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: 
         .check_out(f.alice.as_ref(), a.id, for_seconds(60), None)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     save_atomically(&local, b"alice's late work");
     f.advance(Duration::from_secs(61));
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
@@ -194,7 +194,7 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
     ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"edited first");
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::Modified);
 
@@ -224,7 +224,7 @@ async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them
     ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"edited v1");
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
@@ -250,7 +250,7 @@ async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
     ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
     let head = f.artifact(a.id).await;
@@ -291,7 +291,7 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
     // Checked out at version 2, but the copy was never brought up from 1.
     let open = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"alice's edit of v1");
 
     let refused = ws.check_in(f.alice.as_ref(), &open, None, None).await;
@@ -314,7 +314,7 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
         .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
         .await
         .unwrap();
-    let local = ws.local_path(&a.path);
+    let local = ws.local_path(&a.path).unwrap();
     let edit: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(&local, &edit).unwrap();
     // The user clicks Cancel as the first chunk goes.
@@ -358,7 +358,7 @@ async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
         .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
         .await
         .unwrap();
-    std::fs::remove_file(ws.local_path(&a.path)).unwrap();
+    std::fs::remove_file(ws.local_path(&a.path).unwrap()).unwrap();
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
     let refused = ws
         .check_in(f.alice.as_ref(), &out.checkout, None, None)
@@ -398,7 +398,7 @@ async fn adding_a_file_imports_it_and_places_a_read_only_copy(f: Fixture) {
         .await
         .unwrap();
     assert_eq!(added.head.version, 1);
-    let local = ws.local_path(&added.path);
+    let local = ws.local_path(&added.path).unwrap();
     assert_eq!(read(&local), b"fresh");
     assert!(!workspace::is_writable(&local));
     assert_eq!(read(&source), b"fresh", "the original is left alone");

@@ -94,7 +94,11 @@ pub async fn check_in(
     let desk = state.desk().await?;
     // The bar measures against the local copy, which is what goes up.
     let total = match desk.backend().checkout(checkout).await {
-        Ok(open) => std::fs::metadata(desk.workspace().local_path(&open.path)).ok(),
+        Ok(open) => desk
+            .workspace()
+            .local_path(&open.path)
+            .ok()
+            .and_then(|local| std::fs::metadata(local).ok()),
         Err(_) => None,
     }
     .map(|m| m.len());

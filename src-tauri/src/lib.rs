@@ -288,7 +288,8 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
             }
             tray::Action::Reveal(id) => {
                 let checkout = desk.backend().checkout(id).await?;
-                let _ = reveal_in_folder(desk.workspace().local_path(&checkout.path)).await;
+                let local = desk.workspace().local_path(&checkout.path)?;
+                let _ = reveal_in_folder(local).await;
             }
             tray::Action::CheckOutFile => {
                 let (desk, app2) = (desk.clone(), app.clone());

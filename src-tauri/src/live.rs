@@ -217,9 +217,13 @@ async fn look_again_at_checkouts(
     checkouts: &[Checkout],
     restat: &mut workspace::watch::Restat,
 ) {
-    let local = |c: &Checkout| desk.workspace().local_path(&c.path);
-    let changed = restat.changed(checkouts.iter().map(local));
-    for checkout in checkouts.iter().filter(|c| changed.contains(&local(c))) {
+    // A path that cannot be placed here has no copy to look at.
+    let local = |c: &Checkout| desk.workspace().local_path(&c.path).ok();
+    let changed = restat.changed(checkouts.iter().filter_map(local));
+    for checkout in checkouts
+        .iter()
+        .filter(|c| local(c).is_some_and(|l| changed.contains(&l)))
+    {
         if let Ok(row) = desk.row(checkout.artifact_id).await {
             let _ = app.emit("row", &row);
         }

@@ -17,10 +17,33 @@ use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 
-const MIGRATIONS: &[&str] = &[
-    include_str!("migrations/0001_leases.sql"),
-    include_str!("migrations/0002_tokens.sql"),
+/// A migration's step that SQL cannot do.
+type RustStep = fn(&rusqlite::Transaction) -> Result<()>;
+
+/// Numbered migrations, each SQL and then, where SQL cannot do it, Rust.
+const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
+    (include_str!("migrations/0001_leases.sql"), None),
+    (include_str!("migrations/0002_tokens.sql"), None),
+    (
+        include_str!("migrations/0003_path_keys.sql"),
+        Some(fill_path_keys),
+    ),
 ];
+
+/// Gives every artifact stored before path keys its key (which needs NFC and
+/// Unicode case folding, so Rust). Rows whose keys collide are kept as they
+/// are: they stay readable, and an admin renames one of them.
+fn fill_path_keys(tx: &rusqlite::Transaction) -> Result<()> {
+    let rows: Vec<(String, String)> = tx
+        .prepare("SELECT id, path FROM artifacts WHERE path_key IS NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare("UPDATE artifacts SET path_key = ?2 WHERE id = ?1")?;
+    for (id, path) in rows {
+        update.execute(params![id, collision_key(&path)])?;
+    }
+    Ok(())
+}
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -174,8 +197,11 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     if applied == MIGRATIONS.len() {
         return Ok(());
     }
-    for sql in &MIGRATIONS[applied..] {
+    for (sql, then) in &MIGRATIONS[applied..] {
         tx.execute_batch(sql)?;
+        if let Some(then) = then {
+            then(&tx)?;
+        }
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
     tx.commit()?;
@@ -278,6 +304,15 @@ fn millis(t: Timestamp) -> i64 {
 
 fn time(ms: i64) -> rusqlite::Result<Timestamp> {
     DateTime::from_timestamp_millis(ms).ok_or(rusqlite::Error::IntegralValueOutOfRange(0, ms))
+}
+
+/// A stored path, as older versions' rules allowed it (it may be one that
+/// cannot be placed on a computer: it must stay readable).
+fn stored_path(row: &Row, idx: usize) -> rusqlite::Result<RepoPath> {
+    let text: String = row.get(idx)?;
+    RepoPath::stored(&text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 /// Parses a stored text column into a domain type, as a column conversion error.
@@ -499,15 +534,54 @@ impl Tx<'_> {
 
     // ----- artifacts and versions
 
+    /// The artifact at `path`, or else the one whose path has its collision
+    /// key (the same file on a computer: `Hero.psd` finds `hero.psd`).
     pub fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
         Ok(self
             .tx
-            .query_row(
-                "SELECT id FROM artifacts WHERE path = ?1",
-                [path.as_str()],
-                |r| parsed(r, 0),
-            )
+            .prepare_cached(
+                "SELECT id FROM artifacts WHERE path = ?1 OR path_key = ?2
+                 ORDER BY path = ?1 DESC, path LIMIT 1",
+            )?
+            .query_row(params![path.as_str(), path.collision_key()], |r| {
+                parsed(r, 0)
+            })
             .optional()?)
+    }
+
+    /// The artifacts whose path has collision key `key`, by path.
+    pub fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT id, path FROM artifacts WHERE path_key = ?1 ORDER BY path")?;
+        let rows = stmt.query_map([key], |r| Ok((parsed(r, 0)?, stored_path(r, 1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Artifacts whose key lies under the folder `key` (`key/...`), at most
+    /// `limit`, by path; an index range, since `0` follows `/` in byte order.
+    pub fn artifacts_under_key(
+        &self,
+        key: &str,
+        limit: u32,
+    ) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT id, path FROM artifacts WHERE path_key >= ?1 || '/' AND path_key < ?1 || '0'
+             ORDER BY path LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![key, limit], |r| {
+            Ok((parsed(r, 0)?, stored_path(r, 1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Moves an artifact to `path` (the rules checked it is free).
+    pub fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        self.tx.execute(
+            "UPDATE artifacts SET path = ?2, path_key = ?3 WHERE id = ?1",
+            params![id.to_string(), path.as_str(), path.collision_key()],
+        )?;
+        Ok(())
     }
 
     /// An artifact with its head and its lease row, lapsed or not.
@@ -542,10 +616,12 @@ impl Tx<'_> {
 
     pub fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
         self.tx.execute(
-            "INSERT INTO artifacts (id, path, head_version, created_at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
             params![
                 id.to_string(),
                 path.as_str(),
+                path.collision_key(),
                 head.version,
                 millis(head.committed_at)
             ],
@@ -1002,7 +1078,7 @@ impl Tx<'_> {
 fn artifact_row(r: &Row) -> rusqlite::Result<Artifact> {
     Ok(Artifact {
         id: parsed(r, 0)?,
-        path: parsed(r, 1)?,
+        path: stored_path(r, 1)?,
         head: head_at(r, 2)?,
         lease: lease_at(r, 7)?,
     })
@@ -1024,7 +1100,7 @@ fn checkout_row(r: &Row) -> rusqlite::Result<CheckoutRow> {
         checkout: Checkout {
             id,
             artifact_id: parsed(r, 1)?,
-            path: parsed(r, 2)?,
+            path: stored_path(r, 2)?,
             version: r.get(3)?,
             digest: parsed(r, 4)?,
             holder: Lease::checkout_holder(id, &actor),

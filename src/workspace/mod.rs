@@ -10,7 +10,7 @@ mod index;
 pub mod watch;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -41,6 +41,9 @@ pub enum LocalState {
     OutOfDate,
     /// The local copy changed and is being hashed.
     Checking,
+    /// Its path cannot be a file here (stored before the path rules: `CON`,
+    /// `a:b`, `trail.`): never written to disk until an admin renames it.
+    Unplaceable,
 }
 
 /// What a check-out did locally.
@@ -110,13 +113,14 @@ impl Workspace {
         lock.lock_owned().await
     }
 
-    /// The local copy's place: the repo path under the workspace folder.
-    /// (`RepoPath` has no `..`, no absolute form and no empty segment.)
-    pub fn local_path(&self, path: &RepoPath) -> PathBuf {
-        self.inner.root.join(path.as_str())
+    /// The local copy's place: the repo path under the workspace folder,
+    /// through [`join_under`]; refused for a path that cannot be placed here.
+    pub fn local_path(&self, path: &RepoPath) -> Result<PathBuf> {
+        join_under(&self.inner.root, path.as_str())
     }
 
-    /// The repo path of a file in the workspace, if it is one.
+    /// The repo path of a file in the workspace, if it is one. In NFC (the
+    /// parser's form), so the NFD names macOS hands back map to stored paths.
     pub fn repo_path(&self, local: &Path) -> Option<RepoPath> {
         let relative = local.strip_prefix(&self.inner.root).ok()?;
         let parts: Option<Vec<&str>> = relative
@@ -135,7 +139,7 @@ impl Workspace {
     /// the file's size, mtime or inode changed since it was last hashed.
     /// Blocking: the hash of a big file takes a while.
     pub fn digest(&self, path: &RepoPath) -> Result<Option<Digest>> {
-        let local = self.local_path(path);
+        let local = self.local_path(path)?;
         let stat = match std::fs::metadata(&local) {
             Ok(m) if m.is_file() => Stat::of(&m),
             Ok(_) => return Ok(None),
@@ -160,7 +164,7 @@ impl Workspace {
     /// The local copy's digest if it is known without reading the file:
     /// `Ok(None)` when there is no copy, `Err(())` when it must be hashed.
     pub fn known_digest(&self, path: &RepoPath) -> Result<std::result::Result<Option<Digest>, ()>> {
-        let stat = match std::fs::metadata(self.local_path(path)) {
+        let stat = match std::fs::metadata(self.local_path(path)?) {
             Ok(m) if m.is_file() => Stat::of(&m),
             Ok(_) => return Ok(Ok(None)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
@@ -177,6 +181,9 @@ impl Workspace {
     /// How the local copy of `artifact` stands; `holding` if you hold its
     /// check-out. Blocking (see [`Workspace::digest`]).
     pub fn local_state(&self, artifact: &Artifact, holding: bool) -> Result<LocalState> {
+        if artifact.path.placement_problem().is_some() {
+            return Ok(LocalState::Unplaceable);
+        }
         let digest = self.digest(&artifact.path)?;
         self.state_of(artifact, holding, digest)
     }
@@ -214,7 +221,7 @@ impl Workspace {
         source: &Path,
         path: &RepoPath,
     ) -> Result<Artifact> {
-        let local = self.local_path(path);
+        let local = self.local_path(path)?;
         if local.exists() && !same_file(source, &local) {
             return Err(Error::Exists(format!(
                 "{} is already in the workspace: add the file under another name",
@@ -243,8 +250,9 @@ impl Workspace {
         request: CheckoutRequest,
         progress: Option<Progress>,
     ) -> Result<CheckedOut> {
+        // A path that cannot be a file here is refused before any lease.
+        self.local_path(&backend.artifact(artifact).await?.path)?;
         let checkout = backend.check_out(artifact, request).await?;
-        let local = self.local_path(&checkout.path);
         let head = Head {
             version: checkout.version,
             digest: checkout.digest.clone(),
@@ -253,6 +261,8 @@ impl Workspace {
             committed_at: checkout.created_at,
         };
         let prepared = async {
+            // Renamed in between to a path that cannot be placed: let it go.
+            let local = self.local_path(&checkout.path)?;
             let _turn = self.lock_copy(&checkout.path).await;
             let synced = self.inner.index.synced(&checkout.path)?;
             let backup = match self.digest_off_thread(&checkout.path).await? {
@@ -299,7 +309,7 @@ impl Workspace {
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<Closed> {
-        let local = self.local_path(&checkout.path);
+        let local = self.local_path(&checkout.path)?;
         if !local.is_file() {
             return Err(Error::NotFound(format!(
                 "{} is missing, so nothing was checked in; your check-out is still open",
@@ -367,12 +377,13 @@ impl Workspace {
         backend: &dyn Backend,
         artifact: &Artifact,
     ) -> Result<Option<PathBuf>> {
+        let local = self.local_path(&artifact.path)?;
         let _turn = self.lock_copy(&artifact.path).await;
         let backup = self
             .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
             .await?;
         self.record_synced(&artifact.path, artifact.id, &artifact.head)?;
-        set_writable(&self.local_path(&artifact.path), false)?;
+        set_writable(&local, false)?;
         Ok(backup)
     }
 
@@ -384,7 +395,10 @@ impl Workspace {
         checkout: &Checkout,
     ) -> Result<Option<PathBuf>> {
         let artifact = backend.artifact(checkout.artifact_id).await?;
-        let local = self.local_path(&checkout.path);
+        // A path that cannot be placed here was never written: nothing to restore.
+        let Ok(local) = self.local_path(&artifact.path) else {
+            return Ok(None);
+        };
         let _turn = self.lock_copy(&checkout.path).await;
         let backup = self
             .bring_to(backend, artifact.id, &artifact.path, &artifact.head, None)
@@ -407,7 +421,7 @@ impl Workspace {
         head: &Head,
         progress: Option<Progress>,
     ) -> Result<Option<PathBuf>> {
-        let local = self.local_path(path);
+        let local = self.local_path(path)?;
         let backup = match self.digest_off_thread(path).await? {
             Some(d) if d == head.digest => return Ok(None),
             None => None,
@@ -454,7 +468,7 @@ impl Workspace {
     /// backup of a check-in that became a proposal, or an earlier download).
     /// Only files of the right size are hashed, and those once.
     pub fn find_beside(&self, path: &RepoPath, digest: &Digest, size: u64) -> Option<PathBuf> {
-        let local = self.local_path(path);
+        let local = self.local_path(path).ok()?;
         let stem = local.file_stem()?.to_string_lossy().into_owned();
         std::fs::read_dir(local.parent()?)
             .ok()?
@@ -485,7 +499,7 @@ impl Workspace {
         proposal: &Proposal,
         reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
     ) -> Result<PathBuf> {
-        let local = self.local_path(path);
+        let local = self.local_path(path)?;
         if let Some(dir) = local.parent() {
             tokio::fs::create_dir_all(dir).await?;
         }
@@ -540,6 +554,55 @@ impl Workspace {
             Err(e) => Err(Error::Internal(format!("hashing task: {e}"))),
         }
     }
+}
+
+/// The one way a repo path becomes a place on disk: `relative` under `root`,
+/// proved to stay there, or refused. Checked first as a string, the same on
+/// every OS (so a test on Linux can feed it Windows' dangers: `C:/x`, `C:x`,
+/// `x:stream`, `..\\x`, `\\\\server\\share`, `CON`, `trail.`), then as this OS
+/// reads it: only plain names (no prefix, root, `.` or `..`), and the joined
+/// path still starts with `root` and is exactly that many names longer.
+pub fn join_under(root: &Path, relative: &str) -> Result<PathBuf> {
+    let refuse = |why: String| {
+        Err(Error::Invalid(format!(
+            "{relative:?} cannot be placed on this computer ({why}), so nothing was written \
+             and no lease was taken: ask an admin to run `leasedesk rename {relative} NEW` \
+             to give it a name every computer can hold"
+        )))
+    };
+    if let Err(e) = RepoPath::stored(relative) {
+        return refuse(e.to_string());
+    }
+    if let Some(why) = placement_problem(relative) {
+        return refuse(format!("it {why}"));
+    }
+    let segments = relative.split('/').count();
+    let mut names = 0;
+    for component in Path::new(relative).components() {
+        match component {
+            Component::Normal(_) => names += 1,
+            // On Windows this is where `C:` and `\\\\server\\share` would show.
+            Component::Prefix(_)
+            | Component::RootDir
+            | Component::CurDir
+            | Component::ParentDir => {
+                return refuse(format!("this system reads {component:?} in it"))
+            }
+        }
+    }
+    #[cfg(windows)]
+    if Path::new(relative).has_root() || relative.contains(['\\', ':']) {
+        return refuse("Windows reads a drive, a root or a stream in it".into());
+    }
+    if names != segments {
+        return refuse("this system reads its folders differently".into());
+    }
+    let joined = root.join(relative);
+    if !joined.starts_with(root) || joined.components().count() != root.components().count() + names
+    {
+        return refuse("it would land outside the workspace folder".into());
+    }
+    Ok(joined)
 }
 
 /// `hero.psd` → `hero (my changes 2026-11-29 1405).psd`, numbered if taken.

@@ -66,13 +66,14 @@ export interface Checkout {
   broken: { by: Participant; reason: string; at: Timestamp } | null;
 }
 
-export type LocalState = "not_local" | "up_to_date" | "modified" | "missing" | "out_of_date" | "checking";
+export type LocalState = "not_local" | "up_to_date" | "modified" | "missing" | "out_of_date" | "checking" | "unplaceable";
 
 export interface FileRow {
   artifact: Artifact;
   local: LocalState;
   mine: Checkout | null;
-  local_path: string;
+  /** null when the file's path cannot be placed on this computer. */
+  local_path: string | null;
 }
 
 export interface Overview {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
-import { bytes, checkinOutcome, clock, describeEvent, explain, leaseLost, matches, participantName, timeLeft, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, describeEvent, explain, leaseLost, localStateLabels, matches, participantName, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -158,5 +158,19 @@ describe("a lost lease", () => {
   it("is never claimed for a file you do not hold", () => {
     expect(leaseLost(null, null)).toBe(false);
     expect(leaseLost({ ...mine, state: "closed" }, null)).toBe(false);
+  });
+});
+
+describe("a file whose name no computer can hold", () => {
+  it("is labelled so, and the advice names the admin's rename", () => {
+    expect(localStateLabels.unplaceable).toBe("Cannot be placed on this computer: rename it");
+    const advice = unplaceableAdvice("C:x");
+    expect(advice).toContain("never puts it on disk");
+    expect(advice).toContain('leasedesk rename "C:x" NEW');
+  });
+
+  it("has its rename told in the activity", () => {
+    const renamed = { seq: 9, id: "e", type: "artifact.renamed", artifact_id: "a", participant: "user:admin", holder: null, at: "2026-11-29T14:00:00Z", data: { from: "C:x", to: "fixed/x.psd" } } as Event;
+    expect(describeEvent(renamed, () => "fixed/x.psd")).toBe("admin renamed C:x to fixed/x.psd");
   });
 });

@@ -56,7 +56,13 @@ export const localStateLabels: Record<LocalState, string> = {
   missing: "Missing",
   out_of_date: "Out of date",
   checking: "Checking…",
+  unplaceable: "Cannot be placed on this computer: rename it",
 };
+
+/** Why a file stored under a name no computer can hold is never fetched, and who fixes it. */
+export function unplaceableAdvice(path: string): string {
+  return `“${path}” cannot be a file name on every computer (Windows refuses some names and characters), so Leasedesk never puts it on disk. Ask an admin to run: leasedesk rename "${path}" NEW`;
+}
 
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -189,6 +195,8 @@ export function describeEvent(event: Event, pathOf: (id: string) => string | und
       return `${who} accepted a proposal for ${name}`;
     case "proposal.rejected":
       return `${who} rejected a proposal for ${name}`;
+    case "artifact.renamed":
+      return `${who} renamed ${String(data.from ?? "a file")} to ${String(data.to ?? "")}`;
     default:
       return `${who}: ${event.type} on ${name}`;
   }

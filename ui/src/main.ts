@@ -13,6 +13,7 @@ import {
   leaseLost,
   folderOf,
   localStateLabels,
+  unplaceableAdvice,
   matches,
   participantName,
   timeLeft,
@@ -374,7 +375,10 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   ];
   const actions = el("div", { class: "actions" });
   const problem = state.problem.get(artifact.id);
-  if (row.mine) {
+  if (row.local === "unplaceable") {
+    // Never written to disk: no check-out, download or reveal until renamed.
+    parts.push(el("p", { class: "warning", role: "status", id: "unplaceable" }, unplaceableAdvice(artifact.path)));
+  } else if (row.mine) {
     const checkout = row.mine;
     if (upload) {
       parts.push(el("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
@@ -413,8 +417,9 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (!row.mine && (row.local === "out_of_date" || row.local === "not_local" || row.local === "missing")) {
     actions.append(button(row.local === "not_local" ? "Download" : "Get latest", () => void updateFile(row), "ghost", { id: "action-update" }));
   }
-  if (row.local !== "not_local" && row.local !== "missing") {
-    actions.append(button("Reveal in folder", () => void api.reveal(row.local_path).catch(showError), "ghost"));
+  const localPath = row.local_path;
+  if (localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable") {
+    actions.append(button("Reveal in folder", () => void api.reveal(localPath).catch(showError), "ghost"));
   }
   if (row.local === "modified" && !row.mine) {
     parts.push(el("p", { class: "warning" }, "You changed this file without checking it out. Check it out to keep your changes safe."));
