@@ -835,3 +835,48 @@ fn concurrent_imports_of_one_path_leave_only_the_winners_blob() {
     assert_eq!(blobs.len(), 1, "only the winner's blob is kept: {blobs:?}");
     assert_eq!(format!("blake3:{}", blobs[0]), head);
 }
+
+fn import_status(served: &Served, token: &str, encoded_path: &str) -> Answer {
+    served.send(
+        format!(
+            "POST /v1/artifacts?path={encoded_path} HTTP/1.1\r\n{}content-length: 5\r\nconnection: close\r\n\r\nbytes",
+            bearer(token)
+        )
+        .as_bytes(),
+    )
+}
+
+#[test]
+fn paths_unsafe_on_windows_or_macos_are_refused_on_import() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    for unsafe_path in [
+        "C%3A%2FUsers%2FPublic%2Fevil.bat",
+        "C%3Ax",
+        "x.psd%3Astream",
+        "CON",
+        "nul.txt",
+        "trail.",
+        "trail%20",
+        "a%E2%80%AEgpj.exe",
+        "%FF.psd",
+        "a%5Cb.psd",
+    ] {
+        import_status(&served, &token, unsafe_path).refused(422, "invalid");
+    }
+    for (first, second) in [
+        ("Case.psd", "case.psd"),
+        ("caf%C3%A9.psd", "cafe%CC%81.psd"),
+        ("a", "a%2Fb.psd"),
+        ("deep%2Fb.psd", "DEEP"),
+    ] {
+        assert_eq!(import_status(&served, &token, first).status, 201, "{first}");
+        import_status(&served, &token, second).refused(409, "exists");
+    }
+    let listed = served.get("/v1/artifacts", &token);
+    assert_eq!(
+        listed.body["artifacts"].as_array().unwrap().len(),
+        4,
+        "{listed:?}"
+    );
+}

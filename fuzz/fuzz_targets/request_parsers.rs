@@ -63,13 +63,21 @@ fuzz_target!(|data: &[u8]| {
 
 /// What every accepted path promises (shared/API.md).
 fn repo_path_keeps_its_rules(text: &str, path: &RepoPath) {
-    assert_eq!(path.as_str(), text);
-    assert!(!text.is_empty() && text.len() <= RepoPath::MAX_BYTES);
-    assert!(!text.starts_with('/'));
-    for segment in text.split('/') {
+    use unicode_normalization::UnicodeNormalization;
+    let stored = path.as_str();
+    assert_eq!(stored, text.nfc().collect::<String>(), "kept in NFC, else as given");
+    assert!(!stored.is_empty() && stored.len() <= RepoPath::MAX_BYTES);
+    assert!(!stored.starts_with('/'));
+    for segment in stored.split('/') {
         assert!(!segment.is_empty() && segment != "." && segment != "..");
+        assert!(!segment.ends_with(['.', ' ']));
     }
-    assert!(!text.chars().any(|c| c.is_control()));
-    assert!(!text.contains(['\\', ':', '<', '>', '"', '|', '?', '*']));
-    assert_eq!(text.parse::<RepoPath>().ok().as_ref(), Some(path));
+    assert!(!stored.chars().any(|c| c.is_control()));
+    assert!(!stored.contains(['\\', ':', '<', '>', '"', '|', '?', '*']));
+    assert_eq!(path.placement_problem(), None);
+    assert_eq!(stored.parse::<RepoPath>().ok().as_ref(), Some(path));
+    assert_eq!(RepoPath::stored(stored).ok().as_ref(), Some(path));
+    // One key per file name: the key of a key is itself.
+    let key = path.collision_key();
+    assert_eq!(leasedesk::model::collision_key(&key), key);
 }
