@@ -166,7 +166,11 @@ async fn serve_connection(
             let (router, state) = (router.clone(), state.clone());
             async move { Ok::<_, Infallible>(answer(router, state, request).await) }
         });
-    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    // A client may close its sending side once its request is sent: it
+    // still gets its answer.
+    let connection = hyper::server::conn::http1::Builder::new()
+        .half_close(true)
+        .serve_connection(io, service);
     tokio::pin!(connection);
     let served = tokio::select! {
         served = connection.as_mut() => served,

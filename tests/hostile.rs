@@ -880,3 +880,17 @@ fn paths_unsafe_on_windows_or_macos_are_refused_on_import() {
         "{listed:?}"
     );
 }
+
+#[test]
+fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    let mut socket = served.connect();
+    socket
+        .write_all(format!("GET /v1/me HTTP/1.1\r\n{}\r\n", bearer(&token)).as_bytes())
+        .unwrap();
+    socket.shutdown(Shutdown::Write).unwrap();
+    let answer = Answer::read(&mut socket);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.body["participant"], "user:alice");
+}

@@ -154,6 +154,8 @@ pub struct Guarded<S> {
     write_timer: Pin<Box<Sleep>>,
     /// Bytes drained after a refusal, once draining has begun.
     drain: Option<usize>,
+    /// The trailer section read so far of a chunked body.
+    trailer_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,6 +204,7 @@ impl<S> Guarded<S> {
             write_stalled_since: None,
             write_timer: Box::pin(tokio::time::sleep_until(now)),
             drain: None,
+            trailer_bytes: 0,
         }
     }
 
@@ -361,9 +364,14 @@ impl<S> Guarded<S> {
                 let Some(line) = self.take_line()? else {
                     return Ok(false);
                 };
+                self.trailer_bytes += line.len();
+                if self.trailer_bytes > MAX_CHUNK_LINE {
+                    return Err("the chunked body's trailers are too long".into());
+                }
                 self.checked.extend_from_slice(&line);
                 if matches!(&line[..], b"\r\n" | b"\n") {
                     self.framing = Framing::Head;
+                    self.trailer_bytes = 0;
                 }
                 Ok(true)
             }
@@ -799,6 +807,87 @@ mod tests {
             let refusal = framing_of(head).expect_err(head);
             assert_eq!(refusal.status, StatusCode::BAD_REQUEST, "{head:?}");
         }
+    }
+
+    /// A socket that hands over one byte per read, then the end.
+    struct Trickle(std::collections::VecDeque<u8>);
+
+    impl AsyncRead for Trickle {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            if let Some(byte) = self.0.pop_front() {
+                buf.put_slice(&[byte]);
+            }
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// What hyper would read through the guard from `sent`, a byte at a time.
+    async fn through_guard(sent: &[u8]) -> (Vec<u8>, Option<Refusal>) {
+        use tokio::io::AsyncReadExt;
+        let state = ConnState::new();
+        let mut guard = Guarded::new(
+            Trickle(sent.iter().copied().collect()),
+            Limits::default(),
+            state.clone(),
+        );
+        let mut read = Vec::new();
+        // After a refusal the guard gives hyper nothing more, and no end.
+        let _ =
+            tokio::time::timeout(Duration::from_millis(200), guard.read_to_end(&mut read)).await;
+        let refusal = state.lock().refusal.clone().map(|(_, r)| r);
+        (read, refusal)
+    }
+
+    #[tokio::test]
+    async fn pipelined_requests_pass_through_unchanged_a_byte_at_a_time() {
+        let sent = b"GET /a HTTP/1.1\r\n\r\n\
+POST /b HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello\
+POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\ntrailer: t\r\n\r\n\
+GET /d HTTP/1.1\n\n";
+        let (read, refusal) = through_guard(sent).await;
+        assert_eq!(refusal, None);
+        assert_eq!(
+            String::from_utf8_lossy(&read),
+            String::from_utf8_lossy(sent)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_head_after_good_ones_becomes_the_stand_in() {
+        let (read, refusal) =
+            through_guard(b"GET /a HTTP/1.1\r\n\r\nNOT HTTP\r\n\r\nGET /b HTTP/1.1\r\n\r\n").await;
+        let expected = [&b"GET /a HTTP/1.1\r\n\r\n"[..], STAND_IN].concat();
+        assert_eq!(
+            String::from_utf8_lossy(&read),
+            String::from_utf8_lossy(&expected)
+        );
+        assert_eq!(refusal.map(|r| r.status), Some(StatusCode::BAD_REQUEST));
+    }
+
+    #[tokio::test]
+    async fn a_malformed_chunk_fails_the_body_after_what_came_before() {
+        use tokio::io::AsyncReadExt;
+        let sent = b"POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\nzz\r\n";
+        let mut guard = Guarded::new(
+            Trickle(sent.iter().copied().collect()),
+            Limits::default(),
+            ConnState::new(),
+        );
+        let mut read = Vec::new();
+        let failed = guard
+            .read_to_end(&mut read)
+            .await
+            .expect_err("a malformed chunk");
+        assert_eq!(failed.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            read.ends_with(b"2\r\nok\r\n"),
+            "{:?}",
+            String::from_utf8_lossy(&read)
+        );
     }
 
     #[test]
