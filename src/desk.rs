@@ -196,6 +196,25 @@ impl Desk {
             .await
     }
 
+    /// Brings your checked-out version here as your copy to edit, when the
+    /// check-out was made elsewhere (or the copy is gone). The lease is not touched.
+    pub async fn get_copy(
+        &self,
+        checkout: CheckoutId,
+        progress: Option<Progress>,
+    ) -> Result<CheckedOut> {
+        let checkout = self.backend.checkout(checkout).await?;
+        if checkout.state != CheckoutState::Open {
+            return Err(Error::CheckoutClosed(format!(
+                "your check-out of {} has ended: check the file out again to edit it",
+                checkout.path
+            )));
+        }
+        self.workspace
+            .get_copy(self.backend.as_ref(), checkout, progress)
+            .await
+    }
+
     /// "Get latest" for a file you do not hold.
     pub async fn update(&self, artifact: ArtifactId) -> Result<Option<PathBuf>> {
         let artifact = self.backend.artifact(artifact).await?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use leasedesk::desk::{self, Desk, Reminder};
 use leasedesk::model::*;
-use leasedesk::workspace::{LocalState, Workspace};
+use leasedesk::workspace::{self, LocalState, Workspace};
 
 use crate::harness::*;
 
@@ -185,6 +185,67 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
     );
 }
 
+/// A file you checked out elsewhere (the CLI) and never had here: "not on this
+/// computer", not "missing". Getting it brings the checked-out version here as
+/// your copy to edit, and leaves the lease and the ledger alone.
+async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let elsewhere = f.alice.check_out(a.id, for_seconds(75)).await.unwrap();
+    let row = alice.row(a.id).await.unwrap();
+    assert_eq!(
+        row.local,
+        LocalState::NotLocal,
+        "never here, so not missing"
+    );
+    assert_eq!(row.mine.as_ref().map(|c| c.id), Some(elsewhere.id));
+    let overview = alice.overview().await.unwrap();
+    assert_eq!(overview.files[0].local, LocalState::NotLocal);
+
+    let ledger = f.all_events().await.len();
+    let lease = f.alice.artifact(a.id).await.unwrap().lease;
+    let got = alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(got.checkout.id, elsewhere.id);
+    assert_eq!(got.backup, None);
+    let local = alice.workspace().local_path(&a.path);
+    assert_eq!(std::fs::read(&local).unwrap(), b"v1");
+    assert!(workspace::is_writable(&local), "your copy, to edit");
+    assert_eq!(alice.row(a.id).await.unwrap().local, LocalState::UpToDate);
+    assert_eq!(f.all_events().await.len(), ledger, "no lease change");
+    assert_eq!(f.alice.artifact(a.id).await.unwrap().lease, lease);
+
+    // Here once and gone: that is missing, and it can be got again.
+    std::fs::remove_file(&local).unwrap();
+    assert_eq!(alice.row(a.id).await.unwrap().local, LocalState::Missing);
+    alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"v1");
+    // Asked again over your changes, it keeps them: they are your edit.
+    std::fs::write(&local, b"alice's sky").unwrap();
+    alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"alice's sky");
+    let closed = alice.check_in(elsewhere.id, None, None).await.unwrap();
+    assert!(
+        matches!(
+            closed.checkout.result,
+            Some(CheckinResult::Committed { version: 2, .. })
+        ),
+        "{:?}",
+        closed.checkout.result
+    );
+    let ended = alice.get_copy(elsewhere.id, None).await;
+    assert!(
+        matches!(ended, Err(leasedesk::Error::CheckoutClosed(_))),
+        "{ended:?}"
+    );
+
+    // Someone else's check-out is not yours to get.
+    let b = f.import("brand/logo.ai", b"logo").await;
+    let bobs = f.bob.check_out(b.id, checkout_request()).await.unwrap();
+    let refused = alice.get_copy(bobs.id, None).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(!alice.workspace().local_path(&b.path).exists());
+}
+
 /// A check-out made with a 75 s lease (as the CLI allows): its one reminder
 /// says the time actually left, in the window's words, then the lapse.
 async fn a_short_lease_is_reminded_of_the_time_it_has_left(f: Fixture) {
@@ -222,6 +283,7 @@ async fn a_short_lease_is_reminded_of_the_time_it_has_left(f: Fixture) {
 }
 
 crate::contract!(
+    a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got,
     a_short_lease_is_reminded_of_the_time_it_has_left,
     after_a_lapse_the_row_shows_the_newest_check_out,
     the_overview_shows_holders_local_states_and_your_own_check_outs,
