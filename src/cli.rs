@@ -683,6 +683,8 @@ async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), 
             ))
         }
         Target::Local(store) => {
+            // Nobody else may have this folder open: record lapses as they come.
+            let _sweeper = store.spawn_sweeper(leasedesk::bundled::SWEEP_EVERY);
             let mut after = after;
             loop {
                 let changed = store.changed();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use leasedesk::desk::{self, Desk, Reminder};
 use leasedesk::model::*;
-use leasedesk::workspace::{LocalState, Workspace};
+use leasedesk::workspace::{self, LocalState, Workspace};
 
 use crate::harness::*;
 
@@ -186,7 +186,106 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
     );
 }
 
+/// A file you checked out elsewhere (the CLI) and never had here: "not on this
+/// computer", not "missing". Getting it brings the checked-out version here as
+/// your copy to edit, and leaves the lease and the ledger alone.
+async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let elsewhere = f.alice.check_out(a.id, for_seconds(75)).await.unwrap();
+    let row = alice.row(a.id).await.unwrap();
+    assert_eq!(
+        row.local,
+        LocalState::NotLocal,
+        "never here, so not missing"
+    );
+    assert_eq!(row.mine.as_ref().map(|c| c.id), Some(elsewhere.id));
+    let overview = alice.overview().await.unwrap();
+    assert_eq!(overview.files[0].local, LocalState::NotLocal);
+
+    let ledger = f.all_events().await.len();
+    let lease = f.alice.artifact(a.id).await.unwrap().lease;
+    let got = alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(got.checkout.id, elsewhere.id);
+    assert_eq!(got.backup, None);
+    let local = alice.workspace().local_path(&a.path).unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"v1");
+    assert!(workspace::is_writable(&local), "your copy, to edit");
+    assert_eq!(alice.row(a.id).await.unwrap().local, LocalState::UpToDate);
+    assert_eq!(f.all_events().await.len(), ledger, "no lease change");
+    assert_eq!(f.alice.artifact(a.id).await.unwrap().lease, lease);
+
+    // Here once and gone: that is missing, and it can be got again.
+    std::fs::remove_file(&local).unwrap();
+    assert_eq!(alice.row(a.id).await.unwrap().local, LocalState::Missing);
+    alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"v1");
+    // Asked again over your changes, it keeps them: they are your edit.
+    std::fs::write(&local, b"alice's sky").unwrap();
+    alice.get_copy(elsewhere.id, None).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"alice's sky");
+    let closed = alice.check_in(elsewhere.id, None, None).await.unwrap();
+    assert!(
+        matches!(
+            closed.checkout.result,
+            Some(CheckinResult::Committed { version: 2, .. })
+        ),
+        "{:?}",
+        closed.checkout.result
+    );
+    let ended = alice.get_copy(elsewhere.id, None).await;
+    assert!(
+        matches!(ended, Err(leasedesk::Error::CheckoutClosed(_))),
+        "{ended:?}"
+    );
+
+    // Someone else's check-out is not yours to get.
+    let b = f.import("brand/logo.ai", b"logo").await;
+    let bobs = f.bob.check_out(b.id, checkout_request()).await.unwrap();
+    let refused = alice.get_copy(bobs.id, None).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(!alice.workspace().local_path(&b.path).unwrap().exists());
+}
+
+/// A check-out made with a 75 s lease (as the CLI allows): its one reminder
+/// says the time actually left, in the window's words, then the lapse.
+async fn a_short_lease_is_reminded_of_the_time_it_has_left(f: Fixture) {
+    let a = f.import("hero.psd", b"v1").await;
+    f.alice.check_out(a.id, for_seconds(75)).await.unwrap();
+    let mut sent = HashSet::new();
+    async fn due(
+        f: &Fixture,
+        sent: &mut HashSet<(CheckoutId, Timestamp, Reminder)>,
+    ) -> Vec<(Reminder, String)> {
+        let open = f.alice.checkouts(true).await.unwrap();
+        let now = f.clock.now();
+        desk::due_reminders(&open, now, sent)
+            .into_iter()
+            .map(|(checkout, reminder)| (reminder, reminder.title(&checkout, now)))
+            .collect()
+    }
+    assert_eq!(
+        due(&f, &mut sent).await,
+        vec![(
+            Reminder::FiveMinutes,
+            "hero.psd: your lease ends in 1 min".to_owned()
+        )]
+    );
+    f.advance(std::time::Duration::from_secs(45));
+    assert_eq!(due(&f, &mut sent).await, vec![], "once");
+    f.advance(std::time::Duration::from_secs(30));
+    assert_eq!(
+        due(&f, &mut sent).await,
+        vec![(
+            Reminder::Lapsed,
+            "hero.psd: your lease has lapsed".to_owned()
+        )]
+    );
+}
+
 crate::contract!(
+    a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got,
+    a_short_lease_is_reminded_of_the_time_it_has_left,
     after_a_lapse_the_row_shows_the_newest_check_out,
     the_overview_shows_holders_local_states_and_your_own_check_outs,
     a_changed_copy_is_checking_until_hashed_then_modified,
@@ -196,6 +295,11 @@ crate::contract!(
 );
 
 fn open_checkout(expires_at: Timestamp) -> Checkout {
+    lease_from(expires_at - TimeDelta::hours(8), expires_at)
+}
+
+/// An open check-out whose lease runs from `created_at` to `expires_at`.
+fn lease_from(created_at: Timestamp, expires_at: Timestamp) -> Checkout {
     Checkout {
         id: CheckoutId::new(),
         artifact_id: ArtifactId::new(),
@@ -205,7 +309,7 @@ fn open_checkout(expires_at: Timestamp) -> Checkout {
         actor: participant("user:alice"),
         holder: "checkout:x:user:alice".into(),
         note: None,
-        created_at: expires_at - TimeDelta::hours(8),
+        created_at,
         expires_at,
         state: CheckoutState::Open,
         result: None,
@@ -231,6 +335,51 @@ fn reminders_come_at_30_and_5_minutes_and_at_the_lapse_once_each() {
     assert_eq!(due(&mut sent, at(41)), vec![Reminder::FiveMinutes]);
     assert_eq!(due(&mut sent, at(45)), vec![Reminder::Lapsed]);
     assert_eq!(due(&mut sent, at(50)), vec![], "once");
+}
+
+/// What each reminder says, as the user would read it: the time actually left,
+/// and never a threshold longer than the whole lease.
+#[test]
+fn reminders_say_the_time_left_and_never_more_than_the_lease() {
+    let start = start_time();
+    let at = |seconds: i64| start + TimeDelta::seconds(seconds);
+    let said = |checkout: &Checkout, when| -> Vec<String> {
+        desk::due_reminders(std::slice::from_ref(checkout), when, &mut HashSet::new())
+            .into_iter()
+            .map(|(c, r)| r.title(&c, when))
+            .collect()
+    };
+    let long = lease_from(start, at(45 * 60));
+    assert_eq!(
+        said(&long, at(15 * 60)),
+        ["hero.psd: your lease ends in 30 min"]
+    );
+    assert_eq!(
+        said(&long, at(40 * 60)),
+        ["hero.psd: your lease ends in 5 min"]
+    );
+    assert_eq!(
+        said(&long, at(45 * 60 - 40)),
+        ["hero.psd: your lease ends in 40 s"]
+    );
+    let ten_minutes = lease_from(start, at(10 * 60));
+    assert_eq!(
+        said(&ten_minutes, start),
+        Vec::<String>::new(),
+        "no 30-minute reminder for a 10-minute lease"
+    );
+    assert_eq!(
+        said(&ten_minutes, at(5 * 60)),
+        ["hero.psd: your lease ends in 5 min"]
+    );
+    let short = lease_from(start, at(75));
+    assert_eq!(said(&short, start), ["hero.psd: your lease ends in 1 min"]);
+    assert_eq!(said(&short, at(20)), ["hero.psd: your lease ends in 55 s"]);
+    let eight_hours = lease_from(start, at(8 * 3600));
+    assert_eq!(
+        said(&eight_hours, at(8 * 3600 - 29 * 60)),
+        ["hero.psd: your lease ends in 29 min"]
+    );
 }
 
 #[test]

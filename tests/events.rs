@@ -187,6 +187,26 @@ async fn event_pages_follow_the_sequence(f: Fixture) {
     );
 }
 
+/// A sweeper never keeps a closed store alive: once the store's last handle
+/// is gone (the app switched backends, a follower ended), it ends too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweeper_ends_with_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = leasedesk::Bundled::open(dir.path()).unwrap();
+    let sweeper = store.spawn_sweeper(Duration::from_millis(10));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!sweeper.is_finished(), "it sweeps while the store is open");
+    drop(store);
+    let started = std::time::Instant::now();
+    while !sweeper.is_finished() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the sweeper outlived its store"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 crate::contract!(
     rule17_reads_acquire_and_renew_nothing,
     rule18_every_lease_change_writes_its_event,

@@ -161,6 +161,20 @@ pub async fn cancel_checkout(
     Ok(done)
 }
 
+/// Your copy to edit of a file you hold that is not here (checked out
+/// elsewhere, or its copy gone); the lease is not touched.
+#[tauri::command]
+pub async fn get_copy(
+    state: State<'_, AppState>,
+    checkout: CheckoutId,
+    on_progress: Channel<Moved>,
+) -> UiResult<CheckedOut> {
+    let desk = state.desk().await?;
+    Ok(desk
+        .get_copy(checkout, Some(progress(on_progress, None)))
+        .await?)
+}
+
 #[tauri::command]
 pub async fn update_file(
     state: State<'_, AppState>,

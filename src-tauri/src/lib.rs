@@ -414,6 +414,7 @@ pub fn run() {
             commands::cancel_upload,
             commands::cancel_checkout,
             commands::update_file,
+            commands::get_copy,
             commands::add_files,
             commands::decide,
             commands::compare_proposal,

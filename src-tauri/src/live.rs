@@ -170,37 +170,22 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>) {
     tray_refresh(app).await;
 }
 
-/// Lease reminders at 30 and 5 minutes left, and when a lease lapsed. Each
-/// tick also looks again at the files checked out, in case the watcher missed
-/// one (its event queue overflowed, or it could not watch a folder).
+/// Lease reminders at 30 and 5 minutes left and at the lapse (which and when:
+/// `desk::due_reminders`). Each tick also looks again at the files checked
+/// out, in case the watcher missed one (its event queue overflowed, or it
+/// could not watch a folder).
 async fn remind(app: AppHandle, desk: Desk) {
     let mut sent = HashSet::new();
     let mut restat = workspace::watch::Restat::default();
     loop {
         if let Ok(checkouts) = desk.backend().checkouts(true).await {
             look_again_at_checkouts(&app, &desk, &checkouts, &mut restat).await;
-            for (checkout, reminder) in
-                desk::due_reminders(&checkouts, chrono::Utc::now(), &mut sent)
-            {
-                let name = checkout.path.file_name();
+            let now = chrono::Utc::now();
+            for (checkout, reminder) in desk::due_reminders(&checkouts, now, &mut sent) {
+                let title = reminder.title(&checkout, now);
                 match reminder {
-                    Reminder::ThirtyMinutes => notify_with_extend(
-                        &app,
-                        &format!("{name}: your lease ends in 30 minutes"),
-                        "Extend it if you need longer.",
-                        checkout.id,
-                    ),
-                    Reminder::FiveMinutes => notify_with_extend(
-                        &app,
-                        &format!("{name}: your lease ends in 5 minutes"),
-                        "Extend it now, or check in what you have.",
-                        checkout.id,
-                    ),
-                    Reminder::Lapsed => notify(
-                        &app,
-                        &format!("{name}: your lease has lapsed"),
-                        "Your file is safe. Check in to keep your work: if someone else took the file, it becomes a proposal.",
-                    ),
+                    Reminder::Lapsed => notify(&app, &title, reminder.body()),
+                    _ => notify_with_extend(&app, &title, reminder.body(), checkout.id),
                 }
             }
         }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use leasedesk::bundled::{Sweeper, SWEEP_EVERY};
 use leasedesk::clock::Clock;
 use leasedesk::desk::Desk;
 use leasedesk::model::Participant;
@@ -27,6 +28,9 @@ pub struct Session {
     /// Background work of this session, stopped when it closes.
     pub tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
     pub watcher: Option<Watcher>,
+    /// Records the bundled store's lapses while the session keeps it open
+    /// (a server sweeps its own); stops with the session.
+    pub sweeper: Option<Sweeper>,
 }
 
 impl Drop for Session {
@@ -40,7 +44,7 @@ impl Drop for Session {
 /// Opens the backend and workspace the settings name. `token`: the remote
 /// token (from the keychain, or this run's memory).
 pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<Session> {
-    let (backend, source): (Arc<dyn Backend>, Source) = match settings.backend {
+    let (backend, source, sweeper): (Arc<dyn Backend>, Source, _) = match settings.backend {
         BackendChoice::Bundled => {
             let me: Participant = format!("user:{}", settings.display_name).parse().map_err(
                 |e: leasedesk::Error| {
@@ -48,7 +52,12 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                 },
             )?;
             let store = Bundled::open(&dirs.bundled_store())?.acting_as(me);
-            (Arc::new(store.clone()), Source::Bundled(store))
+            let sweeper = store.spawn_sweeper(SWEEP_EVERY);
+            (
+                Arc::new(store.clone()),
+                Source::Bundled(store),
+                Some(sweeper),
+            )
         }
         BackendChoice::Remote => {
             let url = settings.server_url.trim();
@@ -65,7 +74,7 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                 ));
             };
             let remote = Remote::new(url, token)?;
-            (Arc::new(remote.clone()), Source::Remote(remote))
+            (Arc::new(remote.clone()), Source::Remote(remote), None)
         }
     };
     let workspace = Workspace::open(
@@ -78,5 +87,70 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
         source,
         tasks: Vec::new(),
         watcher: None,
+        sweeper,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use leasedesk::model::{CheckoutRequest, Event, RepoPath};
+    use leasedesk::Upload;
+
+    use super::*;
+
+    async fn lapses(backend: &dyn Backend) -> usize {
+        let events: Vec<Event> = backend.events(0, 1000).await.unwrap().events;
+        events.iter().filter(|e| e.kind == "lease.expired").count()
+    }
+
+    /// The app left open on a short lease made elsewhere (the CLI, another
+    /// process on the same data folder): its lapse is recorded with no other
+    /// write, so the Activity tab shows it. Closed, the session sweeps no more.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bundled_session_records_a_lapse_nobody_touches_until_it_closes() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config: home.path().join("config"),
+            data: home.path().join("data"),
+        };
+        let settings = Settings {
+            backend: BackendChoice::Bundled,
+            server_url: String::new(),
+            workspace: home.path().join("Leasedesk"),
+            display_name: "alice".into(),
+        };
+        let session = open(&settings, &dirs, None).unwrap();
+        let cli = Bundled::open(&dirs.bundled_store())
+            .unwrap()
+            .acting_as("user:alice".parse().unwrap());
+        let path: RepoPath = "hero.psd".parse().unwrap();
+        let source = home.path().join("hero.psd");
+        std::fs::write(&source, b"v1").unwrap();
+        let artifact = cli.import(&path, Upload::file(&source)).await.unwrap();
+        let short = CheckoutRequest {
+            ttl_seconds: Some(1),
+            note: None,
+        };
+        cli.check_out(artifact.id, short.clone()).await.unwrap();
+
+        let started = Instant::now();
+        while lapses(session.desk.backend().as_ref()).await == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(6),
+                "no lease.expired recorded while the app was open"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        drop(session);
+        cli.check_out(artifact.id, short).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert_eq!(
+            lapses(&cli).await,
+            1,
+            "a closed session's sweeper is gone with it"
+        );
+    }
 }

@@ -77,16 +77,10 @@ pub fn tooltip(checkouts: &[Checkout], now: Timestamp) -> String {
 
 /// "1 h 05 min left", "12 min left", "40 s left", "lapsed".
 pub fn time_left(left: TimeDelta) -> String {
-    let seconds = left.num_seconds();
-    if seconds <= 0 {
-        "lapsed".into()
-    } else if seconds < 60 {
-        format!("{seconds} s left")
-    } else if seconds < 3600 {
-        format!("{} min left", seconds / 60)
-    } else {
-        format!("{} h {:02} min left", seconds / 3600, seconds % 3600 / 60)
+    if left.num_seconds() <= 0 {
+        return "lapsed".into();
     }
+    format!("{} left", leasedesk::desk::time_left(left))
 }
 
 pub fn action(menu_id: &str) -> Option<Action> {

@@ -681,6 +681,39 @@ async fn scenarios(kind: Backend) {
     assert!(!writable(&local));
     w.screenshot("08-cancelled-with-backup").await;
 
+    // A file alice checked out elsewhere (the CLI) and never had here: not
+    // "Missing" but not on this computer, and one click brings her copy to
+    // edit, leaving the lease as it was.
+    let elsewhere = "brand/cover.psd";
+    let cover_row = World::row(elsewhere);
+    let cover = w._home.path().join("cover.psd");
+    std::fs::write(&cover, b"cover v1").unwrap();
+    w.cli("bob", &["import", elsewhere, cover.to_str().unwrap()]);
+    w.cli("alice", &["checkout", elsewhere]);
+    w.wait_until(
+        &format!("{cover_row} .local"),
+        "a held file that is not here",
+        Duration::from_secs(10),
+        |t| t == "Not on this computer",
+    )
+    .await;
+    let lease_before = lease_ends(&w).await[elsewhere];
+    w.open_row(elsewhere).await;
+    w.click("action-get-copy").await;
+    w.wait_until(
+        &format!("{cover_row} .local"),
+        "her copy, here",
+        Duration::from_secs(10),
+        |t| t == "Up to date",
+    )
+    .await;
+    let local_cover = w.workspace.join(elsewhere);
+    assert_eq!(std::fs::read(&local_cover).unwrap(), b"cover v1");
+    assert!(writable(&local_cover), "her copy to edit");
+    assert_eq!(lease_ends(&w).await[elsewhere], lease_before);
+    w.screenshot("08b-got-a-copy-to-edit").await;
+    w.cli("alice", &["cancel", elsewhere]);
+
     if kind == Backend::Bundled {
         reminders(&w).await;
         closing_keeps_the_app_in_the_tray(&w).await;
@@ -1009,7 +1042,7 @@ async fn lease_ends(w: &World) -> std::collections::HashMap<String, chrono::Date
         .collect()
 }
 
-/// Two leases of yours end within 30 minutes: one is extended from the
+/// Two leases of yours end within 5 minutes: one is extended from the
 /// desktop notification's Extend button, the other from the window's. Nothing
 /// else extends them.
 async fn reminders(w: &World) {
@@ -1021,7 +1054,8 @@ async fn reminders(w: &World) {
     std::fs::write(&source, b"layers").unwrap();
     for path in [near, far] {
         w.cli("alice", &["import", path, source.to_str().unwrap()]);
-        w.cli("alice", &["checkout", path, "--ttl", "25m"]);
+        // Shorter than 5 minutes: the last call comes at once, with what is left.
+        w.cli("alice", &["checkout", path, "--ttl", "4m"]);
     }
     let first = lease_ends(w).await;
     assert_eq!(first.len(), 2, "{first:?}");
@@ -1065,7 +1099,11 @@ async fn reminders(w: &World) {
             ".notice",
             "the other reminder",
             Duration::from_secs(5),
-            |t| t.contains(&format!("{name}: your lease ends in 30 minutes")),
+            |t| {
+                ["3 min", "4 min"]
+                    .iter()
+                    .any(|left| t.contains(&format!("{name}: your lease ends in {left}")))
+            },
         )
         .await;
     w.screenshot("09-reminder-with-extend").await;

@@ -29,13 +29,13 @@ pub use index::{Stat, Synced};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LocalState {
-    /// No local copy (and you do not hold the file).
+    /// No local copy, and none was ever brought here if you hold the file.
     NotLocal,
     /// The local copy is the head.
     UpToDate,
     /// The local copy has changes of yours.
     Modified,
-    /// You hold the file but its local copy is gone.
+    /// You hold the file, and its local copy, once brought here, is gone.
     Missing,
     /// The local copy is an older version, unchanged.
     OutOfDate,
@@ -196,7 +196,15 @@ impl Workspace {
         local: Option<Digest>,
     ) -> Result<LocalState> {
         let Some(local) = local else {
-            return Ok(if holding {
+            // Missing only if a copy of it was brought here: a check-out
+            // made elsewhere of a file never fetched is simply not here.
+            let was_here = holding
+                && self
+                    .inner
+                    .index
+                    .synced(&artifact.path)?
+                    .is_some_and(|synced| synced.artifact == artifact.id);
+            return Ok(if was_here {
                 LocalState::Missing
             } else {
                 LocalState::NotLocal
@@ -253,42 +261,7 @@ impl Workspace {
         // A path that cannot be a file here is refused before any lease.
         self.local_path(&backend.artifact(artifact).await?.path)?;
         let checkout = backend.check_out(artifact, request).await?;
-        let head = Head {
-            version: checkout.version,
-            digest: checkout.digest.clone(),
-            size: 0,
-            author: checkout.actor.clone(),
-            committed_at: checkout.created_at,
-        };
-        let prepared = async {
-            // Renamed in between to a path that cannot be placed: let it go.
-            let local = self.local_path(&checkout.path)?;
-            let _turn = self.lock_copy(&checkout.path).await;
-            let synced = self.inner.index.synced(&checkout.path)?;
-            let backup = match self.digest_off_thread(&checkout.path).await? {
-                Some(d) if d == checkout.digest => None,
-                // Edited after syncing this very version: the edit goes on.
-                Some(_) if synced.as_ref().is_some_and(|s| s.digest == checkout.digest) => {
-                    set_writable(&local, true)?;
-                    return Ok(None);
-                }
-                _ => {
-                    self.bring_to(
-                        backend,
-                        checkout.artifact_id,
-                        &checkout.path,
-                        &head,
-                        progress,
-                    )
-                    .await?
-                }
-            };
-            self.record_synced(&checkout.path, checkout.artifact_id, &head)?;
-            set_writable(&local, true)?;
-            Ok(backup)
-        }
-        .await;
-        match prepared {
+        match self.place_copy_to_edit(backend, &checkout, progress).await {
             Ok(backup) => Ok(CheckedOut { checkout, backup }),
             Err(e) => {
                 // Nobody can edit a copy that cannot be written: let the lease go.
@@ -296,6 +269,64 @@ impl Workspace {
                 Err(e)
             }
         }
+    }
+
+    /// Brings an open check-out's version here as your copy to edit, as a
+    /// check-out does, without touching its lease: for a check-out made
+    /// elsewhere (the CLI, another computer), or a copy that is gone. On a
+    /// failure the check-out stays as it is.
+    pub async fn get_copy(
+        &self,
+        backend: &dyn Backend,
+        checkout: Checkout,
+        progress: Option<Progress>,
+    ) -> Result<CheckedOut> {
+        let backup = self
+            .place_copy_to_edit(backend, &checkout, progress)
+            .await?;
+        Ok(CheckedOut { checkout, backup })
+    }
+
+    /// Makes the local copy the check-out's version, writable (see
+    /// [`Workspace::check_out`] for what happens to changes already there).
+    async fn place_copy_to_edit(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        progress: Option<Progress>,
+    ) -> Result<Option<PathBuf>> {
+        // Renamed in between to a path that cannot be placed: refused.
+        let local = self.local_path(&checkout.path)?;
+        let head = Head {
+            version: checkout.version,
+            digest: checkout.digest.clone(),
+            size: 0,
+            author: checkout.actor.clone(),
+            committed_at: checkout.created_at,
+        };
+        let _turn = self.lock_copy(&checkout.path).await;
+        let synced = self.inner.index.synced(&checkout.path)?;
+        let backup = match self.digest_off_thread(&checkout.path).await? {
+            Some(d) if d == checkout.digest => None,
+            // Edited after syncing this very version: the edit goes on.
+            Some(_) if synced.as_ref().is_some_and(|s| s.digest == checkout.digest) => {
+                set_writable(&local, true)?;
+                return Ok(None);
+            }
+            _ => {
+                self.bring_to(
+                    backend,
+                    checkout.artifact_id,
+                    &checkout.path,
+                    &head,
+                    progress,
+                )
+                .await?
+            }
+        };
+        self.record_synced(&checkout.path, checkout.artifact_id, &head)?;
+        set_writable(&local, true)?;
+        Ok(backup)
     }
 
     /// Checks in the local copy: uploads it (with progress; `cancel` stops

@@ -157,6 +157,9 @@ export const api = {
   cancelUpload: (upload: string) => invoke<void>("cancel_upload", { upload }),
   cancelCheckout: (checkout: string) => invoke<Closed>("cancel_checkout", { checkout }),
   updateFile: (artifact: string) => invoke<string | null>("update_file", { artifact }),
+  /** Brings the version you checked out here, writable, for a check-out made elsewhere; the lease is not touched. */
+  getCopy: (checkout: string, onProgress?: (m: Moved) => void) =>
+    invoke<CheckedOut>("get_copy", { checkout, onProgress: progressChannel(onProgress) }),
   addFiles: (paths: string[], folder: string) =>
     invoke<{ source: string; artifact: Artifact | null; error: AppError | null }[]>("add_files", { paths, folder }),
   /** Saves (or finds) the proposal's file beside the head's and shows it in the file manager. */

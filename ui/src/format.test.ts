@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
-import { bytes, checkinOutcome, clock, describeEvent, explain, leaseLost, localStateLabels, matches, participantName, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, describeEvent, explain, getAction, leaseLost, localStateLabels, matches, participantName, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -172,5 +172,34 @@ describe("a file whose name no computer can hold", () => {
   it("has its rename told in the activity", () => {
     const renamed = { seq: 9, id: "e", type: "artifact.renamed", artifact_id: "a", participant: "user:admin", holder: null, at: "2026-11-29T14:00:00Z", data: { from: "C:x", to: "fixed/x.psd" } } as Event;
     expect(describeEvent(renamed, () => "fixed/x.psd")).toBe("admin renamed C:x to fixed/x.psd");
+  });
+});
+
+describe("a file's copy on this computer", () => {
+  it("is not on this computer when you hold it but never had it here, and offers your copy to edit", () => {
+    expect(localStateLabels.not_local).toBe("Not on this computer");
+    const held = getAction("not_local", true);
+    expect(held).toMatchObject({ label: "Download to edit", mine: true });
+    expect(held?.why).toContain("not on this computer");
+    expect(held?.why).toContain("your lease stays as it is");
+  });
+
+  it("is missing only when it was here and is gone, and can be got again", () => {
+    expect(localStateLabels.missing).toBe("Missing");
+    expect(getAction("missing", true)).toMatchObject({ label: "Download to edit", mine: true });
+    expect(getAction("missing", true)?.why).toContain("was here and is gone");
+  });
+
+  it("offers the head, read-only, for a file you do not hold", () => {
+    expect(getAction("not_local", false)).toEqual({ label: "Download", mine: false });
+    expect(getAction("out_of_date", false)).toEqual({ label: "Get latest", mine: false });
+  });
+
+  it("offers nothing for a copy that is here", () => {
+    for (const local of ["up_to_date", "modified", "checking"] as const) {
+      expect(getAction(local, true)).toBeNull();
+      expect(getAction(local, false)).toBeNull();
+    }
+    expect(getAction("out_of_date", true)).toBeNull();
   });
 });

@@ -64,6 +64,32 @@ export function unplaceableAdvice(path: string): string {
   return `“${path}” cannot be a file name on every computer (Windows refuses some names and characters), so Leasedesk never puts it on disk. Ask an admin to run: leasedesk rename "${path}" NEW`;
 }
 
+/** The button that brings a file's bytes to this computer, if its row needs
+ *  one: for a file you hold, your copy to edit (the version you checked out,
+ *  writable; the lease is left as it is); else the head, read-only. */
+export interface GetAction {
+  label: string;
+  /** Your copy to edit (`get_copy`), not the head (`update_file`). */
+  mine: boolean;
+  /** What the panel says beside it, for a file you hold that is not here. */
+  why?: string;
+}
+
+export function getAction(local: LocalState, holding: boolean): GetAction | null {
+  if (holding) {
+    if (local === "not_local") {
+      return { label: "Download to edit", mine: true, why: "You hold this file, but it is not on this computer: you checked it out elsewhere. Download it here to edit it; your lease stays as it is." };
+    }
+    if (local === "missing") {
+      return { label: "Download to edit", mine: true, why: "Your copy was here and is gone. Download the version you checked out to go on; your lease stays as it is." };
+    }
+    return null;
+  }
+  if (local === "not_local") return { label: "Download", mine: false };
+  if (local === "out_of_date" || local === "missing") return { label: "Get latest", mine: false };
+  return null;
+}
+
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ["KB", "MB", "GB", "TB"];

@@ -10,6 +10,7 @@ import {
   describeEvent,
   explain,
   fileName,
+  getAction,
   leaseLost,
   folderOf,
   localStateLabels,
@@ -225,6 +226,14 @@ async function updateFile(row: FileRow) {
   }
 }
 
+async function getCopy(row: FileRow, checkout: Checkout) {
+  const done = await run(row.artifact.id, () => api.getCopy(checkout.id));
+  if (done) {
+    const kept = done.backup ? ` Your earlier changes are kept as “${fileName(done.backup)}”.` : "";
+    notice(`${fileName(row.artifact.path)} is here to edit`, `Version ${done.checkout.version}, writable. Your lease is as it was.${kept}`, "success");
+  }
+}
+
 async function notifyWhenFree(artifact: string, on: boolean) {
   await api.notifyWhenFree(artifact, on);
   if (on) state.waiting.add(artifact);
@@ -414,8 +423,13 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       })())));
     actions.append(button("Check out", () => void checkOut(row), "primary", { id: "action-checkout" }));
   }
-  if (!row.mine && (row.local === "out_of_date" || row.local === "not_local" || row.local === "missing")) {
-    actions.append(button(row.local === "not_local" ? "Download" : "Get latest", () => void updateFile(row), "ghost", { id: "action-update" }));
+  const get = getAction(row.local, row.mine !== null);
+  if (get?.mine && row.mine) {
+    const checkout = row.mine;
+    if (get.why) parts.push(el("p", { class: "hint", role: "status" }, get.why));
+    actions.prepend(button(get.label, () => void getCopy(row, checkout), "primary", { id: "action-get-copy" }));
+  } else if (get) {
+    actions.append(button(get.label, () => void updateFile(row), "ghost", { id: "action-update" }));
   }
   const localPath = row.local_path;
   if (localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable") {
