@@ -581,20 +581,13 @@ fn spawn_flusher(_file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
     None
 }
 
-/// Whether `path` still names the open `file` (and not nothing, or another file).
-#[cfg(unix)]
+/// Whether `path` still names the open `file` (and not nothing, or another
+/// file): the same file identity (device and inode; on Windows, volume and
+/// file index), since a file deleted and made again under the name must not
+/// pass for the one that is locked.
 fn still_named(file: &File, path: &Path) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
-    let ours = file.metadata()?;
-    Ok(
-        fs::metadata(path)
-            .is_ok_and(|named| named.ino() == ours.ino() && named.dev() == ours.dev()),
-    )
-}
-
-#[cfg(not(unix))]
-fn still_named(_file: &File, path: &Path) -> io::Result<bool> {
-    Ok(path.exists())
+    let ours = same_file::Handle::from_file(file.try_clone()?)?;
+    Ok(same_file::Handle::from_path(path).is_ok_and(|named| named == ours))
 }
 
 /// Makes a folder's entries (a rename, a new file) survive power loss.

@@ -184,6 +184,9 @@ const RESERVED_DEVICE_NAMES: &[&str] = &[
     "NUL",
     "CONIN$",
     "CONOUT$",
+    // Reserved too since Windows 11's documentation says so.
+    "COM0",
+    "LPT0",
     "COM1",
     "COM2",
     "COM3",
@@ -275,11 +278,33 @@ impl RepoPath {
     }
 }
 
-/// See [`RepoPath::collision_key`].
+/// See [`RepoPath::collision_key`]. After folding, letters are upper-cased
+/// too: NTFS compares names through an upper-case table, where `ı` (dotless
+/// i) and `i` are both `I` though case folding keeps them apart.
 pub fn collision_key(s: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let folded = caseless::default_case_fold_str(&s.nfc().collect::<String>());
-    folded.nfc().collect()
+    folded.to_uppercase().nfc().collect()
+}
+
+/// Whether `segment` has the shape of a Windows short (8.3) name with a
+/// numeric tail, `PROGRA~1` or `CHARAC~1.PSD`: on a volume that makes short
+/// names, opening it may open another file whose long name it stands for.
+fn is_short_name_alias(segment: &str) -> bool {
+    let (base, extension) = match segment.rsplit_once('.') {
+        Some((base, extension)) => (base, extension),
+        None => (segment, ""),
+    };
+    let Some((stem, tail)) = base.rsplit_once('~') else {
+        return false;
+    };
+    segment.is_ascii()
+        && base.len() <= 8
+        && extension.len() <= 3
+        && !stem.is_empty()
+        && !stem.contains('.')
+        && !tail.is_empty()
+        && tail.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Why `s` (a `/`-separated relative path) cannot be a file's place on every
@@ -307,6 +332,12 @@ pub fn placement_problem(s: &str) -> Option<String> {
             return Some(format!(
                 "has {segment:?}, which ends in a dot or a space: Windows drops those, \
                  so the name would change on the way to disk"
+            ));
+        }
+        if is_short_name_alias(segment) {
+            return Some(format!(
+                "has {segment:?}, which has the shape of a Windows short name (like \
+                 PROGRA~1): there it can stand for another file's long name"
             ));
         }
         // The device is the part before the first dot, trailing spaces dropped.

@@ -45,6 +45,9 @@ const UNSAFE: &[&str] = &[
     "a|b.psd",
     "why?.psd",
     "star*.psd",
+    "COM0",
+    "CHARAC~1.PSD",
+    "brand/PROGRA~2/hero.psd",
 ];
 
 async fn every_unsafe_path_is_refused_on_import(f: Fixture) {
@@ -61,6 +64,8 @@ async fn every_unsafe_path_is_refused_on_import(f: Fixture) {
     // Ordinary names are still fine, dots inside and all.
     f.import("brand/hero.v2.psd", b"x").await;
     f.import("Über/café.psd", b"x").await;
+    f.import("draft~two.psd", b"x").await;
+    f.import("a~1.psd.bak", b"x").await;
 }
 
 /// Pairs one folder on Windows or macOS cannot hold together.
@@ -68,6 +73,8 @@ const COLLIDING: &[(&str, &str)] = &[
     ("Case.psd", "case.psd"),
     ("\u{e9}t\u{e9}.psd", "e\u{301}te\u{301}.psd"),
     ("Straße.psd", "STRASSE.psd"),
+    // One file on NTFS, whose upper-case table maps both to `I`.
+    ("\u{131}.psd", "i.psd"),
     ("a", "a/b"),
     ("a", "a/b.psd"),
     ("Brand", "brand/deep/hero.psd"),

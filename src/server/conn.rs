@@ -156,6 +156,11 @@ pub struct Guarded<S> {
     drain: Option<usize>,
     /// The trailer section read so far of a chunked body.
     trailer_bytes: usize,
+    /// When the current request's head was handed on, and its body's bytes since.
+    body_started: Instant,
+    body_bytes: u64,
+    /// The last byte read, or written.
+    last_progress: Instant,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -181,6 +186,10 @@ enum Chunk {
     Trailers,
 }
 
+/// Slowest average a request body may arrive at, once the stall timeout has
+/// passed since its head: 1 KiB/s.
+const MIN_BODY_RATE: f64 = 1024.0;
+
 /// Longest chunk-size line (size, extensions) or trailer section we accept.
 const MAX_CHUNK_LINE: usize = 4 << 10;
 
@@ -205,6 +214,9 @@ impl<S> Guarded<S> {
             write_timer: Box::pin(tokio::time::sleep_until(now)),
             drain: None,
             trailer_bytes: 0,
+            body_started: now,
+            body_bytes: 0,
+            last_progress: now,
         }
     }
 
@@ -300,6 +312,31 @@ impl<S> Guarded<S> {
         self.heads += 1;
         self.state.lock().in_flight += 1;
         self.last_body_byte = Instant::now();
+        self.body_started = self.last_body_byte;
+        self.body_bytes = 0;
+    }
+
+    /// Counts `n` bytes of a body; past the stall timeout, a body that comes
+    /// slower on average than `MIN_BODY_RATE` fails (a trickle of a byte a
+    /// minute would otherwise hold its socket and temp file for ever).
+    fn body_arrived(&mut self, n: usize) {
+        let now = Instant::now();
+        self.last_body_byte = now;
+        self.body_bytes += n as u64;
+        let elapsed = now.duration_since(self.body_started);
+        if elapsed > self.limits.stall_timeout
+            && (self.body_bytes as f64) < MIN_BODY_RATE * elapsed.as_secs_f64()
+        {
+            self.failure = Some(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the request body arrives slower than {} KiB/s",
+                    MIN_BODY_RATE / 1024.0
+                ),
+            ));
+            self.framing = Framing::Ended;
+            self.raw.clear();
+        }
     }
 
     /// Hands hyper the stand-in for a refused head; nothing after it is read.
@@ -353,7 +390,7 @@ impl<S> Guarded<S> {
                 let Some(line) = self.take_line()? else {
                     return Ok(false);
                 };
-                if !matches!(&line[..], b"\r\n" | b"\n") {
+                if &line[..] != b"\r\n" {
                     return Err("a chunk of the chunked body is longer than its size".into());
                 }
                 self.checked.extend_from_slice(&line);
@@ -369,7 +406,7 @@ impl<S> Guarded<S> {
                     return Err("the chunked body's trailers are too long".into());
                 }
                 self.checked.extend_from_slice(&line);
-                if matches!(&line[..], b"\r\n" | b"\n") {
+                if &line[..] == b"\r\n" {
                     self.framing = Framing::Head;
                     self.trailer_bytes = 0;
                 }
@@ -378,11 +415,24 @@ impl<S> Guarded<S> {
         }
     }
 
-    /// The next line of `raw` with its line end, if it is all there.
+    /// The next line of `raw` with its CRLF, if it is all there. hyper ends
+    /// each line of a chunked body only at CRLF, so anything else (a bare LF,
+    /// a lone CR) is refused: read differently here and there, it would let
+    /// bytes count as a body on one side and a request on the other.
     fn take_line(&mut self) -> Result<Option<BytesMut>, String> {
+        let refuse = || Err("a line of the chunked body does not end in CRLF".to_owned());
         match self.raw.iter().position(|&b| b == b'\n') {
-            Some(end) if end < MAX_CHUNK_LINE => Ok(Some(self.raw.split_to(end + 1))),
-            Some(_) => Err("a line of the chunked body is too long".into()),
+            Some(end) if end >= MAX_CHUNK_LINE => {
+                Err("a line of the chunked body is too long".into())
+            }
+            Some(0) => refuse(),
+            Some(end) => {
+                let text = &self.raw[..end - 1];
+                if self.raw[end - 1] != b'\r' || text.contains(&b'\r') {
+                    return refuse();
+                }
+                Ok(Some(self.raw.split_to(end + 1)))
+            }
             None if self.raw.len() >= MAX_CHUNK_LINE => {
                 Err("a line of the chunked body is too long".into())
             }
@@ -401,10 +451,14 @@ impl<S> Guarded<S> {
                 let shared = self.state.lock();
                 if shared.in_flight > 0 {
                     // An answer is being made or written: hyper reads only to
-                    // see whether the client hung up.
-                    None
+                    // see whether the client hung up. Nothing either way for
+                    // the idle timeout ends the stream (hyper, half-closing,
+                    // still finishes the answer), so no miscount of answers
+                    // can hold a connection for ever.
+                    Some(self.last_progress + self.limits.idle_timeout)
                 } else if let Some(started) = self.head_started {
-                    Some(started + self.limits.header_timeout)
+                    // A head sent behind a slow answer is timed from its end.
+                    Some(started.max(shared.idle_since) + self.limits.header_timeout)
                 } else if self.heads == 0 {
                     Some(self.connected_at + self.limits.header_timeout)
                 } else {
@@ -471,13 +525,14 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
                             unsafe { buf.assume_init(n) };
                             buf.advance(n);
                             if n > 0 {
-                                this.last_body_byte = Instant::now();
+                                this.last_progress = Instant::now();
                                 let rest = left - n as u64;
                                 this.framing = match this.framing {
                                     Framing::Body { .. } => Framing::Body { left: rest },
                                     _ if rest == 0 => Framing::Chunked(Chunk::DataEnd),
                                     _ => Framing::Chunked(Chunk::Data { left: rest }),
                                 };
+                                this.body_arrived(n);
                             }
                             return Poll::Ready(Ok(()));
                         }
@@ -504,9 +559,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
                     this.framing = Framing::Ended;
                     this.raw.clear();
                 }
-                Poll::Ready(Ok(_)) => {
+                Poll::Ready(Ok(n)) => {
+                    this.last_progress = Instant::now();
                     if matches!(this.framing, Framing::Body { .. } | Framing::Chunked(_)) {
-                        this.last_body_byte = Instant::now();
+                        this.body_arrived(n);
                     }
                     this.check_raw();
                 }
@@ -549,6 +605,7 @@ impl<S> Guarded<S> {
         match polled {
             Poll::Ready(result) => {
                 self.write_stalled_since = None;
+                self.last_progress = Instant::now();
                 Poll::Ready(result)
             }
             Poll::Pending => {
@@ -699,7 +756,8 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<Framing, Refusal> {
     let mut chunked = false;
     for header in request.headers.iter() {
         if header.name.eq_ignore_ascii_case("content-length") {
-            let value = std::str::from_utf8(header.value).unwrap_or("").trim();
+            // ASCII spaces only: hyper would refuse others (e.g. U+00A0) itself.
+            let value = std::str::from_utf8(header.value.trim_ascii()).unwrap_or("");
             let valid = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
             match value.parse::<u64>() {
                 Ok(n) if valid && length.is_none() => length = Some(n),
@@ -709,8 +767,8 @@ fn check_head(head: &[u8], limits: &Limits) -> Result<Framing, Refusal> {
                 _ => return Err(Refusal::bad("the request's Content-Length is not a number")),
             }
         } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            let value = std::str::from_utf8(header.value).unwrap_or("").trim();
-            if chunked || !value.eq_ignore_ascii_case("chunked") {
+            let value = header.value.trim_ascii();
+            if chunked || !value.eq_ignore_ascii_case(b"chunked") {
                 return Err(Refusal::bad(
                     "the only transfer coding accepted is a single chunked",
                 ));
@@ -888,6 +946,29 @@ GET /d HTTP/1.1\n\n";
             "{:?}",
             String::from_utf8_lossy(&read)
         );
+    }
+
+    #[tokio::test]
+    async fn chunked_lines_end_only_in_crlf_as_hyper_reads_them() {
+        use tokio::io::AsyncReadExt;
+        for sent in [
+            // A trailer section ended by a bare LF: hyper would take the
+            // request behind it as trailers, the guard as a second request.
+            &b"POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\nGET /x HTTP/1.1\r\n\r\n"[..],
+            b"POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n",
+            b"POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\n0\r\n\r\n",
+            b"POST /c HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n0\r\nx: a\rb\r\n\r\n",
+        ] {
+            let mut guard = Guarded::new(Trickle(sent.iter().copied().collect()), Limits::default(), ConnState::new());
+            let mut read = Vec::new();
+            let failed = guard.read_to_end(&mut read).await;
+            assert_eq!(
+                failed.map_err(|e| e.kind()).err(),
+                Some(io::ErrorKind::InvalidData),
+                "{:?}",
+                String::from_utf8_lossy(sent)
+            );
+        }
     }
 
     #[test]
