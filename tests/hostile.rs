@@ -894,3 +894,55 @@ fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
     assert_eq!(answer.status, 200, "{answer:?}");
     assert_eq!(answer.body["participant"], "user:alice");
 }
+
+#[test]
+fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
+    let served = Served::start(&["--stall-timeout", "2s"]);
+    let token = served.token("alice");
+    let id = import(&served, &token, "hero.psd", b"version one");
+    let checkout = post_json(
+        &served,
+        &token,
+        &format!("/v1/artifacts/{id}/checkouts"),
+        "{}",
+    );
+    let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
+    let mut socket = served.connect();
+    socket
+        .write_all(
+            format!(
+                "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: 100000\r\n\r\n",
+                bearer(&token)
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    // A byte every 0.7 s: never a 2 s gap, but far below 1 KiB/s.
+    let started = Instant::now();
+    let answer = loop {
+        if socket.write_all(b"x").is_err() {
+            break Answer::read(&mut socket);
+        }
+        socket
+            .set_read_timeout(Some(Duration::from_millis(700)))
+            .unwrap();
+        let mut peek = [0u8; 1];
+        if socket.peek(&mut peek).is_ok_and(|n| n > 0) {
+            socket
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            break Answer::read(&mut socket);
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "never dropped");
+    };
+    answer.refused(400, "bad_request");
+    assert!(
+        answer.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("slower than"),
+        "{answer:?}"
+    );
+    let open = served.get(&format!("/v1/checkouts/{checkout_id}"), &token);
+    assert_eq!(open.body["state"], "open", "{open:?}");
+}
