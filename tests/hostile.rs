@@ -263,6 +263,38 @@ fn post_json(served: &Served, token: &str, path: &str, json: &str) -> Answer {
     )
 }
 
+/// hero.psd imported and checked out by the token's owner: (artifact, check-out).
+fn checked_out(served: &Served, token: &str) -> (String, String) {
+    let id = import(served, token, "hero.psd", b"version one");
+    let checkout = post_json(
+        served,
+        token,
+        &format!("/v1/artifacts/{id}/checkouts"),
+        "{}",
+    );
+    assert_eq!(checkout.status, 201, "{checkout:?}");
+    (id, checkout.body["id"].as_str().unwrap().to_owned())
+}
+
+/// A check-in that declares `declared` bytes and sends only `sent`.
+fn begin_checkin(
+    served: &Served,
+    token: &str,
+    checkout_id: &str,
+    declared: usize,
+    sent: &[u8],
+) -> TcpStream {
+    let mut socket = served.connect();
+    let mut request = format!(
+        "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: {declared}\r\n\r\n",
+        bearer(token)
+    )
+    .into_bytes();
+    request.extend_from_slice(sent);
+    socket.write_all(&request).unwrap();
+    socket
+}
+
 #[test]
 fn half_sent_requests_are_dropped_and_normal_clients_served_meanwhile() {
     let served = Served::start(&["--header-timeout", "2s"]);
@@ -325,25 +357,8 @@ fn past_the_connection_cap_a_client_gets_503_in_json() {
 fn an_upload_that_stalls_is_dropped_and_the_checkout_stays_open() {
     let served = Served::start(&["--stall-timeout", "2s"]);
     let token = served.token("alice");
-    let id = import(&served, &token, "hero.psd", b"version one");
-    let checkout = post_json(
-        &served,
-        &token,
-        &format!("/v1/artifacts/{id}/checkouts"),
-        "{}",
-    );
-    assert_eq!(checkout.status, 201, "{checkout:?}");
-    let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
-    let mut socket = served.connect();
-    socket
-        .write_all(
-            format!(
-                "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: 1000\r\n\r\nten bytes.",
-                bearer(&token)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let (id, checkout_id) = checked_out(&served, &token);
+    let mut socket = begin_checkin(&served, &token, &checkout_id, 1000, b"ten bytes.");
     let started = Instant::now();
     let answer = Answer::read(&mut socket);
     answer.refused(400, "bad_request");
@@ -697,24 +712,8 @@ fn shutdown_ends_streams_at_once_and_bounds_uploads() {
     let log = dir.path().join("serve.log");
     let mut served = Served::start_on(&data, &log, &["--shutdown-grace", "2s"]);
     let token = served.token("alice");
-    let id = import(&served, &token, "hero.psd", b"version one");
-    let checkout = post_json(
-        &served,
-        &token,
-        &format!("/v1/artifacts/{id}/checkouts"),
-        "{}",
-    );
-    let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
-    let mut upload = served.connect();
-    upload
-        .write_all(
-            format!(
-                "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: 1000\r\n\r\nten bytes.",
-                bearer(&token)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let (id, checkout_id) = checked_out(&served, &token);
+    let _upload = begin_checkin(&served, &token, &checkout_id, 1000, b"ten bytes.");
     let _stream = open_stream(&served, &token, "");
     std::thread::sleep(Duration::from_millis(300));
     served.terminate();
@@ -899,24 +898,8 @@ fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
 fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
     let served = Served::start(&["--stall-timeout", "2s"]);
     let token = served.token("alice");
-    let id = import(&served, &token, "hero.psd", b"version one");
-    let checkout = post_json(
-        &served,
-        &token,
-        &format!("/v1/artifacts/{id}/checkouts"),
-        "{}",
-    );
-    let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
-    let mut socket = served.connect();
-    socket
-        .write_all(
-            format!(
-                "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: 100000\r\n\r\n",
-                bearer(&token)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let (_, checkout_id) = checked_out(&served, &token);
+    let mut socket = begin_checkin(&served, &token, &checkout_id, 100000, b"");
     // A byte every 0.7 s: never a 2 s gap, but far below 1 KiB/s.
     let started = Instant::now();
     let answer = loop {
