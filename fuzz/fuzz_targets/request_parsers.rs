@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
                 if let Ok(participant) = text.parse::<Participant>() {
                     assert_eq!(participant.as_str(), text);
                     assert!(!participant.name().is_empty());
-                    assert_eq!(participant.to_string().parse::<Participant>().ok(), Some(participant));
+                    assert_eq!(
+                        participant.to_string().parse::<Participant>().ok(),
+                        Some(participant)
+                    );
                 }
             }
         }
@@ -36,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
                 let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
                 assert!(matches!(first, None | Some(b'{')));
                 let again = serde_json::to_vec(&request).unwrap();
-                assert_eq!(server::json_object::<CheckoutRequest>(&again).ok(), Some(request));
+                assert_eq!(
+                    server::json_object::<CheckoutRequest>(&again).ok(),
+                    Some(request)
+                );
             }
         }
         3 => {
@@ -54,8 +60,15 @@ fuzz_target!(|data: &[u8]| {
         _ => {
             if let Some(size) = parsers::chunk_size_of(bytes) {
                 let text = String::from_utf8_lossy(bytes);
-                let digits = text.trim_end_matches(['\r', '\n']).split(';').next().unwrap_or("");
-                assert_eq!(u64::from_str_radix(digits.trim_end_matches([' ', '\t']), 16).ok(), Some(size));
+                let digits = text
+                    .trim_end_matches(['\r', '\n'])
+                    .split(';')
+                    .next()
+                    .unwrap_or("");
+                assert_eq!(
+                    u64::from_str_radix(digits.trim_end_matches([' ', '\t']), 16).ok(),
+                    Some(size)
+                );
             }
         }
     }
@@ -65,7 +78,11 @@ fuzz_target!(|data: &[u8]| {
 fn repo_path_keeps_its_rules(text: &str, path: &RepoPath) {
     use unicode_normalization::UnicodeNormalization;
     let stored = path.as_str();
-    assert_eq!(stored, text.nfc().collect::<String>(), "kept in NFC, else as given");
+    assert_eq!(
+        stored,
+        text.nfc().collect::<String>(),
+        "kept in NFC, else as given"
+    );
     assert!(!stored.is_empty() && stored.len() <= RepoPath::MAX_BYTES);
     assert!(!stored.starts_with('/'));
     for segment in stored.split('/') {
