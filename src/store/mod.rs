@@ -28,6 +28,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         include_str!("migrations/0003_path_keys.sql"),
         Some(fill_path_keys),
     ),
+    (include_str!("migrations/0004_blob_names.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and
