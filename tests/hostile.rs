@@ -295,6 +295,14 @@ fn begin_checkin(
     socket
 }
 
+/// The check-out is still open and the artifact still has its one version.
+fn nothing_was_checked_in(served: &Served, token: &str, id: &str, checkout_id: &str) {
+    let open = served.get(&format!("/v1/checkouts/{checkout_id}"), token);
+    assert_eq!(open.body["state"], "open", "{open:?}");
+    let versions = served.get(&format!("/v1/artifacts/{id}/versions"), token);
+    assert_eq!(versions.body["versions"].as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn half_sent_requests_are_dropped_and_normal_clients_served_meanwhile() {
     let served = Served::start(&["--header-timeout", "2s"]);
@@ -367,10 +375,7 @@ fn an_upload_that_stalls_is_dropped_and_the_checkout_stays_open() {
         "{:?}",
         started.elapsed()
     );
-    let open = served.get(&format!("/v1/checkouts/{checkout_id}"), &token);
-    assert_eq!(open.body["state"], "open", "{open:?}");
-    let versions = served.get(&format!("/v1/artifacts/{id}/versions"), &token);
-    assert_eq!(versions.body["versions"].as_array().unwrap().len(), 1);
+    nothing_was_checked_in(&served, &token, &id, &checkout_id);
 }
 
 #[test]
@@ -724,10 +729,7 @@ fn shutdown_ends_streams_at_once_and_bounds_uploads() {
     );
     drop(served);
     let again = Served::start_on(&data, &log, &[]);
-    let open = again.get(&format!("/v1/checkouts/{checkout_id}"), &token);
-    assert_eq!(open.body["state"], "open", "{open:?}");
-    let versions = again.get(&format!("/v1/artifacts/{id}/versions"), &token);
-    assert_eq!(versions.body["versions"].as_array().unwrap().len(), 1);
+    nothing_was_checked_in(&again, &token, &id, &checkout_id);
 }
 
 #[test]
@@ -898,7 +900,7 @@ fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
 fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
     let served = Served::start(&["--stall-timeout", "2s"]);
     let token = served.token("alice");
-    let (_, checkout_id) = checked_out(&served, &token);
+    let (id, checkout_id) = checked_out(&served, &token);
     let mut socket = begin_checkin(&served, &token, &checkout_id, 100000, b"");
     // A byte every 0.7 s: never a 2 s gap, but far below 1 KiB/s.
     let started = Instant::now();
@@ -926,6 +928,5 @@ fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
             .contains("slower than"),
         "{answer:?}"
     );
-    let open = served.get(&format!("/v1/checkouts/{checkout_id}"), &token);
-    assert_eq!(open.body["state"], "open", "{open:?}");
+    nothing_was_checked_in(&served, &token, &id, &checkout_id);
 }
