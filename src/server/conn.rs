@@ -156,6 +156,8 @@ pub struct Guarded<S> {
     drain: Option<usize>,
     /// The trailer section read so far of a chunked body.
     trailer_bytes: usize,
+    /// Blank-line bytes skipped before the head being read.
+    blank_bytes: usize,
     /// When the current request's head was handed on, and its body's bytes since.
     body_started: Instant,
     body_bytes: u64,
@@ -186,6 +188,9 @@ enum Chunk {
     Trailers,
 }
 
+/// Most bytes of blank lines accepted before a request head.
+const MAX_BLANK_BYTES: usize = 64;
+
 /// Slowest average a request body may arrive at, once the stall timeout has
 /// passed since its head: 1 KiB/s.
 const MIN_BODY_RATE: f64 = 1024.0;
@@ -214,6 +219,7 @@ impl<S> Guarded<S> {
             write_timer: Box::pin(tokio::time::sleep_until(now)),
             drain: None,
             trailer_bytes: 0,
+            blank_bytes: 0,
             body_started: now,
             body_bytes: 0,
             last_progress: now,
@@ -230,13 +236,19 @@ impl<S> Guarded<S> {
                 }
                 Framing::Head => {
                     if self.head_started.is_none() {
-                        // Blank lines before a request are allowed (RFC 9112, 2.2).
+                        // A few blank lines before a request are allowed (RFC
+                        // 9112, 2.2); an endless stream of them is not a request.
                         let blank = self
                             .raw
                             .iter()
                             .take_while(|b| matches!(b, b'\r' | b'\n'))
                             .count();
                         self.raw.advance(blank);
+                        self.blank_bytes += blank;
+                        if self.blank_bytes > MAX_BLANK_BYTES {
+                            self.refuse(Refusal::bad("too many empty lines before the request"));
+                            continue;
+                        }
                         if self.raw.is_empty() {
                             return;
                         }
@@ -248,6 +260,7 @@ impl<S> Guarded<S> {
                             let head = self.raw.split_to(end);
                             self.searched = 0;
                             self.head_started = None;
+                            self.blank_bytes = 0;
                             match check_head(&head, &self.limits) {
                                 Ok(framing) => {
                                     self.pass_head(&head);
@@ -924,6 +937,16 @@ GET /d HTTP/1.1\n\n";
             String::from_utf8_lossy(&expected)
         );
         assert_eq!(refusal.map(|r| r.status), Some(StatusCode::BAD_REQUEST));
+    }
+
+    #[tokio::test]
+    async fn endless_blank_lines_are_refused() {
+        let sent = "\r\n".repeat(1000) + "GET / HTTP/1.1\r\n\r\n";
+        let (read, refusal) = through_guard(sent.as_bytes()).await;
+        assert_eq!(read, STAND_IN);
+        assert_eq!(refusal.map(|r| r.status), Some(StatusCode::BAD_REQUEST));
+        let (read, _) = through_guard(b"\r\n\r\nGET / HTTP/1.1\r\n\r\n").await;
+        assert_eq!(read, b"GET / HTTP/1.1\r\n\r\n", "a few are skipped");
     }
 
     #[tokio::test]
