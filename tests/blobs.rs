@@ -39,10 +39,14 @@ fn assert_only_named_blobs(f: &Fixture) {
 
 const RACERS: usize = 16;
 
-/// 16 imports of one new path, with different bytes: one wins, and the 15
-/// losers' blobs are gone.
-async fn concurrent_imports_of_one_new_path_leave_only_named_blobs(f: Fixture) {
-    let path = path("race/new.psd");
+/// `RACERS` imports of one new path, each past its check that the path is
+/// free before any sends its bytes (`bytes_of(i)`): their outcomes.
+async fn race_imports(
+    f: &Fixture,
+    at: &str,
+    bytes_of: impl Fn(usize) -> Vec<u8>,
+) -> Vec<Result<Artifact, Error>> {
+    let path = path(at);
     let mut senders = Vec::new();
     let mut imports = Vec::new();
     for _ in 0..RACERS {
@@ -53,14 +57,27 @@ async fn concurrent_imports_of_one_new_path_leave_only_named_blobs(f: Fixture) {
             async move { alice.import(&path, upload).await },
         ));
     }
-    // Every import got past its check that the path is free.
     wait_for_uploads(f.dir.path(), RACERS).await;
     for (i, sender) in senders.into_iter().enumerate() {
-        send_and_close(sender, format!("bytes of racer {i}").as_bytes()).await;
+        send_and_close(sender, &bytes_of(i)).await;
     }
-    let mut won = Vec::new();
+    let mut outcomes = Vec::new();
     for import in imports {
-        match import.await.unwrap() {
+        outcomes.push(import.await.unwrap());
+    }
+    outcomes
+}
+
+/// 16 imports of one new path, with different bytes: one wins, and the 15
+/// losers' blobs are gone.
+async fn concurrent_imports_of_one_new_path_leave_only_named_blobs(f: Fixture) {
+    let outcomes = race_imports(&f, "race/new.psd", |i| {
+        format!("bytes of racer {i}").into_bytes()
+    })
+    .await;
+    let mut won = Vec::new();
+    for outcome in outcomes {
+        match outcome {
             Ok(artifact) => won.push(artifact),
             Err(Error::Exists(_)) => {}
             Err(other) => panic!("a loser is told the path exists, not {other:?}"),
@@ -77,28 +94,11 @@ async fn concurrent_imports_of_one_new_path_leave_only_named_blobs(f: Fixture) {
 /// 16 imports of one new path with the same bytes share one blob: the
 /// losers' cleanup leaves the winner's.
 async fn identical_bytes_of_a_winner_and_its_losers_keep_the_winners_blob(f: Fixture) {
-    let path = path("race/same.psd");
-    let mut senders = Vec::new();
-    let mut imports = Vec::new();
-    for _ in 0..RACERS {
-        let (upload, sender) = gated_upload();
-        senders.push(sender);
-        let (alice, path) = (f.alice.clone(), path.clone());
-        imports.push(tokio::spawn(
-            async move { alice.import(&path, upload).await },
-        ));
-    }
-    wait_for_uploads(f.dir.path(), RACERS).await;
-    for sender in senders {
-        send_and_close(sender, b"the same bytes").await;
-    }
-    let mut winner = None;
-    for import in imports {
-        if let Ok(artifact) = import.await.unwrap() {
-            winner = Some(artifact);
-        }
-    }
-    let winner = winner.expect("one import wins");
+    let outcomes = race_imports(&f, "race/same.psd", |_| b"the same bytes".to_vec()).await;
+    let winner = outcomes
+        .into_iter()
+        .find_map(Result::ok)
+        .expect("one import wins");
     assert_only_named_blobs(&f);
     assert_eq!(
         read_content(f.bob.as_ref(), winner.id, None).await,

@@ -30,6 +30,12 @@ impl Served {
     }
 
     fn start_on(data: &Path, log: &Path, flags: &[&str]) -> Self {
+        Self::start_logging_to(data, log, std::fs::File::create(log).unwrap().into(), flags)
+    }
+
+    /// Serves `data` with its log written to `stderr` (`log` names where
+    /// `log_text` reads it).
+    fn start_logging_to(data: &Path, log: &Path, stderr: Stdio, flags: &[&str]) -> Self {
         for name in ["alice", "bob"] {
             // Already there when a test serves the same folder again.
             let _ = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
@@ -44,7 +50,7 @@ impl Served {
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(flags)
             .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(log).unwrap())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -738,32 +744,9 @@ fn logging_never_blocks_the_server() {
     // would stop the server.
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    leasedesk_cli(&data, &["user", "add", "alice"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
-        .arg("--data")
-        .arg(&data)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("LEASEDESK_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _unread_stderr = child.stderr.take();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap()
-        .to_owned();
-    let token = leasedesk_cli(&data, &["user", "token", "alice"])
-        .lines()
-        .last()
-        .unwrap()
-        .to_owned();
-    let mut socket = TcpStream::connect(&addr).unwrap();
+    let served = Served::start_logging_to(&data, &dir.path().join("none"), Stdio::piped(), &[]);
+    let token = served.token("alice");
+    let mut socket = served.connect();
     socket
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
@@ -775,8 +758,6 @@ fn logging_never_blocks_the_server() {
         let answer = Answer::read(&mut socket);
         assert_eq!(answer.status, 404, "request {n}: {answer:?}");
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Blobs in a data folder (each shard folder's files; not `tmp/`).
