@@ -34,6 +34,10 @@ pub enum Error {
     #[error("{0}")]
     NotFound(String),
 
+    /// The file has no image Leasedesk can read; the message says what it seems to be.
+    #[error("{0}")]
+    NoPreview(String),
+
     #[error("{0}")]
     Invalid(String),
 
@@ -98,6 +102,7 @@ impl Error {
             Error::ProposalStale { .. } => "proposal_stale",
             Error::Exists(_) => "exists",
             Error::NotFound(_) => "not_found",
+            Error::NoPreview(_) => "no_preview",
             Error::Invalid(_) => "invalid",
             Error::BadRequest(_) => "bad_request",
             Error::DigestMismatch { .. } => "digest_mismatch",

@@ -20,6 +20,7 @@
 //! - [`workspace`]: the designer's folder of local copies (read-only unless
 //!   checked out, never overwritten while changed) and its watcher.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
+//! - [`preview`]: a file's image fitted into a square, from its bytes alone.
 //! - [`owner_only`]: the data folder's files and folders, private to their owner.
 //! - `cli` (the binary's): the `leasedesk` command.
 
@@ -33,6 +34,7 @@ pub mod error;
 pub mod failpoint;
 pub mod model;
 pub mod owner_only;
+pub mod preview;
 pub mod remote;
 pub mod rules;
 pub mod server;

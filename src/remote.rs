@@ -286,6 +286,7 @@ async fn error_from(response: reqwest::Response) -> Error {
         ("checkout_closed", ..) => Error::CheckoutClosed(message),
         ("exists", ..) => Error::Exists(message),
         ("not_found", ..) => Error::NotFound(message),
+        ("no_preview", ..) => Error::NoPreview(message),
         ("invalid", ..) => Error::Invalid(message),
         ("bad_request", ..) => Error::BadRequest(message),
         ("unauthorized", ..) => Error::Unauthorized(message),

@@ -346,7 +346,7 @@ pub fn status_of(error: &Error) -> StatusCode {
         }
         Error::ProposalStale { .. } | Error::Exists(_) => StatusCode::CONFLICT,
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
-        Error::NotFound(_) => StatusCode::NOT_FOUND,
+        Error::NotFound(_) | Error::NoPreview(_) => StatusCode::NOT_FOUND,
         Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
         Error::BadRequest(_) | Error::DigestMismatch { .. } => StatusCode::BAD_REQUEST,
         Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,

@@ -1,0 +1,190 @@
+//! Previews: a file's image fitted into S×S pixels, made from its bytes alone
+//! (host-free: the bundled backend, the server and the app's look at a local
+//! copy all call [`render_file`]). Formats are recognised by content, never by
+//! extension. Every input is untrusted: a reader refuses, from its header
+//! alone, a decode that would need more than [`Limits::memory`], checks
+//! [`Limits::deadline`] as it goes, and a panic in any decoder is caught and
+//! answered [`NoPreview`].
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub mod psd;
+pub mod scale;
+
+/// The smallest and largest preview sizes (API.md), and the default.
+pub const MIN_SIZE: u32 = 16;
+pub const MAX_SIZE: u32 = 4096;
+pub const DEFAULT_SIZE: u32 = 512;
+
+/// A preview could not be made. The message names what the file seems to be
+/// ("a ZIP archive, not a Krita or OpenRaster file", "a PSD file whose
+/// header claims 300000×300000 pixels"), for the API's 404 `no_preview`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoPreview(pub String);
+
+impl std::fmt::Display for NoPreview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<NoPreview> for crate::Error {
+    fn from(no: NoPreview) -> Self {
+        crate::Error::NoPreview(no.0)
+    }
+}
+
+/// What one preview may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes a decode may hold at once (its buffers, not the file's size).
+    pub memory: u64,
+    /// When the reader gives up.
+    pub deadline: Instant,
+}
+
+/// About 512 MiB for one decode.
+pub const MEMORY_BUDGET: u64 = 512 << 20;
+/// How long one preview may take before it gives up.
+pub const TIME_BUDGET: Duration = Duration::from_secs(10);
+
+impl Limits {
+    /// The standard budget, starting now.
+    pub fn standard() -> Self {
+        Self {
+            memory: MEMORY_BUDGET,
+            deadline: Instant::now() + TIME_BUDGET,
+        }
+    }
+
+    /// Fails once the deadline has passed; readers call it between rows.
+    pub fn check_time(&self) -> Result<(), NoPreview> {
+        if Instant::now() > self.deadline {
+            Err(NoPreview(
+                "making the preview took too long: gave up".into(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Fails if a decode needing `bytes` at once would exceed the budget;
+    /// `what` names the file ("a PNG image of 100000×100000 pixels").
+    pub fn claim(&self, bytes: u64, what: &str) -> Result<(), NoPreview> {
+        if bytes > self.memory {
+            Err(NoPreview(format!(
+                "{what}: decoding it would need {} MiB, over the budget of {} MiB",
+                bytes >> 20,
+                self.memory >> 20
+            )))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The size of an image `width`×`height` fitted into `size`×`size`, keeping
+/// its aspect ratio (each side within one pixel) and never scaled up.
+pub fn fitted(width: u32, height: u32, size: u32) -> (u32, u32) {
+    let (w, h) = (width.max(1) as u64, height.max(1) as u64);
+    let size = size as u64;
+    if w <= size && h <= size {
+        return (w as u32, h as u32);
+    }
+    if w >= h {
+        let fh = ((h * size + w / 2) / w).max(1);
+        (size as u32, fh as u32)
+    } else {
+        let fw = ((w * size + h / 2) / h).max(1);
+        (fw as u32, size as u32)
+    }
+}
+
+/// The preview of the file at `path`, fitted into `size`×`size` (see
+/// [`fitted`]), as 8-bit RGBA. Catches a panic in any reader.
+pub fn render_file(path: &Path, size: u32, limits: &Limits) -> Result<image::RgbaImage, NoPreview> {
+    let size = size.clamp(MIN_SIZE, MAX_SIZE);
+    match std::panic::catch_unwind(|| render_unguarded(path, size, limits)) {
+        Ok(result) => result,
+        Err(_) => Err(NoPreview(
+            "the file's reader failed on its contents: it seems damaged".into(),
+        )),
+    }
+}
+
+fn render_unguarded(
+    path: &Path,
+    size: u32,
+    limits: &Limits,
+) -> Result<image::RgbaImage, NoPreview> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
+    let mut magic = [0u8; 16];
+    let n = read_up_to(&mut file, &mut magic)
+        .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
+    let magic = &magic[..n];
+    if magic.starts_with(b"8BPS") {
+        use std::io::Seek;
+        file.rewind()
+            .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
+        return psd::render(&mut std::io::BufReader::new(file), size, limits);
+    }
+    Err(NoPreview(format!(
+        "{}: no preview for it",
+        seems_to_be(magic)
+    )))
+}
+
+/// What a file seems to be, from its first bytes, in the API's words.
+pub fn seems_to_be(magic: &[u8]) -> String {
+    if magic.is_empty() {
+        "an empty file".into()
+    } else {
+        "a file of an unknown format".into()
+    }
+}
+
+fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Encodes a preview as PNG.
+pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
+    let mut out = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut out)
+        .write_image(
+            image.as_raw(),
+            image.width(),
+            image.height(),
+            image::ExtendedColorType::Rgba8,
+        )
+        .map(|_| ())
+        .unwrap_or_default();
+    out
+}
+
+use image::ImageEncoder as _;
+
+#[cfg(test)]
+mod tests {
+    use super::fitted;
+
+    #[test]
+    fn fitted_keeps_aspect_and_never_scales_up() {
+        assert_eq!(fitted(4, 4, 512), (4, 4));
+        assert_eq!(fitted(1000, 500, 512), (512, 256));
+        assert_eq!(fitted(500, 1000, 512), (256, 512));
+        assert_eq!(fitted(16000, 1, 512), (512, 1));
+        assert_eq!(fitted(1025, 1024, 512), (512, 512));
+    }
+}
