@@ -303,3 +303,35 @@ pub async fn wait_for_uploads(data: &std::path::Path, n: usize) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// A Python with the tools that write the preview tests' images (psd-tools,
+/// Pillow, numpy), in a virtual environment made once under `target/` from
+/// `tests/fixtures/requirements.txt`; `LEASEDESK_PYTHON` names another.
+#[allow(dead_code)] // the preview tests are being written
+pub fn python() -> std::process::Command {
+    static VENV: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let interpreter = VENV.get_or_init(|| {
+        if let Some(given) = std::env::var_os("LEASEDESK_PYTHON") {
+            return given.into();
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let requirements = root.join("tests/fixtures/requirements.txt");
+        let venv = root.join("target/test-python");
+        let python = venv.join("bin/python");
+        let stamp = venv.join("installed.txt");
+        let wanted = std::fs::read_to_string(&requirements).expect("the requirements");
+        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+            let run = |cmd: &mut std::process::Command| {
+                let status = cmd.status().expect("python3 runs");
+                assert!(status.success(), "{cmd:?} failed: {status}");
+            };
+            run(std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv));
+            run(std::process::Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+                .arg(&requirements));
+            std::fs::write(&stamp, wanted).expect("the stamp");
+        }
+        python
+    });
+    std::process::Command::new(interpreter)
+}
