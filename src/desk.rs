@@ -17,7 +17,8 @@ use crate::model::*;
 use crate::workspace::{CheckedOut, Closed, LocalState, Workspace};
 
 /// One file of the store as the window lists it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct FileRow {
     pub artifact: Artifact,
     pub local: LocalState,
@@ -28,7 +29,8 @@ pub struct FileRow {
 }
 
 /// Everything the window shows at once.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Overview {
     pub me: Participant,
     pub now: Timestamp,
@@ -40,6 +42,8 @@ pub struct Overview {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum Decision {
     Accept,
     Rebuild,

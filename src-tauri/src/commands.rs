@@ -20,9 +20,12 @@ use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 const PROGRESS_EVERY_BYTES: u64 = 1 << 20;
 
 /// How far a transfer is: bytes moved of `total` (when known here).
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Moved {
+    #[ts(type = "number")]
     sent: u64,
+    #[ts(type = "number | null")]
     total: Option<u64>,
 }
 
@@ -183,7 +186,8 @@ pub async fn update_file(
     Ok(state.desk().await?.update(artifact).await?)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Added {
     source: PathBuf,
     artifact: Option<Artifact>,
@@ -269,7 +273,8 @@ pub async fn compare_proposal(
         .await?)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct SettingsView {
     settings: Settings,
     has_token: bool,
