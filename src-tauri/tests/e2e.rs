@@ -405,6 +405,106 @@ impl World {
         .await;
     }
 
+    /// Clicks the open file's Check in, which asks for a description: checks
+    /// the draft it offers (when `expect_draft` is given), then confirms, with
+    /// the draft as it is.
+    async fn check_in_here(&self, expect_draft: Option<&str>) {
+        self.check_in_with(expect_draft, None).await;
+    }
+
+    /// As `check_in_here`, typing `message` over the draft when given.
+    async fn check_in_with(&self, expect_draft: Option<&str>, message: Option<&str>) {
+        self.click("action-checkin").await;
+        let field = self
+            .wait_for(
+                "#checkin[open] #checkin-message",
+                "the description asked for",
+            )
+            .await;
+        if let Some(draft) = expect_draft {
+            // The draft arrives with the dialog: it is filled before it opens.
+            assert_eq!(
+                field.prop("value").await.unwrap().as_deref(),
+                Some(draft),
+                "{}: the check-in's draft description",
+                self.name()
+            );
+        }
+        if let Some(message) = message {
+            field.clear().await.unwrap();
+            field.send_keys(message).await.unwrap();
+        }
+        self.click("checkin-confirm").await;
+    }
+
+    /// Waits until the image matching `css` is decoded; answers its size.
+    async fn decoded(&self, css: &str, what: &str) -> (u64, u64) {
+        let started = Instant::now();
+        loop {
+            let size = self
+                .client
+                .execute(
+                    "const img = document.querySelector(arguments[0]);
+                     return img && img.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : null;",
+                    vec![json!(css)],
+                )
+                .await
+                .unwrap();
+            if let Some([width, height]) = size.as_array().map(Vec::as_slice) {
+                return (width.as_u64().unwrap(), height.as_u64().unwrap());
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                self.screenshot("failure").await;
+                panic!(
+                    "{}: {what} was not decoded within 15 s ({css})",
+                    self.name()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Presses a key in the window (outside any field).
+    async fn press(&self, key: &str) {
+        self.wait_for("body", "the page")
+            .await
+            .send_keys(key)
+            .await
+            .unwrap();
+    }
+
+    /// The CLI's `--json` answer, as `who`.
+    fn cli_json(&self, who: &str, args: &[&str]) -> serde_json::Value {
+        let mut command = Command::new(tool("LEASEDESK_BIN"));
+        command
+            .arg("--data")
+            .arg(&self.store)
+            .args(["--as", &format!("user:{who}"), "--json"]);
+        let out = command
+            .args(args)
+            .env_remove("LEASEDESK_DATA")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{who} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// A screenshot for the README too (`docs/screenshots/NAME.png`) when
+    /// `LEASEDESK_SCREENSHOTS=update`, so a plain test run changes no tracked file.
+    async fn readme_screenshot(&self, name: &str) {
+        self.screenshot(name).await;
+        if std::env::var("LEASEDESK_SCREENSHOTS").as_deref() == Ok("update") {
+            let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
+            std::fs::create_dir_all(&docs).unwrap();
+            let png = self.client.screenshot().await.unwrap();
+            std::fs::write(docs.join(format!("{name}.png")), png).unwrap();
+        }
+    }
+
     async fn click(&self, id: &str) {
         self.click_css(&format!("#{id}"), id).await;
     }
@@ -529,7 +629,7 @@ async fn scenarios(kind: Backend) {
     w.screenshot("03-modified").await;
 
     // Check in: version 2, read-only again.
-    w.click("action-checkin").await;
+    w.check_in_here(None).await;
     w.wait_until(
         &format!("{row} .version"),
         "version 2",
@@ -614,7 +714,7 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.open_row(path).await;
-    w.click("action-checkin").await;
+    w.check_in_here(None).await;
     w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
         t.contains("became a proposal because bob committed version 3")
     })
@@ -643,8 +743,9 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.screenshot("07-proposal").await;
-    // To compare, her own file: the backup beside the head's.
-    w.click_css("[data-compare]", "Compare with the head").await;
+    // To compare in other tools, her own file: the backup beside the head's.
+    w.click_css("[data-save-beside]", "Save beside the head")
+        .await;
     w.wait_until(
         ".notice",
         "the file to compare",
@@ -1136,4 +1237,273 @@ async fn the_app_on_a_team_server() {
     tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Remote))
         .await
         .expect("the scenarios within 5 minutes");
+}
+
+/// A poster 320 × 200: a sky with a sun at `sun_x`, as PNG bytes.
+fn poster(sun_x: u32) -> Vec<u8> {
+    let image = image::RgbaImage::from_fn(320, 200, |x, y| {
+        let (dx, dy) = (x as i64 - sun_x as i64, y as i64 - 60);
+        if dx * dx + dy * dy < 30 * 30 {
+            image::Rgba([250, 200, 40, 255])
+        } else if y > 150 {
+            image::Rgba([40, 120, 60, 255])
+        } else {
+            image::Rgba([90, 150, 230, 255])
+        }
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    png.into_inner()
+}
+
+/// Waits until `path` holds `bytes`.
+async fn until_holds(path: &Path, bytes: &[u8], what: &str) {
+    let started = Instant::now();
+    while std::fs::read(path).ok().as_deref() != Some(bytes) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: {} does not hold the expected bytes",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The newest version's description, as the store has it.
+fn newest_message(w: &World, path: &str) -> serde_json::Value {
+    let answer = w.cli_json("bob", &["versions", path]);
+    let versions = answer.get("versions").unwrap_or(&answer);
+    versions[0]["message"].clone()
+}
+
+/// Opens the compare view's difference (key 4) and answers what it says of
+/// the two images, once both are decoded and the difference is worked out.
+async fn difference_said(w: &World) -> String {
+    let a = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=a]",
+            "the first image",
+        )
+        .await;
+    let b = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=b]",
+            "the second image",
+        )
+        .await;
+    assert_eq!(
+        (a, b),
+        ((320, 200), (320, 200)),
+        "both images, at their size"
+    );
+    w.press("4").await;
+    w.wait_until(
+        "#compare-stage[data-mode=diff]",
+        "the difference mode",
+        Duration::from_secs(5),
+        |_| true,
+    )
+    .await;
+    let share = w
+        .wait_until(
+            "#compare-share",
+            "the difference's share",
+            Duration::from_secs(15),
+            |t| t == "identical" || t.ends_with("of pixels differ"),
+        )
+        .await;
+    share.prop("textContent").await.unwrap().unwrap_or_default()
+}
+
+/// Seeing the work: thumbnails in the list, a check-in that asks for a
+/// description (stored, read back from the store), the history with a copy
+/// of an old version opened and that version restored, two versions and a
+/// proposal compared in the window.
+async fn seeing_the_work() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Bundled).await;
+    let path = "art/poster.png";
+    let row = World::row(path);
+    let local = w.workspace.join(path);
+    let (v1, v2) = (poster(80), poster(240));
+    let incoming = w._home.path().join("poster.png");
+    std::fs::write(&incoming, &v1).unwrap();
+    w.cli("bob", &["import", path, incoming.to_str().unwrap()]);
+
+    // The list shows the file's thumbnail, decoded.
+    let (width, _) = w
+        .decoded(&format!("{row} .thumb img"), "the row's thumbnail")
+        .await;
+    assert!(
+        width > 0 && width <= 72,
+        "a thumbnail, not the image: {width} px"
+    );
+
+    // Check out with a note, save a change: the detail previews the local
+    // copy and says it is modified.
+    w.open_row(path).await;
+    w.client
+        .find(Locator::Css("#checkout-note"))
+        .await
+        .unwrap()
+        .send_keys("moving the sun")
+        .await
+        .unwrap();
+    w.check_out_here(&row).await;
+    save_atomically(&local, &v2);
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(3),
+        |t| t == "Modified",
+    )
+    .await;
+    w.wait_until(
+        "#detail-preview figcaption",
+        "the local copy's preview",
+        Duration::from_secs(5),
+        |t| t.contains("modified"),
+    )
+    .await;
+    w.decoded("#detail-preview img", "the local copy's preview")
+        .await;
+
+    // Check in: asked for a description, offered the note; stored as typed.
+    w.check_in_with(Some("moving the sun"), Some("The sun moves to the right"))
+        .await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 2",
+        Duration::from_secs(10),
+        |t| t == "v2",
+    )
+    .await;
+    assert_eq!(
+        newest_message(&w, path),
+        json!("The sun moves to the right")
+    );
+
+    // The history, newest first, with thumbnails and the description.
+    let version = |n: u32| format!("#history [data-kind=version][data-version=\"{n}\"]");
+    w.wait_until(
+        &version(2),
+        "version 2 in the history",
+        Duration::from_secs(10),
+        |t| t.contains("The sun moves to the right"),
+    )
+    .await;
+    w.wait_for(&version(1), "version 1 in the history").await;
+    w.decoded(
+        &format!("{} .thumb img", version(1)),
+        "version 1's thumbnail",
+    )
+    .await;
+    w.wait_until(
+        "#history [data-kind=checkout] .ending",
+        "how the check-out ended",
+        Duration::from_secs(5),
+        |t| t == "checked in as version 2",
+    )
+    .await;
+    w.readme_screenshot("history").await;
+
+    // Open a copy of version 1: beside the file, read-only, its bytes.
+    w.click_css("[data-open-copy=\"1\"]", "Open a copy of version 1")
+        .await;
+    let copy = local.with_file_name("poster (v1).png");
+    until_holds(&copy, &v1, "the copy of version 1").await;
+    assert!(!writable(&copy), "an opened copy is read-only");
+
+    // Restore version 1 while holding the check-out: the copy has its bytes,
+    // what was there is kept, and the check-in offers "Restored version 1".
+    w.check_out_here(&row).await;
+    w.click_css("[data-restore=\"1\"]", "Restore version 1")
+        .await;
+    until_holds(&local, &v1, "the restored copy").await;
+    let kept: Vec<PathBuf> = std::fs::read_dir(local.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != &local && p != &copy)
+        .filter(|p| std::fs::read(p).ok().as_deref() == Some(&v2[..]))
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1,
+        "the replaced bytes are kept beside: {kept:?}"
+    );
+    w.check_in_here(Some("Restored version 1")).await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 3",
+        Duration::from_secs(10),
+        |t| t == "v3",
+    )
+    .await;
+    assert_eq!(newest_message(&w, path), json!("Restored version 1"));
+
+    // Compare two versions: 1 and 3 are the same picture, 1 and 2 are not.
+    w.wait_for(&version(3), "version 3 in the history").await;
+    let pick = |n: u32| format!("#history [data-pick=\"{n}\"]");
+    w.click_css(&pick(1), "pick version 1").await;
+    w.click_css(&pick(3), "pick version 3").await;
+    w.click("history-compare").await;
+    assert_eq!(difference_said(&w).await, "identical");
+    w.click("compare-close").await;
+    w.click_css(&pick(3), "unpick version 3").await;
+    w.click_css(&pick(2), "pick version 2").await;
+    w.click("history-compare").await;
+    let said = difference_said(&w).await;
+    assert!(
+        said != "identical" && said.ends_with("% of pixels differ"),
+        "{said}"
+    );
+    w.click("compare-close").await;
+
+    // A proposal against the head, compared in the window.
+    w.check_out_here(&row).await;
+    save_atomically(&local, &poster(160));
+    w.cli("admin", &["break", path, "--reason", "print deadline"]);
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the lost lease",
+        Duration::from_secs(10),
+        |t| t == "Your lease broken by admin",
+    )
+    .await;
+    let bob_copy = w._home.path().join("bob-poster.png");
+    std::fs::write(&bob_copy, poster(300)).unwrap();
+    w.cli("bob", &["checkout", path]);
+    w.cli("bob", &["checkin", path, bob_copy.to_str().unwrap()]);
+    w.wait_until(
+        &format!("{row} .version"),
+        "bob's version 4",
+        Duration::from_secs(10),
+        |t| t == "v4",
+    )
+    .await;
+    w.open_row(path).await;
+    w.check_in_here(None).await;
+    w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+        t.contains("became a proposal")
+    })
+    .await;
+    w.click("tab-proposals").await;
+    w.click_css("[data-compare]", "Compare with the head").await;
+    w.press("1").await;
+    w.readme_screenshot("compare").await;
+    let said = difference_said(&w).await;
+    assert!(
+        said != "identical" && said.ends_with("% of pixels differ"),
+        "{said}"
+    );
+    w.readme_screenshot("compare-difference").await;
+    w.click("compare-close").await;
+    w.client.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_shows_the_work() {
+    tokio::time::timeout(SCENARIO_LIMIT, seeing_the_work())
+        .await
+        .expect("the scenario within 5 minutes");
 }
