@@ -155,9 +155,19 @@ fn test() -> Result<()> {
     let keyring_home = target_dir().join("test-keyring");
     let _ = std::fs::remove_dir_all(&keyring_home);
     std::fs::create_dir_all(&keyring_home)?;
+    // Xvfb keeps its screen in a file there, which the end-to-end tests read
+    // for their screenshots (WebDriver's sometimes never answers on a busy machine).
+    let framebuffer = target_dir().join("xvfb-screen");
+    std::fs::create_dir_all(&framebuffer)?;
     let mut cmd = Command::new("xvfb-run");
     cmd.current_dir(root())
-        .args(["-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--"])
+        .args([
+            "-a",
+            "-s",
+            &format!("-screen 0 1280x800x24 -fbdir {}", framebuffer.display()),
+            "dbus-run-session",
+            "--",
+        ])
         .args([
             "sh",
             "-c",
@@ -169,6 +179,10 @@ fn test() -> Result<()> {
         .env("XDG_DATA_HOME", &keyring_home)
         .env("TAURI_DRIVER", &tauri_driver)
         .env("LEASEDESK_BIN", target_dir().join("debug/leasedesk"))
+        .env(
+            "LEASEDESK_XVFB_FRAMEBUFFER",
+            framebuffer.join("Xvfb_screen0"),
+        )
         .stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start cargo test")?;

@@ -3,7 +3,7 @@
 // and what became of them, renames. Older entries page in with `next_before`.
 // From a version: open a copy, restore it (while you hold the check-out),
 // or pick two to compare.
-import { api, previewUrl, type FileRow, type Head, type HistoryEntry, type HistoryPage } from "../api";
+import { api, isAppError, previewUrl, type FileRow, type Head, type HistoryEntry, type HistoryPage } from "../api";
 import { notice, rowOf, run, showError } from "../app";
 import { bytes, checkoutEnding, clock, fileName, participantName, proposalStateWords, span } from "../format";
 import { button, h } from "../h";
@@ -50,8 +50,9 @@ async function loadPage(into: Shown, before: number | null) {
   try {
     page = await api.history(into.artifact, before, HISTORY_PAGE);
   } catch (error) {
-    into.element.replaceChildren(h("h3", {}, "History"), h("p", { class: "warning" }, "The history could not be read."));
-    showError(error, into.artifact);
+    // Said here, in its place, rather than as a notice on every selection.
+    const why = isAppError(error) ? error.message : String(error);
+    into.element.replaceChildren(h("h3", {}, "History"), h("p", { class: "warning", role: "status" }, `The history could not be read: ${why}`));
     return;
   }
   if (shown !== into) return;
@@ -142,6 +143,7 @@ async function openCopy(row: FileRow, version: number) {
 async function restore(row: FileRow, version: number) {
   const done = await run(row.artifact.id, () => api.restoreVersion(row.artifact.id, version));
   if (done) {
-    notice(`Version ${version} is in your copy`, `What was there is kept as “${fileName(done.backup)}”. Check in to make it the head.`, "success");
+    const kept = done.backup ? ` What was there is kept as “${fileName(done.backup)}”.` : "";
+    notice(`Version ${version} is in your copy`, `${kept} Check in to make it the head.`.trim(), "success");
   }
 }
