@@ -282,15 +282,10 @@ impl Desk {
         if let Some(found) = beside {
             return Ok(found);
         }
-        match self.backend.proposal_content(proposal).await? {
-            Some((proposal, reader)) => {
-                self.workspace.save_proposal(&artifact.path, &proposal, reader).await
-            }
-            None => Err(Error::NotFound(format!(
-                "The team server does not hand out proposals' files (its API has no download for them): ask {} for theirs.",
-                wanted.author.name()
-            ))),
-        }
+        let (proposal, reader) = self.backend.proposal_content(proposal).await?;
+        self.workspace
+            .save_proposal(&artifact.path, &proposal, reader)
+            .await
     }
 
     /// The ledger's newest sequence number (0 when empty). API.md has no
