@@ -247,8 +247,7 @@ impl Desk {
 
     /// The proposal's bytes as a file beside the local copy, to open next to
     /// the head: your own backup when it has those bytes, else downloaded
-    /// (read-only). A team server cannot serve others' proposals (API.md has
-    /// no endpoint for them): that is said, naming whom to ask.
+    /// (read-only), from either backend.
     pub async fn proposal_file(
         &self,
         artifact: ArtifactId,
