@@ -74,12 +74,20 @@ impl PreviewCache {
     }
 
     async fn make(&self, size: u32, source: PathBuf, png: &Path, none: &Path) -> Result<Vec<u8>> {
-        let permit = self
-            .decodes
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| Error::Internal("the preview cache is closed".into()))?;
+        // Waiting for a turn is bounded too: decodes that overran their time
+        // (a reader cannot be stopped) hold their turns until they end.
+        let permit =
+            match tokio::time::timeout(preview::TIME_BUDGET, self.decodes.clone().acquire_owned())
+                .await
+            {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) => return Err(Error::Internal("the preview cache is closed".into())),
+                Err(_) => {
+                    return Err(Error::Unavailable(
+                        "the server is busy making other previews: try again shortly".into(),
+                    ))
+                }
+            };
         let limits = Limits::standard();
         // The decode holds its permit until it ends, even after we gave up
         // waiting for it: a reader that overruns still counts against the cap.
