@@ -457,12 +457,12 @@ async fn the_new_endpoints_answer_their_errors_in_json() {
             error(StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
         ),
         (
-            format!("/v1/events?after=1&before=5"),
+            "/v1/events?after=1&before=5".to_owned(),
             bob,
             error(StatusCode::UNPROCESSABLE_ENTITY, "invalid"),
         ),
         (
-            format!("/v1/events?artifact=nope"),
+            "/v1/events?artifact=nope".to_owned(),
             bob,
             error(StatusCode::BAD_REQUEST, "bad_request"),
         ),
