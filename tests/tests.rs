@@ -17,5 +17,6 @@ mod inputs;
 mod paths;
 mod proposals;
 mod races;
+mod seeing;
 mod tokens;
 mod workspace;
