@@ -4,6 +4,10 @@
 //! and one backend. Nothing here acts on its own: every lease change starts
 //! with a call from the user's click.
 
+mod previews;
+
+pub use previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,20 +54,48 @@ pub enum Decision {
     Reject,
 }
 
+/// What a restore did: where your changes went (none when the copy had none).
+#[derive(Clone, Debug, Serialize)]
+pub struct Restored {
+    pub checkout: CheckoutId,
+    pub version: u64,
+    pub backup: Option<PathBuf>,
+    /// The next check-in's description, prefilled: "Restored version N".
+    pub draft: String,
+}
+
 #[derive(Clone)]
 pub struct Desk {
     backend: Arc<dyn Backend>,
     workspace: Workspace,
     clock: Clock,
+    previews: PreviewCache,
 }
 
 impl Desk {
+    /// A desk whose previews are cached beside the workspace's index (see
+    /// [`Desk::with_preview_cache`] for the app's cache folder).
     pub fn new(backend: Arc<dyn Backend>, workspace: Workspace, clock: Clock) -> Self {
+        let previews = PreviewCache::new(
+            workspace.state_dir().join("previews"),
+            DEFAULT_PREVIEW_CACHE_BYTES,
+        );
         Self {
             backend,
             workspace,
             clock,
+            previews,
         }
+    }
+
+    /// Keeps previews in `cache` instead.
+    pub fn with_preview_cache(mut self, cache: PreviewCache) -> Self {
+        self.previews = cache;
+        self
+    }
+
+    pub fn preview_cache(&self) -> &PreviewCache {
+        &self.previews
     }
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
@@ -291,6 +323,155 @@ impl Desk {
             .await
     }
 
+    /// Version `version` of a file as a read-only copy beside your local
+    /// copy, to open next to it: `hero (v3).psd` (digest-checked; an existing
+    /// name is never written over: `hero (v3) 2.psd`). A copy of that version
+    /// already there under such a name is given again.
+    pub async fn open_copy(&self, artifact: ArtifactId, version: u64) -> Result<PathBuf> {
+        let artifact = self.backend.artifact(artifact).await?;
+        // A path that cannot be placed here has nowhere to put a copy beside.
+        self.workspace.local_path(&artifact.path)?;
+        let head = self.version_of(&artifact, version).await?;
+        let (workspace, path, wanted) =
+            (self.workspace.clone(), artifact.path.clone(), head.clone());
+        let found =
+            tokio::task::spawn_blocking(move || workspace.find_version_copy(&path, &wanted))
+                .await
+                .map_err(|e| Error::Internal(format!("looking for the copy: {e}")))?;
+        if let Some(found) = found {
+            return Ok(found);
+        }
+        let content = self.backend.content(artifact.id, Some(version)).await?;
+        self.workspace
+            .save_version_copy(&artifact.path, &content.head, content.reader)
+            .await
+    }
+
+    async fn version_of(&self, artifact: &Artifact, version: u64) -> Result<Head> {
+        if version == artifact.head.version {
+            return Ok(artifact.head.clone());
+        }
+        self.backend
+            .versions(artifact.id)
+            .await?
+            .into_iter()
+            .find(|head| head.version == version)
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "{} has no version {version} (its newest is {})",
+                    artifact.path, artifact.head.version
+                ))
+            })
+    }
+
+    /// Your open check-out of the file (the newest, after a lapse), if any.
+    async fn my_open_checkout(&self, artifact: ArtifactId) -> Result<Option<Checkout>> {
+        Ok(self
+            .backend
+            .checkouts(true)
+            .await?
+            .into_iter()
+            .filter(|c| c.artifact_id == artifact)
+            .max_by_key(|c| c.created_at))
+    }
+
+    /// Puts version `version`'s bytes into your copy of a file you hold,
+    /// keeping your changes as a backup beside it, and drafts "Restored
+    /// version N" as the next check-in's description (kept across restarts).
+    /// Refused unless you hold the file's check-out: nothing changes then.
+    pub async fn restore(&self, artifact: ArtifactId, version: u64) -> Result<Restored> {
+        let (artifact, mine) = tokio::try_join!(
+            self.backend.artifact(artifact),
+            self.my_open_checkout(artifact)
+        )?;
+        let Some(checkout) = mine else {
+            return Err(Error::Forbidden(format!(
+                "you do not hold {}, so nothing was restored: check it out first, then restore version {version} into your copy",
+                artifact.path.file_name()
+            )));
+        };
+        let head = self.version_of(&artifact, version).await?;
+        let backup = self
+            .workspace
+            .restore_version(self.backend.as_ref(), &checkout, &head)
+            .await?;
+        let draft = format!("Restored version {version}");
+        self.workspace.set_draft(checkout.id, Some(&draft))?;
+        Ok(Restored {
+            checkout: checkout.id,
+            version,
+            backup,
+            draft,
+        })
+    }
+
+    /// The description to prefill the check-in with: the drafted one (a
+    /// restore's), else the check-out's note, else nothing.
+    pub async fn checkin_draft(&self, checkout: CheckoutId) -> Result<String> {
+        if let Some(draft) = self.workspace.draft(checkout)? {
+            return Ok(draft);
+        }
+        Ok(self
+            .backend
+            .checkout(checkout)
+            .await?
+            .note
+            .unwrap_or_default())
+    }
+
+    /// The preview of your local copy as it is now (a modified copy shows
+    /// what you are about to check in), made here by the same core reader as
+    /// the backend's, keyed by the copy's digest.
+    pub async fn local_preview(&self, artifact: ArtifactId, size: u32) -> Result<PathBuf> {
+        let size = checked_size(size)?;
+        let artifact = self.backend.artifact(artifact).await?;
+        let local = self.workspace.local_path(&artifact.path)?;
+        // A save between hashing and reading would file one image under the
+        // other's digest: the digest is taken again after, and must not move.
+        for _ in 0..3 {
+            let Some(digest) = self.local_digest(&artifact.path).await? else {
+                return Err(Error::NotFound(format!(
+                    "{} is not on this computer",
+                    artifact.path.file_name()
+                )));
+            };
+            let mut moved = false;
+            let (moved_meanwhile, path, hashed, from) =
+                (&mut moved, &artifact.path, &digest, local.clone());
+            let made = self
+                .previews
+                .get_or_make(&digest, size, || async move {
+                    let png = tokio::task::spawn_blocking(move || {
+                        let limits = crate::preview::Limits::standard();
+                        crate::preview::render_file(&from, size, &limits)
+                            .map(|image| crate::preview::encode_png(&image))
+                    })
+                    .await
+                    .map_err(|e| Error::Internal(format!("preview task: {e}")))?;
+                    if self.local_digest(path).await?.as_ref() != Some(hashed) {
+                        *moved_meanwhile = true;
+                        return Err(Error::Unavailable("the copy changed meanwhile".into()));
+                    }
+                    Ok(png?)
+                })
+                .await;
+            if !moved {
+                return made;
+            }
+        }
+        Err(Error::Unavailable(format!(
+            "{} keeps changing: its preview will come once it is saved",
+            artifact.path.file_name()
+        )))
+    }
+
+    async fn local_digest(&self, path: &RepoPath) -> Result<Option<Digest>> {
+        let (workspace, path) = (self.workspace.clone(), path.clone());
+        tokio::task::spawn_blocking(move || workspace.digest(&path))
+            .await
+            .map_err(|e| Error::Internal(format!("hashing task: {e}")))?
+    }
+
     /// The ledger's newest sequence number (0 when empty). API.md has no
     /// "latest", so it is found with one-event pages: doubling until none
     /// comes back, then halving: some 2·log2(n) requests, not n/1000 pages.
@@ -341,6 +522,18 @@ impl Desk {
             Decision::Rebuild => self.backend.rebuild_proposal(proposal).await,
             Decision::Reject => self.backend.reject_proposal(proposal).await,
         }
+    }
+}
+
+/// A preview size as API.md allows it (16 to 4096).
+fn checked_size(size: u32) -> Result<u32> {
+    use crate::preview::{MAX_SIZE, MIN_SIZE};
+    if (MIN_SIZE..=MAX_SIZE).contains(&size) {
+        Ok(size)
+    } else {
+        Err(Error::Invalid(format!(
+            "a preview size of {size} px is out of range: use {MIN_SIZE} to {MAX_SIZE}"
+        )))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The workspace's own small SQLite file (in the app's state folder, not in the
 //! workspace): what each local file was last synced to, and digests of local
 //! files by size, mtime and inode, so a large file is hashed again only when
-//! it changed.
+//! it changed. And the description drafted for a check-out's next check-in
+//! ("Restored version 2"), so a restart keeps it.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -9,7 +10,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::Result;
-use crate::model::{ArtifactId, Digest, RepoPath};
+use crate::model::{ArtifactId, CheckoutId, Digest, RepoPath};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS fingerprints (
@@ -24,6 +25,10 @@ CREATE TABLE IF NOT EXISTS synced (
     artifact TEXT NOT NULL,
     version INTEGER NOT NULL,
     digest TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS drafts (
+    checkout TEXT PRIMARY KEY,
+    message TEXT NOT NULL
 ) WITHOUT ROWID;
 ";
 
@@ -138,6 +143,28 @@ impl Index {
                 synced.version,
                 synced.digest.to_string()
             ])?;
+        Ok(())
+    }
+
+    pub fn draft(&self, checkout: CheckoutId) -> Result<Option<String>> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT message FROM drafts WHERE checkout = ?1")?
+            .query_row([checkout.to_string()], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Sets (`Some`) or clears (`None`) the check-out's draft description.
+    pub fn set_draft(&self, checkout: CheckoutId, message: Option<&str>) -> Result<()> {
+        let conn = self.conn();
+        match message {
+            Some(message) => conn
+                .prepare_cached("INSERT OR REPLACE INTO drafts VALUES (?1, ?2)")?
+                .execute(params![checkout.to_string(), message])?,
+            None => conn
+                .prepare_cached("DELETE FROM drafts WHERE checkout = ?1")?
+                .execute([checkout.to_string()])?,
+        };
         Ok(())
     }
 }

@@ -74,6 +74,8 @@ pub struct Workspace {
 
 struct Inner {
     root: PathBuf,
+    /// The app's own folder for this workspace (its index, the previews).
+    state_dir: PathBuf,
     index: Index,
     clock: Clock,
     /// Files hashed since opening: what the digest cache saves is measured by it.
@@ -92,6 +94,7 @@ impl Workspace {
         Ok(Self {
             inner: Arc::new(Inner {
                 root: root.to_owned(),
+                state_dir: state_dir.to_owned(),
                 index: Index::open(&state_dir.join("workspace.db"))?,
                 clock,
                 hashed: AtomicU64::new(0),
@@ -102,6 +105,11 @@ impl Workspace {
 
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    /// Where the workspace keeps its own files (never in the workspace).
+    pub fn state_dir(&self) -> &Path {
+        &self.inner.state_dir
     }
 
     /// Waits for this local copy's turn (see `Inner::copy_locks`).
@@ -550,6 +558,105 @@ impl Workspace {
         Ok(dest)
     }
 
+    /// A read-only copy of version `head` already beside `path`'s local copy
+    /// under its name (`hero (v3).psd`, `hero (v3) 2.psd`…): files of the
+    /// right size are hashed, once. Blocking.
+    pub fn find_version_copy(&self, path: &RepoPath, head: &Head) -> Option<PathBuf> {
+        let local = self.local_path(path).ok()?;
+        let label = format!("v{}", head.version);
+        (1..)
+            .map(|n| numbered_after_label(&local, &label, n))
+            .take_while(|candidate| candidate.exists())
+            .find(|candidate| {
+                std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.len() == head.size)
+                    && self
+                        .repo_path(candidate)
+                        .and_then(|repo_path| self.digest(&repo_path).ok().flatten())
+                        .is_some_and(|found| found == head.digest)
+            })
+    }
+
+    /// Saves version `head`'s bytes beside the local copy, read-only, to open
+    /// next to it: `hero (v3).psd`, else `hero (v3) 2.psd` and on. No existing
+    /// name is ever written over: the copy is downloaded under a hidden name
+    /// and linked to the free one, which fails on a name taken meanwhile.
+    /// Verified against `head.digest`; nothing is left behind if they differ.
+    pub async fn save_version_copy(
+        &self,
+        path: &RepoPath,
+        head: &Head,
+        reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    ) -> Result<PathBuf> {
+        let local = self.local_path(path)?;
+        if let Some(dir) = local.parent() {
+            tokio::fs::create_dir_all(dir).await?;
+        }
+        let staging = local.with_file_name(format!(
+            ".{}.leasedesk-copy-{}",
+            path.file_name(),
+            uuid::Uuid::new_v4()
+        ));
+        backend::save_verified(reader, &head.digest, &staging, None).await?;
+        let label = format!("v{}", head.version);
+        let placed = (1..)
+            .map(|n| numbered_after_label(&local, &label, n))
+            .find_map(|candidate| match link_new(&staging, &candidate) {
+                Ok(()) => Some(Ok(candidate)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(e)),
+            })
+            .expect("a free name");
+        let _ = std::fs::remove_file(&staging);
+        let copy = placed?;
+        set_writable(&copy, false)?;
+        // Its digest is known: a later look for it need not hash it.
+        if let (Some(repo_path), Ok(metadata)) = (self.repo_path(&copy), std::fs::metadata(&copy)) {
+            self.inner
+                .index
+                .set_fingerprint(&repo_path, Stat::of(&metadata), &head.digest)?;
+        }
+        Ok(copy)
+    }
+
+    /// Puts `head`'s bytes (an older version) into the copy you edit under
+    /// `checkout`, keeping your changes as a backup beside it first (as the
+    /// head's arrival would). The copy stays writable and still counts as a
+    /// copy of the checked-out version, so checking it in makes `head`'s bytes
+    /// the next version. Refused if the copy here is of another version.
+    pub async fn restore_version(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        head: &Head,
+    ) -> Result<Option<PathBuf>> {
+        let local = self.local_path(&checkout.path)?;
+        let _turn = self.lock_copy(&checkout.path).await;
+        let synced = self.inner.index.synced(&checkout.path)?;
+        if synced.is_none_or(|s| s.digest != checkout.digest) {
+            return Err(Error::Invalid(format!(
+                "your copy of {} here is not the version {} you checked out, so nothing was restored: \
+                 get your copy of the check-out first",
+                checkout.path.file_name(),
+                checkout.version
+            )));
+        }
+        let backup = self
+            .bring_to(backend, checkout.artifact_id, &checkout.path, head, None)
+            .await?;
+        set_writable(&local, true)?;
+        Ok(backup)
+    }
+
+    /// The description drafted for the check-out's next check-in, if any.
+    pub fn draft(&self, checkout: CheckoutId) -> Result<Option<String>> {
+        self.inner.index.draft(checkout)
+    }
+
+    /// Remembers (`Some`) or forgets (`None`) a check-out's draft description.
+    pub fn set_draft(&self, checkout: CheckoutId, message: Option<&str>) -> Result<()> {
+        self.inner.index.set_draft(checkout, message)
+    }
+
     /// A second name for the local copy, beside it: the download that follows
     /// replaces the original name only, so the user's bytes are never copied
     /// and never at risk. Falls back to a copy where hard links are refused.
@@ -665,6 +772,31 @@ fn labelled_path(local: &Path, label: &str) -> PathBuf {
         })
         .find(|candidate| !candidate.exists())
         .expect("a free name")
+}
+
+/// `hero.psd` → `hero (LABEL).psd` for `n` = 1, else `hero (LABEL) N.psd`.
+fn numbered_after_label(local: &Path, label: &str, n: u32) -> PathBuf {
+    let stem = local
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let extension = local
+        .extension()
+        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+    let number = if n == 1 {
+        String::new()
+    } else {
+        format!(" {n}")
+    };
+    local.with_file_name(format!("{stem} ({label}){number}{extension}"))
+}
+
+/// Gives `from`'s file the new name `to`, failing with `AlreadyExists` if `to`
+/// exists: a hard link, or a copy where links are refused (FAT, some shares).
+fn link_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::hard_link(from, to).or_else(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => copy_to_new(from, to),
+    })
 }
 
 /// Copies `from` to `to`, which must not exist yet: a copy onto an existing

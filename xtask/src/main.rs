@@ -7,6 +7,8 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{bail, Context, Result};
 
+mod demo;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let task = args.first().map(String::as_str).unwrap_or("help");
@@ -396,12 +398,16 @@ fn run() -> Result<()> {
     check(Command::new(target_dir().join("debug/leasedesk-app")).env("LEASEDESK_APP_HOME", &home))
 }
 
-/// A sample store: a few files of a design team, one held by bob with a note.
+/// A sample store: a design team's files with real images (made by
+/// `demo`), each with a few described versions; one held by bob with a note;
+/// and one open proposal of yours (your lease was broken, bob committed, and
+/// your late check-in was kept against his version).
 fn seed_demo(home: &Path, store: &Path) -> Result<()> {
     let cli = target_dir().join("debug/leasedesk");
     let incoming = home.join("incoming");
     std::fs::create_dir_all(&incoming)?;
     let name = std::env::var("USER").unwrap_or_else(|_| "me".into());
+    let me = format!("user:{name}");
     let leasedesk = |who: &str, args: &[&str]| {
         check(
             Command::new(&cli)
@@ -411,18 +417,81 @@ fn seed_demo(home: &Path, store: &Path) -> Result<()> {
                 .args(args),
         )
     };
+    let mut made = 0;
+    let mut file = |bytes: Vec<u8>, path: &str| -> Result<String> {
+        made += 1;
+        let file = incoming.join(format!("{made}-{}", path.replace('/', "-")));
+        std::fs::write(&file, bytes)?;
+        Ok(file.to_str().context("UTF-8 path")?.to_owned())
+    };
     leasedesk("user:admin", &["user", "add", "admin", "--admin"])?;
-    let files = [
-        ("brand/hero.psd", "user:bob"),
-        ("brand/logo.ai", "user:carol"),
-        ("scenes/shot-010.blend", "user:bob"),
-        ("print/brochure.indd", &*format!("user:{name}")),
+    type Make = fn(u32) -> Vec<u8>;
+    let files: [(&str, &str, Make, &[&str]); 5] = [
+        (
+            "brand/hero.psd",
+            "user:bob",
+            |v| demo::psd(640, 400, v),
+            &[
+                "First layout: sky and sea",
+                "Warmer sunset",
+                "Sun raised for the title",
+            ],
+        ),
+        (
+            "brand/logo.svg",
+            "user:carol",
+            demo::svg,
+            &["Logo sketch", "Brand blue, turned mark"],
+        ),
+        (
+            "web/banner.png",
+            &*me,
+            |v| demo::png(720, 240, v),
+            &["Banner for the launch page", "Evening colours"],
+        ),
+        (
+            "scenes/shot-010.blend",
+            "user:bob",
+            |v| demo::blend(128, 96, v),
+            &["Blocking of the night scene", "First light pass"],
+        ),
+        (
+            "print/brochure.indd",
+            &*me,
+            |v| format!("sample InDesign file, version {v}\n").into_bytes(),
+            &["Brochure, first draft"],
+        ),
     ];
-    for (path, who) in files {
-        let file = incoming.join(path.replace('/', "-"));
-        std::fs::write(&file, format!("sample content of {path}\n"))?;
-        leasedesk(who, &["import", path, file.to_str().context("UTF-8 path")?])?;
+    for (path, who, make, messages) in files {
+        let first = file(make(1), path)?;
+        leasedesk(who, &["import", path, &first, "-m", messages[0]])?;
+        for (n, message) in messages.iter().enumerate().skip(1) {
+            leasedesk(who, &["checkout", path])?;
+            let next = file(make(n as u32 + 1), path)?;
+            leasedesk(who, &["checkin", path, &next, "-m", message])?;
+        }
     }
+    // The proposal: your check-out of the banner is broken for bob, who
+    // commits; your check-in then is kept as a proposal against his version.
+    let banner = "web/banner.png";
+    leasedesk(&me, &["checkout", banner, "--note", "bolder type"])?;
+    leasedesk(
+        "user:admin",
+        &[
+            "break",
+            banner,
+            "--reason",
+            "bob needs the banner for today's launch",
+        ],
+    )?;
+    leasedesk("user:bob", &["checkout", banner])?;
+    let bobs = file(demo::png(720, 240, 3), banner)?;
+    leasedesk(
+        "user:bob",
+        &["checkin", banner, &bobs, "-m", "Launch date added"],
+    )?;
+    let yours = file(demo::png(720, 240, 4), banner)?;
+    leasedesk(&me, &["checkin", banner, &yours, "-m", "Bolder colours"])?;
     leasedesk(
         "user:bob",
         &[
