@@ -55,9 +55,11 @@ pub enum Decision {
 }
 
 /// What a restore did: where your changes went (none when the copy had none).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Restored {
     pub checkout: CheckoutId,
+    #[ts(type = "number")]
     pub version: u64,
     pub backup: Option<PathBuf>,
     /// The next check-in's description, prefilled: "Restored version N".

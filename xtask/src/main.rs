@@ -223,7 +223,7 @@ fn ui_types(dir: &Path) -> Result<Vec<String>> {
                 "leasedesk-app",
                 "--lib",
             ])
-            .args(["export_bindings", "--", "--quiet"])
+            .arg("export_bindings")
             .env("TS_RS_EXPORT_DIR", dir),
     )?;
     let mut names: Vec<String> = std::fs::read_dir(dir)?

@@ -5,4 +5,8 @@ import type { Participant } from "./Participant";
 /**
  * One committed version; an artifact's head is its newest.
  */
-export type Head = { version: number, digest: Digest, size: number, author: Participant, committed_at: string, };
+export type Head = { version: number, digest: Digest, size: number, author: Participant, committed_at: string, 
+/**
+ * The description given with the upload.
+ */
+message: string | null, };

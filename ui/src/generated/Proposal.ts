@@ -14,4 +14,8 @@ export type Proposal = { id: ProposalId, artifact_id: ArtifactId,
 /**
  * The head it was made against; accept requires the head's digest to still be `test_digest`.
  */
-base_version: number, test_digest: Digest, provenance: Provenance, digest: Digest, size: number, author: Participant, checkout_id: CheckoutId | null, state: ProposalState, created_at: string, };
+base_version: number, test_digest: Digest, provenance: Provenance, digest: Digest, size: number, author: Participant, checkout_id: CheckoutId | null, state: ProposalState, created_at: string, 
+/**
+ * The description given with the upload.
+ */
+message: string | null, };

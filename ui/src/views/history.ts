@@ -26,9 +26,6 @@ interface Shown {
 
 let shown: Shown | null = null;
 
-/** Heads may carry a description (`message`) once the lead's model has it. */
-type Described = Head & { message?: string | null };
-
 /** The history section of a file's detail: kept while the same file and head
  *  are shown (so paging and picks survive reloads), loaded afresh otherwise. */
 export function historySection(row: FileRow): HTMLElement {
@@ -88,6 +85,7 @@ function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number):
       const p = entry.proposal;
       return h("li", { class: "entry proposal", "data-kind": "proposal", "data-proposal-entry": p.id },
         h("p", {}, h("strong", {}, participantName(p.author)), ` proposed a change against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
+        p.message ? h("p", { class: "description" }, p.message) : null,
         h("p", { class: `state ${p.state}` }, proposalStateWords[p.state] ?? p.state),
         h("div", { class: "actions" },
           button("Compare with the head", () => openCompare(`${fileName(row.artifact.path)}: proposal and head`,
@@ -101,7 +99,7 @@ function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number):
   }
 }
 
-function versionItem(head: Described, into: Shown, row: FileRow, now: number): HTMLElement {
+function versionItem(head: Head, into: Shown, row: FileRow, now: number): HTMLElement {
   const artifact = row.artifact;
   const picked = into.picked.includes(head.version);
   const pick = h("input", { type: "checkbox", class: "pick", "aria-label": `Pick version ${head.version} to compare`, "data-pick": String(head.version) });

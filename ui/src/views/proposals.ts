@@ -41,6 +41,7 @@ function renderProposals(now: number) {
     return h("li", { class: "card", "data-proposal": p.id },
       h("h3", {}, row ? fileName(row.artifact.path) : "A file"),
       h("p", {}, `${participantName(p.author)} proposed a change against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
+      p.message ? h("p", { class: "description" }, `“${p.message}”`) : null,
       moved ? h("p", { class: "warning" }, `The head has moved to version ${head.version}: rebuild before accepting.`) : null,
       h("div", { class: "actions" },
         button("Compare with the head", () => compareWithHead(p), "primary", { "data-compare": p.id }),

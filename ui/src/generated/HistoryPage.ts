@@ -1,3 +1,0 @@
-// PLACEHOLDER until see-desk's HistoryPage derives TS.
-import type { HistoryEntry } from "./HistoryEntry";
-export type HistoryPage = { entries: Array<HistoryEntry>, next_before: number | null, };
