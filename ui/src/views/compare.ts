@@ -36,6 +36,34 @@ async function pixelsOf(src: string): Promise<ImageData> {
   return context.getImageData(0, 0, canvas.width, canvas.height);
 }
 
+/** The difference's picture and count, from a worker when the window can
+ *  start one (else here). The pixels are handed over, not copied. */
+function diffOffThread(a: ImageData, b: ImageData): Promise<{ out: Uint8ClampedArray; changed: number }> {
+  const here = () => {
+    const out = new Uint8ClampedArray(Math.max(a.width, b.width) * Math.max(a.height, b.height) * 4);
+    return { out, changed: diffPixels(a, b, out) };
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("../diff-worker.ts", import.meta.url), { type: "module" });
+  } catch {
+    return Promise.resolve(here());
+  }
+  return new Promise((resolve) => {
+    worker.onmessage = (message) => {
+      worker.terminate();
+      resolve(message.data);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      resolve(here());
+    };
+    const pixels = (image: ImageData) => ({ data: image.data, width: image.width, height: image.height });
+    worker.postMessage({ a: pixels(a), b: pixels(b) }, [a.data.buffer, b.data.buffer]);
+  });
+}
+
 function differenceOf(left: string, right: string): Promise<Difference> {
   const key = `${left}\n${right}`;
   let found = differences.get(key);
@@ -44,10 +72,9 @@ function differenceOf(left: string, right: string): Promise<Difference> {
       const [a, b] = await Promise.all([pixelsOf(left), pixelsOf(right)]);
       const width = Math.max(a.width, b.width);
       const height = Math.max(a.height, b.height);
-      const out = new ImageData(width, height);
-      const changed = diffPixels(a, b, out.data);
+      const { out, changed } = await diffOffThread(a, b);
       const canvas = h("canvas", { class: "layer", width: String(width), height: String(height) });
-      canvas.getContext("2d")!.putImageData(out, 0, 0);
+      canvas.getContext("2d")!.putImageData(new ImageData(out as Uint8ClampedArray<ArrayBuffer>, width, height), 0, 0);
       return { canvas, changed, total: width * height };
     })();
     differences.set(key, found);
