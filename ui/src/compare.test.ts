@@ -94,12 +94,13 @@ describe("zoom", () => {
 
 describe("history wording", () => {
   it("says how each check-out ended", () => {
-    expect(checkoutEnding({ how: "checked_in", version: 4 })).toBe("checked in as version 4");
-    expect(checkoutEnding({ how: "open" })).toBe("still checked out");
-    expect(checkoutEnding({ how: "cancelled" })).toBe("cancelled, nothing checked in");
-    expect(checkoutEnding({ how: "lapsed" })).toBe("the lease lapsed");
-    expect(checkoutEnding({ how: "proposed", proposal: "p" })).toBe("checked in late: became a proposal");
-    expect(checkoutEnding({ how: "broken", by: "user:admin", reason: "print run" })).toBe("lease broken by admin: “print run”");
+    expect(checkoutEnding({ outcome: "checked_in", version: 4, unchanged: false })).toBe("checked in as version 4");
+    expect(checkoutEnding({ outcome: "checked_in", version: 4, unchanged: true })).toBe("checked in unchanged: still version 4");
+    expect(checkoutEnding({ outcome: "open" })).toBe("still checked out");
+    expect(checkoutEnding({ outcome: "cancelled" })).toBe("cancelled, nothing checked in");
+    expect(checkoutEnding({ outcome: "lapsed" })).toBe("the lease lapsed");
+    expect(checkoutEnding({ outcome: "proposed", proposal: "p" })).toBe("checked in late: became a proposal");
+    expect(checkoutEnding({ outcome: "broken", by: "user:admin", reason: "print run" })).toBe("lease broken by admin: “print run”");
   });
   it("gives a check-out's span, or since when for an open one", () => {
     const now = Date.parse("2026-12-01T12:00:00");

@@ -1,5 +1,6 @@
 // Pure formatting and wording: what the window says, tested without a window.
-import type { AppError, Artifact, Checkout, Closed, Event, HistoryEntry, LocalState } from "./api";
+import type { AppError, Artifact, Checkout, Closed, Event, LocalState } from "./api";
+import type { CheckoutEnd } from "./pending";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
 export function participantName(participant: string): string {
@@ -313,12 +314,12 @@ export function zoomLabel(zoom: Zoom): string {
 // ----- history
 
 /** How a check-out ended, in the history's words. */
-export function checkoutEnding(ended: Extract<HistoryEntry, { kind: "checkout" }>["ended"]): string {
-  switch (ended.how) {
+export function checkoutEnding(ended: CheckoutEnd): string {
+  switch (ended.outcome) {
     case "open":
       return "still checked out";
     case "checked_in":
-      return `checked in as version ${ended.version}`;
+      return ended.unchanged ? `checked in unchanged: still version ${ended.version}` : `checked in as version ${ended.version}`;
     case "proposed":
       return "checked in late: became a proposal";
     case "cancelled":

@@ -1,21 +1,33 @@
-// The history's types as the desk's brief gives them, until its Rust types
-// (desk::HistoryPage, HistoryEntry) derive TS and are generated like the rest.
+// The history's types as the desk writes them (desk::history), until they
+// derive TS and are generated like the rest.
 import type { Head } from "./generated/Head";
 import type { Participant } from "./generated/Participant";
 import type { Proposal } from "./generated/Proposal";
 
 export type CheckoutEnd =
-  | { how: "open" }
-  | { how: "checked_in"; version: number }
-  | { how: "proposed"; proposal: string }
-  | { how: "cancelled" }
-  | { how: "lapsed" }
-  | { how: "broken"; by: Participant; reason: string };
+  | { outcome: "open" }
+  | { outcome: "checked_in"; version: number; unchanged: boolean }
+  | { outcome: "proposed"; proposal: string }
+  | { outcome: "cancelled" }
+  | { outcome: "lapsed" }
+  | { outcome: "broken"; by: Participant; reason: string };
+
+export type CheckoutEntry = {
+  seq: number;
+  id: string;
+  who: Participant;
+  version: number;
+  note: string | null;
+  from: string;
+  to: string | null;
+  ended: CheckoutEnd;
+  lease_lost: CheckoutEnd | null;
+};
 
 export type HistoryEntry =
-  | { kind: "version"; head: Head }
-  | { kind: "checkout"; who: Participant; from: string; to: string | null; note: string | null; version: number; ended: CheckoutEnd }
-  | { kind: "proposal"; proposal: Proposal }
-  | { kind: "renamed"; from: string; to: string; at: string; by: Participant | null };
+  | ({ kind: "version"; seq: number } & Head)
+  | ({ kind: "checkout" } & CheckoutEntry)
+  | ({ kind: "proposal"; seq: number } & Proposal)
+  | { kind: "renamed"; seq: number; at: string; by: Participant | null; from: string; to: string };
 
 export type HistoryPage = { entries: HistoryEntry[]; next_before: number | null };

@@ -75,14 +75,18 @@ function renderEntries(into: Shown, row: FileRow) {
 function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number): HTMLElement {
   switch (entry.kind) {
     case "version":
-      return versionItem(entry.head, into, row, now);
-    case "checkout":
+      return versionItem(entry, into, row, now);
+    case "checkout": {
+      // A lease lost before the end (lapsed, broken) is said before how it ended.
+      const lost = entry.lease_lost && entry.lease_lost.outcome !== entry.ended.outcome ? entry.lease_lost : null;
       return h("li", { class: "entry checkout", "data-kind": "checkout" },
         h("p", {}, h("strong", {}, participantName(entry.who)), ` checked out version ${entry.version}, ${span(entry.from, entry.to, now)}`),
         entry.note ? h("p", { class: "note-line" }, `“${entry.note}”`) : null,
-        h("p", { class: `ending ${entry.ended.how}`, "data-ended": entry.ended.how }, checkoutEnding(entry.ended)));
+        lost ? h("p", { class: `ending ${lost.outcome}` }, checkoutEnding(lost)) : null,
+        h("p", { class: `ending ${entry.ended.outcome}`, "data-ended": entry.ended.outcome }, checkoutEnding(entry.ended)));
+    }
     case "proposal": {
-      const p = entry.proposal;
+      const p = entry;
       return h("li", { class: "entry proposal", "data-kind": "proposal", "data-proposal-entry": p.id },
         h("p", {}, h("strong", {}, participantName(p.author)), ` proposed a change against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
         p.message ? h("p", { class: "description" }, p.message) : null,
