@@ -325,9 +325,18 @@ pub fn python() -> std::process::Command {
                 let status = cmd.status().expect("python3 runs");
                 assert!(status.success(), "{cmd:?} failed: {status}");
             };
-            run(std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv));
+            run(std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv));
             run(std::process::Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
                 .arg(&requirements));
             std::fs::write(&stamp, wanted).expect("the stamp");
         }
