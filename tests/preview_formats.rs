@@ -257,6 +257,35 @@ fn svg_is_rendered_at_its_size_and_fitted() {
     assert_eq!(image.get_pixel(90, 40).0, [0, 0, 255, 255]);
 }
 
+/// An `.svgz` (the SVG gzipped, by Python's gzip) renders as the SVG does.
+#[test]
+fn svgz_is_rendered() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rects.svgz");
+    let script = format!(
+        "import gzip, sys\ngzip.open({path:?}, 'wb').write(sys.stdin.buffer.read())",
+        path = file.display().to_string()
+    );
+    let mut child = harness::python()
+        .args(["-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(TWO_RECTS.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(std::fs::read(&file).unwrap().starts_with(&[0x1F, 0x8B]));
+    let image = preview(&file, 512).unwrap();
+    assert_eq!((image.width(), image.height()), (40, 30));
+    assert_eq!(image.get_pixel(5, 15).0, [255, 0, 0, 255]);
+    assert_eq!(image.get_pixel(35, 15).0, [0, 0, 255, 255]);
+}
+
 /// An Illustrator-style DTD of plain entities still renders.
 #[test]
 fn svg_with_plain_entities_renders() {

@@ -68,7 +68,8 @@ pub fn render(
     thumbnail(reader, NAME, size, limits)
 }
 
-/// A gzip or zstd file: a `.blend` inside, or else said to be what it is.
+/// A gzip or zstd file: a `.blend` inside (or an `.svgz`, an SVG in gzip),
+/// or else said to be what it is.
 pub fn render_compressed(
     reader: &mut impl BufRead,
     compression: Compression,
@@ -90,16 +91,21 @@ pub fn render_compressed(
             Box::new(decoder)
         }
     };
-    let mut magic = [0u8; 7];
-    let n = super::read_up_to(&mut stream, &mut magic).unwrap_or(0);
-    if &magic[..n] != b"BLENDER" {
-        return Err(NoPreview(format!(
-            "a {}-compressed file, not a Blender file: no preview for it",
-            compression.name()
-        )));
+    let mut head = vec![0u8; super::SNIFF_LEN];
+    let n = super::read_up_to(&mut stream, &mut head).unwrap_or(0);
+    head.truncate(n);
+    let (blend, svg) = (is_blend(&head), super::svg::seems_svg(&head));
+    let mut whole = std::io::Cursor::new(head).chain(stream);
+    if blend {
+        return thumbnail(&mut whole, name, size, limits);
     }
-    let mut whole = std::io::Cursor::new(magic).chain(stream);
-    thumbnail(&mut whole, name, size, limits)
+    if svg && matches!(compression, Compression::Gzip) {
+        return super::svg::render(whole, size, limits);
+    }
+    Err(NoPreview(format!(
+        "a {}-compressed file, not a Blender file: no preview for it",
+        compression.name()
+    )))
 }
 
 fn damaged(name: &str, detail: &str) -> NoPreview {

@@ -6,7 +6,7 @@
 //! parser sees it. usvg itself caps its tree at a million nodes (so `<use>`
 //! chains cannot multiply), and the XML parse is capped the same way.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 
 use resvg::usvg::roxmltree;
 use resvg::{tiny_skia, usvg};
@@ -42,26 +42,28 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-pub fn render<R: Read + Seek>(
-    mut reader: R,
+/// Renders the SVG text `reader` yields (a file, or a decompressed `.svgz`).
+pub fn render(
+    reader: impl Read,
     size: u32,
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
-    let len = reader.seek(SeekFrom::End(0)).map_err(super::unreadable)?;
-    reader.rewind().map_err(super::unreadable)?;
-    if len > MAX_SVG_BYTES {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_SVG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| NoPreview(format!("{NAME}, damaged or truncated: {e}")))?;
+    if bytes.len() as u64 > MAX_SVG_BYTES {
         return Err(NoPreview(format!(
-            "{NAME} of {} MiB, over the {} MiB an SVG preview reads",
-            len >> 20,
+            "{NAME} of over {} MiB, more than an SVG preview reads",
             MAX_SVG_BYTES >> 20
         )));
     }
-    limits.claim(len * 8, &format!("{NAME} of {} MiB", len >> 20))?;
-    let mut bytes = Vec::with_capacity(len as usize);
-    reader
-        .take(MAX_SVG_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(super::unreadable)?;
+    // The tree and the drawing take several times the text.
+    limits.claim(
+        bytes.len() as u64 * 8,
+        &format!("{NAME} of {} MiB", bytes.len() >> 20),
+    )?;
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| NoPreview(format!("{NAME}, damaged: its text is not UTF-8")))?;
     check_entities(text)?;
