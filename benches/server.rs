@@ -1,7 +1,7 @@
 //! `cargo xtask bench`, part two: the server's figures against a real
 //! `leasedesk serve` process on loopback, each beside its baseline from the same
 //! run (etcd's lease grant + revoke, `cp`). Prints a Markdown report.
-//! `--quick` uses small sizes; `--only http|etcd|upload|list|hostile` runs one
+//! `--quick` uses small sizes; `--only http|etcd|upload|list|hostile|preview` runs one
 //! part (`hostile`: issue 9's figures, malformed requests over raw TCP, idle
 //! connections, memory under the largest pages, shutdown with streams open).
 
@@ -69,6 +69,9 @@ fn main() {
     }
     if runs("hostile") {
         runtime.block_on(hostile::run(&work, sizes.artifacts));
+    }
+    if runs("preview") {
+        runtime.block_on(cached_preview(&work));
     }
     let _ = std::fs::remove_dir_all(&work);
 }
@@ -424,6 +427,64 @@ async fn upload(work: &Path, sizes: &Sizes) {
         "server peak memory over those uploads",
         format!("**{:.1} MiB**", server.peak_memory() as f64 / 1048576.0),
         "under 48 MiB",
+    );
+}
+
+/// A preview already made, asked for again: what a file list of thumbnails
+/// costs the server once each has been made.
+async fn cached_preview(work: &Path) {
+    let server = Server::start(&work.join("preview"));
+    let image = image::RgbaImage::from_fn(4096, 4096, |x, y| {
+        image::Rgba([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 239) as u8, 255])
+    });
+    let source = work.join("poster.png");
+    image.save(&source).unwrap();
+    let imported = Command::new(bin())
+        .args(["--server", &server.url, "--json"])
+        .args(["import", "art/poster.png", source.to_str().unwrap()])
+        .env("LEASEDESK_TOKEN", &server.token)
+        .output()
+        .unwrap();
+    assert!(imported.status.success());
+    let artifact: Value = serde_json::from_slice(&imported.stdout).unwrap();
+    let url = format!(
+        "{}/v1/artifacts/{}/preview?version=1&size=512",
+        server.url,
+        artifact["id"].as_str().unwrap()
+    );
+    let client = reqwest::Client::new();
+    let ask = || async {
+        let started = Instant::now();
+        let answer = client
+            .get(&url)
+            .bearer_auth(&server.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let png = answer.bytes().await.unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        started.elapsed()
+    };
+    let first = ask().await;
+    let mut cached = Vec::new();
+    for _ in 0..1000 {
+        cached.push(ask().await);
+    }
+    cached.sort();
+    row(
+        "first 512 px preview of a 4096×4096 PNG (decoded, scaled, encoded, cached)",
+        ms(first),
+        "made once",
+    );
+    row(
+        "the same preview again, cached: median / p99 of 1000 over loopback",
+        format!(
+            "**{} / {}**",
+            ms(percentile(&cached, 0.5)),
+            ms(percentile(&cached, 0.99))
+        ),
+        "under 5 ms at the server",
     );
 }
 

@@ -16,6 +16,8 @@ use crate::model::*;
 pub struct Upload {
     pub source: UploadSource,
     pub digest: Option<Digest>,
+    /// The description of the version (or proposal) it makes.
+    pub message: Option<String>,
     /// Told the bytes sent so far, as they go (for a progress bar).
     pub progress: Option<Progress>,
     /// Set to stop the upload before its next chunk: nothing is stored. Once
@@ -49,6 +51,7 @@ impl Upload {
         Self {
             source: UploadSource::File(path.into()),
             digest: None,
+            message: None,
             progress: None,
             cancel: None,
         }
@@ -58,6 +61,7 @@ impl Upload {
         Self {
             source: UploadSource::Stream(Box::pin(reader)),
             digest: None,
+            message: None,
             progress: None,
             cancel: None,
         }
@@ -66,6 +70,12 @@ impl Upload {
     /// Declares the upload's digest: a mismatch fails with `DigestMismatch`.
     pub fn with_digest(mut self, digest: Digest) -> Self {
         self.digest = Some(digest);
+        self
+    }
+
+    /// Describes the version (or proposal) the upload makes.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
         self
     }
 
@@ -175,15 +185,17 @@ pub trait Backend: Send + Sync {
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal>;
     async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal>;
     async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal>;
-    /// A proposal's bytes, to compare with the head; `None` where the backend
-    /// cannot serve them (API.md has no endpoint for them, so a remote one).
+    /// One proposal, for any participant (a reviewer need not be its author).
+    async fn proposal(&self, id: ProposalId) -> Result<Proposal>;
+    /// A proposal's bytes, to compare with the head.
     async fn proposal_content(
         &self,
         id: ProposalId,
-    ) -> Result<Option<(Proposal, Pin<Box<dyn AsyncRead + Send>>)>> {
-        let _ = id;
-        Ok(None)
-    }
+    ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)>;
+
+    /// A PNG of the image of a version or a proposal, fitted into
+    /// `size`×`size` (16 to 4096); `Error::NoPreview` when it has none.
+    async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>>;
 
     /// Ends someone's lease (admins only); `reason` is shown to them.
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact>;
@@ -194,5 +206,16 @@ pub trait Backend: Send + Sync {
     async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact>;
 
     /// Events with a sequence number above `after`, oldest first, at most `limit`.
-    async fn events(&self, after: u64, limit: u32) -> Result<EventPage>;
+    async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
+        self.query_events(EventQuery {
+            after: Some(after),
+            limit,
+            ..EventQuery::default()
+        })
+        .await
+    }
+
+    /// Events of one artifact or all, after a sequence number (oldest first)
+    /// or before one (newest first, for paging back through a history).
+    async fn query_events(&self, query: EventQuery) -> Result<EventPage>;
 }

@@ -57,6 +57,8 @@ struct Shared {
     /// lock: only the writer whose turn it is holds a thread, and it runs
     /// every write queued meanwhile (see [`Bundled::write`]).
     write_turn: tokio::sync::Semaphore,
+    /// Previews made once per (digest, size), in the data folder.
+    previews: crate::previews::PreviewCache,
     queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<KnownTokens>,
@@ -254,6 +256,7 @@ impl Bundled {
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
+            previews: crate::previews::PreviewCache::open(&dir.join("previews"))?,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
         };
@@ -579,6 +582,7 @@ impl From<&StagedBlob> for Blob {
         Blob {
             digest: staged.digest.clone(),
             size: staged.size,
+            message: None,
         }
     }
 }
@@ -612,11 +616,13 @@ impl Backend for Bundled {
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
         // A new path meets the strict rules, whichever constructor made it.
         let path: RepoPath = path.as_str().parse()?;
+        let message = check_message(upload.message.clone())?;
         let checked = path.clone();
         self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
             .await?;
         let staged = self.stage(upload).await?;
-        let (blob, pending) = self.persist(staged).await?;
+        let (mut blob, pending) = self.persist(staged).await?;
+        blob.message = message;
         let named = Some(Naming {
             pending,
             names_it: |_: &Artifact| true,
@@ -671,17 +677,7 @@ impl Backend for Bundled {
 
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
         let head = self
-            .read(move |tx, _, _| {
-                let artifact = tx
-                    .artifact(id)?
-                    .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))?;
-                match version {
-                    None => Ok(artifact.head),
-                    Some(n) => tx.version(id, n)?.ok_or_else(|| {
-                        Error::NotFound(format!("{} has no version {n}", artifact.path))
-                    }),
-                }
-            })
+            .read(move |tx, _, _| rules::version_head(tx, id, version))
             .await?;
         let file = self.shared.blobs.open_blob(&head.digest)?;
         Ok(Content {
@@ -715,6 +711,7 @@ impl Backend for Bundled {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
+        let message = check_message(upload.message.clone())?;
         // Refuse a stranger or an unknown check-out before reading the upload.
         let (before, head_digest) = self
             .read(move |tx, me, _| rules::checkin_precheck(tx, me, id))
@@ -724,7 +721,7 @@ impl Backend for Bundled {
         // is refused) nor for the head's bytes, which a committed row keeps.
         // Any check-in that answers names its bytes (a version, a proposal,
         // or the head's own).
-        let (blob, durability, pending) =
+        let (mut blob, durability, pending) =
             if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
                 (Blob::from(&staged), Durability::Normal, None)
             } else {
@@ -732,6 +729,7 @@ impl Backend for Bundled {
                 let names_it = |_: &Checkout| true;
                 (blob, Durability::Full, Some(Naming { pending, names_it }))
             };
+        blob.message = message;
         self.write_naming(durability, pending, move |tx, me, now, _| {
             rules::check_in(tx, me, id, &blob, now)
         })
@@ -753,6 +751,7 @@ impl Backend for Bundled {
     }
 
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
+        let message = check_message(upload.message.clone())?;
         let (before, head) = self
             .read(move |tx, me, _| rules::edit_precheck(tx, me, id))
             .await?;
@@ -764,13 +763,14 @@ impl Backend for Bundled {
         let needs_blob =
             before.state == EditState::Open && head_is_base && staged.digest != head.digest;
         // Only a commit that answers without a refusal names the bytes.
-        let (blob, durability, pending) = if needs_blob {
+        let (mut blob, durability, pending) = if needs_blob {
             let (blob, pending) = self.persist(staged).await?;
             let names_it = Result::is_ok;
             (blob, Durability::Full, Some(Naming { pending, names_it }))
         } else {
             (Blob::from(&staged), Durability::Normal, None)
         };
+        blob.message = message;
         self.write_naming(durability, pending, move |tx, me, now, _| {
             rules::commit_edit(tx, me, id, &blob, now)
         })
@@ -788,18 +788,35 @@ impl Backend for Bundled {
         self.read(move |tx, _, _| tx.proposals(&filter)).await
     }
 
+    async fn proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.read(move |tx, _, _| {
+            tx.proposal(id)?
+                .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))
+        })
+        .await
+    }
+
     async fn proposal_content(
         &self,
         id: ProposalId,
-    ) -> Result<Option<(Proposal, Pin<Box<dyn AsyncRead + Send>>)>> {
-        let proposal = self
-            .read(move |tx, _, _| {
-                tx.proposal(id)?
-                    .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))
-            })
-            .await?;
+    ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
+        let proposal = self.proposal(id).await?;
         let file = self.shared.blobs.open_blob(&proposal.digest)?;
-        Ok(Some((proposal, Box::pin(tokio::fs::File::from_std(file)))))
+        Ok((proposal, Box::pin(tokio::fs::File::from_std(file))))
+    }
+
+    async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
+        crate::previews::check_size(size)?;
+        let digest = match of {
+            PreviewOf::Version { artifact, version } => {
+                self.read(move |tx, _, _| rules::version_head(tx, artifact, version))
+                    .await?
+                    .digest
+            }
+            PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
+        };
+        let source = self.shared.blobs.path(&digest);
+        self.shared.previews.get(&digest, size, source).await
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
@@ -839,11 +856,30 @@ impl Backend for Bundled {
         .await
     }
 
-    async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
-        let limit = limit.clamp(1, MAX_EVENTS_PAGE);
+    async fn query_events(&self, query: EventQuery) -> Result<EventPage> {
+        let query = EventQuery {
+            limit: query.limit.clamp(1, MAX_EVENTS_PAGE),
+            ..query
+        };
         self.read(move |tx, _, _| {
-            let events = tx.events(after, limit)?;
-            let next = events.last().map_or(after, |e| e.seq);
+            let (events, next) = match (query.after, query.before) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::Invalid(
+                        "ask for events after a sequence number or before one, not both".into(),
+                    ))
+                }
+                (after, None) => {
+                    let after = after.unwrap_or(0);
+                    let events = tx.events_after(query.artifact, after, query.limit)?;
+                    let next = events.last().map_or(after, |e| e.seq);
+                    (events, next)
+                }
+                (None, Some(before)) => {
+                    let events = tx.events_before(query.artifact, before, query.limit)?;
+                    let next = events.last().map_or(before, |e| e.seq);
+                    (events, next)
+                }
+            };
             Ok(EventPage { events, next })
         })
         .await

@@ -62,7 +62,13 @@ enum Command {
     #[command(subcommand)]
     User(UserCommand),
     /// Store a new file at REPO_PATH as version 1.
-    Import { repo_path: RepoPath, file: PathBuf },
+    Import {
+        repo_path: RepoPath,
+        file: PathBuf,
+        /// What this version is (shown in the history).
+        #[arg(short, long)]
+        message: Option<String>,
+    },
     /// (admin) Give a file a new path, e.g. one stored before the path rules
     /// that cannot be placed on a computer (`CON`, `a:b`, `trail.`).
     Rename {
@@ -81,6 +87,28 @@ enum Command {
     Versions {
         #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
+    },
+    /// Show a file's history, newest first: versions with their
+    /// descriptions, check-outs and how each ended, proposals.
+    History {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        /// Only events before this sequence number (to page back).
+        #[arg(long)]
+        before: Option<u64>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Download a version of a file (the head unless --version), checked
+    /// against its digest, to FILE (default: its name, here); never over an
+    /// existing file.
+    Get {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        #[arg(long)]
+        version: Option<u64>,
+        #[arg(short, long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Take a file's lease to edit it.
     Checkout {
@@ -105,6 +133,9 @@ enum Command {
         #[arg(value_parser = stored_path)]
         repo_path: RepoPath,
         file: PathBuf,
+        /// What this version is (shown in the history).
+        #[arg(short, long)]
+        message: Option<String>,
     },
     /// End your check-out without checking anything in.
     Cancel {
@@ -177,6 +208,9 @@ enum Command {
         /// Seconds the command may run.
         #[arg(long, default_value_t = 30)]
         deadline: u64,
+        /// What the committed version is (shown in the history).
+        #[arg(short, long)]
+        message: Option<String>,
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
@@ -376,8 +410,14 @@ async fn execute(args: Args) -> Result<(), Error> {
                     .join("\n")
             });
         }
-        Command::Import { repo_path, file } => {
-            let artifact = store.import(&repo_path, Upload::file(file)).await?;
+        Command::Import {
+            repo_path,
+            file,
+            message,
+        } => {
+            let artifact = store
+                .import(&repo_path, described(Upload::file(file), message))
+                .await?;
             out.print(&artifact, || {
                 format!(
                     "imported {} as version 1 ({})",
@@ -439,6 +479,69 @@ async fn execute(args: Args) -> Result<(), Error> {
                 }
             });
         }
+        Command::History {
+            repo_path,
+            before,
+            limit,
+        } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let page = store
+                .query_events(EventQuery {
+                    artifact: Some(artifact.id),
+                    before: Some(before.unwrap_or(u64::MAX)),
+                    limit,
+                    ..EventQuery::default()
+                })
+                .await?;
+            out.print(&page, || {
+                let mut lines: Vec<String> = page
+                    .events
+                    .iter()
+                    .filter_map(|e| {
+                        let what = history_line(e)?;
+                        Some(format!("{:>6}  {}  {what}", e.seq, local_time(e.at)))
+                    })
+                    .collect();
+                if page.events.len() == limit as usize {
+                    lines.push(format!(
+                        "older: leasedesk history {repo_path} --before {}",
+                        page.next
+                    ));
+                }
+                lines.join("\n")
+            });
+        }
+        Command::Get {
+            repo_path,
+            version,
+            output,
+        } => {
+            let artifact = store.artifact_by_path(&repo_path).await?;
+            let dest = match output {
+                Some(path) => path,
+                None => leasedesk::workspace::join_under(
+                    &std::env::current_dir()?,
+                    artifact.path.file_name(),
+                )?,
+            };
+            if dest.exists() {
+                return Err(Error::Exists(format!(
+                    "{} exists: name another file with -o (nothing was written)",
+                    dest.display()
+                )));
+            }
+            let head =
+                leasedesk::backend::download(store, artifact.id, version, &dest, None).await?;
+            out.print(&head, || {
+                format!(
+                    "saved version {} of {} to {} ({})",
+                    head.version,
+                    artifact.path,
+                    dest.display(),
+                    size(head.size)
+                )
+            });
+        }
         Command::Versions { repo_path } => {
             let artifact = store.artifact_by_path(&repo_path).await?;
             let versions = store.versions(artifact.id).await?;
@@ -495,10 +598,18 @@ async fn execute(args: Args) -> Result<(), Error> {
                 )
             });
         }
-        Command::Checkin { repo_path, file } => {
+        Command::Checkin {
+            repo_path,
+            file,
+            message,
+        } => {
             let checkout = match my_open_checkout(store, &repo_path).await {
-                Ok(open) => store.check_in(open.id, Upload::file(file)).await?,
-                Err(no_open) => retry_checkin(store, &repo_path, &file)
+                Ok(open) => {
+                    store
+                        .check_in(open.id, described(Upload::file(&file), message))
+                        .await?
+                }
+                Err(no_open) => retry_checkin(store, &repo_path, &file, message)
                     .await?
                     .ok_or(no_open)?,
             };
@@ -626,6 +737,7 @@ async fn execute(args: Args) -> Result<(), Error> {
         Command::Edit {
             repo_path,
             deadline,
+            message,
             command,
         } => {
             let artifact = store.artifact_by_path(&repo_path).await?;
@@ -633,6 +745,7 @@ async fn execute(args: Args) -> Result<(), Error> {
                 target.shared(),
                 &artifact,
                 std::time::Duration::from_secs(deadline),
+                message,
                 command,
             )
             .await?;
@@ -648,6 +761,68 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// One event of a file's history in words; `None` for the lease changes a
+/// check-out or an edit already tells.
+fn history_line(e: &Event) -> Option<String> {
+    let who = e.participant.as_ref().map_or("someone", |p| p.as_str());
+    let data = &e.data;
+    let text = |key: &str| data[key].as_str().map(str::to_owned);
+    let described = |line: String| match text("message") {
+        Some(message) => format!("{line}: {message}"),
+        None => line,
+    };
+    Some(match e.kind.as_str() {
+        "version.committed" => described(format!(
+            "version {} by {who} ({})",
+            data["version"],
+            size(data["size"].as_u64().unwrap_or(0))
+        )),
+        "checkout.opened" => match text("note") {
+            Some(note) => format!("{who} checked out version {} ({note})", data["version"]),
+            None => format!("{who} checked out version {}", data["version"]),
+        },
+        "checkout.closed" => match data["result"]["outcome"].as_str() {
+            Some("committed") => format!("{who} checked in version {}", data["result"]["version"]),
+            Some("unchanged") => format!("{who} checked in with no change"),
+            Some("proposal") => format!(
+                "{who} checked in late: kept as proposal {}",
+                data["result"]["proposal_id"].as_str().unwrap_or("?")
+            ),
+            _ => format!("{who} cancelled their check-out"),
+        },
+        "lease.expired" => match data["checkout_id"].as_str() {
+            Some(_) => format!("{who}'s check-out lapsed"),
+            None => format!("{who}'s edit lapsed"),
+        },
+        "lease.broken" => format!(
+            "{who} broke {}'s lease: {}",
+            data["holder_participant"].as_str().unwrap_or("someone"),
+            text("reason").unwrap_or_default()
+        ),
+        "proposal.created" => described(format!(
+            "{who} proposed a change against version {} (proposal {})",
+            data["base_version"],
+            data["proposal_id"].as_str().unwrap_or("?")
+        )),
+        "proposal.accepted" => format!(
+            "{who} accepted proposal {} as version {}",
+            data["proposal_id"].as_str().unwrap_or("?"),
+            data["version"]
+        ),
+        "proposal.rejected" => format!(
+            "{who} rejected proposal {}",
+            data["proposal_id"].as_str().unwrap_or("?")
+        ),
+        "artifact.renamed" => format!(
+            "{who} renamed it from {} to {}",
+            text("from").unwrap_or_default(),
+            text("to").unwrap_or_default()
+        ),
+        "lease.acquired" | "lease.released" | "lease.renewed" => return None,
+        other => format!("{other} by {who}"),
+    })
 }
 
 fn event_line(e: &Event) -> String {
@@ -707,6 +882,7 @@ async fn edit(
     backend: std::sync::Arc<dyn Backend>,
     artifact: &Artifact,
     deadline: std::time::Duration,
+    message: Option<String>,
     command: Vec<String>,
 ) -> Result<CheckinResult, Error> {
     let work_dir = std::env::temp_dir().join(format!("leasedesk-edit-{}", EditId::new()));
@@ -750,12 +926,20 @@ async fn edit(
                     "{program} failed ({status}): nothing was committed"
                 )));
             }
-            Ok(Upload::file(&file))
+            Ok(described(Upload::file(&file), message))
         }
     };
     let result = leasedesk::agent::run_edit(backend, artifact.id, deadline, work).await;
     let _ = std::fs::remove_dir_all(&work_dir);
     result
+}
+
+/// An upload with its description, if one was given.
+fn described(upload: Upload, message: Option<String>) -> Upload {
+    match message {
+        Some(message) => upload.with_message(message),
+        None => upload,
+    }
 }
 
 /// Kills a process group when dropped (a command stopped at its deadline
@@ -938,6 +1122,7 @@ async fn retry_checkin(
     store: &dyn Backend,
     path: &RepoPath,
     file: &std::path::Path,
+    message: Option<String>,
 ) -> Result<Option<Checkout>, Error> {
     let newest = store
         .checkouts(false)
@@ -946,7 +1131,10 @@ async fn retry_checkin(
         .find(|c| c.path == *path);
     match newest {
         Some(closed) if closed.result.is_some() => {
-            match store.check_in(closed.id, Upload::file(file)).await {
+            match store
+                .check_in(closed.id, described(Upload::file(file), message))
+                .await
+            {
                 Err(Error::CheckoutClosed(_)) => Ok(None),
                 answer => answer.map(Some),
             }

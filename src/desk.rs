@@ -247,8 +247,7 @@ impl Desk {
 
     /// The proposal's bytes as a file beside the local copy, to open next to
     /// the head: your own backup when it has those bytes, else downloaded
-    /// (read-only). A team server cannot serve others' proposals (API.md has
-    /// no endpoint for them): that is said, naming whom to ask.
+    /// (read-only), from either backend.
     pub async fn proposal_file(
         &self,
         artifact: ArtifactId,
@@ -282,15 +281,10 @@ impl Desk {
         if let Some(found) = beside {
             return Ok(found);
         }
-        match self.backend.proposal_content(proposal).await? {
-            Some((proposal, reader)) => {
-                self.workspace.save_proposal(&artifact.path, &proposal, reader).await
-            }
-            None => Err(Error::NotFound(format!(
-                "The team server does not hand out proposals' files (its API has no download for them): ask {} for theirs.",
-                wanted.author.name()
-            ))),
-        }
+        let (proposal, reader) = self.backend.proposal_content(proposal).await?;
+        self.workspace
+            .save_proposal(&artifact.path, &proposal, reader)
+            .await
     }
 
     /// The ledger's newest sequence number (0 when empty). API.md has no

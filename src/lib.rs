@@ -21,6 +21,7 @@
 //!   checked out, never overwritten while changed) and its watcher.
 //! - [`clock`], [`failpoint`]: time and injected failures, for the edges and tests.
 //! - [`preview`]: a file's image fitted into a square, from its bytes alone.
+//! - [`previews`]: previews made once per digest and size, kept in a folder.
 //! - [`owner_only`]: the data folder's files and folders, private to their owner.
 //! - `cli` (the binary's): the `leasedesk` command.
 
@@ -35,6 +36,7 @@ pub mod failpoint;
 pub mod model;
 pub mod owner_only;
 pub mod preview;
+pub mod previews;
 pub mod remote;
 pub mod rules;
 pub mod server;

@@ -456,6 +456,9 @@ pub struct Head {
     pub size: u64,
     pub author: Participant,
     pub committed_at: DateTime<Utc>,
+    /// The description given with the upload.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -576,6 +579,9 @@ pub struct Proposal {
     pub checkout_id: Option<CheckoutId>,
     pub state: ProposalState,
     pub created_at: DateTime<Utc>,
+    /// The description given with the upload.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// An agent's short hold on a file, for one call.
@@ -664,6 +670,42 @@ pub struct Account {
 }
 
 /// Checks a requested lease length and applies the default.
+/// The longest description of a version or a proposal, in bytes of UTF-8.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// Checks a version's description: at most [`MAX_MESSAGE_BYTES`]; an empty
+/// one is none.
+pub fn check_message(message: Option<String>) -> Result<Option<String>, Error> {
+    match message {
+        Some(m) if m.len() > MAX_MESSAGE_BYTES => Err(Error::Invalid(format!(
+            "the description is {} bytes long, over the limit of {MAX_MESSAGE_BYTES}: nothing was stored",
+            m.len()
+        ))),
+        Some(m) if m.is_empty() => Ok(None),
+        other => Ok(other),
+    }
+}
+
+/// What a preview is of: a version (the head when `version` is `None`) or a proposal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreviewOf {
+    Version {
+        artifact: ArtifactId,
+        version: Option<u64>,
+    },
+    Proposal(ProposalId),
+}
+
+/// Which events to read: those after `after` oldest first, or those before
+/// `before` newest first (not both), of one artifact or all, at most `limit`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventQuery {
+    pub artifact: Option<ArtifactId>,
+    pub after: Option<u64>,
+    pub before: Option<u64>,
+    pub limit: u32,
+}
+
 pub fn lease_seconds(requested: Option<u64>, default: u64) -> Result<u64, Error> {
     match requested.unwrap_or(default) {
         s @ 1..=MAX_TTL_SECONDS => Ok(s),

@@ -3,7 +3,10 @@
 //! backend returns. Uploads and downloads stream; idempotent requests (reads,
 //! check-in of a file, release) are retried when the connection fails.
 
+use std::pin::Pin;
 use std::time::Duration;
+
+use tokio::io::AsyncRead;
 
 use async_trait::async_trait;
 use futures_util::{StreamExt, TryStreamExt};
@@ -16,7 +19,7 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::backend::{Backend, Cancel, Content, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::server::DIGEST_HEADER;
+use crate::server::{DIGEST_HEADER, MESSAGE_HEADER};
 
 /// How often an idempotent request is tried when the connection fails.
 const ATTEMPTS: usize = 3;
@@ -109,11 +112,18 @@ impl Remote {
     /// stream can be sent once.
     async fn post_upload<T: DeserializeOwned>(&self, path: &str, upload: Upload) -> Result<T> {
         let digest = upload.digest.clone();
+        // Checked here too, so an over-long one fails before a byte is sent.
+        let message = check_message(upload.message.clone())?.map(|m| encoded(&m));
         let progress = upload.progress.clone();
         let cancel = upload.cancel.clone();
-        let with_digest = |request: RequestBuilder| match &digest {
-            Some(d) => request.header(DIGEST_HEADER, d.as_str()),
-            None => request,
+        let with_digest = |mut request: RequestBuilder| {
+            if let Some(d) = &digest {
+                request = request.header(DIGEST_HEADER, d.as_str());
+            }
+            if let Some(m) = &message {
+                request = request.header(MESSAGE_HEADER, m);
+            }
+            request
         };
         let response = match upload.source {
             UploadSource::File(file) => {
@@ -447,6 +457,47 @@ impl Backend for Remote {
         Ok(self.get::<ProposalList>(&path).await?.proposals)
     }
 
+    async fn proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.get(&format!("/v1/proposals/{id}")).await
+    }
+
+    async fn proposal_content(
+        &self,
+        id: ProposalId,
+    ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
+        let proposal = self.proposal(id).await?;
+        let path = format!("/v1/proposals/{id}/content");
+        let response = self
+            .send(true, || Ok(self.request(Method::GET, &path)))
+            .await?;
+        let stream = response.bytes_stream().map_err(std::io::Error::other);
+        Ok((proposal, Box::pin(StreamReader::new(stream))))
+    }
+
+    async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
+        let path = match of {
+            PreviewOf::Version {
+                artifact,
+                version: Some(n),
+            } => format!("/v1/artifacts/{artifact}/preview?version={n}&size={size}"),
+            PreviewOf::Version {
+                artifact,
+                version: None,
+            } => format!("/v1/artifacts/{artifact}/preview?size={size}"),
+            PreviewOf::Proposal(id) => format!("/v1/proposals/{id}/preview?size={size}"),
+        };
+        let response = self
+            .send(true, || Ok(self.request(Method::GET, &path)))
+            .await?;
+        let bytes = response.bytes().await.map_err(|e| {
+            Error::Unavailable(format!(
+                "the preview could not be read from {}: {e}",
+                self.base
+            ))
+        })?;
+        Ok(bytes.to_vec())
+    }
+
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
         self.post(&format!("/v1/proposals/{id}/accept"), json!({}))
             .await
@@ -475,8 +526,19 @@ impl Backend for Remote {
             .await
     }
 
-    async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
-        self.get(&format!("/v1/events?after={after}&limit={limit}"))
-            .await
+    async fn query_events(&self, query: EventQuery) -> Result<EventPage> {
+        let mut path = format!("/v1/events?limit={}", query.limit);
+        if let Some(after) = query.after {
+            path.push_str(&format!("&after={after}"));
+        }
+        if let Some(before) = query.before {
+            // Every seq is below 2^63, the largest number the API takes.
+            let before = before.min(i64::MAX as u64);
+            path.push_str(&format!("&before={before}"));
+        }
+        if let Some(artifact) = query.artifact {
+            path.push_str(&format!("&artifact={artifact}"));
+        }
+        self.get(&path).await
     }
 }

@@ -24,6 +24,8 @@ pub type Refusable<T> = Result<Result<T>>;
 pub struct Blob {
     pub digest: Digest,
     pub size: u64,
+    /// The description given with the upload (checked: see `check_message`).
+    pub message: Option<String>,
 }
 
 fn event(
@@ -221,6 +223,7 @@ fn commit_version(
         size: blob.size,
         author: author.clone(),
         committed_at: now,
+        message: blob.message.clone(),
     };
     tx.commit_version(artifact.id, &head, artifact.head.version)?;
     event(
@@ -230,7 +233,7 @@ fn commit_version(
         author,
         None,
         now,
-        json!({ "version": head.version, "digest": head.digest, "size": head.size, "base_version": artifact.head.version }),
+        json!({ "version": head.version, "digest": head.digest, "size": head.size, "base_version": artifact.head.version, "message": head.message }),
     )?;
     artifact.head = head.clone();
     Ok(head)
@@ -258,6 +261,7 @@ fn propose(
         checkout_id,
         state: ProposalState::Open,
         created_at: now,
+        message: blob.message.clone(),
     };
     tx.insert_proposal(&proposal)?;
     event(
@@ -267,12 +271,25 @@ fn propose(
         author,
         None,
         now,
-        json!({ "proposal_id": proposal.id, "base_version": proposal.base_version, "provenance": proposal.provenance, "digest": proposal.digest }),
+        json!({ "proposal_id": proposal.id, "base_version": proposal.base_version, "provenance": proposal.provenance, "digest": proposal.digest, "message": proposal.message }),
     )?;
     Ok(proposal)
 }
 
 // ----- artifacts
+
+/// Version `version` of an artifact, or its head when `None`.
+pub fn version_head(tx: &Tx, id: ArtifactId, version: Option<u64>) -> Result<Head> {
+    let artifact = tx
+        .artifact(id)?
+        .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))?;
+    match version {
+        None => Ok(artifact.head),
+        Some(n) => tx
+            .version(id, n)?
+            .ok_or_else(|| Error::NotFound(format!("{} has no version {n}", artifact.path))),
+    }
+}
 
 pub fn import(
     tx: &Tx,
@@ -289,6 +306,7 @@ pub fn import(
         size: blob.size,
         author: actor.clone(),
         committed_at: now,
+        message: blob.message.clone(),
     };
     tx.insert_artifact(id, path, &head)?;
     event(
@@ -298,7 +316,7 @@ pub fn import(
         actor,
         None,
         now,
-        json!({ "version": 1, "digest": head.digest, "size": head.size, "path": path }),
+        json!({ "version": 1, "digest": head.digest, "size": head.size, "path": path, "message": head.message }),
     )?;
     load_artifact(tx, id)
 }
@@ -851,6 +869,7 @@ pub fn accept_proposal(
     let blob = Blob {
         digest: proposal.digest.clone(),
         size: proposal.size,
+        message: proposal.message.clone(),
     };
     let head = commit_version(tx, &mut artifact, &blob, &proposal.author, now)?;
     tx.decide_proposal(id, ProposalState::Accepted, actor, now, None)?;
@@ -892,6 +911,7 @@ pub fn rebuild_proposal(
     let blob = Blob {
         digest: old.digest.clone(),
         size: old.size,
+        message: old.message.clone(),
     };
     let new = propose(
         tx,

@@ -40,6 +40,8 @@ use conn::{ConnState, Guarded, Refusal};
 
 /// The header a client may send with an upload's digest.
 pub const DIGEST_HEADER: &str = "leasedesk-digest";
+/// An upload's description, percent-encoded UTF-8.
+pub const MESSAGE_HEADER: &str = "leasedesk-message";
 
 /// Largest JSON request body: requests are small objects.
 const MAX_JSON_BYTES: usize = 64 << 10;
@@ -287,6 +289,7 @@ fn app_with(store: Bundled, closing: Closing) -> Router {
         .route("/v1/artifacts/{id}", get(artifact))
         .route("/v1/artifacts/{id}/versions", get(versions))
         .route("/v1/artifacts/{id}/content", get(content))
+        .route("/v1/artifacts/{id}/preview", get(artifact_preview))
         .route("/v1/artifacts/{id}/checkouts", post(check_out))
         .route("/v1/artifacts/{id}/edits", post(begin_edit))
         .route("/v1/artifacts/{id}/break", post(break_lease))
@@ -299,6 +302,9 @@ fn app_with(store: Bundled, closing: Closing) -> Router {
         .route("/v1/edits/{id}/commit", post(commit_edit))
         .route("/v1/edits/{id}", delete(release_edit))
         .route("/v1/proposals", get(proposals))
+        .route("/v1/proposals/{id}", get(proposal))
+        .route("/v1/proposals/{id}/content", get(proposal_content))
+        .route("/v1/proposals/{id}/preview", get(proposal_preview))
         .route("/v1/proposals/{id}/accept", post(accept))
         .route("/v1/proposals/{id}/rebuild", post(rebuild))
         .route("/v1/proposals/{id}/reject", post(reject))
@@ -507,7 +513,8 @@ fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
         body.into_data_stream()
             .map_err(|e| std::io::Error::other(body_error(e))),
     );
-    let upload = Upload::stream(reader);
+    let mut upload = Upload::stream(reader);
+    upload.message = check_message(message_header(headers)?)?;
     match headers.get(DIGEST_HEADER) {
         None => Ok(upload),
         Some(value) => {
@@ -521,6 +528,48 @@ fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
             Ok(upload.with_digest(digest))
         }
     }
+}
+
+/// The upload's description from `Leasedesk-Message`: percent-encoded UTF-8.
+/// A value that is not (a `%` without two hex digits, bytes that are not
+/// UTF-8 once decoded, raw non-ASCII) is 422, before a byte is stored.
+fn message_header(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let Some(value) = headers.get(MESSAGE_HEADER) else {
+        return Ok(None);
+    };
+    let refused = |why: &str| {
+        ApiError(Error::Invalid(format!(
+            "{MESSAGE_HEADER} must be percent-encoded UTF-8 ({why}): nothing was stored"
+        )))
+    };
+    let raw = value.as_bytes();
+    let mut decoded = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'%' => {
+                let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+                match (hex(raw.get(i + 1)), hex(raw.get(i + 2))) {
+                    (Some(high), Some(low)) => decoded.push((high * 16 + low) as u8),
+                    _ => return Err(refused("a % not followed by two hex digits")),
+                }
+                i += 3;
+            }
+            b @ 0x20..=0x7e => {
+                decoded.push(b);
+                i += 1;
+            }
+            _ => return Err(refused("a byte that is not printable ASCII")),
+        }
+        if decoded.len() > MAX_MESSAGE_BYTES {
+            return Err(ApiError(Error::Invalid(format!(
+                "the description is over the limit of {MAX_MESSAGE_BYTES} bytes: nothing was stored"
+            ))));
+        }
+    }
+    String::from_utf8(decoded)
+        .map(Some)
+        .map_err(|_| refused("the decoded bytes are not UTF-8"))
 }
 
 /// A list answered as `{"<key>": [...], ...}`, serialized as the client reads
@@ -675,16 +724,95 @@ async fn content(Caller(me): Caller, RawId(raw): RawId, request: Request) -> Api
     let q: VersionQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
     let content = me.content(id(&raw)?, version).await?;
+    Ok(bytes_response(
+        content.head.size,
+        &content.head.digest,
+        content.reader,
+    ))
+}
+
+/// Streams bytes of a known digest and size (a version's or a proposal's).
+fn bytes_response(
+    size: u64,
+    digest: &Digest,
+    reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+) -> Response {
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
-        (header::CONTENT_LENGTH, content.head.size.to_string()),
-        (header::ETAG, format!("\"{}\"", content.head.digest)),
+        (header::CONTENT_LENGTH, size.to_string()),
+        (header::ETAG, format!("\"{digest}\"")),
     ];
-    Ok((
+    (
         headers,
-        Body::from_stream(ReaderStream::with_capacity(content.reader, 1 << 20)),
+        Body::from_stream(ReaderStream::with_capacity(reader, 1 << 20)),
     )
-        .into_response())
+        .into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PreviewQuery {
+    version: Option<u64>,
+    size: Option<u64>,
+}
+
+/// A preview's size: 16 to 4096, 512 when not given.
+fn preview_size(size: Option<u64>) -> ApiResult<u32> {
+    let size = size.unwrap_or(crate::preview::DEFAULT_SIZE.into());
+    let size = u32::try_from(size).unwrap_or(u32::MAX);
+    crate::previews::check_size(size)?;
+    Ok(size)
+}
+
+/// A preview as PNG. One of a fixed version or a proposal never changes;
+/// the head's does, so the client asks again each time.
+fn png_response(png: Vec<u8>, immutable: bool) -> Response {
+    let cache = if immutable {
+        "private, max-age=31536000, immutable"
+    } else {
+        "private, no-cache"
+    };
+    (
+        [
+            (header::CONTENT_TYPE, "image/png"),
+            (header::CACHE_CONTROL, cache),
+        ],
+        png,
+    )
+        .into_response()
+}
+
+#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", params(("id" = Uuid, Path), ("version" = Option<u64>, Query, description = "The head when not given"), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn artifact_preview(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    request: Request,
+) -> ApiResult<Response> {
+    let q: PreviewQuery = query(request.uri())?;
+    let version = in_range("version", q.version)?;
+    let size = preview_size(q.size)?;
+    let of = PreviewOf::Version {
+        artifact: id(&raw)?,
+        version,
+    };
+    Ok(png_response(me.preview(of, size).await?, version.is_some()))
+}
+
+#[utoipa::path(get, path = "/v1/proposals/{id}/preview", params(("id" = Uuid, Path), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn proposal_preview(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    request: Request,
+) -> ApiResult<Response> {
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct SizeQuery {
+        size: Option<u64>,
+    }
+    let q: SizeQuery = query(request.uri())?;
+    let size = preview_size(q.size)?;
+    let of = PreviewOf::Proposal(id(&raw)?);
+    Ok(png_response(me.preview(of, size).await?, true))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", params(("id" = Uuid, Path)), request_body = CheckoutRequest, responses((status = 201, body = Checkout), (status = 409, description = "artifact_busy, with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -729,7 +857,8 @@ struct ErrorBody {
     paths(
         health, me, artifacts, import, artifact, versions, content, check_out, checkouts, checkout,
         extend, check_in, cancel, begin_edit, commit_edit, release_edit, proposals, accept, rebuild,
-        reject, break_lease, rename, events, event_stream
+        reject, break_lease, rename, events, event_stream, artifact_preview, proposal,
+        proposal_content, proposal_preview
     ),
     components(schemas(ErrorBody, TtlBody, BreakBody, RenameBody, CheckoutRequest, Artifact, Head, Lease, Checkout, CheckinResult, Proposal, Edit, Event, EventPage)),
     modifiers(&BearerAuth)
@@ -855,6 +984,17 @@ async fn proposals(Caller(me): Caller, request: Request) -> ApiResult<JsonList<P
     Ok(JsonList::new("proposals", me.proposals(filter).await?))
 }
 
+#[utoipa::path(get, path = "/v1/proposals/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 404, body = ErrorBody)))]
+async fn proposal(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Proposal>> {
+    Ok(Json(me.proposal(id(&raw)?).await?))
+}
+
+#[utoipa::path(get, path = "/v1/proposals/{id}/content", params(("id" = Uuid, Path)), responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
+async fn proposal_content(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Response> {
+    let (proposal, reader) = me.proposal_content(id(&raw)?).await?;
+    Ok(bytes_response(proposal.size, &proposal.digest, reader))
+}
+
 #[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]
 async fn accept(Caller(me): Caller, RawId(raw): RawId) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.accept_proposal(id(&raw)?).await?))
@@ -903,17 +1043,25 @@ async fn rename(Caller(me): Caller, RawId(raw): RawId, body: Body) -> ApiResult<
 #[serde(deny_unknown_fields)]
 struct EventsQuery {
     after: Option<u64>,
+    before: Option<u64>,
     limit: Option<u64>,
+    artifact: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("limit" = Option<u64>, Query, description = "At most 1000")), responses((status = 200, body = EventPage)))]
+#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("before" = Option<u64>, Query, description = "Events with a lower seq, newest first; not with after"), ("artifact" = Option<Uuid>, Query, description = "That artifact's events only"), ("limit" = Option<u64>, Query, description = "At most 1000")), responses((status = 200, body = EventPage), (status = 422, body = ErrorBody)))]
 async fn events(Caller(me): Caller, request: Request) -> ApiResult<JsonList<Event>> {
     let q: EventsQuery = query(request.uri())?;
-    let after = in_range("after", q.after)?.unwrap_or(0);
     let limit = in_range("limit", q.limit)?
         .unwrap_or(100)
         .min(MAX_EVENTS_PAGE.into());
-    let page = me.events(after, limit as u32).await?;
+    let page = me
+        .query_events(EventQuery {
+            artifact: q.artifact.as_deref().map(id).transpose()?,
+            after: in_range("after", q.after)?,
+            before: in_range("before", q.before)?,
+            limit: limit as u32,
+        })
+        .await?;
     let mut list = JsonList::new("events", page.events);
     list.rest = format!(",\"next\":{}", page.next);
     Ok(list)

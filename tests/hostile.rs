@@ -911,3 +911,101 @@ fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
     );
     nothing_was_checked_in(&served, &token, &id, &checkout_id);
 }
+
+/// CRC-32 (IEEE), as a PNG chunk carries it.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A PNG whose header claims `width`×`height` 8-bit RGBA pixels, with one
+/// small compressed chunk after it: a few hundred bytes that would decode to
+/// width × height × 4 bytes.
+fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        let mut typed = kind.to_vec();
+        typed.extend_from_slice(data);
+        out.extend_from_slice(&typed);
+        out.extend_from_slice(&crc32(&typed).to_be_bytes());
+        out
+    };
+    let mut header = width.to_be_bytes().to_vec();
+    header.extend_from_slice(&height.to_be_bytes());
+    header.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &header));
+    // A stored (uncompressed) zlib block of zeros: the first row's start.
+    let mut idat = vec![0x78, 0x01, 0x01, 0x00, 0x01, 0xff, 0xfe];
+    idat.extend_from_slice(&[0u8; 256]);
+    png.extend(chunk(b"IDAT", &idat));
+    png.extend(chunk(b"IEND", b""));
+    png
+}
+
+#[test]
+fn bad_files_get_no_preview_and_the_server_stays_up_within_its_budget() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    let mut random = vec![0u8; 1 << 20];
+    getrandom::fill(&mut random).unwrap();
+    let mut truncated = png_claiming(64, 64);
+    truncated.truncate(40);
+    let mut psd_bomb = b"8BPS\x00\x02\x00\x00\x00\x00\x00\x00\x00\x04".to_vec();
+    psd_bomb.extend_from_slice(&300_000u32.to_be_bytes());
+    psd_bomb.extend_from_slice(&300_000u32.to_be_bytes());
+    psd_bomb.extend_from_slice(&[0, 8, 0, 3]);
+    let files: [(&str, Vec<u8>); 5] = [
+        ("bomb.png", png_claiming(100_000, 100_000)),
+        ("wide.png", png_claiming(1_000_000, 1)),
+        ("noise.psd", random),
+        ("cut.png", truncated),
+        ("bomb.psb", psd_bomb),
+    ];
+    let ids: Vec<String> = files
+        .iter()
+        .map(|(name, bytes)| import(&served, &token, name, bytes))
+        .collect();
+    // All at once, twice over: the second round is answered from the cache.
+    for round in 0..2 {
+        std::thread::scope(|scope| {
+            let asked: Vec<_> = ids
+                .iter()
+                .map(|id| {
+                    let (served, token) = (&served, &token);
+                    scope.spawn(move || {
+                        served.get(&format!("/v1/artifacts/{id}/preview?size=512"), token)
+                    })
+                })
+                .collect();
+            for (answer, (name, _)) in asked.into_iter().zip(&files) {
+                let answer = answer.join().unwrap();
+                assert_eq!(answer.status, 404, "{name}, round {round}: {answer:?}");
+                assert_eq!(answer.body["error"], "no_preview", "{name}: {answer:?}");
+            }
+        });
+    }
+    let health = served.get("/v1/health", &token);
+    assert_eq!(health.status, 200);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", served.child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib < 256 << 10,
+        "the server's peak memory was {} MiB",
+        peak_kib >> 10
+    );
+}

@@ -18,5 +18,6 @@ mod paths;
 mod preview_formats;
 mod proposals;
 mod races;
+mod seeing;
 mod tokens;
 mod workspace;

@@ -29,6 +29,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         Some(fill_path_keys),
     ),
     (include_str!("migrations/0004_blob_names.sql"), None),
+    (include_str!("migrations/0005_messages.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and
@@ -350,7 +351,7 @@ fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("stored values serialize")
 }
 
-const HEAD_COLUMNS: &str = "v.version, v.digest, v.size, v.author, v.committed_at";
+const HEAD_COLUMNS: &str = "v.version, v.digest, v.size, v.author, v.committed_at, v.message";
 
 fn head_at(row: &Row, i: usize) -> rusqlite::Result<Head> {
     Ok(Head {
@@ -359,6 +360,7 @@ fn head_at(row: &Row, i: usize) -> rusqlite::Result<Head> {
         size: row.get(i + 2)?,
         author: parsed(row, i + 3)?,
         committed_at: time(row.get(i + 4)?)?,
+        message: row.get(i + 5)?,
     })
 }
 
@@ -390,7 +392,7 @@ const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest
      c.lease_epoch";
 
 const PROPOSAL_COLUMNS: &str = "id, artifact_id, base_version, test_digest, provenance_version, \
-     provenance_digest, digest, size, author, checkout_id, state, created_at";
+     provenance_digest, digest, size, author, checkout_id, state, created_at, message";
 
 fn proposal_row(row: &Row) -> rusqlite::Result<Proposal> {
     let state: String = row.get(10)?;
@@ -414,6 +416,7 @@ fn proposal_row(row: &Row) -> rusqlite::Result<Proposal> {
             _ => ProposalState::Superseded,
         },
         created_at: time(row.get(11)?)?,
+        message: row.get(12)?,
     })
 }
 
@@ -648,8 +651,8 @@ impl Tx<'_> {
     fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
         self.require_durable();
         self.tx.execute(
-            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 id.to_string(),
                 head.version,
@@ -657,7 +660,8 @@ impl Tx<'_> {
                 head.size,
                 head.author.as_str(),
                 millis(head.committed_at),
-                base
+                base,
+                head.message
             ],
         )?;
         Ok(())
@@ -669,7 +673,7 @@ impl Tx<'_> {
             "SELECT {HEAD_COLUMNS}, v.base_version FROM versions v WHERE v.artifact_id = ?1 ORDER BY v.version DESC"
         );
         let mut stmt = self.tx.prepare_cached(&sql)?;
-        let rows = stmt.query_map([id.to_string()], |r| Ok((head_at(r, 0)?, r.get(5)?)))?;
+        let rows = stmt.query_map([id.to_string()], |r| Ok((head_at(r, 0)?, r.get(6)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -980,7 +984,7 @@ impl Tx<'_> {
     pub fn insert_proposal(&self, p: &Proposal) -> Result<()> {
         self.require_durable();
         self.tx.execute(
-            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
             params![
                 p.id.to_string(),
                 p.artifact_id.to_string(),
@@ -994,6 +998,7 @@ impl Tx<'_> {
                 p.checkout_id.map(|id| id.to_string()),
                 proposal_state_str(p.state),
                 millis(p.created_at),
+                p.message,
             ],
         )?;
         Ok(())
@@ -1045,15 +1050,65 @@ impl Tx<'_> {
         Ok(inserted == 1)
     }
 
-    pub fn events(&self, after: u64, limit: u32) -> Result<Vec<Event>> {
+    /// Events after `after`, oldest first (of one artifact, if given).
+    pub fn events_after(
+        &self,
+        artifact: Option<ArtifactId>,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
         if i64::try_from(after).is_err() {
             return Ok(Vec::new()); // no seq is past 2^63 - 1
         }
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
-             WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![after, limit], |r| {
+        let sql = match artifact {
+            None => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                     WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+            }
+            Some(_) => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                        WHERE artifact_id = ?3 AND seq > ?1 ORDER BY seq LIMIT ?2"
+            }
+        };
+        self.event_rows(sql, after, limit, artifact)
+    }
+
+    /// Events before `before`, newest first (of one artifact, if given).
+    pub fn events_before(
+        &self,
+        artifact: Option<ArtifactId>,
+        before: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        // Every seq is below 2^63 - 1, so a larger bound is that bound.
+        let before = before.min(i64::MAX as u64);
+        let sql = match artifact {
+            None => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                     WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"
+            }
+            Some(_) => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                        WHERE artifact_id = ?3 AND seq < ?1 ORDER BY seq DESC LIMIT ?2"
+            }
+        };
+        self.event_rows(sql, before, limit, artifact)
+    }
+
+    fn event_rows(
+        &self,
+        sql: &str,
+        bound: u64,
+        limit: u32,
+        artifact: Option<ArtifactId>,
+    ) -> Result<Vec<Event>> {
+        let mut stmt = self.tx.prepare_cached(sql)?;
+        let mut bound_params: Vec<Box<dyn rusqlite::ToSql>> =
+            vec![Box::new(bound), Box::new(limit)];
+        if let Some(id) = artifact {
+            bound_params.push(Box::new(id.to_string()));
+        }
+        let rows = stmt.query_map(rusqlite::params_from_iter(bound_params.iter()), |r| {
             let data: String = r.get(7)?;
             Ok(Event {
                 seq: r.get(0)?,
@@ -1081,7 +1136,7 @@ fn artifact_row(r: &Row) -> rusqlite::Result<Artifact> {
         id: parsed(r, 0)?,
         path: stored_path(r, 1)?,
         head: head_at(r, 2)?,
-        lease: lease_at(r, 7)?,
+        lease: lease_at(r, 8)?,
     })
 }
 

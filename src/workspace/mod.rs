@@ -303,6 +303,7 @@ impl Workspace {
             size: 0,
             author: checkout.actor.clone(),
             committed_at: checkout.created_at,
+            message: None,
         };
         let _turn = self.lock_copy(&checkout.path).await;
         let synced = self.inner.index.synced(&checkout.path)?;
