@@ -15,6 +15,7 @@ mod hostile;
 mod http;
 mod inputs;
 mod paths;
+mod preview_formats;
 mod proposals;
 mod races;
 mod seeing;

@@ -129,6 +129,8 @@ const TEST_PACKAGES: &[&str] = &[
     "gnome-keyring",
     // A real notification service, whose buttons the tests can click.
     "dunst",
+    // Writes the .blend files (with their thumbnails) the preview tests read.
+    "blender",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
@@ -648,42 +650,39 @@ fn fuzz(args: &[String]) -> Result<()> {
     let path = std::env::join_paths(std::iter::once(tools.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
-    let mut cmd = Command::new("rustup");
-    cmd.current_dir(root())
-        .args([
-            "run",
-            "nightly",
-            "cargo",
-            "fuzz",
-            "run",
-            "request_parsers",
-            "--",
-        ])
-        .arg(format!("-max_total_time={seconds}"))
-        .arg("-print_final_stats=1")
-        .env("PATH", path)
-        .stderr(Stdio::piped());
-    eprintln!("$ {cmd:?}");
-    let mut child = cmd.spawn().context("could not start cargo fuzz")?;
-    let mut runs = None;
-    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
-        let line = line?;
-        eprintln!("{line}");
-        // libFuzzer closes with "Done 1234567 runs in 300 second(s)".
-        if let Some(rest) = line.strip_prefix("Done ") {
-            runs = rest.split_whitespace().next().map(str::to_owned);
+    for target in FUZZ_TARGETS {
+        let mut cmd = Command::new("rustup");
+        cmd.current_dir(root())
+            .args(["run", "nightly", "cargo", "fuzz", "run", target, "--"])
+            .arg(format!("-max_total_time={seconds}"))
+            .arg("-print_final_stats=1")
+            .env("PATH", &path)
+            .stderr(Stdio::piped());
+        eprintln!("$ {cmd:?}");
+        let mut child = cmd.spawn().context("could not start cargo fuzz")?;
+        let mut runs = None;
+        for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
+            let line = line?;
+            eprintln!("{line}");
+            // libFuzzer closes with "Done 1234567 runs in 300 second(s)".
+            if let Some(rest) = line.strip_prefix("Done ") {
+                runs = rest.split_whitespace().next().map(str::to_owned);
+            }
         }
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("the fuzzer {target} failed ({status}): see fuzz/artifacts/");
+        }
+        println!(
+            "fuzz {target}: {} inputs ran in {seconds} s, no failure",
+            runs.as_deref().unwrap_or("?")
+        );
     }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("the fuzzer failed ({status}): see fuzz/artifacts/");
-    }
-    println!(
-        "fuzz: {} inputs ran in {seconds} s, no failure",
-        runs.as_deref().unwrap_or("?")
-    );
     Ok(())
 }
+
+/// The cargo-fuzz targets (`fuzz/fuzz_targets/`), each run for SECONDS.
+const FUZZ_TARGETS: &[&str] = &["request_parsers", "preview_readers"];
 
 /// Installs the Debian packages that are not installed yet, in one go.
 fn ensure_debian_packages(packages: &[&str]) -> Result<()> {
