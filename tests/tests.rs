@@ -15,6 +15,7 @@ mod hostile;
 mod http;
 mod inputs;
 mod paths;
+mod preview_psd;
 mod proposals;
 mod races;
 mod tokens;

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART] | fuzz [SECONDS]"
+                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -466,8 +466,8 @@ fn ensure_tauri_driver() -> Result<PathBuf> {
     Ok(driver)
 }
 
-/// Fuzzes the request parsers (`fuzz/`, cargo-fuzz on the nightly toolchain)
-/// for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
+/// Fuzzes TARGET (default the request parsers; `fuzz/`, cargo-fuzz on the
+/// nightly toolchain) for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
 /// installed into `target/fuzz-tools`; a crash leaves its input in
 /// `fuzz/artifacts/` and fails the task.
 fn fuzz(args: &[String]) -> Result<()> {
@@ -475,6 +475,8 @@ fn fuzz(args: &[String]) -> Result<()> {
         Some(text) => text.parse().context("SECONDS must be a whole number")?,
         None => 300,
     };
+    // `fuzz_targets/*.rs`: request_parsers unless another is named.
+    let target = args.get(1).map_or("request_parsers", String::as_str);
     let has_nightly = Command::new("rustup")
         .args(["run", "nightly", "rustc", "--version"])
         .output()
@@ -501,15 +503,7 @@ fn fuzz(args: &[String]) -> Result<()> {
     ))?;
     let mut cmd = Command::new("rustup");
     cmd.current_dir(root())
-        .args([
-            "run",
-            "nightly",
-            "cargo",
-            "fuzz",
-            "run",
-            "request_parsers",
-            "--",
-        ])
+        .args(["run", "nightly", "cargo", "fuzz", "run", target, "--"])
         .arg(format!("-max_total_time={seconds}"))
         .arg("-print_final_stats=1")
         .env("PATH", path)
@@ -530,7 +524,7 @@ fn fuzz(args: &[String]) -> Result<()> {
         bail!("the fuzzer failed ({status}): see fuzz/artifacts/");
     }
     println!(
-        "fuzz: {} inputs ran in {seconds} s, no failure",
+        "fuzz {target}: {} inputs ran in {seconds} s, no failure",
         runs.as_deref().unwrap_or("?")
     );
     Ok(())
@@ -587,7 +581,7 @@ fn bench(args: &[String]) -> Result<()> {
     // etcd is the baseline of the server's lease figures.
     ensure_debian_packages(&["etcd-server"])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server"] {
+    for bench in ["lease", "server", "preview"] {
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])
