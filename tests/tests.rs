@@ -15,6 +15,8 @@ mod hostile;
 mod http;
 mod inputs;
 mod paths;
+mod preview_formats;
+mod preview_psd;
 mod proposals;
 mod races;
 mod seeing;

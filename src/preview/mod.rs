@@ -6,11 +6,17 @@
 //! [`Limits::deadline`] as it goes, and a panic in any decoder is caught and
 //! answered [`NoPreview`].
 
+use std::io::{BufRead, Seek};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod blend;
+mod layered;
 pub mod psd;
+mod raster;
 pub mod scale;
+mod sniff;
+mod svg;
 
 /// The smallest and largest preview sizes (API.md), and the default.
 pub const MIN_SIZE: u32 = 16;
@@ -104,8 +110,27 @@ pub fn fitted(width: u32, height: u32, size: u32) -> (u32, u32) {
 /// The preview of the file at `path`, fitted into `size`×`size` (see
 /// [`fitted`]), as 8-bit RGBA. Catches a panic in any reader.
 pub fn render_file(path: &Path, size: u32, limits: &Limits) -> Result<image::RgbaImage, NoPreview> {
-    let size = size.clamp(MIN_SIZE, MAX_SIZE);
-    match std::panic::catch_unwind(|| render_unguarded(path, size, limits)) {
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    // Large enough that one read from the disk serves the sniffing and the
+    // headers after it.
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    guarded(|| render_from(&mut reader, size, limits))
+}
+
+/// The preview of a file held in memory (a test's or a fuzzer's bytes):
+/// exactly what [`render_file`] makes of a file with these bytes.
+pub fn render_bytes(
+    bytes: &[u8],
+    size: u32,
+    limits: &Limits,
+) -> Result<image::RgbaImage, NoPreview> {
+    guarded(|| render_from(&mut std::io::Cursor::new(bytes), size, limits))
+}
+
+fn guarded(
+    render: impl FnOnce() -> Result<image::RgbaImage, NoPreview>,
+) -> Result<image::RgbaImage, NoPreview> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)) {
         Ok(result) => result,
         Err(_) => Err(NoPreview(
             "the file's reader failed on its contents: it seems damaged".into(),
@@ -113,36 +138,54 @@ pub fn render_file(path: &Path, size: u32, limits: &Limits) -> Result<image::Rgb
     }
 }
 
-fn render_unguarded(
-    path: &Path,
+pub(crate) fn unreadable(e: std::io::Error) -> NoPreview {
+    NoPreview(format!("the file could not be read: {e}"))
+}
+
+/// How many first bytes the dispatcher looks at: enough for every magic
+/// number, a ZIP's first entry (`mimetype` and its text) and an SVG's root.
+const SNIFF_LEN: usize = 4096;
+
+/// Picks the reader by the file's first bytes, then hands it the whole
+/// reader from its start.
+fn render_from<R: BufRead + Seek>(
+    reader: &mut R,
     size: u32,
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
-    let mut magic = [0u8; 16];
-    let n = read_up_to(&mut file, &mut magic)
-        .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
-    let magic = &magic[..n];
-    if magic.starts_with(b"8BPS") {
-        use std::io::Seek;
-        file.rewind()
-            .map_err(|e| NoPreview(format!("the file could not be read: {e}")))?;
-        return psd::render(&mut std::io::BufReader::new(file), size, limits);
+    let size = size.clamp(MIN_SIZE, MAX_SIZE);
+    let mut head = vec![0u8; SNIFF_LEN];
+    let n = read_up_to(reader, &mut head).map_err(unreadable)?;
+    head.truncate(n);
+    reader.rewind().map_err(unreadable)?;
+    if head.starts_with(b"8BPS") {
+        return psd::render(reader, size, limits);
+    }
+    if let Some(format) = raster::format_of(&head) {
+        return raster::render(reader, format, size, limits);
+    }
+    if blend::is_blend(&head) {
+        return blend::render(reader, size, limits);
+    }
+    if let Some(compression) = blend::Compression::of(&head) {
+        return blend::render_compressed(reader, compression, size, limits);
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        return layered::render(reader, &head, size, limits);
+    }
+    if svg::seems_svg(&head) {
+        return svg::render(reader, size, limits);
     }
     Err(NoPreview(format!(
         "{}: no preview for it",
-        seems_to_be(magic)
+        seems_to_be(&head)
     )))
 }
 
-/// What a file seems to be, from its first bytes, in the API's words.
+/// What a file seems to be, from its first bytes (up to a few KiB), in the
+/// API's words: "a PDF document", "an InDesign document"...
 pub fn seems_to_be(magic: &[u8]) -> String {
-    if magic.is_empty() {
-        "an empty file".into()
-    } else {
-        "a file of an unknown format".into()
-    }
+    sniff::seems_to_be(magic)
 }
 
 fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {

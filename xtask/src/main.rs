@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         "fuzz" => fuzz(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART] | fuzz [SECONDS]"
+                "usage: cargo xtask run | test | bundle | cli-demo | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -128,6 +128,8 @@ const TEST_PACKAGES: &[&str] = &[
     "gnome-keyring",
     // A real notification service, whose buttons the tests can click.
     "dunst",
+    // Writes the .blend files (with their thumbnails) the preview tests read.
+    "blender",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
@@ -535,14 +537,19 @@ fn ensure_tauri_driver() -> Result<PathBuf> {
     Ok(driver)
 }
 
-/// Fuzzes the request parsers (`fuzz/`, cargo-fuzz on the nightly toolchain)
-/// for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
+/// Fuzzes TARGET (default each target in turn; `fuzz/`, cargo-fuzz on the
+/// nightly toolchain) for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
 /// installed into `target/fuzz-tools`; a crash leaves its input in
 /// `fuzz/artifacts/` and fails the task.
 fn fuzz(args: &[String]) -> Result<()> {
     let seconds: u64 = match args.first() {
         Some(text) => text.parse().context("SECONDS must be a whole number")?,
         None => 300,
+    };
+    // `fuzz_targets/*.rs`: every one unless one is named.
+    let targets: Vec<&str> = match args.get(1) {
+        Some(named) => vec![named.as_str()],
+        None => FUZZ_TARGETS.to_vec(),
     };
     let has_nightly = Command::new("rustup")
         .args(["run", "nightly", "rustc", "--version"])
@@ -568,42 +575,39 @@ fn fuzz(args: &[String]) -> Result<()> {
     let path = std::env::join_paths(std::iter::once(tools.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
-    let mut cmd = Command::new("rustup");
-    cmd.current_dir(root())
-        .args([
-            "run",
-            "nightly",
-            "cargo",
-            "fuzz",
-            "run",
-            "request_parsers",
-            "--",
-        ])
-        .arg(format!("-max_total_time={seconds}"))
-        .arg("-print_final_stats=1")
-        .env("PATH", path)
-        .stderr(Stdio::piped());
-    eprintln!("$ {cmd:?}");
-    let mut child = cmd.spawn().context("could not start cargo fuzz")?;
-    let mut runs = None;
-    for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
-        let line = line?;
-        eprintln!("{line}");
-        // libFuzzer closes with "Done 1234567 runs in 300 second(s)".
-        if let Some(rest) = line.strip_prefix("Done ") {
-            runs = rest.split_whitespace().next().map(str::to_owned);
+    for target in targets {
+        let mut cmd = Command::new("rustup");
+        cmd.current_dir(root())
+            .args(["run", "nightly", "cargo", "fuzz", "run", target, "--"])
+            .arg(format!("-max_total_time={seconds}"))
+            .arg("-print_final_stats=1")
+            .env("PATH", &path)
+            .stderr(Stdio::piped());
+        eprintln!("$ {cmd:?}");
+        let mut child = cmd.spawn().context("could not start cargo fuzz")?;
+        let mut runs = None;
+        for line in BufReader::new(child.stderr.take().expect("piped")).lines() {
+            let line = line?;
+            eprintln!("{line}");
+            // libFuzzer closes with "Done 1234567 runs in 300 second(s)".
+            if let Some(rest) = line.strip_prefix("Done ") {
+                runs = rest.split_whitespace().next().map(str::to_owned);
+            }
         }
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("the fuzzer {target} failed ({status}): see fuzz/artifacts/");
+        }
+        println!(
+            "fuzz {target}: {} inputs ran in {seconds} s, no failure",
+            runs.as_deref().unwrap_or("?")
+        );
     }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("the fuzzer failed ({status}): see fuzz/artifacts/");
-    }
-    println!(
-        "fuzz: {} inputs ran in {seconds} s, no failure",
-        runs.as_deref().unwrap_or("?")
-    );
     Ok(())
 }
+
+/// The cargo-fuzz targets (`fuzz/fuzz_targets/`), each run for SECONDS.
+const FUZZ_TARGETS: &[&str] = &["request_parsers", "preview_readers", "preview_psd"];
 
 /// Installs the Debian packages that are not installed yet, in one go.
 fn ensure_debian_packages(packages: &[&str]) -> Result<()> {
@@ -656,7 +660,7 @@ fn bench(args: &[String]) -> Result<()> {
     // etcd is the baseline of the server's lease figures.
     ensure_debian_packages(&["etcd-server"])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server"] {
+    for bench in ["lease", "server", "preview"] {
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])
