@@ -4,8 +4,10 @@
 //! and one backend. Nothing here acts on its own: every lease change starts
 //! with a call from the user's click.
 
+mod history;
 mod previews;
 
+pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 
 use std::collections::{HashMap, HashSet};
@@ -72,6 +74,14 @@ pub struct Desk {
     workspace: Workspace,
     clock: Clock,
     previews: PreviewCache,
+    digests: Arc<std::sync::Mutex<KnownDigests>>,
+}
+
+/// Digests of versions and proposals already asked for (they never change).
+#[derive(Default)]
+struct KnownDigests {
+    versions: HashMap<(ArtifactId, u64), Digest>,
+    proposals: HashMap<ProposalId, Digest>,
 }
 
 impl Desk {
@@ -87,6 +97,7 @@ impl Desk {
             workspace,
             clock,
             previews,
+            digests: Default::default(),
         }
     }
 
@@ -220,16 +231,91 @@ impl Desk {
         self.backend.extend(checkout, ttl_seconds).await
     }
 
+    /// Checks in your copy with `message` as the version's description
+    /// (none when blank); the check-out's drafted description goes with it.
     pub async fn check_in(
         &self,
         checkout: CheckoutId,
+        message: Option<String>,
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<Closed> {
         let checkout = self.backend.checkout(checkout).await?;
-        self.workspace
-            .check_in(self.backend.as_ref(), &checkout, progress, cancel)
+        let message = message.filter(|m| !m.trim().is_empty());
+        let closed = self
+            .workspace
+            .check_in_described(self.backend.as_ref(), &checkout, message, progress, cancel)
+            .await?;
+        self.workspace.set_draft(checkout.id, None)?;
+        Ok(closed)
+    }
+
+    /// A file's history, newest first, a page of at most `limit` of its
+    /// events before `before` (`None`: the newest). See [`history`].
+    pub async fn history(
+        &self,
+        artifact: ArtifactId,
+        before: Option<u64>,
+        limit: u32,
+    ) -> Result<HistoryPage> {
+        history::page(self.backend.as_ref(), artifact, before, limit).await
+    }
+
+    /// A version's or a proposal's preview as a PNG file in the cache: the
+    /// backend is asked once per (digest, size), then the file is served (a
+    /// "no preview" answer is kept too). The head is resolved to its number
+    /// first, so a commit meanwhile cannot file one image under another's digest.
+    pub async fn preview(&self, of: PreviewOf, size: u32) -> Result<PathBuf> {
+        let size = checked_size(size)?;
+        let (of, digest) = match of {
+            PreviewOf::Version {
+                artifact,
+                version: None,
+            } => {
+                let head = self.backend.artifact(artifact).await?.head;
+                let of = PreviewOf::Version {
+                    artifact,
+                    version: Some(head.version),
+                };
+                (of, head.digest)
+            }
+            PreviewOf::Version {
+                artifact,
+                version: Some(version),
+            } => (of, self.digest_of_version(artifact, version).await?),
+            PreviewOf::Proposal(id) => (of, self.digest_of_proposal(id).await?),
+        };
+        self.previews
+            .get_or_make(&digest, size, || self.backend.preview(of, size))
             .await
+    }
+
+    /// A version's digest: versions never change, so each is asked once.
+    async fn digest_of_version(&self, artifact: ArtifactId, version: u64) -> Result<Digest> {
+        let key = (artifact, version);
+        if let Some(known) = self.lock_digests().versions.get(&key) {
+            return Ok(known.clone());
+        }
+        let artifact = self.backend.artifact(artifact).await?;
+        let head = self.version_of(&artifact, version).await?;
+        self.lock_digests()
+            .versions
+            .insert(key, head.digest.clone());
+        Ok(head.digest)
+    }
+
+    /// A proposal's digest, asked once (a proposal's bytes never change).
+    async fn digest_of_proposal(&self, id: ProposalId) -> Result<Digest> {
+        if let Some(known) = self.lock_digests().proposals.get(&id) {
+            return Ok(known.clone());
+        }
+        let digest = self.backend.proposal(id).await?.digest;
+        self.lock_digests().proposals.insert(id, digest.clone());
+        Ok(digest)
+    }
+
+    fn lock_digests(&self) -> std::sync::MutexGuard<'_, KnownDigests> {
+        self.digests.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub async fn cancel(&self, checkout: CheckoutId) -> Result<Closed> {

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::TimeDelta;
-use leasedesk::desk::{self, Desk, Reminder};
+use leasedesk::desk::{self, CheckoutEnd, Desk, HistoryEntry, Reminder};
 use leasedesk::model::*;
 use leasedesk::workspace::{self, LocalState, Workspace};
 
@@ -119,7 +119,10 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     f.advance(std::time::Duration::from_secs(120));
     let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
-    let closed = alice.check_in(mine.checkout.id, None, None).await.unwrap();
+    let closed = alice
+        .check_in(mine.checkout.id, None, None, None)
+        .await
+        .unwrap();
     let Some(CheckinResult::Proposal { proposal }) = closed.checkout.result else {
         panic!("a proposal: {:?}", closed.checkout.result);
     };
@@ -216,7 +219,10 @@ async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fix
     std::fs::write(&local, b"alice's sky").unwrap();
     alice.get_copy(elsewhere.id, None).await.unwrap();
     assert_eq!(std::fs::read(&local).unwrap(), b"alice's sky");
-    let closed = alice.check_in(elsewhere.id, None, None).await.unwrap();
+    let closed = alice
+        .check_in(elsewhere.id, None, None, None)
+        .await
+        .unwrap();
     assert!(
         matches!(
             closed.checkout.result,
@@ -275,6 +281,374 @@ async fn a_short_lease_is_reminded_of_the_time_it_has_left(f: Fixture) {
     );
 }
 
+/// Each entry as one line, to compare a whole history at once.
+fn said(entry: &HistoryEntry) -> String {
+    match entry {
+        HistoryEntry::Version { head, .. } => format!(
+            "v{} by {}: {}",
+            head.version,
+            head.author.name(),
+            head.message.as_deref().unwrap_or("-")
+        ),
+        HistoryEntry::Checkout(c) => format!(
+            "{} checked out v{} ({}): {:?}{}",
+            c.who.name(),
+            c.version,
+            c.note.as_deref().unwrap_or("-"),
+            c.ended,
+            c.lease_lost
+                .as_ref()
+                .map_or(String::new(), |lost| format!(" after {lost:?}"))
+        ),
+        HistoryEntry::Proposal { proposal, .. } => format!(
+            "proposal by {} against v{}: {:?}",
+            proposal.author.name(),
+            proposal.base_version,
+            proposal.state
+        ),
+        HistoryEntry::Renamed { from, to, .. } => format!("renamed {from} -> {to}"),
+    }
+}
+
+/// Versions with their descriptions, and every way a check-out ends:
+/// checked in, cancelled, lapsed and then kept as a proposal, broken by an
+/// admin, still open; a proposal with its state; a rename.
+async fn the_history_shows_versions_check_outs_and_how_each_ended(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f
+        .alice
+        .import(&path("hero.psd"), bytes(b"v1").with_message("First layout"))
+        .await
+        .unwrap();
+    let sky = f.alice.check_out(a.id, with_note("sky")).await.unwrap();
+    f.alice
+        .check_in(sky.id, bytes(b"v2").with_message("Warmer sky"))
+        .await
+        .unwrap();
+    let crop = f.bob.check_out(a.id, with_note("crop")).await.unwrap();
+    f.bob.cancel(crop.id).await.unwrap();
+    let late = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
+    f.advance(std::time::Duration::from_secs(120));
+    let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob
+        .check_in(bobs.id, bytes(b"v3").with_message("Print crop"))
+        .await
+        .unwrap();
+    let kept = f.alice.check_in(late.id, bytes(b"late sky")).await.unwrap();
+    let Some(CheckinResult::Proposal { proposal }) = kept.result else {
+        panic!("a proposal: {:?}", kept.result);
+    };
+    f.bob.check_out(a.id, with_note("again")).await.unwrap();
+    f.admin.break_lease(a.id, "needed for print").await.unwrap();
+    f.admin.rename(a.id, &path("brand/hero.psd")).await.unwrap();
+    f.alice.check_out(a.id, with_note("now")).await.unwrap();
+
+    let page = alice.history(a.id, None, 100).await.unwrap();
+    assert_eq!(page.next_before, None, "all of it on one page");
+    let lines: Vec<String> = page.entries.iter().map(said).collect();
+    let proposal_id = proposal.id;
+    assert_eq!(
+        lines,
+        [
+            "alice checked out v3 (now): Open".to_owned(),
+            "renamed hero.psd -> brand/hero.psd".into(),
+            "bob checked out v3 (again): Broken { by: Participant(\"user:admin\"), reason: \"needed for print\" }".into(),
+            "proposal by alice against v3: Open".into(),
+            "v3 by bob: Print crop".into(),
+            "bob checked out v2 (-): CheckedIn { version: 3, unchanged: false }".into(),
+            format!("alice checked out v2 (-): Proposed {{ proposal: ProposalId({proposal_id}) }} after Lapsed"),
+            "bob checked out v2 (crop): Cancelled".into(),
+            "v2 by alice: Warmer sky".into(),
+            "alice checked out v1 (sky): CheckedIn { version: 2, unchanged: false }".into(),
+            "v1 by alice: First layout".into(),
+        ]
+    );
+    let seqs: Vec<u64> = page.entries.iter().map(HistoryEntry::seq).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] > w[1]),
+        "newest first: {seqs:?}"
+    );
+    // A check-out's span: from its start to its end.
+    let HistoryEntry::Checkout(cancelled) = &page.entries[7] else {
+        panic!("{:?}", page.entries[7]);
+    };
+    assert_eq!(cancelled.id, crop.id);
+    assert!(cancelled.to.is_some_and(|to| to >= cancelled.from));
+    // The window gets each kind by name.
+    let json = serde_json::to_value(&page.entries[4]).unwrap();
+    assert_eq!(json["kind"], "version");
+    assert_eq!(json["message"], "Print crop");
+    let json = serde_json::to_value(&page.entries[2]).unwrap();
+    assert_eq!(json["kind"], "checkout");
+    assert_eq!(json["ended"]["outcome"], "broken");
+    assert_eq!(json["ended"]["reason"], "needed for print");
+}
+
+/// Pages are pages of events: a check-out begun on an older page and ended
+/// on a newer one is shown once, on the page where it began, ended as it did.
+async fn history_pages_back_across_a_check_out(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    f.import("other.psd", b"not in this history").await;
+    let mine = f.alice.check_out(a.id, with_note("sky")).await.unwrap();
+    // Events between its start and its end: a refused colleague, an extension.
+    assert!(f.bob.check_out(a.id, checkout_request()).await.is_err());
+    f.alice.extend(mine.id, Some(3600)).await.unwrap();
+    f.alice.check_in(mine.id, bytes(b"v2")).await.unwrap();
+
+    let whole = alice.history(a.id, None, 1000).await.unwrap();
+    let ledger = f
+        .alice
+        .query_events(EventQuery {
+            artifact: Some(a.id),
+            before: Some(u64::MAX),
+            limit: 1000,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .events;
+    let seq_of = |kind: &str| ledger.iter().find(|e| e.kind == kind).unwrap().seq;
+    let (opened, closed) = (seq_of("checkout.opened"), seq_of("checkout.closed"));
+    // The newest page holds the check-out's end, not its start.
+    let newest_page = ledger.iter().filter(|e| e.seq > opened).count() as u32 - 1;
+
+    let mut pages = Vec::new();
+    let mut before = None;
+    loop {
+        let page = alice.history(a.id, before, newest_page).await.unwrap();
+        pages.push(page.entries.clone());
+        match page.next_before {
+            Some(next) => before = Some(next),
+            None => break,
+        }
+        assert!(pages.len() < 20, "paging ends");
+    }
+    let first_seqs: Vec<u64> = pages[0].iter().map(HistoryEntry::seq).collect();
+    assert!(
+        pages[0]
+            .iter()
+            .all(|e| !matches!(e, HistoryEntry::Checkout(_))),
+        "the newest page holds the end, not the start: {first_seqs:?}"
+    );
+    assert!(closed > opened);
+    let paged: Vec<HistoryEntry> = pages.into_iter().flatten().collect();
+    assert_eq!(paged, whole.entries, "each entry once, as on one page");
+    let checkout = paged
+        .iter()
+        .find_map(|e| match e {
+            HistoryEntry::Checkout(c) => Some(c),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(checkout.id, mine.id);
+    assert_eq!(
+        checkout.ended,
+        CheckoutEnd::CheckedIn {
+            version: 2,
+            unchanged: false
+        }
+    );
+    assert_eq!(paged.len(), 3, "v1, the check-out, v2: {paged:?}");
+}
+
+async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("brand/hero.psd", b"v1").await;
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(c.id, bytes(b"v2 by bob")).await.unwrap();
+    let local = alice.workspace().local_path(&a.path).unwrap();
+
+    let first = alice.open_copy(a.id, 1).await.unwrap();
+    assert_eq!(first, local.with_file_name("hero (v1).psd"));
+    assert_eq!(std::fs::read(&first).unwrap(), b"v1");
+    assert!(
+        !workspace::is_writable(&first),
+        "a copy to look at, read-only"
+    );
+    assert_eq!(
+        alice.open_copy(a.id, 1).await.unwrap(),
+        first,
+        "the same copy again"
+    );
+
+    // Someone's own file under the name a copy would take is never written over.
+    std::fs::write(local.with_file_name("hero (v2).psd"), b"my notes").unwrap();
+    let second = alice.open_copy(a.id, 2).await.unwrap();
+    assert_eq!(second, local.with_file_name("hero (v2) 2.psd"));
+    assert_eq!(std::fs::read(&second).unwrap(), b"v2 by bob");
+    assert_eq!(
+        std::fs::read(local.with_file_name("hero (v2).psd")).unwrap(),
+        b"my notes"
+    );
+    let missing = alice.open_copy(a.id, 9).await;
+    assert!(
+        matches!(missing, Err(leasedesk::Error::NotFound(_))),
+        "{missing:?}"
+    );
+
+    // Bytes that are not the version's never land: the digest is checked.
+    std::fs::remove_file(&first).unwrap();
+    corrupt_blob(&f, &digest(b"v1"));
+    let corrupted = alice.open_copy(a.id, 1).await;
+    assert!(
+        matches!(corrupted, Err(leasedesk::Error::DigestMismatch { .. })),
+        "{corrupted:?}"
+    );
+    let names: Vec<String> = std::fs::read_dir(local.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["hero (v2) 2.psd", "hero (v2).psd"],
+        "nothing left behind"
+    );
+}
+
+/// Overwrites a stored blob with other bytes of its length (a disk's rot).
+fn corrupt_blob(f: &Fixture, of: &Digest) {
+    let shard = f.dir.path().join("blobs").join(&of.hex()[..2]);
+    let blob = std::fs::read_dir(&shard)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().contains(of.hex()))
+        .expect("the blob file");
+    let len = std::fs::metadata(&blob).unwrap().len() as usize;
+    let mut permissions = std::fs::metadata(&blob).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(&blob, permissions).unwrap();
+    std::fs::write(&blob, vec![b'x'; len]).unwrap();
+}
+
+async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_description(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    alice.update(a.id).await.unwrap();
+    let local = alice.workspace().local_path(&a.path).unwrap();
+
+    let refused = alice.restore(a.id, 1).await;
+    assert!(
+        matches!(&refused, Err(leasedesk::Error::Forbidden(why)) if why.contains("check it out first")),
+        "{refused:?}"
+    );
+    assert_eq!(std::fs::read(&local).unwrap(), b"v2", "nothing changed");
+
+    let mine = alice
+        .check_out(a.id, with_note("retouch"), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        alice.checkin_draft(mine.checkout.id).await.unwrap(),
+        "retouch"
+    );
+    std::fs::write(&local, b"my changes").unwrap();
+    let restored = alice.restore(a.id, 1).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), b"v1");
+    assert!(workspace::is_writable(&local), "still yours to edit");
+    let backup = restored.backup.expect("your changes kept");
+    assert_eq!(backup.parent(), local.parent(), "beside the file");
+    assert_eq!(std::fs::read(&backup).unwrap(), b"my changes");
+    assert_eq!(restored.draft, "Restored version 1");
+    assert_eq!(
+        alice.checkin_draft(mine.checkout.id).await.unwrap(),
+        "Restored version 1"
+    );
+    // A restart keeps the draft: it is in the workspace's index.
+    drop(alice);
+    let alice = desk_for(&f, &f.alice, "alice");
+    let draft = alice.checkin_draft(mine.checkout.id).await.unwrap();
+    assert_eq!(draft, "Restored version 1");
+
+    let closed = alice
+        .check_in(mine.checkout.id, Some(draft), None, None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            closed.checkout.result,
+            Some(CheckinResult::Committed { version: 3, .. })
+        ),
+        "{:?}",
+        closed.checkout.result
+    );
+    let head = &f.alice.versions(a.id).await.unwrap()[0];
+    assert_eq!(head.message.as_deref(), Some("Restored version 1"));
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, b"v1");
+    assert_eq!(
+        alice.checkin_draft(mine.checkout.id).await.unwrap(),
+        "retouch",
+        "the draft went with the check-in; the note is left"
+    );
+}
+
+/// A PNG of one colour, `width`×`height`.
+fn png_of(color: [u8; 4], width: u32, height: u32) -> Vec<u8> {
+    leasedesk::preview::encode_png(&image::RgbaImage::from_pixel(
+        width,
+        height,
+        image::Rgba(color),
+    ))
+}
+
+fn decoded(png: &std::path::Path) -> image::RgbaImage {
+    image::load_from_memory(&std::fs::read(png).unwrap())
+        .unwrap()
+        .to_rgba8()
+}
+
+/// A modified copy shows what you are about to check in; the head shows
+/// what is stored.
+async fn the_local_preview_shows_your_modified_copy(f: Fixture) {
+    let alice = desk_for(&f, &f.alice, "alice");
+    let red = [200, 20, 20, 255];
+    let blue = [20, 20, 200, 255];
+    let a = f.import("banner.png", &png_of(red, 40, 20)).await;
+    alice
+        .check_out(a.id, checkout_request(), None)
+        .await
+        .unwrap();
+    let local = alice.workspace().local_path(&a.path).unwrap();
+    let shown = decoded(&alice.local_preview(a.id, 64).await.unwrap());
+    assert_eq!(shown.dimensions(), (40, 20));
+    assert_eq!(shown.get_pixel(5, 5).0, red);
+
+    std::fs::write(&local, png_of(blue, 30, 30)).unwrap();
+    let modified = decoded(&alice.local_preview(a.id, 64).await.unwrap());
+    assert_eq!(modified.dimensions(), (30, 30));
+    assert_eq!(modified.get_pixel(5, 5).0, blue);
+    let head = decoded(
+        &alice
+            .preview(
+                PreviewOf::Version {
+                    artifact: a.id,
+                    version: None,
+                },
+                64,
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(head.get_pixel(5, 5).0, red, "the head is still red");
+
+    std::fs::remove_file(&local).unwrap();
+    let gone = alice.local_preview(a.id, 64).await;
+    assert!(
+        matches!(gone, Err(leasedesk::Error::NotFound(_))),
+        "{gone:?}"
+    );
+    let tiny = alice.local_preview(a.id, 8).await;
+    assert!(
+        matches!(tiny, Err(leasedesk::Error::Invalid(_))),
+        "{tiny:?}"
+    );
+}
+
 crate::contract!(
     a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got,
     a_short_lease_is_reminded_of_the_time_it_has_left,
@@ -284,6 +658,11 @@ crate::contract!(
     a_dropped_file_is_added_under_the_folder_in_view,
     a_proposal_opens_as_a_file_beside_the_head,
     the_newest_events_come_without_reading_the_whole_ledger,
+    the_history_shows_versions_check_outs_and_how_each_ended,
+    history_pages_back_across_a_check_out,
+    a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another,
+    restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_description,
+    the_local_preview_shows_your_modified_copy,
 );
 
 fn open_checkout(expires_at: Timestamp) -> Checkout {
@@ -393,4 +772,165 @@ fn an_extension_arms_the_reminders_again() {
         "the new expiry has its own 30-minute reminder"
     );
     assert_eq!(due[0].1, Reminder::ThirtyMinutes);
+}
+
+/// A real `leasedesk serve` over its own data folder, its log in a file:
+/// what the server was asked is read from its request log.
+struct Served {
+    child: std::process::Child,
+    base: String,
+    data: std::path::PathBuf,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let log = dir.path().join("serve.log");
+        cli(&data, &["user", "add", "alice"]);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+            .arg("--data")
+            .arg(&data)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_owned();
+        Self {
+            child,
+            base,
+            data,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn token(&self, name: &str) -> String {
+        cli(&self.data, &["user", "token", name])
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// How many requests the log shows whose path contains `path`, once
+    /// the count has settled (log lines are written as requests end).
+    async fn requests_to(&self, path: &str, expected: usize) -> usize {
+        let count = || {
+            std::fs::read_to_string(&self.log)
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains(path))
+                .count()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while count() < expected && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        count()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cli(data: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The window asks for the same thumbnail again and again (each redraw, the
+/// head by name and by number): the server is asked once per digest and
+/// size, as its request log shows, and a file with no preview once too.
+/// The cache is on disk: a desk opened again asks nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_is_asked_of_the_server_once_per_digest_and_size() {
+    let served = Served::start();
+    let remote: Arc<dyn leasedesk::Backend> =
+        Arc::new(leasedesk::Remote::new(&served.base, &served.token("alice")).unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let open_desk = || {
+        let workspace = Workspace::open(
+            &home.path().join("files"),
+            &home.path().join("state"),
+            leasedesk::clock::Clock::system(),
+        )
+        .unwrap();
+        Desk::new(remote.clone(), workspace, leasedesk::clock::Clock::system())
+    };
+    let desk = open_desk();
+    let picture = remote
+        .import(&path("dot.png"), bytes(&png_of([10, 200, 10, 255], 20, 10)))
+        .await
+        .unwrap();
+    let words = remote
+        .import(&path("notes.txt"), bytes(b"just words"))
+        .await
+        .unwrap();
+    let head = PreviewOf::Version {
+        artifact: picture.id,
+        version: None,
+    };
+    let first = desk.preview(head, 64).await.unwrap();
+    assert_eq!(decoded(&first).get_pixel(3, 3).0, [10, 200, 10, 255]);
+    assert_eq!(desk.preview(head, 64).await.unwrap(), first);
+    let by_number = PreviewOf::Version {
+        artifact: picture.id,
+        version: Some(1),
+    };
+    assert_eq!(desk.preview(by_number, 64).await.unwrap(), first);
+    let asked = format!("/v1/artifacts/{}/preview", picture.id);
+    assert_eq!(served.requests_to(&asked, 1).await, 1, "once for 64 px");
+    desk.preview(head, 128).await.unwrap();
+    assert_eq!(
+        served.requests_to(&asked, 2).await,
+        2,
+        "once more for 128 px"
+    );
+
+    let none = PreviewOf::Version {
+        artifact: words.id,
+        version: None,
+    };
+    for _ in 0..3 {
+        let answer = desk.preview(none, 64).await;
+        assert!(
+            matches!(answer, Err(leasedesk::Error::NoPreview(_))),
+            "{answer:?}"
+        );
+    }
+    let asked_words = format!("/v1/artifacts/{}/preview", words.id);
+    assert_eq!(
+        served.requests_to(&asked_words, 1).await,
+        1,
+        "a file with no preview is asked about once"
+    );
+
+    drop(desk);
+    let reopened = open_desk();
+    assert_eq!(reopened.preview(by_number, 64).await.unwrap(), first);
+    assert_eq!(served.requests_to(&asked, 3).await, 2, "served from disk");
 }

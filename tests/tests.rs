@@ -16,6 +16,7 @@ mod http;
 mod inputs;
 mod paths;
 mod preview_formats;
+mod preview_psd;
 mod proposals;
 mod races;
 mod seeing;

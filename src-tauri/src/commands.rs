@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use leasedesk::backend::Cancel;
-use leasedesk::desk::{Decision, FileRow, Overview};
+use leasedesk::desk::{Decision, FileRow, HistoryPage, Overview, Restored};
 use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
 use serde::Serialize;
@@ -85,12 +85,14 @@ pub async fn extend(
     Ok(done)
 }
 
-/// Uploads the local copy. `upload` names this upload for `cancel_upload`.
+/// Uploads the local copy with `message` as the version's description (none
+/// when null or blank). `upload` names this upload for `cancel_upload`.
 #[tauri::command]
 pub async fn check_in(
     app: AppHandle,
     state: State<'_, AppState>,
     checkout: CheckoutId,
+    message: Option<String>,
     upload: String,
     on_progress: Channel<Moved>,
 ) -> UiResult<Closed> {
@@ -112,6 +114,7 @@ pub async fn check_in(
     let outcome = desk
         .check_in(
             checkout,
+            message,
             Some(progress(on_progress, total)),
             Some(cancel.clone()),
         )
@@ -271,6 +274,50 @@ pub async fn compare_proposal(
         .await?
         .proposal_file(artifact, proposal)
         .await?)
+}
+
+/// A file's history, newest first: `limit` (default 100) of its events
+/// before `before` (the newest when none); ask again with `next_before`.
+#[tauri::command]
+pub async fn history(
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    before: Option<u64>,
+    limit: Option<u32>,
+) -> UiResult<HistoryPage> {
+    let limit = limit.unwrap_or(100);
+    Ok(state.desk().await?.history(artifact, before, limit).await?)
+}
+
+/// Version `version` as a read-only copy beside the file (`hero (v3).psd`);
+/// its path, for the window to show or reveal (`reveal`).
+#[tauri::command]
+pub async fn open_copy(
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    version: u64,
+) -> UiResult<PathBuf> {
+    Ok(state.desk().await?.open_copy(artifact, version).await?)
+}
+
+/// Puts version `version` into your copy of a file you hold; your changes go
+/// to a backup beside it, and the next check-in is prefilled "Restored version N".
+#[tauri::command]
+pub async fn restore_version(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    version: u64,
+) -> UiResult<Restored> {
+    let done = state.desk().await?.restore(artifact, version).await?;
+    tray_refresh(&app).await;
+    Ok(done)
+}
+
+/// The check-in description to prefill: a restore's, else the check-out's note.
+#[tauri::command]
+pub async fn checkin_draft(state: State<'_, AppState>, checkout: CheckoutId) -> UiResult<String> {
+    Ok(state.desk().await?.checkin_draft(checkout).await?)
 }
 
 #[derive(Serialize, ts_rs::TS)]

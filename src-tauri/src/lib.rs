@@ -7,6 +7,7 @@
 //! - [`commands`]: the window's commands, thin calls into the core.
 //! - [`session`]: the open backend (bundled or remote) and workspace.
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
+//! - [`preview`]: the `preview:` URI scheme the window's pictures load from.
 //! - [`tray`]: the tray menu and tooltip as functions of your check-outs.
 //! - [`settings`], [`keychain`], [`error`].
 
@@ -14,6 +15,7 @@ pub mod commands;
 pub mod error;
 pub mod keychain;
 pub mod live;
+pub mod preview;
 pub mod session;
 pub mod settings;
 pub mod tray;
@@ -86,12 +88,14 @@ fn dirs(app: &AppHandle) -> tauri::Result<(Dirs, Option<PathBuf>)> {
         let dirs = Dirs {
             config: home.join("config"),
             data: home.join("data"),
+            cache: home.join("cache"),
         };
         return Ok((dirs, Some(home.join("Leasedesk"))));
     }
     let dirs = Dirs {
         config: app.path().app_config_dir()?,
         data: app.path().app_data_dir()?,
+        cache: app.path().app_cache_dir()?,
     };
     Ok((dirs, None))
 }
@@ -283,7 +287,9 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                 );
             }
             tray::Action::CheckIn(id) => {
-                let (title, body) = checkin_notice(&desk.check_in(id, None, None).await?);
+                // The description the window would have prefilled.
+                let message = Some(desk.checkin_draft(id).await?);
+                let (title, body) = checkin_notice(&desk.check_in(id, message, None, None).await?);
                 notify(app, &title, &body);
             }
             tray::Action::Reveal(id) => {
@@ -370,6 +376,17 @@ pub fn run() {
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
+        .register_asynchronous_uri_scheme_protocol("preview", |ctx, request, responder| {
+            let app = ctx.app_handle().clone();
+            let path = request.uri().path().to_owned();
+            tauri::async_runtime::spawn(async move {
+                let answer = match app.state::<AppState>().desk().await {
+                    Ok(desk) => preview::answer(&desk, &path).await,
+                    Err(e) => preview::unavailable(&e),
+                };
+                responder.respond(answer);
+            });
+        })
         .setup(|app| {
             let handle = app.handle().clone();
             let (dirs, workspace) = dirs(&handle)?;
@@ -418,6 +435,10 @@ pub fn run() {
             commands::add_files,
             commands::decide,
             commands::compare_proposal,
+            commands::history,
+            commands::open_copy,
+            commands::restore_version,
+            commands::checkin_draft,
             commands::events,
             commands::recent_events,
             commands::notify_when_free,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use leasedesk::bundled::{Sweeper, SWEEP_EVERY};
 use leasedesk::clock::Clock;
-use leasedesk::desk::Desk;
+use leasedesk::desk::{Desk, PreviewCache, DEFAULT_PREVIEW_CACHE_BYTES};
 use leasedesk::model::Participant;
 use leasedesk::workspace::watch::Watcher;
 use leasedesk::workspace::Workspace;
@@ -83,7 +83,10 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
         Clock::system(),
     )?;
     Ok(Session {
-        desk: Desk::new(backend, workspace, Clock::system()),
+        desk: Desk::new(backend, workspace, Clock::system()).with_preview_cache(PreviewCache::new(
+            dirs.previews(),
+            DEFAULT_PREVIEW_CACHE_BYTES,
+        )),
         source,
         tasks: Vec::new(),
         watcher: None,
@@ -114,6 +117,7 @@ mod tests {
         let dirs = Dirs {
             config: home.path().join("config"),
             data: home.path().join("data"),
+            cache: home.path().join("cache"),
         };
         let settings = Settings {
             backend: BackendChoice::Bundled,

@@ -59,11 +59,14 @@ impl Settings {
     }
 }
 
-/// Where the app keeps its files (settings, the bundled store, the workspace index).
+/// Where the app keeps its files (settings, the bundled store, the workspace
+/// index, the previews).
 #[derive(Clone, Debug)]
 pub struct Dirs {
     pub config: PathBuf,
     pub data: PathBuf,
+    /// What can be made again (the previews).
+    pub cache: PathBuf,
 }
 
 impl Dirs {
@@ -75,6 +78,9 @@ impl Dirs {
     }
     pub fn workspace_state(&self) -> PathBuf {
         self.data.join("workspace")
+    }
+    pub fn previews(&self) -> PathBuf {
+        self.cache.join("previews")
     }
 }
 

@@ -353,6 +353,19 @@ impl Workspace {
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<Closed> {
+        self.check_in_described(backend, checkout, None, progress, cancel)
+            .await
+    }
+
+    /// [`Workspace::check_in`] with `message` as the new version's description.
+    pub async fn check_in_described(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        message: Option<String>,
+        progress: Option<Progress>,
+        cancel: Option<Cancel>,
+    ) -> Result<Closed> {
         let local = self.local_path(&checkout.path)?;
         if !local.is_file() {
             return Err(Error::NotFound(format!(
@@ -377,6 +390,7 @@ impl Workspace {
         let mut upload = Upload::file(&local);
         upload.progress = progress;
         upload.cancel = cancel;
+        upload.message = message;
         let done = backend.check_in(checkout.id, upload).await?;
         let backup = match &done.result {
             Some(CheckinResult::Committed { version, digest })

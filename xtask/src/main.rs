@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         "types" => ui_types(&root().join(GENERATED_TYPES)).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | types | bench [--quick] [--only PART] | fuzz [SECONDS]"
+                "usage: cargo xtask run | test | bundle | cli-demo | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -617,14 +617,19 @@ fn ensure_tauri_driver() -> Result<PathBuf> {
     Ok(driver)
 }
 
-/// Fuzzes the request parsers (`fuzz/`, cargo-fuzz on the nightly toolchain)
-/// for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
+/// Fuzzes TARGET (default each target in turn; `fuzz/`, cargo-fuzz on the
+/// nightly toolchain) for SECONDS (default 300), then prints how many inputs ran. cargo-fuzz is
 /// installed into `target/fuzz-tools`; a crash leaves its input in
 /// `fuzz/artifacts/` and fails the task.
 fn fuzz(args: &[String]) -> Result<()> {
     let seconds: u64 = match args.first() {
         Some(text) => text.parse().context("SECONDS must be a whole number")?,
         None => 300,
+    };
+    // `fuzz_targets/*.rs`: every one unless one is named.
+    let targets: Vec<&str> = match args.get(1) {
+        Some(named) => vec![named.as_str()],
+        None => FUZZ_TARGETS.to_vec(),
     };
     let has_nightly = Command::new("rustup")
         .args(["run", "nightly", "rustc", "--version"])
@@ -650,7 +655,7 @@ fn fuzz(args: &[String]) -> Result<()> {
     let path = std::env::join_paths(std::iter::once(tools.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
-    for target in FUZZ_TARGETS {
+    for target in targets {
         let mut cmd = Command::new("rustup");
         cmd.current_dir(root())
             .args(["run", "nightly", "cargo", "fuzz", "run", target, "--"])
@@ -682,7 +687,7 @@ fn fuzz(args: &[String]) -> Result<()> {
 }
 
 /// The cargo-fuzz targets (`fuzz/fuzz_targets/`), each run for SECONDS.
-const FUZZ_TARGETS: &[&str] = &["request_parsers", "preview_readers"];
+const FUZZ_TARGETS: &[&str] = &["request_parsers", "preview_readers", "preview_psd"];
 
 /// Installs the Debian packages that are not installed yet, in one go.
 fn ensure_debian_packages(packages: &[&str]) -> Result<()> {
@@ -735,7 +740,7 @@ fn bench(args: &[String]) -> Result<()> {
     // etcd is the baseline of the server's lease figures.
     ensure_debian_packages(&["etcd-server"])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server"] {
+    for bench in ["lease", "server", "preview"] {
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])

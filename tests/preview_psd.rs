@@ -1,0 +1,466 @@
+//! The PSD/PSB reader against files written by psd-tools (through
+//! `harness::python()`), compared pixel by pixel with what psd-tools itself
+//! reads from them; and against damaged and hostile files, each of which must
+//! give `NoPreview`, never a panic or a hang.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use leasedesk::preview::{psd, render_file, Limits, NoPreview};
+
+use crate::harness::python;
+
+/// What every script starts with: `write(name, psd)` saves `name.psd`, reads
+/// it back with psd-tools and saves what psd-tools sees as `name.png` (RGBA).
+const PRELUDE: &str = r#"
+import struct, sys, io
+import numpy as np
+from PIL import Image
+from psd_tools import PSDImage
+from psd_tools.constants import ColorMode, Compression
+out = sys.argv[1]
+
+def noise(h, w, c, seed):
+    # Blocks of 3x3 pixels of noise: runs for RLE, detail for the pixels.
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, ((h + 2) // 3, (w + 2) // 3, c), dtype=np.uint16)
+    return small.repeat(3, 0).repeat(3, 1)[:h, :w].astype(np.uint8)
+
+def planes_of(array, dtype):
+    return [np.ascontiguousarray(array[:, :, i]).astype(dtype).tobytes() for i in range(array.shape[2])]
+
+def with_planes(mode, size, depth, planes, compression, version=1):
+    psd = PSDImage.new(mode, size, depth=depth)
+    psd._record.header.version = version
+    psd._record.image_data.compression = compression
+    psd._record.image_data.set_data(planes, psd._record.header)
+    return psd
+
+def to_rgba(psd):
+    """What psd-tools reads, as 8-bit RGBA (CMYK as (1-C)(1-K), no profile)."""
+    if psd.color_mode in (ColorMode.INDEXED, ColorMode.BITMAP):
+        return np.asarray(psd.topil().convert('RGBA'))
+    a = np.clip(psd.numpy(), 0.0, 1.0)
+    h, w, c = a.shape
+    if psd.color_mode == ColorMode.CMYK:
+        # numpy() gives CMYK as stored, inverted: 1 is no ink.
+        rgb = a[:, :, :3] * a[:, :, 3:4]
+        alpha = a[:, :, 4:5] if c > 4 else np.ones((h, w, 1))
+    elif psd.color_mode == ColorMode.GRAYSCALE:
+        rgb = np.repeat(a[:, :, :1], 3, 2)
+        alpha = a[:, :, 1:2] if c > 1 else np.ones((h, w, 1))
+    else:
+        rgb = a[:, :, :3]
+        alpha = a[:, :, 3:4] if c > 3 else np.ones((h, w, 1))
+    return (np.concatenate([rgb, alpha], 2) * 255 + 0.5).astype(np.uint8)
+
+def write(name, psd):
+    psd.save(f'{out}/{name}.psd')
+    back = PSDImage.open(f'{out}/{name}.psd')
+    Image.fromarray(to_rgba(back), 'RGBA').save(f'{out}/{name}.png')
+"#;
+
+/// Runs `script` (after the prelude) with a fresh folder as `out`.
+fn psd_tools_writes(script: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let output = python()
+        .arg("-c")
+        .arg(format!("{PRELUDE}\n{script}"))
+        .arg(dir.path())
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "the psd-tools script failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    dir
+}
+
+fn render(path: &Path, size: u32) -> Result<image::RgbaImage, NoPreview> {
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    psd::render(&mut file, size, &Limits::standard())
+}
+
+fn reference(dir: &Path, name: &str) -> image::RgbaImage {
+    image::open(dir.join(format!("{name}.png")))
+        .unwrap()
+        .to_rgba8()
+}
+
+/// Every channel of every pixel within `tolerance` of the reference.
+fn assert_close(name: &str, ours: &image::RgbaImage, theirs: &image::RgbaImage, tolerance: u8) {
+    assert_eq!(ours.dimensions(), theirs.dimensions(), "{name}: dimensions");
+    let mut worst = (0u8, 0u32, 0u32);
+    for (x, y, p) in ours.enumerate_pixels() {
+        let q = theirs.get_pixel(x, y);
+        for c in 0..4 {
+            let d = p.0[c].abs_diff(q.0[c]);
+            if d > worst.0 {
+                worst = (d, x, y);
+            }
+        }
+    }
+    let (d, x, y) = worst;
+    assert!(
+        d <= tolerance,
+        "{name}: pixel ({x}, {y}) is {:?}, psd-tools reads {:?}",
+        ours.get_pixel(x, y),
+        theirs.get_pixel(x, y)
+    );
+}
+
+/// Each file `name.psd` in `dir` renders at full size as psd-tools reads it.
+fn assert_all_match(dir: &Path, names: &[&str], tolerance: u8) {
+    for name in names {
+        let ours = render(&dir.join(format!("{name}.psd")), 4096)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_close(name, &ours, &reference(dir, name), tolerance);
+    }
+}
+
+#[test]
+fn psd_rgb_8_bit_rle_and_raw_match_psd_tools() {
+    let dir = psd_tools_writes(
+        r#"
+img = Image.fromarray(noise(37, 53, 3, 1), 'RGB')
+write('rle', PSDImage.frompil(img, compression=Compression.RLE))
+write('raw', PSDImage.frompil(img, compression=Compression.RAW))
+# One row and one column: the edges of every loop.
+write('row', PSDImage.frompil(Image.fromarray(noise(1, 70, 3, 2), 'RGB')))
+write('column', PSDImage.frompil(Image.fromarray(noise(70, 1, 3, 3), 'RGB')))
+"#,
+    );
+    assert_all_match(dir.path(), &["rle", "raw", "row", "column"], 0);
+}
+
+#[test]
+fn psd_16_and_32_bit_match_psd_tools_with_floats_clamped() {
+    let dir = psd_tools_writes(
+        r#"
+wide = noise(21, 34, 3, 4).astype(np.uint32) * 257 + np.arange(34, dtype=np.uint32)[None, :, None]
+for comp, name in ((Compression.RLE, 'rle16'), (Compression.RAW, 'raw16')):
+    write(name, with_planes('RGB', (34, 21), 16, planes_of(np.minimum(wide, 65535), '>u2'), comp))
+# Floats from -0.5 to 1.5: Photoshop's HDR range, clamped linearly to 0..1.
+floats = noise(21, 34, 3, 5).astype(np.float32) / 127.5 - 0.5
+write('rle32', with_planes('RGB', (34, 21), 32, planes_of(floats, '>f4'), Compression.RLE))
+gray16 = noise(9, 12, 1, 6).astype(np.uint16) * 257
+write('gray16', with_planes('L', (12, 9), 16, planes_of(gray16, '>u2'), Compression.RAW))
+"#,
+    );
+    assert_all_match(dir.path(), &["rle16", "raw16", "rle32", "gray16"], 1);
+}
+
+#[test]
+fn psd_zip_with_and_without_prediction_matches_psd_tools() {
+    let dir = psd_tools_writes(
+        r#"
+img = noise(29, 41, 4, 18)
+img[:, :, 3] = 255
+for comp, name in ((Compression.ZIP, 'zip'), (Compression.ZIP_WITH_PREDICTION, 'predicted')):
+    write(f'{name}8', with_planes('RGBA', (41, 29), 8, planes_of(img, np.uint8), comp))
+    write(f'{name}16', with_planes('RGB', (41, 29), 16, planes_of(img[:, :, :3].astype(np.uint16) * 257, '>u2'), comp))
+    floats = img[:, :, :3].astype(np.float32) / 200.0
+    write(f'{name}32', with_planes('RGB', (41, 29), 32, planes_of(floats, '>f4'), comp, version=2))
+"#,
+    );
+    assert_all_match(
+        dir.path(),
+        &[
+            "zip8",
+            "zip16",
+            "zip32",
+            "predicted8",
+            "predicted16",
+            "predicted32",
+        ],
+        1,
+    );
+}
+
+#[test]
+fn psd_cmyk_grayscale_bitmap_and_indexed_match_psd_tools() {
+    let dir = psd_tools_writes(
+        r#"
+write('cmyk', PSDImage.frompil(Image.fromarray(noise(19, 23, 4, 7), 'CMYK')))
+write('gray', PSDImage.frompil(Image.fromarray(noise(19, 23, 1, 8)[:, :, 0], 'L')))
+bits = noise(19, 23, 1, 9)[:, :, 0] > 127
+write('bitmap', PSDImage.frompil(Image.fromarray(bits).convert('1')))
+# Indexed: psd-tools cannot make one from PIL, so the header and palette are set by hand.
+psd = PSDImage.frompil(Image.fromarray(noise(19, 23, 1, 10)[:, :, 0], 'L'))
+psd._record.header.color_mode = ColorMode.INDEXED
+palette = np.stack([np.arange(256), 255 - np.arange(256), (np.arange(256) * 7) % 256]).astype(np.uint8)
+psd._record.color_mode_data.value = palette.tobytes()
+write('indexed', psd)
+"#,
+    );
+    assert_all_match(dir.path(), &["cmyk", "gray", "bitmap", "indexed"], 1);
+}
+
+#[test]
+fn psd_transparency_is_the_first_extra_channel() {
+    // psd-tools reads an RGBA composite as matted against white (as
+    // Photoshop writes it) and removes the matte: so do we.
+    let dir = psd_tools_writes(
+        r#"
+rgba = noise(17, 29, 4, 11)
+rgba[:4, :, 3] = 0
+rgba[4:8, :, 3] = 255
+write('rgba', PSDImage.frompil(Image.fromarray(rgba, 'RGBA')))
+la = noise(17, 29, 2, 12)
+la[:, :3, 1] = 255
+write('la', PSDImage.frompil(Image.fromarray(la, 'LA')))
+"#,
+    );
+    for name in ["rgba", "la"] {
+        let ours = render(&dir.path().join(format!("{name}.psd")), 512).unwrap();
+        let theirs = reference(dir.path(), name);
+        assert_eq!(ours.dimensions(), theirs.dimensions());
+        for (x, y, p) in ours.enumerate_pixels() {
+            let q = theirs.get_pixel(x, y);
+            assert_eq!(p.0[3], q.0[3], "{name}: alpha at ({x}, {y})");
+            // psd-tools removes the matte in floats, we in integers.
+            if let Some(spread) = 255u8.checked_div(q.0[3]) {
+                let tolerance = 1 + spread;
+                for c in 0..3 {
+                    assert!(
+                        p.0[c].abs_diff(q.0[c]) <= tolerance,
+                        "{name}: ({x}, {y}) is {p:?}, psd-tools reads {q:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn psb_version_2_matches_psd_tools() {
+    // psd-tools writes a PSB when the header says version 2 (its data set
+    // again so the row lengths take 4 bytes); it reads it back as written.
+    let dir = psd_tools_writes(
+        r#"
+img = noise(31, 45, 3, 13)
+for comp, name in ((Compression.RLE, 'rle'), (Compression.RAW, 'raw')):
+    psd = with_planes('RGB', (45, 31), 8, planes_of(img, np.uint8), comp, version=2)
+    write(name, psd)
+    back = PSDImage.open(f'{out}/{name}.psd')
+    assert back.version == 2 and np.array_equal(np.asarray(back.topil()), img), name
+"#,
+    );
+    let bytes = std::fs::read(dir.path().join("rle.psd")).unwrap();
+    assert_eq!(&bytes[..6], b"8BPS\x00\x02", "a PSB header");
+    assert_all_match(dir.path(), &["rle", "raw"], 0);
+}
+
+#[test]
+fn psd_scaled_preview_averages_whole_blocks() {
+    // 8×8 blocks of noise scaled by 8: each preview pixel is its block's mean.
+    let dir = psd_tools_writes(
+        r#"
+rng = np.random.default_rng(14)
+blocks = rng.integers(0, 256, (12, 20, 3))
+pixels = blocks.repeat(8, 0).repeat(8, 1).astype(np.uint8)
+pixels[::2, ::2] = 255 - pixels[::2, ::2]  # not flat inside a block
+write('big', PSDImage.frompil(Image.fromarray(pixels, 'RGB')))
+mean = pixels.reshape(12, 8, 20, 8, 3).mean(axis=(1, 3))
+rgba = np.concatenate([mean, np.full((12, 20, 1), 255.0)], 2)
+Image.fromarray((rgba + 0.5).astype(np.uint8), 'RGBA').save(f'{out}/big-scaled.png')
+"#,
+    );
+    let ours = render(&dir.path().join("big.psd"), 20).unwrap();
+    assert_eq!(ours.dimensions(), (20, 12));
+    assert_close("big", &ours, &reference(dir.path(), "big-scaled"), 1);
+    // Through the dispatcher too, which clamps the size to 16..4096.
+    let via_dispatcher = render_file(&dir.path().join("big.psd"), 20, &Limits::standard()).unwrap();
+    assert_eq!(via_dispatcher, ours);
+}
+
+#[test]
+fn psd_without_composite_falls_back_to_its_thumbnail() {
+    // A document saved with "maximize compatibility" off: version info
+    // (1057) says there is no real composite, and the image data is white;
+    // its thumbnail (1036, JFIF) is what there is to show.
+    let dir = psd_tools_writes(
+        r#"
+def resource(rid, data):
+    return b'8BIM' + struct.pack('>H', rid) + b'\0\0' + struct.pack('>I', len(data)) + data + b'\0' * (len(data) % 2)
+
+def unicode(text):
+    return struct.pack('>I', len(text)) + text.encode('utf-16-be')
+
+thumb = Image.fromarray(noise(40, 64, 3, 15), 'RGB')
+jpeg = io.BytesIO(); thumb.save(jpeg, 'JPEG', quality=95); jpeg = jpeg.getvalue()
+thumbnail = struct.pack('>IIIIIIHH', 1, 64, 40, 64 * 3, 64 * 3 * 40, len(jpeg), 24, 1) + jpeg
+version_info = struct.pack('>IB', 1, 0) + unicode('Adobe Photoshop') + unicode('Adobe Photoshop 2026') + struct.pack('>I', 1)
+resources = resource(1057, version_info) + resource(1036, thumbnail)
+
+white = Image.new('RGB', (640, 400), (255, 255, 255))
+white_psd = PSDImage.frompil(white)
+white_psd.save(f'{out}/plain.psd')
+raw = open(f'{out}/plain.psd', 'rb').read()
+# header (26), colour mode data (4 + 0), then the resources section.
+old_len = struct.unpack('>I', raw[30:34])[0]
+data = raw[:30] + struct.pack('>I', len(resources)) + resources + raw[34 + old_len:]
+open(f'{out}/thumb.psd', 'wb').write(data)
+back = PSDImage.open(f'{out}/thumb.psd')
+assert not back.has_preview()
+Image.fromarray(np.asarray(back.thumbnail().convert('RGBA')), 'RGBA').save(f'{out}/thumb.png')
+# The same without the thumbnail: nothing to show.
+data = raw[:30] + struct.pack('>I', len(resource(1057, version_info))) + resource(1057, version_info) + raw[34 + old_len:]
+open(f'{out}/bare.psd', 'wb').write(data)
+"#,
+    );
+    let ours = render(&dir.path().join("thumb.psd"), 512).unwrap();
+    // Two JPEG decoders may differ by a few levels.
+    assert_close("thumb", &ours, &reference(dir.path(), "thumb"), 8);
+    let NoPreview(message) = render(&dir.path().join("bare.psd"), 512).unwrap_err();
+    assert!(
+        message.contains("maximize compatibility") && message.contains("no thumbnail"),
+        "{message}"
+    );
+}
+
+/// Renders `bytes` directly (a panic fails the test), within a time bound.
+fn refused(bytes: &[u8], what: &str) -> NoPreview {
+    let started = Instant::now();
+    let result = psd::render(&mut std::io::Cursor::new(bytes), 512, &Limits::standard());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{what}: took {:?}",
+        started.elapsed()
+    );
+    match result {
+        Ok(image) => panic!("{what}: rendered {:?}", image.dimensions()),
+        Err(no) => no,
+    }
+}
+
+#[test]
+fn psd_truncated_at_any_offset_is_no_preview() {
+    let dir = psd_tools_writes(
+        r#"
+img = Image.fromarray(noise(23, 31, 4, 16), 'RGBA')
+write('rle', PSDImage.frompil(img, compression=Compression.RLE))
+write('raw', PSDImage.frompil(img, compression=Compression.RAW))
+psd = with_planes('RGB', (31, 23), 16, planes_of(noise(23, 31, 3, 17).astype(np.uint16) * 257, '>u2'), Compression.RLE, version=2)
+write('psb', psd)
+"#,
+    );
+    for name in ["rle", "raw", "psb"] {
+        let bytes = std::fs::read(dir.path().join(format!("{name}.psd"))).unwrap();
+        assert!(render(&dir.path().join(format!("{name}.psd")), 512).is_ok());
+        for cut in 0..bytes.len() {
+            let NoPreview(message) = refused(&bytes[..cut], &format!("{name} cut at {cut}"));
+            if cut >= 4 {
+                assert!(
+                    message.contains("damaged"),
+                    "{name} cut at {cut}: {message}"
+                );
+            }
+        }
+    }
+}
+
+/// A PSD header (26 bytes) and empty sections up to the image data.
+fn header(version: u16, channels: u16, height: u32, width: u32, depth: u16, mode: u16) -> Vec<u8> {
+    let mut bytes = b"8BPS".to_vec();
+    bytes.extend(version.to_be_bytes());
+    bytes.extend([0; 6]);
+    bytes.extend(channels.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(depth.to_be_bytes());
+    bytes.extend(mode.to_be_bytes());
+    bytes.extend([0; 8]); // colour mode data, image resources
+    bytes.extend(if version == 2 { vec![0; 8] } else { vec![0; 4] });
+    bytes
+}
+
+#[test]
+fn psd_hostile_headers_are_no_preview() {
+    // 300000×300000 in a PSD (30000 allowed), and in a PSB.
+    let message = refused(&header(1, 3, 300_000, 300_000, 8, 3), "huge PSD").0;
+    assert!(message.contains("300000×300000"), "{message}");
+    let mut huge_psb = header(2, 3, 300_000, 300_000, 8, 3);
+    huge_psb.extend([0, 1]); // RLE, and no table of row lengths
+    let message = refused(&huge_psb, "huge PSB").0;
+    assert!(message.contains("damaged"), "{message}");
+    // Allowed sides whose raw data the file does not have.
+    let mut raw = header(1, 4, 30_000, 30_000, 32, 4);
+    raw.extend([0, 0, 1, 2, 3]);
+    assert!(refused(&raw, "raw cut").0.contains("cut short"));
+    // An RLE row that decodes past its row: 4 pixels, a run of 100.
+    let mut overrun = header(1, 1, 1, 4, 8, 1);
+    overrun.extend([0, 1, 0, 2, 0x9d, 7]);
+    assert!(refused(&overrun, "overrun").0.contains("overrun"));
+    // A row length past what any row of 4 bytes needs.
+    let mut long_row = header(1, 1, 1, 4, 8, 1);
+    long_row.extend([0, 1, 0xff, 0xff]);
+    long_row.extend([0; 100]);
+    assert!(refused(&long_row, "long row").0.contains("claims 65535"));
+    // Section lengths past the end of the file.
+    let mut long_section = header(1, 3, 4, 4, 8, 3);
+    long_section[26..30].copy_from_slice(&u32::MAX.to_be_bytes());
+    assert!(refused(&long_section, "long section").0.contains("damaged"));
+    // Zero sides, no channels, depth 7, mode 5, version 3.
+    for (what, bytes) in [
+        ("no width", header(1, 3, 4, 0, 8, 3)),
+        ("no channels", header(1, 0, 4, 4, 8, 3)),
+        ("depth 7", header(1, 3, 4, 4, 7, 3)),
+        ("mode 5", header(1, 3, 4, 4, 8, 5)),
+        ("version 3", header(3, 3, 4, 4, 8, 3)),
+        ("RGB with 2 channels", {
+            let mut b = header(1, 2, 4, 4, 8, 3);
+            b.extend([0, 0]);
+            b.extend([0; 32]);
+            b
+        }),
+    ] {
+        assert!(refused(&bytes, what).0.contains("damaged"), "{what}");
+    }
+}
+
+#[test]
+fn psd_random_bytes_after_the_signature_are_no_preview_or_an_image() {
+    // xorshift noise after `8BPS`, and after a valid header: whatever it
+    // says, the reader answers in bounded time and never panics.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..3000 {
+        let len = (next() % 600) as usize;
+        let mut bytes = if round % 2 == 0 {
+            b"8BPS".to_vec()
+        } else {
+            // A plausible header, so the noise reaches the later sections.
+            let mode = [0u16, 1, 2, 3, 4, 8, 9][(next() % 7) as usize];
+            let depth = if mode == 0 {
+                1
+            } else {
+                [8u16, 16, 32][(next() % 3) as usize]
+            };
+            header(
+                1 + (next() % 2) as u16,
+                1 + (next() % 5) as u16,
+                1 + (next() % 40) as u32,
+                1 + (next() % 40) as u32,
+                depth,
+                mode,
+            )
+        };
+        bytes.extend((0..len).map(|_| next() as u8));
+        let started = Instant::now();
+        let result = psd::render(&mut std::io::Cursor::new(&bytes), 64, &Limits::standard());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "round {round} took too long"
+        );
+        if let Ok(image) = result {
+            assert!(image.width() <= 64 && image.height() <= 64);
+        }
+    }
+}
