@@ -19,11 +19,12 @@ import type { Proposal } from "./generated/Proposal";
 import type { Settings } from "./generated/Settings";
 import type { SettingsView } from "./generated/SettingsView";
 import type { UiError } from "./generated/UiError";
-import type { HistoryPage } from "./pending";
+import type { HistoryPage } from "./generated/HistoryPage";
 import type { Restored } from "./generated/Restored";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
-export type { HistoryEntry } from "./pending";
+export type { HistoryEntry } from "./generated/HistoryEntry";
+export type { CheckoutEnd } from "./generated/CheckoutEnd";
 export type { HistoryPage, Restored };
 export type { LocalState } from "./generated/LocalState";
 export type { CheckinResult } from "./generated/CheckinResult";

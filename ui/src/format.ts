@@ -1,6 +1,6 @@
 // Pure formatting and wording: what the window says, tested without a window.
 import type { AppError, Artifact, Checkout, Closed, Event, LocalState } from "./api";
-import type { CheckoutEnd } from "./pending";
+import type { CheckoutEnd } from "./generated/CheckoutEnd";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
 export function participantName(participant: string): string {
