@@ -1468,23 +1468,28 @@ async fn seeing_the_work() {
     until_holds(&copy, &v1, "the copy of version 1").await;
     assert!(!writable(&copy), "an opened copy is read-only");
 
-    // Restore version 1 while holding the check-out: the copy has its bytes,
-    // what was there is kept, and the check-in offers "Restored version 1".
+    // Restore version 1 while holding the check-out, over a change of
+    // yours: the copy has version 1's bytes, the change is kept beside it,
+    // and the check-in offers "Restored version 1".
     w.check_out_here(&row).await;
+    let change = poster(200);
+    save_atomically(&local, &change);
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(3),
+        |t| t == "Modified",
+    )
+    .await;
     w.click_css("[data-restore=\"1\"]", "Restore version 1")
         .await;
     until_holds(&local, &v1, "the restored copy").await;
     let kept: Vec<PathBuf> = std::fs::read_dir(local.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p != &local && p != &copy)
-        .filter(|p| std::fs::read(p).ok().as_deref() == Some(&v2[..]))
+        .filter(|p| std::fs::read(p).ok().as_deref() == Some(&change[..]))
         .collect();
-    assert_eq!(
-        kept.len(),
-        1,
-        "the replaced bytes are kept beside: {kept:?}"
-    );
+    assert_eq!(kept.len(), 1, "the change is kept beside: {kept:?}");
     w.check_in_here(Some("Restored version 1")).await;
     w.wait_until(
         &format!("{row} .version"),
