@@ -430,7 +430,9 @@ impl World {
 
     /// Clicks the open file's Check out and waits for the row to show you.
     async fn check_out_here(&self, row: &str) {
-        self.click("action-checkout").await;
+        // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.
+        self.click_css("#action-checkout:not([disabled])", "Check out")
+            .await;
         self.wait_until(
             &format!("{row} .holder"),
             "you as the holder",
@@ -449,7 +451,8 @@ impl World {
 
     /// As `check_in_here`, typing `message` over the draft when given.
     async fn check_in_with(&self, expect_draft: Option<&str>, message: Option<&str>) {
-        self.click("action-checkin").await;
+        self.click_css("#action-checkin:not([disabled])", "Check in")
+            .await;
         let field = self
             .wait_for(
                 "#checkin[open] #checkin-message",
@@ -497,6 +500,18 @@ impl World {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Dismisses the notices, as a user would before reaching what they cover
+    /// (they stack over the detail's lower part).
+    async fn dismiss_notices(&self) {
+        self.client
+            .execute(
+                "for (const b of document.querySelectorAll('.notice .button')) if (b.textContent === 'Dismiss') b.click();",
+                vec![],
+            )
+            .await
+            .unwrap();
     }
 
     /// Presses a key in the window (outside any field).
@@ -1462,6 +1477,7 @@ async fn seeing_the_work() {
     w.readme_screenshot("history").await;
 
     // Open a copy of version 1: beside the file, read-only, its bytes.
+    w.dismiss_notices().await;
     w.click_css("[data-open-copy=\"1\"]", "Open a copy of version 1")
         .await;
     let copy = local.with_file_name("poster (v1).png");
@@ -1481,6 +1497,7 @@ async fn seeing_the_work() {
         |t| t == "Modified",
     )
     .await;
+    w.dismiss_notices().await;
     w.click_css("[data-restore=\"1\"]", "Restore version 1")
         .await;
     until_holds(&local, &v1, "the restored copy").await;
@@ -1503,6 +1520,7 @@ async fn seeing_the_work() {
     // Compare two versions: 1 and 3 are the same picture, 1 and 2 are not.
     w.wait_for(&version(3), "version 3 in the history").await;
     let pick = |n: u32| format!("#history [data-pick=\"{n}\"]");
+    w.dismiss_notices().await;
     w.click_css(&pick(1), "pick version 1").await;
     w.click_css(&pick(3), "pick version 3").await;
     w.click("history-compare").await;
@@ -1547,6 +1565,7 @@ async fn seeing_the_work() {
     })
     .await;
     w.click("tab-proposals").await;
+    w.dismiss_notices().await;
     w.click_css("[data-compare]", "Compare with the head").await;
     w.press("1").await;
     w.readme_screenshot("compare").await;

@@ -22,6 +22,9 @@ interface Shown {
   nextBefore: number | null;
   picked: number[];
   element: HTMLElement;
+  /** What the entries were last drawn from: drawn again only when it changes,
+   *  so a reload neither reloads the thumbnails nor moves a button under a click. */
+  drawn: string;
 }
 
 let shown: Shown | null = null;
@@ -36,7 +39,7 @@ export function historySection(row: FileRow): HTMLElement {
   }
   const element = h("section", { class: "history", "aria-label": "History", id: "history" },
     h("h3", {}, "History"), h("p", { class: "muted" }, "Loading…"));
-  const fresh: Shown = { artifact: artifact.id, head: artifact.head.version, entries: [], nextBefore: null, picked: [], element };
+  const fresh: Shown = { artifact: artifact.id, head: artifact.head.version, entries: [], nextBefore: null, picked: [], element, drawn: "" };
   shown = fresh;
   void loadPage(fresh, null);
   return element;
@@ -60,6 +63,9 @@ async function loadPage(into: Shown, before: number | null) {
 }
 
 function renderEntries(into: Shown, row: FileRow) {
+  const drawn = [into.entries.length, into.nextBefore, into.picked.join(","), row.mine?.state === "open" ? row.mine.id : ""].join("|");
+  if (drawn === into.drawn) return;
+  into.drawn = drawn;
   const now = Date.now();
   const list = h("ol", { class: "entries" }, ...into.entries.map((entry) => entryItem(entry, into, row, now)));
   const picked = into.picked;
