@@ -1,4 +1,4 @@
-//! `cargo xtask run | test | bundle | cli-demo | bench | fuzz`: the tasks cargo alone
+//! `cargo xtask run | test | bundle | cli-demo | seed-demo | bench | fuzz`: the tasks cargo alone
 //! cannot express. Each installs what it needs (Debian packages, npm packages).
 
 use std::io::{BufRead, BufReader};
@@ -17,12 +17,13 @@ fn main() -> ExitCode {
         "test" => test(),
         "bundle" => bundle(),
         "cli-demo" => cli_demo(),
+        "seed-demo" => seed_demo_into(&args[1..]),
         "bench" => bench(&args[1..]),
         "fuzz" => fuzz(&args[1..]),
         "types" => ui_types(&root().join(GENERATED_TYPES)).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
+                "usage: cargo xtask run | test | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -398,6 +399,20 @@ fn run() -> Result<()> {
         home.join("Leasedesk").display()
     );
     check(Command::new(target_dir().join("debug/leasedesk-app")).env("LEASEDESK_APP_HOME", &home))
+}
+
+/// `cargo xtask seed-demo DIR`: the demo's store and settings in DIR (a
+/// fresh folder), without the app: to look at it with the CLI, or to run the
+/// app on it with `LEASEDESK_APP_HOME=DIR`.
+fn seed_demo_into(args: &[String]) -> Result<()> {
+    let Some(home) = args.first().map(PathBuf::from) else {
+        bail!("usage: cargo xtask seed-demo DIR");
+    };
+    if home.join("data/store").exists() {
+        bail!("{} already holds a demo store", home.display());
+    }
+    check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
+    seed_demo(&home, &home.join("data/store"))
 }
 
 /// A sample store: a design team's files with real images (made by
