@@ -256,7 +256,10 @@ impl Bundled {
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
-            previews: crate::previews::PreviewCache::open(&dir.join("previews"))?,
+            previews: crate::previews::PreviewCache::new(
+                dir.join("previews"),
+                crate::previews::DATA_FOLDER_BOUND_BYTES,
+            ),
             queued_writes: Default::default(),
             known_tokens: Default::default(),
         };
@@ -816,7 +819,11 @@ impl Backend for Bundled {
             PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
         };
         let source = self.shared.blobs.path(&digest);
-        self.shared.previews.get(&digest, size, source).await
+        let previews = &self.shared.previews;
+        let made = previews
+            .get_or_make(&digest, size, || previews.decode(source, size))
+            .await?;
+        Ok(tokio::fs::read(made).await?)
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {

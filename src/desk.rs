@@ -5,10 +5,9 @@
 //! with a call from the user's click.
 
 mod history;
-mod previews;
 
+pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
-pub use previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -266,7 +265,7 @@ impl Desk {
     /// "no preview" answer is kept too). The head is resolved to its number
     /// first, so a commit meanwhile cannot file one image under another's digest.
     pub async fn preview(&self, of: PreviewOf, size: u32) -> Result<PathBuf> {
-        let size = checked_size(size)?;
+        let size = crate::previews::check_size(size)?;
         let (of, digest) = match of {
             PreviewOf::Version {
                 artifact,
@@ -511,7 +510,7 @@ impl Desk {
     /// what you are about to check in), made here by the same core reader as
     /// the backend's, keyed by the copy's digest.
     pub async fn local_preview(&self, artifact: ArtifactId, size: u32) -> Result<PathBuf> {
-        let size = checked_size(size)?;
+        let size = crate::previews::check_size(size)?;
         let artifact = self.backend.artifact(artifact).await?;
         let local = self.workspace.local_path(&artifact.path)?;
         // A save between hashing and reading would file one image under the
@@ -529,18 +528,12 @@ impl Desk {
             let made = self
                 .previews
                 .get_or_make(&digest, size, || async move {
-                    let png = tokio::task::spawn_blocking(move || {
-                        let limits = crate::preview::Limits::standard();
-                        crate::preview::render_file(&from, size, &limits)
-                            .map(|image| crate::preview::encode_png(&image))
-                    })
-                    .await
-                    .map_err(|e| Error::Internal(format!("preview task: {e}")))?;
+                    let png = self.previews.decode(from, size).await;
                     if self.local_digest(path).await?.as_ref() != Some(hashed) {
                         *moved_meanwhile = true;
                         return Err(Error::Unavailable("the copy changed meanwhile".into()));
                     }
-                    Ok(png?)
+                    png
                 })
                 .await;
             if !moved {
@@ -613,17 +606,6 @@ impl Desk {
     }
 }
 
-/// A preview size as API.md allows it (16 to 4096).
-fn checked_size(size: u32) -> Result<u32> {
-    use crate::preview::{MAX_SIZE, MIN_SIZE};
-    if (MIN_SIZE..=MAX_SIZE).contains(&size) {
-        Ok(size)
-    } else {
-        Err(Error::Invalid(format!(
-            "a preview size of {size} px is out of range: use {MIN_SIZE} to {MAX_SIZE}"
-        )))
-    }
-}
 
 /// A reminder about a lease of yours running out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
