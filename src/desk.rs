@@ -23,7 +23,8 @@ use crate::model::*;
 use crate::workspace::{CheckedOut, Closed, LocalState, Workspace};
 
 /// One file of the store as the window lists it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct FileRow {
     pub artifact: Artifact,
     pub local: LocalState,
@@ -34,7 +35,8 @@ pub struct FileRow {
 }
 
 /// Everything the window shows at once.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Overview {
     pub me: Participant,
     pub now: Timestamp,
@@ -46,6 +48,8 @@ pub struct Overview {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum Decision {
     Accept,
     Rebuild,
@@ -53,9 +57,11 @@ pub enum Decision {
 }
 
 /// What a restore did: where your changes went (none when the copy had none).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Restored {
     pub checkout: CheckoutId,
+    #[ts(type = "number")]
     pub version: u64,
     pub backup: Option<PathBuf>,
     /// The next check-in's description, prefilled: "Restored version N".

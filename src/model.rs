@@ -30,6 +30,8 @@ macro_rules! id_type {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
         #[serde(transparent)]
+        #[derive(ts_rs::TS)]
+        #[ts(export)]
         pub struct $name(pub Uuid);
 
         impl $name {
@@ -82,6 +84,8 @@ id_type!(
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
 #[schema(value_type = String)]
+#[derive(ts_rs::TS)]
+#[ts(export, type = "string")]
 pub struct Participant(String);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +177,8 @@ impl fmt::Display for Participant {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
 #[schema(value_type = String)]
+#[derive(ts_rs::TS)]
+#[ts(export, type = "string")]
 pub struct RepoPath(String);
 
 /// Names Windows keeps for devices, in any case and with any extension
@@ -397,6 +403,8 @@ impl fmt::Display for RepoPath {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
 #[schema(value_type = String)]
+#[derive(ts_rs::TS)]
+#[ts(export, type = "string")]
 pub struct Digest(String);
 
 impl Digest {
@@ -449,10 +457,13 @@ impl fmt::Display for Digest {
 }
 
 /// One committed version; an artifact's head is its newest.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Head {
+    #[ts(type = "number")]
     pub version: u64,
     pub digest: Digest,
+    #[ts(type = "number")]
     pub size: u64,
     pub author: Participant,
     pub committed_at: DateTime<Utc>,
@@ -463,13 +474,16 @@ pub struct Head {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum LeaseKind {
     Checkout,
     Edit,
 }
 
 /// The one live write lease an artifact may have.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Lease {
     /// `checkout:<id>:<participant>` or `edit:<id>`.
     pub holder: String,
@@ -495,7 +509,8 @@ impl Lease {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Artifact {
     pub id: ArtifactId,
     pub path: RepoPath,
@@ -506,13 +521,16 @@ pub struct Artifact {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum CheckoutState {
     Open,
     Closed,
 }
 
 /// Who broke a check-out's lease, and why. Its holder's check-in becomes a proposal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Broken {
     pub by: Participant,
     pub reason: String,
@@ -520,12 +538,14 @@ pub struct Broken {
 }
 
 /// A person's hold on a file, from check-out to check-in or cancel.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Checkout {
     pub id: CheckoutId,
     pub artifact_id: ArtifactId,
     pub path: RepoPath,
     /// The version and digest checked out: every check-in's base.
+    #[ts(type = "number")]
     pub version: u64,
     pub digest: Digest,
     pub actor: Participant,
@@ -542,14 +562,28 @@ pub struct Checkout {
 /// What a check-in or an edit's commit did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "outcome", rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum CheckinResult {
-    Committed { version: u64, digest: Digest },
-    Unchanged { version: u64, digest: Digest },
-    Proposal { proposal: Proposal },
+    Committed {
+        #[ts(type = "number")]
+        version: u64,
+        digest: Digest,
+    },
+    Unchanged {
+        #[ts(type = "number")]
+        version: u64,
+        digest: Digest,
+    },
+    Proposal {
+        proposal: Proposal,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum ProposalState {
     Open,
     Accepted,
@@ -558,22 +592,27 @@ pub enum ProposalState {
 }
 
 /// The version a stale change was made from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Provenance {
+    #[ts(type = "number")]
     pub version: u64,
     pub digest: Digest,
 }
 
 /// A stale check-in, kept against the head for review.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Proposal {
     pub id: ProposalId,
     pub artifact_id: ArtifactId,
     /// The head it was made against; accept requires the head's digest to still be `test_digest`.
+    #[ts(type = "number")]
     pub base_version: u64,
     pub test_digest: Digest,
     pub provenance: Provenance,
     pub digest: Digest,
+    #[ts(type = "number")]
     pub size: u64,
     pub author: Participant,
     pub checkout_id: Option<CheckoutId>,
@@ -597,8 +636,10 @@ pub struct Edit {
 }
 
 /// One fact on the append-only ledger.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct Event {
+    #[ts(type = "number")]
     pub seq: u64,
     pub id: Uuid,
     #[serde(rename = "type")]
@@ -608,13 +649,16 @@ pub struct Event {
     pub holder: Option<String>,
     pub at: DateTime<Utc>,
     #[schema(value_type = Object)]
+    #[ts(type = "Record<string, unknown>")]
     pub data: serde_json::Value,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
 pub struct EventPage {
     pub events: Vec<Event>,
     /// Ask for events after this sequence number next time.
+    #[ts(type = "number")]
     pub next: u64,
 }
 

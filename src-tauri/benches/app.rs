@@ -7,8 +7,10 @@
 //!   the second start must hash nothing.
 //! - `window`: launch to file list, idle memory of all the app's processes,
 //!   scrolling 10,000 files, and a save on disk to "modified" on screen.
+//! - `compare`: two 4096 px versions of one image in the compare view:
+//!   switching between its four modes, and the difference worked out once.
 //!
-//! `--quick` uses small sizes; `--only startup-hash|window` runs one part.
+//! `--quick` uses small sizes; `--only startup-hash|window|compare` runs one part.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -52,6 +54,119 @@ async fn main() {
     if runs("window") {
         window(work.path(), quick).await;
     }
+    if runs("compare") {
+        compare(work.path(), quick).await;
+    }
+}
+
+/// A `side` px square of coloured noise from `seed`, as PNG: noise, so no
+/// encoder shortcut makes the image cheaper than a real one.
+fn noise_png(side: u32, seed: u32) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(2_654_435_761) | 1;
+    let image = image::RgbaImage::from_fn(side, side, |x, y| {
+        // A gradient with a little noise: about what a photograph compresses to.
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        let grain = (state & 15) as u8;
+        image::Rgba([
+            (x * 255 / side) as u8 ^ grain,
+            (y * 255 / side) as u8,
+            (seed * 40) as u8 + grain,
+            255,
+        ])
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    png.into_inner()
+}
+
+/// Two versions of a 4096 px image compared in the window: how long until
+/// the difference is shown the first time (decoding both, working it out),
+/// and then how long each switch of mode takes to reach the screen (from
+/// the key to the second frame after it), every mode in turn.
+async fn compare(work: &Path, quick: bool) {
+    let home = work.join("compare");
+    let store = seed(&home, 0, false).await;
+    let side = if quick { 1024 } else { 4096 };
+    let path: RepoPath = "art/matte.png".parse().unwrap();
+    let artifact = store
+        .import(
+            &path,
+            Upload::stream(std::io::Cursor::new(noise_png(side, 1))),
+        )
+        .await
+        .unwrap();
+    let checkout = store
+        .check_out(artifact.id, Default::default())
+        .await
+        .unwrap();
+    store
+        .check_in(
+            checkout.id,
+            Upload::stream(std::io::Cursor::new(noise_png(side, 2))),
+        )
+        .await
+        .unwrap();
+    let (client, _driver, _) = launch(&home).await;
+    click(&client, &format!(".row[data-path=\"{path}\"]")).await;
+    click(&client, "#history [data-pick=\"1\"]").await;
+    click(&client, "#history [data-pick=\"2\"]").await;
+    click(&client, "#history-compare").await;
+    let first = client
+        .execute_async(
+            "const done = arguments[0];
+             const started = performance.now();
+             (function wait() {
+               const share = document.getElementById('compare-share');
+               if (share && share.dataset.changed) done({ ms: performance.now() - started, said: share.textContent });
+               else setTimeout(wait, 5);
+             })();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let switches = client
+        .execute_async(
+            "const done = arguments[0];
+             const keys = ['2', '3', '4', '1'];
+             const times = [];
+             let round = 0;
+             function next() {
+               const key = keys[round % keys.length];
+               const started = performance.now();
+               document.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+               requestAnimationFrame(() => requestAnimationFrame(() => {
+                 times.push(performance.now() - started);
+                 if (++round < 40) setTimeout(next, 30); else done(times);
+               }));
+             }
+             next();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let times: Vec<f64> = switches
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_f64())
+        .collect();
+    row(
+        &format!("compare view, two {side} px versions: from opening to the difference shown (fetch, decode, diff once)"),
+        format!("{:.0} ms ({})", first["ms"].as_f64().unwrap_or(f64::NAN), first["said"].as_str().unwrap_or("?")),
+        "",
+    );
+    row(
+        &format!("compare view, two {side} px versions: switching mode (key to the second frame after it; 40 switches through all four)"),
+        format!(
+            "median **{:.1} ms**, slowest {:.1} ms",
+            median(times.clone()),
+            times.iter().cloned().fold(0.0, f64::max)
+        ),
+        "under 100 ms",
+    );
+    let _ = client.close().await;
 }
 
 /// 100 checked-out files totalling 20 GiB: the first start hashes them all,
@@ -262,20 +377,23 @@ async fn blank_webkit_window_memory() -> Option<f64> {
     Some(tree_memory(child.0.id()) as f64)
 }
 
-/// A bundled store of `count` files under `home`, as the app finds it.
-async fn seed(home: &Path, count: usize) -> Bundled {
+/// A bundled store of `count` files under `home`, as the app finds it; with
+/// `images`, each a small PNG of its own (so every row has a thumbnail to load).
+async fn seed(home: &Path, count: usize, images: bool) -> Bundled {
     let store = Bundled::open(&home.join("data/store"))
         .unwrap()
         .acting_as("user:alice".parse().unwrap());
     for i in 0..count {
-        let path: RepoPath = format!("project/folder-{:02}/asset-{i:05}.psd", i % 40)
+        let (extension, bytes) = if images {
+            ("png", noise_png(48, i as u32 + 1))
+        } else {
+            ("psd", format!("asset {i}").into_bytes())
+        };
+        let path: RepoPath = format!("project/folder-{:02}/asset-{i:05}.{extension}", i % 40)
             .parse()
             .unwrap();
         store
-            .import(
-                &path,
-                Upload::stream(std::io::Cursor::new(format!("asset {i}").into_bytes())),
-            )
+            .import(&path, Upload::stream(std::io::Cursor::new(bytes)))
             .await
             .unwrap();
     }
@@ -291,7 +409,7 @@ async fn seed(home: &Path, count: usize) -> Bundled {
 async fn window(work: &Path, quick: bool) {
     // Launch to list, and idle memory, on a store of ten files.
     let small = work.join("window-small");
-    seed(&small, 10).await;
+    seed(&small, 10, false).await;
     let mut launches = Vec::new();
     let (mut open, mut in_tray) = (Vec::new(), Vec::new());
     for _ in 0..if quick { 2 } else { 5 } {
@@ -345,7 +463,7 @@ async fn window(work: &Path, quick: bool) {
     // 10,000 files: launch, scroll smoothness, rows in the page.
     let big = work.join("window-big");
     let count = if quick { 2000 } else { 10_000 };
-    seed(&big, count).await;
+    seed(&big, count, true).await;
     let (client, _driver, took) = launch(&big).await;
     row(
         &format!("the same with {count} files"),
@@ -369,7 +487,8 @@ async fn window(work: &Path, quick: bool) {
                times.push(now - last); last = now;
                list.scrollTop += 240;
                if (++frame < 180) requestAnimationFrame(step);
-               else done({ times: times.slice(1), idle: idle.slice(1), rows: list.querySelectorAll('.row').length });
+               else done({ times: times.slice(1), idle: idle.slice(1), rows: list.querySelectorAll('.row').length,
+                           thumbs: [...list.querySelectorAll('.thumb img')].filter((i) => i.complete && i.naturalWidth > 0).length });
              }
              requestAnimationFrame(still);",
             vec![],
@@ -388,11 +507,12 @@ async fn window(work: &Path, quick: bool) {
     row(
         &format!("scrolling the {count}-file list, 240 px per frame for 180 frames"),
         format!(
-            "frame time median **{:.1} ms**, p95 {:.1} ms (a frame with nothing to do: {:.1} ms); {} rows in the page",
+            "frame time median **{:.1} ms**, p95 {:.1} ms (a frame with nothing to do: {:.1} ms); {} rows in the page, {} thumbnails shown at the end",
             median(times.clone()),
             percentile(times, 0.95),
             median(idle),
-            frames["rows"]
+            frames["rows"],
+            frames["thumbs"]
         ),
         "smooth (frames under 16.7 ms); only visible rows rendered",
     );
@@ -400,7 +520,7 @@ async fn window(work: &Path, quick: bool) {
     drop(_driver);
 
     // A save on disk to "modified" on screen.
-    let target: RepoPath = "project/folder-00/asset-00000.psd".parse().unwrap();
+    let target: RepoPath = "project/folder-00/asset-00000.png".parse().unwrap();
     let (client, _driver, _) = launch(&big).await;
     client
         .find(Locator::Css("#filter"))
@@ -440,9 +560,9 @@ async fn window(work: &Path, quick: bool) {
     for round in 0..if quick { 3 } else { 10 } {
         // Alternate between the head's bytes and a change, so each save flips the state.
         let (bytes, expect) = if round % 2 == 0 {
-            (format!("changed {round}"), "Modified")
+            (format!("changed {round}").into_bytes(), "Modified")
         } else {
-            ("asset 0".to_owned(), "Up to date")
+            (noise_png(48, 1), "Up to date")
         };
         tokio::time::sleep(Duration::from_millis(600)).await;
         let temp = local.with_extension("saving~");

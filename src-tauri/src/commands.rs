@@ -20,9 +20,12 @@ use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 const PROGRESS_EVERY_BYTES: u64 = 1 << 20;
 
 /// How far a transfer is: bytes moved of `total` (when known here).
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Moved {
+    #[ts(type = "number")]
     sent: u64,
+    #[ts(type = "number | null")]
     total: Option<u64>,
 }
 
@@ -186,7 +189,8 @@ pub async fn update_file(
     Ok(state.desk().await?.update(artifact).await?)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Added {
     source: PathBuf,
     artifact: Option<Artifact>,
@@ -316,7 +320,8 @@ pub async fn checkin_draft(state: State<'_, AppState>, checkout: CheckoutId) -> 
     Ok(state.desk().await?.checkin_draft(checkout).await?)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct SettingsView {
     settings: Settings,
     has_token: bool,

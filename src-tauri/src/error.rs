@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, ts_rs::TS)]
+#[ts(export, type = "{ code: string, message: string }")]
 pub struct UiError(serde_json::Value);
 
 impl From<leasedesk::Error> for UiError {

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum BackendChoice {
     /// The store inside the app: no server needed.
     Bundled,
@@ -16,6 +18,8 @@ pub enum BackendChoice {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub struct Settings {
     pub backend: BackendChoice,
     pub server_url: String,

@@ -342,8 +342,43 @@ impl World {
     }
 
     async fn screenshot(&self, step: &str) {
-        let png = self.client.screenshot().await.unwrap();
+        let png = self.png().await;
         std::fs::write(self.shots.join(format!("{}-{step}.png", self.name())), png).unwrap();
+    }
+
+    /// The window as PNG. Read from Xvfb's framebuffer file when
+    /// `LEASEDESK_XVFB_FRAMEBUFFER` names it (`cargo xtask test` does): on a
+    /// busy machine WebKitWebDriver's screenshot sometimes never answers, and
+    /// holds every later command of the session with it.
+    async fn png(&self) -> Vec<u8> {
+        let Some(file) = std::env::var_os("LEASEDESK_XVFB_FRAMEBUFFER") else {
+            return self.client.screenshot().await.unwrap();
+        };
+        let frame = self
+            .client
+            .execute(
+                "return [screenX, screenY, outerWidth, outerHeight];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let at: Vec<u32> = frame
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap().max(0.0) as u32)
+            .collect();
+        // A frame drawn since the last change, so the file shows it.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let screen = xwd_to_rgb(&std::fs::read(file).unwrap());
+        let (width, height) = (
+            at[2].min(screen.width() - at[0]),
+            at[3].min(screen.height() - at[1]),
+        );
+        let window = image::imageops::crop_imm(&screen, at[0], at[1], width, height).to_image();
+        let mut png = std::io::Cursor::new(Vec::new());
+        window.write_to(&mut png, image::ImageFormat::Png).unwrap();
+        png.into_inner()
     }
 
     /// Waits up to 15 s for an element matching `css`.
@@ -395,7 +430,9 @@ impl World {
 
     /// Clicks the open file's Check out and waits for the row to show you.
     async fn check_out_here(&self, row: &str) {
-        self.click("action-checkout").await;
+        // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.
+        self.click_css("#action-checkout:not([disabled])", "Check out")
+            .await;
         self.wait_until(
             &format!("{row} .holder"),
             "you as the holder",
@@ -403,6 +440,143 @@ impl World {
             |t| t.starts_with("You"),
         )
         .await;
+    }
+
+    /// Clicks the open file's Check in, which asks for a description: checks
+    /// the draft it offers (when `expect_draft` is given), then confirms, with
+    /// the draft as it is.
+    async fn check_in_here(&self, expect_draft: Option<&str>) {
+        self.check_in_with(expect_draft, None).await;
+    }
+
+    /// As `check_in_here`, typing `message` over the draft when given.
+    async fn check_in_with(&self, expect_draft: Option<&str>, message: Option<&str>) {
+        self.click_css("#action-checkin:not([disabled])", "Check in")
+            .await;
+        let field = self
+            .wait_for(
+                "#checkin[open] #checkin-message",
+                "the description asked for",
+            )
+            .await;
+        if let Some(draft) = expect_draft {
+            // The draft arrives with the dialog: it is filled before it opens.
+            assert_eq!(
+                field.prop("value").await.unwrap().as_deref(),
+                Some(draft),
+                "{}: the check-in's draft description",
+                self.name()
+            );
+        }
+        if let Some(message) = message {
+            field.clear().await.unwrap();
+            field.send_keys(message).await.unwrap();
+        }
+        self.click("checkin-confirm").await;
+    }
+
+    /// Waits until the image matching `css` is decoded; answers its size.
+    async fn decoded(&self, css: &str, what: &str) -> (u64, u64) {
+        let started = Instant::now();
+        loop {
+            let size = self
+                .client
+                .execute(
+                    "const img = document.querySelector(arguments[0]);
+                     return img && img.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : null;",
+                    vec![json!(css)],
+                )
+                .await
+                .unwrap();
+            if let Some([width, height]) = size.as_array().map(Vec::as_slice) {
+                return (width.as_u64().unwrap(), height.as_u64().unwrap());
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                self.screenshot("failure").await;
+                panic!(
+                    "{}: {what} was not decoded within 15 s ({css})",
+                    self.name()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Dismisses the notices, as a user would before reaching what they cover
+    /// (they stack over the detail's lower part).
+    async fn dismiss_notices(&self) {
+        self.client
+            .execute(
+                "for (const b of document.querySelectorAll('.notice .button')) if (b.textContent === 'Dismiss') b.click();",
+                vec![],
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Scrolls the element into the middle of its panel and clicks it there.
+    /// For the history's buttons, far down the detail's own scrolling panel,
+    /// where WebKitWebDriver's click answers an empty error.
+    async fn click_in_panel(&self, css: &str, what: &str) {
+        self.wait_for(css, what).await;
+        let clicked = self
+            .client
+            .execute(
+                "const b = document.querySelector(arguments[0]);
+                 if (!b || b.disabled) return false;
+                 b.scrollIntoView({ block: 'center' });
+                 b.click();
+                 return true;",
+                vec![json!(css)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            clicked,
+            json!(true),
+            "{}: {what} is not there to click",
+            self.name()
+        );
+    }
+
+    /// Presses a key in the window (outside any field).
+    async fn press(&self, key: &str) {
+        self.wait_for("body", "the page")
+            .await
+            .send_keys(key)
+            .await
+            .unwrap();
+    }
+
+    /// The CLI's `--json` answer, as `who`.
+    fn cli_json(&self, who: &str, args: &[&str]) -> serde_json::Value {
+        let mut command = Command::new(tool("LEASEDESK_BIN"));
+        command
+            .arg("--data")
+            .arg(&self.store)
+            .args(["--as", &format!("user:{who}"), "--json"]);
+        let out = command
+            .args(args)
+            .env_remove("LEASEDESK_DATA")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{who} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// A screenshot for the README too (`docs/screenshots/NAME.png`) when
+    /// `LEASEDESK_SCREENSHOTS=update`, so a plain test run changes no tracked file.
+    async fn readme_screenshot(&self, name: &str) {
+        self.screenshot(name).await;
+        if std::env::var("LEASEDESK_SCREENSHOTS").as_deref() == Ok("update") {
+            let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
+            std::fs::create_dir_all(&docs).unwrap();
+            std::fs::write(docs.join(format!("{name}.png")), self.png().await).unwrap();
+        }
     }
 
     async fn click(&self, id: &str) {
@@ -435,6 +609,26 @@ impl World {
             .await
             .unwrap()
     }
+}
+
+/// Xvfb's screen (`-fbdir`: an XWD file, ZPixmap at 32 bits per pixel) as RGB.
+fn xwd_to_rgb(xwd: &[u8]) -> image::RgbImage {
+    let field = |i: usize| u32::from_be_bytes(xwd[i * 4..i * 4 + 4].try_into().unwrap());
+    let (header, width, height) = (field(0) as usize, field(4), field(5));
+    let (byte_order, bits_per_pixel, bytes_per_line) = (field(7), field(11), field(12) as usize);
+    let colours = field(19) as usize;
+    assert_eq!((field(2), bits_per_pixel), (2, 32), "a 24-bit Xvfb screen");
+    let pixels = &xwd[header + colours * 12..];
+    image::RgbImage::from_fn(width, height, |x, y| {
+        let at = y as usize * bytes_per_line + x as usize * 4;
+        let p = &pixels[at..at + 4];
+        // LSBFirst (0) keeps blue first in memory.
+        if byte_order == 0 {
+            image::Rgb([p[2], p[1], p[0]])
+        } else {
+            image::Rgb([p[1], p[2], p[3]])
+        }
+    })
 }
 
 fn run_cli(args: &[&str]) {
@@ -529,7 +723,7 @@ async fn scenarios(kind: Backend) {
     w.screenshot("03-modified").await;
 
     // Check in: version 2, read-only again.
-    w.click("action-checkin").await;
+    w.check_in_here(None).await;
     w.wait_until(
         &format!("{row} .version"),
         "version 2",
@@ -614,7 +808,7 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.open_row(path).await;
-    w.click("action-checkin").await;
+    w.check_in_here(None).await;
     w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
         t.contains("became a proposal because bob committed version 3")
     })
@@ -643,8 +837,9 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.screenshot("07-proposal").await;
-    // To compare, her own file: the backup beside the head's.
-    w.click_css("[data-compare]", "Compare with the head").await;
+    // To compare in other tools, her own file: the backup beside the head's.
+    w.click_css("[data-save-beside]", "Save beside the head")
+        .await;
     w.wait_until(
         ".notice",
         "the file to compare",
@@ -1136,4 +1331,282 @@ async fn the_app_on_a_team_server() {
     tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Remote))
         .await
         .expect("the scenarios within 5 minutes");
+}
+
+/// A poster 320 × 200: a sky with a sun at `sun_x`, as PNG bytes.
+fn poster(sun_x: u32) -> Vec<u8> {
+    let image = image::RgbaImage::from_fn(320, 200, |x, y| {
+        let (dx, dy) = (x as i64 - sun_x as i64, y as i64 - 60);
+        if dx * dx + dy * dy < 30 * 30 {
+            image::Rgba([250, 200, 40, 255])
+        } else if y > 150 {
+            image::Rgba([40, 120, 60, 255])
+        } else {
+            image::Rgba([90, 150, 230, 255])
+        }
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    png.into_inner()
+}
+
+/// Waits until `path` holds `bytes`.
+async fn until_holds(path: &Path, bytes: &[u8], what: &str) {
+    let started = Instant::now();
+    while std::fs::read(path).ok().as_deref() != Some(bytes) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: {} does not hold the expected bytes",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The newest version's description, as the store has it.
+fn newest_message(w: &World, path: &str) -> serde_json::Value {
+    let answer = w.cli_json("bob", &["versions", path]);
+    let versions = answer.get("versions").unwrap_or(&answer);
+    versions[0]["message"].clone()
+}
+
+/// Opens the compare view's difference (key 4) and answers what it says of
+/// the two images, once both are decoded and the difference is worked out.
+async fn difference_said(w: &World) -> String {
+    let a = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=a]",
+            "the first image",
+        )
+        .await;
+    let b = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=b]",
+            "the second image",
+        )
+        .await;
+    assert_eq!(
+        (a, b),
+        ((320, 200), (320, 200)),
+        "both images, at their size"
+    );
+    w.press("4").await;
+    w.wait_until(
+        "#compare-stage[data-mode=diff]",
+        "the difference mode",
+        Duration::from_secs(5),
+        |_| true,
+    )
+    .await;
+    let share = w
+        .wait_until(
+            "#compare-share",
+            "the difference's share",
+            Duration::from_secs(15),
+            |t| t == "identical" || t.ends_with("of pixels differ"),
+        )
+        .await;
+    share.prop("textContent").await.unwrap().unwrap_or_default()
+}
+
+/// Seeing the work: thumbnails in the list, a check-in that asks for a
+/// description (stored, read back from the store), the history with a copy
+/// of an old version opened and that version restored, two versions and a
+/// proposal compared in the window.
+async fn seeing_the_work() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Bundled).await;
+    let path = "art/poster.png";
+    let row = World::row(path);
+    let local = w.workspace.join(path);
+    let (v1, v2) = (poster(80), poster(240));
+    let incoming = w._home.path().join("poster.png");
+    std::fs::write(&incoming, &v1).unwrap();
+    w.cli("bob", &["import", path, incoming.to_str().unwrap()]);
+
+    // The list shows the file's thumbnail, decoded.
+    let (width, _) = w
+        .decoded(&format!("{row} .thumb img"), "the row's thumbnail")
+        .await;
+    assert!(
+        width > 0 && width <= 72,
+        "a thumbnail, not the image: {width} px"
+    );
+
+    // Check out with a note, save a change: the detail previews the local
+    // copy and says it is modified.
+    w.open_row(path).await;
+    w.client
+        .find(Locator::Css("#checkout-note"))
+        .await
+        .unwrap()
+        .send_keys("moving the sun")
+        .await
+        .unwrap();
+    w.check_out_here(&row).await;
+    save_atomically(&local, &v2);
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(3),
+        |t| t == "Modified",
+    )
+    .await;
+    w.wait_until(
+        "#detail-preview figcaption",
+        "the local copy's preview",
+        Duration::from_secs(5),
+        |t| t.contains("modified"),
+    )
+    .await;
+    w.decoded("#detail-preview img", "the local copy's preview")
+        .await;
+
+    // Check in: asked for a description, offered the note; stored as typed.
+    w.check_in_with(Some("moving the sun"), Some("The sun moves to the right"))
+        .await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 2",
+        Duration::from_secs(10),
+        |t| t == "v2",
+    )
+    .await;
+    assert_eq!(
+        newest_message(&w, path),
+        json!("The sun moves to the right")
+    );
+
+    // The history, newest first, with thumbnails and the description.
+    let version = |n: u32| format!("#history [data-kind=version][data-version=\"{n}\"]");
+    w.wait_until(
+        &version(2),
+        "version 2 in the history",
+        Duration::from_secs(10),
+        |t| t.contains("The sun moves to the right"),
+    )
+    .await;
+    w.wait_for(&version(1), "version 1 in the history").await;
+    w.decoded(
+        &format!("{} .thumb img", version(1)),
+        "version 1's thumbnail",
+    )
+    .await;
+    w.wait_until(
+        "#history [data-kind=checkout] .ending",
+        "how the check-out ended",
+        Duration::from_secs(5),
+        |t| t == "checked in as version 2",
+    )
+    .await;
+    w.readme_screenshot("history").await;
+
+    // Open a copy of version 1: beside the file, read-only, its bytes.
+    w.dismiss_notices().await;
+    w.click_css("[data-open-copy=\"1\"]", "Open a copy of version 1")
+        .await;
+    let copy = local.with_file_name("poster (v1).png");
+    until_holds(&copy, &v1, "the copy of version 1").await;
+    assert!(!writable(&copy), "an opened copy is read-only");
+
+    // Restore version 1 while holding the check-out, over a change of
+    // yours: the copy has version 1's bytes, the change is kept beside it,
+    // and the check-in offers "Restored version 1".
+    w.check_out_here(&row).await;
+    let change = poster(200);
+    save_atomically(&local, &change);
+    w.wait_until(
+        &format!("{row} .local"),
+        "Modified",
+        Duration::from_secs(3),
+        |t| t == "Modified",
+    )
+    .await;
+    w.dismiss_notices().await;
+    w.click_in_panel("[data-restore=\"1\"]", "Restore version 1")
+        .await;
+    until_holds(&local, &v1, "the restored copy").await;
+    let kept: Vec<PathBuf> = std::fs::read_dir(local.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read(p).ok().as_deref() == Some(&change[..]))
+        .collect();
+    assert_eq!(kept.len(), 1, "the change is kept beside: {kept:?}");
+    w.check_in_here(Some("Restored version 1")).await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 3",
+        Duration::from_secs(10),
+        |t| t == "v3",
+    )
+    .await;
+    assert_eq!(newest_message(&w, path), json!("Restored version 1"));
+
+    // Compare two versions: 1 and 3 are the same picture, 1 and 2 are not.
+    w.wait_for(&version(3), "version 3 in the history").await;
+    let pick = |n: u32| format!("#history [data-pick=\"{n}\"]");
+    w.dismiss_notices().await;
+    w.click_css(&pick(1), "pick version 1").await;
+    w.click_css(&pick(3), "pick version 3").await;
+    w.click("history-compare").await;
+    assert_eq!(difference_said(&w).await, "identical");
+    w.click("compare-close").await;
+    w.click_css(&pick(3), "unpick version 3").await;
+    w.click_css(&pick(2), "pick version 2").await;
+    w.click("history-compare").await;
+    let said = difference_said(&w).await;
+    assert!(
+        said != "identical" && said.ends_with("% of pixels differ"),
+        "{said}"
+    );
+    w.click("compare-close").await;
+
+    // A proposal against the head, compared in the window.
+    w.check_out_here(&row).await;
+    save_atomically(&local, &poster(160));
+    w.cli("admin", &["break", path, "--reason", "print deadline"]);
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the lost lease",
+        Duration::from_secs(10),
+        |t| t == "Your lease broken by admin",
+    )
+    .await;
+    let bob_copy = w._home.path().join("bob-poster.png");
+    std::fs::write(&bob_copy, poster(300)).unwrap();
+    w.cli("bob", &["checkout", path]);
+    w.cli("bob", &["checkin", path, bob_copy.to_str().unwrap()]);
+    w.wait_until(
+        &format!("{row} .version"),
+        "bob's version 4",
+        Duration::from_secs(10),
+        |t| t == "v4",
+    )
+    .await;
+    w.open_row(path).await;
+    w.check_in_here(None).await;
+    w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+        t.contains("became a proposal")
+    })
+    .await;
+    w.click("tab-proposals").await;
+    w.dismiss_notices().await;
+    w.click_css("[data-compare]", "Compare with the head").await;
+    w.press("1").await;
+    w.readme_screenshot("compare").await;
+    let said = difference_said(&w).await;
+    assert!(
+        said != "identical" && said.ends_with("% of pixels differ"),
+        "{said}"
+    );
+    w.readme_screenshot("compare-difference").await;
+    w.click("compare-close").await;
+    w.client.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_shows_the_work() {
+    tokio::time::timeout(SCENARIO_LIMIT, seeing_the_work())
+        .await
+        .expect("the scenario within 5 minutes");
 }

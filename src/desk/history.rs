@@ -20,30 +20,37 @@ use crate::error::Result;
 use crate::model::*;
 
 /// One page of a history, newest first.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct HistoryPage {
     pub entries: Vec<HistoryEntry>,
     /// Ask with `before` = this for the next (older) page; `None` at the start.
+    #[ts(type = "number | null")]
     pub next_before: Option<u64>,
 }
 
 /// One thing that happened to a file. `seq` is the event it stands at.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum HistoryEntry {
     Version {
+        #[ts(type = "number")]
         seq: u64,
         #[serde(flatten)]
         head: Head,
     },
     Checkout(CheckoutEntry),
     Proposal {
+        #[ts(type = "number")]
         seq: u64,
         /// With its state now (open, accepted, rejected, superseded).
         #[serde(flatten)]
         proposal: Proposal,
     },
     Renamed {
+        #[ts(type = "number")]
         seq: u64,
         at: Timestamp,
         by: Option<Participant>,
@@ -64,12 +71,15 @@ impl HistoryEntry {
 }
 
 /// A check-out from its start to how it ended.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct CheckoutEntry {
+    #[ts(type = "number")]
     pub seq: u64,
     pub id: CheckoutId,
     pub who: Participant,
     /// The version checked out.
+    #[ts(type = "number")]
     pub version: u64,
     pub note: Option<String>,
     pub from: Timestamp,
@@ -83,10 +93,13 @@ pub struct CheckoutEntry {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum CheckoutEnd {
     Open,
     /// Checked in as `version`; `unchanged` when the bytes were already the head.
     CheckedIn {
+        #[ts(type = "number")]
         version: u64,
         unchanged: bool,
     },

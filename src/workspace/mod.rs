@@ -28,6 +28,8 @@ pub use index::{Stat, Synced};
 /// How a local copy stands against the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
+#[ts(export)]
 pub enum LocalState {
     /// No local copy, and none was ever brought here if you hold the file.
     NotLocal,
@@ -47,7 +49,8 @@ pub enum LocalState {
 }
 
 /// What a check-out did locally.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct CheckedOut {
     pub checkout: Checkout,
     /// Where your earlier changes went, if the head had to replace them.
@@ -55,7 +58,8 @@ pub struct CheckedOut {
 }
 
 /// What a check-in or cancel did locally.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Closed {
     pub checkout: Checkout,
     /// Where your changes were kept, when the head replaced them (a cancel, or

@@ -83,7 +83,7 @@ describe("check-in outcomes", () => {
   const artifact: Artifact = {
     id: "a",
     path: "brand/hero.psd",
-    head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString() },
+    head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString(), message: null },
     lease: null,
   };
   const closed = (result: Closed["checkout"]["result"], backup: string | null = null): Closed => ({
@@ -100,8 +100,8 @@ describe("check-in outcomes", () => {
 
   it("a proposal says who committed first and where the file went", () => {
     const proposal = {
-      id: "p", artifact_id: "a", base_version: 7, test_digest: "d", digest: "e", size: 1, author: "user:alice",
-      checkout_id: "c", state: "open" as const, created_at: new Date(now).toISOString(),
+      id: "p", artifact_id: "a", base_version: 7, test_digest: "d", provenance: { version: 7, digest: "d" }, digest: "e", size: 1, author: "user:alice",
+      checkout_id: "c", state: "open" as const, created_at: new Date(now).toISOString(), message: null,
     };
     const said = checkinOutcome(closed({ outcome: "proposal", proposal }, "/ws/brand/hero (my changes 2026-11-29 1405).psd"), artifact, now);
     expect(said).toBe(

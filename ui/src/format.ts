@@ -1,5 +1,6 @@
 // Pure formatting and wording: what the window says, tested without a window.
 import type { AppError, Artifact, Checkout, Closed, Event, LocalState } from "./api";
+import type { CheckoutEnd } from "./generated/CheckoutEnd";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
 export function participantName(participant: string): string {
@@ -252,3 +253,92 @@ export function leaseLost(mine: Checkout | null, lease: { checkout_id: string | 
 export function isMine(checkout: Checkout | null): checkout is Checkout {
   return checkout !== null && checkout.state === "open";
 }
+
+// ----- compare
+
+/** "3.2 % of pixels differ", "identical"; a share too small to show as 0.1 %
+ *  is still said to differ, so a changed pixel is never called identical. */
+export function diffShare(changed: number, total: number): string {
+  if (changed === 0) return "identical";
+  const percent = (changed / total) * 100;
+  if (percent < 0.1) return "less than 0.1 % of pixels differ";
+  if (percent >= 99.95 && changed < total) return "99.9 % of pixels differ";
+  return `${percent.toFixed(1)} % of pixels differ`;
+}
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+export function dimensions(size: Size): string {
+  return `${size.width} × ${size.height} px`;
+}
+
+/** What the compare view says about the two images' sizes. */
+export function sizesLine(a: Size, b: Size): { text: string; differ: boolean } {
+  if (a.width === b.width && a.height === b.height) return { text: `Both ${dimensions(a)}`, differ: false };
+  return { text: `The sizes differ: ${dimensions(a)} and ${dimensions(b)}`, differ: true };
+}
+
+/** Where an image sits: scaled by `scale`, its top-left at (x, y) in the viewport. */
+export interface Zoom {
+  scale: number;
+  x: number;
+  y: number;
+}
+
+export const MIN_ZOOM = 1 / 32;
+export const MAX_ZOOM = 32;
+
+/** The whole image in the box, centred, never enlarged past 100 %. */
+export function fit(image: Size, box: Size): Zoom {
+  const scale = Math.min(1, box.width / image.width, box.height / image.height);
+  return { scale, x: (box.width - image.width * scale) / 2, y: (box.height - image.height * scale) / 2 };
+}
+
+/** Zooms by `factor` about the viewport point (px, py), which stays over the
+ *  same image pixel; the scale is kept within MIN_ZOOM..MAX_ZOOM. */
+export function zoomAt(zoom: Zoom, factor: number, px: number, py: number): Zoom {
+  const scale = Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, zoom.scale * factor));
+  const k = scale / zoom.scale;
+  return { scale, x: px - (px - zoom.x) * k, y: py - (py - zoom.y) * k };
+}
+
+/** "100 %", "12.5 %". */
+export function zoomLabel(zoom: Zoom): string {
+  const percent = zoom.scale * 100;
+  return `${percent >= 10 ? Math.round(percent) : percent.toFixed(1)} %`;
+}
+
+// ----- history
+
+/** How a check-out ended, in the history's words. */
+export function checkoutEnding(ended: CheckoutEnd): string {
+  switch (ended.outcome) {
+    case "open":
+      return "still checked out";
+    case "checked_in":
+      return ended.unchanged ? `checked in unchanged: still version ${ended.version}` : `checked in as version ${ended.version}`;
+    case "proposed":
+      return "checked in late: became a proposal";
+    case "cancelled":
+      return "cancelled, nothing checked in";
+    case "lapsed":
+      return "the lease lapsed";
+    case "broken":
+      return `lease broken by ${participantName(ended.by)}: “${ended.reason}”`;
+  }
+}
+
+/** "17:30 – 18:05", or "since 17:30" for one still open. */
+export function span(from: string, to: string | null, now: number): string {
+  return to ? `${clock(from, now)} – ${clock(to, now)}` : `since ${clock(from, now)}`;
+}
+
+export const proposalStateWords: Record<string, string> = {
+  open: "open, waiting for a decision",
+  accepted: "accepted: it became a version",
+  rejected: "rejected",
+  superseded: "superseded by a later change",
+};

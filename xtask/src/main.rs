@@ -20,9 +20,10 @@ fn main() -> ExitCode {
         "seed-demo" => seed_demo_into(&args[1..]),
         "bench" => bench(&args[1..]),
         "fuzz" => fuzz(&args[1..]),
+        "types" => ui_types(&root().join(GENERATED_TYPES)).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | seed-demo DIR | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
+                "usage: cargo xtask run | test | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -143,6 +144,7 @@ fn test() -> Result<()> {
     let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
     ensure_debian_packages(&packages)?;
     build_ui()?;
+    check_ui_types()?;
     let (mut passed, mut failed) = ui_tests()?;
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
@@ -158,9 +160,19 @@ fn test() -> Result<()> {
     let keyring_home = target_dir().join("test-keyring");
     let _ = std::fs::remove_dir_all(&keyring_home);
     std::fs::create_dir_all(&keyring_home)?;
+    // Xvfb keeps its screen in a file there, which the end-to-end tests read
+    // for their screenshots (WebDriver's sometimes never answers on a busy machine).
+    let framebuffer = target_dir().join("xvfb-screen");
+    std::fs::create_dir_all(&framebuffer)?;
     let mut cmd = Command::new("xvfb-run");
     cmd.current_dir(root())
-        .args(["-a", "-s", "-screen 0 1280x800x24", "dbus-run-session", "--"])
+        .args([
+            "-a",
+            "-s",
+            &format!("-screen 0 1280x800x24 -fbdir {}", framebuffer.display()),
+            "dbus-run-session",
+            "--",
+        ])
         .args([
             "sh",
             "-c",
@@ -172,6 +184,10 @@ fn test() -> Result<()> {
         .env("XDG_DATA_HOME", &keyring_home)
         .env("TAURI_DRIVER", &tauri_driver)
         .env("LEASEDESK_BIN", target_dir().join("debug/leasedesk"))
+        .env(
+            "LEASEDESK_XVFB_FRAMEBUFFER",
+            framebuffer.join("Xvfb_screen0"),
+        )
         .stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start cargo test")?;
@@ -187,6 +203,66 @@ fn test() -> Result<()> {
     println!("\ntests: {passed} passed, {failed} failed");
     if !status.success() {
         bail!("cargo test failed with {status}");
+    }
+    Ok(())
+}
+
+/// Where the UI's TypeScript types of the Rust ones are kept (committed).
+const GENERATED_TYPES: &str = "ui/src/generated";
+
+/// Writes the TypeScript types of the model's and the app's types (ts-rs's
+/// `export_bindings` tests) into `dir`, emptied first; answers the files.
+fn ui_types(dir: &Path) -> Result<Vec<String>> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    check(
+        cargo()
+            .args([
+                "test",
+                "--quiet",
+                "-p",
+                "leasedesk",
+                "-p",
+                "leasedesk-app",
+                "--lib",
+            ])
+            .arg("export_bindings")
+            .env("TS_RS_EXPORT_DIR", dir),
+    )?;
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_>>()?;
+    names.sort();
+    Ok(names)
+}
+
+/// Fails when the committed TypeScript types are not what the Rust types
+/// give now (a field added in Rust and not in the window, or the reverse).
+fn check_ui_types() -> Result<()> {
+    let fresh = target_dir().join("ui-types");
+    let names = ui_types(&fresh)?;
+    let committed = root().join(GENERATED_TYPES);
+    let mut kept: Vec<String> = std::fs::read_dir(&committed)
+        .with_context(|| format!("reading {}", committed.display()))?
+        .map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_>>()?;
+    kept.sort();
+    let mut stale: Vec<&String> = names
+        .iter()
+        .filter(|name| {
+            std::fs::read(fresh.join(name)).ok() != std::fs::read(committed.join(name)).ok()
+        })
+        .collect();
+    stale.extend(kept.iter().filter(|name| !names.contains(name)));
+    if !stale.is_empty() {
+        bail!(
+            "{GENERATED_TYPES} is stale ({}): run `cargo xtask types` and commit the result",
+            stale
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     Ok(())
 }
@@ -301,6 +377,10 @@ fn cli_demo() -> Result<()> {
 fn run() -> Result<()> {
     warn_if_disk_is_low();
     ensure_debian_packages(APP_PACKAGES)?;
+    // The app's crate embeds ui/dist, so the types are made after a first
+    // build of the window, which is then built again with them.
+    build_ui()?;
+    ui_types(&root().join(GENERATED_TYPES))?;
     build_ui()?;
     check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
     check(cargo().args(["build", "-p", "leasedesk-app"]))?;

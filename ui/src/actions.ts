@@ -1,0 +1,129 @@
+// What a click does to a file: each starts from the user's click, runs
+// through `run` (busy meanwhile, errors shown) and says what happened.
+import { api, type Checkout, type FileRow, type Proposal, type Decision } from "./api";
+import { notice, render, rowOf, run, setView, state } from "./app";
+import { bytes, checkinOutcome, clock, fileName } from "./format";
+import { $, button, h } from "./h";
+
+export async function checkOut(row: FileRow) {
+  const note = ($("checkout-note") as HTMLInputElement | null)?.value.trim() || null;
+  const hours = Number(($("checkout-hours") as HTMLSelectElement | null)?.value ?? "0");
+  const done = await run(row.artifact.id, () => api.checkOut(row.artifact.id, note, hours > 0 ? hours * 3600 : null));
+  if (done) {
+    const until = clock(done.checkout.expires_at, Date.now());
+    const kept = done.backup ? ` Your earlier changes are kept as “${fileName(done.backup)}”.` : "";
+    notice(`${fileName(row.artifact.path)} is yours until ${until}`, `It is writable now.${kept}`, "success");
+  }
+}
+
+export async function extend(checkout: Checkout) {
+  const done = await run(checkout.artifact_id, () => api.extend(checkout.id, null));
+  if (done) notice(`${fileName(done.path)} extended`, `Your lease now ends at ${clock(done.expires_at, Date.now())}.`, "success");
+}
+
+/** Asks what changed (prefilled with the check-out's draft: "Restored
+ *  version N", else its note), then checks in with that description. */
+export async function checkIn(checkout: Checkout) {
+  const draft = await api.checkinDraft(checkout.id).catch(() => checkout.note ?? "");
+  const dialog = $("checkin") as HTMLDialogElement;
+  const message = h("textarea", { id: "checkin-message", rows: "3", maxlength: "4000", placeholder: "What changed, for the history" });
+  message.value = draft;
+  const confirm = button("Check in", () => {
+    dialog.close();
+    void upload(checkout, message.value.trim() || null);
+  }, "primary", { id: "checkin-confirm" });
+  dialog.replaceChildren(h("form", { method: "dialog", class: "checkin-form" },
+    h("h2", { id: "checkin-title" }, `Check in ${fileName(checkout.path)}`),
+    h("label", { class: "field" }, h("span", {}, "Description"), message),
+    h("div", { class: "actions" }, confirm, button("Back", () => dialog.close(), "ghost", { id: "checkin-back" }))));
+  message.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      confirm.click();
+    }
+  });
+  dialog.showModal();
+  message.focus();
+  message.select();
+}
+
+async function upload(checkout: Checkout, message: string | null) {
+  const row = rowOf(checkout.artifact_id);
+  const upload = `${checkout.id}-${Date.now()}`;
+  state.uploads.set(checkout.id, { upload, sent: 0, size: 0 });
+  render();
+  const done = await run(checkout.artifact_id, () =>
+    api.checkIn(checkout.id, upload, message, ({ sent, total }) => {
+      const progress = state.uploads.get(checkout.id);
+      if (progress) {
+        progress.sent = sent;
+        progress.size = total ?? 0;
+        updateProgress(checkout.id);
+      }
+    }),
+  );
+  state.uploads.delete(checkout.id);
+  if (done) {
+    const fresh = await api.overview().catch(() => null);
+    const artifact = fresh?.files.find((r) => r.artifact.id === checkout.artifact_id)?.artifact ?? row?.artifact;
+    const proposal = done.checkout.result?.outcome === "proposal";
+    notice(proposal ? "Kept as a proposal" : "Checked in", checkinOutcome(done, artifact, Date.now()), proposal ? "info" : "success",
+      proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);
+  }
+  render();
+}
+
+export function updateProgress(checkoutId: string) {
+  const progress = state.uploads.get(checkoutId);
+  const bar = document.querySelector<HTMLElement>(`[data-upload="${checkoutId}"]`);
+  if (!progress || !bar) return;
+  const size = progress.size;
+  bar.querySelector<HTMLElement>(".label")!.textContent =
+    size > 0 ? `Uploading… ${bytes(progress.sent)} of ${bytes(size)}` : `Uploading… ${bytes(progress.sent)} sent`;
+  const part = size > 0 ? Math.min(1, progress.sent / size) : 0.5;
+  bar.querySelector<HTMLElement>(".bar")!.style.width = `${Math.round(part * 100)}%`;
+}
+
+export async function cancelUpload(checkout: Checkout) {
+  const progress = state.uploads.get(checkout.id);
+  if (progress) await api.cancelUpload(progress.upload);
+}
+
+export async function cancelCheckout(checkout: Checkout) {
+  const done = await run(checkout.artifact_id, () => api.cancelCheckout(checkout.id));
+  if (done) {
+    const kept = done.backup ? `Your changes are kept as “${fileName(done.backup)}”.` : "Nothing had changed.";
+    notice(`${fileName(checkout.path)} is back to version ${done.checkout.version}`, kept, "success");
+  }
+}
+
+export async function updateFile(row: FileRow) {
+  const backup = await run(row.artifact.id, () => api.updateFile(row.artifact.id));
+  if (backup !== undefined) {
+    notice(`${fileName(row.artifact.path)} is up to date`, backup ? `Your changes are kept as “${fileName(backup)}”.` : "", "success");
+  }
+}
+
+export async function getCopy(row: FileRow, checkout: Checkout) {
+  const done = await run(row.artifact.id, () => api.getCopy(checkout.id));
+  if (done) {
+    const kept = done.backup ? ` Your earlier changes are kept as “${fileName(done.backup)}”.` : "";
+    notice(`${fileName(row.artifact.path)} is here to edit`, `Version ${done.checkout.version}, writable. Your lease is as it was.${kept}`, "success");
+  }
+}
+
+export async function notifyWhenFree(artifact: string, on: boolean) {
+  await api.notifyWhenFree(artifact, on);
+  if (on) state.waiting.add(artifact);
+  else state.waiting.delete(artifact);
+  if (on) notice("You will be told", "A notification comes as soon as the file is free.");
+  render();
+}
+
+export async function decide(proposal: Proposal, decision: Decision) {
+  const done = await run(proposal.artifact_id, () => api.decide(proposal.id, decision));
+  if (done) {
+    const words = { accept: "accepted: it is the head now", rebuild: "rebuilt against the current head", reject: "rejected" };
+    notice(`Proposal ${words[decision]}`, "", "success");
+  }
+}

@@ -1,0 +1,281 @@
+// Two images of one file side by side, swiped, as an onion skin, or as their
+// difference: a proposal against the head, any two versions, your modified
+// copy against the head. Every mode's layers are built once per pair and the
+// difference is computed once (and kept for the last few pairs), so
+// switching modes only flips an attribute. Zoom and pan are one transform
+// shared by every layer, so the two sides stay in step.
+import { diffPixels } from "../diff";
+import { diffShare, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Size, type Zoom } from "../format";
+import { $, button, h } from "../h";
+
+export interface Side {
+  label: string;
+  src: string;
+}
+
+export type Mode = "side" | "swipe" | "onion" | "diff";
+const MODES: [Mode, string][] = [["side", "Side by side"], ["swipe", "Swipe"], ["onion", "Onion skin"], ["diff", "Difference"]];
+
+/** The difference of a pair of addresses: its picture and its share. */
+interface Difference {
+  canvas: HTMLCanvasElement;
+  changed: number;
+  total: number;
+}
+const differences = new Map<string, Promise<Difference>>();
+const KEPT_DIFFERENCES = 4;
+
+async function pixelsOf(src: string): Promise<ImageData> {
+  const response = await fetch(src);
+  if (!response.ok) throw new Error(`no preview (${response.status})`);
+  const bitmap = await createImageBitmap(await response.blob());
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const context = canvas.getContext("2d", { willReadFrequently: true })!;
+  context.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  return context.getImageData(0, 0, canvas.width, canvas.height);
+}
+
+/** The difference's picture and count, from a worker when the window can
+ *  start one (else here). The pixels are handed over, not copied. */
+function diffOffThread(a: ImageData, b: ImageData): Promise<{ out: Uint8ClampedArray; changed: number }> {
+  const here = () => {
+    const out = new Uint8ClampedArray(Math.max(a.width, b.width) * Math.max(a.height, b.height) * 4);
+    return { out, changed: diffPixels(a, b, out) };
+  };
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL("../diff-worker.ts", import.meta.url), { type: "module" });
+  } catch {
+    return Promise.resolve(here());
+  }
+  return new Promise((resolve) => {
+    worker.onmessage = (message) => {
+      worker.terminate();
+      resolve(message.data);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      worker.terminate();
+      resolve(here());
+    };
+    const pixels = (image: ImageData) => ({ data: image.data, width: image.width, height: image.height });
+    worker.postMessage({ a: pixels(a), b: pixels(b) }, [a.data.buffer, b.data.buffer]);
+  });
+}
+
+function differenceOf(left: string, right: string): Promise<Difference> {
+  const key = `${left}\n${right}`;
+  let found = differences.get(key);
+  if (!found) {
+    found = (async () => {
+      const [a, b] = await Promise.all([pixelsOf(left), pixelsOf(right)]);
+      const width = Math.max(a.width, b.width);
+      const height = Math.max(a.height, b.height);
+      const { out, changed } = await diffOffThread(a, b);
+      const canvas = h("canvas", { class: "layer", width: String(width), height: String(height) });
+      canvas.getContext("2d")!.putImageData(new ImageData(out as Uint8ClampedArray<ArrayBuffer>, width, height), 0, 0);
+      return { canvas, changed, total: width * height };
+    })();
+    differences.set(key, found);
+    found.catch(() => differences.delete(key));
+    while (differences.size > KEPT_DIFFERENCES) differences.delete(differences.keys().next().value!);
+  }
+  return found;
+}
+
+let closeOpen: (() => void) | null = null;
+
+/** Opens the compare view over the window; Escape or Close ends it. */
+export function openCompare(title: string, left: Side, right: Side, startMode: Mode = "side") {
+  closeOpen?.();
+  const root = $("compare");
+  let zoom: Zoom = { scale: 1, x: 0, y: 0 };
+  let fitted = true;
+  const sizes: (Size | null)[] = [null, null];
+
+  const image = (side: Side, which: string) => {
+    const img = h("img", { class: `layer ${which}`, alt: side.label, src: side.src, draggable: "false", "data-side": which });
+    return img;
+  };
+  // Side by side: a pane per image. Swipe and onion: both in one pane.
+  const sideA = image(left, "a");
+  const sideB = image(right, "b");
+  const stackA = image(left, "a");
+  const stackB = image(right, "b");
+  const diffHolder = h("div", { class: "layer-holder" });
+  const panes = {
+    side: [h("div", { class: "pane", "data-label": left.label }, sideA), h("div", { class: "pane", "data-label": right.label }, sideB)],
+    stack: h("div", { class: "pane stack" }, stackA, stackB, h("div", { class: "swipe-line" })),
+    diff: h("div", { class: "pane diff" }, diffHolder),
+  };
+  const slider = h("input", { id: "compare-slider", type: "range", min: "0", max: "100", value: "50", "aria-label": "Swipe position" });
+  const share = h("output", { id: "compare-share", "aria-live": "polite" }, "");
+  const sizeLine = h("p", { id: "compare-sizes", class: "muted" }, "");
+  const zoomText = h("span", { class: "zoom-label", id: "compare-zoom" }, "");
+  const stage = h("div", { class: "compare-stage", "data-mode": startMode, id: "compare-stage" }, ...panes.side, panes.stack, panes.diff);
+  const modeButtons = MODES.map(([mode, label], i) => {
+    const b = button(label, () => setMode(mode), "small", { "data-mode": mode, title: `${label} (${i + 1})`, "aria-pressed": String(mode === startMode) });
+    return b;
+  });
+
+  function setMode(mode: Mode) {
+    stage.dataset.mode = mode;
+    for (const b of modeButtons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+    slider.hidden = mode !== "swipe" && mode !== "onion";
+    slider.setAttribute("aria-label", mode === "onion" ? "Opacity of the second image" : "Swipe position");
+    applySlider();
+    if (fitted) refit();
+  }
+
+  function applySlider() {
+    const value = Number(slider.value);
+    const mode = stage.dataset.mode;
+    stackB.style.clipPath = mode === "swipe" ? `inset(0 0 0 ${value}%)` : "";
+    stackB.style.opacity = mode === "onion" ? String(value / 100) : "1";
+    (panes.stack.querySelector(".swipe-line") as HTMLElement).style.left = `${value}%`;
+  }
+  slider.addEventListener("input", applySlider);
+
+  /** The box the images are fitted in: a pane of the current mode. */
+  function paneSize(): Size {
+    const pane = stage.dataset.mode === "side" ? panes.side[0] : stage.dataset.mode === "diff" ? panes.diff : panes.stack;
+    return { width: pane.clientWidth || 600, height: pane.clientHeight || 400 };
+  }
+
+  function largest(): Size | null {
+    const known = sizes.filter((s): s is Size => s !== null);
+    if (!known.length) return null;
+    return { width: Math.max(...known.map((s) => s.width)), height: Math.max(...known.map((s) => s.height)) };
+  }
+
+  function refit() {
+    const size = largest();
+    if (!size) return;
+    zoom = fit(size, paneSize());
+    fitted = true;
+    applyZoom();
+  }
+
+  function applyZoom() {
+    const transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.scale})`;
+    for (const layer of stage.querySelectorAll<HTMLElement>(".layer, .layer-holder")) layer.style.transform = transform;
+    zoomText.textContent = zoomLabel(zoom);
+  }
+
+  function zoomBy(factor: number, px?: number, py?: number) {
+    const box = paneSize();
+    zoom = zoomAt(zoom, factor, px ?? box.width / 2, py ?? box.height / 2);
+    fitted = false;
+    applyZoom();
+  }
+
+  function describeSizes() {
+    const [a, b] = sizes;
+    if (!a || !b) return;
+    const line = sizesLine(a, b);
+    sizeLine.textContent = `${left.label}: ${dimensions(a)} · ${right.label}: ${dimensions(b)}${line.differ ? ` — ${line.text}` : ""}`;
+    sizeLine.classList.toggle("warning", line.differ);
+    sizeLine.dataset.differ = String(line.differ);
+  }
+
+  const loaded = (img: HTMLImageElement, index: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        if (img.naturalWidth > 0) sizes[index] = { width: img.naturalWidth, height: img.naturalHeight };
+        describeSizes();
+        if (fitted) refit();
+        resolve();
+      };
+      if (img.complete && img.naturalWidth > 0) done();
+      else {
+        img.addEventListener("load", done, { once: true });
+        img.addEventListener("error", () => {
+          img.closest(".pane")?.classList.add("none");
+          resolve();
+        }, { once: true });
+      }
+    });
+  void Promise.all([loaded(sideA, 0), loaded(sideB, 1)]);
+
+  share.textContent = "Comparing…";
+  differenceOf(left.src, right.src).then(
+    (difference) => {
+      if (!root.contains(stage)) return;
+      diffHolder.replaceChildren(difference.canvas);
+      share.textContent = diffShare(difference.changed, difference.total);
+      share.dataset.changed = String(difference.changed);
+      if (fitted) refit();
+      else applyZoom();
+    },
+    (error) => {
+      share.textContent = `No difference to show: ${error instanceof Error ? error.message : String(error)}`;
+    },
+  );
+
+  // Pan by dragging, zoom with the wheel about the pointer.
+  let drag: { x: number; y: number } | null = null;
+  stage.addEventListener("pointerdown", (e) => {
+    if ((e.target as HTMLElement).closest("input")) return;
+    drag = { x: e.clientX, y: e.clientY };
+    stage.setPointerCapture(e.pointerId);
+  });
+  stage.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    zoom = { ...zoom, x: zoom.x + e.clientX - drag.x, y: zoom.y + e.clientY - drag.y };
+    drag = { x: e.clientX, y: e.clientY };
+    fitted = false;
+    applyZoom();
+  });
+  stage.addEventListener("pointerup", () => (drag = null));
+  stage.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const pane = (e.target as HTMLElement).closest(".pane") ?? stage;
+    const box = pane.getBoundingClientRect();
+    zoomBy(e.deltaY < 0 ? 1.25 : 0.8, e.clientX - box.left, e.clientY - box.top);
+  }, { passive: false });
+
+  const keys = (e: KeyboardEvent) => {
+    if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
+    const mode = MODES[Number(e.key) - 1];
+    if (mode) setMode(mode[0]);
+    else if (e.key === "+" || e.key === "=") zoomBy(1.25);
+    else if (e.key === "-" || e.key === "_") zoomBy(0.8);
+    else if (e.key === "0") refit();
+    else if (e.key === "Escape") close();
+    else return;
+    e.preventDefault();
+    e.stopPropagation();
+  };
+  const onResize = () => (fitted ? refit() : applyZoom());
+  function close() {
+    document.removeEventListener("keydown", keys, true);
+    window.removeEventListener("resize", onResize);
+    root.hidden = true;
+    root.replaceChildren();
+    closeOpen = null;
+  }
+  closeOpen = close;
+  document.addEventListener("keydown", keys, true);
+  window.addEventListener("resize", onResize);
+
+  root.replaceChildren(
+    h("header", { class: "compare-bar" },
+      h("h2", { id: "compare-title" }, title),
+      h("div", { class: "modes", role: "group", "aria-label": "How to compare" }, ...modeButtons),
+      slider,
+      h("div", { class: "zoom", role: "group", "aria-label": "Zoom" },
+        button("−", () => zoomBy(0.8), "small ghost", { title: "Zoom out (−)", id: "compare-zoom-out" }),
+        zoomText,
+        button("+", () => zoomBy(1.25), "small ghost", { title: "Zoom in (+)", id: "compare-zoom-in" }),
+        button("Fit", refit, "small ghost", { title: "Fit (0)" })),
+      button("Close", close, "", { id: "compare-close" })),
+    h("div", { class: "compare-info" },
+      h("p", {}, h("span", { class: "side-a" }, left.label), " and ", h("span", { class: "side-b" }, right.label), ": ", share),
+      sizeLine),
+    stage,
+  );
+  root.hidden = false;
+  setMode(startMode);
+  requestAnimationFrame(refit);
+}

@@ -1,0 +1,165 @@
+// A file's detail beside the list: its head, holder and local state, what
+// you can do with it, a large preview (of your local copy when you changed
+// it, saying so) and its history.
+import { api, previewUrl, type FileRow } from "../api";
+import { onRender, showError, state } from "../app";
+import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
+import { bytes, clock, fileName, getAction, leaseLost, localStateLabels, participantName, unplaceableAdvice } from "../format";
+import { $, button, h } from "../h";
+import { openCompare } from "./compare";
+import { countdown, extensionOf, holderCell, lazyImage } from "./files";
+import { historySection } from "./history";
+
+const PREVIEW_SIZE = 640;
+const COMPARE_SIZE = 4096;
+
+function detailPanel(row: FileRow, now: number): HTMLElement {
+  const artifact = row.artifact;
+  const lease = artifact.lease;
+  const busy = state.busy.has(artifact.id);
+  const upload = row.mine ? state.uploads.get(row.mine.id) : undefined;
+  const parts: (Node | null)[] = [
+    h("h2", {}, fileName(artifact.path)),
+    h("p", { class: "muted path" }, artifact.path),
+    h("dl", {},
+      h("dt", {}, "Head"), h("dd", {}, `Version ${artifact.head.version} by ${participantName(artifact.head.author)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
+      h("dt", {}, "On this computer"), h("dd", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])),
+      h("dt", {}, "Holder"), h("dd", {}, lease || leaseLost(row.mine, lease) ? holderCell(row, now) : "Nobody: the file is free"),
+      lease ? h("dt", {}, "Until") : null, lease ? h("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
+    ),
+  ];
+  const actions = h("div", { class: "actions" });
+  const problem = state.problem.get(artifact.id);
+  if (row.local === "unplaceable") {
+    // Never written to disk: no check-out, download or reveal until renamed.
+    parts.push(h("p", { class: "warning", role: "status", id: "unplaceable" }, unplaceableAdvice(artifact.path)));
+  } else if (row.mine) {
+    const checkout = row.mine;
+    if (upload) {
+      parts.push(h("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
+        h("span", { class: "bar" }), h("span", { class: "label" }, "Uploading…")));
+      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload", "data-while-busy": "" }));
+    } else {
+      actions.append(
+        button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" }),
+        button("Extend", () => void extend(checkout), "", { id: "action-extend" }),
+        button("Cancel check-out", () => void cancelCheckout(checkout), "ghost", { id: "action-cancel", title: "Releases the file; your changes are kept as a backup" }),
+      );
+    }
+    if (checkout.note) parts.push(h("p", { class: "note-line" }, `Your note: “${checkout.note}”`));
+  } else if (lease) {
+    const who = participantName(lease.participant);
+    parts.push(h("div", { class: "busy", role: "status" },
+      h("strong", {}, `${who} has it until ${clock(lease.expires_at, now)}`),
+      lease.note ? h("p", {}, `“${lease.note}”`) : null));
+    const waiting = state.waiting.has(artifact.id);
+    actions.append(
+      button(waiting ? "You will be told when it's free" : "Notify me when it's free", () => void notifyWhenFree(artifact.id, !waiting), waiting ? "ghost" : "primary", { id: "action-notify", "aria-pressed": String(waiting) }),
+      button("Check out", () => void checkOut(row), "", { id: "action-checkout" }),
+    );
+  } else {
+    parts.push(h("div", { class: "checkout-form" },
+      h("label", {}, "Note for others ", h("input", { id: "checkout-note", type: "text", placeholder: "What you are doing (optional)", maxlength: "200" })),
+      h("label", {}, "For ", (() => {
+        const select = h("select", { id: "checkout-hours" });
+        for (const [value, label] of [["0", "the default time"], ["1", "1 hour"], ["4", "4 hours"], ["8", "a working day"]]) {
+          select.append(h("option", { value }, label));
+        }
+        return select;
+      })())));
+    actions.append(button("Check out", () => void checkOut(row), "primary", { id: "action-checkout" }));
+  }
+  const get = getAction(row.local, row.mine !== null);
+  if (get?.mine && row.mine) {
+    const checkout = row.mine;
+    if (get.why) parts.push(h("p", { class: "hint", role: "status" }, get.why));
+    actions.prepend(button(get.label, () => void getCopy(row, checkout), "primary", { id: "action-get-copy" }));
+  } else if (get) {
+    actions.append(button(get.label, () => void updateFile(row), "ghost", { id: "action-update" }));
+  }
+  const localPath = row.local_path;
+  if (localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable") {
+    actions.append(button("Reveal in folder", () => void api.reveal(localPath).catch(showError), "ghost"));
+  }
+  if (row.local === "modified") {
+    actions.append(button("Compare with the head", () => compareLocal(row), "ghost", { id: "action-compare-local" }));
+  }
+  if (row.local === "modified" && !row.mine) {
+    parts.push(h("p", { class: "warning" }, "You changed this file without checking it out. Check it out to keep your changes safe."));
+  }
+  if (leaseLost(row.mine, lease)) {
+    parts.push(h("p", { class: "warning", role: "status" }, "Your lease has ended: nobody can lose your work, but the file is no longer reserved for you. Check in to keep your changes (as a proposal if someone else committed), or cancel to put the head back and keep a backup."));
+  } else if (problem?.code === "checkout_closed") {
+    parts.push(h("p", { class: "warning" }, "Your lease ended: the file is read-only for you now. Your copy is kept."));
+  }
+  if (busy) holdWhileBusy(actions);
+  parts.push(actions);
+  return h("div", { class: "detail-main" }, ...parts);
+}
+
+function localStamp(row: FileRow): number {
+  return state.seen.get(row.artifact.id) ?? 0;
+}
+
+function compareLocal(row: FileRow) {
+  const artifact = row.artifact;
+  openCompare(`${fileName(artifact.path)}: your copy and the head`,
+    { label: `Version ${artifact.head.version} (head)`, src: previewUrl({ artifact: artifact.id, version: artifact.head.version }, COMPARE_SIZE) },
+    { label: "Your copy (modified)", src: previewUrl({ local: artifact.id, stamp: localStamp(row) }, COMPARE_SIZE) });
+}
+
+/** The large preview: of the local copy when it is modified (what a check-in
+ *  would send), else of the head. Rebuilt only when what it shows changes. */
+function previewFigure(row: FileRow): HTMLElement {
+  const artifact = row.artifact;
+  const local = row.local === "modified";
+  const src = local
+    ? previewUrl({ local: artifact.id, stamp: localStamp(row) }, PREVIEW_SIZE)
+    : previewUrl({ artifact: artifact.id, version: artifact.head.version }, PREVIEW_SIZE);
+  const caption = local ? "Your copy on this computer: modified, not checked in" : `Version ${artifact.head.version}`;
+  const image = lazyImage(src, caption, extensionOf(artifact.path), null);
+  image.classList.add("large");
+  return h("figure", { class: `preview${local ? " local" : ""}`, "data-src": src, id: "detail-preview" }, image, h("figcaption", {}, caption));
+}
+
+/** While an action on a file runs no other may start; buttons marked
+ *  `data-while-busy` (cancel the upload, show the file) stay live. */
+export function holdWhileBusy(actions: HTMLElement) {
+  actions.querySelectorAll<HTMLButtonElement>("button:not([data-while-busy])").forEach((b) => (b.disabled = true));
+}
+
+function renderDetail(now: number) {
+  const panel = $("detail");
+  const row = state.selected ? state.overview?.files.find((r) => r.artifact.id === state.selected) : undefined;
+  panel.hidden = !row || state.view !== "files";
+  if (!row || state.view !== "files") return;
+  const focused = document.activeElement?.id;
+  const typed = ($("checkout-note") as HTMLInputElement | null)?.value;
+  // Each part is replaced only when it changed: a click must not land on a
+  // panel swapped out from under it by a reload, nor an image load again.
+  const fresh = detailPanel(row, now);
+  const main = panel.querySelector(".detail-main");
+  if (main?.outerHTML !== fresh.outerHTML || panel.dataset.id !== row.artifact.id) {
+    if (main) main.replaceWith(fresh);
+    else panel.prepend(fresh);
+    const note = $("checkout-note") as HTMLInputElement | null;
+    if (note && typed) note.value = typed;
+    if (focused && panel.querySelector(`#${focused}`)) $(focused).focus();
+  }
+  const figure = previewFigure(row);
+  const old = panel.querySelector<HTMLElement>("#detail-preview");
+  if (old?.dataset.src !== figure.dataset.src) {
+    if (old) old.replaceWith(figure);
+    else fresh.after(figure);
+  }
+  const history = historySection(row);
+  if (history.parentNode !== panel) {
+    panel.querySelector("#history")?.remove();
+    panel.append(history);
+  }
+  panel.dataset.id = row.artifact.id;
+}
+
+export function setUpDetail() {
+  onRender(renderDetail);
+}

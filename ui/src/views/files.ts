@@ -1,0 +1,171 @@
+// The file list: a virtual list (only the rows in view exist in the page, so
+// 10,000 files scroll smoothly), each row with a thumbnail that loads only
+// once the row is in view, from the `preview` protocol (cached on disk by
+// digest in the app, and by address in the browser).
+import { previewUrl, type FileRow } from "../api";
+import { onRender, render, select, state } from "../app";
+import { $, h } from "../h";
+import { clock, fileName, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
+
+export const ROW_HEIGHT = 48;
+/** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
+export const THUMB_SIZE = 72;
+
+export function holderCell(row: FileRow, now: number): HTMLElement {
+  const lease = row.artifact.lease;
+  if (leaseLost(row.mine, lease)) {
+    const why = row.mine?.broken ? `broken by ${participantName(row.mine.broken.by)}` : "lapsed";
+    return h("span", { class: "holder lost", title: "Your copy is kept; a check-in now becomes a proposal" }, `Your lease ${why}`);
+  }
+  if (!lease) return h("span", { class: "holder free" }, "Free");
+  const mine = row.mine !== null;
+  return h("span", { class: mine ? "holder mine" : "holder" }, mine ? "You" : participantName(lease.participant),
+    lease.note ? h("span", { class: "note", title: lease.note }, ` — ${lease.note}`) : null,
+    h("span", { class: "visually-hidden" }, ` until ${clock(lease.expires_at, now)}`));
+}
+
+export function countdown(expiresAt: string, now: number): HTMLElement {
+  return h("span", { class: `countdown ${urgency(expiresAt, now)}`, "data-expires": expiresAt, title: `until ${clock(expiresAt, now)}` }, timeLeft(expiresAt, now));
+}
+
+/** An image that asks for its address only once it scrolls into view, and
+ *  says "no preview" (the file's kind) when there is none. */
+export function lazyImage(src: string, label: string, kind: string, observer: IntersectionObserver | null): HTMLElement {
+  const img = h("img", { alt: label, "data-src": src, decoding: "async", draggable: "false" });
+  const box = h("span", { class: "thumb", "data-kind": kind }, img);
+  img.addEventListener("error", () => box.classList.add("none"));
+  img.addEventListener("load", () => box.classList.add("loaded"));
+  if (observer) observer.observe(img);
+  else img.src = src;
+  return box;
+}
+
+let thumbs: IntersectionObserver | null = null;
+function thumbObserver(): IntersectionObserver {
+  thumbs ??= new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      const img = entry.target as HTMLImageElement;
+      img.src = img.dataset.src!;
+      thumbs!.unobserve(img);
+    }
+  }, { root: $("file-list") });
+  return thumbs;
+}
+
+export function extensionOf(path: string): string {
+  const name = fileName(path);
+  const dot = name.lastIndexOf(".");
+  return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
+}
+
+function fileRow(row: FileRow, index: number, now: number): HTMLElement {
+  const selected = row.artifact.id === state.selected;
+  const artifact = row.artifact;
+  const node = h("div", {
+    class: `row${selected ? " selected" : ""}${row.mine ? " is-mine" : ""}`,
+    role: "row",
+    "aria-selected": String(selected),
+    "data-id": artifact.id,
+    "data-path": artifact.path,
+    "data-index": String(index),
+    "data-version": String(artifact.head.version),
+    style: `top:${index * ROW_HEIGHT}px`,
+  },
+    h("span", { role: "gridcell", class: "thumb-cell" },
+      lazyImage(previewUrl({ artifact: artifact.id, version: artifact.head.version }, THUMB_SIZE), "", extensionOf(artifact.path), thumbObserver())),
+    h("span", { class: "name", role: "gridcell" }, h("strong", {}, fileName(artifact.path)), h("span", { class: "folder" }, folderOf(artifact.path))),
+    h("span", { role: "gridcell", class: "version" }, `v${artifact.head.version}`),
+    h("span", { role: "gridcell", class: "holder-cell" }, holderCell(row, now)),
+    h("span", { role: "gridcell", class: "lease-cell" }, artifact.lease ? countdown(artifact.lease.expires_at, now) : ""),
+    h("span", { role: "gridcell" }, h("span", { class: `local ${row.local}`, "data-local": row.local }, localStateLabels[row.local])),
+  );
+  node.addEventListener("click", () => select(artifact.id));
+  return node;
+}
+
+const byPath = new Intl.Collator(undefined, { numeric: true });
+
+/** The rows the filter lets through, in path order: worked out when the data
+ *  or the filter changes, never on scroll. */
+function refreshShown() {
+  const files = state.overview?.files ?? [];
+  state.shown = files
+    .filter((r) => matches(r.artifact.path, r.artifact.lease ? participantName(r.artifact.lease.participant) : undefined, state.filter))
+    .sort((a, b) => byPath.compare(a.artifact.path, b.artifact.path));
+  const empty = $("files-empty");
+  empty.hidden = state.shown.length > 0 || !state.overview;
+  empty.textContent = files.length ? "No file matches the filter." : "No files yet. Add files with the button above, or drop them here.";
+}
+
+/** The row elements in the page, by the row they show: kept while in view. */
+let rendered = new Map<FileRow, HTMLElement>();
+
+/** Only the rows in view exist in the page; a row that stays in view keeps
+ *  its element (and its loaded thumbnail). */
+export function renderRows(now: number) {
+  const list = $("file-list");
+  let spacer = list.querySelector<HTMLElement>(".spacer");
+  if (!spacer) {
+    spacer = h("div", { class: "spacer" });
+    list.append(spacer);
+  }
+  spacer.style.height = `${state.shown.length * ROW_HEIGHT}px`;
+  const [first, last] = visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, state.shown.length);
+  const next = new Map<FileRow, HTMLElement>();
+  for (let i = first; i < last; i++) {
+    const row = state.shown[i];
+    let node = rendered.get(row);
+    if (!node || node.dataset.index !== String(i)) node = fileRow(row, i, now);
+    const selected = row.artifact.id === state.selected;
+    node.classList.toggle("selected", selected);
+    node.setAttribute("aria-selected", String(selected));
+    next.set(row, node);
+  }
+  for (const [row, node] of rendered) {
+    if (next.get(row) !== node) {
+      const img = node.querySelector("img");
+      if (img) thumbs?.unobserve(img);
+      node.remove();
+    }
+  }
+  for (const node of next.values()) if (node.parentNode !== spacer) spacer.append(node);
+  rendered = next;
+  list.setAttribute("aria-rowcount", String(state.shown.length));
+}
+
+export function moveSelection(by: number) {
+  if (!state.shown.length) return;
+  const index = state.shown.findIndex((r) => r.artifact.id === state.selected);
+  const next = Math.max(0, Math.min(state.shown.length - 1, index < 0 ? 0 : index + by));
+  const list = $("file-list");
+  const top = next * ROW_HEIGHT;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;
+  select(state.shown[next].artifact.id);
+}
+
+export function setUpFiles() {
+  onRender((now) => {
+    if (state.view !== "files") return;
+    refreshShown();
+    renderRows(now);
+  });
+  const list = $("file-list");
+  list.addEventListener("scroll", () => renderRows(Date.now()), { passive: true });
+  list.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowDown") { e.preventDefault(); moveSelection(1); }
+    else if (e.key === "ArrowUp") { e.preventDefault(); moveSelection(-1); }
+    else if (e.key === "PageDown") { e.preventDefault(); moveSelection(10); }
+    else if (e.key === "PageUp") { e.preventDefault(); moveSelection(-10); }
+    else if (e.key === "Enter" && state.selected) {
+      e.preventDefault();
+      $("detail").querySelector<HTMLButtonElement>(".actions button")?.focus();
+    }
+  });
+  $("filter").addEventListener("input", (e) => {
+    state.filter = (e.target as HTMLInputElement).value;
+    list.scrollTop = 0;
+    render();
+  });
+}
