@@ -319,9 +319,12 @@ impl Desk {
 
     pub async fn cancel(&self, checkout: CheckoutId) -> Result<Closed> {
         let checkout = self.backend.checkout(checkout).await?;
-        self.workspace
+        let closed = self
+            .workspace
             .cancel(self.backend.as_ref(), &checkout)
-            .await
+            .await?;
+        self.workspace.set_draft(checkout.id, None)?;
+        Ok(closed)
     }
 
     /// Brings your checked-out version here as your copy to edit, when the

@@ -585,6 +585,17 @@ async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_descr
         "retouch",
         "the draft went with the check-in; the note is left"
     );
+    // A cancelled check-out's draft goes with it too.
+    let again = alice
+        .check_out(a.id, with_note("again"), None)
+        .await
+        .unwrap();
+    alice.restore(a.id, 2).await.unwrap();
+    alice.cancel(again.checkout.id).await.unwrap();
+    assert_eq!(
+        alice.checkin_draft(again.checkout.id).await.unwrap(),
+        "again"
+    );
 }
 
 /// A PNG of one colour, `width`×`height`.
