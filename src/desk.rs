@@ -609,7 +609,6 @@ impl Desk {
     }
 }
 
-
 /// A reminder about a lease of yours running out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
