@@ -549,7 +549,8 @@ fn render_composite(
     // Where each channel starts, and for RLE its row lengths.
     let count_bytes: u64 = if doc.psb { 4 } else { 2 };
     let rows_total = doc.channels as u64 * height as u64;
-    let max_rle_row = row_bytes + row_bytes.div_ceil(128) + 2;
+    // No PackBits encoding needs more than a header per byte.
+    let max_rle_row = 2 * row_bytes + 2;
     let buffer = CHUNK.max(2 * max_rle_row as usize);
     limits.claim(used as u64 * (buffer as u64 * 2 + row_bytes * 2), &what)?;
     let mut channels = Vec::with_capacity(used as usize);
@@ -671,7 +672,7 @@ fn render_composite(
         .map(|_| BoxPlane::new(width, height, out_width, out_height, limits, &what))
         .collect::<Result<Vec<_>, _>>()?;
     limits.claim(width as u64 * 3, &what)?;
-    let mut samples = vec![0u8; width as usize];
+    let mut converted = vec![0u8; width as usize];
     let mut indexed = [
         vec![0u8; width as usize],
         vec![0u8; width as usize],
@@ -684,7 +685,13 @@ fn render_composite(
         }
         for (c, channel) in channels.iter_mut().enumerate() {
             channel.read_row(file, doc, y, c, limits)?;
-            to_8bit(&channel.row, doc.depth, &mut samples);
+            // 8-bit rows are their own samples.
+            let samples: &[u8] = if doc.depth == 8 {
+                &channel.row
+            } else {
+                to_8bit(&channel.row, doc.depth, &mut converted);
+                &converted
+            };
             if doc.mode == Mode::Indexed && c == 0 {
                 let palette = doc
                     .palette
@@ -701,7 +708,7 @@ fn render_composite(
                 }
             } else {
                 let p = if doc.mode == Mode::Indexed { c + 2 } else { c };
-                planes[p].push_row(&samples);
+                planes[p].push_row(samples);
             }
         }
     }
@@ -888,10 +895,9 @@ fn unpack_bits(mut packed: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// One stored row as 8-bit samples, `width` of them.
+/// One stored row (16, 32 or 1 bits a sample) as 8-bit samples, `width` of them.
 fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
     match depth {
-        8 => out.copy_from_slice(&row[..out.len()]),
         16 => {
             for (o, b) in out.iter_mut().zip(row.chunks_exact(2)) {
                 let v = u16::from_be_bytes([b[0], b[1]]) as u32;
@@ -912,7 +918,7 @@ fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
                 *o = if bit == 1 { 0 } else { 255 };
             }
         }
-        _ => unreachable!("depth checked in the header"),
+        _ => unreachable!("8-bit rows need no conversion; others are refused in the header"),
     }
 }
 
