@@ -12,16 +12,16 @@ use tempfile::TempDir;
 use crate::harness;
 
 /// An image a tool wrote, and the pixels the tool decodes from it.
-struct Made {
+pub struct Made {
     _dir: TempDir,
-    file: PathBuf,
+    pub file: PathBuf,
     width: u32,
     height: u32,
     rgba: Vec<u8>,
 }
 
 /// Runs `tests/fixtures/make_image.py KIND` in the test venv.
-fn make(kind: &str) -> Made {
+pub fn make(kind: &str) -> Made {
     make_fitted(kind, None)
 }
 
@@ -232,7 +232,7 @@ fn a_decompression_bomb_png_is_refused_from_its_header() {
 }
 
 /// Two rectangles, 40×30 user units: red on the left, blue on the right.
-const TWO_RECTS: &str = r##"<?xml version="1.0"?>
+pub const TWO_RECTS: &str = r##"<?xml version="1.0"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="40" height="30" viewBox="0 0 40 30">
   <rect x="0" y="0" width="20" height="30" fill="#ff0000"/>
   <rect x="20" y="0" width="20" height="30" fill="#0000ff"/>
@@ -537,14 +537,14 @@ fn random_bytes_are_refused() {
 /// Files Blender 3.4 (Debian's `blender`) saves in background mode, with the
 /// thumbnail it renders from the camera, and that thumbnail as Blender's own
 /// `blender-thumbnailer` extracts it.
-struct BlenderFiles {
-    dir: TempDir,
+pub struct BlenderFiles {
+    pub dir: TempDir,
     width: u32,
     height: u32,
     rgba: Vec<u8>,
 }
 
-fn blender_files() -> &'static BlenderFiles {
+pub fn blender_files() -> &'static BlenderFiles {
     static FILES: std::sync::OnceLock<BlenderFiles> = std::sync::OnceLock::new();
     FILES.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

@@ -61,7 +61,7 @@ def write(name, psd):
 "#;
 
 /// Runs `script` (after the prelude) with a fresh folder as `out`.
-fn psd_tools_writes(script: &str) -> tempfile::TempDir {
+pub fn psd_tools_writes(script: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let output = python()
         .arg("-c")

@@ -303,7 +303,98 @@ async fn previews_fit_the_size_and_are_the_same_for_the_same_bytes(f: Fixture) {
     }
 }
 
+/// Files of every format a preview reads, each written by its own tool (see
+/// the readers' tests, which check them against that tool's pixels), with a
+/// name for messages.
+/// The folders are removed when the first two are dropped.
+type MadeFiles = (
+    Vec<crate::preview_formats::Made>,
+    Vec<tempfile::TempDir>,
+    Vec<(String, std::path::PathBuf)>,
+);
+
+fn made_by_their_tools() -> MadeFiles {
+    let mut keep = Vec::new();
+    let mut files = Vec::new();
+    for kind in [
+        "png-rgba",
+        "png-palette",
+        "png-gray16",
+        "jpeg-cmyk",
+        "jpeg-exif6",
+        "gif-animated",
+        "webp",
+        "tiff-lzw",
+        "tiff-cmyk",
+        "bmp",
+        "kra",
+        "ora",
+    ] {
+        let made = crate::preview_formats::make(kind);
+        files.push((kind.to_owned(), made.file.clone()));
+        keep.push(made);
+    }
+    let psds = crate::preview_psd::psd_tools_writes(
+        r#"
+img = Image.fromarray(noise(37, 53, 3, 1), 'RGB')
+write('rgb8', PSDImage.frompil(img, compression=Compression.RLE))
+write('cmyk', PSDImage.frompil(Image.fromarray(noise(19, 23, 4, 7), 'CMYK')))
+wide = noise(21, 34, 3, 4).astype(np.uint32) * 257
+write('rgb16', with_planes('RGB', (34, 21), 16, planes_of(wide, '>u2'), Compression.RLE))
+write('rgb-psb', with_planes('RGB', (45, 31), 8, planes_of(noise(31, 45, 3, 13), np.uint8), Compression.RLE, version=2))
+"#,
+    );
+    for name in ["rgb8", "cmyk", "rgb16", "rgb-psb"] {
+        files.push((
+            format!("psd-{name}"),
+            psds.path().join(format!("{name}.psd")),
+        ));
+    }
+    let blend = &crate::preview_formats::blender_files().dir;
+    files.push(("blend-zstd".into(), blend.path().join("zstd.blend")));
+    let svg = tempfile::tempdir().unwrap();
+    let svg_file = svg.path().join("logo.svg");
+    std::fs::write(&svg_file, crate::preview_formats::TWO_RECTS).unwrap();
+    files.push(("svg".into(), svg_file));
+    (keep, vec![psds, svg], files)
+}
+
+/// Through either backend, each format's preview is the reader's own image
+/// of those bytes (a PNG of exactly those pixels), fitted into the size.
+async fn every_format_previews_alike_on_both_backends(f: Fixture) {
+    let (_made, _dirs, files) = tokio::task::spawn_blocking(made_by_their_tools)
+        .await
+        .unwrap();
+    for (i, (name, file)) in files.iter().enumerate() {
+        let data = std::fs::read(file).unwrap();
+        let a = f
+            .alice
+            .import(&path(&format!("formats/{i}-{name}.bin")), bytes(&data))
+            .await
+            .unwrap();
+        let of = PreviewOf::Version {
+            artifact: a.id,
+            version: None,
+        };
+        let served = f
+            .bob
+            .preview(of, 48)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let read =
+            leasedesk::preview::render_file(file, 48, &leasedesk::preview::Limits::standard())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let served = decoded(&served);
+        assert!(served.width() <= 48 && served.height() <= 48, "{name}");
+        assert_eq!(
+            served, read,
+            "{name}: the backend's preview is the reader's"
+        );
+    }
+}
+
 crate::contract!(
+    every_format_previews_alike_on_both_backends,
     descriptions_are_kept_with_versions_proposals_and_edits,
     an_overlong_description_is_refused_and_the_checkout_stays_open,
     history_pages_back_with_before_and_holds_one_artifacts_events,

@@ -1499,6 +1499,15 @@ async fn seeing_the_work() {
         |t| t == "checked in as version 2",
     )
     .await;
+    // The README's picture shows the history itself, not what covers it.
+    w.dismiss_notices().await;
+    w.client
+        .execute(
+            "document.querySelector('#history').scrollIntoView({ block: 'start' });",
+            vec![],
+        )
+        .await
+        .unwrap();
     w.readme_screenshot("history").await;
 
     // Open a copy of version 1: beside the file, read-only, its bytes.
