@@ -108,6 +108,9 @@ fn main() {
     let theirs_png = work.join("theirs.png");
     settle(&psb);
     let out = Command::new(&python)
+        // psd-tools 1.26 refuses a decode over 4 GiB by default; this one
+        // needs about 12 GB (16000×16000×4 as float planes).
+        .env("PSD_TOOLS_MAX_ALLOC_BYTES", "unlimited")
         .arg("-c")
         .arg(PSD_TOOLS)
         .arg(&psb)
