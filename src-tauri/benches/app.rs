@@ -72,7 +72,7 @@ fn noise_png(side: u32, seed: u32) -> Vec<u8> {
         image::Rgba([
             (x * 255 / side) as u8 ^ grain,
             (y * 255 / side) as u8,
-            (seed * 40) as u8 + grain,
+            ((seed * 40) as u8).wrapping_add(grain),
             255,
         ])
     });
@@ -352,8 +352,10 @@ fn tree_memory(root: u32) -> u64 {
 }
 
 fn app_pid() -> Option<u32> {
+    // The app binary the bench launches (a release build by `cargo xtask bench`).
+    let app = std::env::var("LEASEDESK_APP_BIN").unwrap_or_else(|_| "release/leasedesk-app".into());
     let out = Command::new("pgrep")
-        .args(["-n", "-f", "release/leasedesk-app"])
+        .args(["-n", "-f", &app])
         .output()
         .ok()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
