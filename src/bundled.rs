@@ -17,7 +17,7 @@ use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 use crate::owner_only;
 use crate::rules::{self, Blob};
-use crate::store::{Durability, EditState, Store, Tx};
+use crate::store::{Durability, EditState, PgStore, Store, Tx};
 use crate::token;
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
@@ -74,7 +74,7 @@ struct Shared {
     blobs: BlobStore,
     options: Options,
     /// Woken after every write, for followers of the event ledger.
-    changed: tokio::sync::Notify,
+    changed: Arc<tokio::sync::Notify>,
     /// Writers wait their turn here, asleep, rather than blocked on the store's
     /// lock: only the writer whose turn it is holds a thread, and it runs
     /// every write queued meanwhile (see [`Bundled::write`]).
@@ -108,7 +108,7 @@ impl Shared {
             writes => self.store.write(durability, |tx| {
                 writes
                     .iter_mut()
-                    .map(|write| tx.savepoint(|tx| write.run(tx, &self.options)))
+                    .map(|write| tx.savepoint(&mut |tx| write.run(tx, &self.options)))
                     .collect::<Result<Vec<_>>>()
             }),
         };
@@ -166,7 +166,7 @@ where
     }
 
     fn run(&mut self, tx: &Tx, options: &Options) -> Result<()> {
-        let now = options.clock.now();
+        let now = tx.now(&options.clock)?;
         self.value = Some((self.f)(tx, &self.participant, now, &options.failpoints)?);
         Ok(())
     }
@@ -248,6 +248,9 @@ impl Drop for Sweeper {
     }
 }
 
+/// How long a health check waits for the database.
+const HEALTH_WAIT: Duration = Duration::from_secs(2);
+
 /// How long a token found good is trusted before the store is asked again.
 const TOKEN_RECHECK: Duration = Duration::from_secs(1);
 
@@ -263,17 +266,25 @@ impl Bundled {
 
     /// Opens (creating) the store at `location`.
     pub fn open_at(location: &Location, options: Options) -> Result<Self> {
-        if location.database.is_some() || location.blobs.is_some() {
-            return Err(Error::Invalid(
-                "--database and --blobs are not built yet".into(),
-            ));
+        if location.blobs.is_some() {
+            return Err(Error::Invalid("--blobs is not built yet".into()));
         }
         let dir = location.data.as_path();
         owner_only::create_dir_all(dir)?;
         owner_only::restrict_if_open_to_all(dir);
-        let database = dir.join("leasedesk.db");
-        owner_only::create_file(&database)?;
-        let store = Store::open(&database, options.failpoints.clone())?;
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let store = match &location.database {
+            Some(url) => Store::Postgres(PgStore::open(
+                url,
+                options.failpoints.clone(),
+                changed.clone(),
+            )?),
+            None => {
+                let database = dir.join("leasedesk.db");
+                owner_only::create_file(&database)?;
+                Store::open(&database, options.failpoints.clone())?
+            }
+        };
         let blobs = BlobStore::open(&dir.join("blobs"))?;
         // Blobs of uploads that a killed process never named. Best effort: a
         // failed sweep is tried again at the next open.
@@ -287,7 +298,7 @@ impl Bundled {
             store,
             blobs,
             options,
-            changed: tokio::sync::Notify::new(),
+            changed,
             write_turn: tokio::sync::Semaphore::new(1),
             previews: crate::previews::PreviewCache::new(
                 dir.join("previews"),
@@ -304,6 +315,18 @@ impl Bundled {
 
     /// Whether the store and the blobs can be reached: `Err(reason)` when not.
     pub async fn health(&self) -> std::result::Result<(), String> {
+        if matches!(self.shared.store, Store::Postgres(_)) {
+            let shared = self.shared.clone();
+            let pinged = tokio::task::spawn_blocking(move || match &shared.store {
+                Store::Postgres(store) => store.ping(),
+                Store::Sqlite(_) => Ok(()),
+            });
+            match tokio::time::timeout(HEALTH_WAIT, pinged).await {
+                Ok(Ok(answer)) => answer?,
+                Ok(Err(e)) => return Err(format!("the database check failed: {e}")),
+                Err(_) => return Err("the database does not answer".into()),
+            }
+        }
         Ok(())
     }
 
@@ -431,7 +454,7 @@ impl Bundled {
         let lapsed = self
             .shared
             .store
-            .write(Durability::Normal, |tx| rules::sweep(tx, clock.now()))?;
+            .write(Durability::Normal, |tx| rules::sweep(tx, tx.now(&clock)?))?;
         if lapsed > 0 {
             self.shared.changed.notify_waiters();
         }
@@ -537,8 +560,10 @@ impl Bundled {
     ) -> Result<T> {
         let this = self.clone();
         in_place(move || {
-            let now = this.shared.options.clock.now();
-            this.shared.store.read(|tx| f(tx, &this.participant, now))
+            let clock = &this.shared.options.clock;
+            this.shared
+                .store
+                .read(|tx| f(tx, &this.participant, tx.now(clock)?))
         })
         .await
     }
