@@ -547,11 +547,13 @@ impl Bundled {
         answer.await.unwrap_or_else(|_| lost())
     }
 
-    /// Resolves after the next write through this store (writes by another
-    /// process are not seen: poll as well).
+    /// Resolves after the next write through this store, or on PostgreSQL
+    /// through any server (an SQLite file's other processes are not heard:
+    /// poll as well).
     pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let shared = self.shared.clone();
-        async move { shared.changed.notified().await }
+        // Registered now, not when first polled: a change made between a
+        // caller's read and its wait still wakes it.
+        self.shared.changed.clone().notified_owned()
     }
 
     async fn read<T: Send + 'static>(
