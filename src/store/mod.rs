@@ -777,6 +777,15 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many leases are live at `now` (not past their expiry), for the
+    /// metrics scrape.
+    pub fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT COUNT(*) FROM leases WHERE expires_at > ?1")?
+            .query_row([millis(now)], |r| r.get(0))?)
+    }
+
     // ----- check-outs
 
     pub fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
