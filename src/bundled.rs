@@ -84,9 +84,54 @@ struct Shared {
     queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<KnownTokens>,
+    /// The SQLite file, which the health check finds still there.
+    /// The SQLite file, if the rows are in one.
+    database_file: Option<PathBuf>,
+    /// How many writes each group commit ran together, for the metrics.
+    batch_sizes: prometheus_client::metrics::histogram::Histogram,
+    /// Checks of the health check (or the scrape) that gave up waiting and
+    /// are still running: the same check is not started again until it
+    /// ends, so a hung disk or database does not pile up threads.
+    stalled_checks: std::sync::Mutex<std::collections::HashMap<&'static str, StalledCheck>>,
+}
+
+/// A bounded check still running after it was given up on.
+struct StalledCheck {
+    since: std::time::Instant,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long the health check waits for each thing it checks.
+pub const HEALTH_CHECK_LIMIT: Duration = Duration::from_secs(2);
+
+/// The health check's step for the store: the SQLite file is still where it
+/// was opened (a server writing into a moved or deleted file would lose it
+/// all at its next start), and a cheap read answers.
+fn check_store(shared: &Shared) -> Result<()> {
+    shared.options.failpoints.hit(failpoint::at::STORE_PROBE)?;
+    if let Some(file) = shared.database_file.as_ref().filter(|file| !file.is_file()) {
+        return Err(Error::Unavailable(format!(
+            "the database file {} is missing: it was moved or deleted while the server runs",
+            file.display()
+        )));
+    }
+    shared.store.read(|tx| tx.last_event_seq()).map(drop)
+}
+
+/// The health check's step for the blobs: the blob folder can take an upload.
+fn check_blobs(shared: &Shared) -> Result<()> {
+    shared.blobs.check_writable().map_err(Error::Unavailable)
 }
 
 impl Shared {
+    fn stalled_checks(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<&'static str, StalledCheck>> {
+        self.stalled_checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     fn queued_writes(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Queued>>> {
         self.queued_writes.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -95,6 +140,9 @@ impl Shared {
     /// answers each. Writes whose caller has gone are skipped, as if never sent.
     fn run_batch(&self, mut batch: Vec<Box<dyn Queued>>) {
         batch.retain(|write| !write.abandoned());
+        if !batch.is_empty() {
+            self.batch_sizes.observe(batch.len() as f64);
+        }
         let durability = match batch.iter().any(|w| w.durability() == Durability::Full) {
             true => Durability::Full,
             false => Durability::Normal,
@@ -248,9 +296,6 @@ impl Drop for Sweeper {
     }
 }
 
-/// How long a health check waits for the database.
-const HEALTH_WAIT: Duration = Duration::from_secs(2);
-
 /// How long a token found good is trusted before the store is asked again.
 const TOKEN_RECHECK: Duration = Duration::from_secs(1);
 
@@ -273,16 +318,20 @@ impl Bundled {
         owner_only::create_dir_all(dir)?;
         owner_only::restrict_if_open_to_all(dir);
         let changed = Arc::new(tokio::sync::Notify::new());
-        let store = match &location.database {
-            Some(url) => Store::Postgres(PgStore::open(
-                url,
-                options.failpoints.clone(),
-                changed.clone(),
-            )?),
+        let (store, database_file) = match &location.database {
+            Some(url) => (
+                Store::Postgres(PgStore::open(
+                    url,
+                    options.failpoints.clone(),
+                    changed.clone(),
+                )?),
+                None,
+            ),
             None => {
                 let database = dir.join("leasedesk.db");
                 owner_only::create_file(&database)?;
-                Store::open(&database, options.failpoints.clone())?
+                let store = Store::open(&database, options.failpoints.clone())?;
+                (store, Some(database))
             }
         };
         let blobs = BlobStore::open(&dir.join("blobs"))?;
@@ -306,6 +355,11 @@ impl Bundled {
             ),
             queued_writes: Default::default(),
             known_tokens: Default::default(),
+            database_file,
+            batch_sizes: prometheus_client::metrics::histogram::Histogram::new(
+                prometheus_client::metrics::histogram::exponential_buckets(1.0, 2.0, 10),
+            ),
+            stalled_checks: Default::default(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -314,20 +368,78 @@ impl Bundled {
     }
 
     /// Whether the store and the blobs can be reached: `Err(reason)` when not.
+    /// A sequence of steps, each given at most [`HEALTH_CHECK_LIMIT`].
     pub async fn health(&self) -> std::result::Result<(), String> {
-        if matches!(self.shared.store, Store::Postgres(_)) {
-            let shared = self.shared.clone();
-            let pinged = tokio::task::spawn_blocking(move || match &shared.store {
-                Store::Postgres(store) => store.ping(),
-                Store::Sqlite(_) => Ok(()),
-            });
-            match tokio::time::timeout(HEALTH_WAIT, pinged).await {
-                Ok(Ok(answer)) => answer?,
-                Ok(Err(e)) => return Err(format!("the database check failed: {e}")),
-                Err(_) => return Err("the database does not answer".into()),
+        self.bounded("the database", check_store).await?;
+        self.bounded("the blob store", check_blobs).await?;
+        Ok(())
+    }
+
+    /// Live leases now, read within [`HEALTH_CHECK_LIMIT`] (for the metrics
+    /// scrape); `Err` says why not.
+    pub async fn live_lease_count(&self) -> std::result::Result<u64, String> {
+        self.bounded("the database", |shared| {
+            shared.options.failpoints.hit(failpoint::at::STORE_PROBE)?;
+            let clock = &shared.options.clock;
+            shared.store.read(|tx| tx.live_lease_count(tx.now(clock)?))
+        })
+        .await
+    }
+
+    /// The sizes of group commits (see [`Bundled::write`]) so far; clones
+    /// share the counts.
+    pub fn batch_sizes(&self) -> prometheus_client::metrics::histogram::Histogram {
+        self.shared.batch_sizes.clone()
+    }
+
+    /// Runs `step` (blocking work: a read, a file made) on the blocking pool
+    /// and waits at most [`HEALTH_CHECK_LIMIT`] for it. `what` names the thing
+    /// checked in the reason; while an earlier step of that name that gave
+    /// up is still running, answers at once without starting another.
+    async fn bounded<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        step: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, String> {
+        {
+            let mut stalled = self.shared.stalled_checks();
+            if let Some(check) = stalled.get(what) {
+                if !check.finished.load(std::sync::atomic::Ordering::Acquire) {
+                    return Err(format!(
+                        "{what} has not answered a check begun {} s ago",
+                        check.since.elapsed().as_secs()
+                    ));
+                }
+                stalled.remove(what);
             }
         }
-        Ok(())
+        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let task = {
+            let (shared, finished) = (self.shared.clone(), finished.clone());
+            tokio::task::spawn_blocking(move || {
+                let outcome = step(&shared);
+                finished.store(true, std::sync::atomic::Ordering::Release);
+                outcome
+            })
+        };
+        let started = std::time::Instant::now();
+        match tokio::time::timeout(HEALTH_CHECK_LIMIT, task).await {
+            Ok(Ok(outcome)) => outcome.map_err(|e| format!("{what} cannot be reached: {e}")),
+            Ok(Err(e)) => Err(format!("the check of {what} failed: {e}")),
+            Err(_) => {
+                self.shared.stalled_checks().insert(
+                    what,
+                    StalledCheck {
+                        since: started,
+                        finished,
+                    },
+                );
+                Err(format!(
+                    "{what} did not answer within {} s",
+                    HEALTH_CHECK_LIMIT.as_secs()
+                ))
+            }
+        }
     }
 
     /// The same store, acting as `participant`.

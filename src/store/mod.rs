@@ -186,6 +186,10 @@ pub trait Transaction {
     /// Counts one more lease taken on the artifact; returns the new epoch.
     fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64>;
 
+    /// How many leases are live at `now` (not past their expiry), for the
+    /// metrics scrape.
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64>;
+
     /// Leases whose expiry has passed but whose lapse is not yet recorded.
     fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>>;
 

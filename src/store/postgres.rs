@@ -178,14 +178,6 @@ impl PgStore {
         })
     }
 
-    /// Whether the database answers, within a couple of seconds.
-    pub fn ping(&self) -> std::result::Result<(), String> {
-        let client = self.connection().map_err(|e| e.to_string())?;
-        wait(client.simple_query("SELECT 1"))
-            .map(|_| ())
-            .map_err(|e| format!("the database {} does not answer: {e}", self.name))
-    }
-
     fn migrate(&self) -> Result<()> {
         let mut client = self.connection()?;
         let tx = wait(client.transaction())?;
@@ -907,6 +899,16 @@ impl Transaction for PgTx<'_> {
             self.query_one(
                 "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1 RETURNING lease_epoch",
                 &[&artifact_id.to_string()],
+            )?
+            .try_get(0)?,
+        )
+    }
+
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        unsigned(
+            self.query_one(
+                "SELECT COUNT(*) FROM leases WHERE expires_at > $1",
+                &[&millis(now)],
             )?
             .try_get(0)?,
         )

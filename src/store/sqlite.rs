@@ -690,6 +690,13 @@ impl Transaction for SqliteTx<'_> {
             .query_row([artifact_id.to_string()], |r| r.get(0))?)
     }
 
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT COUNT(*) FROM leases WHERE expires_at > ?1")?
+            .query_row([millis(now)], |r| r.get(0))?)
+    }
+
     /// Leases whose expiry has passed but whose lapse is not yet recorded.
     fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
         let sql =
