@@ -176,6 +176,16 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Copy this data folder (every user, version, check-out, proposal and
+    /// event) into a team's store: an empty PostgreSQL database and a blob store.
+    Migrate {
+        /// The PostgreSQL database to fill (postgres://USER@HOST:PORT/DB); it must be empty.
+        #[arg(long, value_name = "URL")]
+        to_database: String,
+        /// Where the blobs go: s3://BUCKET/PREFIX or file:///PATH.
+        #[arg(long, value_name = "URL")]
+        to_blobs: String,
+    },
     /// Serve the HTTP API on ADDR (e.g. 127.0.0.1:7070; port 0 picks a free one).
     Serve {
         #[arg(long, default_value = "127.0.0.1:7070")]
@@ -721,6 +731,45 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
         Command::Digest { .. } => unreachable!("handled before the store opens"),
+        Command::Migrate {
+            to_database,
+            to_blobs,
+        } => {
+            let source = target.local("migrate")?;
+            let scratch =
+                std::env::temp_dir().join(format!("leasedesk-migrate-{}", std::process::id()));
+            let team = Bundled::open_at(
+                &bundled::Location {
+                    data: scratch.clone(),
+                    database: Some(to_database.clone()),
+                    blobs: Some(to_blobs.clone()),
+                },
+                Options::default(),
+            )?;
+            let copied = source
+                .migrate_into(&team, |step| {
+                    let (verb, n, total) = match step {
+                        bundled::MigrationStep::BlobCopied(n, total) => ("copied", n, total),
+                        bundled::MigrationStep::BlobKept(n, total) => ("already had", n, total),
+                    };
+                    eprintln!("{verb} blob {n} of {total}");
+                })
+                .await;
+            drop(team);
+            let _ = std::fs::remove_dir_all(&scratch);
+            let counts = copied?;
+            out.print(
+                &serde_json::json!(counts
+                    .iter()
+                    .map(|(t, n)| (t.to_string(), *n))
+                    .collect::<std::collections::BTreeMap<_, _>>()),
+                || {
+                    let rows: Vec<String> =
+                        counts.iter().map(|(t, n)| format!("{n} {t}")).collect();
+                    format!("copied into {to_database}: {}", rows.join(", "))
+                },
+            );
+        }
         Command::Serve {
             listen,
             max_upload: _,

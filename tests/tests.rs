@@ -14,6 +14,7 @@ mod events;
 mod hostile;
 mod http;
 mod inputs;
+mod migrate;
 mod operations;
 mod paths;
 mod preview_formats;

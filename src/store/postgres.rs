@@ -266,6 +266,71 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Runs `f` in one write transaction that holds the ledger's lock, with
+    /// a [`Loader`] for rows copied from elsewhere (`leasedesk migrate`).
+    pub(super) fn load<T>(&self, f: impl FnOnce(&Loader) -> Result<T>) -> Result<T> {
+        let client = self.connection()?;
+        let mut open = OpenTx::begin(&client, "BEGIN")?;
+        wait(client.batch_execute("SELECT last_seq FROM ledger FOR UPDATE"))?;
+        let value = f(&Loader {
+            client: &client,
+            failpoints: &self.failpoints,
+        })?;
+        open.finish("COMMIT")?;
+        Ok(value)
+    }
+}
+
+/// Writes rows as they were elsewhere, inside [`PgStore::load`]'s transaction.
+pub(super) struct Loader<'a> {
+    client: &'a deadpool_postgres::Object,
+    pub(super) failpoints: &'a Failpoints,
+}
+
+impl Loader<'_> {
+    pub(super) fn count(&self, table: &str) -> Result<i64> {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        Ok(wait(self.client.query_one(&sql, &[]))?.try_get(0)?)
+    }
+
+    pub(super) fn insert(
+        &self,
+        table: &str,
+        columns: &[(&str, copy::Kind)],
+        row: &[copy::Field],
+    ) -> Result<()> {
+        let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+        let places: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            names.join(", "),
+            places.join(", ")
+        );
+        let params: Vec<&(dyn ToSql + Sync)> = row
+            .iter()
+            .map(|field| match field {
+                copy::Field::Int(n) => n as &(dyn ToSql + Sync),
+                copy::Field::Text(t) => t as &(dyn ToSql + Sync),
+                copy::Field::Bool(b) => b as &(dyn ToSql + Sync),
+            })
+            .collect();
+        wait(async {
+            let statement = self.client.prepare_cached(&sql).await?;
+            self.client.execute(&statement, &params).await
+        })?;
+        Ok(())
+    }
+
+    pub(super) fn set_last_seq(&self, seq: i64) -> Result<()> {
+        wait(
+            self.client
+                .execute("UPDATE ledger SET last_seq = $1", &[&seq]),
+        )?;
+        Ok(())
+    }
+}
+
 /// A transaction begun on a pooled connection: unless finished, it is rolled
 /// back when dropped, and a connection that cannot roll back leaves the pool.
 struct OpenTx<'a> {
