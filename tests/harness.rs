@@ -254,19 +254,25 @@ impl Fixture {
     /// Runs SQL on the store's database as an outside tool would (an older
     /// version, an admin), and returns the first column of each row it gives.
     pub fn sql(&self, sql: &str) -> Vec<String> {
+        self.try_sql(sql)
+            .unwrap_or_else(|e| panic!("{sql} failed: {e}"))
+    }
+
+    /// [`Fixture::sql`], or the database's refusal.
+    pub fn try_sql(&self, sql: &str) -> Result<Vec<String>, String> {
         match &self.database {
             None => {
                 let db = rusqlite::Connection::open(self.dir.path().join("leasedesk.db"))
                     .expect("open the database");
                 db.busy_timeout(Duration::from_secs(10)).unwrap();
-                let mut stmt = db.prepare(sql).expect("the SQL is good");
+                let mut stmt = db.prepare(sql).map_err(|e| e.to_string())?;
                 let rows = stmt
                     .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
-                    .expect("the SQL runs");
-                rows.map(|v| match v.expect("a row") {
-                    rusqlite::types::Value::Text(t) => t,
-                    rusqlite::types::Value::Integer(n) => n.to_string(),
-                    other => format!("{other:?}"),
+                    .map_err(|e| e.to_string())?;
+                rows.map(|v| match v.map_err(|e| e.to_string())? {
+                    rusqlite::types::Value::Text(t) => Ok(t),
+                    rusqlite::types::Value::Integer(n) => Ok(n.to_string()),
+                    other => Ok(format!("{other:?}")),
                 })
                 .collect()
             }
@@ -286,16 +292,14 @@ impl Fixture {
                     ])
                     .output()
                     .expect("psql runs");
-                assert!(
-                    out.status.success(),
-                    "{sql} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                String::from_utf8(out.stdout)
+                if !out.status.success() {
+                    return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+                }
+                Ok(String::from_utf8(out.stdout)
                     .expect("UTF-8")
                     .lines()
                     .map(str::to_owned)
-                    .collect()
+                    .collect())
             }
         }
     }

@@ -341,6 +341,26 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
     assert_dense(alice.as_ref()).await;
 }
 
+/// One lease per artifact is the database's rule, not only a check before an
+/// insert: a second lease row for a held artifact is refused by PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_itself_refuses_a_second_lease_on_an_artifact() {
+    let f = postgres_fixture().await;
+    let a = f.import("a.psd", b"v1").await;
+    f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let refused = f.try_sql(&format!(
+        "INSERT INTO leases (artifact_id, holder, participant, kind, acquired_at, expires_at)
+         VALUES ('{}', 'checkout:x:user:bob', 'user:bob', 'checkout', 0, 9999999999999)",
+        a.id
+    ));
+    assert!(
+        matches!(&refused, Err(e) if e.contains("duplicate key")),
+        "{refused:?}"
+    );
+    let lease = f.artifact(a.id).await.lease.unwrap();
+    assert_eq!(lease.participant.as_str(), "user:alice");
+}
+
 /// A database that does not answer is a clear error within seconds, naming it.
 #[test]
 fn an_unreachable_database_is_a_clear_error_within_seconds() {
