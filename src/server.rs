@@ -34,6 +34,7 @@ use crate::error::Error;
 use crate::model::*;
 
 mod conn;
+pub mod tls;
 
 pub use conn::Limits;
 use conn::{ConnState, Guarded, Refusal};
@@ -53,6 +54,8 @@ pub struct ServeConfig {
     pub limits: Limits,
     pub max_connections: usize,
     pub shutdown_grace: Duration,
+    /// HTTPS with this certificate, or plain HTTP.
+    pub tls: Option<Arc<tls::ServerTls>>,
 }
 
 impl Default for ServeConfig {
@@ -61,6 +64,7 @@ impl Default for ServeConfig {
             limits: Limits::default(),
             max_connections: 1024,
             shutdown_grace: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -90,6 +94,10 @@ pub async fn run_with(
     let (close, closing) = watch::channel(false);
     let router = app_with(store, Closing(closing.clone()));
     let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let acceptors = config
+        .tls
+        .as_ref()
+        .map(|tls| (tls.acceptor(true), tls.acceptor(false)));
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -102,13 +110,35 @@ pub async fn run_with(
                         Ok(slot) => {
                             let (router, limits, closing) =
                                 (router.clone(), config.limits.clone(), Closing(closing.clone()));
+                            let acceptor = acceptors.as_ref().map(|(both, _)| both.clone());
                             connections.spawn(async move {
-                                serve_connection(socket, router, limits, closing).await;
+                                match acceptor {
+                                    None => serve_connection(socket, router, limits, closing).await,
+                                    Some(acceptor) => {
+                                        serve_tls(acceptor, socket, router, limits, closing).await
+                                    }
+                                }
                                 drop(slot);
                             });
                         }
                         Err(_) => {
-                            connections.spawn(refuse_connection(socket, config.max_connections));
+                            let cap = config.max_connections;
+                            let acceptor = acceptors.as_ref().map(|(_, http1)| http1.clone());
+                            connections.spawn(async move {
+                                match acceptor {
+                                    None => refuse_connection(socket, cap).await,
+                                    Some(acceptor) => {
+                                        // A short handshake, so the refusal is readable.
+                                        let handshake = tokio::time::timeout(
+                                            Duration::from_secs(1),
+                                            acceptor.accept(socket),
+                                        );
+                                        if let Ok(Ok(socket)) = handshake.await {
+                                            refuse_connection(socket, cap).await;
+                                        }
+                                    }
+                                }
+                            });
                         }
                     }
                 }
@@ -153,14 +183,102 @@ impl Closing {
     }
 }
 
-/// One connection: HTTP/1.1 through the guard, until the client leaves, a
-/// limit drops it, or shutdown (which lets a request in flight finish).
-async fn serve_connection(
+/// One HTTPS connection: the handshake within the header timeout (a client
+/// that sends nothing holds its slot no longer than one that sends half a
+/// head), then HTTP/2 or HTTP/1.1 as ALPN agreed.
+async fn serve_tls(
+    acceptor: tokio_rustls::TlsAcceptor,
     socket: tokio::net::TcpStream,
     router: Router,
     limits: Limits,
     closing: Closing,
 ) {
+    let stream = match tokio::time::timeout(limits.header_timeout, acceptor.accept(socket)).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("TLS handshake not done within the header timeout");
+            return;
+        }
+    };
+    if stream.get_ref().1.alpn_protocol() == Some(tls::H2) {
+        serve_h2(stream, router, limits, closing).await;
+    } else {
+        serve_connection(stream, router, limits, closing).await;
+    }
+}
+
+/// One HTTP/2 connection. hyper's HTTP/2 server answers malformed frames
+/// with protocol errors (not HTTP answers of its own), so no guard reads the
+/// bytes; the settings bound what one client may ask for, and the
+/// connection closes once idle for the idle timeout.
+async fn serve_h2<S>(stream: S, router: Router, limits: Limits, closing: Closing)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let state = ConnState::new();
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let service = {
+        let state = state.clone();
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            let (router, state) = (router.clone(), state.clone());
+            state.began();
+            async move { Ok::<_, Infallible>(answer(router, state, request).await) }
+        })
+    };
+    let connection = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        .max_concurrent_streams(H2_MAX_STREAMS)
+        .max_header_list_size(limits.max_head_bytes as u32)
+        .max_send_buf_size(1 << 20)
+        // A peer that stops answering pings is gone: its streams end.
+        .keep_alive_interval(Some(Duration::from_secs(20)))
+        .keep_alive_timeout(limits.stall_timeout.min(Duration::from_secs(20)))
+        .serve_connection(io, service);
+    tokio::pin!(connection);
+    let idle = async {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if state
+                .idle_for()
+                .is_some_and(|idle| idle >= limits.idle_timeout)
+            {
+                break;
+            }
+        }
+    };
+    let served = tokio::select! {
+        served = connection.as_mut() => served,
+        () = closing.wait() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+        () = idle => {
+            connection.as_mut().graceful_shutdown();
+            // Streams begun but not sent whole get a stall's time to finish.
+            match tokio::time::timeout(limits.stall_timeout, connection.as_mut()).await {
+                Ok(served) => served,
+                Err(_) => Ok(()),
+            }
+        }
+    };
+    if let Err(e) = served {
+        tracing::debug!(error = %e, "HTTP/2 connection ended");
+    }
+}
+
+/// Streams one HTTP/2 client may have open at once.
+const H2_MAX_STREAMS: u32 = 64;
+
+/// One connection: HTTP/1.1 through the guard, until the client leaves, a
+/// limit drops it, or shutdown (which lets a request in flight finish).
+async fn serve_connection<S>(socket: S, router: Router, limits: Limits, closing: Closing)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(Guarded::new(socket, limits, state.clone()));
     let service =
@@ -253,7 +371,7 @@ fn refusal_response(refusal: &Refusal) -> Response {
 }
 
 /// Past the connection cap: a 503 in the API's JSON, and the socket closed.
-async fn refuse_connection(mut socket: tokio::net::TcpStream, cap: usize) {
+async fn refuse_connection<S: tokio::io::AsyncWrite + Unpin>(mut socket: S, cap: usize) {
     use tokio::io::AsyncWriteExt;
     let body = json!({
         "error": "unavailable",
@@ -361,6 +479,10 @@ pub fn status_of(error: &Error) -> StatusCode {
         Error::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        // A client's own refusals of a server: never answered by one.
+        Error::CertificateChanged { .. } | Error::CertificateUntrusted(_) => {
+            StatusCode::BAD_GATEWAY
+        }
     }
 }
 

@@ -20,5 +20,6 @@ mod preview_psd;
 mod proposals;
 mod races;
 mod seeing;
+mod tls;
 mod tokens;
 mod workspace;

@@ -132,6 +132,8 @@ const TEST_PACKAGES: &[&str] = &[
     "dunst",
     // Writes the .blend files (with their thumbnails) the preview tests read.
     "blender",
+    // Makes the CAs and certificates of the TLS tests.
+    "openssl",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
