@@ -221,11 +221,13 @@ where
 {
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(stream);
+    let stall = limits.stall_timeout;
     let service = {
         let state = state.clone();
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             let (router, state) = (router.clone(), state.clone());
             state.began();
+            let request = request.map(|body| Body::new(Stalling::new(body, stall)));
             async move { Ok::<_, Infallible>(answer(router, state, request).await) }
         })
     };
@@ -258,8 +260,9 @@ where
         }
         () = idle => {
             connection.as_mut().graceful_shutdown();
-            // Streams begun but not sent whole get a stall's time to finish.
-            match tokio::time::timeout(limits.stall_timeout, connection.as_mut()).await {
+            // The close takes a ping's round trip; a peer that never answers,
+            // or a stream whose headers never end, gets a header timeout.
+            match tokio::time::timeout(limits.header_timeout, connection.as_mut()).await {
                 Ok(served) => served,
                 Err(_) => Ok(()),
             }
@@ -267,6 +270,67 @@ where
     };
     if let Err(e) = served {
         tracing::debug!(error = %e, "HTTP/2 connection ended");
+    }
+}
+
+/// An HTTP/2 request body that fails once no frame has come for the stall
+/// timeout (HTTP/1's guard does this for its bodies), so a client that
+/// stops mid-upload does not hold its stream for ever.
+struct Stalling {
+    body: hyper::body::Incoming,
+    stall: Duration,
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+    /// The wait is timed from the handler's first read, not the request's start.
+    read_yet: bool,
+}
+
+impl Stalling {
+    fn new(body: hyper::body::Incoming, stall: Duration) -> Self {
+        Self {
+            body,
+            stall,
+            timer: Box::pin(tokio::time::sleep(stall)),
+            read_yet: false,
+        }
+    }
+}
+
+impl http_body::Body for Stalling {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        use std::task::Poll;
+        if !self.read_yet {
+            self.read_yet = true;
+            let first = tokio::time::Instant::now() + self.stall;
+            self.timer.as_mut().reset(first);
+        }
+        match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let next = tokio::time::Instant::now() + self.stall;
+                self.timer.as_mut().reset(next);
+                Poll::Ready(frame.map(|f| f.map_err(std::io::Error::other)))
+            }
+            Poll::Pending => match self.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no byte of the body for {} s", self.stall.as_secs()),
+                )))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -284,7 +348,7 @@ where
     let service =
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             let (router, state) = (router.clone(), state.clone());
-            async move { Ok::<_, Infallible>(answer(router, state, request).await) }
+            async move { Ok::<_, Infallible>(answer(router, state, request.map(Body::new)).await) }
         });
     // A client may close its sending side once its request is sent: it
     // still gets its answer.
@@ -306,14 +370,10 @@ where
 
 /// The router's answer to one request (or the guard's refusal it stands in
 /// for), whose end the guard is told of, so it times the idle wait after it.
-async fn answer(
-    router: Router,
-    state: Arc<ConnState>,
-    request: hyper::Request<hyper::body::Incoming>,
-) -> Response {
+async fn answer(router: Router, state: Arc<ConnState>, request: hyper::Request<Body>) -> Response {
     let response = match state.next_request() {
         Some(refusal) => refusal_response(&refusal),
-        None => match router.oneshot(request.map(Body::new)).await {
+        None => match router.oneshot(request).await {
             Ok(response) => response,
             Err(never) => match never {},
         },

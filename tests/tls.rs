@@ -3,6 +3,8 @@
 //! `Remote`, reqwest, raw TLS and TCP sockets).
 
 use std::io::{BufRead, BufReader, Read, Write};
+
+use futures_util::StreamExt;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -723,4 +725,123 @@ async fn silent_and_garbage_clients_of_the_tls_port_are_dropped_within_the_heade
     // And the server goes on serving.
     let mut fine = tls_connect(&served.addr, &certs.ca.cert).await;
     assert_eq!(health_on(&mut fine).await, "HTTP/1.1 200 OK");
+}
+
+/// A raw TLS connection that agreed on `h2`, with the client preface and
+/// an empty SETTINGS frame sent, and then nothing.
+async fn idle_h2(addr: &str, ca: &Path) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    use rustls::pki_types::pem::PemObject;
+    use tokio::io::AsyncWriteExt;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect("localhost".try_into().unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    stream
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
+    stream
+}
+
+/// Reads until the server closes `stream`; how long that took.
+async fn closed_within(
+    stream: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+    limit: Duration,
+) -> Duration {
+    use tokio::io::AsyncReadExt;
+    let started = Instant::now();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(limit, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return started.elapsed(),
+            Ok(Ok(_)) => {} // SETTINGS, its ACK, GOAWAY
+            Err(_) => panic!("the idle HTTP/2 connection was still open after {limit:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_holds_a_slot_until_the_idle_timeout() {
+    let certs = Certificates::new();
+    let served = Served::tls(
+        &certs.server("server"),
+        &[
+            "--idle-timeout",
+            "2s",
+            "--header-timeout",
+            "1s",
+            "--max-connections",
+            "1",
+        ],
+    );
+    let mut idle = idle_h2(&served.addr, &certs.ca.cert).await;
+    // It counts against the cap: a second client is answered 503.
+    let mut second = tls_connect(&served.addr, &certs.ca.cert).await;
+    assert_eq!(
+        health_on(&mut second).await,
+        "HTTP/1.1 503 Service Unavailable"
+    );
+    let took = closed_within(&mut idle, Duration::from_secs(8)).await;
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+    // Its slot is free again.
+    let mut third = tls_connect(&served.addr, &certs.ca.cert).await;
+    assert_eq!(health_on(&mut third).await, "HTTP/1.1 200 OK");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_upload_that_stalls_is_refused_and_stores_nothing() {
+    let certs = Certificates::new();
+    let served = Served::tls(&certs.server("server"), &["--stall-timeout", "2s"]);
+    let token = served.token();
+    let client = client_trusting(&certs.ca.cert).build().unwrap();
+    // One chunk, then nothing, never the end.
+    let body = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from_static(
+        b"the first bytes of a large file",
+    ))])
+    .chain(futures_util::stream::pending());
+    let started = Instant::now();
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        client
+            .post(format!("{}/v1/artifacts?path=art/stalled.psd", served.url))
+            .bearer_auth(&token)
+            .header("content-length", "1000000")
+            .body(reqwest::Body::wrap_stream(body))
+            .send(),
+    )
+    .await
+    .expect("the stalled upload was not ended by the stall timeout");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(2), "ended after {took:?}");
+    // Answered in our JSON, or the stream reset: either way, not stored.
+    if let Ok(answer) = answer {
+        assert_eq!(answer.version(), reqwest::Version::HTTP_2);
+        assert_eq!(answer.status(), 400);
+        let body: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(body["error"], "bad_request", "{body}");
+    }
+    let listed: serde_json::Value = client
+        .get(format!("{}/v1/artifacts", served.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["artifacts"], serde_json::json!([]), "{listed}");
 }
