@@ -49,7 +49,10 @@ impl Trust {
     /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
     pub fn from_env() -> Self {
         Self {
-            ca_cert: std::env::var_os("LEASEDESK_CA_CERT").map(Into::into),
+            // Set but empty is unset, as a shell's `LEASEDESK_CA_CERT= cmd` means.
+            ca_cert: std::env::var_os("LEASEDESK_CA_CERT")
+                .filter(|file| !file.is_empty())
+                .map(Into::into),
             pinned_sha256: None,
         }
     }
@@ -63,7 +66,9 @@ impl Remote {
     }
 
     /// A client of the servers in `servers` (URLs separated by commas, tried
-    /// in order), with a token, trusting `trust`.
+    /// in order), with a token, trusting `trust` (see `remote/trust.rs`): a
+    /// CA file that cannot be read is `Invalid`; a refused certificate is
+    /// `CertificateUntrusted`, or `CertificateChanged` under a pin.
     pub fn with_trust(servers: &str, token: &str, trust: Trust) -> Result<Self> {
         let base_url = servers;
         let http = reqwest::Client::builder()

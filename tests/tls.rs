@@ -845,3 +845,36 @@ async fn an_http2_upload_that_stalls_is_refused_and_stores_nothing() {
         .unwrap();
     assert_eq!(listed["artifacts"], serde_json::json!([]), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_over_https_uploads_downloads_and_follows_events() {
+    let certs = Certificates::new();
+    let served = Served::tls(&certs.server("server"), &[]);
+    let token = served.token();
+    let remote = Remote::with_trust(&served.url, &token, trusting(&certs.ca.cert)).unwrap();
+    let mut events = Box::pin(remote.follow_events(0).await.unwrap());
+
+    // A few MiB, so the upload and the download span many frames.
+    let data: Vec<u8> = (0..3 << 20).map(|i: u32| (i % 251) as u8).collect();
+    let file = certs.path("upload.bin");
+    std::fs::write(&file, &data).unwrap();
+    let path: leasedesk::model::RepoPath = "art/big.bin".parse().unwrap();
+    let artifact = remote
+        .import(&path, leasedesk::Upload::file(&file))
+        .await
+        .unwrap();
+
+    let mut content = remote.content(artifact.id, None).await.unwrap();
+    let mut downloaded = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut content.reader, &mut downloaded)
+        .await
+        .unwrap();
+    assert!(downloaded == data, "the download differs from the upload");
+
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an event within 10 s")
+        .expect("the stream goes on")
+        .unwrap();
+    assert_eq!(event.artifact_id, Some(artifact.id));
+}

@@ -387,8 +387,8 @@ fn refusal_from_tls(error: &rustls::Error, base: &str) -> Option<Error> {
                     actual: changed.actual.clone(),
                 })
         }
-        rustls::Error::InvalidCertificate(why) => Some(Error::CertificateUntrusted(format!(
-            "the certificate of the server at {base} is not trusted ({why:?}): if it is your \
+        rustls::Error::InvalidCertificate(_) => Some(Error::CertificateUntrusted(format!(
+            "the certificate of the server at {base} is not trusted ({error}): if it is your \
              studio's own, set LEASEDESK_CA_CERT to the PEM file of the CA that signed it"
         ))),
         _ => None,
