@@ -213,8 +213,9 @@ async fn serve_tls(
 
 /// One HTTP/2 connection. hyper's HTTP/2 server answers malformed frames
 /// with protocol errors (not HTTP answers of its own), so no guard reads the
-/// bytes; the settings bound what one client may ask for, and the
-/// connection closes once idle for the idle timeout.
+/// bytes; the settings bound what one client may ask for, a body that
+/// stalls fails, the connection closes once idle for the idle timeout, and
+/// it is dropped when a client stops taking an answer for the stall timeout.
 async fn serve_h2<S>(stream: S, router: Router, limits: Limits, closing: Closing)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -222,13 +223,17 @@ where
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(stream);
     let stall = limits.stall_timeout;
+    let answers = Answers::default();
     let service = {
-        let state = state.clone();
+        let (state, answers) = (state.clone(), answers.clone());
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-            let (router, state) = (router.clone(), state.clone());
+            let (router, state, answers) = (router.clone(), state.clone(), answers.clone());
             state.began();
             let request = request.map(|body| Body::new(Stalling::new(body, stall)));
-            async move { Ok::<_, Infallible>(answer(router, state, request).await) }
+            async move {
+                let response = answer(router, state, request).await;
+                Ok::<_, Infallible>(response.map(|body| Body::new(Paced::new(body, &answers))))
+            }
         })
     };
     let connection = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
@@ -241,14 +246,19 @@ where
         .keep_alive_timeout(limits.stall_timeout.min(Duration::from_secs(20)))
         .serve_connection(io, service);
     tokio::pin!(connection);
-    let idle = async {
+    // Whether the connection is idle (`true`) or a client stopped taking
+    // an answer (`false`), looked at each second.
+    let watchdog = async {
         loop {
             tokio::time::sleep(Duration::from_secs(1)).await;
             if state
                 .idle_for()
                 .is_some_and(|idle| idle >= limits.idle_timeout)
             {
-                break;
+                break true;
+            }
+            if answers.longest_wait().is_some_and(|wait| wait >= stall) {
+                break false;
             }
         }
     };
@@ -258,7 +268,7 @@ where
             connection.as_mut().graceful_shutdown();
             connection.await
         }
-        () = idle => {
+        idle = watchdog => if idle {
             connection.as_mut().graceful_shutdown();
             // The close takes a ping's round trip; a peer that never answers,
             // or a stream whose headers never end, gets a header timeout.
@@ -266,6 +276,9 @@ where
                 Ok(served) => served,
                 Err(_) => Ok(()),
             }
+        } else {
+            tracing::debug!("an HTTP/2 client stopped taking its answer: connection dropped");
+            Ok(())
         }
     };
     if let Err(e) = served {
@@ -331,6 +344,107 @@ impl http_body::Body for Stalling {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// The answers of one HTTP/2 connection: for each, since when it has handed
+/// hyper a piece and not been asked for the next (hyper asks once the
+/// client's flow-control window takes the piece).
+#[derive(Clone, Default)]
+struct Answers(Arc<std::sync::Mutex<Vec<std::sync::Weak<Handed>>>>);
+
+type Handed = std::sync::Mutex<Option<tokio::time::Instant>>;
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Answers {
+    fn track(&self) -> Arc<Handed> {
+        let handed = Arc::new(Handed::default());
+        lock(&self.0).push(Arc::downgrade(&handed));
+        handed
+    }
+
+    /// The longest wait of an answer for its client (answers done are forgotten).
+    fn longest_wait(&self) -> Option<Duration> {
+        let mut answers = lock(&self.0);
+        answers.retain(|handed| handed.strong_count() > 0);
+        answers
+            .iter()
+            .filter_map(|handed| {
+                let handed = handed.upgrade()?;
+                let since = *lock(&handed);
+                since
+            })
+            .map(|since| since.elapsed())
+            .max()
+    }
+}
+
+/// Largest piece of an HTTP/2 answer handed to hyper at once: a client that
+/// takes less than this within the stall timeout is dropped (HTTP/1's guard
+/// drops one that takes no byte).
+const H2_PIECE: usize = 16 << 10;
+
+/// An HTTP/2 answer handed over in pieces, each timed until hyper asks for
+/// the next.
+struct Paced {
+    body: Body,
+    piece: Bytes,
+    handed: Arc<Handed>,
+}
+
+impl Paced {
+    fn new(body: Body, answers: &Answers) -> Self {
+        Self {
+            body,
+            piece: Bytes::new(),
+            handed: answers.track(),
+        }
+    }
+}
+
+impl http_body::Body for Paced {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        use std::task::{ready, Poll};
+        *lock(&self.handed) = None;
+        if self.piece.is_empty() {
+            match ready!(std::pin::Pin::new(&mut self.body).poll_frame(cx)) {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => self.piece = data,
+                    Err(trailers) => return Poll::Ready(Some(Ok(trailers))),
+                },
+                other => return Poll::Ready(other),
+            }
+        }
+        let size = self.piece.len().min(H2_PIECE);
+        let piece = self.piece.split_to(size);
+        *lock(&self.handed) = Some(tokio::time::Instant::now());
+        Poll::Ready(Some(Ok(http_body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.piece.is_empty() && self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        let inner = self.body.size_hint();
+        let held = self.piece.len() as u64;
+        let mut hint = http_body::SizeHint::new();
+        hint.set_lower(inner.lower() + held);
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + held);
+        }
+        hint
     }
 }
 

@@ -943,3 +943,61 @@ async fn tls_1_2_and_1_3_are_both_accepted() {
         assert_eq!(health_on(&mut stream).await, "HTTP/1.1 200 OK");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_client_that_stops_taking_its_download_is_dropped_after_the_stall_timeout() {
+    let certs = Certificates::new();
+    let served = Served::tls(&certs.server("server"), &["--stall-timeout", "2s"]);
+    let token = served.token();
+    let remote = Remote::with_trust(&served.url, &token, trusting(&certs.ca.cert)).unwrap();
+    // Larger than HTTP/2's windows (a few MiB), so the server must wait for
+    // the client to take it.
+    let data = vec![7u8; 24 << 20];
+    let file = certs.path("big.bin");
+    std::fs::write(&file, &data).unwrap();
+    let path: leasedesk::model::RepoPath = "art/big.bin".parse().unwrap();
+    let artifact = remote
+        .import(&path, leasedesk::Upload::file(&file))
+        .await
+        .unwrap();
+
+    let client = client_trusting(&certs.ca.cert).build().unwrap();
+    let mut download = client
+        .get(format!(
+            "{}/v1/artifacts/{}/content",
+            served.url, artifact.id
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(download.version(), reqwest::Version::HTTP_2);
+    let first = download.chunk().await.unwrap().unwrap();
+    assert!(!first.is_empty());
+    // The client stops reading; its window fills.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let mut taken = first.len();
+    let rest = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match download.chunk().await {
+                Ok(Some(chunk)) => taken += chunk.len(),
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    })
+    .await
+    .expect("the download neither ended nor failed");
+    assert!(
+        rest.is_err() && taken < data.len(),
+        "the stalled download was not dropped: {taken} bytes taken"
+    );
+
+    // Readers that keep reading are served in full, and the server goes on.
+    let mut content = remote.content(artifact.id, None).await.unwrap();
+    let mut downloaded = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut content.reader, &mut downloaded)
+        .await
+        .unwrap();
+    assert_eq!(downloaded.len(), data.len());
+}
