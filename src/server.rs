@@ -228,10 +228,11 @@ where
         let (state, answers) = (state.clone(), answers.clone());
         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             let (router, state, answers) = (router.clone(), state.clone(), answers.clone());
-            state.began();
             let request = request.map(|body| Body::new(Stalling::new(body, stall)));
             async move {
+                let begun = Begun::new(&state);
                 let response = answer(router, state, request).await;
+                begun.handed_on();
                 Ok::<_, Infallible>(response.map(|body| Body::new(Paced::new(body, &answers))))
             }
         })
@@ -283,6 +284,31 @@ where
     };
     if let Err(e) = served {
         tracing::debug!(error = %e, "HTTP/2 connection ended");
+    }
+}
+
+/// An HTTP/2 request counted in flight until its answer is made, so one
+/// whose stream is reset before then does not keep the connection from
+/// ever being idle.
+struct Begun(Option<Arc<ConnState>>);
+
+impl Begun {
+    fn new(state: &Arc<ConnState>) -> Self {
+        state.began();
+        Self(Some(state.clone()))
+    }
+
+    /// The answer's body tells its end from now on.
+    fn handed_on(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Begun {
+    fn drop(&mut self) {
+        if let Some(state) = self.0.take() {
+            state.answered();
+        }
     }
 }
 

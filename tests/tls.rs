@@ -1001,3 +1001,60 @@ async fn an_http2_client_that_stops_taking_its_download_is_dropped_after_the_sta
         .unwrap();
     assert_eq!(downloaded.len(), data.len());
 }
+
+/// An HTTP/2 frame: length, type, flags, stream, payload.
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut frame = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    frame.extend_from_slice(&[kind, flags]);
+    frame.extend_from_slice(&stream.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+/// Headers as HPACK literals without indexing or Huffman coding.
+fn hpack(headers: &[(&str, &str)]) -> Vec<u8> {
+    let mut block = Vec::new();
+    for (name, value) in headers {
+        block.push(0x00);
+        for text in [name, value] {
+            assert!(text.len() < 127);
+            block.push(text.len() as u8);
+            block.extend_from_slice(text.as_bytes());
+        }
+    }
+    block
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_upload_reset_by_its_client_leaves_the_connection_idle() {
+    use tokio::io::AsyncWriteExt;
+    let certs = Certificates::new();
+    let served = Served::tls(
+        &certs.server("server"),
+        &["--idle-timeout", "2s", "--header-timeout", "1s"],
+    );
+    let token = format!("Bearer {}", served.token());
+    let mut stream = idle_h2(&served.addr, &certs.ca.cert).await;
+    // An upload that sends its headers and no byte of its body, so the
+    // handler waits for the body; then the client cancels the stream.
+    let headers = hpack(&[
+        (":method", "POST"),
+        (":scheme", "https"),
+        (":authority", "localhost"),
+        (":path", "/v1/artifacts?path=art/cancelled.psd"),
+        ("authorization", &token),
+        ("content-length", "1000"),
+    ]);
+    stream
+        .write_all(&h2_frame(0x1, 0x4, 1, &headers))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stream
+        .write_all(&h2_frame(0x3, 0, 1, &8u32.to_be_bytes()))
+        .await
+        .unwrap();
+    // With nothing in flight, the idle timeout closes it.
+    let took = closed_within(&mut stream, Duration::from_secs(10)).await;
+    assert!(took < Duration::from_secs(6), "closed after {took:?}");
+}
