@@ -23,5 +23,6 @@ mod proposals;
 mod races;
 mod seeing;
 mod team;
+mod tls;
 mod tokens;
 mod workspace;
