@@ -39,6 +39,19 @@ pub struct Remote {
     token: String,
 }
 
+/// How far a request may be sent again when its connection fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// Repeating it does nothing more (a read, a check-in of a file, a
+    /// release): round the servers, up to [`ATTEMPTS`] times.
+    Safe,
+    /// A change: to the next server only while no connection was made,
+    /// since then nothing was sent.
+    IfUnsent,
+    /// A body that can be sent once (a stream): one try.
+    Never,
+}
+
 /// Called with (the server that did not answer, the one used now).
 type OnMove = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
@@ -180,22 +193,24 @@ impl Remote {
     }
 
     /// Sends a request built for a server's URL. When the connection fails
-    /// it goes to the next server (wrapping round): if `retry` (the request
-    /// is safe to repeat), up to [`ATTEMPTS`] rounds; otherwise only while no
-    /// connection was made, since then nothing was sent. An answer, even a
-    /// refusal, is never taken elsewhere.
+    /// it goes to the next server (wrapping round), as far as `resend`
+    /// allows. An answer, even a refusal, is never taken elsewhere.
     async fn send(
         &self,
-        retry: bool,
+        resend: Resend,
         build: impl Fn(&str) -> Result<RequestBuilder>,
     ) -> Result<reqwest::Response> {
         let urls = &self.servers.urls;
         let start = self.servers.current.load(Ordering::Acquire);
-        let rounds = if retry { ATTEMPTS } else { 1 };
+        let tries = match resend {
+            Resend::Safe => ATTEMPTS * urls.len(),
+            Resend::IfUnsent => urls.len(),
+            Resend::Never => 1,
+        };
         let mut failures = Vec::new();
-        for attempt in 0..rounds * urls.len() {
-            let round = attempt / urls.len();
+        for attempt in 0..tries {
             if attempt > 0 && attempt % urls.len() == 0 {
+                let round = attempt / urls.len();
                 tokio::time::sleep(Duration::from_millis(100 << round)).await;
             }
             let index = (start + attempt) % urls.len();
@@ -209,8 +224,10 @@ impl Remote {
                         Err(error_from(response).await)
                     };
                 }
-                Err(e) if e.is_connect() || (retry && is_connection_failure(&e)) => {
-                    failures.push(format!("{url}: {}", causes(e)));
+                // No connection was made, so nothing was sent.
+                Err(e) if e.is_connect() => failures.push((url, causes(e))),
+                Err(e) if resend == Resend::Safe && is_connection_failure(&e) => {
+                    failures.push((url, causes(e)))
                 }
                 Err(e) if is_connection_failure(&e) => {
                     return Err(Error::Unavailable(format!(
@@ -228,8 +245,14 @@ impl Remote {
             }
         }
         Err(Error::Unavailable(match failures.as_slice() {
-            [one] => format!("the server at {one} cannot be reached"),
-            _ => format!("no server answered: {}", failures.join("; ")),
+            [(url, cause)] => format!("the server at {url} cannot be reached: {cause}"),
+            _ => {
+                let each: Vec<String> = failures
+                    .iter()
+                    .map(|(url, cause)| format!("{url}: {cause}"))
+                    .collect();
+                format!("no server answered ({})", each.join("; "))
+            }
         }))
     }
 
@@ -239,9 +262,13 @@ impl Remote {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> Result<T> {
-        let retry = method == Method::GET || method == Method::DELETE;
+        let resend = if method == Method::GET || method == Method::DELETE {
+            Resend::Safe
+        } else {
+            Resend::IfUnsent
+        };
         let response = self
-            .send(retry, |base| {
+            .send(resend, |base| {
                 let request = self.request(base, method.clone(), path);
                 Ok(match &body {
                     Some(body) => request.json(body),
@@ -282,7 +309,7 @@ impl Remote {
         };
         let response = match upload.source {
             UploadSource::File(file) => {
-                self.send(true, |base| {
+                self.send(Resend::Safe, |base| {
                     // A cancelled upload is not tried again.
                     crate::backend::check_cancel(cancel.as_deref())?;
                     let opened = std::fs::File::open(&file).map_err(|e| match e.kind() {
@@ -311,7 +338,8 @@ impl Remote {
                     cancel,
                 );
                 let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(stream)));
-                self.send(false, |base| {
+                // Its body is gone with the first try, whatever became of it.
+                self.send(Resend::Never, |base| {
                     let body = body
                         .lock()
                         .expect("upload body")
@@ -420,7 +448,9 @@ impl Remote {
     async fn event_stream(&self, after: u64) -> Result<EventBytes> {
         let path = format!("/v1/events/stream?after={after}");
         let response = self
-            .send(true, |base| Ok(self.request(base, Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         Ok(Box::pin(response.bytes_stream()))
     }
@@ -596,7 +626,9 @@ impl Backend for Remote {
         })?;
         let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
         let response = self
-            .send(true, |base| Ok(self.request(base, Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let stream = response.bytes_stream().map_err(std::io::Error::other);
         Ok(Content {
@@ -656,8 +688,10 @@ impl Backend for Remote {
 
     async fn release_edit(&self, id: EditId) -> Result<()> {
         let path = format!("/v1/edits/{id}");
-        self.send(true, |base| Ok(self.request(base, Method::DELETE, &path)))
-            .await?;
+        self.send(Resend::Safe, |base| {
+            Ok(self.request(base, Method::DELETE, &path))
+        })
+        .await?;
         Ok(())
     }
 
@@ -685,7 +719,9 @@ impl Backend for Remote {
         let proposal = self.proposal(id).await?;
         let path = format!("/v1/proposals/{id}/content");
         let response = self
-            .send(true, |base| Ok(self.request(base, Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let stream = response.bytes_stream().map_err(std::io::Error::other);
         Ok((proposal, Box::pin(StreamReader::new(stream))))
@@ -704,7 +740,9 @@ impl Backend for Remote {
             PreviewOf::Proposal(id) => format!("/v1/proposals/{id}/preview?size={size}"),
         };
         let response = self
-            .send(true, |base| Ok(self.request(base, Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let bytes = response.bytes().await.map_err(|e| {
             Error::Unavailable(format!(

@@ -473,3 +473,27 @@ async fn a_checkout_cut_off_by_a_kill_fails_clearly_and_does_not_move() {
         Some(checked_out.holder)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_upload_is_tried_once_and_a_dead_first_server_is_a_clear_error() {
+    let store = SharedStore::new();
+    let token = store.account("user:alice");
+    let [mut first, second] = two_servers(&store, "");
+    let servers = format!("{},{}", first.url, second.url);
+    first.kill();
+    let remote = Remote::new(&servers, &token).unwrap();
+    // A stream's bytes went with the first try: they cannot go to the second.
+    match remote.import(&path("a.psd"), bytes(b"v1")).await {
+        Err(Error::Unavailable(message)) => assert!(
+            message.contains(&first.url) && message.contains("cannot be reached"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(store.open().artifacts().await.unwrap().is_empty());
+    // A file is read again: it goes to the second.
+    let file = store.file("a.psd", b"v1");
+    let imported = remote.import(&path("a.psd"), Upload::file(&file)).await;
+    assert_eq!(imported.unwrap().head.digest, digest(b"v1"));
+    assert_eq!(remote.server(), second.url);
+}
