@@ -233,6 +233,17 @@ async fn a_list_whose_first_server_is_dead_works_and_says_it_uses_the_second() {
     );
     let listed = cli(&servers, &token, &["ls"]);
     assert!(text(&listed.stdout).contains("a.psd  v1  free"));
+    let local = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .args(store.args())
+        .args(["--as", "user:alice", "--json", "status"])
+        .output()
+        .unwrap();
+    let local: serde_json::Value = serde_json::from_slice(&local.stdout).unwrap();
+    assert_eq!(
+        (local["data"].as_str(), local["participant"].as_str()),
+        (store.data().to_str(), Some("user:alice")),
+        "status on a data folder names it"
+    );
 
     // In a program, the move holds for every clone, and is told once.
     let remote = Remote::new(&servers, &token).unwrap();
