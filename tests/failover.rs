@@ -21,12 +21,23 @@ use crate::harness::*;
 /// store; only `args`, `open` and the blob check know which.
 struct SharedStore {
     dir: tempfile::TempDir,
+    /// Rows in this PostgreSQL database, not the data folder's SQLite file.
+    database: Option<String>,
 }
 
 impl SharedStore {
     fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
+            database: None,
+        }
+    }
+
+    /// A team's store: rows in a new PostgreSQL database.
+    fn postgres() -> Self {
+        Self {
+            database: Some(postgres_database()),
+            ..Self::new()
         }
     }
 
@@ -36,12 +47,21 @@ impl SharedStore {
 
     /// What points a `leasedesk` process at this store.
     fn args(&self) -> Vec<OsString> {
-        vec!["--data".into(), self.data().into()]
+        let mut args: Vec<OsString> = vec!["--data".into(), self.data().into()];
+        if let Some(database) = &self.database {
+            args.extend(["--database".into(), database.into()]);
+        }
+        args
     }
 
     /// The store in this process, for setting up and looking afterwards.
     fn open(&self) -> Bundled {
-        Bundled::open(&self.data()).unwrap()
+        let location = leasedesk::Location {
+            data: self.data(),
+            database: self.database.clone(),
+            blobs: None,
+        };
+        Bundled::open_at(&location, Default::default()).unwrap()
     }
 
     fn as_alice(&self) -> Bundled {
@@ -68,7 +88,8 @@ impl SharedStore {
     fn assert_no_half_made_blob(&self) {
         drop(self.open());
         let data = self.data();
-        assert_eq!(blob_files(&data), named_blobs(&data), "no blob unnamed");
+        let named = named_blobs_at(&data, self.database.as_deref());
+        assert_eq!(blob_files(&data), named, "no blob unnamed");
         assert_eq!(uploads_in_flight(&data), 0, "no upload half written");
     }
 }
@@ -287,7 +308,25 @@ async fn an_answer_even_a_refusal_never_moves_the_client() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once() {
-    let store = SharedStore::new();
+    a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once_on(
+        SharedStore::new(),
+    )
+    .await
+}
+
+/// The same on two servers over one PostgreSQL database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once_on_postgres()
+{
+    a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once_on(
+        SharedStore::postgres(),
+    )
+    .await
+}
+
+async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once_on(
+    store: SharedStore,
+) {
     let token = store.account("user:alice");
     let alice = store.as_alice();
     let mut work = Vec::new();
@@ -375,7 +414,16 @@ async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_follow_goes_on_on_the_other_server_after_a_kill() {
-    let store = SharedStore::new();
+    events_follow_goes_on_on_the_other_server_after_a_kill_on(SharedStore::new()).await
+}
+
+/// The same on two servers over one PostgreSQL database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_follow_goes_on_on_the_other_server_after_a_kill_on_postgres() {
+    events_follow_goes_on_on_the_other_server_after_a_kill_on(SharedStore::postgres()).await
+}
+
+async fn events_follow_goes_on_on_the_other_server_after_a_kill_on(store: SharedStore) {
     let token = store.account("user:alice");
     let alice = store.as_alice();
     let a = alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
