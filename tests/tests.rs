@@ -14,6 +14,7 @@ mod events;
 mod hostile;
 mod http;
 mod inputs;
+mod objects;
 mod paths;
 mod preview_formats;
 mod preview_psd;
