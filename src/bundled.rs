@@ -9,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::io::AsyncRead;
 
-use crate::backend::{Backend, Content, Upload, UploadSource};
-use crate::blob::{BlobHold, BlobStore, StagedBlob};
+use crate::backend::{Backend, Content, Upload};
+use crate::blob::{BlobHold, Blobs, Staged};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
@@ -71,7 +71,7 @@ pub struct Bundled {
 
 struct Shared {
     store: Store,
-    blobs: BlobStore,
+    blobs: Blobs,
     options: Options,
     /// Woken after every write, for followers of the event ledger.
     changed: tokio::sync::Notify,
@@ -79,7 +79,7 @@ struct Shared {
     /// lock: only the writer whose turn it is holds a thread, and it runs
     /// every write queued meanwhile (see [`Bundled::write`]).
     write_turn: tokio::sync::Semaphore,
-    /// Previews made once per (digest, size), in the data folder.
+    /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
     queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
@@ -263,10 +263,8 @@ impl Bundled {
 
     /// Opens (creating) the store at `location`.
     pub fn open_at(location: &Location, options: Options) -> Result<Self> {
-        if location.database.is_some() || location.blobs.is_some() {
-            return Err(Error::Invalid(
-                "--database and --blobs are not built yet".into(),
-            ));
+        if location.database.is_some() {
+            return Err(Error::Invalid("--database is not built yet".into()));
         }
         let dir = location.data.as_path();
         owner_only::create_dir_all(dir)?;
@@ -274,7 +272,7 @@ impl Bundled {
         let database = dir.join("leasedesk.db");
         owner_only::create_file(&database)?;
         let store = Store::open(&database, options.failpoints.clone())?;
-        let blobs = BlobStore::open(&dir.join("blobs"))?;
+        let (blobs, previews) = Blobs::open(dir, location.blobs.as_deref())?;
         // Blobs of uploads that a killed process never named. Best effort: a
         // failed sweep is tried again at the next open.
         let swept = store
@@ -289,10 +287,7 @@ impl Bundled {
             options,
             changed: tokio::sync::Notify::new(),
             write_turn: tokio::sync::Semaphore::new(1),
-            previews: crate::previews::PreviewCache::new(
-                dir.join("previews"),
-                crate::previews::DATA_FOLDER_BOUND_BYTES,
-            ),
+            previews,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
         };
@@ -304,7 +299,7 @@ impl Bundled {
 
     /// Whether the store and the blobs can be reached: `Err(reason)` when not.
     pub async fn health(&self) -> std::result::Result<(), String> {
-        Ok(())
+        self.shared.blobs.health().await
     }
 
     /// The same store, acting as `participant`.
@@ -544,53 +539,44 @@ impl Bundled {
     }
 
     /// Hashes an upload into a temporary blob, checking its declared digest.
-    async fn stage(&self, upload: Upload) -> Result<StagedBlob> {
-        let shared = self.shared.clone();
-        match upload.source {
-            UploadSource::File(path) => {
-                off_thread(move || {
-                    shared.blobs.stage_file(
-                        &path,
-                        upload.digest.as_ref(),
-                        upload.progress.as_ref(),
-                        upload.cancel.as_deref(),
-                        &shared.options.failpoints,
-                    )
-                })
-                .await
-            }
-            UploadSource::Stream(reader) => {
-                let options = &shared.options;
-                shared
-                    .blobs
-                    .stage_stream(
-                        reader,
-                        upload.digest.as_ref(),
-                        options.max_upload,
-                        upload.progress.as_ref(),
-                        upload.cancel.as_deref(),
-                        &options.failpoints,
-                    )
-                    .await
-            }
-        }
+    async fn stage(&self, upload: Upload) -> Result<Staged> {
+        let options = &self.shared.options;
+        self.shared
+            .blobs
+            .stage(upload, options.max_upload, &options.failpoints)
+            .await
     }
 
     /// Names a staged blob by its digest; rows may refer to it from then on.
     /// The blob is held until the returned pending blob is named or dropped.
-    async fn persist(&self, staged: StagedBlob) -> Result<(Blob, PendingBlob)> {
+    async fn persist(&self, staged: Staged) -> Result<(Blob, PendingBlob)> {
         let blob = Blob::from(&staged);
         let shared = self.shared.clone();
-        let pending = off_thread(move || {
-            let pending = PendingBlob {
-                hold: Some(shared.blobs.hold(&staged.digest)?),
-                shared: shared.clone(),
-            };
-            staged.persist(&shared.blobs)?;
-            shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
-            Ok(pending)
-        })
-        .await?;
+        let pending = match (&shared.blobs, staged) {
+            (Blobs::Folder(store), Staged::Folder(staged)) => {
+                let store = store.clone();
+                off_thread(move || {
+                    let pending = PendingBlob {
+                        hold: Some(store.hold(&staged.digest)?),
+                        shared: shared.clone(),
+                    };
+                    staged.persist(&store)?;
+                    shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                    Ok(pending)
+                })
+                .await?
+            }
+            // No hold: an object is never removed when its transaction fails.
+            (Blobs::Objects(objects), Staged::Object(staged)) => {
+                objects.persist(staged).await?;
+                shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                PendingBlob {
+                    hold: None,
+                    shared: shared.clone(),
+                }
+            }
+            _ => unreachable!("a blob is staged in the store that names it"),
+        };
         Ok((blob, pending))
     }
 }
@@ -618,11 +604,11 @@ async fn off_thread<T: Send + 'static>(
     }
 }
 
-impl From<&StagedBlob> for Blob {
-    fn from(staged: &StagedBlob) -> Self {
+impl From<&Staged> for Blob {
+    fn from(staged: &Staged) -> Self {
         Blob {
-            digest: staged.digest.clone(),
-            size: staged.size,
+            digest: staged.digest().clone(),
+            size: staged.size(),
             message: None,
         }
     }
@@ -720,11 +706,8 @@ impl Backend for Bundled {
         let head = self
             .read(move |tx, _, _| rules::version_head(tx, id, version))
             .await?;
-        let file = self.shared.blobs.open_blob(&head.digest)?;
-        Ok(Content {
-            head,
-            reader: Box::pin(tokio::fs::File::from_std(file)),
-        })
+        let reader = self.shared.blobs.open_read(&head.digest).await?;
+        Ok(Content { head, reader })
     }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
@@ -763,7 +746,7 @@ impl Backend for Bundled {
         // Any check-in that answers names its bytes (a version, a proposal,
         // or the head's own).
         let (mut blob, durability, pending) =
-            if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
+            if before.checkout.state == CheckoutState::Closed || *staged.digest() == head_digest {
                 (Blob::from(&staged), Durability::Normal, None)
             } else {
                 let (blob, pending) = self.persist(staged).await?;
@@ -802,7 +785,7 @@ impl Backend for Bundled {
         let head_is_base =
             head.version == before.edit.base_version && head.digest == before.edit.base_digest;
         let needs_blob =
-            before.state == EditState::Open && head_is_base && staged.digest != head.digest;
+            before.state == EditState::Open && head_is_base && *staged.digest() != head.digest;
         // Only a commit that answers without a refusal names the bytes.
         let (mut blob, durability, pending) = if needs_blob {
             let (blob, pending) = self.persist(staged).await?;
@@ -842,8 +825,8 @@ impl Backend for Bundled {
         id: ProposalId,
     ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
         let proposal = self.proposal(id).await?;
-        let file = self.shared.blobs.open_blob(&proposal.digest)?;
-        Ok((proposal, Box::pin(tokio::fs::File::from_std(file))))
+        let reader = self.shared.blobs.open_read(&proposal.digest).await?;
+        Ok((proposal, reader))
     }
 
     async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
@@ -856,12 +839,19 @@ impl Backend for Bundled {
             }
             PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
         };
-        let source = self.shared.blobs.path(&digest);
         let previews = &self.shared.previews;
-        let made = previews
-            .get_or_make(&digest, size, || previews.decode(source, size))
-            .await?;
-        Ok(tokio::fs::read(made).await?)
+        previews
+            .get_or_make_bytes(&digest, size, || async {
+                match &self.shared.blobs {
+                    Blobs::Folder(store) => previews.decode(store.path(&digest), size).await,
+                    // The readers want a file: a checked copy, removed after.
+                    Blobs::Objects(objects) => {
+                        let copy = objects.local_copy(&digest).await?;
+                        previews.decode(copy.temp_path().to_owned(), size).await
+                    }
+                }
+            })
+            .await
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {

@@ -54,6 +54,17 @@ impl S3 {
             .collect()
     }
 
+    /// A client of this bucket (signed requests: moto refuses unsigned ones
+    /// on objects), for a test to change what is stored behind a server.
+    pub fn client(&self) -> object_store::aws::AmazonS3 {
+        let mut builder = object_store::aws::AmazonS3Builder::new().with_bucket_name(&self.bucket);
+        for (key, value) in &self.env {
+            builder =
+                builder.with_config(key.to_ascii_lowercase().parse().expect("a setting"), value);
+        }
+        builder.build().expect("an S3 client")
+    }
+
     /// Multipart uploads begun and neither completed nor aborted.
     pub fn open_multipart_uploads(&self) -> usize {
         let (status, body) = http(&self.endpoint, "GET", &format!("/{}?uploads", self.bucket))
