@@ -324,11 +324,11 @@ impl ObjectBlobs {
                 let sent = async {
                     let mut file = tokio::io::BufReader::with_capacity(READ_PIECE, file);
                     loop {
-                        let mut part = vec![0u8; PART];
-                        let n = read_full(&mut file, &mut part).await?;
-                        part.truncate(n);
+                        let mut part = PooledPart::take();
+                        let n = read_full(&mut file, &mut part.buf).await?;
+                        part.len = n;
                         if n > 0 {
-                            upload.send(Bytes::from(part)).await?;
+                            upload.send(Bytes::from_owner(part)).await?;
                         }
                         if n < PART {
                             return Ok(());
@@ -586,11 +586,11 @@ struct Reading<'a> {
 impl Reading<'_> {
     /// Reads up to one part (fewer bytes only at the end), hashing it.
     async fn part(&mut self, reader: &mut (impl AsyncRead + Unpin)) -> Result<Bytes> {
-        let mut part = vec![0u8; PART];
+        let mut part = PooledPart::take();
         let mut filled = 0;
         while filled < PART {
             check_cancel(self.cancel)?;
-            let piece = &mut part[filled..(filled + READ_PIECE).min(PART)];
+            let piece = &mut part.buf[filled..(filled + READ_PIECE).min(PART)];
             let n = read_full(reader, piece).await?;
             if n == 0 {
                 break;
@@ -608,8 +608,45 @@ impl Reading<'_> {
                 break;
             }
         }
-        part.truncate(filled);
-        Ok(Bytes::from(part))
+        part.len = filled;
+        Ok(Bytes::from_owner(part))
+    }
+}
+
+/// A part's buffer, given back to a small pool when the part is sent (and
+/// any retry is over): allocating 8 MiB afresh for each part leaves freed
+/// blocks in every thread's malloc arena, and a server's peak memory grows
+/// with each upload.
+struct PooledPart {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+/// Spare part buffers, at most what one upload has in use.
+static SPARE_PARTS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+impl PooledPart {
+    fn take() -> Self {
+        let spare = SPARE_PARTS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        Self {
+            buf: spare.unwrap_or_else(|| vec![0u8; PART]),
+            len: 0,
+        }
+    }
+}
+
+impl AsRef<[u8]> for PooledPart {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Drop for PooledPart {
+    fn drop(&mut self) {
+        let mut spare = SPARE_PARTS.lock().unwrap_or_else(|p| p.into_inner());
+        if spare.len() <= PARTS_IN_FLIGHT {
+            spare.push(std::mem::take(&mut self.buf));
+        }
     }
 }
 
