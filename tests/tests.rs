@@ -16,6 +16,7 @@ mod hostile;
 mod http;
 mod inputs;
 mod migrate;
+mod objects;
 mod operations;
 mod paths;
 mod preview_formats;
