@@ -14,6 +14,7 @@ mod events;
 mod hostile;
 mod http;
 mod inputs;
+mod offline;
 mod paths;
 mod preview_formats;
 mod preview_psd;
