@@ -7,6 +7,7 @@ use leasedesk::bundled::{Sweeper, SWEEP_EVERY};
 use leasedesk::clock::Clock;
 use leasedesk::desk::{Desk, PreviewCache, DEFAULT_PREVIEW_CACHE_BYTES};
 use leasedesk::model::Participant;
+use leasedesk::remote::Trust;
 use leasedesk::workspace::watch::Watcher;
 use leasedesk::workspace::Workspace;
 use leasedesk::{Backend, Bundled, Remote};
@@ -25,12 +26,26 @@ pub enum Source {
 pub struct Session {
     pub desk: Desk,
     pub source: Source,
+    /// The servers of the settings (URLs separated by commas), for a remote session.
+    pub servers: Option<String>,
     /// Background work of this session, stopped when it closes.
     pub tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
     pub watcher: Option<Watcher>,
     /// Records the bundled store's lapses while the session keeps it open
     /// (a server sweeps its own); stops with the session.
     pub sweeper: Option<Sweeper>,
+}
+
+impl Session {
+    /// The server a remote session uses now.
+    pub fn server_in_use(&self) -> Option<String> {
+        let servers = self.servers.as_deref()?;
+        servers
+            .split(',')
+            .map(str::trim)
+            .find(|s| !s.is_empty())
+            .map(str::to_owned)
+    }
 }
 
 impl Drop for Session {
@@ -60,8 +75,8 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             )
         }
         BackendChoice::Remote => {
-            let url = settings.server_url.trim();
-            if url.is_empty() {
+            let servers = settings.server_url.trim();
+            if servers.is_empty() {
                 return Err(UiError::new(
                     "no_server",
                     "No server is set: open Settings and enter your team's server address.",
@@ -73,7 +88,10 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                     "No token for this server: open Settings and paste the token your admin gave you.",
                 ));
             };
-            let remote = Remote::new(url, token)?;
+            // Several servers, separated by commas: the client checks each
+            // and moves to the next when one does not answer.
+            let trust = Trust::from_env();
+            let remote = Remote::with_trust(servers, token, trust)?;
             (Arc::new(remote.clone()), Source::Remote(remote), None)
         }
     };
@@ -87,6 +105,8 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             dirs.previews(),
             DEFAULT_PREVIEW_CACHE_BYTES,
         )),
+        servers: matches!(settings.backend, BackendChoice::Remote)
+            .then(|| settings.server_url.trim().to_owned()),
         source,
         tasks: Vec::new(),
         watcher: None,

@@ -11,9 +11,8 @@ use crate::error::Error;
 use crate::model::*;
 
 /// Whether the server answers, as the desk last found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "lowercase")]
-#[ts(export)]
 pub enum Connection {
     Online,
     /// No server answered; `since` is when the view kept was fetched (or when

@@ -30,7 +30,7 @@ export type { LocalState } from "./generated/LocalState";
 export type { CheckinResult } from "./generated/CheckinResult";
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
-export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string };
+export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
 
 export function isAppError(value: unknown): value is AppError {
   return typeof value === "object" && value !== null && "code" in value && "message" in value;

@@ -21,11 +21,12 @@ export async function openSettings() {
     h("option", { value: "bundled" }, "On this computer (no server)"),
     h("option", { value: "remote" }, "A team server"));
   backend.value = s.backend;
-  const url = h("input", { id: "settings-url", type: "url", placeholder: "http://leasedesk.example:7400", value: s.server_url });
+  // Text, not "url": several addresses may be given, separated by commas.
+  const url = h("input", { id: "settings-url", type: "text", spellcheck: "false", placeholder: "https://leasedesk.example:7443, https://standby.example:7443", value: s.server_url });
   const token = h("input", { id: "settings-token", type: "password", autocomplete: "off", placeholder: view.has_token ? "stored in your keychain" : "paste the token your admin gave you" });
   const workspace = h("input", { id: "settings-workspace", type: "text", value: s.workspace });
   const name = h("input", { id: "settings-name", type: "text", value: s.display_name });
-  const remoteOnly = h("div", {}, field("Server address", url), field("Token", token, "Kept in your system keychain, never in a file."));
+  const remoteOnly = h("div", {}, field("Server address", url, "Several addresses, separated by commas: when one does not answer, the next is used."), field("Token", token, "Kept in your system keychain, never in a file."));
   const bundledOnly = h("div", {}, field("Your name", name));
   const sync = () => { remoteOnly.hidden = backend.value !== "remote"; bundledOnly.hidden = backend.value !== "bundled"; };
   backend.addEventListener("change", sync);
