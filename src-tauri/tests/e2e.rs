@@ -62,7 +62,24 @@ impl Drop for KilledGroup {
 struct Server {
     url: String,
     tokens: std::collections::HashMap<&'static str, String>,
-    _process: Killed,
+    data: PathBuf,
+    /// `None` while killed (`kill`), until started again (`restart`).
+    process: Option<Killed>,
+}
+
+impl Server {
+    /// SIGKILL: no goodbye to any client.
+    fn kill(&mut self) {
+        self.process = None;
+    }
+
+    /// `serve` again on the same address.
+    fn restart(&mut self) {
+        let listen = self.url.trim_start_matches("http://").to_owned();
+        let (url, process) = serve(&self.data, &listen);
+        assert_eq!(url, self.url, "the same address again");
+        self.process = Some(process);
+    }
 }
 
 fn start_server(data: &Path) -> Server {
@@ -93,10 +110,21 @@ fn start_server(data: &Path) -> Server {
             .to_owned();
         tokens.insert(name, token);
     }
-    let mut child = Command::new(&cli)
+    let (url, process) = serve(data, "127.0.0.1:0");
+    Server {
+        url,
+        tokens,
+        data: data.to_owned(),
+        process: Some(process),
+    }
+}
+
+/// `leasedesk serve` on `listen`; its address as it says it.
+fn serve(data: &Path, listen: &str) -> (String, Killed) {
+    let mut child = Command::new(tool("LEASEDESK_BIN"))
         .arg("--data")
         .arg(data)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", listen])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -112,11 +140,7 @@ fn start_server(data: &Path) -> Server {
         .strip_prefix("listening on ")
         .expect("the address")
         .to_owned();
-    Server {
-        url,
-        tokens,
-        _process: Killed(child),
-    }
+    (url, Killed(child))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -1618,4 +1642,116 @@ async fn the_app_shows_the_work() {
     tokio::time::timeout(SCENARIO_LIMIT, seeing_the_work())
         .await
         .expect("the scenario within 5 minutes");
+}
+
+/// The server killed under the app: the view stays, marked offline; the
+/// checked-out copy stays writable and a save still shows; a check-in is
+/// refused with why and sent nowhere. The server back on the same port, the
+/// mark goes by itself, and the check-in, pressed again, lands.
+async fn offline_and_back(w: &mut World) {
+    let path = "brand/hero.psd";
+    let row = World::row(path);
+    let local = w.workspace.join(path);
+    let incoming = w._home.path().join("incoming/hero.psd");
+    std::fs::create_dir_all(incoming.parent().unwrap()).unwrap();
+    std::fs::write(&incoming, b"poster v1").unwrap();
+    let added = w
+        .invoke(
+            "add_files",
+            json!({ "paths": [incoming], "folder": "brand" }),
+        )
+        .await;
+    assert!(added[0]["artifact"]["id"].is_string(), "added: {added}");
+    w.open_row(path).await;
+    w.check_out_here(&row).await;
+    let url = w.server.as_ref().unwrap().url.clone();
+    w.wait_until(
+        "#server",
+        "the server in use",
+        Duration::from_secs(5),
+        |t| t == format!("Server: {}", url.trim_start_matches("http://")),
+    )
+    .await;
+    assert!(writable(&local), "a checked-out copy is writable");
+
+    w.server.as_mut().unwrap().kill();
+    w.wait_until(
+        "#offline:not([hidden])",
+        "the offline mark",
+        Duration::from_secs(15),
+        |t| t.starts_with("Offline since ") && t.contains("stay writable"),
+    )
+    .await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the check-out, still shown",
+        Duration::from_secs(2),
+        |t| t.starts_with("You"),
+    )
+    .await;
+    save_atomically(&local, b"poster v2, drawn offline");
+    w.wait_until(
+        &format!("{row} .local"),
+        "the save, shown offline",
+        Duration::from_secs(10),
+        |t| t == "Modified",
+    )
+    .await;
+    w.screenshot("offline-01-marked").await;
+
+    w.dismiss_notices().await;
+    w.check_in_here(None).await;
+    w.wait_until(
+        ".notice.error",
+        "the check-in's refusal",
+        Duration::from_secs(15),
+        |t| t.starts_with("Offline since ") && t.contains("check-in was not sent"),
+    )
+    .await;
+    assert!(
+        writable(&local),
+        "offline, the checked-out copy stays writable"
+    );
+    assert_eq!(std::fs::read(&local).unwrap(), b"poster v2, drawn offline");
+    w.screenshot("offline-02-refused").await;
+
+    w.server.as_mut().unwrap().restart();
+    w.wait_for("#offline[hidden]", "the mark gone, by itself")
+        .await;
+    // Nothing was sent meanwhile: the server's head is still version 1.
+    w.wait_until(
+        &format!("{row} .version"),
+        "still version 1",
+        Duration::from_secs(5),
+        |t| t == "v1",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let files = w.invoke("overview", json!({})).await;
+    assert_eq!(
+        files["files"][0]["artifact"]["head"]["version"],
+        json!(1),
+        "no check-in was sent in the background: {files}"
+    );
+    assert!(files["offline_since"].is_null(), "{files}");
+    w.dismiss_notices().await;
+    w.check_in_here(None).await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 2, pressed again",
+        Duration::from_secs(10),
+        |t| t == "v2",
+    )
+    .await;
+    assert!(!writable(&local), "read-only after check-in");
+    w.screenshot("offline-03-back").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_offline_keeps_its_view_and_reconnects_by_itself() {
+    let _one = ONE_APP.lock().await;
+    let mut w = World::start(Backend::Remote).await;
+    tokio::time::timeout(SCENARIO_LIMIT, offline_and_back(&mut w))
+        .await
+        .expect("offline and back within 5 minutes");
 }
