@@ -186,6 +186,33 @@ impl BlobStore {
         self.root.join("tmp")
     }
 
+    /// For the health check: the blob folder is there and an upload could be
+    /// written into it (a probe file made and removed in its temp folder).
+    /// `Err` says what is wrong, naming the folder.
+    pub fn check_writable(&self) -> std::result::Result<(), String> {
+        if !self.root.is_dir() {
+            return Err(format!(
+                "the blob folder {} is missing",
+                self.root.display()
+            ));
+        }
+        let probe = self
+            .temp_dir()
+            .join(format!("health-{}", uuid::Uuid::new_v4()));
+        let written = owner_only::file_options()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .and_then(|mut file| file.write_all(b"ok"));
+        let _ = fs::remove_file(&probe);
+        written.map_err(|e| {
+            format!(
+                "the blob folder {} cannot be written to: {e}",
+                self.root.display()
+            )
+        })
+    }
+
     pub fn path(&self, digest: &Digest) -> PathBuf {
         let hex = digest.hex();
         self.root.join(&hex[..2]).join(hex)

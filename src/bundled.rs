@@ -17,7 +17,7 @@ use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 use crate::owner_only;
 use crate::rules::{self, Blob};
-use crate::store::{Durability, EditState, Store, Tx};
+use crate::store::{Durability, EditState, PgStore, Store, Tx};
 use crate::token;
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
@@ -74,7 +74,7 @@ struct Shared {
     blobs: BlobStore,
     options: Options,
     /// Woken after every write, for followers of the event ledger.
-    changed: tokio::sync::Notify,
+    changed: Arc<tokio::sync::Notify>,
     /// Writers wait their turn here, asleep, rather than blocked on the store's
     /// lock: only the writer whose turn it is holds a thread, and it runs
     /// every write queued meanwhile (see [`Bundled::write`]).
@@ -84,9 +84,54 @@ struct Shared {
     queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<KnownTokens>,
+    /// The SQLite file, which the health check finds still there.
+    /// The SQLite file, if the rows are in one.
+    database_file: Option<PathBuf>,
+    /// How many writes each group commit ran together, for the metrics.
+    batch_sizes: prometheus_client::metrics::histogram::Histogram,
+    /// Checks of the health check (or the scrape) that gave up waiting and
+    /// are still running: the same check is not started again until it
+    /// ends, so a hung disk or database does not pile up threads.
+    stalled_checks: std::sync::Mutex<std::collections::HashMap<&'static str, StalledCheck>>,
+}
+
+/// A bounded check still running after it was given up on.
+struct StalledCheck {
+    since: std::time::Instant,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long the health check waits for each thing it checks.
+pub const HEALTH_CHECK_LIMIT: Duration = Duration::from_secs(2);
+
+/// The health check's step for the store: the SQLite file is still where it
+/// was opened (a server writing into a moved or deleted file would lose it
+/// all at its next start), and a cheap read answers.
+fn check_store(shared: &Shared) -> Result<()> {
+    shared.options.failpoints.hit(failpoint::at::STORE_PROBE)?;
+    if let Some(file) = shared.database_file.as_ref().filter(|file| !file.is_file()) {
+        return Err(Error::Unavailable(format!(
+            "the database file {} is missing: it was moved or deleted while the server runs",
+            file.display()
+        )));
+    }
+    shared.store.read(|tx| tx.last_event_seq()).map(drop)
+}
+
+/// The health check's step for the blobs: the blob folder can take an upload.
+fn check_blobs(shared: &Shared) -> Result<()> {
+    shared.blobs.check_writable().map_err(Error::Unavailable)
 }
 
 impl Shared {
+    fn stalled_checks(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<&'static str, StalledCheck>> {
+        self.stalled_checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     fn queued_writes(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Queued>>> {
         self.queued_writes.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -95,6 +140,9 @@ impl Shared {
     /// answers each. Writes whose caller has gone are skipped, as if never sent.
     fn run_batch(&self, mut batch: Vec<Box<dyn Queued>>) {
         batch.retain(|write| !write.abandoned());
+        if !batch.is_empty() {
+            self.batch_sizes.observe(batch.len() as f64);
+        }
         let durability = match batch.iter().any(|w| w.durability() == Durability::Full) {
             true => Durability::Full,
             false => Durability::Normal,
@@ -108,7 +156,7 @@ impl Shared {
             writes => self.store.write(durability, |tx| {
                 writes
                     .iter_mut()
-                    .map(|write| tx.savepoint(|tx| write.run(tx, &self.options)))
+                    .map(|write| tx.savepoint(&mut |tx| write.run(tx, &self.options)))
                     .collect::<Result<Vec<_>>>()
             }),
         };
@@ -166,7 +214,7 @@ where
     }
 
     fn run(&mut self, tx: &Tx, options: &Options) -> Result<()> {
-        let now = options.clock.now();
+        let now = tx.now(&options.clock)?;
         self.value = Some((self.f)(tx, &self.participant, now, &options.failpoints)?);
         Ok(())
     }
@@ -263,17 +311,29 @@ impl Bundled {
 
     /// Opens (creating) the store at `location`.
     pub fn open_at(location: &Location, options: Options) -> Result<Self> {
-        if location.database.is_some() || location.blobs.is_some() {
-            return Err(Error::Invalid(
-                "--database and --blobs are not built yet".into(),
-            ));
+        if location.blobs.is_some() {
+            return Err(Error::Invalid("--blobs is not built yet".into()));
         }
         let dir = location.data.as_path();
         owner_only::create_dir_all(dir)?;
         owner_only::restrict_if_open_to_all(dir);
-        let database = dir.join("leasedesk.db");
-        owner_only::create_file(&database)?;
-        let store = Store::open(&database, options.failpoints.clone())?;
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let (store, database_file) = match &location.database {
+            Some(url) => (
+                Store::Postgres(PgStore::open(
+                    url,
+                    options.failpoints.clone(),
+                    changed.clone(),
+                )?),
+                None,
+            ),
+            None => {
+                let database = dir.join("leasedesk.db");
+                owner_only::create_file(&database)?;
+                let store = Store::open(&database, options.failpoints.clone())?;
+                (store, Some(database))
+            }
+        };
         let blobs = BlobStore::open(&dir.join("blobs"))?;
         // Blobs of uploads that a killed process never named. Best effort: a
         // failed sweep is tried again at the next open.
@@ -287,7 +347,7 @@ impl Bundled {
             store,
             blobs,
             options,
-            changed: tokio::sync::Notify::new(),
+            changed,
             write_turn: tokio::sync::Semaphore::new(1),
             previews: crate::previews::PreviewCache::new(
                 dir.join("previews"),
@@ -295,6 +355,11 @@ impl Bundled {
             ),
             queued_writes: Default::default(),
             known_tokens: Default::default(),
+            database_file,
+            batch_sizes: prometheus_client::metrics::histogram::Histogram::new(
+                prometheus_client::metrics::histogram::exponential_buckets(1.0, 2.0, 10),
+            ),
+            stalled_checks: Default::default(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -303,8 +368,78 @@ impl Bundled {
     }
 
     /// Whether the store and the blobs can be reached: `Err(reason)` when not.
+    /// A sequence of steps, each given at most [`HEALTH_CHECK_LIMIT`].
     pub async fn health(&self) -> std::result::Result<(), String> {
+        self.bounded("the database", check_store).await?;
+        self.bounded("the blob store", check_blobs).await?;
         Ok(())
+    }
+
+    /// Live leases now, read within [`HEALTH_CHECK_LIMIT`] (for the metrics
+    /// scrape); `Err` says why not.
+    pub async fn live_lease_count(&self) -> std::result::Result<u64, String> {
+        self.bounded("the database", |shared| {
+            shared.options.failpoints.hit(failpoint::at::STORE_PROBE)?;
+            let clock = &shared.options.clock;
+            shared.store.read(|tx| tx.live_lease_count(tx.now(clock)?))
+        })
+        .await
+    }
+
+    /// The sizes of group commits (see [`Bundled::write`]) so far; clones
+    /// share the counts.
+    pub fn batch_sizes(&self) -> prometheus_client::metrics::histogram::Histogram {
+        self.shared.batch_sizes.clone()
+    }
+
+    /// Runs `step` (blocking work: a read, a file made) on the blocking pool
+    /// and waits at most [`HEALTH_CHECK_LIMIT`] for it. `what` names the thing
+    /// checked in the reason; while an earlier step of that name that gave
+    /// up is still running, answers at once without starting another.
+    async fn bounded<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        step: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
+    ) -> std::result::Result<T, String> {
+        {
+            let mut stalled = self.shared.stalled_checks();
+            if let Some(check) = stalled.get(what) {
+                if !check.finished.load(std::sync::atomic::Ordering::Acquire) {
+                    return Err(format!(
+                        "{what} has not answered a check begun {} s ago",
+                        check.since.elapsed().as_secs()
+                    ));
+                }
+                stalled.remove(what);
+            }
+        }
+        let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let task = {
+            let (shared, finished) = (self.shared.clone(), finished.clone());
+            tokio::task::spawn_blocking(move || {
+                let outcome = step(&shared);
+                finished.store(true, std::sync::atomic::Ordering::Release);
+                outcome
+            })
+        };
+        let started = std::time::Instant::now();
+        match tokio::time::timeout(HEALTH_CHECK_LIMIT, task).await {
+            Ok(Ok(outcome)) => outcome.map_err(|e| format!("{what} cannot be reached: {e}")),
+            Ok(Err(e)) => Err(format!("the check of {what} failed: {e}")),
+            Err(_) => {
+                self.shared.stalled_checks().insert(
+                    what,
+                    StalledCheck {
+                        since: started,
+                        finished,
+                    },
+                );
+                Err(format!(
+                    "{what} did not answer within {} s",
+                    HEALTH_CHECK_LIMIT.as_secs()
+                ))
+            }
+        }
     }
 
     /// The same store, acting as `participant`.
@@ -431,7 +566,7 @@ impl Bundled {
         let lapsed = self
             .shared
             .store
-            .write(Durability::Normal, |tx| rules::sweep(tx, clock.now()))?;
+            .write(Durability::Normal, |tx| rules::sweep(tx, tx.now(&clock)?))?;
         if lapsed > 0 {
             self.shared.changed.notify_waiters();
         }
@@ -524,11 +659,13 @@ impl Bundled {
         answer.await.unwrap_or_else(|_| lost())
     }
 
-    /// Resolves after the next write through this store (writes by another
-    /// process are not seen: poll as well).
+    /// Resolves after the next write through this store, or on PostgreSQL
+    /// through any server (an SQLite file's other processes are not heard:
+    /// poll as well).
     pub fn changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let shared = self.shared.clone();
-        async move { shared.changed.notified().await }
+        // Registered now, not when first polled: a change made between a
+        // caller's read and its wait still wakes it.
+        self.shared.changed.clone().notified_owned()
     }
 
     async fn read<T: Send + 'static>(
@@ -537,8 +674,10 @@ impl Bundled {
     ) -> Result<T> {
         let this = self.clone();
         in_place(move || {
-            let now = this.shared.options.clock.now();
-            this.shared.store.read(|tx| f(tx, &this.participant, now))
+            let clock = &this.shared.options.clock;
+            this.shared
+                .store
+                .read(|tx| f(tx, &this.participant, tx.now(clock)?))
         })
         .await
     }

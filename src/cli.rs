@@ -13,6 +13,13 @@ use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
 use leasedesk::{Backend, Error, Remote, Upload};
 
+/// How `serve` writes its log lines.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
 /// Exit code of a refusal because someone else holds the file (EX_TEMPFAIL):
 /// an agent plans again or retries later.
 const EXIT_BUSY: u8 = 75;
@@ -194,6 +201,14 @@ enum Command {
         /// How long requests in flight (uploads) may go on after SIGTERM.
         #[arg(long, default_value = "30s", value_parser = parse_ttl)]
         shutdown_grace: u64,
+        /// Serve Prometheus metrics (GET /metrics) on this address, apart
+        /// from the API's (port 0 picks a free one).
+        #[arg(long, value_name = "ADDR")]
+        metrics_listen: Option<std::net::SocketAddr>,
+        /// How log lines on stderr look: `text` for people, `json` (one
+        /// object a line) for a log collector.
+        #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+        log_format: LogFormat,
     },
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
@@ -714,6 +729,8 @@ async fn execute(args: Args) -> Result<(), Error> {
             idle_timeout,
             stall_timeout,
             shutdown_grace,
+            metrics_listen,
+            log_format,
         } => {
             let seconds = std::time::Duration::from_secs;
             let limits = leasedesk::server::Limits {
@@ -728,8 +745,16 @@ async fn execute(args: Args) -> Result<(), Error> {
                 max_connections: max_connections
                     .unwrap_or((open_files.saturating_sub(64) / 2).clamp(16, 16384) as usize),
                 shutdown_grace: seconds(shutdown_grace),
+                metrics: None,
             };
-            serve(target.local("serve")?.clone(), listen, config).await?
+            serve(
+                target.local("serve")?.clone(),
+                listen,
+                metrics_listen,
+                config,
+                log_format,
+            )
+            .await?
         }
         Command::Events {
             after,
@@ -1009,29 +1034,72 @@ impl Target {
 async fn serve(
     store: Bundled,
     listen: std::net::SocketAddr,
-    config: leasedesk::server::ServeConfig,
+    metrics_listen: Option<std::net::SocketAddr>,
+    mut config: leasedesk::server::ServeConfig,
+    log_format: LogFormat,
 ) -> Result<(), Error> {
     let (writer, _flush_on_exit) = tracing_appender::non_blocking(std::io::stderr());
     let dropped = writer.error_counter();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LEASEDESK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(writer)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LEASEDESK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer);
+    match log_format {
+        LogFormat::Text => log
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        // One object a line: level, target, and the event's fields (its
+        // message among them) under "fields".
+        LogFormat::Json => log.json().init(),
+    }
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
     let address = listener.local_addr()?;
-    // Tests and scripts read this line to find the port. Whether anyone
-    // reads it, or stdout is closed later, the server goes on serving.
+    let metrics_listener = match metrics_listen {
+        Some(at) => Some(
+            tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| Error::Invalid(format!("cannot listen for metrics on {at}: {e}")))?,
+        ),
+        None => None,
+    };
+    let metrics_address = metrics_listener
+        .as_ref()
+        .map(|listener| listener.local_addr())
+        .transpose()?;
+    // Tests and scripts read this line to find the port (and the next, with
+    // --metrics-listen, the metrics'). Whether anyone reads them, or stdout
+    // is closed later, the server goes on serving.
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "listening on http://{address}").and_then(|()| stdout.flush());
+        let mut lines = format!("listening on http://{address}\n");
+        if let Some(at) = metrics_address {
+            lines.push_str(&format!("metrics on http://{at}/metrics\n"));
+        }
+        let _ = stdout
+            .write_all(lines.as_bytes())
+            .and_then(|()| stdout.flush());
     }
+    let (stop_metrics, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = metrics_listener.map(|listener| {
+        let metrics = leasedesk::metrics::Metrics::new(store.batch_sizes());
+        config.metrics = Some(metrics.clone());
+        if let Some(at) = metrics_address {
+            tracing::info!("serving metrics on http://{at}/metrics");
+        }
+        tokio::spawn(leasedesk::server::run_metrics(
+            listener,
+            store.clone(),
+            metrics,
+            config.limits.clone(),
+            async {
+                let _ = metrics_stopped.await;
+            },
+        ))
+    });
     tracing::info!(
         max_connections = config.max_connections,
         "serving on http://{address}"
@@ -1055,6 +1123,10 @@ async fn serve(
         tracing::info!("shutting down: ending event streams, finishing uploads in flight");
     };
     leasedesk::server::run_with(listener, store, config, shutdown).await?;
+    let _ = stop_metrics.send(());
+    if let Some(metrics_server) = metrics_server {
+        let _ = metrics_server.await;
+    }
     count_dropped.abort();
     Ok(())
 }

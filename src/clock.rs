@@ -25,6 +25,11 @@ impl Clock {
         }
     }
 
+    /// A clock only tests move: stores then use it rather than their own.
+    pub fn is_manual(&self) -> bool {
+        self.manual.is_some()
+    }
+
     pub fn now(&self) -> Timestamp {
         match &self.manual {
             None => to_millis(Utc::now()),

@@ -18,6 +18,8 @@ pub mod at {
     pub const BEFORE_DURABLE_COMMIT: &str = "store.before_durable_commit";
     /// Such a transaction has committed; the caller has not been answered yet.
     pub const AFTER_DURABLE_COMMIT: &str = "store.after_durable_commit";
+    /// The health check's or the metrics scrape's read of the store (`pause`: a store that hangs).
+    pub const STORE_PROBE: &str = "store.probe";
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

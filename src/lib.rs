@@ -14,6 +14,7 @@
 //! - [`bundled`]: the in-process backend over a data folder.
 //! - [`remote`]: the same trait over HTTP, for a team's server.
 //! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
+//! - [`metrics`]: what the server tells Prometheus (`serve --metrics-listen`).
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
 //! - [`token`]: bearer tokens, kept hashed.
 //! - [`desk`]: what the desktop app shows and does, host-free.
@@ -33,6 +34,7 @@ pub mod clock;
 pub mod desk;
 pub mod error;
 pub mod failpoint;
+pub mod metrics;
 pub mod model;
 pub mod owner_only;
 pub mod preview;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequestParts, Path, Query, Request};
+use axum::extract::{FromRequestParts, MatchedPath, Path, Query, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -31,6 +31,7 @@ use utoipa::{OpenApi, ToSchema};
 use crate::backend::{Backend, Upload};
 use crate::bundled::Bundled;
 use crate::error::Error;
+use crate::metrics::Metrics;
 use crate::model::*;
 
 mod conn;
@@ -53,6 +54,8 @@ pub struct ServeConfig {
     pub limits: Limits,
     pub max_connections: usize,
     pub shutdown_grace: Duration,
+    /// Counts requests into these when set (served by [`run_metrics`]).
+    pub metrics: Option<Metrics>,
 }
 
 impl Default for ServeConfig {
@@ -61,6 +64,7 @@ impl Default for ServeConfig {
             limits: Limits::default(),
             max_connections: 1024,
             shutdown_grace: Duration::from_secs(30),
+            metrics: None,
         }
     }
 }
@@ -88,7 +92,7 @@ pub async fn run_with(
 ) -> std::io::Result<()> {
     let sweeper = store.spawn_sweeper(Duration::from_secs(1));
     let (close, closing) = watch::channel(false);
-    let router = app_with(store, Closing(closing.clone()));
+    let router = app_with(store, Closing(closing.clone()), config.metrics.clone());
     let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -276,12 +280,13 @@ async fn refuse_connection(mut socket: tokio::net::TcpStream, cap: usize) {
 pub fn app(store: Bundled) -> Router {
     let (close, closing) = watch::channel(false);
     drop(close);
-    app_with(store, Closing(closing))
+    app_with(store, Closing(closing), None)
 }
 
 /// The API's routes over `store`; event streams end when `closing` says so.
-fn app_with(store: Bundled, closing: Closing) -> Router {
-    Router::new()
+/// Requests are counted into `metrics` when given.
+fn app_with(store: Bundled, closing: Closing, metrics: Option<Metrics>) -> Router {
+    let routes = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/openapi.json", get(openapi_json))
         .route("/v1/me", get(me))
@@ -318,9 +323,108 @@ fn app_with(store: Bundled, closing: Closing) -> Router {
                 request.uri().path()
             )))
         })
-        .layer(middleware::from_fn(no_store_and_log))
-        .layer(Extension(closing))
-        .with_state(store)
+        .layer(middleware::from_fn(no_store_and_log));
+    let routes = match metrics {
+        Some(metrics) => routes.layer(middleware::from_fn_with_state(metrics, count_request)),
+        None => routes,
+    };
+    routes.layer(Extension(closing)).with_state(store)
+}
+
+/// The routes whose request body is an upload, for the in-flight gauge.
+const UPLOAD_ROUTES: [&str; 3] = [
+    "/v1/artifacts",
+    "/v1/checkouts/{id}/checkin",
+    "/v1/edits/{id}/commit",
+];
+
+/// Counts each request by its route's template (the raw path would make a
+/// series per id), and an upload as in flight while it is handled.
+async fn count_request(State(metrics): State<Metrics>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |matched| matched.as_str())
+        .to_owned();
+    let method = request.method().clone();
+    let _in_flight = (method == axum::http::Method::POST
+        && UPLOAD_ROUTES.contains(&route.as_str()))
+    .then(|| metrics.upload_started());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    metrics.observe_request(
+        method.as_str(),
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}
+
+/// Serves Prometheus's scrape (`GET /metrics`) on `listener`, apart from the
+/// API, until `shutdown`; through the same guard as the API's connections,
+/// at most 64 at once. The store's read for it is bounded in time.
+pub async fn run_metrics(
+    listener: TcpListener,
+    store: Bundled,
+    metrics: Metrics,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (close, closing) = watch::channel(false);
+    let router = Router::new()
+        .route("/metrics", get(scrape))
+        .fallback(|| async {
+            ApiError(Error::NotFound(
+                "this address serves only GET /metrics".into(),
+            ))
+        })
+        .layer(Extension(metrics))
+        .with_state(store);
+    let slots = Arc::new(Semaphore::new(64));
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => match slots.clone().try_acquire_owned() {
+                    Ok(slot) => {
+                        let (router, limits, closing) =
+                            (router.clone(), limits.clone(), Closing(closing.clone()));
+                        connections.spawn(async move {
+                            serve_connection(socket, router, limits, closing).await;
+                            drop(slot);
+                        });
+                    }
+                    Err(_) => drop(socket),
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not accept a metrics connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    let _ = close.send(true);
+    connections.shutdown().await;
+    Ok(())
+}
+
+async fn scrape(State(store): State<Bundled>, Extension(metrics): Extension<Metrics>) -> Response {
+    let live = store.live_lease_count().await;
+    if let Err(reason) = &live {
+        tracing::warn!(%reason, "the metrics scrape could not count live leases");
+    }
+    let mut response = metrics.render(live).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 /// Every response carries `Cache-Control: no-store`; every request is logged
@@ -625,9 +729,22 @@ impl<T: Serialize + Send + 'static> IntoResponse for JsonList<T> {
     }
 }
 
-#[utoipa::path(get, path = "/v1/health", responses((status = 200, description = "The server is up", body = Object)))]
-async fn health() -> Json<serde_json::Value> {
-    Json(json!({ "status": "ok" }))
+#[utoipa::path(get, path = "/v1/health", responses(
+    (status = 200, description = "The server is up", body = Object),
+    (status = 503, description = "The database or the blob store cannot be reached: `{\"status\":\"unavailable\",\"reason\"}`", body = Object),
+))]
+async fn health(State(store): State<Bundled>) -> Response {
+    match store.health().await {
+        Ok(()) => Json(json!({ "status": "ok" })).into_response(),
+        Err(reason) => {
+            tracing::warn!(%reason, "health check failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "unavailable", "reason": reason })),
+            )
+                .into_response()
+        }
+    }
 }
 
 #[utoipa::path(get, path = "/v1/me", responses((status = 200, description = "The participant the token names", body = Object), (status = 401, body = ErrorBody)))]

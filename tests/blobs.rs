@@ -27,7 +27,7 @@ async fn send_and_close(mut sender: tokio::io::DuplexStream, data: &[u8]) {
 fn assert_only_named_blobs(f: &Fixture) {
     assert_eq!(
         blob_files(f.dir.path()),
-        named_blobs(f.dir.path()),
+        f.named_blobs(),
         "the blob folder holds exactly the blobs rows name"
     );
     let left: Vec<_> = std::fs::read_dir(f.dir.path().join("blobs/tmp"))

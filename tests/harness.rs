@@ -9,7 +9,7 @@ use chrono::TimeZone;
 use leasedesk::clock::Clock;
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
-use leasedesk::{Backend, Bundled, Options, Remote, Upload};
+use leasedesk::{Backend, Bundled, Location, Options, Remote, Upload};
 use tempfile::TempDir;
 
 pub struct Fixture {
@@ -23,6 +23,8 @@ pub struct Fixture {
     pub admin: Arc<dyn Backend>,
     /// A remote fixture's server address and each participant's token.
     pub server: Option<Server>,
+    /// The PostgreSQL database of the store, if its rows are not in the data folder.
+    pub database: Option<String>,
     /// Stops the server of a remote fixture when dropped.
     _stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -70,11 +72,21 @@ pub fn fixture_with(failpoints: Failpoints) -> Fixture {
         store,
         dir,
         server: None,
+        database: None,
         _stop: None,
     }
 }
 
 fn store_with(failpoints: Failpoints, max_upload: u64) -> (TempDir, Clock, Bundled) {
+    store_at(failpoints, max_upload, None)
+}
+
+/// A store in a temp data folder, its rows in `database` if given.
+fn store_at(
+    failpoints: Failpoints,
+    max_upload: u64,
+    database: Option<String>,
+) -> (TempDir, Clock, Bundled) {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Clock::manual(start_time());
     let options = Options {
@@ -82,7 +94,12 @@ fn store_with(failpoints: Failpoints, max_upload: u64) -> (TempDir, Clock, Bundl
         failpoints,
         max_upload,
     };
-    let store = Bundled::open_with(dir.path(), options).expect("open store");
+    let location = Location {
+        data: dir.path().to_owned(),
+        database,
+        blobs: None,
+    };
+    let store = Bundled::open_at(&location, options).expect("open store");
     (dir, clock, store)
 }
 
@@ -93,7 +110,26 @@ pub async fn remote_fixture() -> Fixture {
 }
 
 pub async fn remote_fixture_with(max_upload: u64) -> Fixture {
-    let (dir, clock, store) = store_with(Failpoints::default(), max_upload);
+    served_fixture(store_with(Failpoints::default(), max_upload)).await
+}
+
+/// The remote fixture over a server whose rows are in PostgreSQL (a new
+/// database on the test cluster): the contract's third configuration.
+pub async fn postgres_fixture() -> Fixture {
+    let database = postgres_database();
+    let max_upload = Options::default().max_upload;
+    let url = database.clone();
+    let store =
+        tokio::task::spawn_blocking(move || store_at(Failpoints::default(), max_upload, Some(url)))
+            .await
+            .expect("open store");
+    Fixture {
+        database: Some(database),
+        ..served_fixture(store).await
+    }
+}
+
+async fn served_fixture((dir, clock, store): (TempDir, Clock, Bundled)) -> Fixture {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -121,12 +157,14 @@ pub async fn remote_fixture_with(max_upload: u64) -> Fixture {
         store,
         dir,
         server: Some(Server { base, tokens }),
+        database: None,
         _stop: Some(stop),
     }
 }
 
-/// Runs each named `async fn(Fixture)` twice: on the bundled backend, and on
-/// the remote one against a real server. Both must pass the same assertions.
+/// Runs each named `async fn(Fixture)` three times: on the bundled backend, on
+/// the remote one against a real server, and on the remote one against a
+/// server on PostgreSQL. All must pass the same assertions.
 #[macro_export]
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
@@ -143,6 +181,14 @@ macro_rules! contract {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::postgres_fixture().await).await
                 }
             )*
         }
@@ -194,6 +240,72 @@ impl Fixture {
             .import(&path(p), bytes(data))
             .await
             .expect("import")
+    }
+
+    /// Where the store is, to open it again.
+    pub fn location(&self) -> Location {
+        Location {
+            data: self.dir.path().to_owned(),
+            database: self.database.clone(),
+            blobs: None,
+        }
+    }
+
+    /// Runs SQL on the store's database as an outside tool would (an older
+    /// version, an admin), and returns the first column of each row it gives.
+    pub fn sql(&self, sql: &str) -> Vec<String> {
+        match &self.database {
+            None => {
+                let db = rusqlite::Connection::open(self.dir.path().join("leasedesk.db"))
+                    .expect("open the database");
+                db.busy_timeout(Duration::from_secs(10)).unwrap();
+                let mut stmt = db.prepare(sql).expect("the SQL is good");
+                let rows = stmt
+                    .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
+                    .expect("the SQL runs");
+                rows.map(|v| match v.expect("a row") {
+                    rusqlite::types::Value::Text(t) => t,
+                    rusqlite::types::Value::Integer(n) => n.to_string(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+            }
+            Some(url) => {
+                let out = std::process::Command::new(pg_cluster().bin.join("psql"))
+                    .args([
+                        "-X",
+                        "-q",
+                        "-A",
+                        "-t",
+                        "-v",
+                        "ON_ERROR_STOP=1",
+                        "-d",
+                        url,
+                        "-c",
+                        sql,
+                    ])
+                    .output()
+                    .expect("psql runs");
+                assert!(
+                    out.status.success(),
+                    "{sql} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8(out.stdout)
+                    .expect("UTF-8")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect()
+            }
+        }
+    }
+
+    /// The digests (as hex) that a version or a proposal names.
+    pub fn named_blobs(&self) -> std::collections::BTreeSet<String> {
+        self.sql("SELECT digest FROM versions UNION SELECT digest FROM proposals")
+            .into_iter()
+            .map(|d| d.trim_start_matches("blake3:").to_owned())
+            .collect()
     }
 
     pub fn advance(&self, by: Duration) {
@@ -343,4 +455,130 @@ pub fn python() -> std::process::Command {
         python
     });
     std::process::Command::new(interpreter)
+}
+
+/// A test PostgreSQL server: one cluster per test process, made on first use
+/// in a temp folder with Debian's `initdb` (as the `postgres` user when the
+/// tests run as root, which PostgreSQL refuses to be) on a free port, and
+/// stopped by a watcher once this process ends.
+struct PgCluster {
+    port: u16,
+    bin: std::path::PathBuf,
+    databases: std::sync::atomic::AtomicU32,
+    /// Outlives the tests: never waited for.
+    _watcher: std::sync::Mutex<std::process::Child>,
+}
+
+/// Runs `program` as the `postgres` user when we are root.
+fn as_postgres(program: &std::path::Path) -> std::process::Command {
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let mut cmd = std::process::Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"]).arg(program);
+        cmd
+    } else {
+        std::process::Command::new(program)
+    }
+}
+
+fn pg_cluster() -> &'static PgCluster {
+    static CLUSTER: std::sync::OnceLock<PgCluster> = std::sync::OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL is installed (cargo xtask test installs postgresql-15)")
+            .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
+            .filter(|bin| bin.join("initdb").exists())
+            .max()
+            .expect("a PostgreSQL with initdb under /usr/lib/postgresql");
+        let dir = tempfile::Builder::new()
+            .prefix("leasedesk-pg-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        let run = |cmd: &mut std::process::Command| {
+            let out = cmd.output().expect("a PostgreSQL tool runs");
+            assert!(
+                out.status.success(),
+                "{cmd:?} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        if unsafe { libc::geteuid() } == 0 {
+            run(std::process::Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(&dir));
+        }
+        let data = dir.join("data");
+        run(as_postgres(&bin.join("initdb"))
+            .args(["-U", "leasedesk", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync", "-D"])
+            .arg(&data));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        run(as_postgres(&bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("log"))
+            .arg("-o")
+            .arg(format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400",
+                dir.display()
+            ))
+            .args(["-w", "start"]));
+        // Stops the cluster when this test process is gone, however it ends.
+        let watcher = format!(
+            "while [ -e /proc/{pid} ]; do sleep 1; done; {pg_ctl} -D {data} stop -m immediate >/dev/null 2>&1; rm -rf {dir}",
+            pid = std::process::id(),
+            pg_ctl = bin.join("pg_ctl").display(),
+            data = data.display(),
+            dir = dir.display(),
+        );
+        let watcher = as_postgres(std::path::Path::new("/bin/sh"))
+            .args(["-c", &watcher])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the cluster's watcher starts");
+        PgCluster {
+            port,
+            bin,
+            databases: Default::default(),
+            _watcher: std::sync::Mutex::new(watcher),
+        }
+    })
+}
+
+/// The URL of a new, empty database on the test PostgreSQL server.
+pub fn postgres_database() -> String {
+    let cluster = pg_cluster();
+    let n = cluster
+        .databases
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("test_{n}");
+    let out = std::process::Command::new(cluster.bin.join("psql"))
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &cluster.port.to_string(),
+            "-U",
+            "leasedesk",
+            "-d",
+            "postgres",
+            "-q",
+            "-c",
+        ])
+        .arg(format!("CREATE DATABASE {name}"))
+        .output()
+        .expect("psql runs");
+    assert!(
+        out.status.success(),
+        "CREATE DATABASE failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("postgres://leasedesk@127.0.0.1:{}/{name}", cluster.port)
 }

@@ -188,7 +188,7 @@ async fn a_store_reopens_with_everything_in_it(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let events = f.all_events().await;
-    let reopened = Bundled::open(f.dir.path())
+    let reopened = Bundled::open_at(&f.location(), Default::default())
         .unwrap()
         .acting_as(participant("user:alice"));
     assert_eq!(reopened.checkout(c.id).await.unwrap(), c);

@@ -132,7 +132,7 @@ async fn a_path_that_is_not_utf8_over_http_is_invalid_and_stores_nothing() {
     assert!(f.alice.artifacts().await.unwrap().is_empty());
 }
 
-/// Writes an artifact at `p` into the store's SQLite file as an older
+/// Writes an artifact at `p` into the store's database as an older
 /// version stored it (no path rules but the old ones), sharing the blob of an
 /// artifact imported normally; its path key is what migration 0003 fills in.
 async fn store_legacy(f: &Fixture, p: &str, data: &[u8]) -> ArtifactId {
@@ -140,30 +140,19 @@ async fn store_legacy(f: &Fixture, p: &str, data: &[u8]) -> ArtifactId {
         .import(&format!("seed-{}.psd", uuid::Uuid::new_v4()), data)
         .await;
     let id = ArtifactId::new();
-    let db = rusqlite::Connection::open(f.dir.path().join("leasedesk.db")).unwrap();
-    db.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
     let at = start_time().timestamp_millis();
-    db.execute(
-        "INSERT INTO artifacts (id, path, head_version, created_at) VALUES (?1, ?2, 1, ?3)",
-        rusqlite::params![id.to_string(), p, at],
-    )
-    .unwrap();
-    db.execute(
+    let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    f.sql(&format!(
+        "INSERT INTO artifacts (id, path, path_key, head_version, created_at) VALUES ('{id}', {}, {}, 1, {at})",
+        quoted(p),
+        quoted(&collision_key(p)),
+    ));
+    f.sql(&format!(
         "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at)
-         VALUES (?1, 1, ?2, ?3, 'user:alice', ?4)",
-        rusqlite::params![
-            id.to_string(),
-            seed.head.digest.as_str(),
-            seed.head.size,
-            at
-        ],
-    )
-    .unwrap();
-    db.execute(
-        "UPDATE artifacts SET path_key = ?2 WHERE id = ?1",
-        rusqlite::params![id.to_string(), collision_key(p)],
-    )
-    .unwrap();
+         VALUES ('{id}', 1, '{}', {}, 'user:alice', {at})",
+        seed.head.digest.as_str(),
+        seed.head.size,
+    ));
     id
 }
 

@@ -22,7 +22,7 @@ const ROUNDS: usize = 500;
 /// made on the version it checked out); versions have no gaps; a lapse is
 /// recorded only after the expiry; sequence numbers strictly increase.
 /// Returns how many versions were committed after the first.
-async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
+pub async fn check_history(backend: &dyn Backend, artifact: ArtifactId) -> usize {
     let events = all_events(backend).await;
     for pair in events.windows(2) {
         assert!(

@@ -95,7 +95,7 @@ async fn an_overlong_description_is_refused_and_the_checkout_stays_open(f: Fixtu
     let open = f.alice.checkouts(true).await.unwrap();
     assert_eq!(open.iter().map(|c| c.id).collect::<Vec<_>>(), [mine.id]);
     assert_eq!(f.artifact(a.id).await.head.version, 1);
-    assert_eq!(named_blobs(f.dir.path()).len(), 1, "nothing was stored");
+    assert_eq!(f.named_blobs().len(), 1, "nothing was stored");
     let refused_import = f
         .alice
         .import(&path("b.psd"), bytes(b"b").with_message(overlong))
@@ -624,7 +624,7 @@ async fn a_bad_description_header_is_422_and_stores_nothing() {
         );
         let checkout = f.alice.checkout(mine.id).await.unwrap();
         assert_eq!(checkout.state, CheckoutState::Open);
-        assert_eq!(named_blobs(f.dir.path()).len(), 1, "nothing was stored");
+        assert_eq!(f.named_blobs().len(), 1, "nothing was stored");
         assert_eq!(blob_files(f.dir.path()).len(), 1, "no blob was left");
     }
     let answer = client

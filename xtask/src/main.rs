@@ -132,6 +132,8 @@ const TEST_PACKAGES: &[&str] = &[
     "dunst",
     // Writes the .blend files (with their thumbnails) the preview tests read.
     "blender",
+    // The team server's store in the contract suite's third configuration.
+    "postgresql-15",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),

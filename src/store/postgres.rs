@@ -1,0 +1,1240 @@
+//! The PostgreSQL store of a team's servers: any number of `leasedesk serve`
+//! processes on one database behave as one.
+//!
+//! The rules are synchronous functions over [`Transaction`], so each call here
+//! waits for its query. The connections live on a small runtime of the
+//! store's own, so a caller may wait from any thread (a tokio worker inside
+//! `block_in_place`, the blocking pool, or a plain thread) without starving
+//! the tasks that drive the sockets.
+//!
+//! Every write transaction first locks the one row of `ledger`, and holds it
+//! until it commits: writers take turns across servers as SQLite's writers do
+//! in one file, their `now` is the database's clock read after the lock (so
+//! times follow commit order), and they number events from that row (dense,
+//! in commit order). Group commit makes one such turn serve many writes.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::DateTime;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+use super::*;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::failpoint::{self, Failpoints};
+
+/// Numbered migrations; `leasedesk_schema` keeps how many were applied.
+const MIGRATIONS: &[&str] = &[include_str!("pg_migrations/0001_schema.sql")];
+
+/// How long opening a connection may take before the database counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a caller waits for a free connection of the pool.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+/// No statement runs longer: a stuck one must not hold the ledger's lock for ever.
+const STATEMENT_TIMEOUT_MS: u64 = 30_000;
+/// Connections per server; writes take turns anyway, so these serve reads.
+const POOL_SIZE: usize = 16;
+/// The channel on which each commit that wrote events wakes every server's followers.
+const CHANNEL: &str = "leasedesk_events";
+/// Held while migrating, so servers starting together migrate once.
+const MIGRATION_LOCK: i64 = 0x6c65_6173_6564_736b;
+
+pub struct PgStore {
+    pool: Pool,
+    /// `user@host:port/db`, for messages: never the password.
+    name: String,
+    failpoints: Failpoints,
+    /// The store's own runtime, where connections are made and driven.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its tasks, which is refused inside
+        // another runtime; its sockets need no goodbye.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Waits for `f` here. The futures of queries only exchange messages with the
+/// connection's task on the store's runtime, so any thread may wait for them.
+fn wait<F: Future>(f: F) -> F::Output {
+    futures_executor::block_on(f)
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        if e.is_closed() {
+            return Error::Unavailable(format!("the database connection was lost: {e}"));
+        }
+        match e.as_db_error() {
+            Some(db) => {
+                Error::Internal(format!("database: {}: {}", db.code().code(), db.message()))
+            }
+            None => Error::Unavailable(format!("the database cannot be reached: {e}")),
+        }
+    }
+}
+
+/// `user@host:port/db` of a connection string, for messages.
+fn display_name(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|host| match host {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://USER@HOST:PORT/DB`) and
+    /// brings its schema up to date. `changed` is woken whenever any server
+    /// commits events, so followers of the ledger on this one hear of them.
+    pub fn open(
+        url: &str,
+        failpoints: Failpoints,
+        changed: Arc<tokio::sync::Notify>,
+    ) -> Result<Self> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+            Error::Invalid(format!(
+                "--database: not a PostgreSQL URL (postgres://USER@HOST:PORT/DB): {e}"
+            ))
+        })?;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .application_name("leasedesk")
+            .options(format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        let name = display_name(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("store-postgres")
+            .enable_all()
+            .build()?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = {
+            let _entered = runtime.enter();
+            Pool::builder(manager)
+                .max_size(POOL_SIZE)
+                .runtime(deadpool_postgres::Runtime::Tokio1)
+                .wait_timeout(Some(POOL_WAIT))
+                .create_timeout(Some(CONNECT_TIMEOUT))
+                .recycle_timeout(Some(CONNECT_TIMEOUT))
+                .build()
+                .map_err(|e| Error::Internal(format!("database pool: {e}")))?
+        };
+        runtime.spawn(listen(config, changed, name.clone()));
+        let store = Self {
+            pool,
+            name,
+            failpoints,
+            runtime: Some(runtime),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// A connection of the pool, or a clear error naming the database.
+    fn connection(&self) -> Result<deadpool_postgres::Object> {
+        let pool = self.pool.clone();
+        let runtime = self.runtime.as_ref().expect("a runtime until dropped");
+        let got = wait(runtime.spawn(async move { pool.get().await }))
+            .map_err(|e| Error::Internal(format!("database task: {e}")))?;
+        got.map_err(|e| {
+            let why = match e {
+                deadpool_postgres::PoolError::Backend(e) => e.to_string(),
+                deadpool_postgres::PoolError::Timeout(_) => {
+                    "no answer within the time allowed".to_string()
+                }
+                other => other.to_string(),
+            };
+            Error::Unavailable(format!(
+                "the database {} cannot be reached: {why}",
+                self.name
+            ))
+        })
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let mut client = self.connection()?;
+        let tx = wait(client.transaction())?;
+        wait(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]))?;
+        wait(tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS leasedesk_schema (version INTEGER NOT NULL);
+             INSERT INTO leasedesk_schema SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM leasedesk_schema);",
+        ))?;
+        let applied: i32 = wait(tx.query_one("SELECT version FROM leasedesk_schema", &[]))?.get(0);
+        let applied = applied as usize;
+        if applied > MIGRATIONS.len() {
+            return Err(Error::Internal(format!(
+                "the database's schema (version {applied}) is newer than this program knows ({}): upgrade Leasedesk",
+                MIGRATIONS.len()
+            )));
+        }
+        for sql in &MIGRATIONS[applied..] {
+            wait(tx.batch_execute(sql))?;
+        }
+        let version = MIGRATIONS.len() as i32;
+        wait(tx.execute("UPDATE leasedesk_schema SET version = $1", &[&version]))?;
+        wait(tx.commit())?;
+        Ok(())
+    }
+
+    /// Runs `f` in one write transaction, in turn with every other server's
+    /// (see the module's comment). `f`'s error rolls everything back.
+    ///
+    /// Durability: a lease change commits without waiting for the database's
+    /// log flush (`synchronous_commit = off`: a crash of the database may undo
+    /// the last few, as power loss may on SQLite); a transaction that wrote a
+    /// version or a proposal ([`Transaction::require_durable`]) waits for it.
+    /// PostgreSQL can change that inside the transaction, so `f` runs once.
+    pub fn write<T>(
+        &self,
+        durability: Durability,
+        mut f: impl FnMut(&Tx) -> Result<T>,
+    ) -> Result<T> {
+        let client = self.connection()?;
+        let mut open = OpenTx::begin(&client, "BEGIN; SET LOCAL synchronous_commit = off")?;
+        let row = wait(client.query_one(
+            "UPDATE ledger SET last_seq = last_seq
+             RETURNING last_seq, (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            &[],
+        ))?;
+        let last_seq: i64 = row.get(0);
+        let tx = PgTx {
+            client: &client,
+            durable: Cell::new(durability == Durability::Full),
+            last_seq: Cell::new(last_seq),
+            now: Cell::new(Some(time(row.get(1))?)),
+        };
+        let value = f(&tx)?;
+        let mut commit = String::new();
+        if tx.last_seq.get() != last_seq {
+            commit += &format!(
+                "UPDATE ledger SET last_seq = {}; NOTIFY {CHANNEL}; ",
+                tx.last_seq.get()
+            );
+        }
+        if tx.durable.get() {
+            commit += "SET LOCAL synchronous_commit = on; ";
+            self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
+        }
+        commit += "COMMIT";
+        open.finish(&commit)?;
+        if tx.durable.get() {
+            self.failpoints.hit(failpoint::at::AFTER_DURABLE_COMMIT)?;
+        }
+        Ok(value)
+    }
+
+    /// Runs `f` on one consistent snapshot (repeatable read). Writes nothing.
+    pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+        let client = self.connection()?;
+        let mut open = OpenTx::begin(&client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let tx = PgTx {
+            client: &client,
+            durable: Cell::new(false),
+            last_seq: Cell::new(0),
+            now: Cell::new(None),
+        };
+        let value = f(&tx)?;
+        open.finish("COMMIT")?;
+        Ok(value)
+    }
+}
+
+/// A transaction begun on a pooled connection: unless finished, it is rolled
+/// back when dropped, and a connection that cannot roll back leaves the pool.
+struct OpenTx<'a> {
+    client: &'a deadpool_postgres::Object,
+    open: bool,
+}
+
+impl<'a> OpenTx<'a> {
+    fn begin(client: &'a deadpool_postgres::Object, sql: &str) -> Result<Self> {
+        wait(client.batch_execute(sql))?;
+        Ok(Self { client, open: true })
+    }
+
+    fn finish(&mut self, sql: &str) -> Result<()> {
+        self.open = false;
+        wait(self.client.batch_execute(sql))?;
+        Ok(())
+    }
+}
+
+impl Drop for OpenTx<'_> {
+    fn drop(&mut self) {
+        if self.open && wait(self.client.batch_execute("ROLLBACK")).is_err() {
+            // Broken: the pool's next check (`is_closed`) drops it.
+            tracing::warn!("a database connection could not roll back");
+        }
+    }
+}
+
+/// Wakes `changed` on every notice of new events from any server, listening
+/// on a connection of its own, made again (after a pause) when it is lost.
+/// Each (re)connection wakes too: a follower then reads what it may have missed.
+async fn listen(config: tokio_postgres::Config, changed: Arc<tokio::sync::Notify>, name: String) {
+    loop {
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let mut messages =
+                    futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                let subscribe = format!("LISTEN {CHANNEL}");
+                let listening = client.batch_execute(&subscribe);
+                tokio::pin!(listening);
+                let mut subscribed = false;
+                loop {
+                    tokio::select! {
+                        done = &mut listening, if !subscribed => {
+                            if let Err(e) = done {
+                                tracing::warn!("cannot listen for changes on {name}: {e}");
+                                break;
+                            }
+                            subscribed = true;
+                            changed.notify_waiters();
+                        }
+                        message = messages.next() => match message {
+                            Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                                changed.notify_waiters()
+                            }
+                            Some(Ok(_)) => {}
+                            Some(Err(e)) => {
+                                tracing::warn!("lost the change notices of {name}: {e}");
+                                break;
+                            }
+                            None => break,
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("cannot listen for changes on {name}: {e}"),
+        }
+        changed.notify_waiters();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// One transaction on the PostgreSQL store.
+pub struct PgTx<'a> {
+    client: &'a deadpool_postgres::Object,
+    durable: Cell<bool>,
+    /// The last event number given, in a write (see the module's comment).
+    last_seq: Cell<i64>,
+    /// The database's time: read with the ledger's lock in a write, on first use in a read.
+    now: Cell<Option<Timestamp>>,
+}
+
+type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+
+impl PgTx<'_> {
+    fn query(&self, sql: &str, params: Params) -> Result<Vec<Row>> {
+        wait(async {
+            let statement = self.client.prepare_cached(sql).await?;
+            self.client.query(&statement, params).await
+        })
+        .map_err(Error::from)
+    }
+
+    fn query_opt(&self, sql: &str, params: Params) -> Result<Option<Row>> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+
+    fn query_one(&self, sql: &str, params: Params) -> Result<Row> {
+        self.query_opt(sql, params)?
+            .ok_or_else(|| Error::Internal("database: a row was expected".into()))
+    }
+
+    fn execute(&self, sql: &str, params: Params) -> Result<u64> {
+        wait(async {
+            let statement = self.client.prepare_cached(sql).await?;
+            self.client.execute(&statement, params).await
+        })
+        .map_err(Error::from)
+    }
+
+    fn with_result(
+        &self,
+        mut row: CheckoutRow,
+        result: Option<StoredResult>,
+    ) -> Result<CheckoutRow> {
+        row.checkout.result = result.map(|r| self.resolve_result(r)).transpose()?;
+        Ok(row)
+    }
+
+    fn event_rows(
+        &self,
+        sql: &str,
+        bound: i64,
+        limit: u32,
+        artifact: Option<ArtifactId>,
+    ) -> Result<Vec<Event>> {
+        let limit = i64::from(limit);
+        let artifact = artifact.map(|id| id.to_string());
+        let rows = match &artifact {
+            None => self.query(sql, &[&bound, &limit])?,
+            Some(id) => self.query(sql, &[&bound, &limit, id])?,
+        };
+        rows.iter()
+            .map(|r| {
+                let data: String = r.try_get(7)?;
+                Ok(Event {
+                    seq: unsigned(r.try_get(0)?)?,
+                    id: parsed(r, 1)?,
+                    kind: r.try_get(2)?,
+                    artifact_id: parsed_opt(r, 3)?,
+                    participant: parsed_opt(r, 4)?,
+                    holder: r.try_get(5)?,
+                    at: time(r.try_get(6)?)?,
+                    data: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .collect()
+    }
+}
+
+fn millis(t: Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+fn time(ms: i64) -> Result<Timestamp> {
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::Internal(format!("a stored time is out of range: {ms}")))
+}
+
+/// A number for a BIGINT column; ours never pass 2^63 - 1.
+fn signed(n: u64) -> Result<i64> {
+    i64::try_from(n).map_err(|_| Error::Invalid(format!("{n} is out of range")))
+}
+
+fn unsigned(n: i64) -> Result<u64> {
+    u64::try_from(n).map_err(|_| Error::Internal(format!("a stored count is negative: {n}")))
+}
+
+fn parsed<T: std::str::FromStr>(row: &Row, idx: usize) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    let text: String = row.try_get(idx)?;
+    text.parse()
+        .map_err(|e| Error::Internal(format!("a stored value cannot be read ({text:?}): {e}")))
+}
+
+fn parsed_opt<T: std::str::FromStr>(row: &Row, idx: usize) -> Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    match row.try_get::<_, Option<String>>(idx)? {
+        None => Ok(None),
+        Some(_) => parsed(row, idx).map(Some),
+    }
+}
+
+fn stored_path(row: &Row, idx: usize) -> Result<RepoPath> {
+    let text: String = row.try_get(idx)?;
+    RepoPath::stored(&text)
+        .map_err(|e| Error::Internal(format!("a stored path cannot be read ({text:?}): {e}")))
+}
+
+fn json<T: for<'de> Deserialize<'de>>(row: &Row, idx: usize) -> Result<Option<T>> {
+    match row.try_get::<_, Option<String>>(idx)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::Internal(format!("a stored result cannot be read: {e}"))),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("stored values serialize")
+}
+
+const HEAD_COLUMNS: &str = "v.version, v.digest, v.size, v.author, v.committed_at, v.message";
+
+fn head_at(row: &Row, i: usize) -> Result<Head> {
+    Ok(Head {
+        version: unsigned(row.try_get(i)?)?,
+        digest: parsed(row, i + 1)?,
+        size: unsigned(row.try_get(i + 2)?)?,
+        author: parsed(row, i + 3)?,
+        committed_at: time(row.try_get(i + 4)?)?,
+        message: row.try_get(i + 5)?,
+    })
+}
+
+const LEASE_COLUMNS: &str =
+    "l.holder, l.participant, l.kind, l.checkout_id, l.note, l.acquired_at, l.expires_at";
+
+fn lease_at(row: &Row, i: usize) -> Result<Option<Lease>> {
+    let Some(holder) = row.try_get::<_, Option<String>>(i)? else {
+        return Ok(None);
+    };
+    let kind: String = row.try_get(i + 2)?;
+    Ok(Some(Lease {
+        holder,
+        participant: parsed(row, i + 1)?,
+        kind: if kind == "edit" {
+            LeaseKind::Edit
+        } else {
+            LeaseKind::Checkout
+        },
+        checkout_id: parsed_opt(row, i + 3)?,
+        note: row.try_get(i + 4)?,
+        acquired_at: time(row.try_get(i + 5)?)?,
+        expires_at: time(row.try_get(i + 6)?)?,
+    }))
+}
+
+const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
+     c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
+     c.lease_epoch";
+
+const PROPOSAL_COLUMNS: &str = "id, artifact_id, base_version, test_digest, provenance_version, \
+     provenance_digest, digest, size, author, checkout_id, state, created_at, message";
+
+fn proposal_row(row: &Row) -> Result<Proposal> {
+    let state: String = row.try_get(10)?;
+    Ok(Proposal {
+        id: parsed(row, 0)?,
+        artifact_id: parsed(row, 1)?,
+        base_version: unsigned(row.try_get(2)?)?,
+        test_digest: parsed(row, 3)?,
+        provenance: Provenance {
+            version: unsigned(row.try_get(4)?)?,
+            digest: parsed(row, 5)?,
+        },
+        digest: parsed(row, 6)?,
+        size: unsigned(row.try_get(7)?)?,
+        author: parsed(row, 8)?,
+        checkout_id: parsed_opt(row, 9)?,
+        state: match state.as_str() {
+            "open" => ProposalState::Open,
+            "accepted" => ProposalState::Accepted,
+            "rejected" => ProposalState::Rejected,
+            _ => ProposalState::Superseded,
+        },
+        created_at: time(row.try_get(11)?)?,
+        message: row.try_get(12)?,
+    })
+}
+
+fn proposal_state_str(state: ProposalState) -> &'static str {
+    match state {
+        ProposalState::Open => "open",
+        ProposalState::Accepted => "accepted",
+        ProposalState::Rejected => "rejected",
+        ProposalState::Superseded => "superseded",
+    }
+}
+
+fn artifact_row(r: &Row) -> Result<Artifact> {
+    Ok(Artifact {
+        id: parsed(r, 0)?,
+        path: stored_path(r, 1)?,
+        head: head_at(r, 2)?,
+        lease: lease_at(r, 8)?,
+    })
+}
+
+fn checkout_row(r: &Row) -> Result<CheckoutRow> {
+    let id: CheckoutId = parsed(r, 0)?;
+    let actor: Participant = parsed(r, 5)?;
+    let state: String = r.try_get(9)?;
+    let broken = match r.try_get::<_, Option<String>>(12)? {
+        None => None,
+        Some(_) => Some(Broken {
+            by: parsed(r, 12)?,
+            reason: r.try_get(13)?,
+            at: time(r.try_get(14)?)?,
+        }),
+    };
+    Ok(CheckoutRow {
+        checkout: Checkout {
+            id,
+            artifact_id: parsed(r, 1)?,
+            path: stored_path(r, 2)?,
+            version: unsigned(r.try_get(3)?)?,
+            digest: parsed(r, 4)?,
+            holder: Lease::checkout_holder(id, &actor),
+            actor,
+            note: r.try_get(6)?,
+            created_at: time(r.try_get(7)?)?,
+            expires_at: time(r.try_get(8)?)?,
+            state: if state == "open" {
+                CheckoutState::Open
+            } else {
+                CheckoutState::Closed
+            },
+            result: None,
+            broken,
+        },
+        checkin_digest: parsed_opt(r, 10)?,
+        lease_epoch: unsigned(r.try_get(15)?)?,
+    })
+}
+
+fn account_row(r: &Row) -> Result<Account> {
+    Ok(Account {
+        participant: parsed(r, 0)?,
+        admin: r.try_get(1)?,
+        created_at: time(r.try_get(2)?)?,
+    })
+}
+
+impl Transaction for PgTx<'_> {
+    fn now(&self, clock: &Clock) -> Result<Timestamp> {
+        if clock.is_manual() {
+            return Ok(clock.now());
+        }
+        if let Some(now) = self.now.get() {
+            return Ok(now);
+        }
+        let row = self.query_one(
+            "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            &[],
+        )?;
+        let now = time(row.try_get(0)?)?;
+        self.now.set(Some(now));
+        Ok(now)
+    }
+
+    fn require_durable(&self) {
+        self.durable.set(true);
+    }
+
+    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+        let run = |sql: &str| wait(self.client.batch_execute(sql));
+        run("SAVEPOINT writer")?;
+        let last_seq = self.last_seq.get();
+        let outcome = f(self);
+        if outcome.is_err() {
+            run("ROLLBACK TO SAVEPOINT writer")?;
+            self.last_seq.set(last_seq);
+        }
+        run("RELEASE SAVEPOINT writer")?;
+        Ok(outcome)
+    }
+
+    // ----- participants
+
+    fn account(&self, participant: &Participant) -> Result<Option<Account>> {
+        self.query_opt(
+            "SELECT participant, admin, created_at FROM participants WHERE participant = $1",
+            &[&participant.as_str()],
+        )?
+        .map(|r| account_row(&r))
+        .transpose()
+    }
+
+    fn insert_account(&self, account: &Account) -> Result<()> {
+        let inserted = self.execute(
+            "INSERT INTO participants (participant, admin, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &[
+                &account.participant.as_str(),
+                &account.admin,
+                &millis(account.created_at),
+            ],
+        )?;
+        if inserted == 0 {
+            return Err(Error::Exists(format!(
+                "{} already exists",
+                account.participant
+            )));
+        }
+        Ok(())
+    }
+
+    fn accounts(&self) -> Result<Vec<Account>> {
+        self.query(
+            "SELECT participant, admin, created_at FROM participants ORDER BY participant",
+            &[],
+        )?
+        .iter()
+        .map(account_row)
+        .collect()
+    }
+
+    // ----- tokens
+
+    fn insert_token(
+        &self,
+        id: &str,
+        participant: &Participant,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.execute(
+            "INSERT INTO tokens (id, participant, hash, created_at) VALUES ($1, $2, $3, $4)",
+            &[&id, &participant.as_str(), &hash, &millis(now)],
+        )?;
+        Ok(())
+    }
+
+    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
+        self.query_opt(
+            "SELECT participant, hash FROM tokens WHERE id = $1 AND revoked_at IS NULL",
+            &[&id],
+        )?
+        .map(|r| Ok((parsed(&r, 0)?, r.try_get(1)?)))
+        .transpose()
+    }
+
+    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
+        Ok(self.execute(
+            "UPDATE tokens SET revoked_at = $2 WHERE participant = $1 AND revoked_at IS NULL",
+            &[&participant.as_str(), &millis(now)],
+        )? as usize)
+    }
+
+    // ----- artifacts and versions
+
+    fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
+        self.query_opt(
+            "SELECT id FROM artifacts WHERE path = $1 OR path_key = $2
+             ORDER BY path = $1 DESC, path LIMIT 1",
+            &[&path.as_str(), &path.collision_key()],
+        )?
+        .map(|r| parsed(&r, 0))
+        .transpose()
+    }
+
+    fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.query(
+            "SELECT id, path FROM artifacts WHERE path_key = $1 ORDER BY path",
+            &[&key],
+        )?
+        .iter()
+        .map(|r| Ok((parsed(r, 0)?, stored_path(r, 1)?)))
+        .collect()
+    }
+
+    fn artifacts_under_key(&self, key: &str, limit: u32) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.query(
+            "SELECT id, path FROM artifacts WHERE path_key >= $1 || '/' AND path_key < $1 || '0'
+             ORDER BY path LIMIT $2",
+            &[&key, &i64::from(limit)],
+        )?
+        .iter()
+        .map(|r| Ok((parsed(r, 0)?, stored_path(r, 1)?)))
+        .collect()
+    }
+
+    fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        self.execute(
+            "UPDATE artifacts SET path = $2, path_key = $3 WHERE id = $1",
+            &[&id.to_string(), &path.as_str(), &path.collision_key()],
+        )?;
+        Ok(())
+    }
+
+    fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
+        let sql = format!(
+            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}
+             FROM artifacts a
+             JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+             LEFT JOIN leases l ON l.artifact_id = a.id
+             WHERE a.id = $1"
+        );
+        self.query_opt(&sql, &[&id.to_string()])?
+            .map(|r| artifact_row(&r))
+            .transpose()
+    }
+
+    fn artifacts(&self) -> Result<Vec<Artifact>> {
+        let sql = format!(
+            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}
+             FROM artifacts a
+             JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+             LEFT JOIN leases l ON l.artifact_id = a.id
+             ORDER BY a.path"
+        );
+        self.query(&sql, &[])?.iter().map(artifact_row).collect()
+    }
+
+    fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
+        self.execute(
+            "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &id.to_string(),
+                &path.as_str(),
+                &path.collision_key(),
+                &signed(head.version)?,
+                &millis(head.committed_at),
+            ],
+        )?;
+        self.insert_version(id, head, None)
+    }
+
+    fn commit_version(&self, id: ArtifactId, head: &Head, base: u64) -> Result<()> {
+        let moved = self.execute(
+            "UPDATE artifacts SET head_version = $1 WHERE id = $2 AND head_version = $3",
+            &[&signed(head.version)?, &id.to_string(), &signed(base)?],
+        )?;
+        if moved != 1 {
+            return Err(Error::Internal(format!(
+                "artifact {id}: head is not version {base}"
+            )));
+        }
+        self.insert_version(id, head, Some(base))
+    }
+
+    fn versions(&self, id: ArtifactId) -> Result<Vec<(Head, Option<u64>)>> {
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS}, v.base_version FROM versions v WHERE v.artifact_id = $1 ORDER BY v.version DESC"
+        );
+        self.query(&sql, &[&id.to_string()])?
+            .iter()
+            .map(|r| {
+                let base: Option<i64> = r.try_get(6)?;
+                Ok((head_at(r, 0)?, base.map(unsigned).transpose()?))
+            })
+            .collect()
+    }
+
+    fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>> {
+        let Ok(version) = i64::try_from(version) else {
+            return Ok(None); // no version is past 2^63 - 1
+        };
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS} FROM versions v WHERE v.artifact_id = $1 AND v.version = $2"
+        );
+        self.query_opt(&sql, &[&id.to_string(), &version])?
+            .map(|r| head_at(&r, 0))
+            .transpose()
+    }
+
+    // ----- blobs
+
+    fn names_blob(&self, digest: &Digest) -> Result<bool> {
+        Ok(self
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = $1)
+                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = $1)",
+                &[&digest.as_str()],
+            )?
+            .try_get(0)?)
+    }
+
+    fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
+        self.query(
+            "SELECT digest FROM versions UNION SELECT digest FROM proposals",
+            &[],
+        )?
+        .iter()
+        .map(|r| parsed(r, 0))
+        .collect()
+    }
+
+    // ----- leases
+
+    fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
+        self.execute(
+            "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (artifact_id) DO UPDATE SET holder = $2, participant = $3, kind = $4,
+                 checkout_id = $5, note = $6, acquired_at = $7, expires_at = $8",
+            &[
+                &artifact_id.to_string(),
+                &lease.holder,
+                &lease.participant.as_str(),
+                &match lease.kind {
+                    LeaseKind::Checkout => "checkout",
+                    LeaseKind::Edit => "edit",
+                },
+                &lease.checkout_id.map(|id| id.to_string()),
+                &lease.note,
+                &millis(lease.acquired_at),
+                &millis(lease.expires_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
+        self.execute(
+            "DELETE FROM leases WHERE artifact_id = $1",
+            &[&artifact_id.to_string()],
+        )?;
+        Ok(())
+    }
+
+    fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        unsigned(
+            self.query_one(
+                "SELECT lease_epoch FROM artifacts WHERE id = $1",
+                &[&artifact_id.to_string()],
+            )?
+            .try_get(0)?,
+        )
+    }
+
+    fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        unsigned(
+            self.query_one(
+                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1 RETURNING lease_epoch",
+                &[&artifact_id.to_string()],
+            )?
+            .try_get(0)?,
+        )
+    }
+
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        unsigned(
+            self.query_one(
+                "SELECT COUNT(*) FROM leases WHERE expires_at > $1",
+                &[&millis(now)],
+            )?
+            .try_get(0)?,
+        )
+    }
+
+    /// Lapsed leases, skipping any row another transaction holds: each
+    /// server's sweeper takes what no one else is recording.
+    fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
+        let sql = format!(
+            "SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l WHERE l.expires_at <= $1
+             FOR UPDATE SKIP LOCKED"
+        );
+        self.query(&sql, &[&millis(now)])?
+            .iter()
+            .map(|r| {
+                let lease = lease_at(r, 1)?
+                    .ok_or_else(|| Error::Internal("a lease row without a holder".into()))?;
+                Ok((parsed(r, 0)?, lease))
+            })
+            .collect()
+    }
+
+    // ----- check-outs
+
+    fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = $1"
+        );
+        match self.query_opt(&sql, &[&id.to_string()])? {
+            None => Ok(None),
+            Some(r) => {
+                let row = checkout_row(&r)?;
+                let result = json::<StoredResult>(&r, 11)?;
+                self.with_result(row, result).map(Some)
+            }
+        }
+    }
+
+    fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id
+             WHERE c.actor = $1 AND ($2 = false OR c.state = 'open') ORDER BY c.created_at DESC, c.id"
+        );
+        self.query(&sql, &[&actor.as_str(), &open_only])?
+            .iter()
+            .map(|r| {
+                let row = checkout_row(r)?;
+                let result = json::<StoredResult>(r, 11)?;
+                Ok(self.with_result(row, result)?.checkout)
+            })
+            .collect()
+    }
+
+    fn put_checkout(
+        &self,
+        row: &CheckoutRow,
+        result: Option<&StoredResult>,
+        closed_at: Option<Timestamp>,
+    ) -> Result<()> {
+        let c = &row.checkout;
+        let broken = c.broken.as_ref();
+        self.execute(
+            "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
+                 state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             ON CONFLICT (id) DO UPDATE SET expires_at = $8, state = $9, closed_at = $10,
+                 checkin_digest = $11, result = $12, broken_by = $13, broken_reason = $14, broken_at = $15,
+                 lease_epoch = $16",
+            &[
+                &c.id.to_string(),
+                &c.artifact_id.to_string(),
+                &signed(c.version)?,
+                &c.digest.as_str(),
+                &c.actor.as_str(),
+                &c.note,
+                &millis(c.created_at),
+                &millis(c.expires_at),
+                &match c.state {
+                    CheckoutState::Open => "open",
+                    CheckoutState::Closed => "closed",
+                },
+                &closed_at.map(millis),
+                &row.checkin_digest.as_ref().map(Digest::as_str),
+                &result.map(to_json),
+                &broken.map(|b| b.by.as_str()),
+                &broken.map(|b| b.reason.as_str()),
+                &broken.map(|b| millis(b.at)),
+                &signed(row.lease_epoch)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- edits
+
+    fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
+        let Some(r) = self.query_opt(
+            "SELECT id, artifact_id, participant, base_version, base_digest, expires_at, state, commit_digest, result
+             FROM edits WHERE id = $1",
+            &[&id.to_string()],
+        )?
+        else {
+            return Ok(None);
+        };
+        let id: EditId = parsed(&r, 0)?;
+        let state: String = r.try_get(6)?;
+        Ok(Some(EditRow {
+            edit: Edit {
+                id,
+                artifact_id: parsed(&r, 1)?,
+                holder: Lease::edit_holder(id),
+                participant: parsed(&r, 2)?,
+                base_version: unsigned(r.try_get(3)?)?,
+                base_digest: parsed(&r, 4)?,
+                expires_at: time(r.try_get(5)?)?,
+            },
+            state: match state.as_str() {
+                "open" => EditState::Open,
+                "committed" => EditState::Committed,
+                _ => EditState::Released,
+            },
+            commit_digest: parsed_opt(&r, 7)?,
+            result: json(&r, 8)?,
+        }))
+    }
+
+    fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
+        let e = &row.edit;
+        self.execute(
+            "INSERT INTO edits (id, artifact_id, participant, base_version, base_digest, created_at, expires_at,
+                 state, commit_digest, result)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             ON CONFLICT (id) DO UPDATE SET state = $8, commit_digest = $9, result = $10",
+            &[
+                &e.id.to_string(),
+                &e.artifact_id.to_string(),
+                &e.participant.as_str(),
+                &signed(e.base_version)?,
+                &e.base_digest.as_str(),
+                &millis(now),
+                &millis(e.expires_at),
+                &match row.state {
+                    EditState::Open => "open",
+                    EditState::Committed => "committed",
+                    EditState::Released => "released",
+                },
+                &row.commit_digest.as_ref().map(Digest::as_str),
+                &row.result.as_ref().map(to_json),
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- proposals
+
+    fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
+        let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = $1");
+        self.query_opt(&sql, &[&id.to_string()])?
+            .map(|r| proposal_row(&r))
+            .transpose()
+    }
+
+    fn proposals(&self, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals
+             WHERE ($1::text IS NULL OR artifact_id = $1) AND ($2::text IS NULL OR state = $2)
+             ORDER BY created_at, id"
+        );
+        self.query(
+            &sql,
+            &[
+                &filter.artifact.map(|id| id.to_string()),
+                &filter.state.map(proposal_state_str),
+            ],
+        )?
+        .iter()
+        .map(proposal_row)
+        .collect()
+    }
+
+    fn successor(&self, id: ProposalId) -> Result<Option<ProposalId>> {
+        match self.query_opt(
+            "SELECT superseded_by FROM proposals WHERE id = $1",
+            &[&id.to_string()],
+        )? {
+            None => Ok(None),
+            Some(r) => parsed_opt(&r, 0),
+        }
+    }
+
+    fn insert_proposal(&self, p: &Proposal) -> Result<()> {
+        self.require_durable();
+        self.execute(
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"),
+            &[
+                &p.id.to_string(),
+                &p.artifact_id.to_string(),
+                &signed(p.base_version)?,
+                &p.test_digest.as_str(),
+                &signed(p.provenance.version)?,
+                &p.provenance.digest.as_str(),
+                &p.digest.as_str(),
+                &signed(p.size)?,
+                &p.author.as_str(),
+                &p.checkout_id.map(|id| id.to_string()),
+                &proposal_state_str(p.state),
+                &millis(p.created_at),
+                &p.message,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn decide_proposal(
+        &self,
+        id: ProposalId,
+        state: ProposalState,
+        by: &Participant,
+        at: Timestamp,
+        superseded_by: Option<ProposalId>,
+    ) -> Result<()> {
+        self.execute(
+            "UPDATE proposals SET state = $2, decided_by = $3, decided_at = $4, superseded_by = $5
+             WHERE id = $1 AND state = 'open'",
+            &[
+                &id.to_string(),
+                &proposal_state_str(state),
+                &by.as_str(),
+                &millis(at),
+                &superseded_by.map(|id| id.to_string()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- events
+
+    fn insert_event(&self, e: NewEvent) -> Result<bool> {
+        let seq = self.last_seq.get() + 1;
+        let inserted = self.execute(
+            "INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+            &[
+                &seq,
+                &e.id.to_string(),
+                &e.kind,
+                &e.artifact_id.map(|id| id.to_string()),
+                &e.participant.map(Participant::as_str),
+                &e.holder,
+                &millis(e.at),
+                &e.data.to_string(),
+            ],
+        )?;
+        if inserted == 1 {
+            self.last_seq.set(seq);
+        }
+        Ok(inserted == 1)
+    }
+
+    fn events_after(
+        &self,
+        artifact: Option<ArtifactId>,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let Ok(after) = i64::try_from(after) else {
+            return Ok(Vec::new()); // no seq is past 2^63 - 1
+        };
+        let sql = match artifact {
+            None => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                 WHERE seq > $1 ORDER BY seq LIMIT $2"
+            }
+            Some(_) => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                 WHERE artifact_id = $3 AND seq > $1 ORDER BY seq LIMIT $2"
+            }
+        };
+        self.event_rows(sql, after, limit, artifact)
+    }
+
+    fn events_before(
+        &self,
+        artifact: Option<ArtifactId>,
+        before: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let before = before.min(i64::MAX as u64) as i64;
+        let sql = match artifact {
+            None => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                 WHERE seq < $1 ORDER BY seq DESC LIMIT $2"
+            }
+            Some(_) => {
+                "SELECT seq, id, type, artifact_id, participant, holder, at, data FROM events
+                 WHERE artifact_id = $3 AND seq < $1 ORDER BY seq DESC LIMIT $2"
+            }
+        };
+        self.event_rows(sql, before, limit, artifact)
+    }
+
+    fn last_event_seq(&self) -> Result<u64> {
+        unsigned(
+            self.query_one("SELECT COALESCE(MAX(seq), 0)::bigint FROM events", &[])?
+                .try_get(0)?,
+        )
+    }
+}
+
+impl PgTx<'_> {
+    fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
+        self.require_durable();
+        self.execute(
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &id.to_string(),
+                &signed(head.version)?,
+                &head.digest.as_str(),
+                &signed(head.size)?,
+                &head.author.as_str(),
+                &millis(head.committed_at),
+                &base.map(signed).transpose()?,
+                &head.message,
+            ],
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,285 @@
+//! Several `leasedesk serve` processes on one PostgreSQL database act as one
+//! server: the rules hold across them, a lapse is recorded once, and an event
+//! stream on one hears what another wrote.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use leasedesk::model::*;
+use leasedesk::{Backend, Error, Remote};
+
+use crate::harness::*;
+use crate::races::check_history;
+
+/// One database and one data folder (for the blobs) shared by the servers.
+struct Team {
+    database: String,
+    data: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Team {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self {
+            database: postgres_database(),
+            data: dir.path().join("data"),
+            _dir: dir,
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        cmd.arg("--database")
+            .arg(&self.database)
+            .arg("--data")
+            .arg(&self.data);
+        cmd
+    }
+
+    /// Adds a user and returns its token.
+    fn user(&self, name: &str) -> String {
+        let out = self.command().args(["user", "add", name]).output().unwrap();
+        assert!(out.status.success(), "user add {name}: {out:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned()
+    }
+
+    fn serve(&self) -> TeamServer {
+        let mut child = self
+            .command()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the address line, not {line:?}"))
+            .to_owned();
+        TeamServer { child, base }
+    }
+}
+
+struct TeamServer {
+    child: Child,
+    base: String,
+}
+
+impl TeamServer {
+    fn client(&self, token: &str) -> Arc<dyn Backend> {
+        Arc::new(Remote::new(&self.base, token).unwrap())
+    }
+}
+
+impl Drop for TeamServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Every event of the ledger is numbered 1, 2, 3...: none skipped, none twice.
+async fn assert_dense(backend: &dyn Backend) -> usize {
+    let seqs: Vec<u64> = all_events(backend).await.iter().map(|e| e.seq).collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "event numbers are dense and in order"
+    );
+    seqs.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
+    const CYCLES: usize = 160;
+    let team = Team::new();
+    let tokens: Vec<String> = (0..16).map(|i| team.user(&format!("c{i}"))).collect();
+    let servers = [team.serve(), team.serve()];
+    let first = servers[0].client(&tokens[0]);
+    let a = first.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
+    let cycles = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let me = servers[i % 2].client(token);
+        let cycles = cycles.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut outcomes = [0usize; 3]; // committed, unchanged, proposal
+            let mut turn = 0usize;
+            while cycles.load(Ordering::SeqCst) < CYCLES {
+                match me.check_out(a.id, for_seconds(1)).await {
+                    Ok(c) => {
+                        turn += 1;
+                        cycles.fetch_add(1, Ordering::SeqCst);
+                        // Now and then the lease lapses before the check-in,
+                        // so others take the file and the check-in is stale.
+                        if turn.is_multiple_of(12) {
+                            tokio::time::sleep(Duration::from_millis(1100)).await;
+                        }
+                        let content = format!("c{i} {}", c.id);
+                        let done = me.check_in(c.id, bytes(content.as_bytes())).await.unwrap();
+                        match done.result {
+                            Some(CheckinResult::Committed { .. }) => outcomes[0] += 1,
+                            Some(CheckinResult::Unchanged { .. }) => outcomes[1] += 1,
+                            Some(CheckinResult::Proposal { .. }) => outcomes[2] += 1,
+                            None => panic!("a check-in has a result"),
+                        }
+                    }
+                    Err(Error::ArtifactBusy { .. }) => {
+                        tokio::time::sleep(Duration::from_millis(2)).await
+                    }
+                    Err(e) => panic!("client {i}: {e}"),
+                }
+            }
+            outcomes
+        }));
+    }
+    let mut outcomes = [0usize; 3];
+    for task in tasks {
+        for (total, n) in outcomes.iter_mut().zip(task.await.unwrap()) {
+            *total += n;
+        }
+    }
+    let [committed, _, proposals] = outcomes;
+    assert!(
+        committed > 0 && proposals > 0,
+        "the race exercised commits and stale check-ins: {outcomes:?}"
+    );
+    // Read through the other server: both see one ledger.
+    let other = servers[1].client(&tokens[1]);
+    assert_eq!(check_history(other.as_ref(), a.id).await, committed);
+    assert_dense(other.as_ref()).await;
+    let kept = other
+        .proposals(ProposalFilter {
+            artifact: Some(a.id),
+            state: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(kept.len(), proposals, "every stale check-in is a proposal");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lapse_is_recorded_once_while_every_server_sweeps() {
+    let team = Team::new();
+    let token = team.user("alice");
+    let servers = [team.serve(), team.serve(), team.serve()];
+    let alice = servers[0].client(&token);
+    let mut ids = Vec::new();
+    for n in 0..12 {
+        let artifact = alice
+            .import(&path(&format!("f{n}.psd")), bytes(&[n]))
+            .await
+            .unwrap();
+        alice.check_out(artifact.id, for_seconds(1)).await.unwrap();
+        ids.push(artifact.id);
+    }
+    // Each server sweeps every second; nobody touches the files.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let lapses = loop {
+        let lapses: Vec<Event> = all_events(alice.as_ref())
+            .await
+            .into_iter()
+            .filter(|e| e.kind == "lease.expired")
+            .collect();
+        if lapses.len() >= ids.len() || Instant::now() > deadline {
+            break lapses;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // Another round of sweeps must find nothing left to record.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let again = all_events(alice.as_ref())
+        .await
+        .into_iter()
+        .filter(|e| e.kind == "lease.expired")
+        .count();
+    assert_eq!(again, lapses.len(), "no lapse is recorded twice");
+    let mut lapsed: Vec<ArtifactId> = lapses.iter().filter_map(|e| e.artifact_id).collect();
+    lapsed.sort();
+    ids.sort();
+    assert_eq!(lapsed, ids, "each lapse recorded exactly once");
+    for id in &ids {
+        assert!(alice.artifact(*id).await.unwrap().lease.is_none());
+    }
+    assert_dense(alice.as_ref()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_on_one_server_hears_the_other_within_a_second() {
+    let team = Team::new();
+    let token = team.user("alice");
+    let (a, b) = (team.serve(), team.serve());
+    let listener = Remote::new(&a.base, &token).unwrap();
+    let writer = b.client(&token);
+    let mut stream = Box::pin(listener.follow_events(0).await.unwrap());
+    let mut slowest = Duration::ZERO;
+    for n in 0..5u8 {
+        let sent = Instant::now();
+        let artifact = writer
+            .import(&path(&format!("f{n}.psd")), bytes(&[n]))
+            .await
+            .unwrap();
+        let heard = loop {
+            let event = tokio::time::timeout(Duration::from_secs(3), stream.next())
+                .await
+                .expect("the stream hears the other server")
+                .expect("the stream goes on")
+                .unwrap();
+            if event.artifact_id == Some(artifact.id) {
+                break sent.elapsed();
+            }
+        };
+        slowest = slowest.max(heard);
+    }
+    // A follower polls once a second anyway: heard well within that, the
+    // other server's notice woke it.
+    assert!(
+        slowest < Duration::from_millis(600),
+        "the slowest change took {slowest:?} to be heard"
+    );
+}
+
+/// A database that does not answer is a clear error within seconds, naming it.
+#[test]
+fn an_unreachable_database_is_a_clear_error_within_seconds() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port(); // free once the listener drops: nobody answers there
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("postgres://leasedesk:secret@127.0.0.1:{port}/studio");
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        .arg("--database")
+        .arg(&database)
+        .arg("--data")
+        .arg(dir.path())
+        .arg("ls")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(
+        stderr.contains(&format!("postgres://leasedesk@127.0.0.1:{port}/studio")),
+        "names the database: {stderr}"
+    );
+    assert!(!stderr.contains("secret"), "never the password: {stderr}");
+}
