@@ -13,7 +13,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
 use crate::error::{UiError, UiResult};
-use crate::settings::Settings;
+use crate::settings::{BackendChoice, Settings};
 use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 
 /// Progress reports go at most this often, so a fast upload does not flood the window.
@@ -342,6 +342,84 @@ pub async fn checkin_draft(state: State<'_, AppState>, checkout: CheckoutId) -> 
     Ok(state.desk().await?.checkin_draft(checkout).await?)
 }
 
+/// A server's certificate as Settings show it before the user trusts it.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct CertificateView {
+    /// The server looked at: the first https one of the settings.
+    server: String,
+    /// SHA-256 of the certificate (lower-case hex).
+    sha256: String,
+    subject: String,
+    /// Whether the app accepts it as things are (the system's roots, the CA
+    /// file, or the pin).
+    trusted: bool,
+    /// A certificate is pinned and this is not it.
+    changed: bool,
+}
+
+/// Looks at the certificate of the settings' first https server, without
+/// sending it anything: `None` for plain HTTP or the bundled store.
+#[tauri::command]
+pub async fn server_certificate(state: State<'_, AppState>) -> UiResult<Option<CertificateView>> {
+    let settings = state.settings().clone();
+    let https = settings
+        .server_url
+        .split(',')
+        .map(str::trim)
+        .find(|url| url.starts_with("https://"));
+    let Some(server) = https.filter(|_| settings.backend == BackendChoice::Remote) else {
+        return Ok(None);
+    };
+    let seen =
+        crate::session::look_at_certificate(server, &crate::session::trust_of(&settings)).await?;
+    let changed = settings
+        .pinned_sha256
+        .as_deref()
+        .is_some_and(|pin| !pin.eq_ignore_ascii_case(&seen.sha256));
+    Ok(Some(CertificateView {
+        server: server.to_owned(),
+        sha256: seen.sha256,
+        subject: seen.subject,
+        trusted: seen.trusted,
+        changed,
+    }))
+}
+
+/// Trusts the certificate whose fingerprint the user was shown: its SHA-256
+/// is pinned in the settings file (any other certificate is then refused),
+/// and the session opens again with it.
+#[tauri::command]
+pub async fn trust_certificate(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    sha256: String,
+) -> UiResult<SettingsView> {
+    let pin = sha256.trim().to_ascii_lowercase();
+    if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(UiError::new(
+            "invalid",
+            format!("{sha256:?} is not a SHA-256 fingerprint (64 hexadecimal digits)"),
+        ));
+    }
+    let mut settings = state.settings().clone();
+    settings.pinned_sha256 = Some(pin);
+    settings
+        .save(&state.dirs.settings_file())
+        .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
+    *state.settings() = settings;
+    crate::open_session(&app).await;
+    let refused = match state.desk().await {
+        Ok(desk) => desk.backend().me().await.err(),
+        Err(_) => None,
+    };
+    let mut view = state.settings_view().await;
+    if let Some(e) = refused {
+        view.session_error = Some(e.into());
+    }
+    Ok(view)
+}
+
 #[derive(Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct SettingsView {
@@ -353,9 +431,21 @@ pub struct SettingsView {
     session_error: Option<UiError>,
 }
 
+/// The settings, and why the server refuses the session if it does (a
+/// certificate not trusted, or changed; a token): the dialog is where those
+/// are fixed, so opening it asks the server once.
 #[tauri::command]
 pub async fn settings(state: State<'_, AppState>) -> UiResult<SettingsView> {
-    Ok(state.settings_view().await)
+    let remote = state.settings().backend == BackendChoice::Remote;
+    let refused = match state.desk().await {
+        Ok(desk) if remote => desk.backend().me().await.err(),
+        _ => None,
+    };
+    let mut view = state.settings_view().await;
+    if let Some(e) = refused {
+        view.session_error = Some(e.into());
+    }
+    Ok(view)
 }
 
 /// Saves the settings (a new token goes to the keychain, never to the file)
@@ -367,6 +457,15 @@ pub async fn save_settings(
     settings: Settings,
     token: Option<String>,
 ) -> UiResult<SettingsView> {
+    let mut settings = settings;
+    // The pin changes only through `trust_certificate`, and belongs to its
+    // server: another address starts with none.
+    settings.pinned_sha256 = {
+        let old = state.settings();
+        (old.server_url.trim() == settings.server_url.trim())
+            .then(|| old.pinned_sha256.clone())
+            .flatten()
+    };
     let url = settings.server_url.trim().to_owned();
     let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     if let Some(token) = &typed {

@@ -22,7 +22,12 @@ pub enum BackendChoice {
 #[ts(export)]
 pub struct Settings {
     pub backend: BackendChoice,
+    /// One or more server URLs, separated by commas.
     pub server_url: String,
+    /// The SHA-256 fingerprint (lower-case hex) of a self-signed server
+    /// certificate the user chose to trust; any other is refused. Not a
+    /// secret: it only says which certificate is the server's.
+    pub pinned_sha256: Option<String>,
     pub workspace: PathBuf,
     /// Your name on the bundled backend (a remote one knows you by your token).
     pub display_name: String,
@@ -34,6 +39,7 @@ impl Default for Settings {
         Self {
             backend: BackendChoice::Bundled,
             server_url: String::new(),
+            pinned_sha256: None,
             workspace: home.join("Leasedesk"),
             display_name: leasedesk::bundled::os_user().name().to_owned(),
         }
@@ -94,7 +100,8 @@ mod tests {
         let file = dir.path().join("settings.json");
         let settings = Settings {
             backend: BackendChoice::Remote,
-            server_url: "http://127.0.0.1:7400".into(),
+            server_url: "https://a.example:7443, https://b.example:7443".into(),
+            pinned_sha256: Some("ab".repeat(32)),
             workspace: dir.path().join("ws"),
             display_name: "alice".into(),
         };

@@ -63,6 +63,8 @@ struct Server {
     url: String,
     tokens: std::collections::HashMap<&'static str, String>,
     data: PathBuf,
+    /// `serve`'s flags beyond the data folder and the address (TLS).
+    flags: Vec<std::ffi::OsString>,
     /// `None` while killed (`kill`), until started again (`restart`).
     process: Option<Killed>,
 }
@@ -75,14 +77,19 @@ impl Server {
 
     /// `serve` again on the same address.
     fn restart(&mut self) {
-        let listen = self.url.trim_start_matches("http://").to_owned();
-        let (url, process) = serve(&self.data, &listen);
+        let listen = self.url.split("://").last().unwrap().to_owned();
+        let (url, process) = serve(&self.data, &listen, &self.flags);
         assert_eq!(url, self.url, "the same address again");
         self.process = Some(process);
     }
 }
 
 fn start_server(data: &Path) -> Server {
+    start_server_with(data, Vec::new())
+}
+
+/// As `start_server`, with more of `serve`'s flags.
+fn start_server_with(data: &Path, flags: Vec<std::ffi::OsString>) -> Server {
     let cli = tool("LEASEDESK_BIN");
     let mut tokens = std::collections::HashMap::new();
     for (name, flags) in [
@@ -110,21 +117,23 @@ fn start_server(data: &Path) -> Server {
             .to_owned();
         tokens.insert(name, token);
     }
-    let (url, process) = serve(data, "127.0.0.1:0");
+    let (url, process) = serve(data, "127.0.0.1:0", &flags);
     Server {
         url,
         tokens,
         data: data.to_owned(),
+        flags,
         process: Some(process),
     }
 }
 
 /// `leasedesk serve` on `listen`; its address as it says it.
-fn serve(data: &Path, listen: &str) -> (String, Killed) {
+fn serve(data: &Path, listen: &str, flags: &[std::ffi::OsString]) -> (String, Killed) {
     let mut child = Command::new(tool("LEASEDESK_BIN"))
         .arg("--data")
         .arg(data)
         .args(["serve", "--listen", listen])
+        .args(flags)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -276,9 +285,14 @@ impl Drop for World {
 impl World {
     async fn start(kind: Backend) -> Self {
         let home = tempfile::tempdir().unwrap();
+        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
+        Self::start_in(home, kind, server).await
+    }
+
+    /// The app on `home`, on `server` when given.
+    async fn start_in(home: tempfile::TempDir, kind: Backend, server: Option<Server>) -> Self {
         let workspace = home.path().join("Leasedesk");
         let store = home.path().join("data/store");
-        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
         let settings = json!({
             "backend": if kind == Backend::Remote { "remote" } else { "bundled" },
             "server_url": server.as_ref().map_or(String::new(), |s| s.url.clone()),
@@ -328,6 +342,16 @@ impl World {
             .wait_for("body[data-ready=true]", "the window's first list")
             .await;
         world
+    }
+
+    /// Ends the app and starts it again on the same folders: new connections.
+    async fn relaunch(&mut self) {
+        let log = self.shots.join(format!("{}-app-again.log", self.name()));
+        let (client, driver) = launch(self._home.path(), &log).await;
+        self.client = client;
+        self._driver = driver;
+        self.wait_for("body[data-ready=true]", "the window again")
+            .await;
     }
 
     fn name(&self) -> &'static str {
@@ -1754,4 +1778,162 @@ async fn the_app_offline_keeps_its_view_and_reconnects_by_itself() {
     tokio::time::timeout(SCENARIO_LIMIT, offline_and_back(&mut w))
         .await
         .expect("offline and back within 5 minutes");
+}
+
+/// A self-signed certificate for 127.0.0.1 into `cert` and `key` (each
+/// written beside and renamed, as a renewal would); its SHA-256 as
+/// `openssl x509 -fingerprint` says it ("AB:CD:…").
+fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
+    let (new_cert, new_key) = (cert.with_extension("new"), key.with_extension("new"));
+    let out = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", &format!("/CN={name}/O=Studio")])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        .arg("-keyout")
+        .arg(&new_key)
+        .arg("-out")
+        .arg(&new_cert)
+        .output()
+        .expect("openssl (Debian's openssl package)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(new_key, key).unwrap();
+    std::fs::rename(new_cert, cert).unwrap();
+    let out = Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(cert)
+        .output()
+        .unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    said.trim().rsplit('=').next().unwrap().to_uppercase()
+}
+
+/// A studio's self-signed server: Settings show its fingerprint and subject;
+/// trusted, it is pinned in the settings file and the files show. The
+/// certificate replaced (SIGHUP), the app started again refuses it with the
+/// changed-certificate message, and Settings look again and show the new one.
+async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
+    let tls = home.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let first = self_signed(&cert, &key, "files.studio.lan");
+    let data = home.path().join("server");
+    let server = start_server_with(
+        &data,
+        vec![
+            "--tls-cert".into(),
+            cert.clone().into(),
+            "--tls-key".into(),
+            key.clone().into(),
+        ],
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let source = home.path().join("hero.psd");
+    std::fs::write(&source, b"poster v1").unwrap();
+    run_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--as",
+        "user:alice",
+        "import",
+        "brand/hero.psd",
+        source.to_str().unwrap(),
+    ]);
+    let settings_file = home.path().join("config/settings.json");
+    let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
+
+    w.wait_until(
+        ".notice.error",
+        "the refused certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate is not trusted"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == first,
+    )
+    .await;
+    w.wait_until(
+        "#settings-subject",
+        "its subject",
+        Duration::from_secs(2),
+        |t| t.contains("CN=files.studio.lan"),
+    )
+    .await;
+    w.screenshot("tls-01-untrusted").await;
+    w.click("settings-trust").await;
+    w.wait_for(&World::row("brand/hero.psd"), "the server's files, trusted")
+        .await;
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["pinned_sha256"],
+        json!(first.replace(':', "").to_lowercase()),
+        "the pin is in the settings file: {saved}"
+    );
+    let token = &w.server.as_ref().unwrap().tokens["alice"];
+    assert!(
+        !std::fs::read_to_string(&settings_file)
+            .unwrap()
+            .contains(token.as_str()),
+        "the token stays in the keychain"
+    );
+    w.screenshot("tls-02-trusted").await;
+
+    // A new certificate, loaded by SIGHUP: the pin refuses it.
+    let second = self_signed(&cert, &key, "files.studio.lan");
+    assert_ne!(first, second);
+    let pid = w.server.as_ref().unwrap().process.as_ref().unwrap().0.id();
+    let hup = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.relaunch().await;
+    w.wait_until(
+        ".notice.error",
+        "the changed certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate changed"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings [role=status]",
+        "why, in Settings",
+        Duration::from_secs(10),
+        |t| {
+            t.starts_with("The server's certificate changed")
+                && t.contains(&first.replace(':', "").to_lowercase())
+        },
+    )
+    .await;
+    w.click("settings-look-again").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the new certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == second,
+    )
+    .await;
+    w.screenshot("tls-03-changed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
+    let _one = ONE_APP.lock().await;
+    let home = tempfile::tempdir().unwrap();
+    tokio::time::timeout(SCENARIO_LIMIT, trusting_a_self_signed_server(home))
+        .await
+        .expect("within 5 minutes");
 }

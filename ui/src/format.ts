@@ -117,6 +117,11 @@ export function serverLine(server: string): string {
   return `Server: ${server.replace(/^https?:\/\//, "").replace(/\/$/, "")}`;
 }
 
+/** A SHA-256 fingerprint as `openssl x509 -fingerprint` and most admins show it: "AB:CD:…". */
+export function fingerprint(hex: string): string {
+  return (hex.toUpperCase().match(/../g) ?? []).join(":");
+}
+
 /** A message from the core as a sentence: capital first, full stop last. */
 export function sentence(message: string): string {
   const text = message.trim();
@@ -168,6 +173,18 @@ export function explain(error: AppError, now: number): Explanation {
     case "no_token":
     case "no_backend":
       return { title: "Not connected", detail: error.message, action: "open-settings" };
+    case "certificate_untrusted":
+      return {
+        title: "The server's certificate is not trusted",
+        detail: "It may be your studio's own. Open Settings to see its fingerprint, check it with your admin, and trust it.",
+        action: "open-settings",
+      };
+    case "certificate_changed":
+      return {
+        title: "The server's certificate changed",
+        detail: "It is not the one you trusted, so nothing was sent to it. Ask your admin whether it was renewed, then look at it again in Settings.",
+        action: "open-settings",
+      };
     case "offline":
       return {
         title: error.since ? offlineMark(error.since, now) : "Offline",
