@@ -458,14 +458,7 @@ pub async fn save_settings(
     token: Option<String>,
 ) -> UiResult<SettingsView> {
     let mut settings = settings;
-    // The pin changes only through `trust_certificate`, and belongs to its
-    // server: another address starts with none.
-    settings.pinned_sha256 = {
-        let old = state.settings();
-        (old.server_url.trim() == settings.server_url.trim())
-            .then(|| old.pinned_sha256.clone())
-            .flatten()
-    };
+    settings.pinned_sha256 = state.settings().pin_kept_for(&settings);
     let url = settings.server_url.trim().to_owned();
     let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     if let Some(token) = &typed {

@@ -54,6 +54,14 @@ impl Settings {
             .unwrap_or_default()
     }
 
+    /// The pin that goes on when `new` replaces these settings: it changes
+    /// only by trusting a certificate, and belongs to its server, so another
+    /// address starts with none (whatever `new` says).
+    pub fn pin_kept_for(&self, new: &Settings) -> Option<String> {
+        let same_servers = self.server_url.trim() == new.server_url.trim();
+        same_servers.then(|| self.pinned_sha256.clone()).flatten()
+    }
+
     /// Written to a temporary file and renamed, so a crash never leaves half a file.
     pub fn save(&self, file: &Path) -> std::io::Result<()> {
         if let Some(dir) = file.parent() {
@@ -109,6 +117,36 @@ mod tests {
         assert_eq!(Settings::load(&file), settings);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains("token"), "settings hold no token: {text}");
+    }
+
+    #[test]
+    fn a_pin_stays_with_its_server_and_is_never_set_by_a_save() {
+        let pinned = Settings {
+            backend: BackendChoice::Remote,
+            server_url: "https://files.studio.lan:7443".into(),
+            pinned_sha256: Some("ab".repeat(32)),
+            ..Settings::default()
+        };
+        let resaved = Settings {
+            server_url: " https://files.studio.lan:7443 ".into(),
+            pinned_sha256: None,
+            ..pinned.clone()
+        };
+        assert_eq!(pinned.pin_kept_for(&resaved), pinned.pinned_sha256);
+        let elsewhere = Settings {
+            server_url: "https://other.lan:7443".into(),
+            ..pinned.clone()
+        };
+        assert_eq!(pinned.pin_kept_for(&elsewhere), None, "another server");
+        let smuggled = Settings {
+            pinned_sha256: Some("cd".repeat(32)),
+            ..Settings::default()
+        };
+        assert_eq!(
+            Settings::default().pin_kept_for(&smuggled),
+            None,
+            "a save sets no pin"
+        );
     }
 
     #[test]
