@@ -176,6 +176,16 @@ enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Copy this data folder (every user, version, check-out, proposal and
+    /// event) into a team's store: an empty PostgreSQL database and a blob store.
+    Migrate {
+        /// The PostgreSQL database to fill (postgres://USER@HOST:PORT/DB); it must be empty.
+        #[arg(long, value_name = "URL")]
+        to_database: String,
+        /// Where the blobs go: s3://BUCKET/PREFIX or file:///PATH.
+        #[arg(long, value_name = "URL")]
+        to_blobs: String,
+    },
     /// Serve the HTTP API on ADDR (e.g. 127.0.0.1:7070; port 0 picks a free one).
     Serve {
         #[arg(long, default_value = "127.0.0.1:7070")]
@@ -209,6 +219,17 @@ enum Command {
         /// object a line) for a log collector.
         #[arg(long, value_enum, default_value_t = LogFormat::Text)]
         log_format: LogFormat,
+        /// Serve HTTPS with this PEM certificate (chain); SIGHUP reads it
+        /// and the key again.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Allow plain HTTP on an address other than loopback (tokens then
+        /// cross the network in clear).
+        #[arg(long, conflicts_with = "tls_cert")]
+        insecure_http: bool,
     },
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
@@ -721,6 +742,45 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(&artifact, || format!("{} is free", artifact.path));
         }
         Command::Digest { .. } => unreachable!("handled before the store opens"),
+        Command::Migrate {
+            to_database,
+            to_blobs,
+        } => {
+            let source = target.local("migrate")?;
+            let scratch =
+                std::env::temp_dir().join(format!("leasedesk-migrate-{}", std::process::id()));
+            let team = Bundled::open_at(
+                &bundled::Location {
+                    data: scratch.clone(),
+                    database: Some(to_database.clone()),
+                    blobs: Some(to_blobs.clone()),
+                },
+                Options::default(),
+            )?;
+            let copied = source
+                .migrate_into(&team, |step| {
+                    let (verb, n, total) = match step {
+                        bundled::MigrationStep::BlobCopied(n, total) => ("copied", n, total),
+                        bundled::MigrationStep::BlobKept(n, total) => ("already had", n, total),
+                    };
+                    eprintln!("{verb} blob {n} of {total}");
+                })
+                .await;
+            drop(team);
+            let _ = std::fs::remove_dir_all(&scratch);
+            let counts = copied?;
+            out.print(
+                &serde_json::json!(counts
+                    .iter()
+                    .map(|(t, n)| (t.to_string(), *n))
+                    .collect::<std::collections::BTreeMap<_, _>>()),
+                || {
+                    let rows: Vec<String> =
+                        counts.iter().map(|(t, n)| format!("{n} {t}")).collect();
+                    format!("copied into {to_database}: {}", rows.join(", "))
+                },
+            );
+        }
         Command::Serve {
             listen,
             max_upload: _,
@@ -731,7 +791,23 @@ async fn execute(args: Args) -> Result<(), Error> {
             shutdown_grace,
             metrics_listen,
             log_format,
+            tls_cert,
+            tls_key,
+            insecure_http,
         } => {
+            let tls = match (&tls_cert, &tls_key) {
+                (Some(cert), Some(key)) => {
+                    Some(leasedesk::server::tls::ServerTls::load(cert, key)?)
+                }
+                _ => None,
+            };
+            if tls.is_none() && !listen.ip().is_loopback() && !insecure_http {
+                return Err(Error::Invalid(format!(
+                    "refusing to serve plain HTTP on {listen}, which is not a loopback address: \
+                     tokens would cross the network in clear. Give --tls-cert and --tls-key, \
+                     or --insecure-http to serve plain HTTP all the same"
+                )));
+            }
             let seconds = std::time::Duration::from_secs;
             let limits = leasedesk::server::Limits {
                 header_timeout: seconds(header_timeout),
@@ -746,6 +822,7 @@ async fn execute(args: Args) -> Result<(), Error> {
                     .unwrap_or((open_files.saturating_sub(64) / 2).clamp(16, 16384) as usize),
                 shutdown_grace: seconds(shutdown_grace),
                 metrics: None,
+                tls,
             };
             serve(
                 target.local("serve")?.clone(),
@@ -1057,6 +1134,11 @@ async fn serve(
         .await
         .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
     let address = listener.local_addr()?;
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let metrics_listener = match metrics_listen {
         Some(at) => Some(
             tokio::net::TcpListener::bind(at)
@@ -1075,7 +1157,7 @@ async fn serve(
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        let mut lines = format!("listening on http://{address}\n");
+        let mut lines = format!("listening on {scheme}://{address}\n");
         if let Some(at) = metrics_address {
             lines.push_str(&format!("metrics on http://{at}/metrics\n"));
         }
@@ -1102,8 +1184,17 @@ async fn serve(
     });
     tracing::info!(
         max_connections = config.max_connections,
-        "serving on http://{address}"
+        "serving on {scheme}://{address}"
     );
+    if config.tls.is_none() && !address.ip().is_loopback() {
+        tracing::warn!(
+            "serving plain HTTP on {address} (--insecure-http): tokens and files cross the network in clear"
+        );
+    }
+    let reload = config
+        .tls
+        .clone()
+        .map(|tls| tokio::spawn(reload_on_hangup(tls)));
     let count_dropped = tokio::spawn(async move {
         let mut told = 0;
         loop {
@@ -1128,7 +1219,40 @@ async fn serve(
         let _ = metrics_server.await;
     }
     count_dropped.abort();
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     Ok(())
+}
+
+/// On each SIGHUP, reads the certificate and key again (a renewal needs no
+/// restart); a bad file is logged and the old certificate kept.
+async fn reload_on_hangup(tls: std::sync::Arc<leasedesk::server::tls::ServerTls>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangups = match signal(SignalKind::hangup()) {
+            Ok(hangups) => hangups,
+            Err(e) => {
+                tracing::warn!(error = %e, "SIGHUP cannot be caught: the certificate will not reload");
+                return;
+            }
+        };
+        while hangups.recv().await.is_some() {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: reloaded the TLS certificate and key"),
+                Err(e) => tracing::error!(
+                    error = %e,
+                    "SIGHUP: the TLS certificate was not reloaded; still serving the previous one"
+                ),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        // No SIGHUP here: a new certificate needs a restart.
+        let _ = tls;
+    }
 }
 
 /// Resolves on Ctrl+C, or SIGTERM where there is one.

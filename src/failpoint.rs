@@ -18,6 +18,10 @@ pub mod at {
     pub const BEFORE_DURABLE_COMMIT: &str = "store.before_durable_commit";
     /// Such a transaction has committed; the caller has not been answered yet.
     pub const AFTER_DURABLE_COMMIT: &str = "store.after_durable_commit";
+    /// A migration has copied every row into its target's transaction, not yet committed.
+    pub const MIGRATE_ROWS: &str = "migrate.rows";
+    /// A migration has copied its first blob.
+    pub const MIGRATE_BLOB: &str = "migrate.blob";
     /// The health check's or the metrics scrape's read of the store (`pause`: a store that hangs).
     pub const STORE_PROBE: &str = "store.probe";
 }

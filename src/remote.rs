@@ -21,6 +21,10 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::server::{DIGEST_HEADER, MESSAGE_HEADER};
 
+mod trust;
+
+pub use trust::{fingerprint, server_certificate, ServerCertificate};
+
 /// How often an idempotent request is tried when the connection fails.
 const ATTEMPTS: usize = 3;
 
@@ -45,7 +49,10 @@ impl Trust {
     /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
     pub fn from_env() -> Self {
         Self {
-            ca_cert: std::env::var_os("LEASEDESK_CA_CERT").map(Into::into),
+            // Set but empty is unset, as a shell's `LEASEDESK_CA_CERT= cmd` means.
+            ca_cert: std::env::var_os("LEASEDESK_CA_CERT")
+                .filter(|file| !file.is_empty())
+                .map(Into::into),
             pinned_sha256: None,
         }
     }
@@ -59,11 +66,13 @@ impl Remote {
     }
 
     /// A client of the servers in `servers` (URLs separated by commas, tried
-    /// in order), with a token, trusting `trust`.
+    /// in order), with a token, trusting `trust` (see `remote/trust.rs`): a
+    /// CA file that cannot be read is `Invalid`; a refused certificate is
+    /// `CertificateUntrusted`, or `CertificateChanged` under a pin.
     pub fn with_trust(servers: &str, token: &str, trust: Trust) -> Result<Self> {
-        let _ = trust;
         let base_url = servers;
         let http = reqwest::Client::builder()
+            .use_preconfigured_tls(trust::client_config(&trust)?)
             .connect_timeout(Duration::from_secs(10))
             // Below the server's 60 s idle timeout, so a pooled connection is
             // not reused just as the server closes it.
@@ -97,6 +106,8 @@ impl Remote {
                 Err(e)
                     if retry
                         && attempt < ATTEMPTS
+                        // A refused certificate stays refused.
+                        && trust::refusal_of(&e, &self.base).is_none()
                         && (e.is_connect() || e.is_timeout() || e.is_request()) =>
                 {
                     tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
@@ -273,6 +284,9 @@ fn counted<R: tokio::io::AsyncRead>(
 }
 
 fn unreachable_server(base: &str, e: reqwest::Error) -> Error {
+    if let Some(refusal) = trust::refusal_of(&e, base) {
+        return refusal;
+    }
     Error::Unavailable(format!("the server at {base} cannot be reached: {e}"))
 }
 

@@ -254,19 +254,25 @@ impl Fixture {
     /// Runs SQL on the store's database as an outside tool would (an older
     /// version, an admin), and returns the first column of each row it gives.
     pub fn sql(&self, sql: &str) -> Vec<String> {
+        self.try_sql(sql)
+            .unwrap_or_else(|e| panic!("{sql} failed: {e}"))
+    }
+
+    /// [`Fixture::sql`], or the database's refusal.
+    pub fn try_sql(&self, sql: &str) -> Result<Vec<String>, String> {
         match &self.database {
             None => {
                 let db = rusqlite::Connection::open(self.dir.path().join("leasedesk.db"))
                     .expect("open the database");
                 db.busy_timeout(Duration::from_secs(10)).unwrap();
-                let mut stmt = db.prepare(sql).expect("the SQL is good");
+                let mut stmt = db.prepare(sql).map_err(|e| e.to_string())?;
                 let rows = stmt
                     .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
-                    .expect("the SQL runs");
-                rows.map(|v| match v.expect("a row") {
-                    rusqlite::types::Value::Text(t) => t,
-                    rusqlite::types::Value::Integer(n) => n.to_string(),
-                    other => format!("{other:?}"),
+                    .map_err(|e| e.to_string())?;
+                rows.map(|v| match v.map_err(|e| e.to_string())? {
+                    rusqlite::types::Value::Text(t) => Ok(t),
+                    rusqlite::types::Value::Integer(n) => Ok(n.to_string()),
+                    other => Ok(format!("{other:?}")),
                 })
                 .collect()
             }
@@ -286,16 +292,14 @@ impl Fixture {
                     ])
                     .output()
                     .expect("psql runs");
-                assert!(
-                    out.status.success(),
-                    "{sql} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                String::from_utf8(out.stdout)
+                if !out.status.success() {
+                    return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+                }
+                Ok(String::from_utf8(out.stdout)
                     .expect("UTF-8")
                     .lines()
                     .map(str::to_owned)
-                    .collect()
+                    .collect())
             }
         }
     }
@@ -461,9 +465,10 @@ pub fn python() -> std::process::Command {
 /// in a temp folder with Debian's `initdb` (as the `postgres` user when the
 /// tests run as root, which PostgreSQL refuses to be) on a free port, and
 /// stopped by a watcher once this process ends.
-struct PgCluster {
+pub struct PgCluster {
     port: u16,
     bin: std::path::PathBuf,
+    dir: std::path::PathBuf,
     databases: std::sync::atomic::AtomicU32,
     /// Outlives the tests: never waited for.
     _watcher: std::sync::Mutex<std::process::Child>,
@@ -483,7 +488,12 @@ fn as_postgres(program: &std::path::Path) -> std::process::Command {
 
 fn pg_cluster() -> &'static PgCluster {
     static CLUSTER: std::sync::OnceLock<PgCluster> = std::sync::OnceLock::new();
-    CLUSTER.get_or_init(|| {
+    CLUSTER.get_or_init(PgCluster::start)
+}
+
+impl PgCluster {
+    /// A cluster of its own, for a test that stops and starts it.
+    pub fn start() -> Self {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .expect("PostgreSQL is installed (cargo xtask test installs postgresql-15)")
             .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
@@ -495,39 +505,32 @@ fn pg_cluster() -> &'static PgCluster {
             .tempdir()
             .expect("temp dir")
             .keep();
-        let run = |cmd: &mut std::process::Command| {
-            let out = cmd.output().expect("a PostgreSQL tool runs");
-            assert!(
-                out.status.success(),
-                "{cmd:?} failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
         if unsafe { libc::geteuid() } == 0 {
-            run(std::process::Command::new("chown")
-                .arg("postgres:postgres")
-                .arg(&dir));
+            run_tool(
+                std::process::Command::new("chown")
+                    .arg("postgres:postgres")
+                    .arg(&dir),
+            );
         }
         let data = dir.join("data");
-        run(as_postgres(&bin.join("initdb"))
-            .args(["-U", "leasedesk", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync", "-D"])
-            .arg(&data));
+        run_tool(
+            as_postgres(&bin.join("initdb"))
+                .args([
+                    "-U",
+                    "leasedesk",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                    "-D",
+                ])
+                .arg(&data),
+        );
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        run(as_postgres(&bin.join("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(dir.join("log"))
-            .arg("-o")
-            .arg(format!(
-                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400",
-                dir.display()
-            ))
-            .args(["-w", "start"]));
         // Stops the cluster when this test process is gone, however it ends.
         let watcher = format!(
             "while [ -e /proc/{pid} ]; do sleep 1; done; {pg_ctl} -D {data} stop -m immediate >/dev/null 2>&1; rm -rf {dir}",
@@ -543,42 +546,87 @@ fn pg_cluster() -> &'static PgCluster {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("the cluster's watcher starts");
-        PgCluster {
+        let cluster = PgCluster {
             port,
             bin,
+            dir,
             databases: Default::default(),
             _watcher: std::sync::Mutex::new(watcher),
-        }
-    })
+        };
+        cluster.resume();
+        cluster
+    }
+
+    /// Starts the server (again), and waits until it answers.
+    pub fn resume(&self) {
+        run_tool(
+            as_postgres(&self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .arg("-l")
+                .arg(self.dir.join("log"))
+                .arg("-o")
+                .arg(format!(
+                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400",
+                    self.port,
+                    self.dir.display()
+                ))
+                .args(["-w", "start"]),
+        );
+    }
+
+    /// Stops the server, ending every connection (`pg_ctl stop -m fast`).
+    pub fn stop(&self) {
+        run_tool(
+            as_postgres(&self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["-m", "fast", "-w", "stop"]),
+        );
+    }
+
+    /// The URL of a new, empty database on this server.
+    pub fn database(&self) -> String {
+        let n = self
+            .databases
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("test_{n}");
+        let out = std::process::Command::new(self.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "leasedesk",
+                "-d",
+                "postgres",
+                "-q",
+                "-c",
+            ])
+            .arg(format!("CREATE DATABASE {name}"))
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "CREATE DATABASE failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        format!("postgres://leasedesk@127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+fn run_tool(cmd: &mut std::process::Command) {
+    let out = cmd.output().expect("a PostgreSQL tool runs");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The URL of a new, empty database on the test PostgreSQL server.
 pub fn postgres_database() -> String {
-    let cluster = pg_cluster();
-    let n = cluster
-        .databases
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = format!("test_{n}");
-    let out = std::process::Command::new(cluster.bin.join("psql"))
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &cluster.port.to_string(),
-            "-U",
-            "leasedesk",
-            "-d",
-            "postgres",
-            "-q",
-            "-c",
-        ])
-        .arg(format!("CREATE DATABASE {name}"))
-        .output()
-        .expect("psql runs");
-    assert!(
-        out.status.success(),
-        "CREATE DATABASE failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!("postgres://leasedesk@127.0.0.1:{}/{name}", cluster.port)
+    pg_cluster().database()
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use leasedesk::model::*;
-use leasedesk::{Backend, Error, Remote};
+use leasedesk::{Backend, Error, Remote, Upload};
 
 use crate::harness::*;
 use crate::races::check_history;
@@ -25,9 +25,13 @@ struct Team {
 
 impl Team {
     fn new() -> Self {
+        Self::on(postgres_database())
+    }
+
+    fn on(database: String) -> Self {
         let dir = tempfile::tempdir().unwrap();
         Self {
-            database: postgres_database(),
+            database,
             data: dir.path().join("data"),
             _dir: dir,
         }
@@ -252,6 +256,153 @@ async fn an_event_stream_on_one_server_hears_the_other_within_a_second() {
         slowest < Duration::from_millis(600),
         "the slowest change took {slowest:?} to be heard"
     );
+}
+
+/// PostgreSQL stops while a check-in is being sent: the check-in is a clear
+/// error naming the database, health says why, nothing is committed and the
+/// check-out stays open; once the database is back, the same check-in lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers() {
+    let cluster = PgCluster::start();
+    let team = Team::on(cluster.database());
+    let token = team.user("alice");
+    let server = team.serve();
+    let alice = server.client(&token);
+    let a = alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
+    let c = alice.check_out(a.id, checkout_request()).await.unwrap();
+
+    let content = vec![7u8; 4 << 20];
+    let (mut sender, body) = tokio::io::duplex(64 << 10);
+    let (first_half, second_half) = content.split_at(content.len() / 2);
+    let (first_half, second_half) = (first_half.to_vec(), second_half.to_vec());
+    let (stopped, wait_for_stop) = tokio::sync::oneshot::channel::<()>();
+    let writer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        sender.write_all(&first_half).await.unwrap();
+        wait_for_stop.await.unwrap();
+        sender.write_all(&second_half).await.unwrap();
+    });
+    let checkin = {
+        let alice = alice.clone();
+        tokio::spawn(async move { alice.check_in(c.id, Upload::stream(body)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.stop();
+    stopped.send(()).unwrap();
+    writer.await.unwrap();
+    let refused = checkin.await.unwrap();
+    match &refused {
+        Err(Error::Unavailable(message)) => assert!(
+            message.contains(&team.database),
+            "names the database: {message}"
+        ),
+        other => panic!("a clear error, not {other:?}"),
+    }
+    let health = reqwest::get(format!("{}/v1/health", server.base))
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 503);
+    let reason: serde_json::Value = health.json().await.unwrap();
+    assert!(
+        reason["reason"].as_str().unwrap().contains("database"),
+        "{reason}"
+    );
+
+    cluster.resume();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let done = loop {
+        match alice
+            .check_in(c.id, Upload::stream(std::io::Cursor::new(content.clone())))
+            .await
+        {
+            Ok(done) => break done,
+            Err(Error::Unavailable(_)) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("after the database is back: {e}"),
+        }
+    };
+    assert!(
+        matches!(
+            done.result,
+            Some(CheckinResult::Committed { version: 2, .. })
+        ),
+        "{:?}",
+        done.result
+    );
+    let versions: Vec<u64> = alice
+        .versions(a.id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.version)
+        .collect();
+    assert_eq!(versions, [2, 1], "one version committed, once");
+    assert_dense(alice.as_ref()).await;
+}
+
+/// A token revoked through one server (or the CLI on the database) is refused
+/// by every other within the second a server trusts a token it checked, and
+/// an event stream open on another server ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_anywhere_is_refused_by_every_server_within_a_second() {
+    let team = Team::new();
+    let token = team.user("alice");
+    let (a, b) = (team.serve(), team.serve());
+    let on_b = b.client(&token);
+    on_b.me().await.unwrap();
+    let follower = Remote::new(&b.base, &token).unwrap();
+    let mut stream = Box::pin(follower.follow_events(0).await.unwrap());
+    a.client(&token).me().await.unwrap();
+    let out = team
+        .command()
+        .args(["user", "revoke", "alice"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let revoked = Instant::now();
+    loop {
+        match on_b.me().await {
+            Err(Error::Unauthorized(_)) => break,
+            Ok(_) => assert!(
+                revoked.elapsed() < Duration::from_millis(1500),
+                "server b still took the token {:?} after its revocation",
+                revoked.elapsed()
+            ),
+            Err(e) => panic!("{e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Some(event) = stream.next().await {
+            event.ok();
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the stream on server b ends once its token is revoked"
+    );
+}
+
+/// One lease per artifact is the database's rule, not only a check before an
+/// insert: a second lease row for a held artifact is refused by PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_itself_refuses_a_second_lease_on_an_artifact() {
+    let f = postgres_fixture().await;
+    let a = f.import("a.psd", b"v1").await;
+    f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let refused = f.try_sql(&format!(
+        "INSERT INTO leases (artifact_id, holder, participant, kind, acquired_at, expires_at)
+         VALUES ('{}', 'checkout:x:user:bob', 'user:bob', 'checkout', 0, 9999999999999)",
+        a.id
+    ));
+    assert!(
+        matches!(&refused, Err(e) if e.contains("duplicate key")),
+        "{refused:?}"
+    );
+    let lease = f.artifact(a.id).await.lease.unwrap();
+    assert_eq!(lease.participant.as_str(), "user:alice");
 }
 
 /// A database that does not answer is a clear error within seconds, naming it.

@@ -3,6 +3,7 @@
 //! team's servers ([`postgres`]). Only this module knows SQL; `rules.rs` runs
 //! on either through the same calls.
 
+pub mod copy;
 pub mod postgres;
 pub mod sqlite;
 

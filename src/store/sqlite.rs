@@ -1115,3 +1115,38 @@ fn checkout_row(r: &Row) -> rusqlite::Result<CheckoutRow> {
         lease_epoch: r.get(15)?,
     })
 }
+
+impl SqliteStore {
+    /// Reads every row of `table` (its `columns`, in its key's order) on a
+    /// connection of its own, one at a time: for copying a store elsewhere.
+    pub(super) fn each_row(
+        &self,
+        table: &str,
+        columns: &[(&str, copy::Kind)],
+        f: &mut dyn FnMut(Vec<copy::Field>) -> Result<()>,
+    ) -> Result<()> {
+        let conn = connect(&self.path)?;
+        let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM {table} ORDER BY {}",
+            names.join(", "),
+            names[0]
+        ))?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let fields = columns
+                .iter()
+                .enumerate()
+                .map(|(i, (_, kind))| {
+                    Ok(match kind {
+                        copy::Kind::Int => copy::Field::Int(row.get(i)?),
+                        copy::Kind::Text => copy::Field::Text(row.get(i)?),
+                        copy::Kind::Bool => copy::Field::Bool(row.get(i)?),
+                    })
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            f(fields)?;
+        }
+        Ok(())
+    }
+}

@@ -134,6 +134,8 @@ const TEST_PACKAGES: &[&str] = &[
     "blender",
     // The team server's store in the contract suite's third configuration.
     "postgresql-15",
+    // Makes the CAs and certificates of the TLS tests.
+    "openssl",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),

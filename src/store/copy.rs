@@ -1,0 +1,216 @@
+//! Copying a data folder's rows into an empty PostgreSQL database, whole:
+//! `leasedesk migrate`. Every row keeps its ids, times and sequence numbers.
+
+use super::*;
+use crate::error::{Error, Result};
+
+/// A column's type, as both schemas have it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Kind {
+    Int,
+    Text,
+    Bool,
+}
+
+/// One column's value in transit.
+#[derive(Clone, Debug)]
+pub(super) enum Field {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Bool(bool),
+}
+
+use Kind::{Bool, Int, Text};
+
+/// Every table, each after those its rows refer to, with its columns.
+pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
+    (
+        "participants",
+        &[("participant", Text), ("admin", Bool), ("created_at", Int)],
+    ),
+    (
+        "tokens",
+        &[
+            ("id", Text),
+            ("participant", Text),
+            ("hash", Text),
+            ("created_at", Int),
+            ("revoked_at", Int),
+        ],
+    ),
+    (
+        "artifacts",
+        &[
+            ("id", Text),
+            ("path", Text),
+            ("path_key", Text),
+            ("head_version", Int),
+            ("lease_epoch", Int),
+            ("created_at", Int),
+        ],
+    ),
+    (
+        "versions",
+        &[
+            ("artifact_id", Text),
+            ("version", Int),
+            ("digest", Text),
+            ("size", Int),
+            ("author", Text),
+            ("committed_at", Int),
+            ("base_version", Int),
+            ("message", Text),
+        ],
+    ),
+    (
+        "leases",
+        &[
+            ("artifact_id", Text),
+            ("holder", Text),
+            ("participant", Text),
+            ("kind", Text),
+            ("checkout_id", Text),
+            ("note", Text),
+            ("acquired_at", Int),
+            ("expires_at", Int),
+        ],
+    ),
+    (
+        "checkouts",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("version", Int),
+            ("digest", Text),
+            ("actor", Text),
+            ("note", Text),
+            ("created_at", Int),
+            ("expires_at", Int),
+            ("lease_epoch", Int),
+            ("state", Text),
+            ("closed_at", Int),
+            ("checkin_digest", Text),
+            ("result", Text),
+            ("broken_by", Text),
+            ("broken_reason", Text),
+            ("broken_at", Int),
+        ],
+    ),
+    (
+        "edits",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("participant", Text),
+            ("base_version", Int),
+            ("base_digest", Text),
+            ("created_at", Int),
+            ("expires_at", Int),
+            ("state", Text),
+            ("commit_digest", Text),
+            ("result", Text),
+        ],
+    ),
+    (
+        "proposals",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("base_version", Int),
+            ("test_digest", Text),
+            ("provenance_version", Int),
+            ("provenance_digest", Text),
+            ("digest", Text),
+            ("size", Int),
+            ("author", Text),
+            ("checkout_id", Text),
+            ("state", Text),
+            ("created_at", Int),
+            ("decided_by", Text),
+            ("decided_at", Int),
+            ("superseded_by", Text),
+            ("message", Text),
+        ],
+    ),
+    (
+        "events",
+        &[
+            ("seq", Int),
+            ("id", Text),
+            ("type", Text),
+            ("artifact_id", Text),
+            ("participant", Text),
+            ("holder", Text),
+            ("at", Int),
+            ("data", Text),
+        ],
+    ),
+];
+
+/// How many rows of each table were copied.
+pub type RowCounts = Vec<(&'static str, u64)>;
+
+/// Copies every row of the SQLite store `from` into the PostgreSQL store
+/// `to`, in one transaction of `to`: an interrupted copy leaves `to` empty,
+/// so it can simply be run again. Refuses a `to` that holds any row.
+pub fn copy_rows(from: &Store, to: &Store) -> Result<RowCounts> {
+    let (Store::Sqlite(from), Store::Postgres(to)) = (from, to) else {
+        return Err(Error::Invalid(
+            "a migration copies a data folder's SQLite rows into PostgreSQL".into(),
+        ));
+    };
+    to.load(|load| {
+        refuse_rows(load)?;
+        let mut counts = RowCounts::new();
+        let mut last_seq = 0;
+        for (table, columns) in TABLES {
+            let mut copied = 0u64;
+            from.each_row(table, columns, &mut |mut row| {
+                if *table == "artifacts" {
+                    fill_path_key(&mut row);
+                }
+                if *table == "events" {
+                    if let Field::Int(Some(seq)) = row[0] {
+                        last_seq = last_seq.max(seq);
+                    }
+                }
+                load.insert(table, columns, &row)?;
+                copied += 1;
+                Ok(())
+            })?;
+            counts.push((*table, copied));
+        }
+        load.set_last_seq(last_seq)?;
+        load.failpoints.hit(crate::failpoint::at::MIGRATE_ROWS)?;
+        Ok(counts)
+    })
+}
+
+/// Refuses a target database that holds any row.
+pub fn ensure_empty(to: &Store) -> Result<()> {
+    match to {
+        Store::Postgres(to) => to.load(refuse_rows),
+        Store::Sqlite(_) => Err(Error::Invalid(
+            "a migration copies a data folder into PostgreSQL (--to-database postgres://...)"
+                .into(),
+        )),
+    }
+}
+
+fn refuse_rows(load: &super::postgres::Loader) -> Result<()> {
+    for (table, _) in TABLES {
+        if load.count(table)? > 0 {
+            return Err(Error::Exists(format!(
+                "the target database is not empty (its table {table} has rows): migrate into a new database"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An artifact stored before path keys has none: give it its key.
+fn fill_path_key(row: &mut [Field]) {
+    if let (Field::Text(Some(path)), Field::Text(key @ None)) = (&row[1].clone(), &mut row[2]) {
+        *key = Some(collision_key(path));
+    }
+}
