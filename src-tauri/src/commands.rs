@@ -372,7 +372,7 @@ pub async fn server_certificate(state: State<'_, AppState>) -> UiResult<Option<C
         return Ok(None);
     };
     let seen =
-        crate::session::look_at_certificate(server, &crate::session::trust_of(&settings)).await?;
+        leasedesk::remote::server_certificate(server, &crate::session::trust_of(&settings)).await?;
     let changed = settings
         .pinned_sha256
         .as_deref()

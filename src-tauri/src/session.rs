@@ -65,19 +65,6 @@ pub fn trust_of(settings: &Settings) -> Trust {
     }
 }
 
-// TEMPORARY until tls is merged into main: stands for remote::server_certificate.
-pub struct ServerCertificate {
-    pub sha256: String,
-    pub subject: String,
-    pub trusted: bool,
-}
-pub async fn look_at_certificate(
-    url: &str,
-    _trust: &Trust,
-) -> leasedesk::Result<ServerCertificate> {
-    Err(leasedesk::Error::Unavailable(format!("{url}: not yet")))
-}
-
 /// Opens the backend and workspace the settings name. `token`: the remote
 /// token (from the keychain, or this run's memory).
 pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<Session> {

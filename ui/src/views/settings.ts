@@ -38,6 +38,7 @@ export async function openSettings() {
     if (error.code === "unauthorized") return "The server did not accept this token.";
     // Its own words name both fingerprints.
     if (error.code === "certificate_changed") return sentence(error.message);
+    if (error.code === "certificate_untrusted") return "The server's certificate is not trusted here: its fingerprint is above.";
     return explain(error, Date.now()).detail;
   };
   const certificate = h("div", { id: "settings-certificate", class: "certificate" });
