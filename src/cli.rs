@@ -55,6 +55,7 @@ pub struct Args {
 
     /// Use a team's server instead of a data folder; the token comes from
     /// LEASEDESK_TOKEN (never from an argument, which others can see).
+    /// Several URLs, separated by commas: when one does not answer, the next.
     #[arg(
         long,
         global = true,
@@ -77,6 +78,9 @@ enum Command {
     /// Manage participants.
     #[command(subcommand)]
     User(UserCommand),
+    /// Show where commands go (the server that answers, or the data folder)
+    /// and who you are there.
+    Status,
     /// Store a new file at REPO_PATH as version 1.
     Import {
         repo_path: RepoPath,
@@ -396,7 +400,11 @@ async fn execute(args: Args) -> Result<(), Error> {
             let token = std::env::var("LEASEDESK_TOKEN").map_err(|_| {
                 Error::Unauthorized("set LEASEDESK_TOKEN to your token to use --server".into())
             })?;
-            Target::Server(Remote::new(url, token.trim())?)
+            let remote = Remote::new(url, token.trim())?;
+            remote.on_move(|from, to| {
+                eprintln!("leasedesk: server {from} did not answer; using {to}")
+            });
+            Target::Server(remote)
         }
         None => {
             let data = args.data.clone().unwrap_or_else(default_data_dir);
@@ -475,6 +483,23 @@ async fn execute(args: Args) -> Result<(), Error> {
                     size(artifact.head.size)
                 )
             });
+        }
+        Command::Status => {
+            let me = store.me().await?;
+            let (key, place) = match &target {
+                Target::Server(remote) => ("server", remote.server()),
+                Target::Local(_) => {
+                    let data = args.data.clone().unwrap_or_else(default_data_dir);
+                    ("data", data.display().to_string())
+                }
+            };
+            out.print(
+                &serde_json::json!({ key: place, "participant": me }),
+                || match key {
+                    "server" => format!("server {place} as {me}"),
+                    _ => format!("data folder {place} as {me}"),
+                },
+            );
         }
         Command::Ls => {
             let artifacts = store.artifacts().await?;

@@ -11,6 +11,7 @@ mod crash;
 mod desk;
 mod edits;
 mod events;
+mod failover;
 mod hostile;
 mod http;
 mod inputs;

@@ -744,7 +744,7 @@ fn apt(args: &[&str]) -> Command {
 }
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
-/// `benches/server.rs`, `src-tauri/benches/app.rs`), with `b3sum` and etcd
+/// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`, `src-tauri/benches/app.rs`), with `b3sum` and etcd
 /// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
     let tools = target_dir().join("bench-tools");
@@ -759,7 +759,7 @@ fn bench(args: &[String]) -> Result<()> {
     // etcd is the baseline of the server's lease figures.
     ensure_debian_packages(&["etcd-server"])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server", "preview"] {
+    for bench in ["lease", "server", "preview", "failover"] {
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])
