@@ -42,6 +42,14 @@ pub fn start(app: &AppHandle, session: &mut Session) {
     session
         .tasks
         .push(spawn(keep_connected(app.clone(), session.desk.clone())));
+    // The header names the server in use: a move to another is news.
+    if let Source::Remote(remote) = &session.source {
+        let app = app.clone();
+        remote.on_move(move |from, to| {
+            tracing::info!("server {from} did not answer; using {to}");
+            let _ = app.emit("store-changed", ());
+        });
+    }
 }
 
 /// Once the desk finds no server, tells the window (which shows the view

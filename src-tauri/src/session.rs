@@ -26,8 +26,6 @@ pub enum Source {
 pub struct Session {
     pub desk: Desk,
     pub source: Source,
-    /// The servers of the settings (URLs separated by commas), for a remote session.
-    pub servers: Option<String>,
     /// Background work of this session, stopped when it closes.
     pub tasks: Vec<tauri::async_runtime::JoinHandle<()>>,
     pub watcher: Option<Watcher>,
@@ -37,14 +35,12 @@ pub struct Session {
 }
 
 impl Session {
-    /// The server a remote session uses now.
+    /// The server a remote session uses now (the one that last answered).
     pub fn server_in_use(&self) -> Option<String> {
-        let servers = self.servers.as_deref()?;
-        servers
-            .split(',')
-            .map(str::trim)
-            .find(|s| !s.is_empty())
-            .map(str::to_owned)
+        match &self.source {
+            Source::Remote(remote) => Some(remote.server()),
+            Source::Bundled(_) => None,
+        }
     }
 }
 
@@ -114,8 +110,6 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             dirs.previews(),
             DEFAULT_PREVIEW_CACHE_BYTES,
         )),
-        servers: matches!(settings.backend, BackendChoice::Remote)
-            .then(|| settings.server_url.trim().to_owned()),
         source,
         tasks: Vec::new(),
         watcher: None,

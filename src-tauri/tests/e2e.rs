@@ -1937,3 +1937,43 @@ async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
         .await
         .expect("within 5 minutes");
 }
+
+/// Several servers in Settings, the first not answering: the app works
+/// through the next, and its header names that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_names_the_server_it_moved_to() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Remote).await;
+    let server = w.server.as_ref().unwrap();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let servers = format!("{dead}, {}", server.url);
+    let view = w
+        .invoke(
+            "save_settings",
+            json!({
+                "settings": {
+                    "backend": "remote",
+                    "server_url": servers,
+                    "pinned_sha256": null,
+                    "workspace": w.workspace,
+                    "display_name": "alice",
+                },
+                "token": server.tokens["alice"],
+            }),
+        )
+        .await;
+    assert!(view["session_error"].is_null(), "{view}");
+    let overview = w.invoke("overview", json!({})).await;
+    assert_eq!(overview["server"], json!(server.url), "{overview}");
+    // The window's reload after the save, not the header drawn before it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let url = server.url.clone();
+    w.wait_until(
+        "#server",
+        "the server moved to",
+        Duration::from_secs(15),
+        |t| t == format!("Server: {}", url.trim_start_matches("http://")),
+    )
+    .await;
+    w.screenshot("several-servers").await;
+}
