@@ -17,6 +17,7 @@ mod http;
 mod inputs;
 mod migrate;
 mod objects;
+mod offline;
 mod operations;
 mod paths;
 mod preview_formats;
