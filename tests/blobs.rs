@@ -10,7 +10,7 @@ use leasedesk::failpoint::{self, Action, Failpoints};
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Error, Options, Upload};
 
-use crate::contract;
+use crate::contract_with_blob_folder;
 use crate::harness::*;
 
 /// An upload whose bytes the test sends later (its checks before reading run now).
@@ -166,7 +166,7 @@ async fn a_stale_edit_commit_leaves_no_extra_blob(f: Fixture) {
     assert_only_named_blobs(&f);
 }
 
-contract!(
+contract_with_blob_folder!(
     concurrent_imports_of_one_new_path_leave_only_named_blobs,
     identical_bytes_of_a_winner_and_its_losers_keep_the_winners_blob,
     a_check_in_raced_by_a_retry_with_other_bytes_leaves_no_extra_blob,

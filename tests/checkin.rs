@@ -352,10 +352,9 @@ async fn a_download_lands_whole_when_its_digest_matches_and_not_at_all_otherwise
 
     // Bytes that went bad in storage never replace the local copy.
     std::fs::write(&dest, b"my local work").unwrap();
-    let hex = digest(&data).hex().to_owned();
     let mut bad = data.clone();
     bad[1_000_000] ^= 1;
-    std::fs::write(f.dir.path().join("blobs").join(&hex[..2]).join(&hex), &bad).unwrap();
+    f.overwrite_blob(&digest(&data), &bad).await;
     let refused = leasedesk::backend::download(f.bob.as_ref(), a.id, None, &dest, None).await;
     assert!(
         matches!(refused, Err(Error::DigestMismatch { .. })),

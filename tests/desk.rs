@@ -489,7 +489,8 @@ async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(
 
     // Bytes that are not the version's never land: the digest is checked.
     std::fs::remove_file(&first).unwrap();
-    corrupt_blob(&f, &digest(b"v1"));
+    // Bytes of the same length that went bad in storage.
+    f.overwrite_blob(&digest(b"v1"), b"xx").await;
     let corrupted = alice.open_copy(a.id, 1).await;
     assert!(
         matches!(corrupted, Err(leasedesk::Error::DigestMismatch { .. })),
@@ -506,22 +507,6 @@ async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(
         ["hero (v2) 2.psd", "hero (v2).psd"],
         "nothing left behind"
     );
-}
-
-/// Overwrites a stored blob with other bytes of its length (a disk's rot).
-fn corrupt_blob(f: &Fixture, of: &Digest) {
-    let shard = f.dir.path().join("blobs").join(&of.hex()[..2]);
-    let blob = std::fs::read_dir(&shard)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().contains(of.hex()))
-        .expect("the blob file");
-    let len = std::fs::metadata(&blob).unwrap().len() as usize;
-    let mut permissions = std::fs::metadata(&blob).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    permissions.set_readonly(false);
-    std::fs::set_permissions(&blob, permissions).unwrap();
-    std::fs::write(&blob, vec![b'x'; len]).unwrap();
 }
 
 async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_description(f: Fixture) {

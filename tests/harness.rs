@@ -30,6 +30,8 @@ pub struct Fixture {
     pub server: Option<Server>,
     /// The PostgreSQL database of the store, if its rows are not in the data folder.
     pub database: Option<String>,
+    /// The bucket and prefix of the store's blobs, if they are not in the data folder.
+    pub bucket: Option<(S3, String)>,
     /// Stops the server of a remote fixture when dropped.
     _stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -78,19 +80,22 @@ pub fn fixture_with(failpoints: Failpoints) -> Fixture {
         dir,
         server: None,
         database: None,
+        bucket: None,
         _stop: None,
     }
 }
 
 fn store_with(failpoints: Failpoints, max_upload: u64) -> (TempDir, Clock, Bundled) {
-    store_at(failpoints, max_upload, None)
+    store_at(failpoints, max_upload, None, None)
 }
 
-/// A store in a temp data folder, its rows in `database` if given.
+/// A store in a temp data folder, its rows in `database` and its blobs in
+/// `blobs` if given.
 fn store_at(
     failpoints: Failpoints,
     max_upload: u64,
     database: Option<String>,
+    blobs: Option<String>,
 ) -> (TempDir, Clock, Bundled) {
     let dir = tempfile::tempdir().expect("temp dir");
     let clock = Clock::manual(start_time());
@@ -102,7 +107,7 @@ fn store_at(
     let location = Location {
         data: dir.path().to_owned(),
         database,
-        blobs: None,
+        blobs,
     };
     let store = Bundled::open_at(&location, options).expect("open store");
     (dir, clock, store)
@@ -119,15 +124,33 @@ pub async fn remote_fixture_with(max_upload: u64) -> Fixture {
 }
 
 /// The remote fixture over a server whose rows are in PostgreSQL (a new
-/// database on the test cluster): the contract's third configuration.
+/// database on the test cluster) and whose blobs are in an S3 bucket (a new
+/// one on the test moto): the contract's third configuration.
+pub async fn team_fixture() -> Fixture {
+    let bucket = s3();
+    let prefix = "contract".to_owned();
+    let blobs = Some(bucket.url(&prefix));
+    Fixture {
+        bucket: Some((bucket, prefix)),
+        ..postgres_fixture_with(blobs).await
+    }
+}
+
+/// The same with the blobs in the data folder, for the cases that look into
+/// that folder (its holds, temp files and sweeps).
 pub async fn postgres_fixture() -> Fixture {
+    postgres_fixture_with(None).await
+}
+
+async fn postgres_fixture_with(blobs: Option<String>) -> Fixture {
     let database = postgres_database();
     let max_upload = Options::default().max_upload;
     let url = database.clone();
-    let store =
-        tokio::task::spawn_blocking(move || store_at(Failpoints::default(), max_upload, Some(url)))
-            .await
-            .expect("open store");
+    let store = tokio::task::spawn_blocking(move || {
+        store_at(Failpoints::default(), max_upload, Some(url), blobs)
+    })
+    .await
+    .expect("open store");
     Fixture {
         database: Some(database),
         ..served_fixture(store).await
@@ -163,15 +186,48 @@ async fn served_fixture((dir, clock, store): (TempDir, Clock, Bundled)) -> Fixtu
         dir,
         server: Some(Server { base, tokens }),
         database: None,
+        bucket: None,
         _stop: Some(stop),
     }
 }
 
 /// Runs each named `async fn(Fixture)` three times: on the bundled backend, on
 /// the remote one against a real server, and on the remote one against a
-/// server on PostgreSQL. All must pass the same assertions.
+/// server on PostgreSQL and S3 (a team's). All must pass the same assertions.
 #[macro_export]
 macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod bundled {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::fixture()).await
+                }
+            )*
+        }
+        mod remote {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+        mod team {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::team_fixture().await).await
+                }
+            )*
+        }
+    };
+}
+
+/// [`contract!`] for cases that look into the data folder's blobs (holds,
+/// temp files, sweeps): the third configuration keeps its blobs there.
+#[macro_export]
+macro_rules! contract_with_blob_folder {
     ($($name:ident),* $(,)?) => {
         mod bundled {
             $(
@@ -252,7 +308,62 @@ impl Fixture {
         Location {
             data: self.dir.path().to_owned(),
             database: self.database.clone(),
-            blobs: None,
+            blobs: self.bucket.as_ref().map(|(s3, prefix)| s3.url(prefix)),
+        }
+    }
+
+    /// The digests (as hex) of the blobs stored, in the data folder or the bucket.
+    pub fn stored_blobs(&self) -> std::collections::BTreeSet<String> {
+        match &self.bucket {
+            None => blob_files(self.dir.path()),
+            Some((s3, prefix)) => {
+                let folder = format!("{prefix}/blobs/");
+                s3.keys()
+                    .iter()
+                    .filter_map(|key| key.strip_prefix(&folder).map(str::to_owned))
+                    .collect()
+            }
+        }
+    }
+
+    /// Uploads begun and neither finished nor cleaned away: temporary files of
+    /// the blob folder, or the bucket's open multipart uploads and the spool's files.
+    pub fn unfinished_uploads(&self) -> usize {
+        let files_in = |folder: std::path::PathBuf| {
+            std::fs::read_dir(folder).map_or(0, |entries| entries.count())
+        };
+        match &self.bucket {
+            None => files_in(self.dir.path().join("blobs/tmp")),
+            Some((s3, _)) => {
+                s3.open_multipart_uploads() + files_in(self.dir.path().join("spool/tmp"))
+            }
+        }
+    }
+
+    /// Replaces the stored bytes of the blob `of` (a disk's or a bucket's rot).
+    pub async fn overwrite_blob(&self, of: &Digest, bytes: &[u8]) {
+        match &self.bucket {
+            None => {
+                let blob = self
+                    .dir
+                    .path()
+                    .join("blobs")
+                    .join(&of.hex()[..2])
+                    .join(of.hex());
+                let mut permissions = std::fs::metadata(&blob).unwrap().permissions();
+                #[allow(clippy::permissions_set_readonly_false)]
+                permissions.set_readonly(false);
+                std::fs::set_permissions(&blob, permissions).unwrap();
+                std::fs::write(&blob, bytes).unwrap();
+            }
+            Some((s3, prefix)) => {
+                use object_store::ObjectStoreExt;
+                let key = object_store::path::Path::from(format!("{prefix}/blobs/{}", of.hex()));
+                s3.client()
+                    .put(&key, bytes.to_vec().into())
+                    .await
+                    .expect("the bucket takes the bytes");
+            }
         }
     }
 

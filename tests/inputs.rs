@@ -92,17 +92,9 @@ async fn an_upload_whose_declared_digest_differs_stores_nothing(f: Fixture) {
         "the check-out is still open and unchanged"
     );
     assert!(f.artifact(a.id).await.lease.is_some(), "the lease is kept");
-    let blobs = f.dir.path().join("blobs");
     let hex = digest(b"what is on disk").hex().to_owned();
-    assert!(
-        !blobs.join(&hex[..2]).join(&hex).exists(),
-        "no blob was stored"
-    );
-    assert_eq!(
-        std::fs::read_dir(blobs.join("tmp")).unwrap().count(),
-        0,
-        "no temporary file is left"
-    );
+    assert!(!f.stored_blobs().contains(&hex), "no blob was stored");
+    assert_eq!(f.unfinished_uploads(), 0, "no temporary file is left");
     assert!(matches!(
         f.alice.artifact_by_path(&path("b.psd")).await,
         Err(Error::NotFound(_))
