@@ -55,6 +55,7 @@ pub struct Args {
 
     /// Use a team's server instead of a data folder; the token comes from
     /// LEASEDESK_TOKEN (never from an argument, which others can see).
+    /// Several URLs, separated by commas: when one does not answer, the next.
     #[arg(
         long,
         global = true,
@@ -77,6 +78,9 @@ enum Command {
     /// Manage participants.
     #[command(subcommand)]
     User(UserCommand),
+    /// Show where commands go (the server that answers, or the data folder)
+    /// and who you are there.
+    Status,
     /// Store a new file at REPO_PATH as version 1.
     Import {
         repo_path: RepoPath,
@@ -219,6 +223,17 @@ enum Command {
         /// object a line) for a log collector.
         #[arg(long, value_enum, default_value_t = LogFormat::Text)]
         log_format: LogFormat,
+        /// Serve HTTPS with this PEM certificate (chain); SIGHUP reads it
+        /// and the key again.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The PEM private key of --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Allow plain HTTP on an address other than loopback (tokens then
+        /// cross the network in clear).
+        #[arg(long, conflicts_with = "tls_cert")]
+        insecure_http: bool,
     },
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
@@ -385,7 +400,11 @@ async fn execute(args: Args) -> Result<(), Error> {
             let token = std::env::var("LEASEDESK_TOKEN").map_err(|_| {
                 Error::Unauthorized("set LEASEDESK_TOKEN to your token to use --server".into())
             })?;
-            Target::Server(Remote::new(url, token.trim())?)
+            let remote = Remote::new(url, token.trim())?;
+            remote.on_move(|from, to| {
+                eprintln!("leasedesk: server {from} did not answer; using {to}")
+            });
+            Target::Server(remote)
         }
         None => {
             let data = args.data.clone().unwrap_or_else(default_data_dir);
@@ -464,6 +483,23 @@ async fn execute(args: Args) -> Result<(), Error> {
                     size(artifact.head.size)
                 )
             });
+        }
+        Command::Status => {
+            let me = store.me().await?;
+            let (key, place) = match &target {
+                Target::Server(remote) => ("server", remote.server()),
+                Target::Local(_) => {
+                    let data = args.data.clone().unwrap_or_else(default_data_dir);
+                    ("data", data.display().to_string())
+                }
+            };
+            out.print(
+                &serde_json::json!({ key: place, "participant": me }),
+                || match key {
+                    "server" => format!("server {place} as {me}"),
+                    _ => format!("data folder {place} as {me}"),
+                },
+            );
         }
         Command::Ls => {
             let artifacts = store.artifacts().await?;
@@ -780,7 +816,23 @@ async fn execute(args: Args) -> Result<(), Error> {
             shutdown_grace,
             metrics_listen,
             log_format,
+            tls_cert,
+            tls_key,
+            insecure_http,
         } => {
+            let tls = match (&tls_cert, &tls_key) {
+                (Some(cert), Some(key)) => {
+                    Some(leasedesk::server::tls::ServerTls::load(cert, key)?)
+                }
+                _ => None,
+            };
+            if tls.is_none() && !listen.ip().is_loopback() && !insecure_http {
+                return Err(Error::Invalid(format!(
+                    "refusing to serve plain HTTP on {listen}, which is not a loopback address: \
+                     tokens would cross the network in clear. Give --tls-cert and --tls-key, \
+                     or --insecure-http to serve plain HTTP all the same"
+                )));
+            }
             let seconds = std::time::Duration::from_secs;
             let limits = leasedesk::server::Limits {
                 header_timeout: seconds(header_timeout),
@@ -795,6 +847,7 @@ async fn execute(args: Args) -> Result<(), Error> {
                     .unwrap_or((open_files.saturating_sub(64) / 2).clamp(16, 16384) as usize),
                 shutdown_grace: seconds(shutdown_grace),
                 metrics: None,
+                tls,
             };
             serve(
                 target.local("serve")?.clone(),
@@ -1106,6 +1159,11 @@ async fn serve(
         .await
         .map_err(|e| Error::Invalid(format!("cannot listen on {listen}: {e}")))?;
     let address = listener.local_addr()?;
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let metrics_listener = match metrics_listen {
         Some(at) => Some(
             tokio::net::TcpListener::bind(at)
@@ -1124,7 +1182,7 @@ async fn serve(
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        let mut lines = format!("listening on http://{address}\n");
+        let mut lines = format!("listening on {scheme}://{address}\n");
         if let Some(at) = metrics_address {
             lines.push_str(&format!("metrics on http://{at}/metrics\n"));
         }
@@ -1151,8 +1209,17 @@ async fn serve(
     });
     tracing::info!(
         max_connections = config.max_connections,
-        "serving on http://{address}"
+        "serving on {scheme}://{address}"
     );
+    if config.tls.is_none() && !address.ip().is_loopback() {
+        tracing::warn!(
+            "serving plain HTTP on {address} (--insecure-http): tokens and files cross the network in clear"
+        );
+    }
+    let reload = config
+        .tls
+        .clone()
+        .map(|tls| tokio::spawn(reload_on_hangup(tls)));
     let count_dropped = tokio::spawn(async move {
         let mut told = 0;
         loop {
@@ -1177,7 +1244,40 @@ async fn serve(
         let _ = metrics_server.await;
     }
     count_dropped.abort();
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     Ok(())
+}
+
+/// On each SIGHUP, reads the certificate and key again (a renewal needs no
+/// restart); a bad file is logged and the old certificate kept.
+async fn reload_on_hangup(tls: std::sync::Arc<leasedesk::server::tls::ServerTls>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangups = match signal(SignalKind::hangup()) {
+            Ok(hangups) => hangups,
+            Err(e) => {
+                tracing::warn!(error = %e, "SIGHUP cannot be caught: the certificate will not reload");
+                return;
+            }
+        };
+        while hangups.recv().await.is_some() {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: reloaded the TLS certificate and key"),
+                Err(e) => tracing::error!(
+                    error = %e,
+                    "SIGHUP: the TLS certificate was not reloaded; still serving the previous one"
+                ),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        // No SIGHUP here: a new certificate needs a restart.
+        let _ = tls;
+    }
 }
 
 /// Resolves on Ctrl+C, or SIGTERM where there is one.

@@ -62,6 +62,15 @@ pub enum Error {
     #[error("{0}")]
     Unavailable(String),
 
+    /// The server's certificate is not the one the client pinned (client-side only).
+    #[error("the server's certificate changed: expected fingerprint {expected}, got {actual}")]
+    CertificateChanged { expected: String, actual: String },
+
+    /// The server's certificate is not trusted: unknown CA, wrong name, expired
+    /// (client-side only).
+    #[error("{0}")]
+    CertificateUntrusted(String),
+
     #[error("the disk is full: nothing was stored ({0})")]
     StorageFull(String),
 
@@ -110,6 +119,8 @@ impl Error {
             Error::DeadlineExceeded(_) => "deadline_exceeded",
             Error::TooLarge { .. } => "too_large",
             Error::StorageFull(_) => "storage_full",
+            Error::CertificateChanged { .. } => "certificate_changed",
+            Error::CertificateUntrusted(_) => "certificate_untrusted",
             Error::Unavailable(_) => "unavailable",
             Error::Internal(_) => "internal",
         }
@@ -132,6 +143,10 @@ impl Error {
                 body["actual"] = serde_json::json!(actual);
             }
             Error::TooLarge { limit } => body["limit"] = serde_json::json!(limit),
+            Error::CertificateChanged { expected, actual } => {
+                body["expected"] = serde_json::json!(expected);
+                body["actual"] = serde_json::json!(actual);
+            }
             _ => {}
         }
         body

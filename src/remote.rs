@@ -1,9 +1,12 @@
 //! The remote backend: the same [`Backend`] over HTTP to a `leasedesk serve`.
 //! Server error codes come back as the same [`Error`] variants the bundled
 //! backend returns. Uploads and downloads stream; idempotent requests (reads,
-//! check-in of a file, release) are retried when the connection fails.
+//! check-in of a file, release) are retried when the connection fails, on the
+//! next of the client's servers; the one that answers is used from then on.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncRead;
@@ -21,14 +24,108 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::server::{DIGEST_HEADER, MESSAGE_HEADER};
 
-/// How often an idempotent request is tried when the connection fails.
+mod trust;
+
+pub use trust::{fingerprint, server_certificate, ServerCertificate};
+
+/// How often an idempotent request goes round the servers when the
+/// connection fails (a pause between rounds, none between servers).
 const ATTEMPTS: usize = 3;
+
+/// The server sends a keep-alive comment every 15 s: an event stream silent
+/// for three of them is taken as broken (a server gone without closing it).
+const STREAM_SILENCE: Duration = Duration::from_secs(45);
 
 #[derive(Clone)]
 pub struct Remote {
     http: reqwest::Client,
-    base: String,
+    servers: Arc<Servers>,
     token: String,
+}
+
+/// How far a request may be sent again when its connection fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// Repeating it does nothing more (a read, a check-in of a file, a
+    /// release): round the servers, up to [`ATTEMPTS`] times.
+    Safe,
+    /// A change: to the next server only while no connection was made,
+    /// since then nothing was sent.
+    IfUnsent,
+    /// A body that can be sent once (a stream): one try.
+    Never,
+}
+
+/// Called with (the server that did not answer, the one used now).
+type OnMove = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// The servers a client may use, in the order given, and the one it uses now:
+/// shared by every clone, so one request's move holds for all later ones.
+struct Servers {
+    urls: Vec<String>,
+    current: AtomicUsize,
+    on_move: Mutex<Option<OnMove>>,
+}
+
+impl Servers {
+    /// URLs separated by commas, each `http(s)://host[:port]`.
+    fn parse(list: &str) -> Result<Self> {
+        let mut urls = Vec::new();
+        for given in list.split(',').map(str::trim) {
+            if given.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "the server list {list:?} has an empty entry: give URLs separated by commas"
+                )));
+            }
+            let wrong = |why: &str| {
+                Error::Invalid(format!(
+                    "server {given:?} is not http(s)://host[:port]: {why}"
+                ))
+            };
+            let url = reqwest::Url::parse(given).map_err(|e| wrong(&e.to_string()))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(wrong("the scheme must be http or https"));
+            }
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(wrong("it names no host"));
+            }
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(wrong(
+                    "a URL carries no user or password (the token is LEASEDESK_TOKEN)",
+                ));
+            }
+            if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+                return Err(wrong("it has a path, query or fragment"));
+            }
+            urls.push(given.trim_end_matches('/').to_owned());
+        }
+        Ok(Self {
+            urls,
+            current: AtomicUsize::new(0),
+            on_move: Mutex::new(None),
+        })
+    }
+
+    /// `index` answered a request begun on `start`: use it from now on, and
+    /// say so once (when several requests move together, one says it).
+    fn answered(&self, start: usize, index: usize) {
+        if index == start
+            || self
+                .current
+                .compare_exchange(start, index, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let on_move = self
+            .on_move
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(on_move) = on_move {
+            on_move(&self.urls[start], &self.urls[index]);
+        }
+    }
 }
 
 /// Which servers' certificates a client trusts, beyond the system's roots.
@@ -45,7 +142,10 @@ impl Trust {
     /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
     pub fn from_env() -> Self {
         Self {
-            ca_cert: std::env::var_os("LEASEDESK_CA_CERT").map(Into::into),
+            // Set but empty is unset, as a shell's `LEASEDESK_CA_CERT= cmd` means.
+            ca_cert: std::env::var_os("LEASEDESK_CA_CERT")
+                .filter(|file| !file.is_empty())
+                .map(Into::into),
             pinned_sha256: None,
         }
     }
@@ -59,11 +159,13 @@ impl Remote {
     }
 
     /// A client of the servers in `servers` (URLs separated by commas, tried
-    /// in order), with a token, trusting `trust`.
+    /// in order), with a token, trusting `trust` (see `remote/trust.rs`): a
+    /// CA file that cannot be read is `Invalid`; a refused certificate is
+    /// `CertificateUntrusted`, or `CertificateChanged` under a pin.
     pub fn with_trust(servers: &str, token: &str, trust: Trust) -> Result<Self> {
-        let _ = trust;
-        let base_url = servers;
+        let servers = Arc::new(Servers::parse(servers)?);
         let http = reqwest::Client::builder()
+            .use_preconfigured_tls(trust::client_config(&trust)?)
             .connect_timeout(Duration::from_secs(10))
             // Below the server's 60 s idle timeout, so a pooled connection is
             // not reused just as the server closes it.
@@ -72,39 +174,100 @@ impl Remote {
             .map_err(|e| Error::Internal(format!("HTTP client: {e}")))?;
         Ok(Self {
             http,
-            base: base_url.trim_end_matches('/').to_owned(),
+            servers,
             token: token.to_owned(),
         })
     }
 
-    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+    /// The server this client uses now: the first of its list until one
+    /// does not answer, then the one that answered instead.
+    pub fn server(&self) -> String {
+        self.servers.urls[self.servers.current.load(Ordering::Acquire)].clone()
+    }
+
+    /// Calls `f(from, to)` whenever this client (or a clone) moves from a
+    /// server that did not answer to one that did.
+    pub fn on_move(&self, f: impl Fn(&str, &str) + Send + Sync + 'static) {
+        *self
+            .servers
+            .on_move
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(f));
+    }
+
+    fn request(&self, base: &str, method: Method, path: &str) -> RequestBuilder {
         self.http
-            .request(method, format!("{}{path}", self.base))
+            .request(method, format!("{base}{path}"))
             .bearer_auth(&self.token)
     }
 
-    /// Sends a request, trying again when the connection fails if `retry`.
+    /// Sends a request built for a server's URL. When the connection fails
+    /// it goes to the next server (wrapping round), as far as `resend`
+    /// allows. An answer, even a refusal, is never taken elsewhere.
     async fn send(
         &self,
-        retry: bool,
-        build: impl Fn() -> Result<RequestBuilder>,
+        resend: Resend,
+        build: impl Fn(&str) -> Result<RequestBuilder>,
     ) -> Result<reqwest::Response> {
-        let mut attempt = 1;
-        loop {
-            match build()?.send().await {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => return Err(error_from(response).await),
-                Err(e)
-                    if retry
-                        && attempt < ATTEMPTS
-                        && (e.is_connect() || e.is_timeout() || e.is_request()) =>
-                {
-                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
-                    attempt += 1;
+        let urls = &self.servers.urls;
+        let start = self.servers.current.load(Ordering::Acquire);
+        let tries = match resend {
+            Resend::Safe => ATTEMPTS * urls.len(),
+            Resend::IfUnsent => urls.len(),
+            Resend::Never => 1,
+        };
+        let mut failures = Vec::new();
+        for attempt in 0..tries {
+            if attempt > 0 && attempt % urls.len() == 0 {
+                let round = attempt / urls.len();
+                tokio::time::sleep(Duration::from_millis(100 << round)).await;
+            }
+            let index = (start + attempt) % urls.len();
+            let url = &urls[index];
+            let sent = build(url)?.send().await;
+            // A refused certificate stays refused, on whichever server.
+            if let Some(refusal) = sent.as_ref().err().and_then(|e| trust::refusal_of(e, url)) {
+                return Err(refusal);
+            }
+            match sent {
+                Ok(response) => {
+                    self.servers.answered(start, index);
+                    return if response.status().is_success() {
+                        Ok(response)
+                    } else {
+                        Err(error_from(response).await)
+                    };
                 }
-                Err(e) => return Err(unreachable_server(&self.base, e)),
+                // No connection was made, so nothing was sent.
+                Err(e) if e.is_connect() => failures.push((url, causes(e))),
+                Err(e) if resend == Resend::Safe && is_connection_failure(&e) => {
+                    failures.push((url, causes(e)))
+                }
+                Err(e) if is_connection_failure(&e) => {
+                    return Err(Error::Unavailable(format!(
+                        "the connection to {url} broke before its answer, so this change may or \
+                         may not have been made: look before trying again ({})",
+                        causes(e)
+                    )))
+                }
+                Err(e) => {
+                    return Err(Error::Unavailable(format!(
+                        "the server at {url} cannot be reached: {}",
+                        causes(e)
+                    )))
+                }
             }
         }
+        Err(Error::Unavailable(match failures.as_slice() {
+            [(url, cause)] => format!("the server at {url} cannot be reached: {cause}"),
+            _ => {
+                let each: Vec<String> = failures
+                    .iter()
+                    .map(|(url, cause)| format!("{url}: {cause}"))
+                    .collect();
+                format!("no server answered ({})", each.join("; "))
+            }
+        }))
     }
 
     async fn json<T: DeserializeOwned>(
@@ -113,10 +276,14 @@ impl Remote {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> Result<T> {
-        let retry = method == Method::GET || method == Method::DELETE;
+        let resend = if method == Method::GET || method == Method::DELETE {
+            Resend::Safe
+        } else {
+            Resend::IfUnsent
+        };
         let response = self
-            .send(retry, || {
-                let request = self.request(method.clone(), path);
+            .send(resend, |base| {
+                let request = self.request(base, method.clone(), path);
                 Ok(match &body {
                     Some(body) => request.json(body),
                     None => request,
@@ -156,7 +323,7 @@ impl Remote {
         };
         let response = match upload.source {
             UploadSource::File(file) => {
-                self.send(true, || {
+                self.send(Resend::Safe, |base| {
                     // A cancelled upload is not tried again.
                     crate::backend::check_cancel(cancel.as_deref())?;
                     let opened = std::fs::File::open(&file).map_err(|e| match e.kind() {
@@ -172,7 +339,7 @@ impl Remote {
                         progress.clone(),
                         cancel.clone(),
                     );
-                    Ok(with_digest(self.request(Method::POST, path))
+                    Ok(with_digest(self.request(base, Method::POST, path))
                         .header(reqwest::header::CONTENT_LENGTH, size)
                         .body(reqwest::Body::wrap_stream(stream)))
                 })
@@ -185,13 +352,14 @@ impl Remote {
                     cancel,
                 );
                 let body = std::sync::Mutex::new(Some(reqwest::Body::wrap_stream(stream)));
-                self.send(false, || {
+                // Its body is gone with the first try, whatever became of it.
+                self.send(Resend::Never, |base| {
                     let body = body
                         .lock()
                         .expect("upload body")
                         .take()
                         .expect("a stream is sent once");
-                    Ok(with_digest(self.request(Method::POST, path)).body(body))
+                    Ok(with_digest(self.request(base, Method::POST, path)).body(body))
                 })
                 .await?
             }
@@ -203,53 +371,102 @@ impl Remote {
     }
 }
 
+/// The bytes of an event stream as they come.
+type EventBytes =
+    Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<axum::body::Bytes>> + Send>>;
+
+/// Where a follower is: the stream it reads, the bytes of a message not yet
+/// whole, and the last event it gave (where a new stream starts).
+struct Follow {
+    remote: Remote,
+    after: u64,
+    bytes: Option<EventBytes>,
+    buffer: Vec<u8>,
+    /// Whether an event came since the stream was last opened: a stream that
+    /// keeps ending with none is opened again only after a pause.
+    progressed: bool,
+    ended: bool,
+}
+
 impl Remote {
-    /// The events after `after`, then each new one as the server writes it
-    /// (Server-Sent Events), until the connection ends.
+    /// The events after `after`, then each new one as a server writes it
+    /// (Server-Sent Events). When a stream breaks or ends, it is opened again
+    /// after the last event given, moving on to the next server if this one
+    /// does not answer, so no event is lost or given twice. It ends with an
+    /// error when no server answers, or one refuses (a revoked token).
     pub async fn follow_events(
         &self,
         after: u64,
     ) -> Result<impl futures_util::Stream<Item = Result<Event>> + use<>> {
-        let path = format!("/v1/events/stream?after={after}");
-        let response = self
-            .send(true, || Ok(self.request(Method::GET, &path)))
-            .await?;
-        let bytes = response.bytes_stream();
-        Ok(futures_util::stream::unfold(
-            (bytes, Vec::new()),
-            |(mut bytes, mut buffer)| async move {
-                loop {
-                    // One message ends at a blank line; its data lines hold the JSON.
-                    // Bytes are kept until then: a chunk may end inside a character.
-                    if let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
-                        let message: Vec<u8> = buffer.drain(..end + 2).collect();
-                        let message = String::from_utf8_lossy(&message);
-                        let data: String = message
-                            .lines()
-                            .filter_map(|l| l.strip_prefix("data:"))
-                            .map(str::trim_start)
-                            .collect();
-                        if data.is_empty() {
-                            continue; // a keep-alive comment
-                        }
-                        let event = serde_json::from_str(&data).map_err(|e| {
-                            Error::Internal(format!("an event could not be read: {e}"))
-                        });
-                        return Some((event, (bytes, buffer)));
+        let follow = Follow {
+            remote: self.clone(),
+            after,
+            bytes: Some(self.event_stream(after).await?),
+            buffer: Vec::new(),
+            progressed: true,
+            ended: false,
+        };
+        Ok(futures_util::stream::unfold(follow, |mut f| async move {
+            loop {
+                if f.ended {
+                    return None;
+                }
+                // One message ends at a blank line; its data lines hold the JSON.
+                // Bytes are kept until then: a chunk may end inside a character.
+                if let Some(end) = f.buffer.windows(2).position(|w| w == b"\n\n") {
+                    let message: Vec<u8> = f.buffer.drain(..end + 2).collect();
+                    let message = String::from_utf8_lossy(&message);
+                    let data: String = message
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data:"))
+                        .map(str::trim_start)
+                        .collect();
+                    if data.is_empty() {
+                        continue; // a keep-alive comment
                     }
-                    match futures_util::StreamExt::next(&mut bytes).await {
-                        Some(Ok(chunk)) => buffer.extend_from_slice(&chunk),
-                        Some(Err(e)) => {
-                            return Some((
-                                Err(Error::Unavailable(format!("the event stream broke: {e}"))),
-                                (bytes, buffer),
-                            ))
-                        }
-                        None => return None,
+                    let event: Result<Event> = serde_json::from_str(&data)
+                        .map_err(|e| Error::Internal(format!("an event could not be read: {e}")));
+                    if let Ok(event) = &event {
+                        f.after = event.seq;
+                        f.progressed = true;
+                    }
+                    return Some((event, f));
+                }
+                let next = match &mut f.bytes {
+                    Some(bytes) => tokio::time::timeout(STREAM_SILENCE, bytes.next()).await,
+                    None => Ok(None),
+                };
+                if let Ok(Some(Ok(chunk))) = next {
+                    f.buffer.extend_from_slice(&chunk);
+                    continue;
+                }
+                // Broken, silent or ended: a half-read message comes again
+                // on the new stream, which starts after the last event given.
+                f.bytes = None;
+                f.buffer.clear();
+                if !f.progressed {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                f.progressed = false;
+                match f.remote.event_stream(f.after).await {
+                    Ok(bytes) => f.bytes = Some(bytes),
+                    Err(e) => {
+                        f.ended = true;
+                        return Some((Err(e), f));
                     }
                 }
-            },
-        ))
+            }
+        }))
+    }
+
+    async fn event_stream(&self, after: u64) -> Result<EventBytes> {
+        let path = format!("/v1/events/stream?after={after}");
+        let response = self
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
+            .await?;
+        Ok(Box::pin(response.bytes_stream()))
     }
 }
 
@@ -272,8 +489,23 @@ fn counted<R: tokio::io::AsyncRead>(
     })
 }
 
-fn unreachable_server(base: &str, e: reqwest::Error) -> Error {
-    Error::Unavailable(format!("the server at {base} cannot be reached: {e}"))
+/// A failure of the connection itself (not an answer): the next server may do.
+fn is_connection_failure(e: &reqwest::Error) -> bool {
+    e.is_connect() || e.is_timeout() || e.is_request()
+}
+
+/// A transport error with what caused it ("connection refused"), which
+/// reqwest's own message leaves to its sources.
+fn causes(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// The API's error body, back into the error the bundled backend returns.
@@ -408,7 +640,9 @@ impl Backend for Remote {
         })?;
         let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
         let response = self
-            .send(true, || Ok(self.request(Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let stream = response.bytes_stream().map_err(std::io::Error::other);
         Ok(Content {
@@ -468,8 +702,10 @@ impl Backend for Remote {
 
     async fn release_edit(&self, id: EditId) -> Result<()> {
         let path = format!("/v1/edits/{id}");
-        self.send(true, || Ok(self.request(Method::DELETE, &path)))
-            .await?;
+        self.send(Resend::Safe, |base| {
+            Ok(self.request(base, Method::DELETE, &path))
+        })
+        .await?;
         Ok(())
     }
 
@@ -497,7 +733,9 @@ impl Backend for Remote {
         let proposal = self.proposal(id).await?;
         let path = format!("/v1/proposals/{id}/content");
         let response = self
-            .send(true, || Ok(self.request(Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let stream = response.bytes_stream().map_err(std::io::Error::other);
         Ok((proposal, Box::pin(StreamReader::new(stream))))
@@ -516,12 +754,14 @@ impl Backend for Remote {
             PreviewOf::Proposal(id) => format!("/v1/proposals/{id}/preview?size={size}"),
         };
         let response = self
-            .send(true, || Ok(self.request(Method::GET, &path)))
+            .send(Resend::Safe, |base| {
+                Ok(self.request(base, Method::GET, &path))
+            })
             .await?;
         let bytes = response.bytes().await.map_err(|e| {
             Error::Unavailable(format!(
                 "the preview could not be read from {}: {e}",
-                self.base
+                self.server()
             ))
         })?;
         Ok(bytes.to_vec())

@@ -260,56 +260,12 @@ impl Fixture {
 
     /// [`Fixture::sql`], or the database's refusal.
     pub fn try_sql(&self, sql: &str) -> Result<Vec<String>, String> {
-        match &self.database {
-            None => {
-                let db = rusqlite::Connection::open(self.dir.path().join("leasedesk.db"))
-                    .expect("open the database");
-                db.busy_timeout(Duration::from_secs(10)).unwrap();
-                let mut stmt = db.prepare(sql).map_err(|e| e.to_string())?;
-                let rows = stmt
-                    .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
-                    .map_err(|e| e.to_string())?;
-                rows.map(|v| match v.map_err(|e| e.to_string())? {
-                    rusqlite::types::Value::Text(t) => Ok(t),
-                    rusqlite::types::Value::Integer(n) => Ok(n.to_string()),
-                    other => Ok(format!("{other:?}")),
-                })
-                .collect()
-            }
-            Some(url) => {
-                let out = std::process::Command::new(pg_cluster().bin.join("psql"))
-                    .args([
-                        "-X",
-                        "-q",
-                        "-A",
-                        "-t",
-                        "-v",
-                        "ON_ERROR_STOP=1",
-                        "-d",
-                        url,
-                        "-c",
-                        sql,
-                    ])
-                    .output()
-                    .expect("psql runs");
-                if !out.status.success() {
-                    return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-                }
-                Ok(String::from_utf8(out.stdout)
-                    .expect("UTF-8")
-                    .lines()
-                    .map(str::to_owned)
-                    .collect())
-            }
-        }
+        sql_at(self.dir.path(), self.database.as_deref(), sql)
     }
 
     /// The digests (as hex) that a version or a proposal names.
     pub fn named_blobs(&self) -> std::collections::BTreeSet<String> {
-        self.sql("SELECT digest FROM versions UNION SELECT digest FROM proposals")
-            .into_iter()
-            .map(|d| d.trim_start_matches("blake3:").to_owned())
-            .collect()
+        named_blobs_at(self.dir.path(), self.database.as_deref())
     }
 
     pub fn advance(&self, by: Duration) {
@@ -366,19 +322,79 @@ pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option
 
 pub const HOUR: Duration = Duration::from_secs(3600);
 
+/// Runs SQL on the database of the store at `data` (its SQLite file, or
+/// `database` on the test PostgreSQL server) as an outside tool would, and
+/// returns the first column of each row it gives, or the database's refusal.
+pub fn sql_at(
+    data: &std::path::Path,
+    database: Option<&str>,
+    sql: &str,
+) -> Result<Vec<String>, String> {
+    match database {
+        None => {
+            let db =
+                rusqlite::Connection::open(data.join("leasedesk.db")).expect("open the database");
+            db.busy_timeout(Duration::from_secs(10)).unwrap();
+            let mut stmt = db.prepare(sql).map_err(|e| e.to_string())?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
+                .map_err(|e| e.to_string())?;
+            rows.map(|v| match v.map_err(|e| e.to_string())? {
+                rusqlite::types::Value::Text(t) => Ok(t),
+                rusqlite::types::Value::Integer(n) => Ok(n.to_string()),
+                other => Ok(format!("{other:?}")),
+            })
+            .collect()
+        }
+        Some(url) => {
+            let out = std::process::Command::new(pg_cluster().bin.join("psql"))
+                .args([
+                    "-X",
+                    "-q",
+                    "-A",
+                    "-t",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "-d",
+                    url,
+                    "-c",
+                    sql,
+                ])
+                .output()
+                .expect("psql runs");
+            if !out.status.success() {
+                return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+            }
+            Ok(String::from_utf8(out.stdout)
+                .expect("UTF-8")
+                .lines()
+                .map(str::to_owned)
+                .collect())
+        }
+    }
+}
+
+/// The digests (as hex) that a version or a proposal of the store at `data`
+/// names: every row that serves bytes.
+pub fn named_blobs_at(
+    data: &std::path::Path,
+    database: Option<&str>,
+) -> std::collections::BTreeSet<String> {
+    sql_at(
+        data,
+        database,
+        "SELECT digest FROM versions UNION SELECT digest FROM proposals",
+    )
+    .expect("the digests")
+    .into_iter()
+    .map(|d| d.trim_start_matches("blake3:").to_owned())
+    .collect()
+}
+
 /// The digests (as hex, like the blob files' names) that a version or a
 /// proposal of the data folder `data` names: every row that serves bytes.
 pub fn named_blobs(data: &std::path::Path) -> std::collections::BTreeSet<String> {
-    let db = rusqlite::Connection::open(data.join("leasedesk.db")).expect("open the database");
-    let mut stmt = db
-        .prepare("SELECT digest FROM versions UNION SELECT digest FROM proposals")
-        .unwrap();
-    let digests = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .map(|d| d.unwrap().trim_start_matches("blake3:").to_owned())
-        .collect();
-    digests
+    named_blobs_at(data, None)
 }
 
 /// The blob files in the data folder `data`'s shard folders, by name.

@@ -341,6 +341,50 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
     assert_dense(alice.as_ref()).await;
 }
 
+/// A token revoked through one server (or the CLI on the database) is refused
+/// by every other within the second a server trusts a token it checked, and
+/// an event stream open on another server ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_anywhere_is_refused_by_every_server_within_a_second() {
+    let team = Team::new();
+    let token = team.user("alice");
+    let (a, b) = (team.serve(), team.serve());
+    let on_b = b.client(&token);
+    on_b.me().await.unwrap();
+    let follower = Remote::new(&b.base, &token).unwrap();
+    let mut stream = Box::pin(follower.follow_events(0).await.unwrap());
+    a.client(&token).me().await.unwrap();
+    let out = team
+        .command()
+        .args(["user", "revoke", "alice"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let revoked = Instant::now();
+    loop {
+        match on_b.me().await {
+            Err(Error::Unauthorized(_)) => break,
+            Ok(_) => assert!(
+                revoked.elapsed() < Duration::from_millis(1500),
+                "server b still took the token {:?} after its revocation",
+                revoked.elapsed()
+            ),
+            Err(e) => panic!("{e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Some(event) = stream.next().await {
+            event.ok();
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the stream on server b ends once its token is revoked"
+    );
+}
+
 /// One lease per artifact is the database's rule, not only a check before an
 /// insert: a second lease row for a held artifact is refused by PostgreSQL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

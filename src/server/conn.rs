@@ -122,6 +122,17 @@ impl ConnState {
         }
     }
 
+    /// Called for each request not read through a guard (HTTP/2's streams).
+    pub fn began(&self) {
+        self.lock().in_flight += 1;
+    }
+
+    /// How long no request has been in flight; `None` while one is.
+    pub fn idle_for(&self) -> Option<Duration> {
+        let shared = self.lock();
+        (shared.in_flight == 0).then(|| shared.idle_since.elapsed())
+    }
+
     /// Called when an answer has been written in full (or dropped).
     pub fn answered(&self) {
         let mut shared = self.lock();

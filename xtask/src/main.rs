@@ -134,6 +134,8 @@ const TEST_PACKAGES: &[&str] = &[
     "blender",
     // The team server's store in the contract suite's third configuration.
     "postgresql-15",
+    // Makes the CAs and certificates of the TLS tests.
+    "openssl",
     // etcd-client (a dev-dependency, the team bench's baseline) builds its
     // gRPC code with protoc (and its well-known types), and clippy
     // --all-targets builds the benches.
@@ -750,8 +752,9 @@ fn apt(args: &[&str]) -> Command {
 const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "compare"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
-/// `benches/server.rs`, `benches/preview.rs`, `benches/team.rs`,
-/// `src-tauri/benches/app.rs`), with `b3sum`, etcd and PostgreSQL
+/// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
+/// `benches/team.rs`, `src-tauri/benches/app.rs`), with `b3sum`, etcd,
+/// PostgreSQL and openssl
 /// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
     let tools = target_dir().join("bench-tools");
@@ -770,9 +773,10 @@ fn bench(args: &[String]) -> Result<()> {
         "postgresql-15",
         "protobuf-compiler",
         "libprotobuf-dev",
+        "openssl",
     ])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server", "preview", "team"] {
+    for bench in ["lease", "server", "preview", "failover", "team"] {
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])
