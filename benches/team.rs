@@ -90,6 +90,27 @@ fn main() {
         (figure, profile)
     };
 
+    // One server on a database of its own: what the two servers' turns on
+    // the ledger's lock cost beside PostgreSQL itself.
+    let one_on_postgres = {
+        let store = [
+            OsString::from("--database"),
+            cluster.database("bench_one").into(),
+            "--data".into(),
+            work.join("one-pg").into(),
+        ];
+        let team = Team::start(&store, 1, &transport);
+        runtime.block_on(team.measure(pairs_per_client, || {
+            vec![("PostgreSQL", process_tree(cluster.pid()))]
+        }))
+    };
+    one_on_postgres.report(
+        "the same, one server on PostgreSQL",
+        format!(
+            "two servers / one on PostgreSQL = {:.2}x",
+            on_postgres.rate / one_on_postgres.rate
+        ),
+    );
     let two_on_sqlite = {
         let store = [OsString::from("--data"), work.join("team-sqlite").into()];
         let team = Team::start(&store, 2, &transport);
