@@ -40,7 +40,12 @@ impl BlobStore {
         };
         owner_only::create_dir_all(&store.temp_dir())?;
         store.create_shard_dirs()?;
-        for entry in fs::read_dir(store.temp_dir())? {
+        store.remove_stale_temp_files()?;
+        Ok(store)
+    }
+
+    fn remove_stale_temp_files(&self) -> Result<()> {
+        for entry in fs::read_dir(self.temp_dir())? {
             let path = entry?.path();
             // A live upload (maybe another process's) holds a lock on its file,
             // and a hold's file may have been made again since it was opened here.
@@ -50,6 +55,18 @@ impl BlobStore {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A folder for temporary files only (an object store's uploads waiting
+    /// for their digest, copies for a preview's reader): made if missing, and
+    /// what a killed process left there removed, as [`BlobStore::open`] does.
+    pub fn open_spool(root: &Path) -> Result<Self> {
+        let store = Self {
+            root: root.to_owned(),
+        };
+        owner_only::create_dir_all(&store.temp_dir())?;
+        store.remove_stale_temp_files()?;
         Ok(store)
     }
 
@@ -524,6 +541,11 @@ pub struct StagedBlob {
 }
 
 impl StagedBlob {
+    /// The temporary file holding the bytes (removed when this is dropped).
+    pub fn temp_path(&self) -> &Path {
+        &self.temp.path
+    }
+
     /// Makes the bytes durable under their digest's name; from then on rows may
     /// refer to them. If the store has these bytes already, the upload is dropped
     /// (and the existing name made durable, in case a crash interrupted its rename).
@@ -684,4 +706,224 @@ pub fn digest_file_mapped(path: &Path) -> Result<(Digest, u64)> {
     let mut hasher = blake3::Hasher::new();
     hasher.update_mmap_rayon(path)?;
     Ok((hasher.finalize().into(), hasher.count()))
+}
+
+/// Where a store keeps its blobs: a folder (the data folder's `blobs/`, or a
+/// shared one given as `file:///PATH`) or an object store (`s3://…`).
+#[derive(Clone, Debug)]
+pub enum Blobs {
+    Folder(BlobStore),
+    Objects(std::sync::Arc<crate::objects::ObjectBlobs>),
+}
+
+/// An upload read and hashed, not yet visible under its digest.
+pub enum Staged {
+    Folder(StagedBlob),
+    Object(crate::objects::StagedObject),
+}
+
+impl Staged {
+    pub fn digest(&self) -> &Digest {
+        match self {
+            Staged::Folder(staged) => &staged.digest,
+            Staged::Object(staged) => &staged.digest,
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        match self {
+            Staged::Folder(staged) => staged.size,
+            Staged::Object(staged) => staged.size,
+        }
+    }
+}
+
+impl Blobs {
+    /// The blobs of a data folder `data`, or those `url` (`--blobs`) names,
+    /// with the preview cache that lives beside them. A shared folder is a
+    /// [`BlobStore`] like the data folder's (its fsync and rename make a blob
+    /// durable before a row names it, and its holds are file locks, which a
+    /// network file system with locking, such as NFSv4 or SMB3, shares).
+    pub fn open(data: &Path, url: Option<&str>) -> Result<(Self, crate::previews::PreviewCache)> {
+        use crate::objects::{BlobsUrl, ObjectBlobs};
+        use crate::previews::{PreviewCache, DATA_FOLDER_BOUND_BYTES};
+        let folder = |root: &Path| -> Result<(Self, PreviewCache)> {
+            Ok((
+                Blobs::Folder(BlobStore::open(&root.join("blobs"))?),
+                PreviewCache::new(root.join("previews"), DATA_FOLDER_BOUND_BYTES),
+            ))
+        };
+        match url.map(BlobsUrl::parse).transpose()? {
+            None => folder(data),
+            Some(BlobsUrl::Folder(root)) => {
+                owner_only::create_dir_all(&root)?;
+                folder(&root)
+            }
+            Some(BlobsUrl::S3 { bucket, prefix }) => {
+                let url = url.expect("parsed from a URL");
+                let objects = std::sync::Arc::new(ObjectBlobs::open(
+                    url,
+                    &bucket,
+                    &prefix,
+                    &data.join("spool"),
+                )?);
+                let previews = PreviewCache::in_objects(objects.clone());
+                Ok((Blobs::Objects(objects), previews))
+            }
+        }
+    }
+
+    /// Whether the blob `digest` is there (made whole: stores never show a part).
+    pub async fn contains(&self, digest: &Digest) -> Result<bool> {
+        match self {
+            Blobs::Folder(store) => Ok(store.path(digest).is_file()),
+            Blobs::Objects(objects) => objects.contains(digest).await,
+        }
+    }
+
+    /// Reads an upload (hashing it, checking a declared digest) into a
+    /// staged blob: nothing is visible under its digest yet.
+    pub async fn stage(
+        &self,
+        upload: crate::backend::Upload,
+        limit: u64,
+        failpoints: &Failpoints,
+    ) -> Result<Staged> {
+        use crate::backend::UploadSource;
+        let crate::backend::Upload {
+            source,
+            digest,
+            progress,
+            cancel,
+            ..
+        } = upload;
+        match (self, source) {
+            (Blobs::Folder(store), UploadSource::File(path)) => {
+                let (store, failpoints) = (store.clone(), failpoints.clone());
+                let staged = blocking(move || {
+                    store.stage_file(
+                        &path,
+                        digest.as_ref(),
+                        progress.as_ref(),
+                        cancel.as_deref(),
+                        &failpoints,
+                    )
+                })
+                .await?;
+                Ok(Staged::Folder(staged))
+            }
+            (Blobs::Folder(store), UploadSource::Stream(reader)) => {
+                let staged = store
+                    .stage_stream(
+                        reader,
+                        digest.as_ref(),
+                        limit,
+                        progress.as_ref(),
+                        cancel.as_deref(),
+                        failpoints,
+                    )
+                    .await?;
+                Ok(Staged::Folder(staged))
+            }
+            (Blobs::Objects(objects), UploadSource::File(path)) => {
+                // Hashed first, so it goes straight to its key; a change
+                // meanwhile is a mismatch and stores nothing.
+                let digest = match digest {
+                    Some(digest) => digest,
+                    None => {
+                        let hashed = path.clone();
+                        blocking(move || digest_file(&hashed)).await?.0
+                    }
+                };
+                let file = tokio::fs::File::open(&path)
+                    .await
+                    .map_err(|e| match e.kind() {
+                        io::ErrorKind::NotFound => {
+                            Error::NotFound(format!("{} does not exist", path.display()))
+                        }
+                        _ => Error::from(e),
+                    })?;
+                let staged = objects
+                    .stage(
+                        file,
+                        Some(&digest),
+                        u64::MAX,
+                        progress.as_ref(),
+                        cancel.as_deref(),
+                        failpoints,
+                    )
+                    .await?;
+                Ok(Staged::Object(staged))
+            }
+            (Blobs::Objects(objects), UploadSource::Stream(reader)) => {
+                let staged = objects
+                    .stage(
+                        reader,
+                        digest.as_ref(),
+                        limit,
+                        progress.as_ref(),
+                        cancel.as_deref(),
+                        failpoints,
+                    )
+                    .await?;
+                Ok(Staged::Object(staged))
+            }
+        }
+    }
+
+    /// The blob's bytes, as a stream.
+    pub async fn open_read(
+        &self,
+        digest: &Digest,
+    ) -> Result<std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>> {
+        match self {
+            Blobs::Folder(store) => Ok(Box::pin(tokio::fs::File::from_std(
+                store.open_blob(digest)?,
+            ))),
+            Blobs::Objects(objects) => objects.open_read(digest).await,
+        }
+    }
+
+    /// Removes `digest`'s blob unless it is held or named (see
+    /// [`BlobStore::remove_unnamed`]). An object store's is left: another
+    /// server may be about to name it, and no lock spans servers; the sweep
+    /// takes it once it is a day old.
+    pub fn remove_unnamed(
+        &self,
+        digest: &Digest,
+        is_named: impl FnOnce(&Digest) -> Result<bool>,
+    ) -> Result<bool> {
+        match self {
+            Blobs::Folder(store) => store.remove_unnamed(digest, is_named),
+            Blobs::Objects(_) => Ok(false),
+        }
+    }
+
+    /// Removes what uploads that were never named left (see each store's sweep).
+    pub fn sweep_unnamed(
+        &self,
+        named: &HashSet<Digest>,
+        is_named: impl Fn(&Digest) -> Result<bool> + Send + Sync,
+    ) -> Result<usize> {
+        match self {
+            Blobs::Folder(store) => store.sweep_unnamed(named, is_named),
+            Blobs::Objects(objects) => objects.sweep_unnamed(named, is_named),
+        }
+    }
+
+    /// `Ok` when the blobs can be reached; else why not.
+    pub async fn health(&self) -> std::result::Result<(), String> {
+        match self {
+            Blobs::Folder(_) => Ok(()),
+            Blobs::Objects(objects) => objects.health().await,
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Error::Internal(format!("task: {e}"))),
+    }
 }

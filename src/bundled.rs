@@ -9,8 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::io::AsyncRead;
 
-use crate::backend::{Backend, Content, Upload, UploadSource};
-use crate::blob::{BlobHold, BlobStore, StagedBlob};
+use crate::backend::{Backend, Content, Upload};
+use crate::blob::{BlobHold, Blobs, Staged};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
@@ -71,7 +71,7 @@ pub struct Bundled {
 
 struct Shared {
     store: Store,
-    blobs: BlobStore,
+    blobs: Blobs,
     options: Options,
     /// Woken after every write, for followers of the event ledger.
     changed: Arc<tokio::sync::Notify>,
@@ -79,7 +79,7 @@ struct Shared {
     /// lock: only the writer whose turn it is holds a thread, and it runs
     /// every write queued meanwhile (see [`Bundled::write`]).
     write_turn: tokio::sync::Semaphore,
-    /// Previews made once per (digest, size), in the data folder.
+    /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
     queued_writes: std::sync::Mutex<Vec<Box<dyn Queued>>>,
     /// Tokens found good lately, by hash, with when.
@@ -120,7 +120,11 @@ fn check_store(shared: &Shared) -> Result<()> {
 
 /// The health check's step for the blobs: the blob folder can take an upload.
 fn check_blobs(shared: &Shared) -> Result<()> {
-    shared.blobs.check_writable().map_err(Error::Unavailable)
+    match &shared.blobs {
+        Blobs::Folder(folder) => folder.check_writable().map_err(Error::Unavailable),
+        // Asked over the network, with a time limit of its own: see `health`.
+        Blobs::Objects(_) => Ok(()),
+    }
 }
 
 impl Shared {
@@ -318,9 +322,6 @@ impl Bundled {
 
     /// Opens (creating) the store at `location`.
     pub fn open_at(location: &Location, options: Options) -> Result<Self> {
-        if location.blobs.is_some() {
-            return Err(Error::Invalid("--blobs is not built yet".into()));
-        }
         let dir = location.data.as_path();
         owner_only::create_dir_all(dir)?;
         owner_only::restrict_if_open_to_all(dir);
@@ -341,7 +342,7 @@ impl Bundled {
                 (store, Some(database))
             }
         };
-        let blobs = BlobStore::open(&dir.join("blobs"))?;
+        let (blobs, previews) = Blobs::open(dir, location.blobs.as_deref())?;
         // Blobs of uploads that a killed process never named. Best effort: a
         // failed sweep is tried again at the next open.
         let swept = store
@@ -356,10 +357,7 @@ impl Bundled {
             options,
             changed,
             write_turn: tokio::sync::Semaphore::new(1),
-            previews: crate::previews::PreviewCache::new(
-                dir.join("previews"),
-                crate::previews::DATA_FOLDER_BOUND_BYTES,
-            ),
+            previews,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
             database_file,
@@ -379,7 +377,7 @@ impl Bundled {
     pub async fn health(&self) -> std::result::Result<(), String> {
         self.bounded("the database", check_store).await?;
         self.bounded("the blob store", check_blobs).await?;
-        Ok(())
+        self.shared.blobs.health().await
     }
 
     /// Live leases now, read within [`HEALTH_CHECK_LIMIT`] (for the metrics
@@ -468,17 +466,16 @@ impl Bundled {
         digests.sort();
         let total = digests.len();
         for (n, digest) in digests.into_iter().enumerate() {
-            if target.shared.blobs.path(&digest).is_file() {
+            if target.shared.blobs.contains(&digest).await? {
                 progress(MigrationStep::BlobKept(n + 1, total));
                 continue;
             }
-            let file = self.shared.blobs.open_blob(&digest).map_err(|e| {
+            let reader = self.shared.blobs.open_read(&digest).await.map_err(|e| {
                 Error::NotFound(format!(
                     "the data folder's blob {digest} cannot be read: {e}"
                 ))
             })?;
-            let upload =
-                Upload::stream(tokio::fs::File::from_std(file)).with_digest(digest.clone());
+            let upload = Upload::stream(reader).with_digest(digest.clone());
             let staged = target.stage(upload).await.map_err(|e| match e {
                 Error::DigestMismatch { actual, .. } => Error::Invalid(format!(
                     "the data folder's blob {digest} is damaged (its bytes hash to {actual}): nothing was copied of it"
@@ -740,53 +737,44 @@ impl Bundled {
     }
 
     /// Hashes an upload into a temporary blob, checking its declared digest.
-    async fn stage(&self, upload: Upload) -> Result<StagedBlob> {
-        let shared = self.shared.clone();
-        match upload.source {
-            UploadSource::File(path) => {
-                off_thread(move || {
-                    shared.blobs.stage_file(
-                        &path,
-                        upload.digest.as_ref(),
-                        upload.progress.as_ref(),
-                        upload.cancel.as_deref(),
-                        &shared.options.failpoints,
-                    )
-                })
-                .await
-            }
-            UploadSource::Stream(reader) => {
-                let options = &shared.options;
-                shared
-                    .blobs
-                    .stage_stream(
-                        reader,
-                        upload.digest.as_ref(),
-                        options.max_upload,
-                        upload.progress.as_ref(),
-                        upload.cancel.as_deref(),
-                        &options.failpoints,
-                    )
-                    .await
-            }
-        }
+    async fn stage(&self, upload: Upload) -> Result<Staged> {
+        let options = &self.shared.options;
+        self.shared
+            .blobs
+            .stage(upload, options.max_upload, &options.failpoints)
+            .await
     }
 
     /// Names a staged blob by its digest; rows may refer to it from then on.
     /// The blob is held until the returned pending blob is named or dropped.
-    async fn persist(&self, staged: StagedBlob) -> Result<(Blob, PendingBlob)> {
+    async fn persist(&self, staged: Staged) -> Result<(Blob, PendingBlob)> {
         let blob = Blob::from(&staged);
         let shared = self.shared.clone();
-        let pending = off_thread(move || {
-            let pending = PendingBlob {
-                hold: Some(shared.blobs.hold(&staged.digest)?),
-                shared: shared.clone(),
-            };
-            staged.persist(&shared.blobs)?;
-            shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
-            Ok(pending)
-        })
-        .await?;
+        let pending = match (&shared.blobs, staged) {
+            (Blobs::Folder(store), Staged::Folder(staged)) => {
+                let store = store.clone();
+                off_thread(move || {
+                    let pending = PendingBlob {
+                        hold: Some(store.hold(&staged.digest)?),
+                        shared: shared.clone(),
+                    };
+                    staged.persist(&store)?;
+                    shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                    Ok(pending)
+                })
+                .await?
+            }
+            // No hold: an object is never removed when its transaction fails.
+            (Blobs::Objects(objects), Staged::Object(staged)) => {
+                objects.persist(staged).await?;
+                shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                PendingBlob {
+                    hold: None,
+                    shared: shared.clone(),
+                }
+            }
+            _ => unreachable!("a blob is staged in the store that names it"),
+        };
         Ok((blob, pending))
     }
 }
@@ -814,11 +802,11 @@ async fn off_thread<T: Send + 'static>(
     }
 }
 
-impl From<&StagedBlob> for Blob {
-    fn from(staged: &StagedBlob) -> Self {
+impl From<&Staged> for Blob {
+    fn from(staged: &Staged) -> Self {
         Blob {
-            digest: staged.digest.clone(),
-            size: staged.size,
+            digest: staged.digest().clone(),
+            size: staged.size(),
             message: None,
         }
     }
@@ -916,11 +904,8 @@ impl Backend for Bundled {
         let head = self
             .read(move |tx, _, _| rules::version_head(tx, id, version))
             .await?;
-        let file = self.shared.blobs.open_blob(&head.digest)?;
-        Ok(Content {
-            head,
-            reader: Box::pin(tokio::fs::File::from_std(file)),
-        })
+        let reader = self.shared.blobs.open_read(&head.digest).await?;
+        Ok(Content { head, reader })
     }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
@@ -959,7 +944,7 @@ impl Backend for Bundled {
         // Any check-in that answers names its bytes (a version, a proposal,
         // or the head's own).
         let (mut blob, durability, pending) =
-            if before.checkout.state == CheckoutState::Closed || staged.digest == head_digest {
+            if before.checkout.state == CheckoutState::Closed || *staged.digest() == head_digest {
                 (Blob::from(&staged), Durability::Normal, None)
             } else {
                 let (blob, pending) = self.persist(staged).await?;
@@ -998,7 +983,7 @@ impl Backend for Bundled {
         let head_is_base =
             head.version == before.edit.base_version && head.digest == before.edit.base_digest;
         let needs_blob =
-            before.state == EditState::Open && head_is_base && staged.digest != head.digest;
+            before.state == EditState::Open && head_is_base && *staged.digest() != head.digest;
         // Only a commit that answers without a refusal names the bytes.
         let (mut blob, durability, pending) = if needs_blob {
             let (blob, pending) = self.persist(staged).await?;
@@ -1038,8 +1023,8 @@ impl Backend for Bundled {
         id: ProposalId,
     ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
         let proposal = self.proposal(id).await?;
-        let file = self.shared.blobs.open_blob(&proposal.digest)?;
-        Ok((proposal, Box::pin(tokio::fs::File::from_std(file))))
+        let reader = self.shared.blobs.open_read(&proposal.digest).await?;
+        Ok((proposal, reader))
     }
 
     async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
@@ -1052,12 +1037,19 @@ impl Backend for Bundled {
             }
             PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
         };
-        let source = self.shared.blobs.path(&digest);
         let previews = &self.shared.previews;
-        let made = previews
-            .get_or_make(&digest, size, || previews.decode(source, size))
-            .await?;
-        Ok(tokio::fs::read(made).await?)
+        previews
+            .get_or_make_bytes(&digest, size, || async {
+                match &self.shared.blobs {
+                    Blobs::Folder(store) => previews.decode(store.path(&digest), size).await,
+                    // The readers want a file: a checked copy, removed after.
+                    Blobs::Objects(objects) => {
+                        let copy = objects.local_copy(&digest).await?;
+                        previews.decode(copy.temp_path().to_owned(), size).await
+                    }
+                }
+            })
+            .await
     }
 
     async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {

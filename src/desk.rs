@@ -5,9 +5,11 @@
 //! with a call from the user's click.
 
 mod history;
+mod offline;
 
 pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
+pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -43,6 +45,11 @@ pub struct Overview {
     /// Your open check-outs, soonest expiry first.
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
+    /// Set when no server answered: this is the view fetched then, with
+    /// local states as they are now.
+    pub offline_since: Option<Timestamp>,
+    /// The server that answers, for a remote session (the shell fills it in).
+    pub server: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -74,6 +81,7 @@ pub struct Desk {
     clock: Clock,
     previews: PreviewCache,
     digests: Arc<std::sync::Mutex<KnownDigests>>,
+    link: Arc<offline::Link>,
 }
 
 /// Digests of versions and proposals already asked for (they never change).
@@ -97,6 +105,7 @@ impl Desk {
             clock,
             previews,
             digests: Default::default(),
+            link: Default::default(),
         }
     }
 
@@ -120,9 +129,11 @@ impl Desk {
 
     /// The whole picture. Local states come from the digest cache: a copy
     /// whose size or mtime changed shows as `Checking` (see
-    /// [`Desk::stale_digests`]), so listing never waits for a hash.
+    /// [`Desk::stale_digests`]), so listing never waits for a hash. When no
+    /// server answers, the view last fetched is given, marked with its time
+    /// (`offline_since`), with local states as they are now.
     pub async fn overview(&self) -> Result<Overview> {
-        let (me, artifacts, checkouts, proposals) = tokio::try_join!(
+        let fetched = tokio::try_join!(
             self.backend.me(),
             self.backend.artifacts(),
             self.backend.checkouts(true),
@@ -130,7 +141,42 @@ impl Desk {
                 artifact: None,
                 state: Some(ProposalState::Open),
             }),
-        )?;
+        );
+        let seen = match fetched {
+            Ok((me, artifacts, checkouts, proposals)) => {
+                let seen = offline::Seen {
+                    me,
+                    artifacts,
+                    checkouts,
+                    proposals,
+                    fetched_at: self.clock.now(),
+                };
+                *self.link.seen() = Some(seen.clone());
+                self.link.came_online();
+                seen
+            }
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                match self.link.seen().clone() {
+                    Some(seen) => seen,
+                    None => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        self.view_of(seen).await
+    }
+
+    /// The rows of a view, with local states from the workspace now.
+    async fn view_of(&self, seen: offline::Seen) -> Result<Overview> {
+        let offline_since = self.connection().offline_since();
+        let offline::Seen {
+            me,
+            artifacts,
+            checkouts,
+            proposals,
+            ..
+        } = seen;
         let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
         for checkout in &checkouts {
             let newer = mine
@@ -173,7 +219,73 @@ impl Desk {
             files,
             checkouts,
             proposals,
+            offline_since,
+            server: None,
         })
+    }
+
+    /// Whether the server answered the desk's last request.
+    pub fn connection(&self) -> Connection {
+        *self.link.connection.borrow()
+    }
+
+    /// Told each time the connection changes (offline, or back).
+    pub fn connection_changes(&self) -> tokio::sync::watch::Receiver<Connection> {
+        self.link.connection.subscribe()
+    }
+
+    /// Asks the server who you are, only to learn whether it answers: the
+    /// one request made to reconnect. Any answer, even a refusal, is a server.
+    pub async fn probe(&self) -> Connection {
+        match self.backend.me().await {
+            Err(e) if is_unreachable(&e) => self.link.went_offline(self.clock.now()),
+            _ => self.link.came_online(),
+        }
+        self.connection()
+    }
+
+    /// Notes a server that did not answer, and gives `action`'s refusal for it.
+    fn refused_offline<T>(&self, action: Action, outcome: Result<T>) -> Result<T> {
+        outcome.map_err(|e| {
+            if is_unreachable(&e) {
+                self.link.went_offline(self.clock.now());
+                action.refused()
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Your open check-outs; offline, as last seen.
+    pub async fn my_checkouts(&self) -> Result<Vec<Checkout>> {
+        match self.backend.checkouts(true).await {
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let seen = self.link.seen();
+                seen.as_ref().map(|s| s.checkouts.clone()).ok_or(e)
+            }
+            fetched => fetched,
+        }
+    }
+
+    /// The row of the file at `path`, as [`Desk::row`] (offline, from the view kept).
+    pub async fn row_at(&self, path: &RepoPath) -> Result<FileRow> {
+        match self.backend.artifact_by_path(path).await {
+            Ok(artifact) => self.row(artifact.id).await,
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let parts = self
+                    .link
+                    .seen()
+                    .as_ref()
+                    .and_then(|seen| seen.row_parts(seen.by_path(path)?));
+                match parts {
+                    Some((artifact, checkouts)) => self.row_of(artifact, checkouts).await,
+                    None => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Repo paths whose local copies must be hashed before their state is known.
@@ -187,12 +299,30 @@ impl Desk {
     }
 
     /// One file's row, hashing its local copy if it changed (blocking work
-    /// runs off the async threads).
+    /// runs off the async threads). Offline, its artifact and your
+    /// check-outs are as last seen; its local state is now's.
     pub async fn row(&self, artifact: ArtifactId) -> Result<FileRow> {
-        let (artifact, checkouts) = tokio::try_join!(
+        let fetched = tokio::try_join!(
             self.backend.artifact(artifact),
             self.backend.checkouts(true)
-        )?;
+        );
+        let (artifact, checkouts) = match fetched {
+            Ok(parts) => parts,
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let parts = self
+                    .link
+                    .seen()
+                    .as_ref()
+                    .and_then(|s| s.row_parts(artifact));
+                parts.ok_or(e)?
+            }
+            Err(e) => return Err(e),
+        };
+        self.row_of(artifact, checkouts).await
+    }
+
+    async fn row_of(&self, artifact: Artifact, checkouts: Vec<Checkout>) -> Result<FileRow> {
         // After a lapse one file may have two open check-outs of yours: the
         // newest holds the lease (as in `overview`).
         let mine = checkouts
@@ -221,13 +351,18 @@ impl Desk {
         request: CheckoutRequest,
         progress: Option<Progress>,
     ) -> Result<CheckedOut> {
-        self.workspace
-            .check_out(self.backend.as_ref(), artifact, request, progress)
-            .await
+        let outcome = async {
+            self.workspace
+                .check_out(self.backend.as_ref(), artifact, request, progress)
+                .await
+        }
+        .await;
+        self.refused_offline(Action::CheckOut, outcome)
     }
 
     pub async fn extend(&self, checkout: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
-        self.backend.extend(checkout, ttl_seconds).await
+        let outcome = async { self.backend.extend(checkout, ttl_seconds).await }.await;
+        self.refused_offline(Action::Extend, outcome)
     }
 
     /// Checks in your copy with `message` as the version's description
@@ -239,14 +374,18 @@ impl Desk {
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<Closed> {
-        let checkout = self.backend.checkout(checkout).await?;
-        let message = message.filter(|m| !m.trim().is_empty());
-        let closed = self
-            .workspace
-            .check_in_described(self.backend.as_ref(), &checkout, message, progress, cancel)
-            .await?;
-        self.workspace.set_draft(checkout.id, None)?;
-        Ok(closed)
+        let outcome = async {
+            let checkout = self.backend.checkout(checkout).await?;
+            let message = message.filter(|m| !m.trim().is_empty());
+            let closed = self
+                .workspace
+                .check_in_described(self.backend.as_ref(), &checkout, message, progress, cancel)
+                .await?;
+            self.workspace.set_draft(checkout.id, None)?;
+            Ok(closed)
+        }
+        .await;
+        self.refused_offline(Action::CheckIn, outcome)
     }
 
     /// A file's history, newest first, a page of at most `limit` of its
@@ -257,7 +396,9 @@ impl Desk {
         before: Option<u64>,
         limit: u32,
     ) -> Result<HistoryPage> {
-        history::page(self.backend.as_ref(), artifact, before, limit).await
+        let outcome =
+            async { history::page(self.backend.as_ref(), artifact, before, limit).await }.await;
+        self.refused_offline(Action::Read, outcome)
     }
 
     /// A version's or a proposal's preview as a PNG file in the cache: the
@@ -318,13 +459,17 @@ impl Desk {
     }
 
     pub async fn cancel(&self, checkout: CheckoutId) -> Result<Closed> {
-        let checkout = self.backend.checkout(checkout).await?;
-        let closed = self
-            .workspace
-            .cancel(self.backend.as_ref(), &checkout)
-            .await?;
-        self.workspace.set_draft(checkout.id, None)?;
-        Ok(closed)
+        let outcome = async {
+            let checkout = self.backend.checkout(checkout).await?;
+            let closed = self
+                .workspace
+                .cancel(self.backend.as_ref(), &checkout)
+                .await?;
+            self.workspace.set_draft(checkout.id, None)?;
+            Ok(closed)
+        }
+        .await;
+        self.refused_offline(Action::CancelCheckout, outcome)
     }
 
     /// Brings your checked-out version here as your copy to edit, when the
@@ -334,41 +479,52 @@ impl Desk {
         checkout: CheckoutId,
         progress: Option<Progress>,
     ) -> Result<CheckedOut> {
-        let checkout = self.backend.checkout(checkout).await?;
-        if checkout.state != CheckoutState::Open {
-            return Err(Error::CheckoutClosed(format!(
-                "your check-out of {} has ended: check the file out again to edit it",
-                checkout.path
-            )));
+        let outcome = async {
+            let checkout = self.backend.checkout(checkout).await?;
+            if checkout.state != CheckoutState::Open {
+                return Err(Error::CheckoutClosed(format!(
+                    "your check-out of {} has ended: check the file out again to edit it",
+                    checkout.path
+                )));
+            }
+            self.workspace
+                .get_copy(self.backend.as_ref(), checkout, progress)
+                .await
         }
-        self.workspace
-            .get_copy(self.backend.as_ref(), checkout, progress)
-            .await
+        .await;
+        self.refused_offline(Action::GetCopy, outcome)
     }
 
     /// "Get latest" for a file you do not hold.
     pub async fn update(&self, artifact: ArtifactId) -> Result<Option<PathBuf>> {
-        let artifact = self.backend.artifact(artifact).await?;
-        self.workspace
-            .update(self.backend.as_ref(), &artifact)
-            .await
+        let outcome = async {
+            let artifact = self.backend.artifact(artifact).await?;
+            self.workspace
+                .update(self.backend.as_ref(), &artifact)
+                .await
+        }
+        .await;
+        self.refused_offline(Action::Update, outcome)
     }
 
     /// Adds a file at `folder/<its name>` (or at the top if `folder` is empty).
     pub async fn add(&self, source: &Path, folder: &str) -> Result<Artifact> {
-        let name = source
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| Error::Invalid(format!("{} has no usable name", source.display())))?;
-        let folder = folder.trim_matches('/');
-        let path: RepoPath = if folder.is_empty() {
-            name.parse()?
-        } else {
-            format!("{folder}/{name}").parse()?
-        };
-        self.workspace
-            .add(self.backend.as_ref(), source, &path)
-            .await
+        let outcome = async {
+            let name = source.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+                Error::Invalid(format!("{} has no usable name", source.display()))
+            })?;
+            let folder = folder.trim_matches('/');
+            let path: RepoPath = if folder.is_empty() {
+                name.parse()?
+            } else {
+                format!("{folder}/{name}").parse()?
+            };
+            self.workspace
+                .add(self.backend.as_ref(), source, &path)
+                .await
+        }
+        .await;
+        self.refused_offline(Action::Add, outcome)
     }
 
     /// The proposal's bytes as a file beside the local copy, to open next to
@@ -379,38 +535,42 @@ impl Desk {
         artifact: ArtifactId,
         proposal: ProposalId,
     ) -> Result<PathBuf> {
-        let (artifact, proposals) = tokio::try_join!(
-            self.backend.artifact(artifact),
-            self.backend.proposals(ProposalFilter {
-                artifact: Some(artifact),
-                state: None,
-            })
-        )?;
-        let wanted = proposals
-            .into_iter()
-            .find(|p| p.id == proposal)
-            .ok_or_else(|| {
-                Error::NotFound(format!("no proposal {proposal} for {}", artifact.path))
-            })?;
-        // Its file would go beside a copy that cannot be placed here.
-        self.workspace.local_path(&artifact.path)?;
-        let (workspace, path, digest) = (
-            self.workspace.clone(),
-            artifact.path.clone(),
-            wanted.digest.clone(),
-        );
-        let size = wanted.size;
-        let beside =
-            tokio::task::spawn_blocking(move || workspace.find_beside(&path, &digest, size))
+        let outcome = async {
+            let (artifact, proposals) = tokio::try_join!(
+                self.backend.artifact(artifact),
+                self.backend.proposals(ProposalFilter {
+                    artifact: Some(artifact),
+                    state: None,
+                })
+            )?;
+            let wanted = proposals
+                .into_iter()
+                .find(|p| p.id == proposal)
+                .ok_or_else(|| {
+                    Error::NotFound(format!("no proposal {proposal} for {}", artifact.path))
+                })?;
+            // Its file would go beside a copy that cannot be placed here.
+            self.workspace.local_path(&artifact.path)?;
+            let (workspace, path, digest) = (
+                self.workspace.clone(),
+                artifact.path.clone(),
+                wanted.digest.clone(),
+            );
+            let size = wanted.size;
+            let beside =
+                tokio::task::spawn_blocking(move || workspace.find_beside(&path, &digest, size))
+                    .await
+                    .map_err(|e| Error::Internal(format!("looking for the file: {e}")))?;
+            if let Some(found) = beside {
+                return Ok(found);
+            }
+            let (proposal, reader) = self.backend.proposal_content(proposal).await?;
+            self.workspace
+                .save_proposal(&artifact.path, &proposal, reader)
                 .await
-                .map_err(|e| Error::Internal(format!("looking for the file: {e}")))?;
-        if let Some(found) = beside {
-            return Ok(found);
         }
-        let (proposal, reader) = self.backend.proposal_content(proposal).await?;
-        self.workspace
-            .save_proposal(&artifact.path, &proposal, reader)
-            .await
+        .await;
+        self.refused_offline(Action::Read, outcome)
     }
 
     /// Version `version` of a file as a read-only copy beside your local
@@ -418,23 +578,27 @@ impl Desk {
     /// name is never written over: `hero (v3) 2.psd`). A copy of that version
     /// already there under such a name is given again.
     pub async fn open_copy(&self, artifact: ArtifactId, version: u64) -> Result<PathBuf> {
-        let artifact = self.backend.artifact(artifact).await?;
-        // A path that cannot be placed here has nowhere to put a copy beside.
-        self.workspace.local_path(&artifact.path)?;
-        let head = self.version_of(&artifact, version).await?;
-        let (workspace, path, wanted) =
-            (self.workspace.clone(), artifact.path.clone(), head.clone());
-        let found =
-            tokio::task::spawn_blocking(move || workspace.find_version_copy(&path, &wanted))
+        let outcome = async {
+            let artifact = self.backend.artifact(artifact).await?;
+            // A path that cannot be placed here has nowhere to put a copy beside.
+            self.workspace.local_path(&artifact.path)?;
+            let head = self.version_of(&artifact, version).await?;
+            let (workspace, path, wanted) =
+                (self.workspace.clone(), artifact.path.clone(), head.clone());
+            let found =
+                tokio::task::spawn_blocking(move || workspace.find_version_copy(&path, &wanted))
+                    .await
+                    .map_err(|e| Error::Internal(format!("looking for the copy: {e}")))?;
+            if let Some(found) = found {
+                return Ok(found);
+            }
+            let content = self.backend.content(artifact.id, Some(version)).await?;
+            self.workspace
+                .save_version_copy(&artifact.path, &content.head, content.reader)
                 .await
-                .map_err(|e| Error::Internal(format!("looking for the copy: {e}")))?;
-        if let Some(found) = found {
-            return Ok(found);
         }
-        let content = self.backend.content(artifact.id, Some(version)).await?;
-        self.workspace
-            .save_version_copy(&artifact.path, &content.head, content.reader)
-            .await
+        .await;
+        self.refused_offline(Action::Read, outcome)
     }
 
     async fn version_of(&self, artifact: &Artifact, version: u64) -> Result<Head> {
@@ -470,29 +634,33 @@ impl Desk {
     /// version N" as the next check-in's description (kept across restarts).
     /// Refused unless you hold the file's check-out: nothing changes then.
     pub async fn restore(&self, artifact: ArtifactId, version: u64) -> Result<Restored> {
-        let (artifact, mine) = tokio::try_join!(
-            self.backend.artifact(artifact),
-            self.my_open_checkout(artifact)
-        )?;
-        let Some(checkout) = mine else {
-            return Err(Error::Forbidden(format!(
-                "you do not hold {}, so nothing was restored: check it out first, then restore version {version} into your copy",
-                artifact.path.file_name()
-            )));
-        };
-        let head = self.version_of(&artifact, version).await?;
-        let backup = self
-            .workspace
-            .restore_version(self.backend.as_ref(), &checkout, &head)
-            .await?;
-        let draft = format!("Restored version {version}");
-        self.workspace.set_draft(checkout.id, Some(&draft))?;
-        Ok(Restored {
-            checkout: checkout.id,
-            version,
-            backup,
-            draft,
-        })
+        let outcome = async {
+            let (artifact, mine) = tokio::try_join!(
+                self.backend.artifact(artifact),
+                self.my_open_checkout(artifact)
+            )?;
+            let Some(checkout) = mine else {
+                return Err(Error::Forbidden(format!(
+                    "you do not hold {}, so nothing was restored: check it out first, then restore version {version} into your copy",
+                    artifact.path.file_name()
+                )));
+            };
+            let head = self.version_of(&artifact, version).await?;
+            let backup = self
+                .workspace
+                .restore_version(self.backend.as_ref(), &checkout, &head)
+                .await?;
+            let draft = format!("Restored version {version}");
+            self.workspace.set_draft(checkout.id, Some(&draft))?;
+            Ok(Restored {
+                checkout: checkout.id,
+                version,
+                backup,
+                draft,
+            })
+        }
+        .await;
+        self.refused_offline(Action::Restore, outcome)
     }
 
     /// The description to prefill the check-in with: the drafted one (a
@@ -514,7 +682,18 @@ impl Desk {
     /// the backend's, keyed by the copy's digest.
     pub async fn local_preview(&self, artifact: ArtifactId, size: u32) -> Result<PathBuf> {
         let size = crate::previews::check_size(size)?;
-        let artifact = self.backend.artifact(artifact).await?;
+        // Your copy is here whether or not the server answers.
+        let artifact = match self.backend.artifact(artifact).await {
+            Err(e) if is_unreachable(&e) => {
+                let seen = self
+                    .link
+                    .seen()
+                    .as_ref()
+                    .and_then(|s| s.row_parts(artifact));
+                seen.map(|(artifact, _)| artifact).ok_or(e)?
+            }
+            fetched => fetched?,
+        };
         let local = self.workspace.local_path(&artifact.path)?;
         // A save between hashing and reading would file one image under the
         // other's digest: the digest is taken again after, and must not move.
@@ -601,11 +780,15 @@ impl Desk {
     }
 
     pub async fn decide(&self, proposal: ProposalId, decision: Decision) -> Result<Proposal> {
-        match decision {
-            Decision::Accept => self.backend.accept_proposal(proposal).await,
-            Decision::Rebuild => self.backend.rebuild_proposal(proposal).await,
-            Decision::Reject => self.backend.reject_proposal(proposal).await,
+        let outcome = async {
+            match decision {
+                Decision::Accept => self.backend.accept_proposal(proposal).await,
+                Decision::Rebuild => self.backend.rebuild_proposal(proposal).await,
+                Decision::Reject => self.backend.reject_proposal(proposal).await,
+            }
         }
+        .await;
+        self.refused_offline(Action::Decide, outcome)
     }
 }
 

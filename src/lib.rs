@@ -10,6 +10,7 @@
 //! - [`store`]: the SQLite store (schema as numbered migrations); the only
 //!   module that knows SQL.
 //! - [`blob`]: content-addressed files, streamed in and hashed while copied.
+//! - [`objects`]: the same in S3-compatible object storage (`--blobs s3://…`).
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
 //! - [`remote`]: the same trait over HTTP, for a team's server.
@@ -36,6 +37,7 @@ pub mod error;
 pub mod failpoint;
 pub mod metrics;
 pub mod model;
+pub mod objects;
 pub mod owner_only;
 pub mod preview;
 pub mod previews;

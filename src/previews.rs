@@ -3,8 +3,10 @@
 //! a file nobody can read is not decoded again at every ask. The same bytes
 //! give the same preview whichever version or proposal names them. Bounded in
 //! size: past the bound the least recently used files go. The bundled backend
-//! keeps one in its data folder (what a server answers from); the app keeps
-//! one in its cache folder (what the backend sent, and its local copies').
+//! keeps one in its data folder (what a server answers from), or in its object
+//! store's bucket with `--blobs s3://…` (unbounded there: a bucket's lifecycle
+//! rule may expire `PREFIX/previews/`); the app keeps one in its cache folder
+//! (what the backend sent, and its local copies').
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -41,6 +43,8 @@ pub struct PreviewCache {
 
 struct Inner {
     dir: PathBuf,
+    /// Previews kept as objects (`PREFIX/previews/…`) instead of in `dir`.
+    objects: Option<Arc<crate::objects::ObjectBlobs>>,
     bound: u64,
     /// Bytes in the folder, counted on first use and kept up to date after.
     used: Mutex<Option<u64>>,
@@ -56,7 +60,23 @@ impl PreviewCache {
         Self {
             inner: Arc::new(Inner {
                 dir: dir.into(),
+                objects: None,
                 bound,
+                used: Mutex::new(None),
+                making: Mutex::default(),
+                decodes: Arc::new(tokio::sync::Semaphore::new(DECODES_AT_ONCE)),
+            }),
+        }
+    }
+
+    /// A cache kept in an object store, beside its blobs: every server on
+    /// the bucket shares it.
+    pub fn in_objects(objects: Arc<crate::objects::ObjectBlobs>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                dir: PathBuf::new(),
+                objects: Some(objects),
+                bound: u64::MAX,
                 used: Mutex::new(None),
                 making: Mutex::default(),
                 decodes: Arc::new(tokio::sync::Semaphore::new(DECODES_AT_ONCE)),
@@ -120,14 +140,7 @@ impl PreviewCache {
         if let Some(found) = self.cached(&key)? {
             return found;
         }
-        let turn = self
-            .inner
-            .making
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key.clone())
-            .or_default()
-            .clone();
+        let turn = self.turn(&key);
         let _turn = turn.lock().await;
         // Whoever had the turn before may have made it.
         if let Some(found) = self.cached(&key)? {
@@ -137,6 +150,61 @@ impl PreviewCache {
             Ok(png) => self.write(&format!("{key}.png"), &png),
             Err(Error::NoPreview(why)) => self
                 .write(&format!("{key}.none"), why.as_bytes())
+                .and(Err(Error::NoPreview(why))),
+            Err(e) => Err(e),
+        };
+        self.inner
+            .making
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+        answer
+    }
+
+    /// The turn to make `key`: one maker per key at a time.
+    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.inner
+            .making
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// [`PreviewCache::get_or_make`], answering the PNG's bytes, from either
+    /// kind of cache (what a backend serves).
+    pub async fn get_or_make_bytes<F, Fut>(
+        &self,
+        digest: &Digest,
+        size: u32,
+        make: F,
+    ) -> Result<Vec<u8>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<u8>>>,
+    {
+        let Some(objects) = &self.inner.objects else {
+            let made = self.get_or_make(digest, size, make).await?;
+            return Ok(tokio::fs::read(made).await?);
+        };
+        let key = format!("{}-{size}", digest.hex());
+        if let Some(found) = cached_object(objects, &key).await? {
+            return found;
+        }
+        let turn = self.turn(&key);
+        let _turn = turn.lock().await;
+        if let Some(found) = cached_object(objects, &key).await? {
+            return found;
+        }
+        let answer = match make().await {
+            Ok(png) => objects
+                .put_preview(&format!("{key}.png"), &png)
+                .await
+                .map(|()| png),
+            Err(Error::NoPreview(why)) => objects
+                .put_preview(&format!("{key}.none"), why.as_bytes())
+                .await
                 .and(Err(Error::NoPreview(why))),
             Err(e) => Err(e),
         };
@@ -203,6 +271,23 @@ impl PreviewCache {
             total
         });
         Ok(dest)
+    }
+}
+
+/// `Some` when the key is answered from the object store: the PNG's bytes, or
+/// the remembered `NoPreview`.
+async fn cached_object(
+    objects: &crate::objects::ObjectBlobs,
+    key: &str,
+) -> Result<Option<Result<Vec<u8>>>> {
+    if let Some((png, _)) = objects.preview(&format!("{key}.png")).await? {
+        return Ok(Some(Ok(png)));
+    }
+    match objects.preview(&format!("{key}.none")).await? {
+        Some((why, age)) if age < NO_PREVIEW_KEPT => Ok(Some(Err(Error::NoPreview(
+            String::from_utf8_lossy(&why).into_owned(),
+        )))),
+        _ => Ok(None),
     }
 }
 

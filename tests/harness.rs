@@ -12,6 +12,11 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Location, Options, Remote, Upload};
 use tempfile::TempDir;
 
+#[allow(dead_code)] // each test module uses a part
+mod s3;
+#[allow(unused_imports)] // each test module uses a part
+pub use s3::{http, s3, Moto, S3};
+
 pub struct Fixture {
     pub dir: TempDir,
     pub clock: Clock,

@@ -235,3 +235,69 @@ async fn a_damaged_blob_stops_the_migration_naming_it() {
     let after = team.acting_as(participant("user:alice"));
     assert!(after.artifacts().await.unwrap().is_empty());
 }
+
+/// The command itself, into PostgreSQL and an S3 bucket: the team's servers
+/// then serve every version from the bucket, and a second run is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leasedesk_migrate_moves_a_data_folder_into_postgres_and_s3() {
+    let f = fixture();
+    history(&f).await;
+    let before = f.store.acting_as(participant("user:alice"));
+    let bucket = s3();
+    let database = postgres_database();
+    let leasedesk = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        bucket.apply(&mut command).args(args);
+        command.output().unwrap()
+    };
+    let data = f.dir.path().to_str().unwrap().to_owned();
+    let blobs = bucket.url("studio");
+    let migrate = [
+        "--data",
+        &data,
+        "migrate",
+        "--to-database",
+        &database,
+        "--to-blobs",
+        &blobs,
+    ];
+    let out = leasedesk(&migrate);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let events = all_events(&before).await.len();
+    assert!(said.contains(&format!("{events} events")), "{said}");
+    let stored: Vec<String> = bucket
+        .keys()
+        .into_iter()
+        .filter(|k| k.starts_with("studio/blobs/"))
+        .collect();
+    assert_eq!(stored.len(), f.named_blobs().len(), "{stored:?}");
+
+    let scratch = tempfile::tempdir().unwrap();
+    let team = open_team(
+        &f,
+        Location {
+            data: scratch.path().to_owned(),
+            database: Some(database.clone()),
+            blobs: Some(blobs.clone()),
+        },
+        Failpoints::default(),
+    )
+    .await;
+    let after = team.acting_as(participant("user:alice"));
+    assert_eq!(all_events(&after).await, all_events(&before).await);
+    assert_eq!(team.accounts().unwrap(), f.store.accounts().unwrap());
+    for artifact in before.artifacts().await.unwrap() {
+        for v in before.versions(artifact.id).await.unwrap() {
+            let bytes = read_content(&after, artifact.id, Some(v.version)).await;
+            assert_eq!(digest(&bytes), v.digest);
+        }
+    }
+    drop(team);
+    let again = leasedesk(&migrate);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("not empty"),
+        "{again:?}"
+    );
+}

@@ -16,6 +16,8 @@ mod hostile;
 mod http;
 mod inputs;
 mod migrate;
+mod objects;
+mod offline;
 mod operations;
 mod paths;
 mod preview_formats;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use leasedesk::backend::Cancel;
-use leasedesk::desk::{Decision, FileRow, HistoryPage, Overview, Restored};
+use leasedesk::desk::{Decision, Desk, FileRow, HistoryPage, Overview, Restored};
 use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
 use serde::Serialize;
@@ -13,7 +13,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
 use crate::error::{UiError, UiResult};
-use crate::settings::Settings;
+use crate::settings::{BackendChoice, Settings};
 use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 
 /// Progress reports go at most this often, so a fast upload does not flood the window.
@@ -40,14 +40,25 @@ fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::
     })
 }
 
+/// The desk's error as the window gets it: offline (and since when) when
+/// the desk found no server.
+fn told(desk: &Desk) -> impl Fn(leasedesk::Error) -> UiError + '_ {
+    |error| UiError::from_desk(error, desk.connection())
+}
+
+/// The view, with the server it came from (offline: the view kept).
 #[tauri::command]
 pub async fn overview(state: State<'_, AppState>) -> UiResult<Overview> {
-    Ok(state.desk().await?.overview().await?)
+    let desk = state.desk().await?;
+    let mut overview = desk.overview().await.map_err(told(&desk))?;
+    overview.server = state.server_in_use().await;
+    Ok(overview)
 }
 
 #[tauri::command]
 pub async fn refresh_row(state: State<'_, AppState>, artifact: ArtifactId) -> UiResult<FileRow> {
-    Ok(state.desk().await?.row(artifact).await?)
+    let desk = state.desk().await?;
+    desk.row(artifact).await.map_err(told(&desk))
 }
 
 #[tauri::command]
@@ -63,11 +74,11 @@ pub async fn check_out(
         ttl_seconds,
         note: note.filter(|n| !n.trim().is_empty()),
     };
-    let done = state
-        .desk()
-        .await?
+    let desk = state.desk().await?;
+    let done = desk
         .check_out(artifact, request, Some(progress(on_progress, None)))
-        .await?;
+        .await
+        .map_err(told(&desk))?;
     state.waiting().remove(&artifact);
     tray_refresh(&app).await;
     Ok(done)
@@ -80,7 +91,11 @@ pub async fn extend(
     checkout: CheckoutId,
     ttl_seconds: Option<u64>,
 ) -> UiResult<Checkout> {
-    let done = state.desk().await?.extend(checkout, ttl_seconds).await?;
+    let desk = state.desk().await?;
+    let done = desk
+        .extend(checkout, ttl_seconds)
+        .await
+        .map_err(told(&desk))?;
     tray_refresh(&app).await;
     Ok(done)
 }
@@ -126,7 +141,7 @@ pub async fn check_in(
                     "The check-in was cancelled: nothing was stored and your check-out is still open.",
                 )
             } else {
-                UiError::from(e)
+                told(&desk)(e)
             }
         });
     state.uploads().remove(&upload);
@@ -162,7 +177,8 @@ pub async fn cancel_checkout(
     state: State<'_, AppState>,
     checkout: CheckoutId,
 ) -> UiResult<Closed> {
-    let done = state.desk().await?.cancel(checkout).await?;
+    let desk = state.desk().await?;
+    let done = desk.cancel(checkout).await.map_err(told(&desk))?;
     tray_refresh(&app).await;
     Ok(done)
 }
@@ -176,9 +192,9 @@ pub async fn get_copy(
     on_progress: Channel<Moved>,
 ) -> UiResult<CheckedOut> {
     let desk = state.desk().await?;
-    Ok(desk
-        .get_copy(checkout, Some(progress(on_progress, None)))
-        .await?)
+    desk.get_copy(checkout, Some(progress(on_progress, None)))
+        .await
+        .map_err(told(&desk))
 }
 
 #[tauri::command]
@@ -186,7 +202,8 @@ pub async fn update_file(
     state: State<'_, AppState>,
     artifact: ArtifactId,
 ) -> UiResult<Option<PathBuf>> {
-    Ok(state.desk().await?.update(artifact).await?)
+    let desk = state.desk().await?;
+    desk.update(artifact).await.map_err(told(&desk))
 }
 
 #[derive(Serialize, ts_rs::TS)]
@@ -210,7 +227,7 @@ pub async fn add_files(
         let outcome = desk.add(&source, &folder).await;
         let (artifact, error) = match outcome {
             Ok(artifact) => (Some(artifact), None),
-            Err(e) => (None, Some(UiError::from(e))),
+            Err(e) => (None, Some(told(&desk)(e))),
         };
         added.push(Added {
             source,
@@ -227,7 +244,8 @@ pub async fn decide(
     proposal: ProposalId,
     decision: Decision,
 ) -> UiResult<Proposal> {
-    Ok(state.desk().await?.decide(proposal, decision).await?)
+    let desk = state.desk().await?;
+    desk.decide(proposal, decision).await.map_err(told(&desk))
 }
 
 #[tauri::command]
@@ -269,11 +287,10 @@ pub async fn compare_proposal(
     artifact: ArtifactId,
     proposal: ProposalId,
 ) -> UiResult<PathBuf> {
-    Ok(state
-        .desk()
-        .await?
-        .proposal_file(artifact, proposal)
-        .await?)
+    let desk = state.desk().await?;
+    desk.proposal_file(artifact, proposal)
+        .await
+        .map_err(told(&desk))
 }
 
 /// A file's history, newest first: `limit` (default 100) of its events
@@ -286,7 +303,10 @@ pub async fn history(
     limit: Option<u32>,
 ) -> UiResult<HistoryPage> {
     let limit = limit.unwrap_or(100);
-    Ok(state.desk().await?.history(artifact, before, limit).await?)
+    let desk = state.desk().await?;
+    desk.history(artifact, before, limit)
+        .await
+        .map_err(told(&desk))
 }
 
 /// Version `version` as a read-only copy beside the file (`hero (v3).psd`);
@@ -297,7 +317,8 @@ pub async fn open_copy(
     artifact: ArtifactId,
     version: u64,
 ) -> UiResult<PathBuf> {
-    Ok(state.desk().await?.open_copy(artifact, version).await?)
+    let desk = state.desk().await?;
+    desk.open_copy(artifact, version).await.map_err(told(&desk))
 }
 
 /// Puts version `version` into your copy of a file you hold; your changes go
@@ -309,7 +330,8 @@ pub async fn restore_version(
     artifact: ArtifactId,
     version: u64,
 ) -> UiResult<Restored> {
-    let done = state.desk().await?.restore(artifact, version).await?;
+    let desk = state.desk().await?;
+    let done = desk.restore(artifact, version).await.map_err(told(&desk))?;
     tray_refresh(&app).await;
     Ok(done)
 }
@@ -318,6 +340,84 @@ pub async fn restore_version(
 #[tauri::command]
 pub async fn checkin_draft(state: State<'_, AppState>, checkout: CheckoutId) -> UiResult<String> {
     Ok(state.desk().await?.checkin_draft(checkout).await?)
+}
+
+/// A server's certificate as Settings show it before the user trusts it.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct CertificateView {
+    /// The server looked at: the first https one of the settings.
+    server: String,
+    /// SHA-256 of the certificate (lower-case hex).
+    sha256: String,
+    subject: String,
+    /// Whether the app accepts it as things are (the system's roots, the CA
+    /// file, or the pin).
+    trusted: bool,
+    /// A certificate is pinned and this is not it.
+    changed: bool,
+}
+
+/// Looks at the certificate of the settings' first https server, without
+/// sending it anything: `None` for plain HTTP or the bundled store.
+#[tauri::command]
+pub async fn server_certificate(state: State<'_, AppState>) -> UiResult<Option<CertificateView>> {
+    let settings = state.settings().clone();
+    let https = settings
+        .server_url
+        .split(',')
+        .map(str::trim)
+        .find(|url| url.starts_with("https://"));
+    let Some(server) = https.filter(|_| settings.backend == BackendChoice::Remote) else {
+        return Ok(None);
+    };
+    let seen =
+        leasedesk::remote::server_certificate(server, &crate::session::trust_of(&settings)).await?;
+    let changed = settings
+        .pinned_sha256
+        .as_deref()
+        .is_some_and(|pin| !pin.eq_ignore_ascii_case(&seen.sha256));
+    Ok(Some(CertificateView {
+        server: server.to_owned(),
+        sha256: seen.sha256,
+        subject: seen.subject,
+        trusted: seen.trusted,
+        changed,
+    }))
+}
+
+/// Trusts the certificate whose fingerprint the user was shown: its SHA-256
+/// is pinned in the settings file (any other certificate is then refused),
+/// and the session opens again with it.
+#[tauri::command]
+pub async fn trust_certificate(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    sha256: String,
+) -> UiResult<SettingsView> {
+    let pin = sha256.trim().to_ascii_lowercase();
+    if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(UiError::new(
+            "invalid",
+            format!("{sha256:?} is not a SHA-256 fingerprint (64 hexadecimal digits)"),
+        ));
+    }
+    let mut settings = state.settings().clone();
+    settings.pinned_sha256 = Some(pin);
+    settings
+        .save(&state.dirs.settings_file())
+        .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
+    *state.settings() = settings;
+    crate::open_session(&app).await;
+    let refused = match state.desk().await {
+        Ok(desk) => desk.backend().me().await.err(),
+        Err(_) => None,
+    };
+    let mut view = state.settings_view().await;
+    if let Some(e) = refused {
+        view.session_error = Some(e.into());
+    }
+    Ok(view)
 }
 
 #[derive(Serialize, ts_rs::TS)]
@@ -331,9 +431,21 @@ pub struct SettingsView {
     session_error: Option<UiError>,
 }
 
+/// The settings, and why the server refuses the session if it does (a
+/// certificate not trusted, or changed; a token): the dialog is where those
+/// are fixed, so opening it asks the server once.
 #[tauri::command]
 pub async fn settings(state: State<'_, AppState>) -> UiResult<SettingsView> {
-    Ok(state.settings_view().await)
+    let remote = state.settings().backend == BackendChoice::Remote;
+    let refused = match state.desk().await {
+        Ok(desk) if remote => desk.backend().me().await.err(),
+        _ => None,
+    };
+    let mut view = state.settings_view().await;
+    if let Some(e) = refused {
+        view.session_error = Some(e.into());
+    }
+    Ok(view)
 }
 
 /// Saves the settings (a new token goes to the keychain, never to the file)
@@ -345,6 +457,8 @@ pub async fn save_settings(
     settings: Settings,
     token: Option<String>,
 ) -> UiResult<SettingsView> {
+    let mut settings = settings;
+    settings.pinned_sha256 = state.settings().pin_kept_for(&settings);
     let url = settings.server_url.trim().to_owned();
     let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     if let Some(token) = &typed {

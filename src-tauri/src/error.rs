@@ -2,6 +2,7 @@
 //! API.md and the same details (the holder's lease, the head), so the UI can
 //! say what happened and what to do instead of showing a raw string.
 
+use leasedesk::desk::Connection;
 use serde::Serialize;
 
 #[derive(Clone, Debug, ts_rs::TS)]
@@ -21,6 +22,23 @@ impl From<leasedesk::Error> for UiError {
 }
 
 impl UiError {
+    /// The desk's error as the window gets it: a server that did not answer
+    /// is `offline`, with `since` (when the view shown was fetched), so the
+    /// window can say why a click was refused rather than "cannot be reached".
+    pub fn from_desk(error: leasedesk::Error, connection: Connection) -> Self {
+        let offline = connection.offline_since();
+        let mut told = Self::from(error);
+        if let (Some(since), "unavailable") = (offline, told.code()) {
+            told.0["code"] = "offline".into();
+            told.0["since"] = serde_json::json!(since);
+        }
+        told
+    }
+
+    pub fn code(&self) -> &str {
+        self.0["code"].as_str().unwrap_or("internal")
+    }
+
     /// An error of the app's own (not the store's), e.g. `keychain`.
     pub fn new(code: &str, message: impl Into<String>) -> Self {
         Self(serde_json::json!({ "code": code, "message": message.into() }))
@@ -67,5 +85,30 @@ mod tests {
         assert_eq!(body["lease"]["note"], "print crop");
         assert!(body.get("error").is_none(), "one name for the code: `code`");
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+
+    #[test]
+    fn a_refusal_while_offline_reaches_the_ui_as_offline_with_its_time() {
+        let since = chrono::Utc::now();
+        let refusal = leasedesk::desk::Action::CheckIn.refused();
+        let body = serde_json::to_value(UiError::from_desk(
+            refusal.clone(),
+            Connection::Offline { since },
+        ))
+        .unwrap();
+        assert_eq!(body["code"], "offline");
+        assert_eq!(body["since"], serde_json::json!(since));
+        assert_eq!(body["message"], refusal.to_string());
+        let online = UiError::from_desk(refusal, Connection::Online);
+        assert_eq!(online.code(), "unavailable", "online, it is what it was");
+        let busy = UiError::from_desk(
+            leasedesk::Error::Forbidden("not yours".into()),
+            Connection::Offline { since },
+        );
+        assert_eq!(
+            busy.code(),
+            "forbidden",
+            "only an unanswered request is offline"
+        );
     }
 }

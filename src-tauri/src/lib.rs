@@ -69,6 +69,11 @@ impl AppState {
         lock(&self.run_token)
     }
 
+    /// The server the open session uses (none for the bundled store).
+    async fn server_in_use(&self) -> Option<String> {
+        self.session.read().await.as_ref()?.server_in_use()
+    }
+
     /// The open session's desk, or why there is none.
     async fn desk(&self) -> UiResult<Desk> {
         if let Some(session) = self.session.read().await.as_ref() {
@@ -184,6 +189,19 @@ pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: Ch
     let _ = app.notification().builder().title(title).body(body).show();
 }
 
+/// An error's message as a sentence: capital first, full stop last.
+fn sentence(message: &str) -> String {
+    let mut chars = message.trim().chars();
+    let Some(first) = chars.next() else {
+        return String::new();
+    };
+    let mut said: String = first.to_uppercase().chain(chars).collect();
+    if !said.ends_with(['.', '!', '?']) {
+        said.push('.');
+    }
+    said
+}
+
 /// A check-in's outcome as a notification's title and body.
 pub fn checkin_notice(closed: &Closed) -> (String, String) {
     let name = closed.checkout.path.file_name();
@@ -216,7 +234,8 @@ pub async fn tray_refresh(app: &AppHandle) {
         return;
     };
     let checkouts = match app.state::<AppState>().desk().await {
-        Ok(desk) => desk.backend().checkouts(true).await.unwrap_or_default(),
+        // Offline, the check-outs last seen: their leases still run out.
+        Ok(desk) => desk.my_checkouts().await.unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     let now = chrono::Utc::now();
@@ -287,8 +306,9 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                 );
             }
             tray::Action::CheckIn(id) => {
-                // The description the window would have prefilled.
-                let message = Some(desk.checkin_draft(id).await?);
+                // The description the window would have prefilled; offline,
+                // none, so the refusal below is the check-in's own.
+                let message = desk.checkin_draft(id).await.ok();
                 let (title, body) = checkin_notice(&desk.check_in(id, message, None, None).await?);
                 notify(app, &title, &body);
             }
@@ -317,7 +337,11 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
     }
     .await;
     if let Err(e) = outcome {
-        notify(app, "Leasedesk could not do that", &e.to_string());
+        notify(
+            app,
+            "Leasedesk could not do that",
+            &sentence(&e.to_string()),
+        );
     }
     let _ = app.emit("store-changed", ());
     tray_refresh(app).await;
@@ -445,6 +469,8 @@ pub fn run() {
             commands::reveal,
             commands::settings,
             commands::save_settings,
+            commands::server_certificate,
+            commands::trust_certificate,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

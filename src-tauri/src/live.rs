@@ -39,6 +39,43 @@ pub fn start(app: &AppHandle, session: &mut Session) {
     session
         .tasks
         .push(spawn(remind(app.clone(), session.desk.clone())));
+    session
+        .tasks
+        .push(spawn(keep_connected(app.clone(), session.desk.clone())));
+    // The header names the server in use: a move to another is news.
+    if let Source::Remote(remote) = &session.source {
+        let app = app.clone();
+        remote.on_move(move |from, to| {
+            tracing::info!("server {from} did not answer; using {to}");
+            let _ = app.emit("store-changed", ());
+        });
+    }
+}
+
+/// Once the desk finds no server, tells the window (which shows the view
+/// kept, marked offline) and asks the server who you are, waiting a little
+/// longer each time (`desk::reconnect_delay`, a few seconds at most), until
+/// it answers; then the window reloads and the mark goes. Only that
+/// question is asked: nothing refused while offline is sent again.
+async fn keep_connected(app: AppHandle, desk: Desk) {
+    let mut changes = desk.connection_changes();
+    loop {
+        while changes.borrow_and_update().offline_since().is_none() {
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+        let _ = app.emit("store-changed", ());
+        tray_refresh(&app).await;
+        let mut attempt = 0;
+        while desk.connection().offline_since().is_some() {
+            tokio::time::sleep(desk::reconnect_delay(attempt)).await;
+            attempt = attempt.saturating_add(1);
+            desk.probe().await;
+        }
+        let _ = app.emit("store-changed", ());
+        tray_refresh(&app).await;
+    }
 }
 
 /// For each changed path, looks at the file again (stat, then hash off the
@@ -55,11 +92,9 @@ async fn follow_files(
             .filter_map(|p| desk.workspace().repo_path(p))
             .collect();
         for path in repo_paths {
-            // Not every file in the folder is in the store (backups, temp files).
-            let Ok(artifact) = desk.backend().artifact_by_path(&path).await else {
-                continue;
-            };
-            let Ok(row) = desk.row(artifact.id).await else {
+            // Not every file in the folder is in the store (backups, temp
+            // files). Offline, the row comes from the view kept.
+            let Ok(row) = desk.row_at(&path).await else {
                 continue;
             };
             let _ = app.emit("row", &row);
@@ -111,9 +146,15 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                         after = after.max(event.seq);
                         on_events(&app, &desk, vec![event]).await;
                     }
+                    // A broken stream is the first sign of a server gone:
+                    // `keep_connected` takes it from there.
+                    desk.probe().await;
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                Err(_) => tokio::time::sleep(Duration::from_secs(3)).await,
+                Err(_) => {
+                    desk.probe().await;
+                    tokio::time::sleep(Duration::from_secs(3)).await
+                }
             },
         }
     }
@@ -178,7 +219,8 @@ async fn remind(app: AppHandle, desk: Desk) {
     let mut sent = HashSet::new();
     let mut restat = workspace::watch::Restat::default();
     loop {
-        if let Ok(checkouts) = desk.backend().checkouts(true).await {
+        // Offline, the check-outs last seen: their leases run out all the same.
+        if let Ok(checkouts) = desk.my_checkouts().await {
             look_again_at_checkouts(&app, &desk, &checkouts, &mut restat).await;
             let now = chrono::Utc::now();
             for (checkout, reminder) in desk::due_reminders(&checkouts, now, &mut sent) {

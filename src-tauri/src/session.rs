@@ -7,6 +7,7 @@ use leasedesk::bundled::{Sweeper, SWEEP_EVERY};
 use leasedesk::clock::Clock;
 use leasedesk::desk::{Desk, PreviewCache, DEFAULT_PREVIEW_CACHE_BYTES};
 use leasedesk::model::Participant;
+use leasedesk::remote::Trust;
 use leasedesk::workspace::watch::Watcher;
 use leasedesk::workspace::Workspace;
 use leasedesk::{Backend, Bundled, Remote};
@@ -33,11 +34,30 @@ pub struct Session {
     pub sweeper: Option<Sweeper>,
 }
 
+impl Session {
+    /// The server a remote session uses now (the one that last answered).
+    pub fn server_in_use(&self) -> Option<String> {
+        match &self.source {
+            Source::Remote(remote) => Some(remote.server()),
+            Source::Bundled(_) => None,
+        }
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         for task in &self.tasks {
             task.abort();
         }
+    }
+}
+
+/// Which certificates a remote session accepts: the system's roots and
+/// `LEASEDESK_CA_CERT`, or only the one the user trusted in Settings.
+pub fn trust_of(settings: &Settings) -> Trust {
+    Trust {
+        pinned_sha256: settings.pinned_sha256.clone(),
+        ..Trust::from_env()
     }
 }
 
@@ -60,8 +80,8 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             )
         }
         BackendChoice::Remote => {
-            let url = settings.server_url.trim();
-            if url.is_empty() {
+            let servers = settings.server_url.trim();
+            if servers.is_empty() {
                 return Err(UiError::new(
                     "no_server",
                     "No server is set: open Settings and enter your team's server address.",
@@ -73,7 +93,10 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                     "No token for this server: open Settings and paste the token your admin gave you.",
                 ));
             };
-            let remote = Remote::new(url, token)?;
+            // Several servers, separated by commas: the client checks each
+            // and moves to the next when one does not answer.
+            let trust = trust_of(settings);
+            let remote = Remote::with_trust(servers, token, trust)?;
             (Arc::new(remote.clone()), Source::Remote(remote), None)
         }
     };
@@ -122,6 +145,7 @@ mod tests {
         let settings = Settings {
             backend: BackendChoice::Bundled,
             server_url: String::new(),
+            pinned_sha256: None,
             workspace: home.path().join("Leasedesk"),
             display_name: "alice".into(),
         };

@@ -22,7 +22,12 @@ pub enum BackendChoice {
 #[ts(export)]
 pub struct Settings {
     pub backend: BackendChoice,
+    /// One or more server URLs, separated by commas.
     pub server_url: String,
+    /// The SHA-256 fingerprint (lower-case hex) of a self-signed server
+    /// certificate the user chose to trust; any other is refused. Not a
+    /// secret: it only says which certificate is the server's.
+    pub pinned_sha256: Option<String>,
     pub workspace: PathBuf,
     /// Your name on the bundled backend (a remote one knows you by your token).
     pub display_name: String,
@@ -34,6 +39,7 @@ impl Default for Settings {
         Self {
             backend: BackendChoice::Bundled,
             server_url: String::new(),
+            pinned_sha256: None,
             workspace: home.join("Leasedesk"),
             display_name: leasedesk::bundled::os_user().name().to_owned(),
         }
@@ -46,6 +52,14 @@ impl Settings {
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
+    }
+
+    /// The pin that goes on when `new` replaces these settings: it changes
+    /// only by trusting a certificate, and belongs to its server, so another
+    /// address starts with none (whatever `new` says).
+    pub fn pin_kept_for(&self, new: &Settings) -> Option<String> {
+        let same_servers = self.server_url.trim() == new.server_url.trim();
+        same_servers.then(|| self.pinned_sha256.clone()).flatten()
     }
 
     /// Written to a temporary file and renamed, so a crash never leaves half a file.
@@ -94,7 +108,8 @@ mod tests {
         let file = dir.path().join("settings.json");
         let settings = Settings {
             backend: BackendChoice::Remote,
-            server_url: "http://127.0.0.1:7400".into(),
+            server_url: "https://a.example:7443, https://b.example:7443".into(),
+            pinned_sha256: Some("ab".repeat(32)),
             workspace: dir.path().join("ws"),
             display_name: "alice".into(),
         };
@@ -102,6 +117,36 @@ mod tests {
         assert_eq!(Settings::load(&file), settings);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains("token"), "settings hold no token: {text}");
+    }
+
+    #[test]
+    fn a_pin_stays_with_its_server_and_is_never_set_by_a_save() {
+        let pinned = Settings {
+            backend: BackendChoice::Remote,
+            server_url: "https://files.studio.lan:7443".into(),
+            pinned_sha256: Some("ab".repeat(32)),
+            ..Settings::default()
+        };
+        let resaved = Settings {
+            server_url: " https://files.studio.lan:7443 ".into(),
+            pinned_sha256: None,
+            ..pinned.clone()
+        };
+        assert_eq!(pinned.pin_kept_for(&resaved), pinned.pinned_sha256);
+        let elsewhere = Settings {
+            server_url: "https://other.lan:7443".into(),
+            ..pinned.clone()
+        };
+        assert_eq!(pinned.pin_kept_for(&elsewhere), None, "another server");
+        let smuggled = Settings {
+            pinned_sha256: Some("cd".repeat(32)),
+            ..Settings::default()
+        };
+        assert_eq!(
+            Settings::default().pin_kept_for(&smuggled),
+            None,
+            "a save sets no pin"
+        );
     }
 
     #[test]

@@ -62,10 +62,34 @@ impl Drop for KilledGroup {
 struct Server {
     url: String,
     tokens: std::collections::HashMap<&'static str, String>,
-    _process: Killed,
+    data: PathBuf,
+    /// `serve`'s flags beyond the data folder and the address (TLS).
+    flags: Vec<std::ffi::OsString>,
+    /// `None` while killed (`kill`), until started again (`restart`).
+    process: Option<Killed>,
+}
+
+impl Server {
+    /// SIGKILL: no goodbye to any client.
+    fn kill(&mut self) {
+        self.process = None;
+    }
+
+    /// `serve` again on the same address.
+    fn restart(&mut self) {
+        let listen = self.url.split("://").last().unwrap().to_owned();
+        let (url, process) = serve(&self.data, &listen, &self.flags);
+        assert_eq!(url, self.url, "the same address again");
+        self.process = Some(process);
+    }
 }
 
 fn start_server(data: &Path) -> Server {
+    start_server_with(data, Vec::new())
+}
+
+/// As `start_server`, with more of `serve`'s flags.
+fn start_server_with(data: &Path, flags: Vec<std::ffi::OsString>) -> Server {
     let cli = tool("LEASEDESK_BIN");
     let mut tokens = std::collections::HashMap::new();
     for (name, flags) in [
@@ -93,10 +117,23 @@ fn start_server(data: &Path) -> Server {
             .to_owned();
         tokens.insert(name, token);
     }
-    let mut child = Command::new(&cli)
+    let (url, process) = serve(data, "127.0.0.1:0", &flags);
+    Server {
+        url,
+        tokens,
+        data: data.to_owned(),
+        flags,
+        process: Some(process),
+    }
+}
+
+/// `leasedesk serve` on `listen`; its address as it says it.
+fn serve(data: &Path, listen: &str, flags: &[std::ffi::OsString]) -> (String, Killed) {
+    let mut child = Command::new(tool("LEASEDESK_BIN"))
         .arg("--data")
         .arg(data)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", listen])
+        .args(flags)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -112,11 +149,7 @@ fn start_server(data: &Path) -> Server {
         .strip_prefix("listening on ")
         .expect("the address")
         .to_owned();
-    Server {
-        url,
-        tokens,
-        _process: Killed(child),
-    }
+    (url, Killed(child))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -252,9 +285,14 @@ impl Drop for World {
 impl World {
     async fn start(kind: Backend) -> Self {
         let home = tempfile::tempdir().unwrap();
+        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
+        Self::start_in(home, kind, server).await
+    }
+
+    /// The app on `home`, on `server` when given.
+    async fn start_in(home: tempfile::TempDir, kind: Backend, server: Option<Server>) -> Self {
         let workspace = home.path().join("Leasedesk");
         let store = home.path().join("data/store");
-        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
         let settings = json!({
             "backend": if kind == Backend::Remote { "remote" } else { "bundled" },
             "server_url": server.as_ref().map_or(String::new(), |s| s.url.clone()),
@@ -304,6 +342,16 @@ impl World {
             .wait_for("body[data-ready=true]", "the window's first list")
             .await;
         world
+    }
+
+    /// Ends the app and starts it again on the same folders: new connections.
+    async fn relaunch(&mut self) {
+        let log = self.shots.join(format!("{}-app-again.log", self.name()));
+        let (client, driver) = launch(self._home.path(), &log).await;
+        self.client = client;
+        self._driver = driver;
+        self.wait_for("body[data-ready=true]", "the window again")
+            .await;
     }
 
     fn name(&self) -> &'static str {
@@ -1618,4 +1666,314 @@ async fn the_app_shows_the_work() {
     tokio::time::timeout(SCENARIO_LIMIT, seeing_the_work())
         .await
         .expect("the scenario within 5 minutes");
+}
+
+/// The server killed under the app: the view stays, marked offline; the
+/// checked-out copy stays writable and a save still shows; a check-in is
+/// refused with why and sent nowhere. The server back on the same port, the
+/// mark goes by itself, and the check-in, pressed again, lands.
+async fn offline_and_back(w: &mut World) {
+    let path = "brand/hero.psd";
+    let row = World::row(path);
+    let local = w.workspace.join(path);
+    let incoming = w._home.path().join("incoming/hero.psd");
+    std::fs::create_dir_all(incoming.parent().unwrap()).unwrap();
+    std::fs::write(&incoming, b"poster v1").unwrap();
+    let added = w
+        .invoke(
+            "add_files",
+            json!({ "paths": [incoming], "folder": "brand" }),
+        )
+        .await;
+    assert!(added[0]["artifact"]["id"].is_string(), "added: {added}");
+    w.open_row(path).await;
+    w.check_out_here(&row).await;
+    let url = w.server.as_ref().unwrap().url.clone();
+    w.wait_until(
+        "#server",
+        "the server in use",
+        Duration::from_secs(5),
+        |t| t == format!("Server: {}", url.trim_start_matches("http://")),
+    )
+    .await;
+    assert!(writable(&local), "a checked-out copy is writable");
+
+    w.server.as_mut().unwrap().kill();
+    w.wait_until(
+        "#offline:not([hidden])",
+        "the offline mark",
+        Duration::from_secs(15),
+        |t| t.starts_with("Offline since ") && t.contains("stay writable"),
+    )
+    .await;
+    w.wait_until(
+        &format!("{row} .holder"),
+        "the check-out, still shown",
+        Duration::from_secs(2),
+        |t| t.starts_with("You"),
+    )
+    .await;
+    save_atomically(&local, b"poster v2, drawn offline");
+    w.wait_until(
+        &format!("{row} .local"),
+        "the save, shown offline",
+        Duration::from_secs(10),
+        |t| t == "Modified",
+    )
+    .await;
+    w.screenshot("offline-01-marked").await;
+
+    w.dismiss_notices().await;
+    w.check_in_here(None).await;
+    w.wait_until(
+        ".notice.error",
+        "the check-in's refusal",
+        Duration::from_secs(15),
+        |t| t.starts_with("Offline since ") && t.contains("check-in was not sent"),
+    )
+    .await;
+    assert!(
+        writable(&local),
+        "offline, the checked-out copy stays writable"
+    );
+    assert_eq!(std::fs::read(&local).unwrap(), b"poster v2, drawn offline");
+    w.screenshot("offline-02-refused").await;
+
+    w.server.as_mut().unwrap().restart();
+    w.wait_for("#offline[hidden]", "the mark gone, by itself")
+        .await;
+    // Nothing was sent meanwhile: the server's head is still version 1.
+    w.wait_until(
+        &format!("{row} .version"),
+        "still version 1",
+        Duration::from_secs(5),
+        |t| t == "v1",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let files = w.invoke("overview", json!({})).await;
+    assert_eq!(
+        files["files"][0]["artifact"]["head"]["version"],
+        json!(1),
+        "no check-in was sent in the background: {files}"
+    );
+    assert!(files["offline_since"].is_null(), "{files}");
+    w.dismiss_notices().await;
+    w.check_in_here(None).await;
+    w.wait_until(
+        &format!("{row} .version"),
+        "version 2, pressed again",
+        Duration::from_secs(10),
+        |t| t == "v2",
+    )
+    .await;
+    assert!(!writable(&local), "read-only after check-in");
+    w.screenshot("offline-03-back").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_offline_keeps_its_view_and_reconnects_by_itself() {
+    let _one = ONE_APP.lock().await;
+    let mut w = World::start(Backend::Remote).await;
+    tokio::time::timeout(SCENARIO_LIMIT, offline_and_back(&mut w))
+        .await
+        .expect("offline and back within 5 minutes");
+}
+
+/// A self-signed certificate for 127.0.0.1 into `cert` and `key` (each
+/// written beside and renamed, as a renewal would); its SHA-256 as
+/// `openssl x509 -fingerprint` says it ("AB:CD:…").
+fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
+    let (new_cert, new_key) = (cert.with_extension("new"), key.with_extension("new"));
+    let out = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", &format!("/CN={name}/O=Studio")])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        .arg("-keyout")
+        .arg(&new_key)
+        .arg("-out")
+        .arg(&new_cert)
+        .output()
+        .expect("openssl (Debian's openssl package)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(new_key, key).unwrap();
+    std::fs::rename(new_cert, cert).unwrap();
+    let out = Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(cert)
+        .output()
+        .unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    said.trim().rsplit('=').next().unwrap().to_uppercase()
+}
+
+/// A studio's self-signed server: Settings show its fingerprint and subject;
+/// trusted, it is pinned in the settings file and the files show. The
+/// certificate replaced (SIGHUP), the app started again refuses it with the
+/// changed-certificate message, and Settings look again and show the new one.
+async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
+    let tls = home.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let first = self_signed(&cert, &key, "files.studio.lan");
+    let data = home.path().join("server");
+    let server = start_server_with(
+        &data,
+        vec![
+            "--tls-cert".into(),
+            cert.clone().into(),
+            "--tls-key".into(),
+            key.clone().into(),
+        ],
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let source = home.path().join("hero.psd");
+    std::fs::write(&source, b"poster v1").unwrap();
+    run_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--as",
+        "user:alice",
+        "import",
+        "brand/hero.psd",
+        source.to_str().unwrap(),
+    ]);
+    let settings_file = home.path().join("config/settings.json");
+    let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
+
+    w.wait_until(
+        ".notice.error",
+        "the refused certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate is not trusted"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == first,
+    )
+    .await;
+    w.wait_until(
+        "#settings-subject",
+        "its subject",
+        Duration::from_secs(2),
+        |t| t.contains("CN=files.studio.lan"),
+    )
+    .await;
+    w.screenshot("tls-01-untrusted").await;
+    w.click("settings-trust").await;
+    w.wait_for(&World::row("brand/hero.psd"), "the server's files, trusted")
+        .await;
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["pinned_sha256"],
+        json!(first.replace(':', "").to_lowercase()),
+        "the pin is in the settings file: {saved}"
+    );
+    let token = &w.server.as_ref().unwrap().tokens["alice"];
+    assert!(
+        !std::fs::read_to_string(&settings_file)
+            .unwrap()
+            .contains(token.as_str()),
+        "the token stays in the keychain"
+    );
+    w.screenshot("tls-02-trusted").await;
+
+    // A new certificate, loaded by SIGHUP: the pin refuses it.
+    let second = self_signed(&cert, &key, "files.studio.lan");
+    assert_ne!(first, second);
+    let pid = w.server.as_ref().unwrap().process.as_ref().unwrap().0.id();
+    let hup = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.relaunch().await;
+    w.wait_until(
+        ".notice.error",
+        "the changed certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate changed"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings [role=status]",
+        "why, in Settings",
+        Duration::from_secs(10),
+        |t| {
+            t.starts_with("The server's certificate changed")
+                && t.contains(&first.replace(':', "").to_lowercase())
+        },
+    )
+    .await;
+    w.click("settings-look-again").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the new certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == second,
+    )
+    .await;
+    w.screenshot("tls-03-changed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
+    let _one = ONE_APP.lock().await;
+    let home = tempfile::tempdir().unwrap();
+    tokio::time::timeout(SCENARIO_LIMIT, trusting_a_self_signed_server(home))
+        .await
+        .expect("within 5 minutes");
+}
+
+/// Several servers in Settings, the first not answering: the app works
+/// through the next, and its header names that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_names_the_server_it_moved_to() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Remote).await;
+    let server = w.server.as_ref().unwrap();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let servers = format!("{dead}, {}", server.url);
+    let view = w
+        .invoke(
+            "save_settings",
+            json!({
+                "settings": {
+                    "backend": "remote",
+                    "server_url": servers,
+                    "pinned_sha256": null,
+                    "workspace": w.workspace,
+                    "display_name": "alice",
+                },
+                "token": server.tokens["alice"],
+            }),
+        )
+        .await;
+    assert!(view["session_error"].is_null(), "{view}");
+    let overview = w.invoke("overview", json!({})).await;
+    assert_eq!(overview["server"], json!(server.url), "{overview}");
+    // The window's reload after the save, not the header drawn before it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let url = server.url.clone();
+    w.wait_until(
+        "#server",
+        "the server moved to",
+        Duration::from_secs(15),
+        |t| t == format!("Server: {}", url.trim_start_matches("http://")),
+    )
+    .await;
+    w.screenshot("several-servers").await;
 }

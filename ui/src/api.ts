@@ -21,6 +21,7 @@ import type { SettingsView } from "./generated/SettingsView";
 import type { UiError } from "./generated/UiError";
 import type { HistoryPage } from "./generated/HistoryPage";
 import type { Restored } from "./generated/Restored";
+import type { CertificateView } from "./generated/CertificateView";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -30,7 +31,7 @@ export type { LocalState } from "./generated/LocalState";
 export type { CheckinResult } from "./generated/CheckinResult";
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
-export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string };
+export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
 
 export function isAppError(value: unknown): value is AppError {
   return typeof value === "object" && value !== null && "code" in value && "message" in value;
@@ -91,6 +92,10 @@ export const api = {
   reveal: (path: string) => invoke<void>("reveal", { path }),
   settings: () => invoke<SettingsView>("settings"),
   saveSettings: (settings: Settings, token: string | null) => invoke<SettingsView>("save_settings", { settings, token }),
+  /** The certificate of the settings' https server, as it is now (null for plain HTTP or the bundled store). */
+  serverCertificate: () => invoke<CertificateView | null>("server_certificate"),
+  /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
+  trustCertificate: (sha256: string) => invoke<SettingsView>("trust_certificate", { sha256 }),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -105,8 +105,10 @@ export async function reload() {
     void hashChanged(overview);
   } catch (error) {
     state.overview = null;
+    // Ready too: the window shows why there is no list.
+    document.body.dataset.ready = "true";
     render();
-    if (isAppError(error) && ["no_server", "no_token", "no_backend", "unauthorized"].includes(error.code)) {
+    if (isAppError(error) && ["no_server", "no_token", "no_backend", "unauthorized", "certificate_untrusted", "certificate_changed"].includes(error.code)) {
       $("me").textContent = "Not connected";
     }
     showError(error);

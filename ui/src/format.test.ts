@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
-import { bytes, checkinOutcome, clock, describeEvent, explain, getAction, leaseLost, localStateLabels, matches, participantName, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, describeEvent, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -201,5 +201,52 @@ describe("a file's copy on this computer", () => {
       expect(getAction(local, false)).toBeNull();
     }
     expect(getAction("out_of_date", true)).toBeNull();
+  });
+});
+
+describe("offline", () => {
+  const fetched = new Date(now);
+  fetched.setHours(14, 2, 0, 0);
+
+  it("marks the view kept with when it was fetched", () => {
+    expect(offlineMark(fetched.toISOString(), now)).toBe("Offline since 14:02");
+    expect(offlineDetail).toContain("stay writable");
+    expect(offlineDetail).toContain("reconnects by itself");
+  });
+
+  it("says why a click was refused, in the core's words as a sentence", () => {
+    const message = "the server cannot be reached, so your check-in was not sent: your file stays checked out and writable here, and nothing goes up until you press Check in again once the server is back";
+    const said = explain({ code: "offline", message, since: fetched.toISOString() }, now);
+    expect(said.title).toBe("Offline since 14:02");
+    expect(said.detail).toBe(`The server cannot be reached, so your check-in was not sent: your file stays checked out and writable here, and nothing goes up until you press Check in again once the server is back.`);
+    expect(said.action).toBeUndefined();
+    expect(explain({ code: "unavailable", message }, now).title).toBe("The server cannot be reached");
+  });
+
+  it("turns a message into a sentence once", () => {
+    expect(sentence("nothing was stored")).toBe("Nothing was stored.");
+    expect(sentence("Done.")).toBe("Done.");
+    expect(sentence("  ")).toBe("");
+  });
+
+  it("names the server in use without its scheme", () => {
+    expect(serverLine("https://leasedesk.example:7443/")).toBe("Server: leasedesk.example:7443");
+    expect(serverLine("http://127.0.0.1:7400")).toBe("Server: 127.0.0.1:7400");
+  });
+});
+
+describe("a server's certificate", () => {
+  it("shows its fingerprint as openssl does", () => {
+    expect(fingerprint("ab01" + "cd".repeat(30))).toBe("AB:01:" + Array(30).fill("CD").join(":"));
+  });
+
+  it("sends a refused certificate to Settings, and says a changed one changed", () => {
+    const untrusted = explain({ code: "certificate_untrusted", message: "invalid peer certificate: UnknownIssuer" }, now);
+    expect(untrusted.title).toBe("The server's certificate is not trusted");
+    expect(untrusted.action).toBe("open-settings");
+    const changed = explain({ code: "certificate_changed", message: "the server's certificate changed: expected fingerprint aa, got bb" }, now);
+    expect(changed.title).toBe("The server's certificate changed");
+    expect(changed.detail).toContain("not the one you trusted");
+    expect(changed.action).toBe("open-settings");
   });
 });

@@ -103,6 +103,33 @@ export function bytes(n: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
+/** The mark over a view kept while no server answers: "Offline since 14:02". */
+export function offlineMark(since: string, now: number): string {
+  return `Offline since ${clock(since, now)}`;
+}
+
+/** What the offline mark goes on to say. */
+export const offlineDetail =
+  "No server answers, so this is the view fetched then. Your checked-out files stay writable and your changes still show. Leasedesk reconnects by itself and sends nothing you have not pressed again.";
+
+/** Which server a remote session uses. */
+export function serverLine(server: string): string {
+  return `Server: ${server.replace(/^https?:\/\//, "").replace(/\/$/, "")}`;
+}
+
+/** A SHA-256 fingerprint as `openssl x509 -fingerprint` and most admins show it: "AB:CD:…". */
+export function fingerprint(hex: string): string {
+  return (hex.toUpperCase().match(/../g) ?? []).join(":");
+}
+
+/** A message from the core as a sentence: capital first, full stop last. */
+export function sentence(message: string): string {
+  const text = message.trim();
+  if (!text) return "";
+  const capital = text[0].toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
 /** What the window says about an error: what happened, and what to do. */
 export interface Explanation {
   title: string;
@@ -146,6 +173,23 @@ export function explain(error: AppError, now: number): Explanation {
     case "no_token":
     case "no_backend":
       return { title: "Not connected", detail: error.message, action: "open-settings" };
+    case "certificate_untrusted":
+      return {
+        title: "The server's certificate is not trusted",
+        detail: "It may be your studio's own. Open Settings to see its fingerprint, check it with your admin, and trust it.",
+        action: "open-settings",
+      };
+    case "certificate_changed":
+      return {
+        title: "The server's certificate changed",
+        detail: "It is not the one you trusted, so nothing was sent to it. Ask your admin whether it was renewed, then look at it again in Settings.",
+        action: "open-settings",
+      };
+    case "offline":
+      return {
+        title: error.since ? offlineMark(error.since, now) : "Offline",
+        detail: sentence(error.message),
+      };
     case "unavailable":
       return {
         title: "The server cannot be reached",

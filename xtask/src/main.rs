@@ -753,8 +753,8 @@ const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "compare"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
-/// `benches/team.rs`, `src-tauri/benches/app.rs`), with `b3sum`, etcd,
-/// PostgreSQL and openssl
+/// `benches/objects.rs`, `benches/team.rs`, `src-tauri/benches/app.rs`),
+/// with `b3sum`, etcd, PostgreSQL and openssl
 /// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
     let tools = target_dir().join("bench-tools");
@@ -780,7 +780,7 @@ fn bench(args: &[String]) -> Result<()> {
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1));
-    for bench in ["lease", "server", "preview", "failover", "team"] {
+    for bench in ["lease", "server", "preview", "failover", "objects", "team"] {
         // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
         if bench == "failover" && only.is_some_and(|part| part != "failover") {
             continue;

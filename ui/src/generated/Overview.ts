@@ -11,4 +11,13 @@ export type Overview = { me: Participant, now: string, files: Array<FileRow>,
 /**
  * Your open check-outs, soonest expiry first.
  */
-checkouts: Array<Checkout>, proposals: Array<Proposal>, };
+checkouts: Array<Checkout>, proposals: Array<Proposal>, 
+/**
+ * Set when no server answered: this is the view fetched then, with
+ * local states as they are now.
+ */
+offline_since: string | null, 
+/**
+ * The server that answers, for a remote session (the shell fills it in).
+ */
+server: string | null, };

@@ -1,0 +1,252 @@
+//! `cargo xtask bench`, the object store's part (issue 11): a 256 MiB check-in
+//! through a release `leasedesk serve --blobs s3://…` against moto (the tests'
+//! S3 server, `tests/harness/s3.rs`), beside `cp` of the same file and beside
+//! moto taking the same bytes straight from a client; the server's peak
+//! memory. Prints Markdown rows. `--quick` uses 64 MiB; `--only objects` runs
+//! only this bench's part.
+
+#[path = "common/mod.rs"]
+mod common;
+#[allow(dead_code)] // the tests' harness: the bench uses a part
+#[path = "../tests/harness/s3.rs"]
+mod s3;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{make_big_file, median, peak_memory, row, settle, size_label};
+use leasedesk::{Backend, Remote, Upload};
+use object_store::{ObjectStoreExt, WriteMultipart};
+use tokio::io::AsyncReadExt;
+
+const RUNS: usize = 3;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `cargo xtask bench --only PART` passes PART to every bench: this one is `objects`.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    if only.is_some_and(|part| part != "objects") {
+        return;
+    }
+    let size: u64 = if quick { 64 << 20 } else { 256 << 20 };
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-objects");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    println!("| figure | measured | baseline / target |");
+    println!("|---|---|---|");
+    runtime.block_on(check_in(&work, size));
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+fn bin() -> PathBuf {
+    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
+}
+
+struct Server {
+    child: Child,
+    url: String,
+    token: String,
+}
+
+impl Server {
+    fn start(data: &Path, bucket: &s3::S3) -> Self {
+        let cli = |args: &[&str]| {
+            let mut command = Command::new(bin());
+            bucket
+                .apply(&mut command)
+                .arg("--data")
+                .arg(data)
+                .args(["--blobs", &bucket.url("bench")])
+                .args(args)
+                .env("LEASEDESK_LOG", "warn");
+            command
+        };
+        let added = cli(&["user", "add", "bench"]).output().unwrap();
+        assert!(
+            added.status.success(),
+            "{}",
+            String::from_utf8_lossy(&added.stderr)
+        );
+        let token = String::from_utf8(added.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned();
+        let mut child = cli(&["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap()
+            .to_owned();
+        Self { child, url, token }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `source` with one byte of `mark` appended: the same size but for one
+/// byte, and a digest of its own.
+fn distinct_copy(source: &Path, to: &Path, mark: u8) {
+    std::fs::copy(source, to).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(to)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &[mark]))
+        .unwrap();
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+async fn check_in(work: &Path, size: u64) {
+    let source = work.join("big.bin");
+    make_big_file(&source, size);
+    let label = size_label(size);
+    let moto = s3::Moto::start();
+    let bucket = moto.bucket();
+    let server = Server::start(&work.join("data"), &bucket);
+    let remote = Remote::new(&server.url, &server.token).unwrap();
+    let small = work.join("small.bin");
+    std::fs::write(&small, b"v1").unwrap();
+
+    let (mut cp, mut direct, mut cli, mut declared) = (vec![], vec![], vec![], vec![]);
+    let client = bucket.client();
+    for rep in 0..RUNS {
+        settle(&source);
+        let copy = work.join("copy.bin");
+        let started = Instant::now();
+        assert!(Command::new("cp")
+            .arg(&source)
+            .arg(&copy)
+            .status()
+            .unwrap()
+            .success());
+        cp.push(started.elapsed());
+        std::fs::remove_file(&copy).unwrap();
+
+        // moto alone: the same bytes from a client, 8 MiB parts, two in flight.
+        settle(&source);
+        let started = Instant::now();
+        let upload = client
+            .put_multipart(&format!("direct/{rep}").as_str().into())
+            .await
+            .unwrap();
+        let mut upload = WriteMultipart::new_with_chunk_size(upload, 8 << 20);
+        let mut file = tokio::fs::File::open(&source).await.unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            upload.wait_for_capacity(2).await.unwrap();
+            upload.write(&buf[..n]);
+        }
+        upload.finish().await.unwrap();
+        direct.push(started.elapsed());
+        client
+            .delete(&format!("direct/{rep}").as_str().into())
+            .await
+            .unwrap();
+
+        // The CLI as a designer runs it: it declares no digest, so the server
+        // hashes the upload into its spool before sending it to its key.
+        let path = format!("big-{rep}.bin");
+        let artifact = remote
+            .import(&path.parse().unwrap(), Upload::file(&small))
+            .await
+            .unwrap();
+        let run = |args: &[&str]| {
+            let out = Command::new(bin())
+                .args(["--server", &server.url])
+                .args(args)
+                .env("LEASEDESK_TOKEN", &server.token)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&["checkout", &path]);
+        // Bytes of its own each time: stored bytes would not be sent again.
+        let mine = work.join("mine.bin");
+        distinct_copy(&source, &mine, rep as u8);
+        settle(&mine);
+        let started = Instant::now();
+        run(&["checkin", &path, mine.to_str().unwrap()]);
+        cli.push(started.elapsed());
+        std::fs::remove_file(&mine).unwrap();
+
+        // A client that declares the digest (hashed first, in the timing):
+        // the parts go straight to the blob's key.
+        let out = remote
+            .check_out(artifact.id, Default::default())
+            .await
+            .unwrap();
+        // Other bytes than the CLI's check-in, so a new object is written.
+        let other = work.join("other.bin");
+        distinct_copy(&source, &other, 100 + rep as u8);
+        settle(&other);
+        let started = Instant::now();
+        let (digest, _) = leasedesk::blob::digest_file_mapped(&other).unwrap();
+        remote
+            .check_in(out.id, Upload::file(&other).with_digest(digest))
+            .await
+            .unwrap();
+        declared.push(started.elapsed());
+        std::fs::remove_file(&other).unwrap();
+    }
+    let (cp, direct, cli, declared) = (median(cp), median(direct), median(cli), median(declared));
+    let ratio = |d: Duration| d.as_secs_f64() / cp.as_secs_f64();
+    row(
+        &format!("cp of a page-cached {label} file, median of {RUNS}"),
+        secs(cp),
+        "baseline",
+    );
+    row(
+        &format!("moto taking the {label} file straight from a client (multipart, 8 MiB parts)"),
+        format!("{} = {:.2}x cp", secs(direct), ratio(direct)),
+        "the S3 server's own cost",
+    );
+    row(
+        &format!("check-in of the {label} file, CLI --server, server on --blobs s3:// (no digest declared: spooled, then sent)"),
+        format!("**{} = {:.2}x cp**", secs(cli), ratio(cli)),
+        "at most 3x cp",
+    );
+    row(
+        &format!("check-in of the {label} file with its digest declared (hashed first, in the time): parts straight to the key"),
+        format!("**{} = {:.2}x cp**", secs(declared), ratio(declared)),
+        "at most 3x cp",
+    );
+    row(
+        "server peak memory (VmHWM) over those check-ins",
+        format!(
+            "**{:.1} MiB**",
+            peak_memory(server.child.id()) as f64 / 1048576.0
+        ),
+        "under 64 MiB",
+    );
+}
