@@ -7,15 +7,17 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/pairs.rs"]
+mod pairs;
 
-use std::io::{BufRead, BufReader};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{make_big_file, median, peak_memory, row, settle, size_label};
+use pairs::{add_user, bin, edit_pair, make_artifacts, measure_pairs, ms, percentile, Etcd};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 16;
@@ -76,10 +78,6 @@ fn main() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-fn bin() -> PathBuf {
-    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
-}
-
 /// A real `leasedesk serve` on 127.0.0.1:0 over `data`, with one user's token.
 struct Server {
     child: Child,
@@ -94,40 +92,9 @@ impl Server {
     }
 
     fn start(data: &Path) -> Self {
-        let added = Command::new(bin())
-            .arg("--data")
-            .arg(data)
-            .args(["user", "add", "bench"])
-            .output()
-            .unwrap();
-        assert!(
-            added.status.success(),
-            "{}",
-            String::from_utf8_lossy(&added.stderr)
-        );
-        let token = String::from_utf8(added.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned();
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(data)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("LEASEDESK_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap()
-            .to_owned();
+        let store = [OsString::from("--data"), data.into()];
+        let token = add_user(&store, "bench");
+        let (child, url) = pairs::serve(&store, &[]);
         Self { child, url, token }
     }
 
@@ -144,96 +111,19 @@ impl Drop for Server {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
-}
-
-/// Runs `CLIENTS` concurrent loops of `pairs` acquire + release pairs and
-/// reports pairs per second and the pair latency's median and p99.
-async fn measure_pairs<F, Fut>(pairs: usize, pair: F) -> (f64, Duration, Duration)
-where
-    F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let pair = Arc::new(pair);
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for client in 0..CLIENTS {
-        let pair = pair.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut times = Vec::with_capacity(pairs);
-            for _ in 0..pairs {
-                let started = Instant::now();
-                pair(client).await;
-                times.push(started.elapsed());
-            }
-            times
-        }));
-    }
-    let mut times = Vec::new();
-    for task in tasks {
-        times.extend(task.await.unwrap());
-    }
-    let elapsed = start.elapsed();
-    times.sort();
-    (
-        times.len() as f64 / elapsed.as_secs_f64(),
-        percentile(&times, 0.5),
-        percentile(&times, 0.99),
-    )
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1e3)
-}
-
 async fn http_pairs(work: &Path, sizes: &Sizes) {
     let server = Server::start(&work.join("http"));
     let http = reqwest::Client::new();
-    let mut artifacts = Vec::new();
-    for client in 0..CLIENTS {
-        let created: Value = http
-            .post(format!(
-                "{}/v1/artifacts?path=bench/{client}.psd",
-                server.url
-            ))
-            .bearer_auth(&server.token)
-            .body("v1")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        artifacts.push(created["id"].as_str().unwrap().to_owned());
-    }
+    let artifacts = make_artifacts(&http, &server.url, &server.token, CLIENTS).await;
     let (url, token) = (server.url.clone(), server.token.clone());
-    let (rate, median, p99) = measure_pairs(sizes.pairs_per_client, move |client| {
+    let (rate, median, p99) = measure_pairs(CLIENTS, sizes.pairs_per_client, move |client| {
         let (http, url, token, artifact) = (
             http.clone(),
             url.clone(),
             token.clone(),
             artifacts[client].clone(),
         );
-        async move {
-            let edit: Value = http
-                .post(format!("{url}/v1/artifacts/{artifact}/edits"))
-                .bearer_auth(&token)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let id = edit["id"].as_str().expect("an edit");
-            let released = http
-                .delete(format!("{url}/v1/edits/{id}"))
-                .bearer_auth(&token)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(released.status(), 204);
-        }
+        async move { edit_pair(&http, &url, &token, &artifact).await }
     })
     .await;
     LAST_HTTP_RATE.store(rate as u64, Ordering::SeqCst);
@@ -257,7 +147,7 @@ static LAST_HTTP_RATE: AtomicU64 = AtomicU64::new(0);
 
 /// etcd's lease grant + revoke through its JSON gateway, the same way.
 async fn etcd_pairs(work: &Path, sizes: &Sizes) {
-    let Ok(etcd) = which("etcd") else {
+    let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
         row(
             "etcd lease grant + revoke",
             "not measured: etcd is not installed (apt-get install etcd-server)".into(),
@@ -265,41 +155,8 @@ async fn etcd_pairs(work: &Path, sizes: &Sizes) {
         );
         return;
     };
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let mut child = Command::new(etcd)
-        .arg("--data-dir")
-        .arg(work.join("etcd"))
-        .args([
-            "--listen-client-urls",
-            &url,
-            "--advertise-client-urls",
-            &url,
-        ])
-        .args([
-            "--listen-peer-urls",
-            &format!("http://127.0.0.1:{}", free_port()),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let http = reqwest::Client::new();
-    let mut ready = false;
-    for _ in 0..100 {
-        if http
-            .get(format!("{url}/health"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            ready = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(ready, "etcd started");
-    let (rate, median, p99) = measure_pairs(sizes.pairs_per_client, move |_| {
+    let (http, url) = (reqwest::Client::new(), etcd.url.clone());
+    let (rate, median, p99) = measure_pairs(CLIENTS, sizes.pairs_per_client, move |_| {
         let (http, url) = (http.clone(), url.clone());
         async move {
             let granted: Value = http
@@ -322,8 +179,7 @@ async fn etcd_pairs(work: &Path, sizes: &Sizes) {
         }
     })
     .await;
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(etcd);
     let ours = LAST_HTTP_RATE.load(Ordering::SeqCst) as f64;
     let ratio = if ours > 0.0 {
         format!("; Leasedesk/etcd = {:.1}x", ours / rate)
@@ -339,26 +195,6 @@ async fn etcd_pairs(work: &Path, sizes: &Sizes) {
         ),
         "Leasedesk at least as fast",
     );
-}
-
-fn which(program: &str) -> Result<PathBuf, ()> {
-    let out = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map_err(|_| ())?;
-    if out.status.success() {
-        Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    } else {
-        Err(())
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A check-in of a big file over loopback beside `cp` of it, and the server's

@@ -136,6 +136,11 @@ const TEST_PACKAGES: &[&str] = &[
     "postgresql-15",
     // Makes the CAs and certificates of the TLS tests.
     "openssl",
+    // etcd-client (a dev-dependency, the team bench's baseline) builds its
+    // gRPC code with protoc (and its well-known types), and clippy
+    // --all-targets builds the benches.
+    "protobuf-compiler",
+    "libprotobuf-dev",
 ];
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
@@ -743,8 +748,13 @@ fn apt(args: &[&str]) -> Command {
     cmd
 }
 
+/// The `--only` parts of `src-tauri/benches/app.rs`.
+const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "compare"];
+
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
-/// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`, `benches/objects.rs`, `src-tauri/benches/app.rs`), with `b3sum` and etcd
+/// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
+/// `benches/objects.rs`, `benches/team.rs`, `src-tauri/benches/app.rs`),
+/// with `b3sum`, etcd, PostgreSQL and openssl
 /// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
     let tools = target_dir().join("bench-tools");
@@ -756,10 +766,25 @@ fn bench(args: &[String]) -> Result<()> {
                 .arg(&tools),
         )?;
     }
-    // etcd is the baseline of the server's lease figures.
-    ensure_debian_packages(&["etcd-server"])?;
+    // etcd is the baseline of the server's lease figures; the team figure
+    // runs on a PostgreSQL of its own; etcd-client's build needs protoc.
+    ensure_debian_packages(&[
+        "etcd-server",
+        "postgresql-15",
+        "protobuf-compiler",
+        "libprotobuf-dev",
+        "openssl",
+    ])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
-    for bench in ["lease", "server", "preview", "failover", "objects"] {
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    for bench in ["lease", "server", "preview", "failover", "objects", "team"] {
+        // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
+        if bench == "failover" && only.is_some_and(|part| part != "failover") {
+            continue;
+        }
         check(
             cargo()
                 .args(["bench", "--bench", bench, "--"])
@@ -768,7 +793,11 @@ fn bench(args: &[String]) -> Result<()> {
                 .env("B3SUM", &b3sum),
         )?;
     }
-    // The app's figures: a release build in a real window, under Xvfb.
+    // The app's figures: a release build in a real window, under Xvfb; not
+    // built when `--only` names a part of the benches above.
+    if only.is_some_and(|part| !APP_BENCH_PARTS.contains(&part.as_str())) {
+        return Ok(());
+    }
     let packages: Vec<&str> = APP_PACKAGES.iter().chain(TEST_PACKAGES).copied().collect();
     ensure_debian_packages(&packages)?;
     build_ui()?;

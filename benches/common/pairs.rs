@@ -1,0 +1,224 @@
+//! What the lease-pair figures share (`server.rs`, `team.rs`): `leasedesk
+//! serve` processes over a store, the acquire + release pair over HTTP, etcd
+//! as the baseline, and the timing of concurrent clients.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
+}
+
+/// Adds user `name` to the store named by `store` (`--data DIR`, and
+/// `--database URL` for PostgreSQL) and returns its token.
+pub fn add_user(store: &[OsString], name: &str) -> String {
+    let added = Command::new(bin())
+        .args(store)
+        .args(["user", "add", name])
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    String::from_utf8(added.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned()
+}
+
+/// A real `leasedesk serve` on 127.0.0.1:0 over `store` with `extra` flags,
+/// and the URL it printed.
+pub fn serve(store: &[OsString], extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(bin())
+        .args(store)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .env("LEASEDESK_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the address line, not {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+/// `count` new artifacts, `bench/0.psd`…, made through the server at `url`.
+pub async fn make_artifacts(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    count: usize,
+) -> Vec<String> {
+    let mut artifacts = Vec::new();
+    for n in 0..count {
+        let created: Value = http
+            .post(format!("{url}/v1/artifacts?path=bench/{n}.psd"))
+            .bearer_auth(token)
+            .body("v1")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        artifacts.push(created["id"].as_str().unwrap().to_owned());
+    }
+    artifacts
+}
+
+/// One lease acquire + release: an agent's edit on `artifact`, then its release.
+pub async fn edit_pair(http: &reqwest::Client, url: &str, token: &str, artifact: &str) {
+    let edit: Value = http
+        .post(format!("{url}/v1/artifacts/{artifact}/edits"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = edit["id"].as_str().expect("an edit");
+    let released = http
+        .delete(format!("{url}/v1/edits/{id}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(released.status(), 204);
+}
+
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+/// Runs `clients` concurrent loops of `pairs` acquire + release pairs and
+/// reports pairs per second and the pair latency's median and p99.
+pub async fn measure_pairs<F, Fut>(
+    clients: usize,
+    pairs: usize,
+    pair: F,
+) -> (f64, Duration, Duration)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let pair = Arc::new(pair);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let pair = pair.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut times = Vec::with_capacity(pairs);
+            for _ in 0..pairs {
+                let started = Instant::now();
+                pair(client).await;
+                times.push(started.elapsed());
+            }
+            times
+        }));
+    }
+    let mut times = Vec::new();
+    for task in tasks {
+        times.extend(task.await.unwrap());
+    }
+    let elapsed = start.elapsed();
+    times.sort();
+    (
+        times.len() as f64 / elapsed.as_secs_f64(),
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+    )
+}
+
+pub fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+pub fn which(program: &str) -> Result<PathBuf, ()> {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map_err(|_| ())?;
+    if out.status.success() {
+        Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    } else {
+        Err(())
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A single-member etcd on loopback, in `dir`, killed when dropped.
+pub struct Etcd {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Etcd {
+    /// None when etcd is not installed (`apt-get install etcd-server`).
+    pub async fn start(dir: &Path) -> Option<Self> {
+        let etcd = which("etcd").ok()?;
+        let url = format!("http://127.0.0.1:{}", free_port());
+        let child = Command::new(etcd)
+            .arg("--data-dir")
+            .arg(dir)
+            .args([
+                "--listen-client-urls",
+                &url,
+                "--advertise-client-urls",
+                &url,
+            ])
+            .args([
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{}", free_port()),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let etcd = Self { child, url };
+        let http = reqwest::Client::new();
+        for _ in 0..100 {
+            if http
+                .get(format!("{}/health", etcd.url))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+            {
+                return Some(etcd);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("etcd did not become healthy at {}", etcd.url);
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

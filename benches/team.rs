@@ -1,0 +1,503 @@
+//! `cargo xtask bench`, the team server's lease figure (issue 11): lease
+//! acquire + release from 16 clients split over two `leasedesk serve`
+//! processes on one PostgreSQL database (fsync on), beside the same two
+//! servers on one SQLite data folder, one server on SQLite, and etcd's lease
+//! grant + revoke through its gRPC API, all in one run on this machine.
+//! Prints a Markdown report, then where PostgreSQL's time goes: statements,
+//! transactions and WAL flushes per pair (pg_stat_statements, pg_stat_wal),
+//! and CPU per pair of each process.
+//! `--quick` makes fewer pairs; `--only team` runs this alone (any other
+//! `--only` skips it).
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // the big-file helpers are the lease bench's
+mod common;
+#[path = "common/pairs.rs"]
+mod pairs;
+#[path = "common/postgres.rs"]
+mod postgres;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::Duration;
+
+use common::row;
+use pairs::{add_user, edit_pair, make_artifacts, measure_pairs, ms, serve, Etcd};
+use postgres::PgCluster;
+
+const CLIENTS: usize = 16;
+/// Pairs each client makes before the timed run (connections, pools, caches).
+const WARM_UP: usize = 20;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    if only.is_some_and(|o| o != "team") {
+        return;
+    }
+    let pairs_per_client = if quick { 100 } else { 1000 };
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-team");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+
+    println!(
+        "load average at start: {}, {} cores",
+        load_average(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!();
+    println!("| figure | measured | baseline / target |");
+    println!("|---|---|---|");
+    let transport = Transport::choose(&work);
+    let cluster = PgCluster::start(&[
+        "max_connections=100",
+        "shared_preload_libraries=pg_stat_statements",
+        "pg_stat_statements.track=all",
+    ]);
+    let database = cluster.database("bench");
+    cluster.sql("bench", "CREATE EXTENSION pg_stat_statements");
+
+    let (on_postgres, profile) = {
+        let store = [
+            OsString::from("--database"),
+            database.into(),
+            "--data".into(),
+            work.join("team-pg").into(),
+        ];
+        let team = Team::start(&store, 2, &transport);
+        let reset =
+            "SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')";
+        let figure = runtime.block_on(team.measure(pairs_per_client, || {
+            cluster.sql("bench", reset);
+            vec![("PostgreSQL", process_tree(cluster.pid()))]
+        }));
+        // Backends report their counters at most once a second.
+        std::thread::sleep(Duration::from_millis(1500));
+        let profile = PgProfile::read(&cluster, (CLIENTS * pairs_per_client) as f64);
+        figure.report(
+            &format!(
+                "lease acquire + release, {CLIENTS} clients split over two servers on one PostgreSQL 15 database (fsync on), {}",
+                transport.label()
+            ),
+            "at least 2,000 pairs/s, p99 under 20 ms".into(),
+        );
+        (figure, profile)
+    };
+
+    // One server on a database of its own: what the two servers' turns on
+    // the ledger's lock cost beside PostgreSQL itself.
+    let one_on_postgres = {
+        let store = [
+            OsString::from("--database"),
+            cluster.database("bench_one").into(),
+            "--data".into(),
+            work.join("one-pg").into(),
+        ];
+        let team = Team::start(&store, 1, &transport);
+        runtime.block_on(team.measure(pairs_per_client, || {
+            vec![("PostgreSQL", process_tree(cluster.pid()))]
+        }))
+    };
+    one_on_postgres.report(
+        "the same, one server on PostgreSQL",
+        format!(
+            "two servers / one on PostgreSQL = {:.2}x",
+            on_postgres.rate / one_on_postgres.rate
+        ),
+    );
+    let two_on_sqlite = {
+        let store = [OsString::from("--data"), work.join("team-sqlite").into()];
+        let team = Team::start(&store, 2, &transport);
+        runtime.block_on(team.measure(pairs_per_client, Vec::new))
+    };
+    let one_on_sqlite = {
+        let store = [OsString::from("--data"), work.join("one-sqlite").into()];
+        let team = Team::start(&store, 1, &transport);
+        runtime.block_on(team.measure(pairs_per_client, Vec::new))
+    };
+    let pg_rate = on_postgres.rate;
+    two_on_sqlite.report(
+        "the same, two servers on one SQLite data folder",
+        format!("PostgreSQL / SQLite = {:.2}x", pg_rate / two_on_sqlite.rate),
+    );
+    one_on_sqlite.report(
+        "the same, one server on SQLite",
+        format!(
+            "two on PostgreSQL / one on SQLite = {:.2}x",
+            pg_rate / one_on_sqlite.rate
+        ),
+    );
+    runtime.block_on(etcd_grpc(&work, pairs_per_client, pg_rate));
+    println!();
+    profile.print();
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `leasedesk serve` processes over one store, with one user's token.
+struct Team {
+    servers: Vec<Child>,
+    urls: Vec<String>,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Team {
+    fn start(store: &[OsString], servers: usize, transport: &Transport) -> Self {
+        let token = add_user(store, "bench");
+        let (servers, urls) = (0..servers)
+            .map(|_| serve(store, &transport.serve_flags()))
+            .unzip();
+        Self {
+            servers,
+            urls,
+            token,
+            http: transport.client(),
+        }
+    }
+
+    /// Client `n` speaks to server `n % servers`, each on an artifact of its
+    /// own (as `server.rs`'s `http_pairs`). `others` is called just before
+    /// the timed run and names the other processes whose CPU counts.
+    async fn measure(
+        &self,
+        pairs_per_client: usize,
+        others: impl FnOnce() -> Vec<(&'static str, Vec<u32>)>,
+    ) -> Figure {
+        let http = self.http.clone();
+        let artifacts = make_artifacts(&http, &self.urls[0], &self.token, CLIENTS).await;
+        let pair = {
+            let (urls, token) = (self.urls.clone(), self.token.clone());
+            move |client: usize| {
+                let (http, url, token, artifact) = (
+                    http.clone(),
+                    urls[client % urls.len()].clone(),
+                    token.clone(),
+                    artifacts[client].clone(),
+                );
+                async move { edit_pair(&http, &url, &token, &artifact).await }
+            }
+        };
+        let pair = std::sync::Arc::new(pair);
+        let warm = pair.clone();
+        measure_pairs(CLIENTS, WARM_UP, move |c| warm(c)).await;
+        let mut processes = vec![(
+            "servers",
+            self.servers.iter().map(|s| s.id()).collect::<Vec<_>>(),
+        )];
+        processes.extend(others());
+        processes.push(("bench clients", vec![std::process::id()]));
+        let before = cpu_seconds(&processes);
+        let (rate, median, p99) = measure_pairs(CLIENTS, pairs_per_client, move |c| pair(c)).await;
+        let after = cpu_seconds(&processes);
+        let pairs = (CLIENTS * pairs_per_client) as f64;
+        let cpu = processes
+            .iter()
+            .zip(before.iter().zip(&after))
+            .map(|((name, _), (b, a))| (*name, (a - b) / pairs))
+            .collect();
+        Figure {
+            rate,
+            median,
+            p99,
+            cpu,
+        }
+    }
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        for server in &mut self.servers {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+struct Figure {
+    rate: f64,
+    median: Duration,
+    p99: Duration,
+    /// CPU seconds per pair, by process group.
+    cpu: Vec<(&'static str, f64)>,
+}
+
+impl Figure {
+    fn report(&self, figure: &str, target: String) {
+        let cpu: Vec<String> = self
+            .cpu
+            .iter()
+            .map(|(name, seconds)| format!("{name} {:.2} ms", seconds * 1e3))
+            .collect();
+        row(
+            figure,
+            format!(
+                "**{:.0} pairs/s**, median {}, p99 {}; CPU per pair: {}",
+                self.rate,
+                ms(self.median),
+                ms(self.p99),
+                cpu.join(", ")
+            ),
+            &target,
+        );
+    }
+}
+
+/// HTTPS with a certificate of the bench's own CA when `serve` has
+/// `--tls-cert` (issue 11's TLS), else plain HTTP.
+enum Transport {
+    Http,
+    Https {
+        cert: PathBuf,
+        key: PathBuf,
+        ca: PathBuf,
+    },
+}
+
+impl Transport {
+    fn choose(work: &Path) -> Self {
+        let help = std::process::Command::new(pairs::bin())
+            .args(["serve", "--help"])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&help.stdout).contains("--tls-cert") {
+            return Self::Http;
+        }
+        let dir = work.join("tls");
+        std::fs::create_dir_all(&dir).unwrap();
+        // A CA of our own and a leaf it signs: rustls refuses a CA
+        // certificate as the server's own.
+        std::fs::write(
+            dir.join("leaf.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        let script = "set -e; EC='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+            openssl req -x509 $EC -subj /CN=leasedesk-bench-ca -keyout ca.key -out ca.pem
+            openssl req $EC -subj /CN=localhost -keyout key.pem -out leaf.csr
+            openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+                -days 2 -extfile leaf.ext -out cert.pem";
+        let out = std::process::Command::new("sh")
+            .current_dir(&dir)
+            .args(["-c", script])
+            .output()
+            .expect("sh runs");
+        assert!(out.status.success(), "openssl: {out:?}");
+        Self::Https {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+            ca: dir.join("ca.pem"),
+        }
+    }
+
+    fn serve_flags(&self) -> Vec<&str> {
+        match self {
+            Self::Http => Vec::new(),
+            Self::Https { cert, key, .. } => vec![
+                "--tls-cert",
+                cert.to_str().unwrap(),
+                "--tls-key",
+                key.to_str().unwrap(),
+            ],
+        }
+    }
+
+    fn client(&self) -> reqwest::Client {
+        match self {
+            Self::Http => reqwest::Client::new(),
+            Self::Https { ca, .. } => reqwest::Client::builder()
+                .add_root_certificate(
+                    reqwest::Certificate::from_pem(&std::fs::read(ca).unwrap()).unwrap(),
+                )
+                .build()
+                .unwrap(),
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Http => "plain HTTP keep-alive (this build has no TLS yet)",
+            Self::Https { .. } => "HTTPS (rustls; HTTP/1.1 or 2 as ALPN settles)",
+        }
+    }
+}
+
+/// etcd's lease grant + revoke through its gRPC API, `CLIENTS` clients each
+/// with a connection of its own.
+async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
+    let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
+        row(
+            "etcd lease grant + revoke over gRPC",
+            "not measured: etcd is not installed (apt-get install etcd-server)".into(),
+            "",
+        );
+        return;
+    };
+    let mut clients = Vec::new();
+    for _ in 0..CLIENTS {
+        clients.push(
+            etcd_client::Client::connect([etcd.url.as_str()], None)
+                .await
+                .expect("etcd's gRPC API"),
+        );
+    }
+    let pair = std::sync::Arc::new(move |client: usize| {
+        let mut etcd = clients[client].clone();
+        async move {
+            let granted = etcd.lease_grant(45, None).await.expect("a lease");
+            etcd.lease_revoke(granted.id()).await.expect("revoked");
+        }
+    });
+    let warm = pair.clone();
+    measure_pairs(CLIENTS, WARM_UP, move |c| warm(c)).await;
+    let processes = [
+        ("etcd", vec![etcd.child.id()]),
+        ("bench clients", vec![std::process::id()]),
+    ];
+    let before = cpu_seconds(&processes);
+    let (rate, median, p99) = measure_pairs(CLIENTS, pairs_per_client, move |c| pair(c)).await;
+    let after = cpu_seconds(&processes);
+    let pairs = (CLIENTS * pairs_per_client) as f64;
+    let figure = Figure {
+        rate,
+        median,
+        p99,
+        cpu: processes
+            .iter()
+            .zip(before.iter().zip(&after))
+            .map(|((name, _), (b, a))| (*name, (a - b) / pairs))
+            .collect(),
+    };
+    figure.report(
+        &format!("etcd 3.4 lease grant + revoke over gRPC (etcd-client), {CLIENTS} clients"),
+        format!(
+            "two Leasedesk servers on PostgreSQL / etcd = {:.2}x",
+            pg_rate / rate
+        ),
+    );
+}
+
+/// What PostgreSQL did in the timed run, per pair.
+struct PgProfile {
+    pairs: f64,
+    statements: f64,
+    commits: f64,
+    rollbacks: f64,
+    wal_syncs: f64,
+    /// (calls per pair, ms per call, statement), most called first.
+    top: Vec<(f64, f64, String)>,
+}
+
+impl PgProfile {
+    fn read(cluster: &PgCluster, pairs: f64) -> Self {
+        let number = |sql: &str| -> f64 {
+            let out = cluster.sql("bench", sql);
+            out.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{sql}: {out}"))
+        };
+        let statements = number(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench'",
+        );
+        let commits = number("SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'");
+        let rollbacks =
+            number("SELECT xact_rollback FROM pg_stat_database WHERE datname = 'bench'");
+        let wal_syncs = number("SELECT wal_sync FROM pg_stat_wal");
+        let top = cluster
+            .sql(
+                "bench",
+                "SELECT calls, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench' ORDER BY calls DESC LIMIT 15",
+            )
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.splitn(3, '|');
+                let calls: f64 = fields.next()?.parse().ok()?;
+                let mean: f64 = fields.next()?.parse().ok()?;
+                Some((calls / pairs, mean, fields.next()?.to_owned()))
+            })
+            .collect();
+        Self {
+            pairs,
+            statements,
+            commits,
+            rollbacks,
+            wal_syncs,
+            top,
+        }
+    }
+
+    fn print(&self) {
+        println!(
+            "PostgreSQL in the timed run ({:.0} pairs): {:.1} statements, {:.2} commits, {:.2} rollbacks and {:.2} WAL flushes (fsync) per pair.",
+            self.pairs,
+            self.statements / self.pairs,
+            self.commits / self.pairs,
+            self.rollbacks / self.pairs,
+            self.wal_syncs / self.pairs,
+        );
+        println!();
+        println!("| calls per pair | mean ms | statement |");
+        println!("|---|---|---|");
+        for (calls, mean, query) in &self.top {
+            let query: String = query.chars().take(160).collect();
+            println!(
+                "| {calls:.2} | {mean:.3} | `{}` |",
+                query.replace('|', "\\|")
+            );
+        }
+    }
+}
+
+/// The 1-minute load average (`/proc/loadavg`).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// `pid` and its children (PostgreSQL's backends are the postmaster's).
+fn process_tree(pid: u32) -> Vec<u32> {
+    let mut pids = vec![pid];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        if stat_fields(child).is_some_and(|f| f.get(1).is_some_and(|p| *p == pid.to_string())) {
+            pids.push(child);
+        }
+    }
+    pids
+}
+
+/// The fields of `/proc/PID/stat` after the command's name (state first).
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    Some(after_name.split_whitespace().map(str::to_owned).collect())
+}
+
+/// User + system CPU seconds of each group of processes so far.
+fn cpu_seconds(groups: &[(&'static str, Vec<u32>)]) -> Vec<f64> {
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    groups
+        .iter()
+        .map(|(_, pids)| {
+            pids.iter()
+                .filter_map(|pid| {
+                    let f = stat_fields(*pid)?;
+                    // utime and stime are stat's fields 14 and 15 (11, 12 here).
+                    Some(f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?)
+                })
+                .sum::<f64>()
+                / ticks
+        })
+        .collect()
+}
