@@ -343,8 +343,8 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
 
 /// A token revoked through one server (or the CLI on the database) is refused
 /// by every other within the second a server trusts a token it checked (with
-/// a second of slack for a loaded machine), and
-/// an event stream open on another server ends.
+/// a second of slack for a loaded machine), and an event stream open on
+/// another server ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_revoked_anywhere_is_refused_by_every_server_within_a_second() {
     let team = Team::new();
