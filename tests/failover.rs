@@ -19,14 +19,14 @@ use crate::harness::*;
 /// One store that several servers share: a data folder here (several
 /// processes may share one). On PostgreSQL it would be a database and a blob
 /// store; only `args`, `open` and the blob check know which.
-struct SharedStore {
+pub(crate) struct SharedStore {
     dir: tempfile::TempDir,
     /// Rows in this PostgreSQL database, not the data folder's SQLite file.
-    database: Option<String>,
+    pub(crate) database: Option<String>,
 }
 
 impl SharedStore {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
             database: None,
@@ -34,11 +34,23 @@ impl SharedStore {
     }
 
     /// A team's store: rows in a new PostgreSQL database.
-    fn postgres() -> Self {
+    pub(crate) fn postgres() -> Self {
+        Self::on_database(postgres_database())
+    }
+
+    /// Rows in the PostgreSQL database `url`.
+    pub(crate) fn on_database(url: String) -> Self {
         Self {
-            database: Some(postgres_database()),
+            database: Some(url),
             ..Self::new()
         }
+    }
+
+    /// The `leasedesk` CLI on this store.
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        command.args(self.args());
+        command
     }
 
     fn data(&self) -> PathBuf {
@@ -69,7 +81,7 @@ impl SharedStore {
     }
 
     /// A participant's token.
-    fn account(&self, name: &str) -> String {
+    pub(crate) fn account(&self, name: &str) -> String {
         self.open()
             .add_account(&participant(name), false)
             .unwrap()
@@ -96,18 +108,18 @@ impl SharedStore {
 
 /// A real `leasedesk serve` on 127.0.0.1:0, its stderr read line by line;
 /// killed (SIGKILL) when dropped.
-struct ServeProcess {
+pub(crate) struct ServeProcess {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     log: Receiver<String>,
 }
 
 impl ServeProcess {
     /// A server on `store`, with failpoints (`name=pause`, see
     /// `src/failpoint.rs`) if any.
-    fn start(store: &SharedStore, failpoints: &str) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
-            .args(store.args())
+    pub(crate) fn start(store: &SharedStore, failpoints: &str) -> Self {
+        let mut child = store
+            .command()
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("LEASEDESK_FAILPOINTS", failpoints)
             .stdout(Stdio::piped())
@@ -125,6 +137,11 @@ impl ServeProcess {
             .to_owned();
         let log = lines_of(child.stderr.take().unwrap());
         Self { child, url, log }
+    }
+
+    /// A client of this server alone.
+    pub(crate) fn client(&self, token: &str) -> Arc<dyn Backend> {
+        Arc::new(Remote::new(&self.url, token).unwrap())
     }
 
     /// Waits (up to 60 s) until the server says it stopped at `name`.

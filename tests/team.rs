@@ -2,9 +2,7 @@
 //! server: the rules hold across them, a lapse is recorded once, and an event
 //! stream on one hears what another wrote.
 
-use std::io::BufRead;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,89 +11,9 @@ use futures_util::StreamExt;
 use leasedesk::model::*;
 use leasedesk::{Backend, Error, Remote, Upload};
 
+use crate::failover::{ServeProcess, SharedStore};
 use crate::harness::*;
 use crate::races::check_history;
-
-/// One database and one data folder (for the blobs) shared by the servers.
-struct Team {
-    database: String,
-    data: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Team {
-    fn new() -> Self {
-        Self::on(postgres_database())
-    }
-
-    fn on(database: String) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        Self {
-            database,
-            data: dir.path().join("data"),
-            _dir: dir,
-        }
-    }
-
-    fn command(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
-        cmd.arg("--database")
-            .arg(&self.database)
-            .arg("--data")
-            .arg(&self.data);
-        cmd
-    }
-
-    /// Adds a user and returns its token.
-    fn user(&self, name: &str) -> String {
-        let out = self.command().args(["user", "add", name]).output().unwrap();
-        assert!(out.status.success(), "user add {name}: {out:?}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned()
-    }
-
-    fn serve(&self) -> TeamServer {
-        let mut child = self
-            .command()
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the address line, not {line:?}"))
-            .to_owned();
-        TeamServer { child, base }
-    }
-}
-
-struct TeamServer {
-    child: Child,
-    base: String,
-}
-
-impl TeamServer {
-    fn client(&self, token: &str) -> Arc<dyn Backend> {
-        Arc::new(Remote::new(&self.base, token).unwrap())
-    }
-}
-
-impl Drop for TeamServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Every event of the ledger is numbered 1, 2, 3...: none skipped, none twice.
 async fn assert_dense(backend: &dyn Backend) -> usize {
@@ -111,9 +29,14 @@ async fn assert_dense(backend: &dyn Backend) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
     const CYCLES: usize = 160;
-    let team = Team::new();
-    let tokens: Vec<String> = (0..16).map(|i| team.user(&format!("c{i}"))).collect();
-    let servers = [team.serve(), team.serve()];
+    let team = SharedStore::postgres();
+    let tokens: Vec<String> = (0..16)
+        .map(|i| team.account(&format!("user:c{i}")))
+        .collect();
+    let servers = [
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    ];
     let first = servers[0].client(&tokens[0]);
     let a = first.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
     let cycles = Arc::new(AtomicUsize::new(0));
@@ -179,9 +102,13 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lapse_is_recorded_once_while_every_server_sweeps() {
-    let team = Team::new();
-    let token = team.user("alice");
-    let servers = [team.serve(), team.serve(), team.serve()];
+    let team = SharedStore::postgres();
+    let token = team.account("user:alice");
+    let servers = [
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    ];
     let alice = servers[0].client(&token);
     let mut ids = Vec::new();
     for n in 0..12 {
@@ -225,10 +152,13 @@ async fn a_lapse_is_recorded_once_while_every_server_sweeps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_stream_on_one_server_hears_the_other_within_a_second() {
-    let team = Team::new();
-    let token = team.user("alice");
-    let (a, b) = (team.serve(), team.serve());
-    let listener = Remote::new(&a.base, &token).unwrap();
+    let team = SharedStore::postgres();
+    let token = team.account("user:alice");
+    let (a, b) = (
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    );
+    let listener = Remote::new(&a.url, &token).unwrap();
     let writer = b.client(&token);
     let mut stream = Box::pin(listener.follow_events(0).await.unwrap());
     let mut slowest = Duration::ZERO;
@@ -264,9 +194,9 @@ async fn an_event_stream_on_one_server_hears_the_other_within_a_second() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers() {
     let cluster = PgCluster::start();
-    let team = Team::on(cluster.database());
-    let token = team.user("alice");
-    let server = team.serve();
+    let team = SharedStore::on_database(cluster.database());
+    let token = team.account("user:alice");
+    let server = ServeProcess::start(&team, "");
     let alice = server.client(&token);
     let a = alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
     let c = alice.check_out(a.id, checkout_request()).await.unwrap();
@@ -293,12 +223,12 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
     let refused = checkin.await.unwrap();
     match &refused {
         Err(Error::Unavailable(message)) => assert!(
-            message.contains(&team.database),
+            message.contains(team.database.as_deref().unwrap()),
             "names the database: {message}"
         ),
         other => panic!("a clear error, not {other:?}"),
     }
-    let health = reqwest::get(format!("{}/v1/health", server.base))
+    let health = reqwest::get(format!("{}/v1/health", server.url))
         .await
         .unwrap();
     assert_eq!(health.status(), 503);
@@ -347,12 +277,15 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
 /// another server ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_revoked_anywhere_is_refused_by_every_server_within_a_second() {
-    let team = Team::new();
-    let token = team.user("alice");
-    let (a, b) = (team.serve(), team.serve());
+    let team = SharedStore::postgres();
+    let token = team.account("user:alice");
+    let (a, b) = (
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    );
     let on_b = b.client(&token);
     on_b.me().await.unwrap();
-    let follower = Remote::new(&b.base, &token).unwrap();
+    let follower = Remote::new(&b.url, &token).unwrap();
     let mut stream = Box::pin(follower.follow_events(0).await.unwrap());
     a.client(&token).me().await.unwrap();
     let out = team
