@@ -76,8 +76,9 @@ struct Shared {
     /// Woken after every write, for followers of the event ledger.
     changed: Arc<tokio::sync::Notify>,
     /// Writers wait their turn here, asleep, rather than blocked on the store's
-    /// lock: only the writer whose turn it is holds a thread, and it runs
-    /// every write queued meanwhile (see [`Bundled::write`]).
+    /// lock: only a writer whose turn it is holds a thread, and it runs every
+    /// write queued meanwhile (see [`Bundled::write`]). SQLite has one turn;
+    /// PostgreSQL several, as its writes run side by side.
     write_turn: tokio::sync::Semaphore,
     /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
@@ -351,12 +352,13 @@ impl Bundled {
         if let Err(e) = swept {
             tracing::warn!("unnamed blobs stay until the next open: {e}");
         }
+        let writers = store.writers();
         let shared = Shared {
             store,
             blobs,
             options,
             changed,
-            write_turn: tokio::sync::Semaphore::new(1),
+            write_turn: tokio::sync::Semaphore::new(writers),
             previews,
             queued_writes: Default::default(),
             known_tokens: Default::default(),

@@ -39,6 +39,15 @@ impl Store {
         }
     }
 
+    /// How many write transactions may run at once: SQLite has one writer;
+    /// PostgreSQL's writes lock only the rows they touch.
+    pub fn writers(&self) -> usize {
+        match self {
+            Store::Sqlite(_) => 1,
+            Store::Postgres(_) => postgres::WRITERS,
+        }
+    }
+
     /// Runs `f` on one consistent snapshot. Writes nothing.
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         match self {
@@ -247,9 +256,9 @@ pub trait Transaction {
         superseded_by: Option<ProposalId>,
     ) -> Result<()>;
 
-    /// Appends an event. Returns false, writing nothing, if an event with its id
-    /// exists already (a contender asking again).
-    fn insert_event(&self, e: NewEvent) -> Result<bool>;
+    /// Appends an event; writes nothing if an event with its id exists
+    /// already (a contender asking again).
+    fn insert_event(&self, e: NewEvent) -> Result<()>;
 
     /// Events after `after`, oldest first (of one artifact, if given).
     fn events_after(

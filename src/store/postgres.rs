@@ -7,13 +7,29 @@
 //! `block_in_place`, the blocking pool, or a plain thread) without starving
 //! the tasks that drive the sockets.
 //!
-//! Every write transaction first locks the one row of `ledger`, and holds it
-//! until it commits: writers take turns across servers as SQLite's writers do
-//! in one file, their `now` is the database's clock read after the lock (so
-//! times follow commit order), and they number events from that row (dense,
-//! in commit order). Group commit makes one such turn serve many writes.
+//! Write transactions run side by side, in READ COMMITTED, and take turns
+//! only where they meet:
+//! - **An artifact's rows**: the first touch of an artifact in a write locks
+//!   its row (an UPDATE of `touched_at`, in its own statement, so what is read
+//!   next is read after the lock) and holds it until commit. Check-outs,
+//!   edits and proposals are reached through their artifact's lock. So writes
+//!   on different files never wait for each other, and writes on one file
+//!   run one after the other, each seeing what the last committed.
+//! - **Time**: `now` is the database's clock, read as the transaction
+//!   begins. `touched_at` keeps the latest `now` that changed the artifact;
+//!   a write that locks an artifact touched at a later time than its own
+//!   `now` is run again with a new one, so times on a file follow its commits.
+//! - **Events**: numbered at commit, under the lock of the one `ledger` row,
+//!   in the same round trip as the COMMIT: numbers are dense and in commit
+//!   order, and the lock is held for microseconds, not for the whole write.
+//! - **Paths**: imports and renames, which look for paths that would collide
+//!   on a computer, take one advisory lock for that look.
+//!
+//! A deadlock or a unique key taken by a concurrent write ends the attempt,
+//! and the write runs again (writes are safe to run twice). Group commit
+//! still folds a server's queued writes into one transaction.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,16 +47,25 @@ use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 
 /// Numbered migrations; `leasedesk_schema` keeps how many were applied.
-const MIGRATIONS: &[&str] = &[include_str!("pg_migrations/0001_schema.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("pg_migrations/0001_schema.sql"),
+    include_str!("pg_migrations/0002_touched_at.sql"),
+];
 
 /// How long opening a connection may take before the database counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a caller waits for a free connection of the pool.
 const POOL_WAIT: Duration = Duration::from_secs(10);
-/// No statement runs longer: a stuck one must not hold the ledger's lock for ever.
+/// No statement runs longer: a stuck one must not hold a lock for ever.
 const STATEMENT_TIMEOUT_MS: u64 = 30_000;
-/// Connections per server; writes take turns anyway, so these serve reads.
+/// Connections per server, for reads and for the writes run side by side.
 const POOL_SIZE: usize = 16;
+/// Write transactions a server runs at once (each a group commit of its own).
+pub const WRITERS: usize = 8;
+/// How often a write is run again after meeting another (see the module's comment).
+const MAX_ATTEMPTS: usize = 16;
+/// Held by a write while it looks for paths that would collide (imports, renames).
+const PATHS_LOCK: i64 = 0x6c65_6173_6570_6174;
 /// The channel on which each commit that wrote events wakes every server's followers.
 const CHANNEL: &str = "leasedesk_events";
 /// Held while migrating, so servers starting together migrate once.
@@ -203,59 +228,109 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs `f` in one write transaction, in turn with every other server's
-    /// (see the module's comment). `f`'s error rolls everything back.
+    /// Runs `f` in one write transaction, beside other writes of this and
+    /// every other server (see the module's comment). `f`'s error rolls
+    /// everything back; `f` runs again if the attempt met another write.
     ///
     /// Durability: a lease change commits without waiting for the database's
     /// log flush (`synchronous_commit = off`: a crash of the database may undo
     /// the last few, as power loss may on SQLite); a transaction that wrote a
     /// version or a proposal ([`Transaction::require_durable`]) waits for it.
-    /// PostgreSQL can change that inside the transaction, so `f` runs once.
     pub fn write<T>(
         &self,
         durability: Durability,
         mut f: impl FnMut(&Tx) -> Result<T>,
     ) -> Result<T> {
         let client = self.connection()?;
-        // Begun and locked in one round trip.
-        let mut open = OpenTx::armed(&client);
-        let (begun, row) = wait(futures_util::future::join(
+        // Artifacts the earlier attempts touched: locked first, before the
+        // time is read, so a file touched meanwhile cannot make it run again.
+        let mut touched = std::collections::BTreeSet::new();
+        let mut attempt = 1;
+        loop {
+            match self.write_once(&client, durability, &touched, &mut f) {
+                Ok(value) => return Ok(value),
+                Err(Attempt::Again(e, seen)) if attempt < MAX_ATTEMPTS => {
+                    tracing::debug!("a write runs again (attempt {attempt}): {e}");
+                    touched.extend(seen);
+                    attempt += 1;
+                }
+                Err(Attempt::Again(e, _) | Attempt::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn write_once<T>(
+        &self,
+        client: &deadpool_postgres::Object,
+        durability: Durability,
+        prelock: &std::collections::BTreeSet<ArtifactId>,
+        f: &mut impl FnMut(&Tx) -> Result<T>,
+    ) -> std::result::Result<T, Attempt> {
+        // Begun, `prelock` locked (in id order: no deadlock between two such
+        // writes), and the time read after, in one round trip.
+        let mut open = OpenTx::armed(client);
+        let ids: Vec<String> = prelock.iter().map(ToString::to_string).collect();
+        let lock = match ids.is_empty() {
+            true => None,
+            false => Some(
+                wait(client.prepare_cached(
+                    "SELECT id FROM artifacts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+                ))
+                .map_err(|e| Attempt::Failed(e.into()))?,
+            ),
+        };
+        let (begun, locked, row) = wait(futures_util::future::join3(
             client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
+            async {
+                match &lock {
+                    Some(lock) => client.query(lock, &[&ids]).await.map(drop),
+                    None => Ok(()),
+                }
+            },
             client.query_one(
-                "UPDATE ledger SET last_seq = last_seq
-                 RETURNING last_seq, (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                 &[],
             ),
         ));
-        begun?;
-        let row = row?;
-        let last_seq: i64 = row.get(0);
-        let tx = PgTx::new(
-            &client,
-            durability == Durability::Full,
-            last_seq,
-            Some(time(row.get(1))?),
-        );
-        let value = f(&tx)?;
+        let failed = |e: tokio_postgres::Error| match met_another_write(&e) {
+            true => Attempt::Again(e.into(), Vec::new()),
+            false => Attempt::Failed(e.into()),
+        };
+        begun.map_err(failed)?;
+        locked.map_err(failed)?;
+        let now = row
+            .map_err(failed)
+            .and_then(|row| time(row.get(0)).map_err(Attempt::Failed))?;
+        let tx = PgTx::new(client, true, durability == Durability::Full, Some(now));
+        let outcome = f(&tx);
+        if let Some(again) = tx.again.take() {
+            return Err(Attempt::Again(again, tx.touched()));
+        }
+        let value = outcome.map_err(Attempt::Failed)?;
+        let events = std::mem::take(&mut *tx.events.borrow_mut());
         let mut commit = String::new();
-        if tx.last_seq.get() != last_seq {
-            commit += &format!(
-                "UPDATE ledger SET last_seq = {}; NOTIFY {CHANNEL}; ",
-                tx.last_seq.get()
-            );
+        if !events.is_empty() {
+            commit += &format!("NOTIFY {CHANNEL}; ");
         }
         if tx.durable.get() {
-            tx.flush()?;
+            tx.flush().map_err(|e| tx.attempt(e))?;
             commit += "SET LOCAL synchronous_commit = on; ";
-            self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
+            self.failpoints
+                .hit(failpoint::at::BEFORE_DURABLE_COMMIT)
+                .map_err(Attempt::Failed)?;
         }
         commit += "COMMIT";
-        // A COMMIT after a failed statement rolls back without an error: the
-        // queued writes' outcome is checked first, in the same round trip.
+        // The events are numbered under the ledger's lock, taken last and in
+        // the COMMIT's round trip. A COMMIT after a failed statement rolls
+        // back without an error: the queued writes' and the events' outcome
+        // is checked first, in the same round trip.
         open.disarm();
-        tx.after_deferred(client.batch_execute(&commit))?;
+        tx.commit_with_events(events, &commit)
+            .map_err(|e| tx.attempt(e))?;
         if tx.durable.get() {
-            self.failpoints.hit(failpoint::at::AFTER_DURABLE_COMMIT)?;
+            self.failpoints
+                .hit(failpoint::at::AFTER_DURABLE_COMMIT)
+                .map_err(Attempt::Failed)?;
         }
         Ok(value)
     }
@@ -264,7 +339,7 @@ impl PgStore {
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         let client = self.connection()?;
         let mut open = OpenTx::begin(&client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        let tx = PgTx::new(&client, false, 0, None);
+        let tx = PgTx::new(&client, false, false, None);
         let value = f(&tx)?;
         open.finish("COMMIT")?;
         Ok(value)
@@ -420,16 +495,51 @@ async fn listen(config: tokio_postgres::Config, changed: Arc<tokio::sync::Notify
     }
 }
 
+/// How one attempt at a write ended, when not with its value.
+enum Attempt {
+    /// It met another write (a deadlock, a key taken meanwhile, a file
+    /// touched at a later time): run it again, with the artifacts it locked.
+    Again(Error, Vec<ArtifactId>),
+    Failed(Error),
+}
+
 /// One transaction on the PostgreSQL store.
 pub struct PgTx<'a> {
     client: &'a deadpool_postgres::Object,
+    /// A write (locks what it reads), not a read of a snapshot.
+    write: bool,
     durable: Cell<bool>,
-    /// The last event number given, in a write (see the module's comment).
-    last_seq: Cell<i64>,
-    /// The database's time: read with the ledger's lock in a write, on first use in a read.
+    /// The database's time: read as a write begins, on first use in a read.
     now: Cell<Option<Timestamp>>,
+    /// The time the rules were given (a manual clock's, in tests), which
+    /// `touched_at` keeps.
+    rules_now: Cell<Option<Timestamp>>,
     /// Writes whose answer nobody needs at once, not yet sent (see [`PgTx::defer`]).
-    deferred: std::cell::RefCell<Vec<Deferred<'a>>>,
+    deferred: RefCell<Vec<Deferred<'a>>>,
+    /// Events to number and insert at commit (see the module's comment).
+    events: RefCell<Vec<PendingEvent>>,
+    /// What this write holds locked, restored when a savepoint rolls back.
+    held: RefCell<Held>,
+    /// Why this attempt must run again, once it is known.
+    again: RefCell<Option<Error>>,
+}
+
+#[derive(Clone, Default)]
+struct Held {
+    /// Artifacts whose row is locked, with their lease epoch when read.
+    artifacts: std::collections::HashMap<ArtifactId, Option<u64>>,
+    paths: bool,
+}
+
+/// An event as inserted at commit, numbered then.
+struct PendingEvent {
+    id: String,
+    kind: String,
+    artifact_id: Option<String>,
+    participant: Option<String>,
+    holder: Option<String>,
+    at: i64,
+    data: String,
 }
 
 type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
@@ -447,20 +557,83 @@ macro_rules! owned {
     };
 }
 
+/// Locks an artifact's row for the rest of a write: `$1` names the artifact
+/// (see [`PgTx::locked_query`]), `$2` is the write's time.
+const LOCK_ARTIFACT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
+     WHERE id = $1 RETURNING id, touched_at";
+const LOCK_BY_CHECKOUT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
+     WHERE id = (SELECT artifact_id FROM checkouts WHERE id = $1) RETURNING id, touched_at";
+const LOCK_BY_EDIT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
+     WHERE id = (SELECT artifact_id FROM edits WHERE id = $1) RETURNING id, touched_at";
+const LOCK_BY_PROPOSAL: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
+     WHERE id = (SELECT artifact_id FROM proposals WHERE id = $1) RETURNING id, touched_at";
+
+/// The commit's events, numbered from the ledger's row (locked just before,
+/// so this statement sees every event committed before it). A contention
+/// already recorded is left out: its id is its contender and holder lease.
+const INSERT_EVENTS: &str = "WITH new AS (
+         SELECT e.*, row_number() OVER (ORDER BY e.ord) AS n
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+             WITH ORDINALITY AS e (id, type, artifact_id, participant, holder, at, data, ord)
+         WHERE e.type <> 'lease.contended' OR NOT EXISTS (
+             SELECT 1 FROM events x WHERE x.type = 'lease.contended' AND x.id = e.id)
+     ), added AS (
+         INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data)
+         SELECT l.last_seq + new.n, new.id, new.type, new.artifact_id, new.participant,
+             new.holder, new.at, new.data
+         FROM new, ledger l
+         RETURNING 1
+     )
+     UPDATE ledger SET last_seq = last_seq + (SELECT count(*) FROM added)";
+
+/// SQLSTATEs that mean a concurrent write got there first: deadlock_detected,
+/// serialization_failure, unique_violation.
+fn met_another_write(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|db| matches!(db.code().code(), "40P01" | "40001" | "23505"))
+}
+
 impl<'a> PgTx<'a> {
     fn new(
         client: &'a deadpool_postgres::Object,
+        write: bool,
         durable: bool,
-        last_seq: i64,
         now: Option<Timestamp>,
     ) -> Self {
         Self {
             client,
+            write,
             durable: Cell::new(durable),
-            last_seq: Cell::new(last_seq),
             now: Cell::new(now),
+            rules_now: Cell::new(None),
             deferred: Default::default(),
+            events: Default::default(),
+            held: Default::default(),
+            again: Default::default(),
         }
+    }
+
+    /// A statement's failure, noting when it means this attempt must run again.
+    fn failure(&self, e: tokio_postgres::Error) -> Error {
+        let again = self.write && met_another_write(&e);
+        let error = Error::from(e);
+        if again {
+            self.again.borrow_mut().get_or_insert_with(|| error.clone());
+        }
+        error
+    }
+
+    /// What an error ends in: another attempt, if this one met another write.
+    fn attempt(&self, e: Error) -> Attempt {
+        match self.again.take() {
+            Some(again) => Attempt::Again(again, self.touched()),
+            None => Attempt::Failed(e),
+        }
+    }
+
+    /// The artifacts whose rows this write locked.
+    fn touched(&self) -> Vec<ArtifactId> {
+        self.held.borrow().artifacts.keys().copied().collect()
     }
 
     /// Queues a write whose answer is only whether it failed. Queued writes
@@ -498,15 +671,131 @@ impl<'a> PgTx<'a> {
     ) -> Result<T> {
         let queued = std::mem::take(&mut *self.deferred.borrow_mut());
         if queued.is_empty() {
-            return Ok(wait(next)?);
+            return wait(next).map_err(|e| self.failure(e));
         }
         let (sent, answer) = wait(futures_util::future::join(
             futures_util::future::join_all(queued),
             next,
         ));
         sent.into_iter()
-            .collect::<std::result::Result<Vec<()>, _>>()?;
-        Ok(answer?)
+            .collect::<std::result::Result<Vec<()>, _>>()
+            .map_err(|e| self.failure(e))?;
+        answer.map_err(|e| self.failure(e))
+    }
+
+    /// In a write, locks the artifact that `lock` names by `key` (one of
+    /// the `LOCK_*` statements) unless it is held already, then runs the
+    /// query `sql`, in one round trip: the query's snapshot is taken after the
+    /// lock, so it sees what the lock's last holder committed. A read runs
+    /// `sql` alone.
+    fn locked_query(
+        &self,
+        lock: &str,
+        key: &str,
+        artifact: Option<ArtifactId>,
+        sql: &str,
+        params: Params,
+    ) -> Result<Vec<Row>> {
+        let held = artifact.is_some_and(|id| self.held.borrow().artifacts.contains_key(&id));
+        if !self.write || held {
+            return self.query(sql, params);
+        }
+        let now = millis(
+            self.rules_now
+                .get()
+                .or(self.now.get())
+                .ok_or_else(|| Error::Internal("a write without a time".into()))?,
+        );
+        // Both prepared first, so they go out in this order.
+        let (lock, read) = wait(futures_util::future::join(
+            self.client.prepare_cached(lock),
+            self.client.prepare_cached(sql),
+        ));
+        let (lock, read) = (
+            lock.map_err(|e| self.failure(e))?,
+            read.map_err(|e| self.failure(e))?,
+        );
+        let (locked, rows) = self.after_deferred(async {
+            let (locked, rows) = futures_util::future::join(
+                self.client.query(&lock, &[&key, &now]),
+                self.client.query(&read, params),
+            )
+            .await;
+            Ok((locked?, rows?))
+        })?;
+        for row in &locked {
+            let id: ArtifactId = parsed(row, 0)?;
+            let touched: i64 = row.try_get(1)?;
+            self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+            if touched > now {
+                let again = Error::Unavailable(format!(
+                    "artifact {id} changed at a later time than this write's"
+                ));
+                *self.again.borrow_mut() = Some(again.clone());
+                return Err(again);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// In a write, takes the lock for looking at paths (see the module's
+    /// comment) before the first such look.
+    fn lock_paths(&self) -> Result<()> {
+        if !self.write || self.held.borrow().paths {
+            return Ok(());
+        }
+        self.defer("SELECT pg_advisory_xact_lock($1)", owned![PATHS_LOCK])?;
+        self.held.borrow_mut().paths = true;
+        Ok(())
+    }
+
+    /// Sends the queued writes, numbers and inserts `events` under the
+    /// ledger's lock, and runs `commit` (ending in COMMIT), in one round trip.
+    fn commit_with_events(&self, events: Vec<PendingEvent>, commit: &str) -> Result<()> {
+        if events.is_empty() {
+            return self.after_deferred(self.client.batch_execute(commit));
+        }
+        let (lock, insert) = wait(futures_util::future::join(
+            self.client
+                .prepare_cached("SELECT last_seq FROM ledger FOR UPDATE"),
+            self.client.prepare_cached(INSERT_EVENTS),
+        ));
+        let (lock, insert) = (
+            lock.map_err(|e| self.failure(e))?,
+            insert.map_err(|e| self.failure(e))?,
+        );
+        let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
+            events.iter().map(f).collect()
+        };
+        let ids = column(|e| Some(e.id.clone()));
+        let kinds = column(|e| Some(e.kind.clone()));
+        let artifacts = column(|e| e.artifact_id.clone());
+        let participants = column(|e| e.participant.clone());
+        let holders = column(|e| e.holder.clone());
+        let data = column(|e| Some(e.data.clone()));
+        let at: Vec<i64> = events.iter().map(|e| e.at).collect();
+        self.after_deferred(async {
+            let (locked, inserted, committed) = futures_util::future::join3(
+                self.client.query(&lock, &[]),
+                self.client.execute(
+                    &insert,
+                    &[
+                        &ids,
+                        &kinds,
+                        &artifacts,
+                        &participants,
+                        &holders,
+                        &at,
+                        &data,
+                    ],
+                ),
+                self.client.batch_execute(commit),
+            )
+            .await;
+            locked?;
+            inserted?;
+            committed
+        })
     }
 
     /// Waits for every queued write.
@@ -768,7 +1057,9 @@ fn account_row(r: &Row) -> Result<Account> {
 impl Transaction for PgTx<'_> {
     fn now(&self, clock: &Clock) -> Result<Timestamp> {
         if clock.is_manual() {
-            return Ok(clock.now());
+            let now = clock.now();
+            self.rules_now.set(Some(now));
+            return Ok(now);
         }
         if let Some(now) = self.now.get() {
             return Ok(now);
@@ -788,14 +1079,21 @@ impl Transaction for PgTx<'_> {
 
     fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
         self.defer_simple("SAVEPOINT writer");
-        let last_seq = self.last_seq.get();
+        let events = self.events.borrow().len();
+        let held = self.held.borrow().clone();
         // The writer's queued writes are its outcome too.
         let outcome = f(self).and_then(|()| self.flush());
+        if let Some(again) = self.again.borrow().clone() {
+            return Err(again); // the whole transaction runs again
+        }
         if outcome.is_err() {
             // Whatever of it is still queued goes out, to be rolled back with the rest.
             let _ = self.flush();
-            wait(self.client.batch_execute("ROLLBACK TO SAVEPOINT writer"))?;
-            self.last_seq.set(last_seq);
+            wait(self.client.batch_execute("ROLLBACK TO SAVEPOINT writer"))
+                .map_err(|e| self.failure(e))?;
+            // Its locks and events went with it.
+            self.events.borrow_mut().truncate(events);
+            *self.held.borrow_mut() = held;
         }
         self.defer_simple("RELEASE SAVEPOINT writer");
         Ok(outcome)
@@ -881,6 +1179,7 @@ impl Transaction for PgTx<'_> {
     // ----- artifacts and versions
 
     fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
+        self.lock_paths()?;
         self.query_opt(
             "SELECT id FROM artifacts WHERE path = $1 OR path_key = $2
              ORDER BY path = $1 DESC, path LIMIT 1",
@@ -891,6 +1190,7 @@ impl Transaction for PgTx<'_> {
     }
 
     fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.lock_paths()?;
         self.query(
             "SELECT id, path FROM artifacts WHERE path_key = $1 ORDER BY path",
             &[&key],
@@ -901,6 +1201,7 @@ impl Transaction for PgTx<'_> {
     }
 
     fn artifacts_under_key(&self, key: &str, limit: u32) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.lock_paths()?;
         self.query(
             "SELECT id, path FROM artifacts WHERE path_key >= $1 || '/' AND path_key < $1 || '0'
              ORDER BY path LIMIT $2",
@@ -925,15 +1226,21 @@ impl Transaction for PgTx<'_> {
 
     fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
         let sql = format!(
-            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}
+            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
              FROM artifacts a
              JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
              LEFT JOIN leases l ON l.artifact_id = a.id
              WHERE a.id = $1"
         );
-        self.query_opt(&sql, &[&id.to_string()])?
-            .map(|r| artifact_row(&r))
-            .transpose()
+        let key = id.to_string();
+        let rows = self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
+            *epoch = Some(unsigned(row.try_get(15)?)?);
+        }
+        artifact_row(row).map(Some)
     }
 
     fn artifacts(&self) -> Result<Vec<Artifact>> {
@@ -948,6 +1255,8 @@ impl Transaction for PgTx<'_> {
     }
 
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
+        // A new row is this transaction's alone until it commits.
+        self.held.borrow_mut().artifacts.insert(id, Some(0));
         self.defer(
             "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
              VALUES ($1, $2, $3, $4, $5)",
@@ -1056,6 +1365,9 @@ impl Transaction for PgTx<'_> {
     }
 
     fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        if let Some(Some(epoch)) = self.held.borrow().artifacts.get(&artifact_id) {
+            return Ok(*epoch);
+        }
         unsigned(
             self.query_one(
                 "SELECT lease_epoch FROM artifacts WHERE id = $1",
@@ -1066,13 +1378,36 @@ impl Transaction for PgTx<'_> {
     }
 
     fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
-        unsigned(
+        // Known from the artifact's read under its lock: no need to wait.
+        let known = self
+            .held
+            .borrow()
+            .artifacts
+            .get(&artifact_id)
+            .copied()
+            .flatten();
+        if let Some(epoch) = known {
+            self.defer(
+                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1",
+                owned![artifact_id.to_string()],
+            )?;
+            self.held
+                .borrow_mut()
+                .artifacts
+                .insert(artifact_id, Some(epoch + 1));
+            return Ok(epoch + 1);
+        }
+        let epoch = unsigned(
             self.query_one(
                 "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1 RETURNING lease_epoch",
                 &[&artifact_id.to_string()],
             )?
             .try_get(0)?,
-        )
+        )?;
+        if let Some(known) = self.held.borrow_mut().artifacts.get_mut(&artifact_id) {
+            *known = Some(epoch);
+        }
+        Ok(epoch)
     }
 
     fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
@@ -1085,14 +1420,41 @@ impl Transaction for PgTx<'_> {
         )
     }
 
-    /// Lapsed leases, skipping any row another transaction holds: each
-    /// server's sweeper takes what no one else is recording.
+    /// Lapsed leases. In a write, of the artifacts it could lock at once:
+    /// each server's sweeper takes what no other write holds, and records
+    /// it under the lock, so each lapse is recorded once.
     fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
+        let now = millis(now);
+        let ids: Vec<String> = if self.write {
+            let locked = self.query(
+                "UPDATE artifacts SET touched_at = GREATEST(touched_at, $1)
+                 WHERE id IN (SELECT a.id FROM artifacts a JOIN leases l ON l.artifact_id = a.id
+                              WHERE l.expires_at <= $1 FOR NO KEY UPDATE OF a SKIP LOCKED)
+                 RETURNING id, touched_at",
+                &[&now],
+            )?;
+            let mut ids = Vec::new();
+            for row in &locked {
+                let id: ArtifactId = parsed(row, 0)?;
+                self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+                // Changed at a later time meanwhile: its next sweep records it.
+                if row.try_get::<_, i64>(1)? <= now {
+                    ids.push(id.to_string());
+                }
+            }
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            ids
+        } else {
+            Vec::new()
+        };
         let sql = format!(
-            "SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l WHERE l.expires_at <= $1
-             FOR UPDATE SKIP LOCKED"
+            "SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l
+             WHERE l.expires_at <= $1 AND ($2 = false OR l.artifact_id = ANY($3))
+             ORDER BY l.artifact_id"
         );
-        self.query(&sql, &[&millis(now)])?
+        self.query(&sql, &[&now, &self.write, &ids])?
             .iter()
             .map(|r| {
                 let lease = lease_at(r, 1)?
@@ -1108,7 +1470,9 @@ impl Transaction for PgTx<'_> {
         let sql = format!(
             "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = $1"
         );
-        match self.query_opt(&sql, &[&id.to_string()])? {
+        let key = id.to_string();
+        let rows = self.locked_query(LOCK_BY_CHECKOUT, &key, None, &sql, &[&key])?;
+        match rows.into_iter().next() {
             None => Ok(None),
             Some(r) => {
                 let row = checkout_row(&r)?;
@@ -1176,11 +1540,18 @@ impl Transaction for PgTx<'_> {
     // ----- edits
 
     fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
-        let Some(r) = self.query_opt(
-            "SELECT id, artifact_id, participant, base_version, base_digest, expires_at, state, commit_digest, result
-             FROM edits WHERE id = $1",
-            &[&id.to_string()],
-        )?
+        let key = id.to_string();
+        let Some(r) = self
+            .locked_query(
+                LOCK_BY_EDIT,
+                &key,
+                None,
+                "SELECT id, artifact_id, participant, base_version, base_digest, expires_at, state, commit_digest, result
+                 FROM edits WHERE id = $1",
+                &[&key],
+            )?
+            .into_iter()
+            .next()
         else {
             return Ok(None);
         };
@@ -1237,8 +1608,10 @@ impl Transaction for PgTx<'_> {
 
     fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
         let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = $1");
-        self.query_opt(&sql, &[&id.to_string()])?
-            .map(|r| proposal_row(&r))
+        let key = id.to_string();
+        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key])?
+            .first()
+            .map(proposal_row)
             .transpose()
     }
 
@@ -1317,37 +1690,26 @@ impl Transaction for PgTx<'_> {
 
     // ----- events
 
-    fn insert_event(&self, e: NewEvent) -> Result<bool> {
-        const SQL: &str =
-            "INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING";
-        let seq = self.last_seq.get() + 1;
-        let row = owned![
-            seq,
-            e.id.to_string(),
-            e.kind.to_owned(),
-            e.artifact_id.map(|id| id.to_string()),
-            e.participant.map(|p| p.as_str().to_owned()),
-            e.holder.map(str::to_owned),
-            millis(e.at),
-            e.data.to_string(),
-        ];
-        // Only a lease.contended id can be there already (see the schema):
-        // any other event is written, so its insert need not be waited for.
-        let inserted = if e.kind == "lease.contended" {
-            let params: Vec<&(dyn ToSql + Sync)> = row
-                .iter()
-                .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-                .collect();
-            self.execute(SQL, &params)? == 1
-        } else {
-            self.defer(SQL, row)?;
-            true
-        };
-        if inserted {
-            self.last_seq.set(seq);
+    fn insert_event(&self, e: NewEvent) -> Result<()> {
+        if !self.write {
+            return Err(Error::Internal("an event written in a read".into()));
         }
-        Ok(inserted)
+        let event = PendingEvent {
+            id: e.id.to_string(),
+            kind: e.kind.to_owned(),
+            artifact_id: e.artifact_id.map(|id| id.to_string()),
+            participant: e.participant.map(|p| p.as_str().to_owned()),
+            holder: e.holder.map(str::to_owned),
+            at: millis(e.at),
+            data: e.data.to_string(),
+        };
+        let mut events = self.events.borrow_mut();
+        // Only a lease.contended id can come twice (see the schema); the
+        // commit leaves out one recorded before.
+        if !events.iter().any(|known| known.id == event.id) {
+            events.push(event);
+        }
+        Ok(())
     }
 
     fn events_after(

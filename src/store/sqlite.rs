@@ -940,8 +940,8 @@ impl Transaction for SqliteTx<'_> {
 
     /// Appends an event. Returns false, writing nothing, if an event with its id
     /// exists already (a contender asking again).
-    fn insert_event(&self, e: NewEvent) -> Result<bool> {
-        let inserted = self
+    fn insert_event(&self, e: NewEvent) -> Result<()> {
+        self
             .tx
             .prepare_cached(
                 "INSERT OR IGNORE INTO events (id, type, artifact_id, participant, holder, at, data)
@@ -956,7 +956,7 @@ impl Transaction for SqliteTx<'_> {
                 millis(e.at),
                 e.data.to_string(),
             ])?;
-        Ok(inserted == 1)
+        Ok(())
     }
 
     /// Events after `after`, oldest first (of one artifact, if given).
