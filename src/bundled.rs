@@ -651,7 +651,8 @@ impl Bundled {
                     participant: participant.clone(),
                 };
                 // A failed sweep is retried at the next tick; operations record lapses too.
-                let _ = tokio::task::spawn_blocking(move || backend.sweep()).await;
+                let _ = tokio::task::spawn_blocking(move || crate::store::may_block(|| backend.sweep()))
+                    .await;
             }
         }))
     }
@@ -787,7 +788,7 @@ impl Bundled {
 async fn in_place<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(f);
+        return tokio::task::block_in_place(|| crate::store::may_block(f));
     }
     off_thread(f).await
 }
@@ -797,7 +798,7 @@ async fn in_place<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 async fn off_thread<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    match tokio::task::spawn_blocking(f).await {
+    match tokio::task::spawn_blocking(|| crate::store::may_block(f)).await {
         Ok(result) => result,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => Err(Error::Internal(format!("task: {e}"))),

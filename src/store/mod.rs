@@ -44,7 +44,7 @@ impl Store {
     pub fn writers(&self) -> usize {
         match self {
             Store::Sqlite(_) => 1,
-            Store::Postgres(_) => postgres::WRITERS,
+            Store::Postgres(_) => std::env::var("LEASEDESK_PG_WRITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(postgres::WRITERS),
         }
     }
 
@@ -55,6 +55,29 @@ impl Store {
             Store::Postgres(store) => store.read(f),
         }
     }
+}
+
+thread_local! {
+    static MAY_BLOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` telling the store that this thread may block on a runtime of
+/// its own (tokio's blocking pool, or `block_in_place`): PostgreSQL's writes
+/// then drive their connection right here (see `postgres.rs`).
+pub fn may_block<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            MAY_BLOCK.set(self.0);
+        }
+    }
+    let _restore = Restore(MAY_BLOCK.replace(true));
+    f()
+}
+
+/// Inside [`may_block`], or on a thread outside any runtime.
+fn may_block_here() -> bool {
+    MAY_BLOCK.get() || tokio::runtime::Handle::try_current().is_err()
 }
 
 /// One transaction on a store, as the rules see it.

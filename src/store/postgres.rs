@@ -76,8 +76,11 @@ pub struct PgStore {
     /// `user@host:port/db`, for messages: never the password.
     name: String,
     failpoints: Failpoints,
-    /// The store's own runtime, where connections are made and driven.
+    /// The store's own runtime, where the pool's connections are made and driven.
     runtime: Option<tokio::runtime::Runtime>,
+    /// Idle connections of writers (see [`WriterConnection`]).
+    writers: std::sync::Mutex<Vec<WriterConnection>>,
+    writer_config: tokio_postgres::Config,
 }
 
 impl Drop for PgStore {
@@ -93,7 +96,10 @@ impl Drop for PgStore {
 /// Waits for `f` here. The futures of queries only exchange messages with the
 /// connection's task on the store's runtime, so any thread may wait for them.
 fn wait<F: Future>(f: F) -> F::Output {
-    futures_executor::block_on(f)
+    // Unconstrained: called inside a task, tokio's resources would otherwise
+    // count this wait against the task's budget and, once it is spent,
+    // answer "not yet" for ever (the budget is reset only between polls).
+    futures_executor::block_on(tokio::task::unconstrained(f))
 }
 
 impl From<tokio_postgres::Error> for Error {
@@ -102,6 +108,10 @@ impl From<tokio_postgres::Error> for Error {
             return Error::Unavailable(format!("the database connection was lost: {e}"));
         }
         match e.as_db_error() {
+            // Connection exceptions, and the database shutting down or starting.
+            Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => {
+                Error::Unavailable(format!("the database connection was lost: {}", db.message()))
+            }
             Some(db) => {
                 Error::Internal(format!("database: {}: {}", db.code().code(), db.message()))
             }
@@ -147,6 +157,10 @@ impl PgStore {
             .connect_timeout(CONNECT_TIMEOUT)
             .application_name("leasedesk")
             .options(format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        let mut writer_config = config.clone();
+        writer_config.options(format!(
+            "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c synchronous_commit=off"
+        ));
         let name = display_name(&config);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -177,6 +191,8 @@ impl PgStore {
             name,
             failpoints,
             runtime: Some(runtime),
+            writers: Default::default(),
+            writer_config,
         };
         store.migrate()?;
         Ok(store)
@@ -184,11 +200,11 @@ impl PgStore {
 
     /// A connection of the pool, or a clear error naming the database.
     fn connection(&self) -> Result<deadpool_postgres::Object> {
-        let pool = self.pool.clone();
         let runtime = self.runtime.as_ref().expect("a runtime until dropped");
-        let got = wait(runtime.spawn(async move { pool.get().await }))
-            .map_err(|e| Error::Internal(format!("database task: {e}")))?;
-        got.map_err(|e| {
+        // In the store's runtime, which makes new connections and keeps the
+        // timers; waited for here, so an idle connection costs no hand-over.
+        let _entered = runtime.enter();
+        wait(self.pool.get()).map_err(|e| {
             let why = match e {
                 deadpool_postgres::PoolError::Backend(e) => e.to_string(),
                 deadpool_postgres::PoolError::Timeout(_) => {
@@ -241,72 +257,122 @@ impl PgStore {
         durability: Durability,
         mut f: impl FnMut(&Tx) -> Result<T>,
     ) -> Result<T> {
-        let client = self.connection()?;
+        // A writer's own connection where this thread may wait on a runtime
+        // of its own; else (a caller inside async code) one of the pool.
+        let (writer, pooled) = match super::may_block_here() {
+            true => (Some(self.writer()?), None),
+            false => (None, Some(self.connection()?)),
+        };
+        let conn = match (&writer, &pooled) {
+            (Some(writer), _) => Conn::Writer(writer),
+            (_, Some(pooled)) => Conn::Pooled(pooled),
+            _ => unreachable!("one connection or the other"),
+        };
         // Artifacts the earlier attempts touched: locked first, before the
         // time is read, so a file touched meanwhile cannot make it run again.
         let mut touched = std::collections::BTreeSet::new();
+        let mut careful = false;
         let mut attempt = 1;
-        loop {
-            match self.write_once(&client, durability, &touched, &mut f) {
-                Ok(value) => return Ok(value),
-                Err(Attempt::Again(e, seen)) if attempt < MAX_ATTEMPTS => {
-                    tracing::debug!("a write runs again (attempt {attempt}): {e}");
-                    touched.extend(seen);
+        let outcome = loop {
+            match self.write_once(conn, durability, &touched, careful, &mut f) {
+                Err(Attempt::Again(again)) if attempt < MAX_ATTEMPTS => {
+                    tracing::debug!("a write runs again (attempt {attempt}): {}", again.why);
+                    touched.extend(again.touched);
+                    careful |= again.careful;
                     attempt += 1;
                 }
-                Err(Attempt::Again(e, _) | Attempt::Failed(e)) => return Err(e),
+                Err(Attempt::Again(Again { why: e, .. }) | Attempt::Failed(e)) => break Err(e),
+                Ok(value) => break Ok(value),
             }
+        };
+        if let Some(writer) = writer {
+            self.give_back(writer);
+        }
+        outcome.map_err(|e| self.named(e))
+    }
+
+    /// An idle writer's connection, or a new one.
+    fn writer(&self) -> Result<WriterConnection> {
+        loop {
+            let idle = self.writers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            // Its connection is driven only while waited on: a moment's
+            // turn shows whether it was closed while idle.
+            if let Some(writer) = &idle {
+                writer.runtime().block_on(tokio::task::yield_now());
+            }
+            match idle {
+                Some(writer) if !writer.client.is_closed() => return Ok(writer),
+                Some(_broken) => continue,
+                None => break,
+            }
+        }
+        WriterConnection::open(&self.writer_config).map_err(|why| {
+            Error::Unavailable(format!("the database {} cannot be reached: {why}", self.name))
+        })
+    }
+
+    fn give_back(&self, writer: WriterConnection) {
+        let mut idle = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+        if !writer.client.is_closed() && idle.len() < WRITERS {
+            idle.push(writer);
         }
     }
 
+    /// One attempt at a write. `careful`: each writer of a group commit
+    /// learns its queued writes' outcome before the next begins (after an
+    /// attempt where one failed, so that failure is its writer's alone).
     fn write_once<T>(
         &self,
-        client: &deadpool_postgres::Object,
+        conn: Conn,
         durability: Durability,
         prelock: &std::collections::BTreeSet<ArtifactId>,
+        careful: bool,
         f: &mut impl FnMut(&Tx) -> Result<T>,
     ) -> std::result::Result<T, Attempt> {
-        // Begun, `prelock` locked (in id order: no deadlock between two such
-        // writes), and the time read after, in one round trip.
-        let mut open = OpenTx::armed(client);
-        let ids: Vec<String> = prelock.iter().map(ToString::to_string).collect();
-        let lock = match ids.is_empty() {
-            true => None,
-            false => Some(
-                wait(client.prepare_cached(
-                    "SELECT id FROM artifacts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
-                ))
-                .map_err(|e| Attempt::Failed(e.into()))?,
-            ),
-        };
-        let (begun, locked, row) = wait(futures_util::future::join3(
-            client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
-            async {
-                match &lock {
-                    Some(lock) => client.query(lock, &[&ids]).await.map(drop),
-                    None => Ok(()),
-                }
-            },
-            client.query_one(
-                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
-                &[],
-            ),
-        ));
+        let client = conn.client();
         let failed = |e: tokio_postgres::Error| match met_another_write(&e) {
-            true => Attempt::Again(e.into(), Vec::new()),
+            true => Attempt::Again(Again {
+                why: e.into(),
+                touched: Vec::new(),
+                careful: false,
+            }),
             false => Attempt::Failed(e.into()),
         };
+        // Begun, `prelock` locked (in id order: no deadlock between two such
+        // writes), and the time read after, in one round trip. The
+        // connection commits lease changes without waiting for the log's
+        // flush (`synchronous_commit = off`, set when it was opened).
+        let mut open = OpenTx::armed(conn);
+        let ids: Vec<String> = prelock.iter().map(ToString::to_string).collect();
+        let (clock, lock) = conn.wait(futures_util::future::join(
+            conn.prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"),
+            conn.prepare(
+                "SELECT id FROM artifacts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+            ),
+        ));
+        let (clock, lock) = (clock.map_err(failed)?, lock.map_err(failed)?);
+        let (begun, locked, row) = conn.wait(futures_util::future::join3(
+            client.batch_execute("BEGIN"),
+            async {
+                match ids.is_empty() {
+                    true => Ok(()),
+                    false => client.query(&lock, &[&ids]).await.map(drop),
+                }
+            },
+            client.query_one(&clock, &[]),
+        ));
         begun.map_err(failed)?;
         locked.map_err(failed)?;
         let now = row
             .map_err(failed)
             .and_then(|row| time(row.get(0)).map_err(Attempt::Failed))?;
-        let tx = PgTx::new(client, true, durability == Durability::Full, Some(now));
+        let tx = PgTx::new(conn, true, durability == Durability::Full, Some(now));
+        tx.careful.set(careful);
         let outcome = f(&tx);
-        if let Some(again) = tx.again.take() {
-            return Err(Attempt::Again(again, tx.touched()));
+        if tx.again.borrow().is_some() {
+            return Err(tx.attempt(Error::Internal("a write to run again".into())));
         }
-        let value = outcome.map_err(Attempt::Failed)?;
+        let value = outcome.map_err(|e| tx.attempt(e))?;
         let events = std::mem::take(&mut *tx.events.borrow_mut());
         let mut commit = String::new();
         if !events.is_empty() {
@@ -338,11 +404,22 @@ impl PgStore {
     /// Runs `f` on one consistent snapshot (repeatable read). Writes nothing.
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         let client = self.connection()?;
-        let mut open = OpenTx::begin(&client, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        let tx = PgTx::new(&client, false, false, None);
-        let value = f(&tx)?;
-        open.finish("COMMIT")?;
+        let conn = Conn::Pooled(&client);
+        let mut open = OpenTx::begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let tx = PgTx::new(conn, false, false, None);
+        let value = f(&tx).map_err(|e| self.named(e))?;
+        open.finish("COMMIT").map_err(|e| self.named(e))?;
         Ok(value)
+    }
+
+    /// A lost or refused connection's error, naming the database.
+    fn named(&self, e: Error) -> Error {
+        match e {
+            Error::Unavailable(why) if !why.contains(&self.name) => {
+                Error::Unavailable(format!("{} ({})", why, self.name))
+            }
+            other => other,
+        }
     }
 }
 
@@ -351,7 +428,7 @@ impl PgStore {
     /// a [`Loader`] for rows copied from elsewhere (`leasedesk migrate`).
     pub(super) fn load<T>(&self, f: impl FnOnce(&Loader) -> Result<T>) -> Result<T> {
         let client = self.connection()?;
-        let mut open = OpenTx::begin(&client, "BEGIN")?;
+        let mut open = OpenTx::begin(Conn::Pooled(&client), "BEGIN")?;
         wait(client.batch_execute("SELECT last_seq FROM ledger FOR UPDATE"))?;
         let value = f(&Loader {
             client: &client,
@@ -411,23 +488,120 @@ impl Loader<'_> {
     }
 }
 
+/// A connection a transaction runs on, and how to wait for its answers.
+#[derive(Clone, Copy)]
+enum Conn<'a> {
+    /// The pool's (reads): driven by the store's runtime.
+    Pooled(&'a deadpool_postgres::Object),
+    /// A writer's own (see [`WriterConnection`]).
+    Writer(&'a WriterConnection),
+}
+
+impl<'a> Conn<'a> {
+    fn client(self) -> &'a tokio_postgres::Client {
+        match self {
+            Conn::Pooled(object) => object,
+            Conn::Writer(writer) => &writer.client,
+        }
+    }
+
+    /// Waits here for `f` (see [`wait`] and [`WriterConnection`]).
+    fn wait<F: Future>(self, f: F) -> F::Output {
+        match self {
+            Conn::Pooled(_) => wait(f),
+            Conn::Writer(writer) => writer.runtime().block_on(f),
+        }
+    }
+
+    /// `sql` prepared, once per connection.
+    async fn prepare(
+        self,
+        sql: &str,
+    ) -> std::result::Result<tokio_postgres::Statement, tokio_postgres::Error> {
+        match self {
+            Conn::Pooled(object) => object.prepare_cached(sql).await,
+            Conn::Writer(writer) => {
+                if let Some(statement) = writer.statements.borrow().get(sql) {
+                    return Ok(statement.clone());
+                }
+                let statement = writer.client.prepare(sql).await?;
+                writer
+                    .statements
+                    .borrow_mut()
+                    .insert(sql.to_owned(), statement.clone());
+                Ok(statement)
+            }
+        }
+    }
+}
+
+/// A connection kept for write transactions, with a single-threaded
+/// runtime of its own that owns its socket. Whichever thread runs a write
+/// drives it there while it waits (`block_on`), so a round trip is the
+/// database's answer and nothing more: no hand-over to another thread and
+/// back, as a pooled connection driven by the store's runtime needs.
+struct WriterConnection {
+    runtime: Option<tokio::runtime::Runtime>,
+    client: tokio_postgres::Client,
+    statements: RefCell<std::collections::HashMap<String, tokio_postgres::Statement>>,
+}
+
+impl WriterConnection {
+    fn open(config: &tokio_postgres::Config) -> std::result::Result<Self, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let (client, connection) = runtime
+            .block_on(async {
+                tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await
+            })
+            .map_err(|_| "no answer within the time allowed".to_string())?
+            .map_err(|e| e.to_string())?;
+        // Runs whenever a writer waits on this runtime.
+        runtime.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("a writer's database connection ended: {e}");
+            }
+        });
+        Ok(Self {
+            runtime: Some(runtime),
+            client,
+            statements: Default::default(),
+        })
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.as_ref().expect("a runtime until dropped")
+    }
+}
+
+impl Drop for WriterConnection {
+    fn drop(&mut self) {
+        // May be dropped inside another runtime, where a runtime cannot wait.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// A transaction begun on a pooled connection: unless finished, it is rolled
 /// back when dropped, and a connection that cannot roll back leaves the pool.
 struct OpenTx<'a> {
-    client: &'a deadpool_postgres::Object,
+    conn: Conn<'a>,
     open: bool,
 }
 
 impl<'a> OpenTx<'a> {
-    fn begin(client: &'a deadpool_postgres::Object, sql: &str) -> Result<Self> {
-        let open = Self::armed(client);
-        wait(client.batch_execute(sql))?;
+    fn begin(conn: Conn<'a>, sql: &str) -> Result<Self> {
+        let open = Self::armed(conn);
+        conn.wait(conn.client().batch_execute(sql))?;
         Ok(open)
     }
 
     /// Rolls back when dropped, from now on: for a BEGIN sent with what follows it.
-    fn armed(client: &'a deadpool_postgres::Object) -> Self {
-        Self { client, open: true }
+    fn armed(conn: Conn<'a>) -> Self {
+        Self { conn, open: true }
     }
 
     /// The transaction is being ended (a COMMIT sent): no rollback when dropped.
@@ -437,15 +611,16 @@ impl<'a> OpenTx<'a> {
 
     fn finish(&mut self, sql: &str) -> Result<()> {
         self.open = false;
-        wait(self.client.batch_execute(sql))?;
+        self.conn.wait(self.conn.client().batch_execute(sql))?;
         Ok(())
     }
 }
 
 impl Drop for OpenTx<'_> {
     fn drop(&mut self) {
-        if self.open && wait(self.client.batch_execute("ROLLBACK")).is_err() {
-            // Broken: the pool's next check (`is_closed`) drops it.
+        let conn = self.conn;
+        if self.open && conn.wait(conn.client().batch_execute("ROLLBACK")).is_err() {
+            // Broken: the next check (`is_closed`) drops it.
             tracing::warn!("a database connection could not roll back");
         }
     }
@@ -498,14 +673,22 @@ async fn listen(config: tokio_postgres::Config, changed: Arc<tokio::sync::Notify
 /// How one attempt at a write ended, when not with its value.
 enum Attempt {
     /// It met another write (a deadlock, a key taken meanwhile, a file
-    /// touched at a later time): run it again, with the artifacts it locked.
-    Again(Error, Vec<ArtifactId>),
+    /// touched at a later time), or a queued write failed: run it again.
+    Again(Again),
     Failed(Error),
+}
+
+struct Again {
+    why: Error,
+    /// The artifacts it locked, to lock first next time.
+    touched: Vec<ArtifactId>,
+    /// A queued write failed: next time each writer learns its own outcome.
+    careful: bool,
 }
 
 /// One transaction on the PostgreSQL store.
 pub struct PgTx<'a> {
-    client: &'a deadpool_postgres::Object,
+    conn: Conn<'a>,
     /// A write (locks what it reads), not a read of a snapshot.
     write: bool,
     durable: Cell<bool>,
@@ -522,6 +705,11 @@ pub struct PgTx<'a> {
     held: RefCell<Held>,
     /// Why this attempt must run again, once it is known.
     again: RefCell<Option<Error>>,
+    /// Whether each writer of a group learns its queued writes' outcome
+    /// before the next writer begins (see [`PgStore::write_once`]).
+    careful: Cell<bool>,
+    /// A queued write failed, where its writer could not be told apart.
+    queued_failed: Cell<bool>,
 }
 
 #[derive(Clone, Default)]
@@ -595,13 +783,13 @@ fn met_another_write(e: &tokio_postgres::Error) -> bool {
 
 impl<'a> PgTx<'a> {
     fn new(
-        client: &'a deadpool_postgres::Object,
+        conn: Conn<'a>,
         write: bool,
         durable: bool,
         now: Option<Timestamp>,
     ) -> Self {
         Self {
-            client,
+            conn,
             write,
             durable: Cell::new(durable),
             now: Cell::new(now),
@@ -610,6 +798,8 @@ impl<'a> PgTx<'a> {
             events: Default::default(),
             held: Default::default(),
             again: Default::default(),
+            careful: Cell::new(true),
+            queued_failed: Cell::new(false),
         }
     }
 
@@ -626,7 +816,11 @@ impl<'a> PgTx<'a> {
     /// What an error ends in: another attempt, if this one met another write.
     fn attempt(&self, e: Error) -> Attempt {
         match self.again.take() {
-            Some(again) => Attempt::Again(again, self.touched()),
+            Some(why) => Attempt::Again(Again {
+                why,
+                touched: self.touched(),
+                careful: self.queued_failed.get(),
+            }),
             None => Attempt::Failed(e),
         }
     }
@@ -643,8 +837,8 @@ impl<'a> PgTx<'a> {
     /// failure among them is that statement's failure.
     fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
         // Prepared now (once per connection), so the queue's order is the order sent.
-        let statement = wait(self.client.prepare_cached(sql))?;
-        let client = self.client;
+        let statement = self.conn.wait(self.conn.prepare(sql))?;
+        let client = self.conn.client();
         self.deferred.borrow_mut().push(Box::pin(async move {
             let params: Vec<&(dyn ToSql + Sync)> = params
                 .iter()
@@ -657,7 +851,7 @@ impl<'a> PgTx<'a> {
 
     /// Queues a statement of the simple protocol (a savepoint's).
     fn defer_simple(&self, sql: &'static str) {
-        let client = self.client;
+        let client = self.conn.client();
         self.deferred
             .borrow_mut()
             .push(Box::pin(async move { client.batch_execute(sql).await }));
@@ -671,15 +865,21 @@ impl<'a> PgTx<'a> {
     ) -> Result<T> {
         let queued = std::mem::take(&mut *self.deferred.borrow_mut());
         if queued.is_empty() {
-            return wait(next).map_err(|e| self.failure(e));
+            return self.conn.wait(next).map_err(|e| self.failure(e));
         }
-        let (sent, answer) = wait(futures_util::future::join(
+        let (sent, answer) = self.conn.wait(futures_util::future::join(
             futures_util::future::join_all(queued),
             next,
         ));
-        sent.into_iter()
-            .collect::<std::result::Result<Vec<()>, _>>()
-            .map_err(|e| self.failure(e))?;
+        if let Err(e) = sent.into_iter().collect::<std::result::Result<Vec<()>, _>>() {
+            let error = self.failure(e);
+            if self.write && !self.careful.get() {
+                // Perhaps an earlier writer's of a group: run again, carefully.
+                self.queued_failed.set(true);
+                self.again.borrow_mut().get_or_insert_with(|| error.clone());
+            }
+            return Err(error);
+        }
         answer.map_err(|e| self.failure(e))
     }
 
@@ -707,9 +907,9 @@ impl<'a> PgTx<'a> {
                 .ok_or_else(|| Error::Internal("a write without a time".into()))?,
         );
         // Both prepared first, so they go out in this order.
-        let (lock, read) = wait(futures_util::future::join(
-            self.client.prepare_cached(lock),
-            self.client.prepare_cached(sql),
+        let (lock, read) = self.conn.wait(futures_util::future::join(
+            self.conn.prepare(lock),
+            self.conn.prepare(sql),
         ));
         let (lock, read) = (
             lock.map_err(|e| self.failure(e))?,
@@ -717,8 +917,8 @@ impl<'a> PgTx<'a> {
         );
         let (locked, rows) = self.after_deferred(async {
             let (locked, rows) = futures_util::future::join(
-                self.client.query(&lock, &[&key, &now]),
-                self.client.query(&read, params),
+                self.conn.client().query(&lock, &[&key, &now]),
+                self.conn.client().query(&read, params),
             )
             .await;
             Ok((locked?, rows?))
@@ -753,12 +953,12 @@ impl<'a> PgTx<'a> {
     /// ledger's lock, and runs `commit` (ending in COMMIT), in one round trip.
     fn commit_with_events(&self, events: Vec<PendingEvent>, commit: &str) -> Result<()> {
         if events.is_empty() {
-            return self.after_deferred(self.client.batch_execute(commit));
+            return self.after_deferred(self.conn.client().batch_execute(commit));
         }
-        let (lock, insert) = wait(futures_util::future::join(
-            self.client
-                .prepare_cached("SELECT last_seq FROM ledger FOR UPDATE"),
-            self.client.prepare_cached(INSERT_EVENTS),
+        let (lock, insert) = self.conn.wait(futures_util::future::join(
+            self.conn
+                .prepare("SELECT last_seq FROM ledger FOR UPDATE"),
+            self.conn.prepare(INSERT_EVENTS),
         ));
         let (lock, insert) = (
             lock.map_err(|e| self.failure(e))?,
@@ -776,8 +976,8 @@ impl<'a> PgTx<'a> {
         let at: Vec<i64> = events.iter().map(|e| e.at).collect();
         self.after_deferred(async {
             let (locked, inserted, committed) = futures_util::future::join3(
-                self.client.query(&lock, &[]),
-                self.client.execute(
+                self.conn.client().query(&lock, &[]),
+                self.conn.client().execute(
                     &insert,
                     &[
                         &ids,
@@ -789,7 +989,7 @@ impl<'a> PgTx<'a> {
                         &data,
                     ],
                 ),
-                self.client.batch_execute(commit),
+                self.conn.client().batch_execute(commit),
             )
             .await;
             locked?;
@@ -805,8 +1005,8 @@ impl<'a> PgTx<'a> {
 
     fn query(&self, sql: &str, params: Params) -> Result<Vec<Row>> {
         self.after_deferred(async {
-            let statement = self.client.prepare_cached(sql).await?;
-            self.client.query(&statement, params).await
+            let statement = self.conn.prepare(sql).await?;
+            self.conn.client().query(&statement, params).await
         })
     }
 
@@ -821,8 +1021,8 @@ impl<'a> PgTx<'a> {
 
     fn execute(&self, sql: &str, params: Params) -> Result<u64> {
         self.after_deferred(async {
-            let statement = self.client.prepare_cached(sql).await?;
-            self.client.execute(&statement, params).await
+            let statement = self.conn.prepare(sql).await?;
+            self.conn.client().execute(&statement, params).await
         })
     }
 
@@ -1081,15 +1281,20 @@ impl Transaction for PgTx<'_> {
         self.defer_simple("SAVEPOINT writer");
         let events = self.events.borrow().len();
         let held = self.held.borrow().clone();
-        // The writer's queued writes are its outcome too.
-        let outcome = f(self).and_then(|()| self.flush());
+        // The writer's queued writes are its outcome too: learnt now when
+        // careful, else with the next statement (a failure there runs the
+        // group again, carefully).
+        let outcome = match self.careful.get() {
+            true => f(self).and_then(|()| self.flush()),
+            false => f(self),
+        };
         if let Some(again) = self.again.borrow().clone() {
             return Err(again); // the whole transaction runs again
         }
         if outcome.is_err() {
             // Whatever of it is still queued goes out, to be rolled back with the rest.
             let _ = self.flush();
-            wait(self.client.batch_execute("ROLLBACK TO SAVEPOINT writer"))
+            self.conn.wait(self.conn.client().batch_execute("ROLLBACK TO SAVEPOINT writer"))
                 .map_err(|e| self.failure(e))?;
             // Its locks and events went with it.
             self.events.borrow_mut().truncate(events);
