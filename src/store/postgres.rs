@@ -705,6 +705,9 @@ pub struct PgTx<'a> {
     held: RefCell<Held>,
     /// Why this attempt must run again, once it is known.
     again: RefCell<Option<Error>>,
+    /// An artifact read ahead under its lock (see [`PgTx::locked_query`]),
+    /// good until this transaction writes anything.
+    prefetched: RefCell<Option<(ArtifactId, Row)>>,
     /// Whether each writer of a group learns its queued writes' outcome
     /// before the next writer begins (see [`PgStore::write_once`]).
     careful: Cell<bool>,
@@ -798,6 +801,7 @@ impl<'a> PgTx<'a> {
             events: Default::default(),
             held: Default::default(),
             again: Default::default(),
+            prefetched: Default::default(),
             careful: Cell::new(true),
             queued_failed: Cell::new(false),
         }
@@ -836,6 +840,7 @@ impl<'a> PgTx<'a> {
     /// in the order they arrive, so later reads see them, and the first
     /// failure among them is that statement's failure.
     fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
+        self.prefetched.take(); // a write: what was read ahead may be stale
         // Prepared now (once per connection), so the queue's order is the order sent.
         let statement = self.conn.wait(self.conn.prepare(sql))?;
         let client = self.conn.client();
@@ -851,6 +856,7 @@ impl<'a> PgTx<'a> {
 
     /// Queues a statement of the simple protocol (a savepoint's).
     fn defer_simple(&self, sql: &'static str) {
+        self.prefetched.take();
         let client = self.conn.client();
         self.deferred
             .borrow_mut()
@@ -888,6 +894,10 @@ impl<'a> PgTx<'a> {
     /// query `sql`, in one round trip: the query's snapshot is taken after the
     /// lock, so it sees what the lock's last holder committed. A read runs
     /// `sql` alone.
+    ///
+    /// `prefetch`, a query of the artifact by `key` (`ARTIFACT_BY_*`), runs
+    /// too, in the same round trip: the rules read the artifact of a
+    /// check-out or edit next, and [`Transaction::artifact`] then finds it.
     fn locked_query(
         &self,
         lock: &str,
@@ -895,6 +905,7 @@ impl<'a> PgTx<'a> {
         artifact: Option<ArtifactId>,
         sql: &str,
         params: Params,
+        prefetch: Option<&str>,
     ) -> Result<Vec<Row>> {
         let held = artifact.is_some_and(|id| self.held.borrow().artifacts.contains_key(&id));
         if !self.write || held {
@@ -906,23 +917,39 @@ impl<'a> PgTx<'a> {
                 .or(self.now.get())
                 .ok_or_else(|| Error::Internal("a write without a time".into()))?,
         );
-        // Both prepared first, so they go out in this order.
-        let (lock, read) = self.conn.wait(futures_util::future::join(
+        // All prepared first, so they go out in this order.
+        let (lock, read, also) = self.conn.wait(futures_util::future::join3(
             self.conn.prepare(lock),
             self.conn.prepare(sql),
+            async {
+                match prefetch {
+                    Some(sql) => self.conn.prepare(sql).await.map(Some),
+                    None => Ok(None),
+                }
+            },
         ));
-        let (lock, read) = (
+        let (lock, read, also) = (
             lock.map_err(|e| self.failure(e))?,
             read.map_err(|e| self.failure(e))?,
+            also.map_err(|e| self.failure(e))?,
         );
-        let (locked, rows) = self.after_deferred(async {
-            let (locked, rows) = futures_util::future::join(
+        let (locked, rows, prefetched) = self.after_deferred(async {
+            let (locked, rows, prefetched) = futures_util::future::join3(
                 self.conn.client().query(&lock, &[&key, &now]),
                 self.conn.client().query(&read, params),
+                async {
+                    match &also {
+                        Some(also) => self.conn.client().query(also, &[&key]).await,
+                        None => Ok(Vec::new()),
+                    }
+                },
             )
             .await;
-            Ok((locked?, rows?))
+            Ok((locked?, rows?, prefetched?))
         })?;
+        if let Some(row) = prefetched.into_iter().next() {
+            *self.prefetched.borrow_mut() = Some((parsed(&row, 0)?, row));
+        }
         for row in &locked {
             let id: ArtifactId = parsed(row, 0)?;
             let touched: i64 = row.try_get(1)?;
@@ -1004,6 +1031,7 @@ impl<'a> PgTx<'a> {
     }
 
     fn query(&self, sql: &str, params: Params) -> Result<Vec<Row>> {
+        self.prefetched.take(); // it may write (UPDATE … RETURNING)
         self.after_deferred(async {
             let statement = self.conn.prepare(sql).await?;
             self.conn.client().query(&statement, params).await
@@ -1020,6 +1048,7 @@ impl<'a> PgTx<'a> {
     }
 
     fn execute(&self, sql: &str, params: Params) -> Result<u64> {
+        self.prefetched.take();
         self.after_deferred(async {
             let statement = self.conn.prepare(sql).await?;
             self.conn.client().execute(&statement, params).await
@@ -1198,6 +1227,18 @@ fn proposal_state_str(state: ProposalState) -> &'static str {
         ProposalState::Rejected => "rejected",
         ProposalState::Superseded => "superseded",
     }
+}
+
+/// An artifact with its head, lease row and lease epoch (for [`artifact_row`]),
+/// `id` being SQL for its id.
+fn artifact_select(id: &str) -> String {
+    format!(
+        "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
+         FROM artifacts a
+         JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+         LEFT JOIN leases l ON l.artifact_id = a.id
+         WHERE a.id = {id}"
+    )
 }
 
 fn artifact_row(r: &Row) -> Result<Artifact> {
@@ -1430,15 +1471,17 @@ impl Transaction for PgTx<'_> {
     }
 
     fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
-        let sql = format!(
-            "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
-             FROM artifacts a
-             JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
-             LEFT JOIN leases l ON l.artifact_id = a.id
-             WHERE a.id = $1"
-        );
+        let sql = artifact_select("$1");
         let key = id.to_string();
-        let rows = self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?;
+        let prefetched = self
+            .prefetched
+            .take()
+            .filter(|(artifact, _)| *artifact == id)
+            .map(|(_, row)| vec![row]);
+        let rows = match prefetched {
+            Some(rows) => rows,
+            None => self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key], None)?,
+        };
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -1676,7 +1719,14 @@ impl Transaction for PgTx<'_> {
             "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = $1"
         );
         let key = id.to_string();
-        let rows = self.locked_query(LOCK_BY_CHECKOUT, &key, None, &sql, &[&key])?;
+        let rows = self.locked_query(
+            LOCK_BY_CHECKOUT,
+            &key,
+            None,
+            &sql,
+            &[&key],
+            Some(&artifact_select("(SELECT artifact_id FROM checkouts WHERE id = $1)")),
+        )?;
         match rows.into_iter().next() {
             None => Ok(None),
             Some(r) => {
@@ -1754,6 +1804,7 @@ impl Transaction for PgTx<'_> {
                 "SELECT id, artifact_id, participant, base_version, base_digest, expires_at, state, commit_digest, result
                  FROM edits WHERE id = $1",
                 &[&key],
+                Some(&artifact_select("(SELECT artifact_id FROM edits WHERE id = $1)")),
             )?
             .into_iter()
             .next()
@@ -1814,7 +1865,7 @@ impl Transaction for PgTx<'_> {
     fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
         let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = $1");
         let key = id.to_string();
-        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key])?
+        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key], None)?
             .first()
             .map(proposal_row)
             .transpose()
