@@ -156,10 +156,15 @@ impl PgStore {
         config
             .connect_timeout(CONNECT_TIMEOUT)
             .application_name("leasedesk")
-            .options(format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+            // Our statements look rows up by key: a generic plan serves every
+            // call, where a custom plan would be made anew each time.
+            .options(format!(
+                "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c plan_cache_mode=force_generic_plan"
+            ));
         let mut writer_config = config.clone();
         writer_config.options(format!(
-            "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c synchronous_commit=off"
+            "-c statement_timeout={STATEMENT_TIMEOUT_MS} -c plan_cache_mode=force_generic_plan \
+             -c synchronous_commit=off"
         ));
         let name = display_name(&config);
         let runtime = tokio::runtime::Builder::new_multi_thread()
