@@ -76,9 +76,9 @@ struct Shared {
     /// Woken after every write, for followers of the event ledger.
     changed: Arc<tokio::sync::Notify>,
     /// Writers wait their turn here, asleep, rather than blocked on the store's
-    /// lock: only a writer whose turn it is holds a thread, and it runs every
-    /// write queued meanwhile (see [`Bundled::write`]). SQLite has one turn;
-    /// PostgreSQL several, as its writes run side by side.
+    /// lock: only the writer whose turn it is holds a thread, and it runs
+    /// every write queued meanwhile (see [`Bundled::write`]). On PostgreSQL
+    /// each server's turns run beside the other servers'.
     write_turn: tokio::sync::Semaphore,
     /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
@@ -352,13 +352,12 @@ impl Bundled {
         if let Err(e) = swept {
             tracing::warn!("unnamed blobs stay until the next open: {e}");
         }
-        let writers = store.writers();
         let shared = Shared {
             store,
             blobs,
             options,
             changed,
-            write_turn: tokio::sync::Semaphore::new(writers),
+            write_turn: tokio::sync::Semaphore::new(1),
             previews,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
@@ -651,14 +650,16 @@ impl Bundled {
                     participant: participant.clone(),
                 };
                 // A failed sweep is retried at the next tick; operations record lapses too.
-                let _ = tokio::task::spawn_blocking(move || crate::store::may_block(|| backend.sweep()))
-                    .await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    crate::store::may_block(|| backend.sweep())
+                })
+                .await;
             }
         }))
     }
 
-    /// Runs a write, with `now` read once the transaction holds the write lock,
-    /// so times follow commit order. `durability`: see [`Store::write`].
+    /// Runs a write, with `now` given by its transaction (see
+    /// [`crate::store::Transaction::now`]). `durability`: see [`Store::write`].
     ///
     /// Group commit: writers queue their work, and whoever gets the write turn
     /// runs everything queued in one transaction, each write in a savepoint of

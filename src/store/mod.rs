@@ -39,15 +39,6 @@ impl Store {
         }
     }
 
-    /// How many write transactions may run at once: SQLite has one writer;
-    /// PostgreSQL's writes lock only the rows they touch.
-    pub fn writers(&self) -> usize {
-        match self {
-            Store::Sqlite(_) => 1,
-            Store::Postgres(_) => std::env::var("LEASEDESK_PG_WRITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(postgres::WRITERS),
-        }
-    }
-
     /// Runs `f` on one consistent snapshot. Writes nothing.
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         match self {

@@ -7,8 +7,10 @@
 //! `block_in_place`, the blocking pool, or a plain thread) without starving
 //! the tasks that drive the sockets.
 //!
-//! Write transactions run side by side, in READ COMMITTED, and take turns
-//! only where they meet:
+//! Each server runs one write transaction at a time (a group commit of
+//! what its callers queued), on a connection its waiting thread drives (see
+//! [`WriterConnection`]). The servers' write transactions run side by side,
+//! in READ COMMITTED, and take turns only where they meet:
 //! - **An artifact's rows**: the first touch of an artifact in a write locks
 //!   its row (an UPDATE of `touched_at`, in its own statement, so what is read
 //!   next is read after the lock) and holds it until commit. Check-outs,
@@ -26,8 +28,7 @@
 //!   on a computer, take one advisory lock for that look.
 //!
 //! A deadlock or a unique key taken by a concurrent write ends the attempt,
-//! and the write runs again (writes are safe to run twice). Group commit
-//! still folds a server's queued writes into one transaction.
+//! and the write runs again (writes are safe to run twice).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -60,8 +61,9 @@ const POOL_WAIT: Duration = Duration::from_secs(10);
 const STATEMENT_TIMEOUT_MS: u64 = 30_000;
 /// Connections per server, for reads and for the writes run side by side.
 const POOL_SIZE: usize = 16;
-/// Write transactions a server runs at once (each a group commit of its own).
-pub const WRITERS: usize = 8;
+/// Idle writers' connections kept (a server runs one write transaction at a
+/// time, a group commit; direct calls such as `user add` may add one).
+const IDLE_WRITERS: usize = 2;
 /// How often a write is run again after meeting another (see the module's comment).
 const MAX_ATTEMPTS: usize = 16;
 /// Held by a write while it looks for paths that would collide (imports, renames).
@@ -80,7 +82,8 @@ pub struct PgStore {
     runtime: Option<tokio::runtime::Runtime>,
     /// Idle connections of writers (see [`WriterConnection`]).
     writers: std::sync::Mutex<Vec<WriterConnection>>,
-    writer_config: tokio_postgres::Config,
+    /// The pool's, committing lease changes without waiting for the log (boxed: it is large).
+    writer_config: Box<tokio_postgres::Config>,
 }
 
 impl Drop for PgStore {
@@ -109,9 +112,9 @@ impl From<tokio_postgres::Error> for Error {
         }
         match e.as_db_error() {
             // Connection exceptions, and the database shutting down or starting.
-            Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => {
-                Error::Unavailable(format!("the database connection was lost: {}", db.message()))
-            }
+            Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => Error::Unavailable(
+                format!("the database connection was lost: {}", db.message()),
+            ),
             Some(db) => {
                 Error::Internal(format!("database: {}: {}", db.code().code(), db.message()))
             }
@@ -197,7 +200,7 @@ impl PgStore {
             failpoints,
             runtime: Some(runtime),
             writers: Default::default(),
-            writer_config,
+            writer_config: Box::new(writer_config),
         };
         store.migrate()?;
         Ok(store)
@@ -312,13 +315,16 @@ impl PgStore {
             }
         }
         WriterConnection::open(&self.writer_config).map_err(|why| {
-            Error::Unavailable(format!("the database {} cannot be reached: {why}", self.name))
+            Error::Unavailable(format!(
+                "the database {} cannot be reached: {why}",
+                self.name
+            ))
         })
     }
 
     fn give_back(&self, writer: WriterConnection) {
         let mut idle = self.writers.lock().unwrap_or_else(|p| p.into_inner());
-        if !writer.client.is_closed() && idle.len() < WRITERS {
+        if !writer.client.is_closed() && idle.len() < IDLE_WRITERS {
             idle.push(writer);
         }
     }
@@ -558,9 +564,7 @@ impl WriterConnection {
             .build()
             .map_err(|e| e.to_string())?;
         let (client, connection) = runtime
-            .block_on(async {
-                tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await
-            })
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await })
             .map_err(|_| "no answer within the time allowed".to_string())?
             .map_err(|e| e.to_string())?;
         // Runs whenever a writer waits on this runtime.
@@ -790,12 +794,7 @@ fn met_another_write(e: &tokio_postgres::Error) -> bool {
 }
 
 impl<'a> PgTx<'a> {
-    fn new(
-        conn: Conn<'a>,
-        write: bool,
-        durable: bool,
-        now: Option<Timestamp>,
-    ) -> Self {
+    fn new(conn: Conn<'a>, write: bool, durable: bool, now: Option<Timestamp>) -> Self {
         Self {
             conn,
             write,
@@ -846,7 +845,7 @@ impl<'a> PgTx<'a> {
     /// failure among them is that statement's failure.
     fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
         self.prefetched.take(); // a write: what was read ahead may be stale
-        // Prepared now (once per connection), so the queue's order is the order sent.
+                                // Prepared now (once per connection), so the queue's order is the order sent.
         let statement = self.conn.wait(self.conn.prepare(sql))?;
         let client = self.conn.client();
         self.deferred.borrow_mut().push(Box::pin(async move {
@@ -882,7 +881,10 @@ impl<'a> PgTx<'a> {
             futures_util::future::join_all(queued),
             next,
         ));
-        if let Err(e) = sent.into_iter().collect::<std::result::Result<Vec<()>, _>>() {
+        if let Err(e) = sent
+            .into_iter()
+            .collect::<std::result::Result<Vec<()>, _>>()
+        {
             let error = self.failure(e);
             if self.write && !self.careful.get() {
                 // Perhaps an earlier writer's of a group: run again, carefully.
@@ -988,8 +990,7 @@ impl<'a> PgTx<'a> {
             return self.after_deferred(self.conn.client().batch_execute(commit));
         }
         let (lock, insert) = self.conn.wait(futures_util::future::join(
-            self.conn
-                .prepare("SELECT last_seq FROM ledger FOR UPDATE"),
+            self.conn.prepare("SELECT last_seq FROM ledger FOR UPDATE"),
             self.conn.prepare(INSERT_EVENTS),
         ));
         let (lock, insert) = (
@@ -1340,7 +1341,12 @@ impl Transaction for PgTx<'_> {
         if outcome.is_err() {
             // Whatever of it is still queued goes out, to be rolled back with the rest.
             let _ = self.flush();
-            self.conn.wait(self.conn.client().batch_execute("ROLLBACK TO SAVEPOINT writer"))
+            self.conn
+                .wait(
+                    self.conn
+                        .client()
+                        .batch_execute("ROLLBACK TO SAVEPOINT writer"),
+                )
                 .map_err(|e| self.failure(e))?;
             // Its locks and events went with it.
             self.events.borrow_mut().truncate(events);
@@ -1730,7 +1736,9 @@ impl Transaction for PgTx<'_> {
             None,
             &sql,
             &[&key],
-            Some(&artifact_select("(SELECT artifact_id FROM checkouts WHERE id = $1)")),
+            Some(&artifact_select(
+                "(SELECT artifact_id FROM checkouts WHERE id = $1)",
+            )),
         )?;
         match rows.into_iter().next() {
             None => Ok(None),
