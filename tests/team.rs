@@ -90,6 +90,23 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
     let other = servers[1].client(&tokens[1]);
     assert_eq!(check_history(other.as_ref(), a.id).await, committed);
     assert_dense(other.as_ref()).await;
+    // Each write reads its time as it begins, before it waits for the file:
+    // the one that waited longest runs again, so times still follow commits.
+    let events: Vec<Event> = all_events(other.as_ref())
+        .await
+        .into_iter()
+        .filter(|e| e.artifact_id == Some(a.id))
+        .collect();
+    for pair in events.windows(2) {
+        assert!(
+            pair[0].at <= pair[1].at,
+            "times on one file follow its commits: seq {} at {}, then seq {} at {}",
+            pair[0].seq,
+            pair[0].at,
+            pair[1].seq,
+            pair[1].at
+        );
+    }
     let kept = other
         .proposals(ProposalFilter {
             artifact: Some(a.id),
@@ -98,6 +115,38 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
         .await
         .unwrap();
     assert_eq!(kept.len(), proposals, "every stale check-in is a proposal");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_leave_one() {
+    let team = SharedStore::postgres();
+    let token = team.account("user:alice");
+    let servers = [
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    ];
+    let (one, two) = (servers[0].client(&token), servers[1].client(&token));
+    for round in 0..12 {
+        // The same file on Windows and macOS, which do not tell case apart.
+        let (upper, lower) = (
+            path(&format!("r{round}/Hero.psd")),
+            path(&format!("r{round}/hero.psd")),
+        );
+        let (first, second) = tokio::join!(
+            one.import(&upper, bytes(b"from one")),
+            two.import(&lower, bytes(b"from two"))
+        );
+        let refused = match (&first, &second) {
+            (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
+            _ => panic!("round {round}: exactly one import lands: {first:?}, {second:?}"),
+        };
+        assert!(
+            matches!(refused, Error::Exists(_)),
+            "round {round}: the other is told the name is taken: {refused:?}"
+        );
+    }
+    let listed = one.artifacts().await.unwrap();
+    assert_eq!(listed.len(), 12, "one file a round: {listed:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

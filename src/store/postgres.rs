@@ -2,10 +2,10 @@
 //! processes on one database behave as one.
 //!
 //! The rules are synchronous functions over [`Transaction`], so each call here
-//! waits for its query. The connections live on a small runtime of the
-//! store's own, so a caller may wait from any thread (a tokio worker inside
-//! `block_in_place`, the blocking pool, or a plain thread) without starving
-//! the tasks that drive the sockets.
+//! waits for its query. Reads use a pool whose connections live on a small
+//! runtime of the store's own, so a caller may wait from any thread (a tokio
+//! worker inside `block_in_place`, the blocking pool, or a plain thread)
+//! without starving the tasks that drive the sockets.
 //!
 //! Each server runs one write transaction at a time (a group commit of
 //! what its callers queued), on a connection its waiting thread drives (see
@@ -20,7 +20,8 @@
 //! - **Time**: `now` is the database's clock, read as the transaction
 //!   begins. `touched_at` keeps the latest `now` that changed the artifact;
 //!   a write that locks an artifact touched at a later time than its own
-//!   `now` is run again with a new one, so times on a file follow its commits.
+//!   `now` runs again, with those artifacts locked before its time is read,
+//!   so times on a file follow its commits.
 //! - **Events**: numbered at commit, under the lock of the one `ledger` row,
 //!   in the same round trip as the COMMIT: numbers are dense and in commit
 //!   order, and the lock is held for microseconds, not for the whole write.
@@ -59,7 +60,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const POOL_WAIT: Duration = Duration::from_secs(10);
 /// No statement runs longer: a stuck one must not hold a lock for ever.
 const STATEMENT_TIMEOUT_MS: u64 = 30_000;
-/// Connections per server, for reads and for the writes run side by side.
+/// Pooled connections per server: reads, and writes called from inside async code.
 const POOL_SIZE: usize = 16;
 /// Idle writers' connections kept (a server runs one write transaction at a
 /// time, a group commit; direct calls such as `user add` may add one).
@@ -82,7 +83,8 @@ pub struct PgStore {
     runtime: Option<tokio::runtime::Runtime>,
     /// Idle connections of writers (see [`WriterConnection`]).
     writers: std::sync::Mutex<Vec<WriterConnection>>,
-    /// The pool's, committing lease changes without waiting for the log (boxed: it is large).
+    /// The pool's settings, and lease changes committed without waiting for
+    /// the log's flush (boxed: it is large).
     writer_config: Box<tokio_postgres::Config>,
 }
 
@@ -350,9 +352,9 @@ impl PgStore {
             false => Attempt::Failed(e.into()),
         };
         // Begun, `prelock` locked (in id order: no deadlock between two such
-        // writes), and the time read after, in one round trip. The
-        // connection commits lease changes without waiting for the log's
-        // flush (`synchronous_commit = off`, set when it was opened).
+        // writes), and the time read after, in one round trip. Lease changes
+        // commit without waiting for the log's flush (`synchronous_commit =
+        // off`: a writer's connection is opened so).
         let mut open = OpenTx::armed(conn);
         let ids: Vec<String> = prelock.iter().map(ToString::to_string).collect();
         let (clock, lock) = conn.wait(futures_util::future::join(
@@ -362,8 +364,12 @@ impl PgStore {
             ),
         ));
         let (clock, lock) = (clock.map_err(failed)?, lock.map_err(failed)?);
+        let begin = match conn {
+            Conn::Writer(_) => "BEGIN",
+            Conn::Pooled(_) => "BEGIN; SET LOCAL synchronous_commit = off",
+        };
         let (begun, locked, row) = conn.wait(futures_util::future::join3(
-            client.batch_execute("BEGIN"),
+            client.batch_execute(begin),
             async {
                 match ids.is_empty() {
                     true => Ok(()),
