@@ -508,7 +508,8 @@ impl Loader<'_> {
 /// A connection a transaction runs on, and how to wait for its answers.
 #[derive(Clone, Copy)]
 enum Conn<'a> {
-    /// The pool's (reads): driven by the store's runtime.
+    /// The pool's (reads, and writes called from inside async code): driven
+    /// by the store's runtime.
     Pooled(&'a deadpool_postgres::Object),
     /// A writer's own (see [`WriterConnection`]).
     Writer(&'a WriterConnection),
@@ -600,8 +601,8 @@ impl Drop for WriterConnection {
     }
 }
 
-/// A transaction begun on a pooled connection: unless finished, it is rolled
-/// back when dropped, and a connection that cannot roll back leaves the pool.
+/// A transaction begun on a connection: unless finished, it is rolled back
+/// when dropped, and a connection that cannot roll back is not used again.
 struct OpenTx<'a> {
     conn: Conn<'a>,
     open: bool,
@@ -765,14 +766,19 @@ macro_rules! owned {
 
 /// Locks an artifact's row for the rest of a write: `$1` names the artifact
 /// (see [`PgTx::locked_query`]), `$2` is the write's time.
-const LOCK_ARTIFACT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
-     WHERE id = $1 RETURNING id, touched_at";
-const LOCK_BY_CHECKOUT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
-     WHERE id = (SELECT artifact_id FROM checkouts WHERE id = $1) RETURNING id, touched_at";
-const LOCK_BY_EDIT: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
-     WHERE id = (SELECT artifact_id FROM edits WHERE id = $1) RETURNING id, touched_at";
-const LOCK_BY_PROPOSAL: &str = "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2)
-     WHERE id = (SELECT artifact_id FROM proposals WHERE id = $1) RETURNING id, touched_at";
+macro_rules! lock_artifact {
+    ($id:literal) => {
+        concat!(
+            "UPDATE artifacts SET touched_at = GREATEST(touched_at, $2) WHERE id = ",
+            $id,
+            " RETURNING id, touched_at"
+        )
+    };
+}
+const LOCK_ARTIFACT: &str = lock_artifact!("$1");
+const LOCK_BY_CHECKOUT: &str = lock_artifact!("(SELECT artifact_id FROM checkouts WHERE id = $1)");
+const LOCK_BY_EDIT: &str = lock_artifact!("(SELECT artifact_id FROM edits WHERE id = $1)");
+const LOCK_BY_PROPOSAL: &str = lock_artifact!("(SELECT artifact_id FROM proposals WHERE id = $1)");
 
 /// The commit's events, numbered from the ledger's row (locked just before,
 /// so this statement sees every event committed before it). A contention
@@ -850,8 +856,9 @@ impl<'a> PgTx<'a> {
     /// in the order they arrive, so later reads see them, and the first
     /// failure among them is that statement's failure.
     fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
-        self.prefetched.take(); // a write: what was read ahead may be stale
-                                // Prepared now (once per connection), so the queue's order is the order sent.
+        // A write: what was read ahead may be stale.
+        self.prefetched.take();
+        // Prepared now (once per connection), so the queue's order is the order sent.
         let statement = self.conn.wait(self.conn.prepare(sql))?;
         let client = self.conn.client();
         self.deferred.borrow_mut().push(Box::pin(async move {
@@ -908,7 +915,7 @@ impl<'a> PgTx<'a> {
     /// lock, so it sees what the lock's last holder committed. A read runs
     /// `sql` alone.
     ///
-    /// `prefetch`, a query of the artifact by `key` (`ARTIFACT_BY_*`), runs
+    /// `prefetch`, a query of the artifact by `key` ([`artifact_select`]), runs
     /// too, in the same round trip: the rules read the artifact of a
     /// check-out or edit next, and [`Transaction::artifact`] then finds it.
     fn locked_query(
@@ -1003,16 +1010,19 @@ impl<'a> PgTx<'a> {
             lock.map_err(|e| self.failure(e))?,
             insert.map_err(|e| self.failure(e))?,
         );
-        let column = |f: fn(&PendingEvent) -> Option<String>| -> Vec<Option<String>> {
-            events.iter().map(f).collect()
-        };
-        let ids = column(|e| Some(e.id.clone()));
-        let kinds = column(|e| Some(e.kind.clone()));
-        let artifacts = column(|e| e.artifact_id.clone());
-        let participants = column(|e| e.participant.clone());
-        let holders = column(|e| e.holder.clone());
-        let data = column(|e| Some(e.data.clone()));
-        let at: Vec<i64> = events.iter().map(|e| e.at).collect();
+        // One array a column, for the statement's unnest.
+        let (mut ids, mut kinds, mut artifacts, mut participants) =
+            (vec![], vec![], vec![], vec![]);
+        let (mut holders, mut at, mut data) = (vec![], vec![], vec![]);
+        for e in events {
+            ids.push(e.id);
+            kinds.push(e.kind);
+            artifacts.push(e.artifact_id);
+            participants.push(e.participant);
+            holders.push(e.holder);
+            at.push(e.at);
+            data.push(e.data);
+        }
         self.after_deferred(async {
             let (locked, inserted, committed) = futures_util::future::join3(
                 self.conn.client().query(&lock, &[]),
