@@ -20,7 +20,7 @@ mod postgres;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Child;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::row;
 use pairs::{add_user, edit_pair, make_artifacts, measure_pairs, ms, serve, Etcd};
@@ -62,6 +62,7 @@ fn main() {
     ]);
     let database = cluster.database("bench");
     cluster.sql("bench", "CREATE EXTENSION pg_stat_statements");
+    let idle_postgres = process_tree(cluster.pid()).len();
 
     let (on_postgres, profile) = {
         let store = [
@@ -134,6 +135,15 @@ fn main() {
         ),
     );
     runtime.block_on(etcd_grpc(&work, pairs_per_client, pg_rate));
+    // The servers' backends gone, so none is counted in the floor's CPU
+    // (an autovacuum worker may come and go: not for ever).
+    let gone = Instant::now();
+    while process_tree(cluster.pid()).len() > idle_postgres && gone.elapsed().as_secs() < 10 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for connections in [CLIENTS, 2] {
+        postgres_floor(&cluster, connections, if quick { 5 } else { 15 });
+    }
     println!();
     profile.print();
     drop(cluster);
@@ -381,6 +391,115 @@ async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
             pg_rate / rate
         ),
     );
+}
+
+/// PostgreSQL alone, with no server in front: pgbench, its C benchmark
+/// with prepared statements, runs the fewest statements a lease pair can
+/// take on our schema (the artifact's row locked and its epoch counted, the
+/// lease row written and removed, each event numbered under the ledger's
+/// lock: two transactions of three statements), on `connections`
+/// connections, each on an artifact of its own. The floor PostgreSQL sets
+/// on this machine, whatever the servers in front of it do.
+fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) {
+    let database = format!("floor_{connections}");
+    let url = cluster.database(&database);
+    // Our schema, migrated by the store itself.
+    let migrated = std::process::Command::new(pairs::bin())
+        .args(["--database", &url, "user", "list"])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    cluster.sql(
+        &database,
+        "INSERT INTO artifacts (id, path, path_key, head_version, created_at) \
+         SELECT 'floor-' || g, 'floor/' || g || '.psd', 'floor/' || g || '.psd', 1, 0 \
+         FROM generate_series(0, 63) g",
+    );
+    let script = std::env::temp_dir().join(format!("leasedesk-floor-{}.sql", std::process::id()));
+    std::fs::write(
+        &script,
+        r#"BEGIN;
+UPDATE artifacts SET lease_epoch = lease_epoch + 1, touched_at = GREATEST(touched_at, 1) WHERE id = 'floor-' || :client_id RETURNING lease_epoch, head_version;
+INSERT INTO leases (artifact_id, holder, participant, kind, acquired_at, expires_at) VALUES ('floor-' || :client_id, 'floor', 'bench', 'edit', 1, 60001);
+WITH turn AS (UPDATE ledger SET last_seq = last_seq + 1 RETURNING last_seq) INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data) SELECT last_seq, gen_random_uuid()::text, 'lease.acquired', 'floor-' || :client_id, 'bench', 'floor', 1, '{}' FROM turn;
+COMMIT;
+BEGIN;
+UPDATE artifacts SET touched_at = GREATEST(touched_at, 2) WHERE id = 'floor-' || :client_id RETURNING lease_epoch, head_version;
+DELETE FROM leases WHERE artifact_id = 'floor-' || :client_id;
+WITH turn AS (UPDATE ledger SET last_seq = last_seq + 1 RETURNING last_seq) INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data) SELECT last_seq, gen_random_uuid()::text, 'lease.released', 'floor-' || :client_id, 'bench', 'floor', 2, '{}' FROM turn;
+COMMIT;
+"#,
+    )
+    .unwrap();
+    // The backends exit with pgbench: their CPU is then the postmaster's
+    // children's (utime, stime, cutime, cstime), once it has reaped them, as
+    // pgbench's own is ours.
+    let processes = || process_tree(cluster.pid()).len();
+    let settled = processes();
+    let postmaster = || -> f64 {
+        let fields = stat_fields(cluster.pid()).unwrap();
+        fields[11..15]
+            .iter()
+            .map(|t| t.parse::<f64>().unwrap())
+            .sum()
+    };
+    let before = (postmaster(), children_cpu_seconds());
+    let out = cluster.pgbench(
+        &database,
+        &[
+            "-n",
+            "-M",
+            "prepared",
+            "-j",
+            "2",
+            "-c",
+            &connections.to_string(),
+            "-T",
+            &seconds.to_string(),
+            "-f",
+            script.to_str().unwrap(),
+        ],
+    );
+    let reaped = Instant::now();
+    while processes() > settled && reaped.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let after = (postmaster(), children_cpu_seconds());
+    let _ = std::fs::remove_file(&script);
+    let field = |name: &str| -> f64 {
+        out.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("pgbench printed no {name:?}: {out}"))
+    };
+    let rate = field("tps = ");
+    let pairs = rate * f64::from(seconds);
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    row(
+        &format!(
+            "PostgreSQL alone: pgbench running the fewest statements a pair can take (2 transactions, 6 statements), {connections} connections"
+        ),
+        format!(
+            "**{rate:.0} pairs/s**, mean {:.2} ms; CPU per pair: PostgreSQL {:.2} ms, pgbench {:.2} ms",
+            field("latency average = "),
+            (after.0 - before.0) / ticks / pairs * 1e3,
+            (after.1 - before.1) / pairs * 1e3,
+        ),
+        "the floor PostgreSQL sets on this machine",
+    );
+}
+
+/// User + system CPU seconds of this process's children that have been waited for.
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// What PostgreSQL did in the timed run, per pair.

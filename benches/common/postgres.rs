@@ -116,6 +116,18 @@ impl PgCluster {
             .args(["-U", "leasedesk", "-d", database, "-qAtX", "-c", sql]))
     }
 
+    /// Runs pgbench (a client: not as `postgres`) on `database` with
+    /// `args`, its connections committing as our writers' do (without
+    /// waiting for the log's flush), and answers what it printed.
+    pub fn pgbench(&self, database: &str, args: &[&str]) -> String {
+        run(Command::new(self.bin.join("pgbench"))
+            .env("PGOPTIONS", "-c synchronous_commit=off")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "leasedesk"])
+            .args(args)
+            .arg(database))
+    }
+
     /// The postmaster's process id, whose children are the server's backends.
     pub fn pid(&self) -> u32 {
         std::fs::read_to_string(self.dir.join("data/postmaster.pid"))
