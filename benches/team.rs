@@ -55,32 +55,23 @@ fn main() {
     println!("| figure | measured | baseline / target |");
     println!("|---|---|---|");
     let transport = Transport::choose(&work);
-    let cluster = PgCluster::start(&[
-        "max_connections=100",
-        "shared_preload_libraries=pg_stat_statements",
-        "pg_stat_statements.track=all",
-    ]);
-    let database = cluster.database("bench");
-    cluster.sql("bench", "CREATE EXTENSION pg_stat_statements");
+    // The figures on a cluster with nothing loaded; the profile of what
+    // PostgreSQL ran, on a second one with pg_stat_statements (which costs
+    // each statement a little).
+    let cluster = PgCluster::start(&["max_connections=100"]);
     let idle_postgres = process_tree(cluster.pid()).len();
 
-    let (on_postgres, profile) = {
+    let on_postgres = {
         let store = [
             OsString::from("--database"),
-            database.into(),
+            cluster.database("bench").into(),
             "--data".into(),
             work.join("team-pg").into(),
         ];
         let team = Team::start(&store, 2, &transport);
-        let reset =
-            "SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')";
         let figure = runtime.block_on(team.measure(pairs_per_client, || {
-            cluster.sql("bench", reset);
             vec![("PostgreSQL", process_tree(cluster.pid()))]
         }));
-        // Backends report their counters at most once a second.
-        std::thread::sleep(Duration::from_millis(1500));
-        let profile = PgProfile::read(&cluster, (CLIENTS * pairs_per_client) as f64);
         figure.report(
             &format!(
                 "lease acquire + release, {CLIENTS} clients split over two servers on one PostgreSQL 15 database (fsync on), {}",
@@ -88,7 +79,32 @@ fn main() {
             ),
             "at least 2,000 pairs/s, p99 under 20 ms".into(),
         );
-        (figure, profile)
+        figure
+    };
+    let profile = {
+        let profiled = PgCluster::start(&[
+            "max_connections=100",
+            "shared_preload_libraries=pg_stat_statements",
+            "pg_stat_statements.track=all",
+        ]);
+        let store = [
+            OsString::from("--database"),
+            profiled.database("bench").into(),
+            "--data".into(),
+            work.join("profiled-pg").into(),
+        ];
+        profiled.sql("bench", "CREATE EXTENSION pg_stat_statements");
+        let team = Team::start(&store, 2, &transport);
+        let reset =
+            "SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')";
+        let pairs = pairs_per_client.div_ceil(4);
+        runtime.block_on(team.measure(pairs, || {
+            profiled.sql("bench", reset);
+            Vec::new()
+        }));
+        // Backends report their counters at most once a second.
+        std::thread::sleep(Duration::from_millis(1500));
+        PgProfile::read(&profiled, (CLIENTS * pairs) as f64)
     };
 
     // One server on a database of its own: what the two servers' turns on
@@ -432,18 +448,10 @@ COMMIT;
     )
     .unwrap();
     // The backends exit with pgbench: their CPU is then the postmaster's
-    // children's (utime, stime, cutime, cstime), once it has reaped them, as
-    // pgbench's own is ours.
-    let processes = || process_tree(cluster.pid()).len();
-    let settled = processes();
-    let postmaster = || -> f64 {
-        let fields = stat_fields(cluster.pid()).unwrap();
-        fields[11..15]
-            .iter()
-            .map(|t| t.parse::<f64>().unwrap())
-            .sum()
-    };
-    let before = (postmaster(), children_cpu_seconds());
+    // children's, once it has reaped them, as pgbench's own is ours.
+    let postgres = || vec![("PostgreSQL", process_tree(cluster.pid()))];
+    let settled = process_tree(cluster.pid()).len();
+    let before = (cpu_seconds(&postgres())[0], children_cpu_seconds());
     let out = cluster.pgbench(
         &database,
         &[
@@ -461,10 +469,10 @@ COMMIT;
         ],
     );
     let reaped = Instant::now();
-    while processes() > settled && reaped.elapsed() < Duration::from_secs(5) {
+    while process_tree(cluster.pid()).len() > settled && reaped.elapsed().as_secs() < 5 {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let after = (postmaster(), children_cpu_seconds());
+    let after = (cpu_seconds(&postgres())[0], children_cpu_seconds());
     let _ = std::fs::remove_file(&script);
     let field = |name: &str| -> f64 {
         out.lines()
@@ -474,8 +482,6 @@ COMMIT;
     };
     let rate = field("tps = ");
     let pairs = rate * f64::from(seconds);
-    // SAFETY: sysconf only reads a configuration value.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     row(
         &format!(
             "PostgreSQL alone: pgbench running the fewest statements a pair can take (2 transactions, 6 statements), {connections} connections"
@@ -483,7 +489,7 @@ COMMIT;
         format!(
             "**{rate:.0} pairs/s**, mean {:.2} ms; CPU per pair: PostgreSQL {:.2} ms, pgbench {:.2} ms",
             field("latency average = "),
-            (after.0 - before.0) / ticks / pairs * 1e3,
+            (after.0 - before.0) / pairs * 1e3,
             (after.1 - before.1) / pairs * 1e3,
         ),
         "the floor PostgreSQL sets on this machine",
@@ -602,7 +608,9 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
     Some(after_name.split_whitespace().map(str::to_owned).collect())
 }
 
-/// User + system CPU seconds of each group of processes so far.
+/// User + system CPU seconds of each group of processes so far, with
+/// their children's that have ended (a backend that exits mid-run is then
+/// its postmaster's).
 fn cpu_seconds(groups: &[(&'static str, Vec<u32>)]) -> Vec<f64> {
     // SAFETY: sysconf only reads a configuration value.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
@@ -612,8 +620,12 @@ fn cpu_seconds(groups: &[(&'static str, Vec<u32>)]) -> Vec<f64> {
             pids.iter()
                 .filter_map(|pid| {
                     let f = stat_fields(*pid)?;
-                    // utime and stime are stat's fields 14 and 15 (11, 12 here).
-                    Some(f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?)
+                    // utime, stime, cutime and cstime are stat's fields 14
+                    // to 17 (11 to 14 here).
+                    f[11..15]
+                        .iter()
+                        .map(|t| t.parse::<f64>().ok())
+                        .sum::<Option<f64>>()
                 })
                 .sum::<f64>()
                 / ticks

@@ -254,7 +254,10 @@ async fn the_last_change_of_a_burst_is_heard_on_the_other_server_at_once() {
     );
     let listener = Remote::new(&a.url, &token).unwrap();
     let writer = b.client(&token);
-    let artifact = writer.import(&path("burst.psd"), bytes(b"x")).await.unwrap();
+    let artifact = writer
+        .import(&path("burst.psd"), bytes(b"x"))
+        .await
+        .unwrap();
     let mut stream = Box::pin(listener.follow_events(0).await.unwrap());
     let mut slowest = Duration::ZERO;
     for _ in 0..4 {
