@@ -438,11 +438,14 @@ impl PgStore {
         commit += "COMMIT";
         // The events are numbered under the ledger's lock, taken last and in
         // the COMMIT's round trip. A COMMIT after a failed statement rolls
-        // back without an error: the queued writes' and the events' outcome
-        // is checked first, in the same round trip.
-        open.disarm();
+        // back without an error, so the queued writes' and the events'
+        // outcome is checked first, in the same round trip. After a failed
+        // NOTIFY of the same string, COMMIT is not run at all: a failed
+        // commit is rolled back as `open` drops, so the connection is left
+        // outside any transaction for the next attempt.
         tx.commit_with_events(events, &commit)
             .map_err(|e| tx.attempt(e))?;
+        open.disarm();
         if announce && !carried {
             self.announcements.owe();
         }
@@ -656,7 +659,7 @@ impl<'a> OpenTx<'a> {
         Self { conn, open: true }
     }
 
-    /// The transaction is being ended (a COMMIT sent): no rollback when dropped.
+    /// The transaction has ended (its COMMIT answered): no rollback when dropped.
     fn disarm(&mut self) {
         self.open = false;
     }
