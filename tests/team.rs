@@ -237,9 +237,6 @@ async fn an_event_stream_on_one_server_hears_the_other_within_a_second() {
     );
 }
 
-/// PostgreSQL stops while a check-in is being sent: the check-in is a clear
-/// error naming the database, health says why, nothing is committed and the
-
 /// A server sends at most one notice of changes a window: a burst of
 /// changes is announced at the window's end, so the last change of each
 /// burst is heard on the other server as soon as the first, not at the
@@ -288,6 +285,8 @@ async fn the_last_change_of_a_burst_is_heard_on_the_other_server_at_once() {
         "the slowest burst's last change took {slowest:?} to be heard"
     );
 }
+/// PostgreSQL stops while a check-in is being sent: the check-in is a clear
+/// error naming the database, health says why, nothing is committed and the
 /// check-out stays open; once the database is back, the same check-in lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers() {
