@@ -486,9 +486,13 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
         Command::Status => {
             let me = store.me().await?;
-            let (key, place) = match &target {
-                Target::Server(remote) => ("server", remote.server()),
-                Target::Local(_) => {
+            let (key, place) = match (&target, &args.database) {
+                (Target::Server(remote), _) => ("server", remote.server()),
+                (Target::Local(_), Some(url)) => (
+                    "database",
+                    leasedesk::store::postgres::public_name(url).unwrap_or_default(),
+                ),
+                (Target::Local(_), None) => {
                     let data = args.data.clone().unwrap_or_else(default_data_dir);
                     ("data", data.display().to_string())
                 }
@@ -496,8 +500,8 @@ async fn execute(args: Args) -> Result<(), Error> {
             out.print(
                 &serde_json::json!({ key: place, "participant": me }),
                 || match key {
-                    "server" => format!("server {place} as {me}"),
-                    _ => format!("data folder {place} as {me}"),
+                    "data" => format!("data folder {place} as {me}"),
+                    _ => format!("{key} {place} as {me}"),
                 },
             );
         }

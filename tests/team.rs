@@ -545,6 +545,32 @@ async fn a_failed_commit_leaves_its_connection_ready_for_the_next_write() {
     }
 }
 
+/// `status` on a team's database names it, never with its password.
+#[test]
+fn status_on_a_database_names_it_without_its_password() {
+    let url = postgres_database();
+    // The test cluster trusts local connections: the password is ignored.
+    let with_password = url.replacen("://leasedesk@", "://leasedesk:hunter2@", 1);
+    assert_ne!(url, with_password);
+    let team = SharedStore::on_database(with_password);
+    team.account("user:alice");
+    let status = |format: &[&str]| {
+        let out = team
+            .command()
+            .args(["--as", "user:alice"])
+            .args(format)
+            .arg("status")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(status(&[]).trim(), format!("database {url} as user:alice"));
+    let json: serde_json::Value = serde_json::from_str(&status(&["--json"])).unwrap();
+    assert_eq!(json["database"].as_str(), Some(url.as_str()));
+    assert!(!status(&["--json"]).contains("hunter2"));
+}
+
 /// A database that does not answer is a clear error within seconds, naming it.
 #[test]
 fn an_unreachable_database_is_a_clear_error_within_seconds() {

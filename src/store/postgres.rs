@@ -143,7 +143,13 @@ impl From<tokio_postgres::Error> for Error {
     }
 }
 
-/// `user@host:port/db` of a connection string, for messages.
+/// `postgres://user@host:port/db` of a connection string `url`, to show:
+/// never its password. `None` when it is not one.
+pub fn public_name(url: &str) -> Option<String> {
+    url.parse().ok().map(|config| display_name(&config))
+}
+
+/// `postgres://user@host:port/db` of a connection string, for messages.
 fn display_name(config: &tokio_postgres::Config) -> String {
     let host = config
         .get_hosts()
