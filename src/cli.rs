@@ -36,7 +36,10 @@ pub struct Args {
     data: Option<PathBuf>,
 
     /// Keep rows in this PostgreSQL database (postgres://USER@HOST:PORT/DB)
-    /// instead of the data folder's SQLite file.
+    /// instead of the data folder's SQLite file. TLS is used when the
+    /// database offers it (its certificate checked against the system's
+    /// roots and LEASEDESK_CA_CERT); add ?sslmode=require to insist on it,
+    /// or ?sslmode=disable to never try.
     #[arg(long, global = true, env = "LEASEDESK_DATABASE", value_name = "URL")]
     database: Option<String>,
 

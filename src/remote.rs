@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::server::{DIGEST_HEADER, MESSAGE_HEADER};
 
-mod trust;
+pub(crate) mod trust;
 
 pub use trust::{fingerprint, server_certificate, ServerCertificate};
 

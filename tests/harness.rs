@@ -602,6 +602,8 @@ pub struct PgCluster {
     bin: std::path::PathBuf,
     dir: std::path::PathBuf,
     databases: std::sync::atomic::AtomicU32,
+    /// `name=value` settings besides the port, address and socket folder.
+    settings: Vec<String>,
     /// Outlives the tests: never waited for.
     _watcher: std::sync::Mutex<std::process::Child>,
 }
@@ -626,6 +628,11 @@ fn pg_cluster() -> &'static PgCluster {
 impl PgCluster {
     /// A cluster of its own, for a test that stops and starts it.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A cluster of its own, with `settings` (`name=value`).
+    pub fn start_with(settings: &[String]) -> Self {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .expect("PostgreSQL is installed (cargo xtask test installs postgresql-15)")
             .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
@@ -683,6 +690,7 @@ impl PgCluster {
             bin,
             dir,
             databases: Default::default(),
+            settings: settings.to_vec(),
             _watcher: std::sync::Mutex::new(watcher),
         };
         cluster.resume();
@@ -699,9 +707,13 @@ impl PgCluster {
                 .arg(self.dir.join("log"))
                 .arg("-o")
                 .arg(format!(
-                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400",
+                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400{}",
                     self.port,
-                    self.dir.display()
+                    self.dir.display(),
+                    self.settings
+                        .iter()
+                        .map(|setting| format!(" -c {setting}"))
+                        .collect::<String>()
                 ))
                 .args(["-w", "start"]),
         );

@@ -1058,3 +1058,78 @@ async fn an_http2_upload_reset_by_its_client_leaves_the_connection_idle() {
     let took = closed_within(&mut stream, Duration::from_secs(10)).await;
     assert!(took < Duration::from_secs(6), "closed after {took:?}");
 }
+
+/// A team's PostgreSQL that takes only TLS (its pg_hba refuses plain
+/// connections): the store reaches it when its certificate is trusted
+/// through `LEASEDESK_CA_CERT`, and without that is refused with an error
+/// that names the database and says what to do.
+#[test]
+fn the_store_reaches_a_postgresql_that_takes_only_tls_when_its_certificate_is_trusted() {
+    let certs = Certificates::new();
+    let server = certs.server("postgres");
+    // PostgreSQL reads a key that no one else may read, as its own user.
+    let files = tempfile::tempdir().unwrap();
+    let (cert, key, hba) = (
+        files.path().join("server.pem"),
+        files.path().join("server.key"),
+        files.path().join("pg_hba.conf"),
+    );
+    std::fs::copy(&server.cert, &cert).unwrap();
+    std::fs::copy(&server.key, &key).unwrap();
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         hostssl all all 127.0.0.1/32 trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(files.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    if unsafe { libc::geteuid() } == 0 {
+        let chown = Command::new("chown")
+            .arg("postgres:postgres")
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+    let cluster = crate::harness::PgCluster::start_with(&[
+        "ssl=on".into(),
+        format!("ssl_cert_file={}", cert.display()),
+        format!("ssl_key_file={}", key.display()),
+        format!("hba_file={}", hba.display()),
+    ]);
+    let url = cluster.database();
+    let data = tempfile::tempdir().unwrap();
+    let add_user = |url: &str, name: &str, ca: Option<&Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        cmd.args(["--database", url, "--data"])
+            .arg(data.path())
+            .args(["user", "add", name])
+            .env_remove("LEASEDESK_CA_CERT");
+        if let Some(ca) = ca {
+            cmd.env("LEASEDESK_CA_CERT", ca);
+        }
+        cmd.output().unwrap()
+    };
+
+    let refused = add_user(&url, "alice", None);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(
+        stderr.contains(&url)
+            && stderr.contains("certificate")
+            && stderr.contains("LEASEDESK_CA_CERT"),
+        "{stderr}"
+    );
+
+    let trusted = add_user(&url, "alice", Some(&certs.ca.cert));
+    assert!(trusted.status.success(), "{trusted:?}");
+    let required = add_user(
+        &format!("{url}?sslmode=require"),
+        "bob",
+        Some(&certs.ca.cert),
+    );
+    assert!(required.status.success(), "{required:?}");
+}

@@ -36,16 +36,23 @@ fn provider() -> Arc<CryptoProvider> {
 /// The TLS settings of a `Remote` that trusts `trust`: TLS 1.2 and 1.3,
 /// ALPN `h2` then `http/1.1`.
 pub(crate) fn client_config(trust: &Trust) -> Result<rustls::ClientConfig> {
+    let mut config = database_config(trust)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// The TLS settings of a connection that trusts `trust`, with no ALPN: a
+/// PostgreSQL connection's (PostgreSQL 15 asks for TLS inside its own
+/// protocol).
+pub(crate) fn database_config(trust: &Trust) -> Result<rustls::ClientConfig> {
     let provider = provider();
     let verifier = verifier(trust, &provider)?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Internal(format!("TLS settings: {e}")))?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(config)
+        .with_no_client_auth())
 }
 
 /// A pin replaces every other check; without one, the system's roots plus

@@ -45,7 +45,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::Row;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::*;
 use crate::clock::Clock;
@@ -93,6 +94,10 @@ pub struct PgStore {
     /// The pool's settings, and lease changes committed without waiting for
     /// the log's flush (boxed: it is large).
     writer_config: Box<tokio_postgres::Config>,
+    /// TLS when the database offers it (or `sslmode=require` asks for it),
+    /// its certificate checked as a server's: the system's roots plus
+    /// `LEASEDESK_CA_CERT`.
+    tls: MakeRustlsConnect,
     announcements: Arc<Announcements>,
 }
 
@@ -141,6 +146,18 @@ impl From<tokio_postgres::Error> for Error {
             None => Error::Unavailable(format!("the database cannot be reached: {e}")),
         }
     }
+}
+
+/// An error and what caused it ("error performing TLS handshake: invalid
+/// peer certificate: UnknownIssuer").
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text = format!("{text}: {e}");
+        cause = e.source();
+    }
+    text
 }
 
 /// `postgres://user@host:port/db` of a connection string `url`, to show:
@@ -201,9 +218,12 @@ impl PgStore {
             .thread_name("store-postgres")
             .enable_all()
             .build()?;
+        let tls = MakeRustlsConnect::new(crate::remote::trust::database_config(
+            &crate::remote::Trust::from_env(),
+        )?);
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -222,12 +242,14 @@ impl PgStore {
         let announcements = Arc::new(Announcements::new());
         runtime.spawn(listen(
             config,
+            tls.clone(),
             changed,
             announcements.origin.clone(),
             name.clone(),
         ));
         runtime.spawn(announce(
             writer_config.clone(),
+            tls.clone(),
             announcements.clone(),
             name.clone(),
         ));
@@ -238,6 +260,7 @@ impl PgStore {
             runtime: Some(runtime),
             writers: Default::default(),
             writer_config: Box::new(writer_config),
+            tls,
             announcements,
         };
         store.migrate()?;
@@ -252,17 +275,30 @@ impl PgStore {
         let _entered = runtime.enter();
         wait(self.pool.get()).map_err(|e| {
             let why = match e {
-                deadpool_postgres::PoolError::Backend(e) => e.to_string(),
+                deadpool_postgres::PoolError::Backend(e) => with_causes(&e),
                 deadpool_postgres::PoolError::Timeout(_) => {
                     "no answer within the time allowed".to_string()
                 }
                 other => other.to_string(),
             };
-            Error::Unavailable(format!(
-                "the database {} cannot be reached: {why}",
-                self.name
-            ))
+            self.unreachable(why)
         })
+    }
+
+    /// Why the database cannot be reached, with what to do when its
+    /// certificate was not trusted.
+    fn unreachable(&self, why: String) -> Error {
+        let hint = match why.contains("TLS handshake") {
+            true => {
+                "; if the database's certificate is your studio's own, set LEASEDESK_CA_CERT \
+                 to the PEM file of the CA that signed it"
+            }
+            false => "",
+        };
+        Error::Unavailable(format!(
+            "the database {} cannot be reached: {why}{hint}",
+            self.name
+        ))
     }
 
     fn migrate(&self) -> Result<()> {
@@ -352,12 +388,7 @@ impl PgStore {
                 None => break,
             }
         }
-        WriterConnection::open(&self.writer_config).map_err(|why| {
-            Error::Unavailable(format!(
-                "the database {} cannot be reached: {why}",
-                self.name
-            ))
-        })
+        WriterConnection::open(&self.writer_config, &self.tls).map_err(|why| self.unreachable(why))
     }
 
     fn give_back(&self, writer: WriterConnection) {
@@ -610,15 +641,20 @@ struct WriterConnection {
 }
 
 impl WriterConnection {
-    fn open(config: &tokio_postgres::Config) -> std::result::Result<Self, String> {
+    fn open(
+        config: &tokio_postgres::Config,
+        tls: &MakeRustlsConnect,
+    ) -> std::result::Result<Self, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
         let (client, connection) = runtime
-            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await })
+            .block_on(async {
+                tokio::time::timeout(CONNECT_TIMEOUT, config.connect(tls.clone())).await
+            })
             .map_err(|_| "no answer within the time allowed".to_string())?
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| with_causes(&e))?;
         // Runs whenever a writer waits on this runtime.
         runtime.spawn(async move {
             if let Err(e) = connection.await {
@@ -746,7 +782,12 @@ impl Announcements {
 }
 
 /// Sends the notices owed (see [`Announcements`]) on a connection of its own.
-async fn announce(config: tokio_postgres::Config, announcements: Arc<Announcements>, name: String) {
+async fn announce(
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    announcements: Arc<Announcements>,
+    name: String,
+) {
     let mut client: Option<tokio_postgres::Client> = None;
     loop {
         announcements.wake.notified().await;
@@ -758,7 +799,7 @@ async fn announce(config: tokio_postgres::Config, announcements: Arc<Announcemen
         }
         let sent = match &client {
             Some(c) if !c.is_closed() => c.batch_execute(&announcements.sql).await,
-            _ => match config.connect(NoTls).await {
+            _ => match config.connect(tls.clone()).await {
                 Ok((c, connection)) => {
                     tokio::spawn(connection);
                     client.insert(c).batch_execute(&announcements.sql).await
@@ -781,12 +822,13 @@ async fn announce(config: tokio_postgres::Config, announcements: Arc<Announcemen
 /// follower then reads what it may have missed.
 async fn listen(
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
     changed: Arc<tokio::sync::Notify>,
     origin: String,
     name: String,
 ) {
     loop {
-        match config.connect(NoTls).await {
+        match config.connect(tls.clone()).await {
             Ok((client, mut connection)) => {
                 let mut messages =
                     futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
