@@ -1,6 +1,7 @@
 //! What `serve --metrics-listen` tells Prometheus: requests by route
-//! template (never the raw path, so ids do not multiply the series), uploads
-//! in flight, group-commit batch sizes, and live leases read at scrape time.
+//! template (never the raw path, so ids do not multiply the series),
+//! connections refused at the cap, uploads in flight, group-commit batch
+//! sizes, and live leases read at scrape time.
 
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CON
 pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    /// Refused before any request was read: not among `requests`.
+    connections_refused: Counter,
     uploads_in_flight: Gauge,
     batch_sizes: Histogram,
 }
@@ -43,6 +46,7 @@ impl Metrics {
         Self {
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
+            connections_refused: Counter::default(),
             uploads_in_flight: Gauge::default(),
             batch_sizes,
         }
@@ -60,6 +64,11 @@ impl Metrics {
         self.latency
             .get_or_create(&labels)
             .observe(took.as_secs_f64());
+    }
+
+    /// Counts a connection refused at the connection cap.
+    pub fn connection_refused(&self) {
+        self.connections_refused.inc();
     }
 
     /// Counts an upload as in flight until the returned guard is dropped.
@@ -83,6 +92,11 @@ impl Metrics {
             "Time from a request's head to its answer's head, by method, route template and status class",
             Unit::Seconds,
             self.latency.clone(),
+        );
+        registry.register(
+            "connections_refused",
+            "Connections refused at the connection cap (--max-connections), before any request was read",
+            self.connections_refused.clone(),
         );
         registry.register(
             "uploads_in_flight",

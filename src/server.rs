@@ -126,6 +126,9 @@ pub async fn run_with(
                             });
                         }
                         Err(_) => {
+                            if let Some(metrics) = &config.metrics {
+                                metrics.connection_refused();
+                            }
                             let cap = config.max_connections;
                             let acceptor = acceptors.as_ref().map(|(_, http1)| http1.clone());
                             connections.spawn(async move {

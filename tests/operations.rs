@@ -475,3 +475,34 @@ async fn json_logs_are_one_object_a_line_and_never_show_a_token() {
     assert!(!log.contains(&token) && !log.contains(&wrong), "{log}");
     assert!(!log.to_lowercase().contains("bearer"), "{log}");
 }
+
+/// A connection refused at the cap is counted, though it never makes a request.
+#[tokio::test]
+async fn connections_refused_at_the_cap_are_counted() {
+    let served = Served::start(
+        &["--metrics-listen", "127.0.0.1:0", "--max-connections", "2"],
+        &[],
+    );
+    let refused = |scrape: &str| sample(scrape, "leasedesk_connections_refused_total", "");
+    assert_eq!(refused(&served.scrape().await), Some(0.0));
+    // Two connections hold the server's two slots with a request's first line.
+    let held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut socket = TcpStream::connect(served.addr()).unwrap();
+            socket.write_all(b"GET /v1/health HTTP/1.1\r\n").unwrap();
+            socket
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..3 {
+        let mut socket = TcpStream::connect(served.addr()).unwrap();
+        socket
+            .write_all(b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    }
+    assert_eq!(refused(&served.scrape().await), Some(3.0));
+    drop(held);
+}
