@@ -88,6 +88,11 @@ impl SharedStore {
             .1
     }
 
+    /// An admin's token.
+    pub(crate) fn admin(&self, name: &str) -> String {
+        self.open().add_account(&participant(name), true).unwrap().1
+    }
+
     /// A file outside the store.
     fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let file = self.dir.path().join(name);

@@ -149,6 +149,57 @@ async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_l
     assert_eq!(listed.len(), 12, "one file a round: {listed:?}");
 }
 
+/// A rename on one server and an import on the other race for paths that
+/// collide on a computer: exactly one takes the name each time, the other
+/// is told it is taken, and no write fails on the way (a deadlock between
+/// the two would be run again, not reported).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_one() {
+    let team = SharedStore::postgres();
+    let token = team.admin("user:admin");
+    let servers = [
+        ServeProcess::start(&team, ""),
+        ServeProcess::start(&team, ""),
+    ];
+    let (one, two) = (servers[0].client(&token), servers[1].client(&token));
+    for round in 0..12 {
+        let moved = one
+            .import(&path(&format!("r{round}/draft.psd")), bytes(b"draft"))
+            .await
+            .unwrap();
+        let (upper, lower) = (
+            path(&format!("r{round}/Hero.psd")),
+            path(&format!("r{round}/hero.psd")),
+        );
+        let (renamed, imported) = tokio::join!(
+            one.rename(moved.id, &upper),
+            two.import(&lower, bytes(b"new"))
+        );
+        let refused = match (&renamed, &imported) {
+            (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
+            _ => panic!("round {round}: exactly one takes the name: {renamed:?}, {imported:?}"),
+        };
+        assert!(
+            matches!(refused, Error::Exists(_)),
+            "round {round}: the other is told the name is taken: {refused:?}"
+        );
+        let mut paths: Vec<String> = one
+            .artifacts()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| a.path.to_string())
+            .filter(|p| p.starts_with(&format!("r{round}/")))
+            .collect();
+        paths.sort();
+        let expected = match renamed.is_ok() {
+            true => vec![format!("r{round}/Hero.psd")],
+            false => vec![format!("r{round}/draft.psd"), format!("r{round}/hero.psd")],
+        };
+        assert_eq!(paths, expected, "round {round}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lapse_is_recorded_once_while_every_server_sweeps() {
     let team = SharedStore::postgres();
