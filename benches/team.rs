@@ -2,8 +2,10 @@
 //! acquire + release from 16 clients split over two `leasedesk serve`
 //! processes on one PostgreSQL database (fsync on), beside the same two
 //! servers on one SQLite data folder, one server on SQLite, and etcd's lease
-//! grant + revoke through its gRPC API, all in one run on this machine.
-//! Prints a Markdown report, then where PostgreSQL's time goes: statements,
+//! grant + revoke through its gRPC API, all in one run on this machine;
+//! and PostgreSQL alone, pgbench running the fewest statements a pair can
+//! take, the floor it sets here. Prints a Markdown report, then where
+//! PostgreSQL's time goes (from a second cluster, with the profiler): statements,
 //! transactions and WAL flushes per pair (pg_stat_statements, pg_stat_wal),
 //! and CPU per pair of each process.
 //! `--quick` makes fewer pairs; `--only team` runs this alone (any other
