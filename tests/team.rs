@@ -15,6 +15,11 @@ use crate::failover::{ServeProcess, SharedStore};
 use crate::harness::*;
 use crate::races::check_history;
 
+/// `N` servers on `team`'s store.
+fn servers_on<const N: usize>(team: &SharedStore) -> [ServeProcess; N] {
+    std::array::from_fn(|_| ServeProcess::start(team, ""))
+}
+
 /// Every event of the ledger is numbered 1, 2, 3...: none skipped, none twice.
 async fn assert_dense(backend: &dyn Backend) -> usize {
     let seqs: Vec<u64> = all_events(backend).await.iter().map(|e| e.seq).collect();
@@ -33,10 +38,7 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
     let tokens: Vec<String> = (0..16)
         .map(|i| team.account(&format!("user:c{i}")))
         .collect();
-    let servers = [
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    ];
+    let servers: [ServeProcess; 2] = servers_on(&team);
     let first = servers[0].client(&tokens[0]);
     let a = first.import(&path("a.psd"), bytes(b"v1")).await.unwrap();
     let cycles = Arc::new(AtomicUsize::new(0));
@@ -117,14 +119,28 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
     assert_eq!(kept.len(), proposals, "every stale check-in is a proposal");
 }
 
+/// Of two writes racing for one name, exactly one took it, and the other
+/// was told it is taken.
+fn one_took_the_name<A: std::fmt::Debug, B: std::fmt::Debug>(
+    round: usize,
+    first: &leasedesk::Result<A>,
+    second: &leasedesk::Result<B>,
+) {
+    let refused = match (first, second) {
+        (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
+        _ => panic!("round {round}: exactly one takes the name: {first:?}, {second:?}"),
+    };
+    assert!(
+        matches!(refused, Error::Exists(_)),
+        "round {round}: the other is told the name is taken: {refused:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_leave_one() {
     let team = SharedStore::postgres();
     let token = team.account("user:alice");
-    let servers = [
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    ];
+    let servers: [ServeProcess; 2] = servers_on(&team);
     let (one, two) = (servers[0].client(&token), servers[1].client(&token));
     for round in 0..12 {
         // The same file on Windows and macOS, which do not tell case apart.
@@ -136,14 +152,7 @@ async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_l
             one.import(&upper, bytes(b"from one")),
             two.import(&lower, bytes(b"from two"))
         );
-        let refused = match (&first, &second) {
-            (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
-            _ => panic!("round {round}: exactly one import lands: {first:?}, {second:?}"),
-        };
-        assert!(
-            matches!(refused, Error::Exists(_)),
-            "round {round}: the other is told the name is taken: {refused:?}"
-        );
+        one_took_the_name(round, &first, &second);
     }
     let listed = one.artifacts().await.unwrap();
     assert_eq!(listed.len(), 12, "one file a round: {listed:?}");
@@ -157,10 +166,7 @@ async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_l
 async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_one() {
     let team = SharedStore::postgres();
     let token = team.admin("user:admin");
-    let servers = [
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    ];
+    let servers: [ServeProcess; 2] = servers_on(&team);
     let (one, two) = (servers[0].client(&token), servers[1].client(&token));
     for round in 0..12 {
         let moved = one
@@ -175,14 +181,7 @@ async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_on
             one.rename(moved.id, &upper),
             two.import(&lower, bytes(b"new"))
         );
-        let refused = match (&renamed, &imported) {
-            (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
-            _ => panic!("round {round}: exactly one takes the name: {renamed:?}, {imported:?}"),
-        };
-        assert!(
-            matches!(refused, Error::Exists(_)),
-            "round {round}: the other is told the name is taken: {refused:?}"
-        );
+        one_took_the_name(round, &renamed, &imported);
         let mut paths: Vec<String> = one
             .artifacts()
             .await
@@ -204,11 +203,7 @@ async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_on
 async fn a_lapse_is_recorded_once_while_every_server_sweeps() {
     let team = SharedStore::postgres();
     let token = team.account("user:alice");
-    let servers = [
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    ];
+    let servers: [ServeProcess; 3] = servers_on(&team);
     let alice = servers[0].client(&token);
     let mut ids = Vec::new();
     for n in 0..12 {
@@ -263,10 +258,7 @@ struct ListenerAndWriter {
 fn listener_and_writer() -> ListenerAndWriter {
     let team = SharedStore::postgres();
     let token = team.account("user:alice");
-    let servers = [
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    ];
+    let servers: [ServeProcess; 2] = servers_on(&team);
     ListenerAndWriter {
         listener: Remote::new(&servers[0].url, &token).unwrap(),
         writer: servers[1].client(&token),
@@ -441,10 +433,7 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
 async fn a_token_revoked_anywhere_is_refused_by_every_server_within_a_second() {
     let team = SharedStore::postgres();
     let token = team.account("user:alice");
-    let (a, b) = (
-        ServeProcess::start(&team, ""),
-        ServeProcess::start(&team, ""),
-    );
+    let [a, b] = servers_on(&team);
     let on_b = b.client(&token);
     on_b.me().await.unwrap();
     let follower = Remote::new(&b.url, &token).unwrap();
