@@ -1,7 +1,9 @@
 //! `cargo xtask bench`: the lease core's figures, each beside the baseline it is
 //! judged against, measured in one run on this machine. Prints a Markdown report.
 //! `--quick` uses small sizes, to check that the benchmark itself works;
-//! `--only sqlite|pairs|cycles|big` runs one part.
+//! `--only sqlite|pairs|cycles|big` runs one part; `--big-mib N` sets the big
+//! file's size. It builds and runs for Windows too (`cargo xtask bench --only
+//! windows`, under Wine), with its files in `LEASEDESK_BENCH_TMP`.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -23,7 +25,7 @@ struct Sizes {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let sizes = if quick {
+    let mut sizes = if quick {
         Sizes {
             pairs: 500,
             cycles: 200,
@@ -38,17 +40,24 @@ fn main() {
             repeats: 7,
         }
     };
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+    };
+    if let Some(mib) = value("--big-mib") {
+        sizes.big_file = mib.parse::<u64>().expect("--big-mib N") << 20;
+    }
+    let tmp = std::env::var_os("LEASEDESK_BENCH_TMP")
+        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
+    let work = tmp.join("bench");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
     // `--only NAME` runs one part: sqlite, pairs, cycles or big.
-    let args: Vec<String> = std::env::args().collect();
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
+    let only = value("--only");
     let runs = |part: &str| only.is_none_or(|o| o == part);
     println!("| figure | measured | baseline / target |");
     println!("|---|---|---|");
@@ -224,7 +233,7 @@ fn measure(cmd: &mut Command) -> (Duration, u64) {
 fn spread(times: &[Duration]) -> String {
     let fastest = times.iter().min().unwrap();
     format!(
-        "{:.2} s ({:.2} s)",
+        "{:.3} s ({:.3} s)",
         median(times.to_vec()).as_secs_f64(),
         fastest.as_secs_f64()
     )
@@ -236,21 +245,32 @@ fn ratio(a: &[Duration], b: &[Duration]) -> f64 {
 
 fn big_file(work: &Path, sizes: &Sizes) {
     let bin = PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"));
-    let b3sum = PathBuf::from(std::env::var("B3SUM").expect("run through cargo xtask bench"));
     let source = work.join("big.bin");
     make_big_file(&source, sizes.big_file);
     let label = size_label(sizes.big_file);
     let quiet = || settle(&source);
     let copy = work.join("copy.bin");
-    let (mut cp, mut cp_sync, mut checkin, mut peak) = (vec![], vec![], vec![], 0);
+    let (mut std_copy, mut cp, mut cp_sync) = (vec![], vec![], vec![]);
+    let (mut checkin, mut start, mut peak) = (vec![], vec![], 0);
     for rep in 0..sizes.repeats {
+        // The baseline on every platform: copy_file_range on Linux, CopyFileW
+        // on Windows.
         quiet();
-        cp.push(measure(Command::new("cp").arg(&source).arg(&copy)).0);
+        let copied = Instant::now();
+        std::fs::copy(&source, &copy).unwrap();
+        std_copy.push(copied.elapsed());
         std::fs::remove_file(&copy).unwrap();
-        quiet();
-        let cp_then_sync = format!("cp {0} {1} && sync {1}", source.display(), copy.display());
-        cp_sync.push(measure(Command::new("sh").arg("-c").arg(cp_then_sync)).0);
-        std::fs::remove_file(&copy).unwrap();
+        if cfg!(target_os = "linux") {
+            quiet();
+            cp.push(measure(Command::new("cp").arg(&source).arg(&copy)).0);
+            std::fs::remove_file(&copy).unwrap();
+            quiet();
+            let cp_then_sync = format!("cp {0} {1} && sync {1}", source.display(), copy.display());
+            cp_sync.push(measure(Command::new("sh").arg("-c").arg(cp_then_sync)).0);
+            std::fs::remove_file(&copy).unwrap();
+        }
+        // What starting a process costs, inside the check-in's time.
+        start.push(measure(Command::new(&bin).arg("--version")).0);
 
         let data = work.join(format!("checkin-{rep}"));
         let cli = |args: &[&str]| {
@@ -283,34 +303,52 @@ fn big_file(work: &Path, sizes: &Sizes) {
         peak = peak.max(rss);
         std::fs::remove_dir_all(&data).unwrap();
     }
-    eprintln!("cp {cp:?}\ncp+fsync {cp_sync:?}\ncheck-in {checkin:?}");
-    let runs = cp.len();
+    eprintln!("copy {std_copy:?}\ncp {cp:?}\ncp+fsync {cp_sync:?}\ncheck-in {checkin:?}");
+    let runs = checkin.len();
     row(
-        &format!("cp of a page-cached {label} file, same disk: median (fastest) of {runs}"),
-        spread(&cp),
+        &format!(
+            "std::fs::copy of a page-cached {label} file, same disk: median (fastest) of {runs}"
+        ),
+        spread(&std_copy),
         "baseline",
     );
-    row(
-        &format!("cp, then fsync of the copy ({label})"),
-        spread(&cp_sync),
-        "baseline with durability",
-    );
-    row(
-        &format!("check-in of the {label} file (hash while copying, fsync, commit)"),
-        format!(
-            "{} = {:.2}x cp, {:.2}x cp+fsync",
-            spread(&checkin),
+    let mut against = format!("{:.2}x copy", ratio(&checkin, &std_copy));
+    if cfg!(target_os = "linux") {
+        row(&format!("cp of the {label} file"), spread(&cp), "baseline");
+        row(
+            &format!("cp, then fsync of the copy ({label})"),
+            spread(&cp_sync),
+            "baseline with durability",
+        );
+        against += &format!(
+            ", {:.2}x cp, {:.2}x cp+fsync",
             ratio(&checkin, &cp),
             ratio(&checkin, &cp_sync)
-        ),
+        );
+    }
+    row(
+        &format!("check-in of the {label} file (hash while copying, fsync, commit)"),
+        format!("{} = {against}", spread(&checkin)),
         "at most 1.5x cp",
     );
     row(
-        &format!("peak memory of the check-in process ({label})"),
-        format!("{:.1} MiB", peak as f64 / 1048576.0),
-        "under 64 MiB",
+        "start and exit of the CLI (`leasedesk --version`), part of the check-in's time",
+        spread(&start),
+        "",
     );
+    if cfg!(target_os = "linux") {
+        row(
+            &format!("peak memory of the check-in process ({label})"),
+            format!("{:.1} MiB", peak as f64 / 1048576.0),
+            "under 64 MiB",
+        );
+    }
 
+    // The digest against b3sum: Linux, through `cargo xtask bench` (the
+    // Windows figures, `--only windows`, leave it out).
+    let Some(b3sum) = std::env::var_os("B3SUM").map(PathBuf::from) else {
+        return;
+    };
     quiet();
     let (mut mapped, mut b3, mut b3_one, mut read) = (vec![], vec![], vec![], vec![]);
     for _ in 0..5 {

@@ -152,6 +152,8 @@ fn main() {
             pg_rate / one_on_sqlite.rate
         ),
     );
+    // etcd-client is a Linux-only dev-dependency: the Windows test leg need not build it.
+    #[cfg(target_os = "linux")]
     runtime.block_on(etcd_grpc(&work, pairs_per_client, pg_rate));
     // The servers' backends gone, so none is counted in the floor's CPU
     // (an autovacuum worker may come and go: not for ever).
@@ -358,6 +360,7 @@ impl Transport {
 
 /// etcd's lease grant + revoke through its gRPC API, `CLIENTS` clients each
 /// with a connection of its own.
+#[cfg(target_os = "linux")]
 async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
     let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
         row(

@@ -138,7 +138,7 @@ pub async fn save_verified(
                 actual,
             });
         }
-        tokio::fs::rename(&temp, dest).await?;
+        crate::local_file::replace(&temp, dest).await?;
         Ok(())
     }
     .await;

@@ -566,7 +566,7 @@ impl StagedBlob {
             owner_only::create_dir_all(dir)?;
             sync_dir(&store.root)?;
         }
-        fs::rename(&self.temp.path, &target)?;
+        rename_durably(&self.temp.path, &target)?;
         sync_dir(dir)?;
         Ok(())
     }
@@ -640,8 +640,42 @@ fn still_named(file: &File, path: &Path) -> io::Result<bool> {
 }
 
 /// Makes a folder's entries (a rename, a new file) survive power loss.
+#[cfg(not(windows))]
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// Windows cannot flush a folder (opening one as a file is refused, as
+/// SQLite and PostgreSQL also find): NTFS journals a folder's entries, and
+/// [`rename_durably`] writes its rename through, which commits the journal
+/// up to it, folders made before it included.
+#[cfg(windows)]
+fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// Renames a finished upload to its digest's name, durably.
+#[cfg(not(windows))]
+fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)
+}
+
+/// Renames a finished upload to its digest's name, returning once the rename
+/// is on disk (`MOVEFILE_WRITE_THROUGH`). A blob that another upload of the
+/// same bytes named meanwhile is kept: it may be open for a download, which
+/// Windows would not let a rename replace.
+#[cfg(windows)]
+fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+    use windows_sys::Win32::Storage::FileSystem::{MoveFileExW, MOVEFILE_WRITE_THROUGH};
+    let (from, to) = (crate::long_path::wide(from), crate::long_path::wide(to));
+    // SAFETY: both are NUL-terminated UTF-16 strings that outlive the call.
+    if unsafe { MoveFileExW(from.as_ptr(), to.as_ptr(), MOVEFILE_WRITE_THROUGH) } != 0 {
+        return Ok(());
+    }
+    match io::Error::last_os_error() {
+        e if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        e => Err(e),
+    }
 }
 
 /// Reads until `buf` is full or the source ends: fewer, larger chunks.
@@ -673,10 +707,7 @@ async fn read_full_async(
 }
 
 fn open_local(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Error::NotFound(format!("{} does not exist", path.display())),
-        _ => Error::from(e),
-    })
+    crate::local_file::open_to_read(path)
 }
 
 /// The digest and size of a local file, read on one thread: what a long-running
@@ -835,14 +866,8 @@ impl Blobs {
                         blocking(move || digest_file(&hashed)).await?.0
                     }
                 };
-                let file = tokio::fs::File::open(&path)
-                    .await
-                    .map_err(|e| match e.kind() {
-                        io::ErrorKind::NotFound => {
-                            Error::NotFound(format!("{} does not exist", path.display()))
-                        }
-                        _ => Error::from(e),
-                    })?;
+                let opened = path.clone();
+                let file = tokio::fs::File::from_std(blocking(move || open_local(&opened)).await?);
                 let staged = objects
                     .stage(
                         file,

@@ -1098,6 +1098,8 @@ impl Backend for Bundled {
             limit: query.limit.clamp(1, MAX_EVENTS_PAGE),
             ..query
         };
+        let shared = self.shared.clone();
+        let durable = in_place(move || shared.store.durable_events()).await?;
         self.read(move |tx, _, _| {
             let (events, next) = match (query.after, query.before) {
                 (Some(_), Some(_)) => {
@@ -1107,11 +1109,14 @@ impl Backend for Bundled {
                 }
                 (after, None) => {
                     let after = after.unwrap_or(0);
-                    let events = tx.events_after(query.artifact, after, query.limit)?;
+                    let mut events = tx.events_after(query.artifact, after, query.limit)?;
+                    // Only events a crash cannot undo (see `Store::durable_events`).
+                    events.retain(|e| e.seq <= durable);
                     let next = events.last().map_or(after, |e| e.seq);
                     (events, next)
                 }
                 (None, Some(before)) => {
+                    let before = before.min(durable.saturating_add(1));
                     let events = tx.events_before(query.artifact, before, query.limit)?;
                     let next = events.last().map_or(before, |e| e.seq);
                     (events, next)

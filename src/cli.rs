@@ -372,11 +372,8 @@ fn test_failpoints() -> Result<Failpoints, Error> {
 }
 
 fn default_data_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("leasedesk")
+    use leasedesk::places;
+    places::cli_data(places::System::THIS, &places::process_env)
 }
 
 async fn execute(args: Args) -> Result<(), Error> {
@@ -996,14 +993,41 @@ async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), 
     };
     match target {
         Target::Server(remote) => {
-            let stream = remote.follow_events(after).await?;
-            futures_util::pin_mut!(stream);
-            while let Some(event) = futures_util::StreamExt::next(&mut stream).await {
-                print(&event?);
+            // Through outages of the server or its database: opened again
+            // after the last event printed, so each is printed once.
+            let mut after = after;
+            let mut backoff = Backoff::default();
+            loop {
+                let why = match remote.follow_events(after).await {
+                    Ok(stream) => {
+                        futures_util::pin_mut!(stream);
+                        loop {
+                            match futures_util::StreamExt::next(&mut stream).await {
+                                Some(Ok(event)) => {
+                                    print(&event);
+                                    after = event.seq;
+                                    backoff.reset();
+                                }
+                                Some(Err(e)) => break e,
+                                None => {
+                                    break Error::Unavailable(
+                                        "the server ended the event stream".into(),
+                                    )
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => e,
+                };
+                match why {
+                    Error::Unavailable(why) => {
+                        let wait = backoff.next();
+                        eprintln!("leasedesk: {why}; reconnecting…");
+                        tokio::time::sleep(wait).await;
+                    }
+                    other => return Err(other),
+                }
             }
-            Err(Error::Unavailable(
-                "the server ended the event stream".into(),
-            ))
         }
         Target::Local(store) => {
             // Nobody else may have this folder open: record lapses as they come.
@@ -1021,6 +1045,23 @@ async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), 
                 }
             }
         }
+    }
+}
+
+/// Waits between tries to reach a server: doubling from a quarter of a
+/// second up to 5 s, as the app's offline probe does.
+#[derive(Default)]
+struct Backoff(u32);
+
+impl Backoff {
+    fn next(&mut self) -> std::time::Duration {
+        let wait = std::time::Duration::from_millis(250 << self.0.min(5));
+        self.0 += 1;
+        wait.min(std::time::Duration::from_secs(5))
+    }
+
+    fn reset(&mut self) {
+        self.0 = 0;
     }
 }
 
@@ -1059,15 +1100,15 @@ async fn edit(
                 .env_remove("LEASEDESK_TOKEN")
                 .env_remove("LEASEDESK_SERVER")
                 .kill_on_drop(true);
-            // Its own process group, so a deadline stops what it started too
-            // (elsewhere, only the command itself is stopped).
+            // Its own process group (on Windows, a job), so a deadline stops
+            // what it started too.
             #[cfg(unix)]
             run.process_group(0);
             let mut child = run
                 .spawn()
                 .map_err(|e| Error::Invalid(format!("cannot run {program}: {e}")))?;
             // A deadline drops this future: then the command and all it started stop.
-            let _group = KillGroupOnDrop(child.id());
+            let _group = KillTreeOnDrop::of(&child);
             let status = child.wait().await?;
             if !status.success() {
                 return Err(Error::Invalid(format!(
@@ -1090,17 +1131,82 @@ fn described(upload: Upload, message: Option<String>) -> Upload {
     }
 }
 
-/// Kills a process group when dropped (a command stopped at its deadline
-/// takes what it started with it, which would otherwise hold our output open).
-struct KillGroupOnDrop(Option<u32>);
+/// Kills a command and all it started when dropped (a command stopped at its
+/// deadline takes what it started with it, which would otherwise hold our
+/// output open): its process group, or on Windows the job it was put in.
+struct KillTreeOnDrop {
+    #[cfg(unix)]
+    group: Option<u32>,
+    #[cfg(windows)]
+    job: Option<Job>,
+}
 
-impl Drop for KillGroupOnDrop {
+/// A Windows job's handle.
+#[cfg(windows)]
+struct Job(windows_sys::Win32::Foundation::HANDLE);
+
+// SAFETY: a kernel handle may be used and closed from any thread.
+#[cfg(windows)]
+unsafe impl Send for Job {}
+
+impl KillTreeOnDrop {
+    #[cfg(unix)]
+    fn of(child: &tokio::process::Child) -> Self {
+        Self { group: child.id() }
+    }
+
+    /// A job that kills its processes when its handle closes; what the command
+    /// starts joins it too. Without one (an old Windows, a refusal), only the
+    /// command itself is stopped.
+    #[cfg(windows)]
+    fn of(child: &tokio::process::Child) -> Self {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::JobObjects::{
+            AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+            SetInformationJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+            JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+        };
+        let Some(process) = child.raw_handle() else {
+            return Self { job: None };
+        };
+        // SAFETY: the job handle is ours until closed; `limits` outlives the
+        // call that reads it; `process` is the live child's handle.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return Self { job: None };
+            }
+            let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let set = SetInformationJobObject(
+                job,
+                JobObjectExtendedLimitInformation,
+                (&raw const limits).cast(),
+                std::mem::size_of_val(&limits) as u32,
+            );
+            if set == 0 || AssignProcessToJobObject(job, process as _) == 0 {
+                CloseHandle(job);
+                return Self { job: None };
+            }
+            Self {
+                job: Some(Job(job)),
+            }
+        }
+    }
+}
+
+impl Drop for KillTreeOnDrop {
     fn drop(&mut self) {
         #[cfg(unix)]
-        if let Some(group) = self.0 {
+        if let Some(group) = self.group {
             // SAFETY: kill only reads its arguments. The group is the command's own
             // (process_group(0)); after the command exits it is empty or gone.
             unsafe { libc::kill(-(group as i32), libc::SIGKILL) };
+        }
+        #[cfg(windows)]
+        if let Some(job) = self.job.take() {
+            // SAFETY: the handle is ours and closed once; closing it kills the job.
+            unsafe { windows_sys::Win32::Foundation::CloseHandle(job.0) };
         }
     }
 }
@@ -1287,7 +1393,8 @@ async fn reload_on_hangup(tls: std::sync::Arc<leasedesk::server::tls::ServerTls>
     }
 }
 
-/// Resolves on Ctrl+C, or SIGTERM where there is one.
+/// Resolves when the process is asked to stop: Ctrl+C, SIGTERM, or on
+/// Windows the console's other stop events.
 async fn terminated() {
     #[cfg(unix)]
     {
@@ -1302,9 +1409,22 @@ async fn terminated() {
             }
         }
     }
-    #[cfg(not(unix))]
+    // Ctrl+C or Ctrl+Break in its console (how a script stops a process
+    // group on Windows), the console closed, or the session ending.
+    #[cfg(windows)]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
+        let (Ok(mut c), Ok(mut brk), Ok(mut close), Ok(mut shutdown)) =
+            (ctrl_c(), ctrl_break(), ctrl_close(), ctrl_shutdown())
+        else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = c.recv() => {}
+            _ = brk.recv() => {}
+            _ = close.recv() => {}
+            _ = shutdown.recv() => {}
+        }
     }
 }
 

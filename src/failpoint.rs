@@ -22,6 +22,12 @@ pub mod at {
     pub const MIGRATE_ROWS: &str = "migrate.rows";
     /// A migration has copied its first blob.
     pub const MIGRATE_BLOB: &str = "migrate.blob";
+    /// Before the SQLite store fsyncs its WAL so that readers may be given
+    /// the newest events (see `SqliteStore::durable_events`).
+    pub const WAL_SYNC: &str = "store.wal_sync";
+    /// The SQLite store's checkpointer, before each checkpoint (`error`: the
+    /// log only grows, as when checkpoints keep failing).
+    pub const CHECKPOINT: &str = "store.checkpoint";
     /// The health check's or the metrics scrape's read of the store (`pause`: a store that hangs).
     pub const STORE_PROBE: &str = "store.probe";
 }

@@ -25,6 +25,10 @@
 //! - [`preview`]: a file's image fitted into a square, from its bytes alone.
 //! - [`previews`]: previews made once per digest and size, kept in a folder.
 //! - [`owner_only`]: the data folder's files and folders, private to their owner.
+//! - [`places`]: where a user's store, settings and workspace live on each system.
+//! - [`local_file`]: reading and replacing a designer's files, which another
+//!   program may hold (Windows).
+//! - [`long_path`]: Windows paths past 260 characters, for our own Windows calls.
 //! - `cli` (the binary's): the `leasedesk` command.
 
 pub mod agent;
@@ -35,10 +39,13 @@ pub mod clock;
 pub mod desk;
 pub mod error;
 pub mod failpoint;
+pub mod local_file;
+pub mod long_path;
 pub mod metrics;
 pub mod model;
 pub mod objects;
 pub mod owner_only;
+pub mod places;
 pub mod preview;
 pub mod previews;
 pub mod remote;

@@ -18,6 +18,7 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
 
 /// Options that create a file for its owner only.
 pub fn file_options() -> OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut options = OpenOptions::new();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);

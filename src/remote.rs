@@ -326,12 +326,7 @@ impl Remote {
                 self.send(Resend::Safe, |base| {
                     // A cancelled upload is not tried again.
                     crate::backend::check_cancel(cancel.as_deref())?;
-                    let opened = std::fs::File::open(&file).map_err(|e| match e.kind() {
-                        std::io::ErrorKind::NotFound => {
-                            Error::NotFound(format!("{} does not exist", file.display()))
-                        }
-                        _ => Error::from(e),
-                    })?;
+                    let opened = crate::local_file::open_to_read(&file)?;
                     let size = opened.metadata()?.len();
                     let file = tokio::fs::File::from_std(opened);
                     let stream = counted(

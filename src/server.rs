@@ -1551,8 +1551,15 @@ async fn event_stream(
                 }
                 let changed = me.changed();
                 let page = me.events(after, 500).await;
-                if me.recheck(&bearer).await.is_err() {
-                    return None; // revoked (or the store is gone): the stream ends
+                match me.recheck(&bearer).await {
+                    Ok(_) => {}
+                    Err(Error::Unauthorized(_)) => return None, // revoked: the stream ends
+                    Err(_) => {
+                        // The store is away: the stream waits for it, sending
+                        // its keep-alives, and reads on from `after` once back.
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
                 }
                 match page {
                     Ok(page) if !page.events.is_empty() => {

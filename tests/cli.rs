@@ -1,9 +1,28 @@
 //! The built `leasedesk` binary, as an admin, a script or an agent runs it.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+
+/// The system's shell, as an agent's command line calls it.
+const SHELL: [&str; 2] = if cfg!(windows) {
+    ["cmd", "/C"]
+} else {
+    ["sh", "-c"]
+};
+// A command line that names no `{}` gets the copy's path as one more
+// argument: `sh -c` takes it as `$0`, cmd would run it, so there `rem {}`
+// takes it.
+/// Half a minute of waiting (ping waits a second a ping: Windows' `timeout`
+/// needs a console).
+const SLEEP_30: &str = if cfg!(windows) {
+    "ping -n 31 127.0.0.1 >NUL & rem {}"
+} else {
+    "sleep 30"
+};
+/// Prints the environment, a NAME=value a line.
+const PRINT_ENV: &str = if cfg!(windows) { "set & rem {}" } else { "env" };
 
 struct Cli<'a> {
     data: &'a Path,
@@ -11,7 +30,7 @@ struct Cli<'a> {
 
 impl Cli<'_> {
     fn run(&self, who: &str, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        crate::harness::leasedesk()
             .arg("--data")
             .arg(self.data)
             .args(["--as", who])
@@ -155,7 +174,7 @@ fn following_events_on_a_data_folder_records_a_lapse_nobody_touches() {
         "user:alice",
         &["import", "hero.psd", file.to_str().unwrap()],
     );
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let mut follow = crate::harness::leasedesk()
         .arg("--data")
         .arg(cli.data)
         .args(["--as", "user:bob", "--json", "events", "--follow"])
@@ -252,11 +271,14 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
 
     let done = cli.ok(
         "agent:bot",
-        &["edit", "a.txt", "--", "sh", "-c", "echo more >> {}"],
+        &["edit", "a.txt", "--", SHELL[0], SHELL[1], "echo more>> {}"],
     );
     assert!(done.contains("committed a.txt as version 2"), "{done}");
 
-    let failed = cli.run("agent:bot", &["edit", "a.txt", "--", "false"]);
+    let failed = cli.run(
+        "agent:bot",
+        &["edit", "a.txt", "--", SHELL[0], SHELL[1], "exit 1"],
+    );
     assert_eq!(failed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&failed.stderr).contains("nothing was committed"));
 
@@ -269,9 +291,9 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
             "--deadline",
             "1",
             "--",
-            "sh",
-            "-c",
-            "sleep 30",
+            SHELL[0],
+            SHELL[1],
+            SLEEP_30,
         ],
     );
     assert_eq!(slow.status.code(), Some(1));
@@ -290,7 +312,10 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
     assert!(who.contains("is free (version 2 by agent:bot)"), "{who}");
 
     cli.ok("user:alice", &["checkout", "a.txt", "--note", "proofing"]);
-    let busy = cli.run("agent:bot", &["edit", "a.txt", "--", "true"]);
+    let busy = cli.run(
+        "agent:bot",
+        &["edit", "a.txt", "--", SHELL[0], SHELL[1], "exit 0"],
+    );
     assert_eq!(busy.status.code(), Some(75), "a busy file exits with 75");
     assert!(String::from_utf8_lossy(&busy.stderr).contains("user:alice"));
 }
@@ -306,7 +331,7 @@ impl ServeProcess {
     fn start(data: &Path) -> Self {
         use std::io::BufRead;
         let log = data.with_extension("log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        let mut child = crate::harness::leasedesk()
             .arg("--data")
             .arg(data)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -327,12 +352,11 @@ impl ServeProcess {
         Self { child, url, log }
     }
 
-    fn terminate(&self) {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    fn terminate(&mut self) {
+        crate::harness::ask_to_stop(&mut self.child);
     }
 
-    /// Asks the server to stop (SIGTERM) and returns whether it exited cleanly.
+    /// Asks the server to stop (SIGTERM, Ctrl+Break) and returns whether it exited cleanly.
     fn stop(mut self) -> bool {
         self.terminate();
         self.child.wait().unwrap().success()
@@ -355,7 +379,7 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     let (alice, bob) = (token_of("alice"), token_of("bob"));
     let server = ServeProcess::start(&data);
     let remote = |token: &str, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        crate::harness::leasedesk()
             .args(["--server", &server.url])
             .args(args)
             .env("LEASEDESK_TOKEN", token)
@@ -389,7 +413,14 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     assert!(checked_in.contains("as version 2"), "{checked_in}");
     let edited = remote(
         &bob,
-        &["edit", "brand/hero.psd", "--", "sh", "-c", "echo v3 > {}"],
+        &[
+            "edit",
+            "brand/hero.psd",
+            "--",
+            SHELL[0],
+            SHELL[1],
+            "echo v3> {}",
+        ],
     );
     assert!(
         String::from_utf8_lossy(&edited.stdout).contains("version 3"),
@@ -407,7 +438,7 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     assert!(String::from_utf8_lossy(&admin_only.stderr).contains("data folder"));
 
     // `events --follow` streams the ledger (the first lines, then it is stopped).
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let mut follow = crate::harness::leasedesk()
         .args(["--server", &server.url, "--json", "events", "--follow"])
         .env("LEASEDESK_TOKEN", &bob)
         .stdout(std::process::Stdio::piped())
@@ -423,7 +454,10 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     follow.wait().unwrap();
 
     let log_file = server.log.clone();
-    assert!(server.stop(), "the server stops cleanly on SIGTERM");
+    assert!(
+        server.stop() || !crate::harness::GRACEFUL_STOP,
+        "the server stops cleanly on SIGTERM"
+    );
     let log = std::fs::read_to_string(log_file).unwrap();
     assert!(log.contains("/v1/artifacts"), "requests are logged");
     for token in [&alice, &bob] {
@@ -432,6 +466,8 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     }
 }
 
+// A graceful stop, which a test can ask for on Unix only (harness::GRACEFUL_STOP).
+#[cfg(unix)]
 #[test]
 fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     use std::io::{Read, Write};
@@ -449,7 +485,7 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     local.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
     let checkout: Value =
         serde_json::from_str(&local.ok("user:alice", &["--json", "checkout", "a.psd"])).unwrap();
-    let server = ServeProcess::start(&data);
+    let mut server = ServeProcess::start(&data);
 
     let mut socket =
         std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
@@ -496,8 +532,8 @@ fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
     local.ok("user:alice", &["import", "a.txt", file.to_str().unwrap()]);
     let server = ServeProcess::start(&data);
     // The command prints its environment, one NAME=value per line, then leaves the file be.
-    let edit = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
-        .args(["edit", "a.txt", "--", "sh", "-c", "env"])
+    let edit = crate::harness::leasedesk()
+        .args(["edit", "a.txt", "--", SHELL[0], SHELL[1], PRINT_ENV])
         .env("LEASEDESK_SERVER", &server.url)
         .env("LEASEDESK_TOKEN", &token)
         .env("LEASEDESK_TEST_KEPT", "kept")
@@ -524,7 +560,7 @@ fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
     let secret = token.rsplit('_').next().unwrap();
     assert!(!printed.contains(secret), "the token reached the command");
     assert!(printed.contains("a.txt is unchanged"), "{printed}");
-    assert!(server.stop());
+    assert!(server.stop() || !crate::harness::GRACEFUL_STOP);
 }
 
 /// Starts `args` on `data` with stdout piped, reads its first line, closes the
@@ -535,7 +571,7 @@ fn close_stdout_after_one_line(
     meanwhile: impl FnOnce(),
 ) -> (std::process::ExitStatus, String) {
     use std::io::{BufRead, Read};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let mut child = crate::harness::leasedesk()
         .arg("--data")
         .arg(data)
         .args(["--as", "user:alice"])
@@ -612,7 +648,7 @@ async fn a_closed_stdout_ends_the_cli_quietly_with_status_0() {
             std::thread::sleep(std::time::Duration::from_millis(200));
             let file = data.with_extension("psd");
             std::fs::write(&file, b"one more").unwrap();
-            let out = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+            let out = crate::harness::leasedesk()
                 .arg("--data")
                 .arg(data)
                 .args(["import", "one-more.psd"])
@@ -662,9 +698,9 @@ fn assert_private(root: &Path) {
 
 #[cfg(unix)]
 /// `leasedesk` with `args` on `data` under umask 022, as a login shell has it.
-fn under_umask_022(data: &Path, args: &[&str]) -> Command {
+fn under_umask_022(data: &Path, args: &[&str]) -> std::process::Command {
     use std::os::unix::process::CommandExt;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+    let mut command = crate::harness::leasedesk();
     command
         .arg("--data")
         .arg(data)

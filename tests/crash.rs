@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use leasedesk::failpoint;
@@ -29,7 +29,7 @@ fn kill_at(
     ready: impl Fn() -> bool,
     meanwhile: impl FnOnce(),
 ) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let mut child = crate::harness::leasedesk()
         .args(["--data", data.to_str().unwrap(), "--as", "user:alice"])
         .args(args)
         .env("LEASEDESK_FAILPOINTS", format!("{failpoint}=pause"))
@@ -195,7 +195,7 @@ async fn killed_after_the_commit_before_answering_a_retry_gets_the_same_answer()
     kill_checkin_at(dir.path(), &file, "store.after_durable_commit", || true);
     assert_store_is_sound(dir.path());
 
-    let retry = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let retry = crate::harness::leasedesk()
         .args([
             "--data",
             dir.path().to_str().unwrap(),

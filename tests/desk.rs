@@ -488,7 +488,7 @@ async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(
     );
 
     // Bytes that are not the version's never land: the digest is checked.
-    std::fs::remove_file(&first).unwrap();
+    delete_file(&first);
     // Bytes of the same length that went bad in storage.
     f.overwrite_blob(&digest(b"v1"), b"xx").await;
     let corrupted = alice.open_copy(a.id, 1).await;
@@ -787,7 +787,7 @@ impl Served {
         let data = dir.path().join("data");
         let log = dir.path().join("serve.log");
         cli(&data, &["user", "add", "alice"]);
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+        let mut child = crate::harness::leasedesk()
             .arg("--data")
             .arg(&data)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -848,7 +848,7 @@ impl Drop for Served {
 }
 
 fn cli(data: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let out = crate::harness::leasedesk()
         .arg("--data")
         .arg(data)
         .args(args)

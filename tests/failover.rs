@@ -34,6 +34,7 @@ impl SharedStore {
     }
 
     /// A team's store: rows in a new PostgreSQL database.
+    #[cfg(target_os = "linux")]
     pub(crate) fn postgres() -> Self {
         Self::on_database(postgres_database())
     }
@@ -48,7 +49,7 @@ impl SharedStore {
 
     /// The `leasedesk` CLI on this store.
     pub(crate) fn command(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        let mut command = crate::harness::leasedesk();
         command.args(self.args());
         command
     }
@@ -89,6 +90,7 @@ impl SharedStore {
     }
 
     /// An admin's token.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
     pub(crate) fn admin(&self, name: &str) -> String {
         self.open().add_account(&participant(name), true).unwrap().1
     }
@@ -123,9 +125,14 @@ impl ServeProcess {
     /// A server on `store`, with failpoints (`name=pause`, see
     /// `src/failpoint.rs`) if any.
     pub(crate) fn start(store: &SharedStore, failpoints: &str) -> Self {
+        Self::start_on(store, "127.0.0.1:0", failpoints)
+    }
+
+    /// A server on `store` listening on `address`.
+    pub(crate) fn start_on(store: &SharedStore, address: &str, failpoints: &str) -> Self {
         let mut child = store
             .command()
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--listen", address])
             .env("LEASEDESK_FAILPOINTS", failpoints)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -145,6 +152,7 @@ impl ServeProcess {
     }
 
     /// A client of this server alone.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
     pub(crate) fn client(&self, token: &str) -> Arc<dyn Backend> {
         Arc::new(Remote::new(&self.url, token).unwrap())
     }
@@ -163,7 +171,7 @@ impl ServeProcess {
         }
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
         self.child.wait().unwrap();
     }
@@ -186,7 +194,7 @@ fn two_servers(store: &SharedStore, first_failpoints: &str) -> [ServeProcess; 2]
 
 /// The lines of `from`, read on a thread (so a silent process fails a test
 /// at its deadline instead of hanging it).
-fn lines_of(from: impl Read + Send + 'static) -> Receiver<String> {
+pub(crate) fn lines_of(from: impl Read + Send + 'static) -> Receiver<String> {
     let (lines, said) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(from).lines().map_while(Result::ok) {
@@ -198,7 +206,7 @@ fn lines_of(from: impl Read + Send + 'static) -> Receiver<String> {
 
 /// The CLI against `servers` with `token`.
 fn cli(servers: &str, token: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    crate::harness::leasedesk()
         .args(["--server", servers])
         .args(args)
         .env("LEASEDESK_TOKEN", token)
@@ -276,7 +284,7 @@ async fn a_list_whose_first_server_is_dead_works_and_says_it_uses_the_second() {
     );
     let listed = cli(&servers, &token, &["ls"]);
     assert!(text(&listed.stdout).contains("a.psd  v1  free"));
-    let local = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let local = crate::harness::leasedesk()
         .args(store.args())
         .args(["--as", "user:alice", "--json", "status"])
         .output()
@@ -337,6 +345,7 @@ async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed
 }
 
 /// The same on two servers over one PostgreSQL database.
+#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed_once_on_postgres()
 {
@@ -440,6 +449,7 @@ async fn events_follow_goes_on_on_the_other_server_after_a_kill() {
 }
 
 /// The same on two servers over one PostgreSQL database.
+#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_follow_goes_on_on_the_other_server_after_a_kill_on_postgres() {
     events_follow_goes_on_on_the_other_server_after_a_kill_on(SharedStore::postgres()).await
@@ -457,7 +467,7 @@ async fn events_follow_goes_on_on_the_other_server_after_a_kill_on(store: Shared
         all_events(&alice).await.last().unwrap().seq
     };
     let [mut first, second] = two_servers(&store, "");
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let mut follow = crate::harness::leasedesk()
         .args(["--server", &format!("{},{}", first.url, second.url)])
         .args(["--json", "events", "--follow"])
         .env("LEASEDESK_TOKEN", &token)

@@ -126,6 +126,7 @@ pub async fn remote_fixture_with(max_upload: u64) -> Fixture {
 /// The remote fixture over a server whose rows are in PostgreSQL (a new
 /// database on the test cluster) and whose blobs are in an S3 bucket (a new
 /// one on the test moto): the contract's third configuration.
+#[cfg(target_os = "linux")]
 pub async fn team_fixture() -> Fixture {
     let bucket = s3();
     let prefix = "contract".to_owned();
@@ -138,10 +139,12 @@ pub async fn team_fixture() -> Fixture {
 
 /// The same with the blobs in the data folder, for the cases that look into
 /// that folder (its holds, temp files and sweeps).
+#[cfg(target_os = "linux")]
 pub async fn postgres_fixture() -> Fixture {
     postgres_fixture_with(None).await
 }
 
+#[cfg(target_os = "linux")]
 async fn postgres_fixture_with(blobs: Option<String>) -> Fixture {
     let database = postgres_database();
     let max_upload = Options::default().max_upload;
@@ -191,14 +194,16 @@ async fn served_fixture((dir, clock, store): (TempDir, Clock, Bundled)) -> Fixtu
     }
 }
 
-/// Runs each named `async fn(Fixture)` three times: on the bundled backend, on
+/// Runs each named `async fn(Fixture)` (with its attributes, such as a
+/// `cfg`) three times: on the bundled backend, on
 /// the remote one against a real server, and on the remote one against a
 /// server on PostgreSQL and S3 (a team's). All must pass the same assertions.
 #[macro_export]
 macro_rules! contract {
-    ($($name:ident),* $(,)?) => {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
         mod bundled {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::fixture()).await
@@ -207,14 +212,18 @@ macro_rules! contract {
         }
         mod remote {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::remote_fixture().await).await
                 }
             )*
         }
+        // PostgreSQL and moto run beside the tests on Linux only.
+        #[cfg(target_os = "linux")]
         mod team {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::team_fixture().await).await
@@ -228,9 +237,10 @@ macro_rules! contract {
 /// temp files, sweeps): the third configuration keeps its blobs there.
 #[macro_export]
 macro_rules! contract_with_blob_folder {
-    ($($name:ident),* $(,)?) => {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
         mod bundled {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::fixture()).await
@@ -239,14 +249,17 @@ macro_rules! contract_with_blob_folder {
         }
         mod remote {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::remote_fixture().await).await
                 }
             )*
         }
+        #[cfg(target_os = "linux")]
         mod postgres {
             $(
+                $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name($crate::harness::postgres_fixture().await).await
@@ -608,10 +621,61 @@ pub struct PgCluster {
     _watcher: std::sync::Mutex<std::process::Child>,
 }
 
+/// The `leasedesk` binary the tests run: `LEASEDESK_BIN` when set (the
+/// Windows leg runs a copy staged where Wine's user can read it), else cargo's.
+pub fn leasedesk_bin() -> std::path::PathBuf {
+    std::env::var_os("LEASEDESK_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_leasedesk").into(), Into::into)
+}
+
+/// A `leasedesk` command.
+pub fn leasedesk() -> std::process::Command {
+    std::process::Command::new(leasedesk_bin())
+}
+
+/// Whether a test can ask a server to stop as an admin would and see it stop
+/// cleanly: SIGTERM on Unix. Wine cannot deliver Ctrl+Break to another
+/// process group (GenerateConsoleCtrlEvent fails, with or without a
+/// console), so on Windows the server is ended instead, and its clean stop is
+/// a manual check (docs/WINDOWS.md).
+pub const GRACEFUL_STOP: bool = cfg!(unix);
+
+/// Asks a server to stop: SIGTERM, or on Windows ends it (see [`GRACEFUL_STOP`]).
+pub fn ask_to_stop(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        // SAFETY: kill only reads its two integer arguments.
+        let sent = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM to {}", child.id());
+    }
+    #[cfg(not(unix))]
+    child.kill().expect("end the server");
+}
+
+/// Deletes a file as a person would, read-only or not (Windows refuses to
+/// delete a read-only file; Explorer asks, then clears the attribute).
+pub fn delete_file(path: &std::path::Path) {
+    let mut permissions = std::fs::metadata(path).unwrap().permissions();
+    if cfg!(windows) && permissions.readonly() {
+        #[allow(clippy::permissions_set_readonly_false)] // Windows only: one attribute
+        permissions.set_readonly(false);
+        std::fs::set_permissions(path, permissions).unwrap();
+    }
+    std::fs::remove_file(path).unwrap();
+}
+
+/// Whether this process runs as root (never on Windows, which has no such user).
+pub fn running_as_root() -> bool {
+    #[cfg(unix)]
+    // SAFETY: geteuid has no arguments and cannot fail.
+    return unsafe { libc::geteuid() } == 0;
+    #[cfg(not(unix))]
+    return false;
+}
+
 /// Runs `program` as the `postgres` user when we are root.
 fn as_postgres(program: &std::path::Path) -> std::process::Command {
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
+    if running_as_root() {
         let mut cmd = std::process::Command::new("runuser");
         cmd.args(["-u", "postgres", "--"]).arg(program);
         cmd
@@ -644,7 +708,7 @@ impl PgCluster {
             .tempdir()
             .expect("temp dir")
             .keep();
-        if unsafe { libc::geteuid() } == 0 {
+        if running_as_root() {
             run_tool(
                 std::process::Command::new("chown")
                     .arg("postgres:postgres")
@@ -720,12 +784,26 @@ impl PgCluster {
     }
 
     /// Stops the server, ending every connection (`pg_ctl stop -m fast`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
     pub fn stop(&self) {
         run_tool(
             as_postgres(&self.bin.join("pg_ctl"))
                 .arg("-D")
                 .arg(self.dir.join("data"))
                 .args(["-m", "fast", "-w", "stop"]),
+        );
+    }
+
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`): no
+    /// shutdown checkpoint, and WAL not yet written is lost; the next start
+    /// recovers.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
+    pub fn crash(&self) {
+        run_tool(
+            as_postgres(&self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(["-m", "immediate", "-w", "stop"]),
         );
     }
 

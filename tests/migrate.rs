@@ -246,7 +246,7 @@ async fn leasedesk_migrate_moves_a_data_folder_into_postgres_and_s3() {
     let bucket = s3();
     let database = postgres_database();
     let leasedesk = |args: &[&str]| {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        let mut command = crate::harness::leasedesk();
         bucket.apply(&mut command).args(args);
         command.output().unwrap()
     };

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -366,7 +366,7 @@ impl Served {
     fn start(s3: &S3, prefix: &str, extra_env: &[(&str, &str)]) -> Self {
         let data = tempfile::tempdir().unwrap();
         let cli = |args: &[&str]| {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+            let mut command = crate::harness::leasedesk();
             s3.apply(&mut command)
                 .envs(extra_env.iter().copied())
                 .arg("--data")

@@ -2,7 +2,6 @@
 //! server: the rules hold across them, a lapse is recorded once, and an event
 //! stream on one hears what another wrote.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -622,7 +621,7 @@ fn an_unreachable_database_is_a_clear_error_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let database = format!("postgres://leasedesk:secret@127.0.0.1:{port}/studio");
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_leasedesk"))
+    let out = crate::harness::leasedesk()
         .arg("--database")
         .arg(&database)
         .arg("--data")

@@ -219,7 +219,7 @@ struct Served {
 }
 
 fn leasedesk() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+    let mut command = crate::harness::leasedesk();
     command.env_remove("LEASEDESK_CA_CERT");
     command
 }
@@ -1086,7 +1086,7 @@ fn the_store_reaches_a_postgresql_that_takes_only_tls_when_its_certificate_is_tr
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(files.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::harness::running_as_root() {
         let chown = Command::new("chown")
             .arg("postgres:postgres")
             .arg(&key)
@@ -1103,7 +1103,7 @@ fn the_store_reaches_a_postgresql_that_takes_only_tls_when_its_certificate_is_tr
     let url = cluster.database();
     let data = tempfile::tempdir().unwrap();
     let add_user = |url: &str, name: &str, ca: Option<&Path>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_leasedesk"));
+        let mut cmd = crate::harness::leasedesk();
         cmd.args(["--database", url, "--data"])
             .arg(data.path())
             .args(["user", "add", name])

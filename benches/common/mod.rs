@@ -31,8 +31,12 @@ pub fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// The most memory process `pid` has held so far (VmHWM), in bytes.
+/// The most memory process `pid` has held so far (VmHWM), in bytes; 0 where
+/// there is no /proc (Windows, where `pid` is not Linux's even under Wine).
 pub fn peak_memory(pid: u32) -> u64 {
+    if !cfg!(target_os = "linux") {
+        return 0;
+    }
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -54,12 +58,15 @@ pub fn size_label(bytes: u64) -> String {
 }
 
 /// Lets a timed run start with nothing left to write back and `source` in the
-/// page cache, so one run's writeback does not slow the next.
+/// page cache, so one run's writeback does not slow the next. Windows has no
+/// `sync`: there it only reads `source`.
 pub fn settle(source: &Path) {
-    assert!(std::process::Command::new("sync")
-        .status()
-        .unwrap()
-        .success());
+    if cfg!(unix) {
+        assert!(std::process::Command::new("sync")
+            .status()
+            .unwrap()
+            .success());
+    }
     std::io::copy(
         &mut std::fs::File::open(source).unwrap(),
         &mut std::io::sink(),

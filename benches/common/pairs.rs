@@ -68,19 +68,24 @@ pub async fn make_artifacts(
 ) -> Vec<String> {
     let mut artifacts = Vec::new();
     for n in 0..count {
-        let created: Value = http
-            .post(format!("{url}/v1/artifacts?path=bench/{n}.psd"))
-            .bearer_auth(token)
-            .body("v1")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        artifacts.push(created["id"].as_str().unwrap().to_owned());
+        artifacts.push(import(http, url, token, &format!("bench/{n}.psd")).await);
     }
     artifacts
+}
+
+/// A new artifact at `path`, made through the server at `url`: its id.
+pub async fn import(http: &reqwest::Client, url: &str, token: &str, path: &str) -> String {
+    let created: Value = http
+        .post(format!("{url}/v1/artifacts?path={path}"))
+        .bearer_auth(token)
+        .body("v1")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    created["id"].as_str().expect("an artifact").to_owned()
 }
 
 /// One lease acquire + release: an agent's edit on `artifact`, then its release.

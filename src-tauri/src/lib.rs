@@ -97,6 +97,16 @@ fn dirs(app: &AppHandle) -> tauri::Result<(Dirs, Option<PathBuf>)> {
         };
         return Ok((dirs, Some(home.join("Leasedesk"))));
     }
+    // %APPDATA%\Leasedesk and %LOCALAPPDATA%\Leasedesk (the CLI's store too).
+    #[cfg(windows)]
+    if let Some(windows) = leasedesk::places::windows_dirs(&leasedesk::places::process_env) {
+        let dirs = Dirs {
+            config: windows.config,
+            data: windows.data,
+            cache: windows.cache,
+        };
+        return Ok((dirs, None));
+    }
     let dirs = Dirs {
         config: app.path().app_config_dir()?,
         data: app.path().app_data_dir()?,
@@ -230,19 +240,25 @@ pub async fn reveal_in_folder(path: PathBuf) -> Result<(), String> {
 
 /// Redraws the tray's menu and tooltip from your check-outs.
 pub async fn tray_refresh(app: &AppHandle) {
-    let Some(tray) = app.tray_by_id("main") else {
-        return;
-    };
     let checkouts = match app.state::<AppState>().desk().await {
         // Offline, the check-outs last seen: their leases still run out.
         Ok(desk) => desk.my_checkouts().await.unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     let now = chrono::Utc::now();
-    if let Ok(menu) = tray::menu(app, &tray::entries(&checkouts, now)) {
-        let _ = tray.set_menu(Some(menu));
-    }
-    let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, now)));
+    // The tray's handle holds an `Rc`: even finding it clones that, so it is
+    // touched on the main thread only (from a worker it corrupted the heap,
+    // and the app aborted).
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || {
+        let Some(tray) = handle.tray_by_id("main") else {
+            return;
+        };
+        if let Ok(menu) = tray::menu(&handle, &tray::entries(&checkouts, now)) {
+            let _ = tray.set_menu(Some(menu));
+        }
+        let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, now)));
+    });
 }
 
 /// Shows the window, building it again if it was closed: a closed window is

@@ -124,6 +124,8 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
             Err(_) => tokio::time::sleep(Duration::from_secs(3)).await,
         }
     };
+    // Failed tries in a row to open the stream, for the wait before the next.
+    let mut attempt = 0;
     loop {
         match &source {
             Source::Bundled(store) => {
@@ -139,23 +141,23 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                 // Another process may write the same store: look again now and then.
                 let _ = tokio::time::timeout(Duration::from_secs(2), changed).await;
             }
-            Source::Remote(remote) => match remote.follow_events(after).await {
-                Ok(stream) => {
+            Source::Remote(remote) => {
+                // Opened again after the last event held, so none is missed or
+                // told twice. A broken stream is the first sign of a server (or
+                // its database) gone: the probe marks the window offline, and
+                // `keep_connected` brings it back.
+                if let Ok(stream) = remote.follow_events(after).await {
                     let mut stream = Box::pin(stream);
                     while let Some(Ok(event)) = stream.next().await {
                         after = after.max(event.seq);
+                        attempt = 0;
                         on_events(&app, &desk, vec![event]).await;
                     }
-                    // A broken stream is the first sign of a server gone:
-                    // `keep_connected` takes it from there.
-                    desk.probe().await;
-                    tokio::time::sleep(Duration::from_secs(1)).await;
                 }
-                Err(_) => {
-                    desk.probe().await;
-                    tokio::time::sleep(Duration::from_secs(3)).await
-                }
-            },
+                desk.probe().await;
+                tokio::time::sleep(desk::reconnect_delay(attempt)).await;
+                attempt = attempt.saturating_add(1);
+            }
         }
     }
 }

@@ -1,3 +1,6 @@
+// A release on Windows is a window app: no console opens beside it.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
 fn main() {
     // WebKitGTK's DMA-BUF renderer keeps large GPU-style buffers even where
     // there is no GPU (a VM, a remote desktop) and fails on some drivers; the

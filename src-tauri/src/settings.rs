@@ -35,12 +35,12 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        use leasedesk::places;
         Self {
             backend: BackendChoice::Bundled,
             server_url: String::new(),
             pinned_sha256: None,
-            workspace: home.join("Leasedesk"),
+            workspace: places::default_workspace(places::System::THIS, &places::process_env),
             display_name: leasedesk::bundled::os_user().name().to_owned(),
         }
     }

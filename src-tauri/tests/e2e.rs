@@ -1703,7 +1703,11 @@ async fn offline_and_back(w: &mut World) {
         "#offline:not([hidden])",
         "the offline mark",
         Duration::from_secs(15),
-        |t| t.starts_with("Offline since ") && t.contains("stay writable"),
+        |t| {
+            t.starts_with("Offline since ")
+                && t.contains("Reconnecting…")
+                && t.contains("stay writable")
+        },
     )
     .await;
     w.wait_until(

@@ -46,7 +46,36 @@ impl Store {
             Store::Postgres(store) => store.read(f),
         }
     }
+    /// The last seq through which every event is durable, and normally at
+    /// least every event committed before the call: lease changes commit
+    /// without waiting for the disk, so a crash may undo the newest events
+    /// and give their numbers to others; a reader is given none past this.
+    /// Blocks (a few milliseconds; at most [`DURABLE_WAIT`]).
+    pub fn durable_events(&self) -> Result<u64> {
+        if undurable_events_for_a_benchmark() {
+            return Ok(u64::MAX);
+        }
+        match self {
+            Store::Sqlite(store) => store.durable_events(),
+            Store::Postgres(store) => store.durable_events(DURABLE_WAIT),
+        }
+    }
 }
+
+/// `LEASEDESK_BENCH_UNDURABLE_EVENTS=1`: events are given before they are
+/// durable, as before, so `benches/stream.rs` can measure what waiting for
+/// durability costs in one run. Never for real use: a crash may then take
+/// back an event a reader was given.
+fn undurable_events_for_a_benchmark() -> bool {
+    static UNDURABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *UNDURABLE.get_or_init(|| {
+        std::env::var_os("LEASEDESK_BENCH_UNDURABLE_EVENTS").is_some_and(|v| v == "1")
+    })
+}
+
+/// The longest a reader waits for events to become durable: past it, it is
+/// given those that are, and looks again later.
+pub const DURABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 thread_local! {
     static MAY_BLOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };

@@ -30,6 +30,8 @@
 //! - **Notices**: a commit that wrote events wakes the other servers'
 //!   followers with a `NOTIFY`, at most one a window from each server (see
 //!   [`Announcements`]).
+//! - **Durability**: events are read only once the WAL is flushed past
+//!   their commit, so no reader sees one that a crash undoes ([`durable`]).
 //!
 //! A deadlock or a unique key taken by a concurrent write ends the attempt,
 //! and the write runs again (writes are safe to run twice).
@@ -50,13 +52,17 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::*;
 use crate::clock::Clock;
+
+mod durable;
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
+use durable::DurableLedger;
 
 /// Numbered migrations; `leasedesk_schema` keeps how many were applied.
 const MIGRATIONS: &[&str] = &[
     include_str!("pg_migrations/0001_schema.sql"),
     include_str!("pg_migrations/0002_touched_at.sql"),
+    include_str!("pg_migrations/0003_wal_flush.sql"),
 ];
 
 /// How long opening a connection may take before the database counts as unreachable.
@@ -99,6 +105,8 @@ pub struct PgStore {
     /// `LEASEDESK_CA_CERT`.
     tls: MakeRustlsConnect,
     announcements: Arc<Announcements>,
+    /// How far the ledger is durable.
+    durable: Arc<DurableLedger>,
 }
 
 impl Drop for PgStore {
@@ -240,8 +248,15 @@ impl PgStore {
                 .map_err(|e| Error::Internal(format!("database pool: {e}")))?
         };
         let announcements = Arc::new(Announcements::new());
+        // A listener's connection is silent: TCP keep-alives find it dead
+        // when the database's machine or the network went away without a word.
+        let mut listener_config = config.clone();
+        listener_config
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(2))
+            .keepalives_retries(3);
         runtime.spawn(listen(
-            config,
+            listener_config,
             tls.clone(),
             changed,
             announcements.origin.clone(),
@@ -253,6 +268,13 @@ impl PgStore {
             announcements.clone(),
             name.clone(),
         ));
+        let durable = Arc::<DurableLedger>::default();
+        runtime.spawn(durable::track(
+            config,
+            tls.clone(),
+            durable.clone(),
+            name.clone(),
+        ));
         let store = Self {
             pool,
             name,
@@ -262,6 +284,7 @@ impl PgStore {
             writer_config: Box::new(writer_config),
             tls,
             announcements,
+            durable,
         };
         store.migrate()?;
         Ok(store)
@@ -492,6 +515,14 @@ impl PgStore {
                 .map_err(Attempt::Failed)?;
         }
         Ok(value)
+    }
+
+    /// The last seq through which every event is durable, and (unless the
+    /// database is too slow to flush within `timeout`) at least every event
+    /// committed before the call: the most a reader may be given.
+    pub fn durable_events(&self, timeout: Duration) -> Result<u64> {
+        let committed = self.read(|tx| tx.last_event_seq())?;
+        Ok(self.durable.wait_for(committed, timeout))
     }
 
     /// Runs `f` on one consistent snapshot (repeatable read). Writes nothing.

@@ -57,6 +57,11 @@ pub struct SqliteStore {
     readers: Mutex<Vec<Connection>>,
     path: PathBuf,
     failpoints: Failpoints,
+    /// Every event up to this seq is in a WAL that was fsynced (or in the
+    /// database file after a checkpoint, which fsyncs it).
+    synced: std::sync::atomic::AtomicU64,
+    /// Taken while the WAL is fsynced: one fsync serves every waiting reader.
+    syncing: Mutex<()>,
     /// Stops the checkpointer when the store is dropped.
     _checkpointer: std::sync::mpsc::Sender<()>,
 }
@@ -66,7 +71,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// A thread that copies the log into the database now and then, without
 /// blocking writers (a passive checkpoint); it ends when the sender drops.
-fn spawn_checkpointer(path: &Path) -> Result<std::sync::mpsc::Sender<()>> {
+fn spawn_checkpointer(path: &Path, failpoints: Failpoints) -> Result<std::sync::mpsc::Sender<()>> {
     let conn = connect(path)?;
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     std::thread::Builder::new()
@@ -76,10 +81,29 @@ fn spawn_checkpointer(path: &Path) -> Result<std::sync::mpsc::Sender<()>> {
                 stopped.recv_timeout(CHECKPOINT_EVERY)
             {
                 // A failed checkpoint is tried again next time; the log only grows meanwhile.
-                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                if failpoints.hit(failpoint::at::CHECKPOINT).is_ok() {
+                    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                }
             }
         })?;
     Ok(stop)
+}
+
+/// Fsyncs the WAL of the database at `path`. Without one, every commit is in
+/// the database file, which the checkpoint that emptied the log fsynced.
+fn sync_wal(path: &Path) -> Result<()> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    // Windows flushes only a handle that may write.
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&wal)
+    {
+        Ok(file) => Ok(file.sync_data()?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A connection set up as every one of the store's is.
@@ -104,14 +128,53 @@ impl SqliteStore {
         // Commits never wait for a checkpoint (two fsyncs and many page
         // copies): a thread of the store's own makes them, beside the writer.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let checkpointer = spawn_checkpointer(path)?;
+        let checkpointer = spawn_checkpointer(path, failpoints.clone())?;
         Ok(Self {
             conn: Mutex::new(conn),
             readers: Mutex::new(Vec::new()),
             path: path.to_owned(),
             failpoints,
+            synced: Default::default(),
+            syncing: Default::default(),
             _checkpointer: checkpointer,
         })
+    }
+
+    /// The last seq through which every event is durable, and at least every
+    /// event committed before the call. Lease changes commit with
+    /// `synchronous=NORMAL`: their WAL frames reach the operating system,
+    /// not the disk, so a power loss may undo them. Before a reader is given
+    /// such an event, the WAL file is fsynced (whichever process wrote it).
+    pub fn durable_events(&self) -> Result<u64> {
+        use std::sync::atomic::Ordering;
+        let committed = self.read(|tx| tx.last_event_seq())?;
+        if self.synced.load(Ordering::Acquire) >= committed {
+            return Ok(committed);
+        }
+        let _turn = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
+        if self.synced.load(Ordering::Acquire) >= committed {
+            return Ok(committed);
+        }
+        // Whatever is committed by now is in the WAL the fsync covers.
+        let covered = self.read(|tx| tx.last_event_seq())?;
+        let synced = self
+            .failpoints
+            .hit(failpoint::at::WAL_SYNC)
+            .and_then(|()| sync_wal(&self.path));
+        match synced {
+            Ok(()) => Ok(self
+                .synced
+                .fetch_max(covered, Ordering::AcqRel)
+                .max(covered)),
+            Err(e) => {
+                // Readers get what is durable; the next read tries again.
+                tracing::warn!(
+                    "the log of {} could not be synced: {e}",
+                    self.path.display()
+                );
+                Ok(self.synced.load(Ordering::Acquire))
+            }
+        }
     }
 
     /// Runs `f` in one write transaction (taken at once, so that two processes
@@ -152,8 +215,16 @@ impl SqliteStore {
             tx: &tx,
             durable: &Cell::new(true),
         })?;
+        // This commit fsyncs the WAL: every event in it is durable after.
+        let last_seq = SqliteTx {
+            tx: &tx,
+            durable: &Cell::new(true),
+        }
+        .last_event_seq()?;
         self.failpoints.hit(failpoint::at::BEFORE_DURABLE_COMMIT)?;
         tx.commit()?;
+        self.synced
+            .fetch_max(last_seq, std::sync::atomic::Ordering::AcqRel);
         self.failpoints.hit(failpoint::at::AFTER_DURABLE_COMMIT)?;
         Ok(value)
     }

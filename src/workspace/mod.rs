@@ -20,6 +20,7 @@ use crate::backend::{self, Backend, Cancel, Progress, Upload};
 use crate::blob;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::local_file;
 use crate::model::*;
 
 use index::Index;
@@ -262,7 +263,8 @@ impl Workspace {
     /// version before checking out are kept as they are (they are the start of
     /// your edit); changes to an older version are kept as a backup. If the
     /// local copy cannot be written, the check-out is cancelled (its lease
-    /// released) and the error returned.
+    /// released) and the error returned; if another program holds it open,
+    /// the lease is kept (see [`Workspace::get_copy`]).
     pub async fn check_out(
         &self,
         backend: &dyn Backend,
@@ -275,6 +277,9 @@ impl Workspace {
         let checkout = backend.check_out(artifact, request).await?;
         match self.place_copy_to_edit(backend, &checkout, progress).await {
             Ok(backup) => Ok(CheckedOut { checkout, backup }),
+            // Another program holds the copy (Windows): the lease stays yours,
+            // and `get_copy` writes the version once the program lets go.
+            Err(e @ Error::Unavailable(_)) => Err(e),
             Err(e) => {
                 // Nobody can edit a copy that cannot be written: let the lease go.
                 let _ = backend.cancel(checkout.id).await;
@@ -611,18 +616,25 @@ impl Workspace {
             uuid::Uuid::new_v4()
         ));
         backend::save_verified(reader, &head.digest, &staging, None).await?;
-        let label = format!("v{}", head.version);
-        let placed = (1..)
-            .map(|n| numbered_after_label(&local, &label, n))
-            .find_map(|candidate| match link_new(&staging, &candidate) {
-                Ok(()) => Some(Ok(candidate)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                Err(e) => Some(Err(e)),
-            })
-            .expect("a free name");
-        let _ = std::fs::remove_file(&staging);
+        // Read-only before it has its name: nobody sees it writable.
+        let placed = set_writable(&staging, false).and_then(|()| {
+            let label = format!("v{}", head.version);
+            (1..)
+                .map(|n| numbered_after_label(&local, &label, n))
+                .find_map(
+                    |candidate| match local_file::move_new(&staging, &candidate) {
+                        Ok(()) => Some(Ok(candidate)),
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                        Err(e) => Some(Err(e.into())),
+                    },
+                )
+                .expect("a free name")
+        });
+        if placed.is_err() {
+            let _ = set_writable(&staging, true);
+            let _ = std::fs::remove_file(&staging);
+        }
         let copy = placed?;
-        set_writable(&copy, false)?;
         // Its digest is known: a later look for it need not hash it.
         if let (Some(repo_path), Ok(metadata)) = (self.repo_path(&copy), std::fs::metadata(&copy)) {
             self.inner
@@ -683,7 +695,7 @@ impl Workspace {
             let backup = backup_path(local, &when);
             let kept = std::fs::hard_link(local, &backup).or_else(|e| match e.kind() {
                 std::io::ErrorKind::AlreadyExists => Err(e),
-                _ => copy_to_new(local, &backup),
+                _ => local_file::copy_to_new(local, &backup),
             });
             match kept {
                 Ok(()) => return Ok(backup),
@@ -802,30 +814,6 @@ fn numbered_after_label(local: &Path, label: &str, n: u32) -> PathBuf {
         format!(" {n}")
     };
     local.with_file_name(format!("{stem} ({label}){number}{extension}"))
-}
-
-/// Gives `from`'s file the new name `to`, failing with `AlreadyExists` if `to`
-/// exists: a hard link, or a copy where links are refused (FAT, some shares).
-fn link_new(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::hard_link(from, to).or_else(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => copy_to_new(from, to),
-    })
-}
-
-/// Copies `from` to `to`, which must not exist yet: a copy onto an existing
-/// name (a link to `from` itself, say) would truncate the bytes it copies.
-fn copy_to_new(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut source = std::fs::File::open(from)?;
-    let mut dest = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)?;
-    let copied = std::io::copy(&mut source, &mut dest).and_then(|_| dest.sync_all());
-    if copied.is_err() {
-        let _ = std::fs::remove_file(to);
-    }
-    copied
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -182,15 +182,18 @@ wait "$moto" 2>/dev/null"#;
     }
 
     /// Freezes moto (SIGSTOP): its socket stays open, nothing answers.
+    #[cfg(unix)]
     pub fn pause(&self) {
         self.signal(libc::SIGSTOP);
     }
 
     /// Lets a paused moto go on (SIGCONT).
+    #[cfg(unix)]
     pub fn resume(&self) {
         self.signal(libc::SIGCONT);
     }
 
+    #[cfg(unix)]
     fn signal(&self, signal: i32) {
         // SAFETY: kill only reads its two integer arguments.
         let sent = unsafe { libc::kill(self.pid, signal) };

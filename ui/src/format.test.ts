@@ -212,6 +212,7 @@ describe("offline", () => {
     expect(offlineMark(fetched.toISOString(), now)).toBe("Offline since 14:02");
     expect(offlineDetail).toContain("stay writable");
     expect(offlineDetail).toContain("reconnects by itself");
+    expect(offlineDetail).toMatch(/^Reconnecting…/);
   });
 
   it("says why a click was refused, in the core's words as a sentence", () => {

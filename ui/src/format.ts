@@ -110,7 +110,7 @@ export function offlineMark(since: string, now: number): string {
 
 /** What the offline mark goes on to say. */
 export const offlineDetail =
-  "No server answers, so this is the view fetched then. Your checked-out files stay writable and your changes still show. Leasedesk reconnects by itself and sends nothing you have not pressed again.";
+  "Reconnecting… The server does not answer (or cannot reach its database), so this is the view fetched then. Your checked-out files stay writable and your changes still show. Leasedesk reconnects by itself and sends nothing you have not pressed again.";
 
 /** Which server a remote session uses. */
 export function serverLine(server: string): string {

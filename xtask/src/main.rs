@@ -7,7 +7,11 @@ use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{bail, Context, Result};
 
+mod bench_windows;
 mod demo;
+mod installer;
+mod macos;
+mod windows;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -15,15 +19,19 @@ fn main() -> ExitCode {
     let result = match task {
         "run" => run(),
         "test" => test(),
+        "test-windows" => windows::test().map(|(passed, failed)| {
+            println!("\ntests on Windows, under Wine: {passed} passed, {failed} failed")
+        }),
         "bundle" => bundle(),
         "cli-demo" => cli_demo(),
         "seed-demo" => seed_demo_into(&args[1..]),
         "bench" => bench(&args[1..]),
         "fuzz" => fuzz(&args[1..]),
+        "check-macos" => macos::check_macos(),
         "types" => ui_types(&root().join(GENERATED_TYPES)).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
+                "usage: cargo xtask run | test | test-windows | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }
@@ -93,6 +101,30 @@ fn check(cmd: &mut Command) -> Result<()> {
         .with_context(|| format!("could not start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Whether xtask runs as root (then apt-get needs no sudo, and Wine runs as
+/// an ordinary user of its own).
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+/// Adds a target's standard library to this toolchain, if it lacks it.
+fn ensure_target(target: &str) -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("rustup lists the installed targets")?;
+    if !String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|line| line.trim() == target)
+    {
+        check(Command::new("rustup").args(["target", "add", target]))?;
     }
     Ok(())
 }
@@ -200,19 +232,21 @@ fn test() -> Result<()> {
         .stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start cargo test")?;
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let line = line?;
-        println!("{line}");
-        if let Some(counts) = line.strip_prefix("test result: ") {
-            passed += count_of(counts, "passed");
-            failed += count_of(counts, "failed");
-        }
-    }
+    let (rust_passed, rust_failed, _) = echo_test_output(child.stdout.take().expect("piped"))?;
+    passed += rust_passed;
+    failed += rust_failed;
     let status = child.wait()?;
-    println!("\ntests: {passed} passed, {failed} failed");
     if !status.success() {
+        println!("\ntests: {passed} passed, {failed} failed");
         bail!("cargo test failed with {status}");
     }
+    let (windows_passed, windows_failed) = windows::test()?;
+    macos::check_macos()?;
+    println!(
+        "\ntests: {} passed, {} failed (of which on Windows, under Wine: {windows_passed} passed, {windows_failed} failed)",
+        passed + windows_passed,
+        failed + windows_failed
+    );
     Ok(())
 }
 
@@ -304,6 +338,22 @@ fn ui_tests() -> Result<(u64, u64)> {
         bail!("the UI's tests failed ({} failed)", counts.1);
     }
     Ok(counts)
+}
+
+/// Echoes a test run's output; answers the pass and fail counts of its
+/// summaries, and whether there was one.
+fn echo_test_output(output: impl std::io::Read) -> Result<(u64, u64, bool)> {
+    let (mut passed, mut failed, mut summed) = (0, 0, false);
+    for line in BufReader::new(output).lines() {
+        let line = line?;
+        println!("{line}");
+        if let Some(counts) = line.strip_prefix("test result: ") {
+            passed += count_of(counts, "passed");
+            failed += count_of(counts, "failed");
+            summed = true;
+        }
+    }
+    Ok((passed, failed, summed))
 }
 
 /// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
@@ -606,6 +656,10 @@ fn bundle() -> Result<()> {
             .arg(&deb),
     )?;
     println!("{}", deb.display());
+    // Windows: the installer and the CLI's zip, cross-built.
+    for path in installer::bundle_windows("release")? {
+        println!("{}", path.display());
+    }
     Ok(())
 }
 
@@ -736,10 +790,7 @@ fn ensure_debian_packages(packages: &[&str]) -> Result<()> {
 
 /// `apt-get` as root, or through sudo.
 fn apt(args: &[&str]) -> Command {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let root = is_root();
     let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
     if !root {
         cmd.arg("apt-get");
@@ -753,10 +804,16 @@ const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "compare"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
-/// `benches/objects.rs`, `benches/team.rs`, `src-tauri/benches/app.rs`),
+/// `benches/objects.rs`, `benches/team.rs`, `benches/stream.rs`,
+/// `src-tauri/benches/app.rs`),
 /// with `b3sum`, etcd, PostgreSQL and openssl
 /// (installed here, for the comparisons only) beside them.
 fn bench(args: &[String]) -> Result<()> {
+    // The Windows figures (what Wine costs): the lease bench for Linux and
+    // for Windows, side by side.
+    if args.windows(2).any(|pair| pair == ["--only", "windows"]) {
+        return bench_windows::bench_windows();
+    }
     let tools = target_dir().join("bench-tools");
     let b3sum = tools.join("bin/b3sum");
     if !b3sum.exists() {
@@ -780,7 +837,9 @@ fn bench(args: &[String]) -> Result<()> {
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1));
-    for bench in ["lease", "server", "preview", "failover", "objects", "team"] {
+    for bench in [
+        "lease", "server", "preview", "failover", "objects", "team", "stream",
+    ] {
         // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
         if bench == "failover" && only.is_some_and(|part| part != "failover") {
             continue;
