@@ -50,6 +50,9 @@ pub struct Overview {
     pub offline_since: Option<Timestamp>,
     /// The server that answers, for a remote session (the shell fills it in).
     pub server: Option<String>,
+    /// How long a check-out lasts when no time is asked for.
+    #[ts(type = "number")]
+    pub default_checkout_seconds: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -221,6 +224,7 @@ impl Desk {
             proposals,
             offline_since,
             server: None,
+            default_checkout_seconds: crate::model::DEFAULT_CHECKOUT_TTL_SECONDS,
         })
     }
 

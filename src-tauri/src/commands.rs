@@ -272,10 +272,13 @@ pub fn notify_when_free(state: State<'_, AppState>, artifact: ArtifactId, on: bo
 #[tauri::command]
 pub async fn reveal(path: PathBuf) -> UiResult<()> {
     crate::reveal_in_folder(path.clone()).await.map_err(|e| {
+        // The window says it in words, with the path; the cause goes to the log.
+        eprintln!("leasedesk-app: revealing {}: {e}", path.display());
         UiError::new(
             "reveal",
             format!("{} could not be shown: {e}", path.display()),
         )
+        .with("path", path.display().to_string())
     })
 }
 
@@ -458,6 +461,9 @@ pub async fn save_settings(
     token: Option<String>,
 ) -> UiResult<SettingsView> {
     let mut settings = settings;
+    if settings.backend == BackendChoice::Remote {
+        check_address(&settings.server_url)?;
+    }
     settings.pinned_sha256 = state.settings().pin_kept_for(&settings);
     let url = settings.server_url.trim().to_owned();
     let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
@@ -491,6 +497,67 @@ pub async fn save_settings(
         view.session_error = Some(e.into());
     }
     Ok(view)
+}
+
+/// Refuses an empty server address before anything is saved, and one that
+/// is not a list of http(s) addresses.
+fn check_address(servers: &str) -> UiResult<()> {
+    if servers.split(',').all(|s| s.trim().is_empty()) {
+        return Err(UiError::new(
+            "invalid",
+            "Enter your team's server address, such as https://leasedesk.example:7443.",
+        ));
+    }
+    leasedesk::remote::Remote::new(servers.trim(), "-")?;
+    Ok(())
+}
+
+/// Who a server says a token is: what "Test connection" shows.
+#[derive(Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Connected {
+    /// The server that answered.
+    server: String,
+    me: Participant,
+}
+
+/// Tries the address and token typed in Settings, saving nothing: the
+/// server that answered and who it says the token is, or why it refused.
+/// With no token typed, the one kept for that address is used.
+#[tauri::command]
+pub async fn test_connection(
+    state: State<'_, AppState>,
+    settings: Settings,
+    token: Option<String>,
+) -> UiResult<Connected> {
+    check_address(&settings.server_url)?;
+    let url = settings.server_url.trim().to_owned();
+    let typed = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    let remembered = state
+        .run_token()
+        .as_ref()
+        .filter(|(u, _)| *u == url)
+        .map(|(_, t)| t.clone());
+    let token = match typed.or(remembered) {
+        Some(token) => token,
+        None => keychain::read(&url)
+            .map_err(|why| UiError::new("keychain", why))?
+            .ok_or_else(|| {
+                UiError::new(
+                    "no_token",
+                    "No token for this server yet: paste the one your admin gave you.",
+                )
+            })?,
+    };
+    let mut tried = settings;
+    tried.pinned_sha256 = state.settings().pin_kept_for(&tried);
+    let remote =
+        leasedesk::remote::Remote::with_trust(&url, &token, crate::session::trust_of(&tried))?;
+    let me = leasedesk::Backend::me(&remote).await?;
+    Ok(Connected {
+        server: remote.server(),
+        me,
+    })
 }
 
 impl AppState {

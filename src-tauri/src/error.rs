@@ -44,6 +44,12 @@ impl UiError {
         Self(serde_json::json!({ "code": code, "message": message.into() }))
     }
 
+    /// The error with a detail the window uses, e.g. the `path` of a file.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
+        self.0[key] = serde_json::json!(value);
+        self
+    }
+
     /// The sentence for the user.
     pub fn message(&self) -> &str {
         self.0["message"]

@@ -487,6 +487,7 @@ pub fn run() {
             commands::save_settings,
             commands::server_certificate,
             commands::trust_certificate,
+            commands::test_connection,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

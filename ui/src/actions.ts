@@ -123,7 +123,12 @@ export async function notifyWhenFree(artifact: string, on: boolean) {
 export async function decide(proposal: Proposal, decision: Decision) {
   const done = await run(proposal.artifact_id, () => api.decide(proposal.id, decision));
   if (done) {
-    const words = { accept: "accepted: it is the head now", rebuild: "rebuilt against the current head", reject: "rejected" };
+    const head = rowOf(proposal.artifact_id)?.artifact.head;
+    const words = {
+      accept: "accepted: it is the head now",
+      rebuild: `rebuilt against version ${head?.version ?? "the head"}: it can be accepted now`,
+      reject: "rejected: it stays in the history",
+    };
     notice(`Proposal ${words[decision]}`, "", "success");
   }
 }

@@ -22,6 +22,7 @@ import type { UiError } from "./generated/UiError";
 import type { HistoryPage } from "./generated/HistoryPage";
 import type { Restored } from "./generated/Restored";
 import type { CertificateView } from "./generated/CertificateView";
+import type { Connected } from "./generated/Connected";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -94,6 +95,8 @@ export const api = {
   saveSettings: (settings: Settings, token: string | null) => invoke<SettingsView>("save_settings", { settings, token }),
   /** The certificate of the settings' https server, as it is now (null for plain HTTP or the bundled store). */
   serverCertificate: () => invoke<CertificateView | null>("server_certificate"),
+  /** Tries an address and token without saving them: who the server says you are. */
+  testConnection: (settings: Settings, token: string | null) => invoke<Connected>("test_connection", { settings, token }),
   /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
   trustCertificate: (sha256: string) => invoke<SettingsView>("trust_certificate", { sha256 }),
 };

@@ -81,6 +81,26 @@ export function showError(error: unknown, artifact?: string) {
   render();
 }
 
+/** Asks before something that cannot simply be taken back; answers whether
+ *  the user confirmed. In the window's own dialog, so it looks like the app. */
+export function ask(question: { title: string; body: string; confirm: string }): Promise<boolean> {
+  const dialog = $("confirm") as HTMLDialogElement;
+  return new Promise((resolve) => {
+    const answer = (yes: boolean) => {
+      dialog.close();
+      resolve(yes);
+    };
+    const confirm = button(question.confirm, () => answer(true), "primary", { id: "confirm-yes" });
+    dialog.replaceChildren(h("form", { method: "dialog", class: "confirm-form" },
+      h("h2", { id: "confirm-title" }, question.title),
+      h("p", {}, question.body),
+      h("div", { class: "actions" }, confirm, button("Back", () => answer(false), "ghost", { id: "confirm-no" }))));
+    dialog.addEventListener("cancel", () => resolve(false), { once: true });
+    dialog.showModal();
+    confirm.focus();
+  });
+}
+
 // ----- data
 
 let reloadTimer: number | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
-import { bytes, checkinOutcome, clock, describeEvent, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -95,7 +95,7 @@ describe("check-in outcomes", () => {
   });
 
   it("a commit names its version", () => {
-    expect(checkinOutcome(closed({ outcome: "committed", version: 3, digest: "d" }), artifact, now)).toBe("hero.psd committed as version 3.");
+    expect(checkinOutcome(closed({ outcome: "committed", version: 3, digest: "d" }), artifact, now)).toBe("hero.psd saved as version 3.");
   });
 
   it("a proposal says who committed first and where the file went", () => {
@@ -111,18 +111,65 @@ describe("check-in outcomes", () => {
 });
 
 describe("the activity feed", () => {
-  const event = (type: string, data: Record<string, unknown> = {}): Event => ({
-    seq: 1, id: "e", type, artifact_id: "a", participant: "user:bob", holder: null, at: new Date(now).toISOString(), data,
+  const at = new Date(now).toISOString();
+  let seq = 100;
+  const event = (type: string, data: Record<string, unknown> = {}, participant = "user:bob", when = at, artifact = "a"): Event => ({
+    seq: seq--, id: `e${seq}`, type, artifact_id: artifact, participant, holder: null, at: when, data,
   });
   const pathOf = () => "brand/hero.psd";
+  const later = new Date(now + 60_000).toISOString();
 
-  it("describes each kind of event in words", () => {
-    expect(describeEvent(event("lease.acquired"), pathOf)).toBe("bob checked out hero.psd");
-    expect(describeEvent(event("version.committed", { version: 1 }), pathOf)).toBe("bob added hero.psd");
-    expect(describeEvent(event("version.committed", { version: 4 }), pathOf)).toBe("bob committed hero.psd version 4");
-    expect(describeEvent(event("lease.broken", { reason: "Alice is on leave" }), pathOf)).toBe(
-      "bob broke the lease on hero.psd: “Alice is on leave”",
+  it("tells one line per thing a person did, the steps of one action folded in", () => {
+    // Newest first, as the feed holds them: a check-in (renew, save, release,
+    // close, all at one instant), then the check-out before it.
+    const events = [
+      event("checkout.closed", { result: { outcome: "committed", version: 4, digest: "d" } }, "user:bob", later),
+      event("lease.released", {}, "user:bob", later),
+      event("version.committed", { version: 4, message: "new sky" }, "user:bob", later),
+      event("lease.renewed", {}, "user:bob", later),
+      event("checkout.opened", { note: "sky" }, "user:bob"),
+      event("lease.acquired", {}, "user:bob"),
+    ];
+    expect(activityLines(events, "user:alice", pathOf).map((l) => l.text)).toEqual([
+      "bob checked in hero.psd as version 4: “new sky”",
+      "bob checked out hero.psd: “sky”",
+    ]);
+  });
+
+  it("says you for the person using the app, and never an extend nobody clicked", () => {
+    const accept = [
+      event("lease.released", {}, "user:me", at, "b"),
+      event("proposal.accepted", { version: 5 }, "user:me", at, "b"),
+      event("version.committed", { version: 5 }, "user:me", at, "b"),
+      event("lease.acquired", {}, "user:me", at, "b"),
+    ];
+    const lines = activityLines(accept, "user:me", () => "web/banner.png").map((l) => l.text);
+    expect(lines).toEqual(["You accepted your proposal for banner.png: it is version 5 now"]);
+    expect(lines.join()).not.toMatch(/checked out|extended|\bme\b/);
+    expect(describeAction([event("lease.renewed", {}, "user:me")], "user:me", pathOf)).toBe("You extended the lease on hero.psd");
+  });
+
+  it("describes each kind of action in words", () => {
+    const one = (e: Event, me = "user:alice") => describeAction([e], me, pathOf);
+    expect(one(event("version.committed", { version: 1 }))).toBe("bob added hero.psd");
+    expect(one(event("version.committed", { version: 4 }))).toBe("bob saved hero.psd as version 4");
+    expect(one(event("lease.broken", { reason: "Alice is on leave", holder_participant: "user:alice" }))).toBe(
+      "bob broke your lease on hero.psd: “Alice is on leave”",
     );
+    expect(one(event("lease.expired", {}, "user:alice"))).toBe("Your lease on hero.psd lapsed");
+    expect(one(event("lease.expired", {}, "user:carol"))).toBe("carol's lease on hero.psd lapsed");
+    expect(one(event("lease.contended", { holder_participant: "user:alice" }))).toBe("bob asked for hero.psd while you had it");
+    expect(describeAction([event("checkout.closed", { result: null }), event("lease.released")], "user:alice", pathOf)).toBe(
+      "bob cancelled the check-out of hero.psd",
+    );
+    expect(describeAction([event("checkout.closed", { result: { outcome: "proposal", proposal_id: "p" } }), event("proposal.created")], "user:alice", pathOf)).toBe(
+      "bob checked in hero.psd late: it became a proposal",
+    );
+  });
+
+  it("keeps two actions apart when their times differ, even on one file", () => {
+    const events = [event("lease.released", {}, "agent:bot", later), event("lease.acquired", {}, "agent:bot", at)];
+    expect(activityLines(events, null, pathOf).map((l) => l.text)).toEqual(["bot (agent) released hero.psd", "bot (agent) started editing hero.psd"]);
   });
 });
 
@@ -171,7 +218,7 @@ describe("a file whose name no computer can hold", () => {
 
   it("has its rename told in the activity", () => {
     const renamed = { seq: 9, id: "e", type: "artifact.renamed", artifact_id: "a", participant: "user:admin", holder: null, at: "2026-11-29T14:00:00Z", data: { from: "C:x", to: "fixed/x.psd" } } as Event;
-    expect(describeEvent(renamed, () => "fixed/x.psd")).toBe("admin renamed C:x to fixed/x.psd");
+    expect(describeAction([renamed], null, () => "fixed/x.psd")).toBe("admin renamed C:x to fixed/x.psd");
   });
 });
 

@@ -8,6 +8,26 @@ export function participantName(participant: string): string {
   return kind === "agent" ? `${name} (agent)` : name;
 }
 
+/** "you" for the person using the app, else their name ("bob", "build-bot (agent)"). */
+export function person(participant: string, me: string | null | undefined): string {
+  return participant === me ? "you" : participantName(participant);
+}
+
+/** As `person`, at the start of a sentence: "You", "bob". */
+export function personFirst(participant: string, me: string | null | undefined): string {
+  return participant === me ? "You" : participantName(participant);
+}
+
+/** "your" or "bob's". */
+export function whose(participant: string, me: string | null | undefined): string {
+  return participant === me ? "your" : `${participantName(participant)}'s`;
+}
+
+/** As `whose`, at the start of a sentence: "Your", "bob's" (names keep their case). */
+export function whoseFirst(participant: string, me: string | null | undefined): string {
+  return participant === me ? "Your" : whose(participant, me);
+}
+
 /** The last segment of a repo path. */
 export function fileName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
@@ -208,6 +228,8 @@ export function explain(error: AppError, now: number): Explanation {
       return { title: "There is already a file there", detail: error.message };
     case "not_found":
       return { title: "Not found", detail: error.message };
+    case "reveal":
+      return revealFailed(error.path ?? "");
     default:
       return { title: "Something went wrong", detail: error.message };
   }
@@ -220,7 +242,7 @@ export function checkinOutcome(closed: Closed, artifact: Artifact | undefined, n
   if (!result) return `${name}: nothing was checked in.`;
   switch (result.outcome) {
     case "committed":
-      return `${name} committed as version ${result.version}.`;
+      return `${name} saved as version ${result.version}.`;
     case "unchanged":
       return `${name} had not changed: it stays at version ${result.version}.`;
     case "proposal": {
@@ -235,42 +257,88 @@ export function checkinOutcome(closed: Closed, artifact: Artifact | undefined, n
   }
 }
 
-/** One line of the activity feed. */
-export function describeEvent(event: Event, pathOf: (id: string) => string | undefined): string {
-  const who = event.participant ? participantName(event.participant) : "Someone";
-  const file = (event.artifact_id && pathOf(event.artifact_id)) || "a file";
-  const name = fileName(file);
-  const data = event.data as Record<string, unknown>;
-  switch (event.type) {
-    case "checkout.opened":
-      return `${who} opened a check-out of ${name}`;
-    case "checkout.closed":
-      return `${who} closed a check-out of ${name}`;
-    case "lease.acquired":
-      return `${who} checked out ${name}`;
-    case "lease.renewed":
-      return `${who} extended ${name}`;
-    case "lease.released":
-      return `${who} released ${name}`;
-    case "lease.expired":
-      return `${who}'s lease on ${name} lapsed`;
-    case "lease.contended":
-      return `${who} asked for ${name} while it was busy`;
-    case "lease.broken":
-      return `${who} broke the lease on ${name}: “${String(data.reason ?? "")}”`;
-    case "version.committed":
-      return data.version === 1 ? `${who} added ${name}` : `${who} committed ${name} version ${String(data.version ?? "")}`;
-    case "proposal.created":
-      return `${who} proposed a change to ${name}`;
-    case "proposal.accepted":
-      return `${who} accepted a proposal for ${name}`;
-    case "proposal.rejected":
-      return `${who} rejected a proposal for ${name}`;
-    case "artifact.renamed":
-      return `${who} renamed ${String(data.from ?? "a file")} to ${String(data.to ?? "")}`;
-    default:
-      return `${who}: ${event.type} on ${name}`;
+/** One line of the activity feed: what a person did, in their words. */
+export interface ActivityLine {
+  seq: number;
+  at: string;
+  text: string;
+}
+
+/** The feed from the ledger's events, newest first. A store writes each
+ *  action's steps in one transaction at one time (a check-in renews the
+ *  lease, saves a version, releases the lease and closes the check-out), so
+ *  the steps of one file at one instant are one action, told once. */
+export function activityLines(events: Event[], me: string | null | undefined, pathOf: (id: string) => string | undefined): ActivityLine[] {
+  const lines: ActivityLine[] = [];
+  for (let i = 0; i < events.length; ) {
+    const first = events[i];
+    let end = i + 1;
+    while (end < events.length && first.artifact_id !== null && events[end].artifact_id === first.artifact_id && events[end].at === first.at) end++;
+    lines.push({ seq: first.seq, at: first.at, text: describeAction(events.slice(i, end), me, pathOf) });
+    i = end;
   }
+  return lines;
+}
+
+/** One action's steps (one file, one instant) as one sentence. */
+export function describeAction(steps: Event[], me: string | null | undefined, pathOf: (id: string) => string | undefined): string {
+  const step = (type: string) => steps.find((e) => e.type === type);
+  const first = steps[0];
+  const file = (first.artifact_id && pathOf(first.artifact_id)) || "a file";
+  const name = fileName(file);
+  const actor = (e: Event) => (e.participant ? personFirst(e.participant, me) : "Someone");
+  const data = (e: Event) => e.data as Record<string, unknown>;
+  const quoted = (text: unknown) => (typeof text === "string" && text.trim() ? `: “${text.trim()}”` : "");
+  const committed = step("version.committed");
+  const accepted = step("proposal.accepted");
+  if (accepted) {
+    const author = committed?.participant;
+    const whoseChange = author ? whose(author, me) : "a";
+    return `${actor(accepted)} accepted ${whoseChange} proposal for ${name}: it is version ${String(data(accepted).version ?? "")} now`;
+  }
+  const rejected = step("proposal.rejected");
+  if (rejected) return `${actor(rejected)} rejected a proposal for ${name}`;
+  const closed = step("checkout.closed");
+  if (closed) {
+    const result = data(closed).result as { outcome: string; version?: number } | null;
+    const who = actor(closed);
+    if (!result) return `${who} cancelled the check-out of ${name}`;
+    if (result.outcome === "committed") return `${who} checked in ${name} as version ${result.version}${quoted(committed && data(committed).message)}`;
+    if (result.outcome === "unchanged") return `${who} checked in ${name} unchanged`;
+    return `${who} checked in ${name} late: it became a proposal`;
+  }
+  const opened = step("checkout.opened");
+  if (opened) return `${actor(opened)} checked out ${name}${quoted(data(opened).note)}`;
+  if (committed) {
+    const version = data(committed).version;
+    return version === 1 ? `${actor(committed)} added ${name}` : `${actor(committed)} saved ${name} as version ${String(version ?? "")}${quoted(data(committed).message)}`;
+  }
+  const created = step("proposal.created");
+  if (created) return `${actor(created)} proposed a change to ${name}, against version ${String(data(created).base_version ?? "")}`;
+  const broken = step("lease.broken");
+  if (broken) {
+    const holder = data(broken).holder_participant;
+    const whoseLease = typeof holder === "string" ? whose(holder, me) : "a";
+    return `${actor(broken)} broke ${whoseLease} lease on ${name}${quoted(data(broken).reason)}`;
+  }
+  const expired = step("lease.expired");
+  if (expired) {
+    return `${expired.participant ? whoseFirst(expired.participant, me) : "A"} lease on ${name} lapsed`;
+  }
+  const contended = step("lease.contended");
+  if (contended) {
+    const holder = data(contended).holder_participant;
+    return `${actor(contended)} asked for ${name} while ${typeof holder === "string" ? person(holder, me) : "someone"} had it`;
+  }
+  const renewed = step("lease.renewed");
+  if (renewed) return `${actor(renewed)} extended the lease on ${name}`;
+  const acquired = step("lease.acquired");
+  if (acquired) return `${actor(acquired)} started editing ${name}`;
+  const released = step("lease.released");
+  if (released) return `${actor(released)} released ${name}`;
+  const renamed = step("artifact.renamed");
+  if (renamed) return `${actor(renamed)} renamed ${String(data(renamed).from ?? "a file")} to ${String(data(renamed).to ?? "")}`;
+  return `${actor(first)}: ${first.type}${first.artifact_id ? ` on ${name}` : ""}`;
 }
 
 /** Whether a row matches the filter: every word in the path or the holder. */
@@ -386,3 +454,153 @@ export const proposalStateWords: Record<string, string> = {
   rejected: "rejected",
   superseded: "superseded by a later change",
 };
+
+// ----- what a designer meets first
+
+/** The Files tab's count: "5", or "3 of 5" while a filter is on. */
+export function filesCount(shown: number, total: number, filter: string): string {
+  return filter.trim() ? `${shown} of ${total}` : String(total);
+}
+
+/** "8 hours", "1 hour", "90 minutes", "2 days". */
+export function duration(seconds: number): string {
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60 || minutes % 60 !== 0) return minutes === 1 ? "1 minute" : `${minutes} minutes`;
+  const hours = minutes / 60;
+  if (hours % 24 === 0 && hours >= 48) return `${hours / 24} days`;
+  return hours === 1 ? "1 hour" : `${hours} hours`;
+}
+
+/** The check-out's "For" choices, as [hours ("0": the store's default), label]:
+ *  the default first, saying how long it is, then the others. */
+export function leaseChoices(defaultSeconds: number): [string, string][] {
+  const others = [1, 4, 8, 24].filter((hours) => hours * 3600 !== defaultSeconds);
+  return [["0", `${duration(defaultSeconds)} (default)`], ...others.map((hours): [string, string] => [String(hours), duration(hours * 3600)])];
+}
+
+/** What a compare says of two images whose pixels were counted: when no
+ *  pixel differs but the files do, it says so, with both sizes. */
+export interface Compared {
+  digest: string;
+  size: number;
+}
+
+export function comparedLine(changed: number, total: number, a?: Compared, b?: Compared): string {
+  if (changed > 0 || !a || !b) return diffShare(changed, total);
+  if (a.digest === b.digest) return "identical: the same file";
+  const sizes = a.size === b.size ? `the same size, ${bytes(b.size)}` : `${bytes(b.size)}, was ${bytes(a.size)}`;
+  return `The pixels are identical; the file changed (${sizes})`;
+}
+
+/** What a proposal is, on its card: whose, made from which version, and what
+ *  happened to the file since. `head` is the file's head now. */
+export function proposalSummary(
+  p: { author: string; provenance: { version: number }; base_version: number },
+  head: { version: number; author: string } | undefined,
+  me: string | null | undefined,
+): string {
+  const made = `${personFirst(p.author, me)} made this from version ${p.provenance.version}`;
+  if (!head) return `${made}.`;
+  if (head.version === p.provenance.version) return `${made}, which is still the head.`;
+  const saved = head.version === p.provenance.version + 1 ? `version ${head.version}` : `versions ${p.provenance.version + 1} to ${head.version}`;
+  return `${made}; since then ${head.author === me ? "you" : "others"} saved ${saved}.`;
+}
+
+/** What each decision on a proposal does, in plain words. `head` is the file's head now. */
+export function decisionWords(
+  p: { author: string; base_version: number },
+  head: { version: number; author: string },
+  me: string | null | undefined,
+): { accept: string; reject: string; rebuild: string } {
+  const theirs = whose(p.author, me);
+  const headOf = `${whose(head.author, me)} version ${head.version}`;
+  const accept = head.version === p.base_version
+    ? `Accept: ${theirs} version becomes version ${head.version + 1}; ${headOf} stays in the history.`
+    : `Accept: not yet. The head moved to version ${head.version} after this proposal was made: rebuild it first.`;
+  return {
+    accept,
+    reject: `Reject: ${headOf} stays the head; ${theirs} version is kept in the history, marked rejected.`,
+    rebuild: head.version === p.base_version
+      ? `Rebuild: not needed, the proposal is against the head (version ${head.version}).`
+      : `Rebuild: makes this a proposal against version ${head.version}, the head now, so it can be accepted. Nothing else changes.`,
+  };
+}
+
+/** The question before an accept supersedes someone else's head; null when
+ *  the head is your own (nothing of anyone else's is superseded). */
+export function acceptQuestion(
+  p: { author: string },
+  head: { version: number; author: string },
+  me: string | null | undefined,
+): { title: string; body: string; confirm: string } | null {
+  if (head.author === me) return null;
+  const next = head.version + 1;
+  return {
+    title: `Replace ${participantName(head.author)}'s version ${head.version} as the head?`,
+    body: `${whoseFirst(p.author, me)} version becomes version ${next}, the head. ${participantName(head.author)}'s version ${head.version} stays in the history, and can be restored from there.`,
+    confirm: `Accept as version ${next}`,
+  };
+}
+
+/** Why "Reveal in folder" did nothing, with where the file is. */
+export function revealFailed(path: string): Explanation {
+  return {
+    title: "The folder could not be shown",
+    detail: `No file manager answered. The file is at ${path}. Copy the path to open it from your application.`,
+  };
+}
+
+/** What is wrong with the server address typed in Settings, or null. */
+export function serverAddressProblem(text: string): string | null {
+  const addresses = text.split(",").map((a) => a.trim()).filter(Boolean);
+  if (!addresses.length) return "Enter your team's server address, such as https://leasedesk.example:7443.";
+  for (const address of addresses) {
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      return `“${address}” is not an address: it starts with https:// and names the server, such as https://leasedesk.example:7443.`;
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") return `“${address}” is not a web address: it starts with https://.`;
+    if (url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) return `“${address}” has more than a server in it: give only https://server:port.`;
+  }
+  return null;
+}
+
+/** An error as the Settings dialog says it: in its own place, where the
+ *  address and the token are typed (never "open Settings"). */
+export function settingsProblem(error: AppError): string {
+  switch (error.code) {
+    case "no_server":
+      return "Enter your team's server address above.";
+    case "no_token":
+      return "Paste the token your admin gave you above.";
+    case "unauthorized":
+      return "The server did not accept this token. Paste a new one from your admin.";
+    case "certificate_untrusted":
+      return "The server's certificate is not trusted here: its fingerprint is above.";
+    case "certificate_changed":
+      return sentence(error.message);
+    case "unavailable":
+    case "offline":
+      return "No server answers at this address. Check it, or ask your admin whether the server is running.";
+    case "invalid":
+      return sentence(error.message);
+    default:
+      return sentence(error.message).replace(/\s*[Oo]pen Settings and\s*/g, " ").trim();
+  }
+}
+
+/** The window's zoom, as a percentage: "150 %". */
+export function zoomPercent(level: number): string {
+  return `${Math.round(level * 100)} %`;
+}
+
+/** The zoom levels Ctrl + and Ctrl − step through, as browsers have them. */
+export const ZOOM_LEVELS = [0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 1.75, 2, 2.5, 3];
+
+/** The next zoom level up (+1) or down (−1) from `level`. */
+export function nextZoom(level: number, step: 1 | -1): number {
+  if (step > 0) return ZOOM_LEVELS.find((l) => l > level + 0.001) ?? ZOOM_LEVELS[ZOOM_LEVELS.length - 1];
+  return [...ZOOM_LEVELS].reverse().find((l) => l < level - 0.001) ?? ZOOM_LEVELS[0];
+}

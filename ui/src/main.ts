@@ -7,7 +7,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, on, type FileRow } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleReload, select, setView, showError, state, type View } from "./app";
 import { extend, notifyWhenFree } from "./actions";
-import { fileName, folderOf, offlineDetail, offlineMark, participantName, serverLine, timeLeft, urgency } from "./format";
+import { fileName, folderOf, nextZoom, offlineDetail, offlineMark, participantName, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
 import { setUpActivity, loadActivity } from "./views/activity";
 import { setUpCheckouts } from "./views/checkouts";
@@ -27,7 +27,6 @@ onRender(() => {
   const since = overview?.offline_since;
   offline.hidden = !since;
   offline.replaceChildren(...(since ? [h("strong", {}, offlineMark(since, Date.now())), " ", offlineDetail] : []));
-  $("count-files").textContent = overview ? String(overview.files.length) : "";
   $("count-mine").textContent = overview?.checkouts.length ? String(overview.checkouts.length) : "";
   $("count-proposals").textContent = overview?.proposals.length ? String(overview.proposals.length) : "";
 });
@@ -66,7 +65,36 @@ function tick() {
   }
 }
 
+// The window's zoom (Ctrl + / Ctrl − / Ctrl 0), kept between runs and shown
+// in the top bar whenever it is not 100 %.
+const ZOOM_KEY = "leasedesk.zoom";
+let zoomLevel = Number(localStorage.getItem(ZOOM_KEY)) || 1;
+async function setZoom(level: number) {
+  zoomLevel = level;
+  localStorage.setItem(ZOOM_KEY, String(level));
+  const shown = $("zoom");
+  shown.textContent = zoomPercent(level);
+  shown.hidden = Math.abs(level - 1) < 0.001;
+  try {
+    await getCurrentWebview().setZoom(level);
+  } catch (error) {
+    showError(error);
+  }
+}
+$("zoom").addEventListener("click", () => void setZoom(1));
+if (zoomLevel !== 1) void setZoom(zoomLevel);
+
+// A focus ring for keyboard work only: shown from the first key (Enter
+// moving the focus included), hidden again by the mouse.
+document.addEventListener("keydown", () => (document.body.dataset.keys = "true"), true);
+document.addEventListener("pointerdown", () => delete document.body.dataset.keys, true);
+
 document.addEventListener("keydown", (e) => {
+  if ((e.ctrlKey || e.metaKey) && !e.altKey && ["+", "=", "-", "_", "0"].includes(e.key)) {
+    e.preventDefault();
+    void setZoom(e.key === "0" ? 1 : nextZoom(zoomLevel, e.key === "-" || e.key === "_" ? -1 : 1));
+    return;
+  }
   const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
   const dialogOpen = document.querySelector("dialog[open]") !== null || !$("compare").hidden;
   if (e.key === "w" && (e.ctrlKey || e.metaKey)) {

@@ -20,4 +20,8 @@ offline_since: string | null,
 /**
  * The server that answers, for a remote session (the shell fills it in).
  */
-server: string | null, };
+server: string | null, 
+/**
+ * How long a check-out lasts when no time is asked for.
+ */
+default_checkout_seconds: number, };

@@ -1,15 +1,17 @@
-// The store's recent events, newest first, as they arrive.
+// The store's recent events, newest first, as they arrive: one line per
+// thing a person did, its steps folded in.
 import { api, on, type Event } from "../api";
 import { onRender, render, state } from "../app";
-import { clock, describeEvent } from "../format";
+import { activityLines, clock } from "../format";
 import { $, h } from "../h";
 
 function renderActivity() {
   if (state.view !== "activity") return;
   const paths = new Map((state.overview?.files ?? []).map((r) => [r.artifact.id, r.artifact.path]));
   const now = Date.now();
-  $("activity").replaceChildren(...state.activity.slice(0, 300).map((e) =>
-    h("li", {}, h("time", { datetime: e.at }, clock(e.at, now)), " ", describeEvent(e, (id) => paths.get(id)))));
+  const lines = activityLines(state.activity.slice(0, 300), state.overview?.me, (id) => paths.get(id));
+  $("activity").replaceChildren(...lines.map((line) =>
+    h("li", { "data-seq": String(line.seq) }, h("time", { datetime: line.at }, clock(line.at, now)), " ", line.text)));
 }
 
 export async function loadActivity() {

@@ -5,12 +5,15 @@
 // switching modes only flips an attribute. Zoom and pan are one transform
 // shared by every layer, so the two sides stay in step.
 import { diffPixels } from "../diff";
-import { diffShare, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Size, type Zoom } from "../format";
+import { comparedLine, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Compared, type Size, type Zoom } from "../format";
 import { $, button, h } from "../h";
 
 export interface Side {
   label: string;
   src: string;
+  /** The file's digest and size, when known: so identical pixels of
+   *  different files are not called identical files. */
+  file?: Compared;
 }
 
 export type Mode = "side" | "swipe" | "onion" | "diff";
@@ -86,8 +89,15 @@ function differenceOf(left: string, right: string): Promise<Difference> {
 
 let closeOpen: (() => void) | null = null;
 
-/** Opens the compare view over the window; Escape or Close ends it. */
-export function openCompare(title: string, left: Side, right: Side, startMode: Mode = "side") {
+/** Closes the compare view, if one is open (after a decision taken in it). */
+export function closeCompare() {
+  closeOpen?.();
+}
+
+/** Opens the compare view over the window; Escape or Close ends it.
+ *  `decision`, when given, is shown with it (a proposal's Accept and Reject),
+ *  so the designer decides while looking. */
+export function openCompare(title: string, left: Side, right: Side, startMode: Mode = "side", decision?: HTMLElement) {
   closeOpen?.();
   const root = $("compare");
   let zoom: Zoom = { scale: 1, x: 0, y: 0 };
@@ -104,10 +114,19 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   const stackA = image(left, "a");
   const stackB = image(right, "b");
   const diffHolder = h("div", { class: "layer-holder" });
+  // Swipe clips the second image in the pane's own frame, not the image's,
+  // so the split stays under the line however the images are panned.
+  const clip = h("div", { class: "clip", id: "compare-clip" }, stackB);
+  const swipeLine = h("div", { class: "swipe-line", id: "compare-swipe-line" });
+  const stackKey = h("div", { class: "stack-key", id: "compare-stack-key" },
+    h("span", { class: "key-a" }, ""), h("span", { class: "key-b" }, ""));
+  const diffKey = h("div", { class: "diff-key", id: "compare-diff-key" },
+    h("span", { class: "swatch changed" }), " changed pixels  ",
+    h("span", { class: "swatch same" }), ` unchanged (a faint trace of ${left.label})`);
   const panes = {
     side: [h("div", { class: "pane", "data-label": left.label }, sideA), h("div", { class: "pane", "data-label": right.label }, sideB)],
-    stack: h("div", { class: "pane stack" }, stackA, stackB, h("div", { class: "swipe-line" })),
-    diff: h("div", { class: "pane diff" }, diffHolder),
+    stack: h("div", { class: "pane stack" }, stackA, clip, swipeLine, stackKey),
+    diff: h("div", { class: "pane diff" }, diffHolder, diffKey),
   };
   const slider = h("input", { id: "compare-slider", type: "range", min: "0", max: "100", value: "50", "aria-label": "Swipe position" });
   const share = h("output", { id: "compare-share", "aria-live": "polite" }, "");
@@ -131,9 +150,18 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   function applySlider() {
     const value = Number(slider.value);
     const mode = stage.dataset.mode;
-    stackB.style.clipPath = mode === "swipe" ? `inset(0 0 0 ${value}%)` : "";
+    clip.style.clipPath = mode === "swipe" ? `inset(0 0 0 ${value}%)` : "";
     stackB.style.opacity = mode === "onion" ? String(value / 100) : "1";
-    (panes.stack.querySelector(".swipe-line") as HTMLElement).style.left = `${value}%`;
+    swipeLine.style.left = `${value}%`;
+    // Which version is where: either side of the line, or on top.
+    const [keyA, keyB] = stackKey.children as unknown as HTMLElement[];
+    if (mode === "swipe") {
+      keyA.textContent = `◀ ${left.label}`;
+      keyB.textContent = `${right.label} ▶`;
+    } else {
+      keyA.textContent = `${left.label} below`;
+      keyB.textContent = `${right.label} on top, at ${value} %`;
+    }
   }
   slider.addEventListener("input", applySlider);
 
@@ -203,7 +231,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
     (difference) => {
       if (!root.contains(stage)) return;
       diffHolder.replaceChildren(difference.canvas);
-      share.textContent = diffShare(difference.changed, difference.total);
+      share.textContent = comparedLine(difference.changed, difference.total, left.file, right.file);
       share.dataset.changed = String(difference.changed);
       if (fitted) refit();
       else applyZoom();
@@ -237,6 +265,8 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
 
   const keys = (e: KeyboardEvent) => {
     if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return; // the window's own zoom and shortcuts
+    if (document.querySelector("dialog[open]")) return; // a question asked over the compare
     const mode = MODES[Number(e.key) - 1];
     if (mode) setMode(mode[0]);
     else if (e.key === "+" || e.key === "=") zoomBy(1.25);
@@ -272,7 +302,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
       button("Close", close, "", { id: "compare-close" })),
     h("div", { class: "compare-info" },
       h("p", {}, h("span", { class: "side-a" }, left.label), " and ", h("span", { class: "side-b" }, right.label), ": ", share),
-      sizeLine),
+      sizeLine, decision ?? null),
     stage,
   );
   root.hidden = false;

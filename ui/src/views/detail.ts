@@ -2,9 +2,9 @@
 // you can do with it, a large preview (of your local copy when you changed
 // it, saying so) and its history.
 import { api, previewUrl, type FileRow } from "../api";
-import { onRender, showError, state } from "../app";
+import { notice, onRender, select, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
-import { bytes, clock, fileName, getAction, leaseLost, localStateLabels, participantName, unplaceableAdvice } from "../format";
+import { bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, revealFailed, unplaceableAdvice } from "../format";
 import { $, button, h } from "../h";
 import { openCompare } from "./compare";
 import { countdown, extensionOf, holderCell, lazyImage } from "./files";
@@ -18,12 +18,20 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   const lease = artifact.lease;
   const busy = state.busy.has(artifact.id);
   const upload = row.mine ? state.uploads.get(row.mine.id) : undefined;
+  const me = state.overview?.me;
+  const localPath = row.local_path;
+  const onDisk = localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable";
   const parts: (Node | null)[] = [
-    h("h2", {}, fileName(artifact.path)),
+    // Shown on narrow windows, where the detail takes the list's place.
+    button("← All files", () => select(null), "ghost small back", { id: "detail-back", "data-while-busy": "" }),
+    h("h2", { id: "detail-name" }, fileName(artifact.path)),
     h("p", { class: "muted path" }, artifact.path),
     h("dl", {},
-      h("dt", {}, "Head"), h("dd", {}, `Version ${artifact.head.version} by ${participantName(artifact.head.author)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
+      h("dt", {}, "Head"), h("dd", {}, `Version ${artifact.head.version} by ${person(artifact.head.author, me)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
       h("dt", {}, "On this computer"), h("dd", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])),
+      onDisk ? h("dt", {}, "Where") : null,
+      onDisk ? h("dd", { class: "local-path" }, h("code", { id: "detail-local-path" }, localPath),
+        button("Copy path", () => void copyPath(localPath), "ghost small", { id: "action-copy-path", "data-while-busy": "" })) : null,
       h("dt", {}, "Holder"), h("dd", {}, lease || leaseLost(row.mine, lease) ? holderCell(row, now) : "Nobody: the file is free"),
       lease ? h("dt", {}, "Until") : null, lease ? h("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
     ),
@@ -48,21 +56,21 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     }
     if (checkout.note) parts.push(h("p", { class: "note-line" }, `Your note: “${checkout.note}”`));
   } else if (lease) {
-    const who = participantName(lease.participant);
+    const who = person(lease.participant, me);
     parts.push(h("div", { class: "busy", role: "status" },
-      h("strong", {}, `${who} has it until ${clock(lease.expires_at, now)}`),
+      h("strong", {}, `${who} ${lease.participant === me ? "have" : "has"} it until ${clock(lease.expires_at, now)}`),
       lease.note ? h("p", {}, `“${lease.note}”`) : null));
+    // No Check out while someone holds it: what can be done instead.
     const waiting = state.waiting.has(artifact.id);
     actions.append(
       button(waiting ? "You will be told when it's free" : "Notify me when it's free", () => void notifyWhenFree(artifact.id, !waiting), waiting ? "ghost" : "primary", { id: "action-notify", "aria-pressed": String(waiting) }),
-      button("Check out", () => void checkOut(row), "", { id: "action-checkout" }),
     );
   } else {
     parts.push(h("div", { class: "checkout-form" },
       h("label", {}, "Note for others ", h("input", { id: "checkout-note", type: "text", placeholder: "What you are doing (optional)", maxlength: "200" })),
       h("label", {}, "For ", (() => {
         const select = h("select", { id: "checkout-hours" });
-        for (const [value, label] of [["0", "the default time"], ["1", "1 hour"], ["4", "4 hours"], ["8", "a working day"]]) {
+        for (const [value, label] of leaseChoices(state.overview?.default_checkout_seconds ?? 8 * 3600)) {
           select.append(h("option", { value }, label));
         }
         return select;
@@ -77,9 +85,8 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   } else if (get) {
     actions.append(button(get.label, () => void updateFile(row), "ghost", { id: "action-update" }));
   }
-  const localPath = row.local_path;
-  if (localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable") {
-    actions.append(button("Reveal in folder", () => void api.reveal(localPath).catch(showError), "ghost"));
+  if (onDisk) {
+    actions.append(button("Reveal in folder", () => void reveal(localPath), "ghost", { id: "action-reveal", "data-while-busy": "" }));
   }
   if (row.local === "modified") {
     actions.append(button("Compare with the head", () => compareLocal(row), "ghost", { id: "action-compare-local" }));
@@ -95,6 +102,28 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (busy) holdWhileBusy(actions);
   parts.push(actions);
   return h("div", { class: "detail-main" }, ...parts);
+}
+
+/** Puts a path on the clipboard, saying so (or saying where it is, when the
+ *  clipboard refuses). */
+export async function copyPath(path: string) {
+  try {
+    await navigator.clipboard.writeText(path);
+    notice("Path copied", path, "success");
+  } catch {
+    // Some systems give a web view no clipboard: the path is shown to copy by hand.
+    notice("The path could not be copied", `Select it and copy it: ${path}`, "error");
+  }
+}
+
+/** Shows the file in the file manager; when none answers, says so in words, with the path. */
+export async function reveal(path: string) {
+  try {
+    await api.reveal(path);
+  } catch {
+    const said = revealFailed(path);
+    notice(said.title, said.detail, "error", [button("Copy path", () => void copyPath(path), "small")]);
+  }
 }
 
 function localStamp(row: FileRow): number {
@@ -132,6 +161,7 @@ function renderDetail(now: number) {
   const panel = $("detail");
   const row = state.selected ? state.overview?.files.find((r) => r.artifact.id === state.selected) : undefined;
   panel.hidden = !row || state.view !== "files";
+  document.body.dataset.detail = String(!panel.hidden);
   if (!row || state.view !== "files") return;
   const focused = document.activeElement?.id;
   const typed = ($("checkout-note") as HTMLInputElement | null)?.value;
@@ -139,7 +169,8 @@ function renderDetail(now: number) {
   // panel swapped out from under it by a reload, nor an image load again.
   const fresh = detailPanel(row, now);
   const main = panel.querySelector(".detail-main");
-  if (main?.outerHTML !== fresh.outerHTML || panel.dataset.id !== row.artifact.id) {
+  const another = panel.dataset.id !== row.artifact.id;
+  if (main?.outerHTML !== fresh.outerHTML || another) {
     if (main) main.replaceWith(fresh);
     else panel.prepend(fresh);
     const note = $("checkout-note") as HTMLInputElement | null;
@@ -157,6 +188,8 @@ function renderDetail(now: number) {
     panel.querySelector("#history")?.remove();
     panel.append(history);
   }
+  // Another file's detail starts at its top, its name in sight.
+  if (another) panel.scrollTop = 0;
   panel.dataset.id = row.artifact.id;
 }
 

@@ -5,7 +5,7 @@
 import { previewUrl, type FileRow } from "../api";
 import { onRender, render, select, state } from "../app";
 import { $, h } from "../h";
-import { clock, fileName, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
+import { clock, fileName, filesCount, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
 /** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
@@ -93,6 +93,7 @@ function refreshShown() {
   state.shown = files
     .filter((r) => matches(r.artifact.path, r.artifact.lease ? participantName(r.artifact.lease.participant) : undefined, state.filter))
     .sort((a, b) => byPath.compare(a.artifact.path, b.artifact.path));
+  $("count-files").textContent = state.overview ? filesCount(state.shown.length, files.length, state.filter) : "";
   const empty = $("files-empty");
   empty.hidden = state.shown.length > 0 || !state.overview;
   empty.textContent = files.length ? "No file matches the filter." : "No files yet. Add files with the button above, or drop them here.";
@@ -145,27 +146,51 @@ export function moveSelection(by: number) {
   select(state.shown[next].artifact.id);
 }
 
+/** Enter on a chosen file: the focus goes to its first action. */
+function openSelected() {
+  if (!state.selected && state.shown.length) select(state.shown[0].artifact.id);
+  $("detail").querySelector<HTMLButtonElement>(".actions button:not([disabled])")?.focus();
+}
+
+/** The keys of a list: in the list itself and in the filter box above it. */
+function listKeys(e: KeyboardEvent) {
+  const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 10, PageUp: -10 };
+  if (e.key in moves) {
+    e.preventDefault();
+    moveSelection(moves[e.key]);
+  } else if (e.key === "Enter") {
+    e.preventDefault();
+    openSelected();
+  }
+}
+
+function setFilter(text: string) {
+  state.filter = text;
+  $("file-list").scrollTop = 0;
+  render();
+}
+
 export function setUpFiles() {
   onRender((now) => {
-    if (state.view !== "files") return;
+    // The count shows on every tab; the rows only on this one.
     refreshShown();
+    if (state.view !== "files") return;
     renderRows(now);
   });
   const list = $("file-list");
   list.addEventListener("scroll", () => renderRows(Date.now()), { passive: true });
-  list.addEventListener("keydown", (e) => {
-    if (e.key === "ArrowDown") { e.preventDefault(); moveSelection(1); }
-    else if (e.key === "ArrowUp") { e.preventDefault(); moveSelection(-1); }
-    else if (e.key === "PageDown") { e.preventDefault(); moveSelection(10); }
-    else if (e.key === "PageUp") { e.preventDefault(); moveSelection(-10); }
-    else if (e.key === "Enter" && state.selected) {
+  list.addEventListener("keydown", listKeys);
+  const filter = $<HTMLInputElement>("filter");
+  filter.addEventListener("input", () => setFilter(filter.value));
+  filter.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      // The first Escape empties the box (and shows every file); the next leaves it.
       e.preventDefault();
-      $("detail").querySelector<HTMLButtonElement>(".actions button")?.focus();
-    }
-  });
-  $("filter").addEventListener("input", (e) => {
-    state.filter = (e.target as HTMLInputElement).value;
-    list.scrollTop = 0;
-    render();
+      e.stopPropagation();
+      if (filter.value) {
+        filter.value = "";
+        setFilter("");
+      } else filter.blur();
+    } else listKeys(e);
   });
 }

@@ -4,10 +4,11 @@
 // From a version: open a copy, restore it (while you hold the check-out),
 // or pick two to compare.
 import { api, isAppError, previewUrl, type FileRow, type Head, type HistoryEntry, type HistoryPage } from "../api";
-import { notice, rowOf, run, showError } from "../app";
-import { bytes, checkoutEnding, clock, fileName, participantName, proposalStateWords, span } from "../format";
+import { notice, rowOf, run, showError, state } from "../app";
+import { bytes, checkoutEnding, clock, fileName, person, personFirst, proposalStateWords, span } from "../format";
 import { button, h } from "../h";
 import { openCompare } from "./compare";
+import { compareWithHead } from "./proposals";
 import { lazyImage, extensionOf } from "./files";
 
 export const HISTORY_PAGE = 30;
@@ -70,12 +71,16 @@ function renderEntries(into: Shown, row: FileRow) {
   const list = h("ol", { class: "entries" }, ...into.entries.map((entry) => entryItem(entry, into, row, now)));
   const picked = into.picked;
   const compare = picked.length === 2
-    ? button(`Compare version ${Math.min(...picked)} and ${Math.max(...picked)}`, () => compareVersions(row, picked), "primary small", { id: "history-compare" })
+    ? compareButton(row, picked, "history-compare")
     : h("p", { class: "muted small" }, picked.length === 1 ? "Pick one more version to compare." : "Pick two versions to compare them.");
   const more = into.nextBefore !== null
     ? button("Show older", () => void loadPage(into, into.nextBefore), "ghost small", { id: "history-older" })
     : into.entries.length ? h("p", { class: "muted small" }, "That is the whole history.") : h("p", { class: "muted" }, "Nothing yet.");
   into.element.replaceChildren(h("h3", {}, "History"), h("div", { class: "history-compare" }, compare), list, more);
+}
+
+function compareButton(row: FileRow, picked: number[], id: string): HTMLElement {
+  return button(`Compare version ${Math.min(...picked)} and ${Math.max(...picked)}`, () => compareVersions(row, picked), "primary small", { id });
 }
 
 function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number): HTMLElement {
@@ -86,7 +91,7 @@ function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number):
       // A lease lost before the end (lapsed, broken) is said before how it ended.
       const lost = entry.lease_lost && entry.lease_lost.outcome !== entry.ended.outcome ? entry.lease_lost : null;
       return h("li", { class: "entry checkout", "data-kind": "checkout" },
-        h("p", {}, h("strong", {}, participantName(entry.who)), ` checked out version ${entry.version}, ${span(entry.from, entry.to, now)}`),
+        h("p", {}, h("strong", {}, personFirst(entry.who, state.overview?.me)), ` checked out version ${entry.version}, ${span(entry.from, entry.to, now)}`),
         entry.note ? h("p", { class: "note-line" }, `“${entry.note}”`) : null,
         lost ? h("p", { class: `ending ${lost.outcome}` }, checkoutEnding(lost)) : null,
         h("p", { class: `ending ${entry.ended.outcome}`, "data-ended": entry.ended.outcome }, checkoutEnding(entry.ended)));
@@ -94,18 +99,15 @@ function entryItem(entry: HistoryEntry, into: Shown, row: FileRow, now: number):
     case "proposal": {
       const p = entry;
       return h("li", { class: "entry proposal", "data-kind": "proposal", "data-proposal-entry": p.id },
-        h("p", {}, h("strong", {}, participantName(p.author)), ` proposed a change against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
+        h("p", {}, h("strong", {}, personFirst(p.author, state.overview?.me)), ` proposed a change made from version ${p.provenance.version}, against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
         p.message ? h("p", { class: "description" }, p.message) : null,
         h("p", { class: `state ${p.state}` }, proposalStateWords[p.state] ?? p.state),
         h("div", { class: "actions" },
-          button("Compare with the head", () => openCompare(`${fileName(row.artifact.path)}: proposal and head`,
-            { label: `${participantName(p.author)}'s proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE) },
-            { label: `Version ${row.artifact.head.version} (head)`, src: previewUrl({ artifact: row.artifact.id, version: row.artifact.head.version }, COMPARE_SIZE) }),
-          "ghost small")));
+          button("Compare with the head", () => compareWithHead(p), "ghost small")));
     }
     case "renamed":
       return h("li", { class: "entry renamed", "data-kind": "renamed" },
-        h("p", {}, `${entry.by ? participantName(entry.by) : "An admin"} renamed it from “${entry.from}” to “${entry.to}”, ${clock(entry.at, now)}`));
+        h("p", {}, `${entry.by ? personFirst(entry.by, state.overview?.me) : "An admin"} renamed it from “${entry.from}” to “${entry.to}”, ${clock(entry.at, now)}`));
   }
 }
 
@@ -118,6 +120,8 @@ function versionItem(head: Head, into: Shown, row: FileRow, now: number): HTMLEl
     into.picked = pick.checked ? [...into.picked.filter((v) => v !== head.version), head.version].slice(-2) : into.picked.filter((v) => v !== head.version);
     renderEntries(into, row);
   });
+  // The compare action shows where the second pick was made, not only at the top.
+  const secondPick = into.picked.length === 2 && into.picked[1] === head.version;
   const actions = h("div", { class: "actions" },
     button("Open a copy", () => void openCopy(row, head.version), "ghost small", { "data-open-copy": String(head.version) }));
   if (row.mine && row.mine.state === "open") {
@@ -128,16 +132,23 @@ function versionItem(head: Head, into: Shown, row: FileRow, now: number): HTMLEl
     h("div", { class: "entry-body" },
       h("p", {}, h("label", { class: "pick-label" }, pick, h("strong", {}, `Version ${head.version}`)),
         head.version === artifact.head.version ? h("span", { class: "badge" }, "head") : null,
-        ` by ${participantName(head.author)}, ${clock(head.committed_at, now)} · ${bytes(head.size)}`),
+        ` by ${person(head.author, state.overview?.me)}, ${clock(head.committed_at, now)} · ${bytes(head.size)}`),
       head.message ? h("p", { class: "description" }, head.message) : h("p", { class: "description muted" }, "No description"),
+      secondPick ? compareButton(row, into.picked, "history-compare-here") : null,
       actions));
 }
 
 function compareVersions(row: FileRow, picked: number[]) {
   const [older, newer] = [Math.min(...picked), Math.max(...picked)];
-  const src = (version: number) => previewUrl({ artifact: row.artifact.id, version }, COMPARE_SIZE);
-  openCompare(`${fileName(row.artifact.path)}: version ${older} and ${newer}`,
-    { label: `Version ${older}`, src: src(older) }, { label: `Version ${newer}`, src: src(newer) });
+  const side = (version: number) => {
+    const entry = shown?.entries.find((e) => e.kind === "version" && e.version === version);
+    return {
+      label: `Version ${version}`,
+      src: previewUrl({ artifact: row.artifact.id, version }, COMPARE_SIZE),
+      file: entry?.kind === "version" ? { digest: entry.digest, size: entry.size } : undefined,
+    };
+  };
+  openCompare(`${fileName(row.artifact.path)}: version ${older} and ${newer}`, side(older), side(newer));
 }
 
 async function openCopy(row: FileRow, version: number) {

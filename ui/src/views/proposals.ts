@@ -1,21 +1,61 @@
 // Open proposals: accept, rebuild or reject each, after comparing it with
-// the head in the window (or beside the head's file, in the workspace).
+// the head in the window (or beside the head's file, in the workspace). The
+// decision is offered on the card and in the compare view, each choice
+// saying what it does; an accept that supersedes someone else's head asks first.
 import { api, previewUrl, type Proposal } from "../api";
-import { notice, onRender, rowOf, run, showError, state } from "../app";
+import { ask, notice, onRender, rowOf, run, showError, state } from "../app";
 import { decide } from "../actions";
-import { bytes, clock, fileName, participantName } from "../format";
+import { acceptQuestion, bytes, clock, decisionWords, fileName, proposalSummary, whose, whoseFirst } from "../format";
 import { $, button, h } from "../h";
-import { openCompare } from "./compare";
+import { closeCompare, openCompare } from "./compare";
+import { extensionOf, lazyImage } from "./files";
 
 const COMPARE_SIZE = 4096;
+const THUMB = 96;
 
 export function compareWithHead(p: Proposal) {
   const row = rowOf(p.artifact_id);
   const name = row ? fileName(row.artifact.path) : "A file";
-  const head = row?.artifact.head.version ?? p.base_version;
+  const head = row?.artifact.head;
+  const version = head?.version ?? p.base_version;
+  const me = state.overview?.me;
+  const open = p.state === "open" && state.overview?.proposals.some((q) => q.id === p.id);
   openCompare(`${name}: proposal and head`,
-    { label: `${participantName(p.author)}'s proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE) },
-    { label: `Version ${head} (head)`, src: previewUrl({ artifact: p.artifact_id, version: head }, COMPARE_SIZE) });
+    { label: `${whoseFirst(p.author, me)} proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE), file: { digest: p.digest, size: p.size } },
+    { label: `Version ${version} (head)`, src: previewUrl({ artifact: p.artifact_id, version }, COMPARE_SIZE), file: head ? { digest: head.digest, size: head.size } : undefined },
+    "side",
+    open ? decisionPanel(p, "compare") : undefined);
+}
+
+/** Accept, rebuild and reject, each with what it does in words. `where`
+ *  tells the buttons' ids apart (a card, or the compare view). */
+export function decisionPanel(p: Proposal, where: "card" | "compare"): HTMLElement {
+  const head = rowOf(p.artifact_id)?.artifact.head;
+  const me = state.overview?.me;
+  if (!head) return h("div", { class: "decision" });
+  const words = decisionWords(p, head, me);
+  const current = head.version === p.base_version;
+  const id = (what: string) => (where === "compare" ? `compare-${what}` : `${what}-${p.id}`);
+  const accept = button("Accept", () => void acceptProposal(p), current ? "primary" : "", { id: id("accept"), "data-accept": p.id });
+  accept.disabled = !current;
+  const choices: [HTMLElement, string][] = [[accept, words.accept]];
+  if (!current) choices.push([button("Rebuild", () => void decided(p, "rebuild"), "primary", { id: id("rebuild"), "data-rebuild": p.id }), words.rebuild]);
+  choices.push([button("Reject", () => void decided(p, "reject"), "ghost", { id: id("reject"), "data-reject": p.id }), words.reject]);
+  return h("div", { class: "decision", role: "group", "aria-label": "Decide" },
+    ...choices.map(([b, said]) => h("div", { class: "choice" }, b, h("span", { class: "said" }, said))));
+}
+
+/** Accepts, asking first when the head it supersedes is someone else's. */
+async function acceptProposal(p: Proposal) {
+  const head = rowOf(p.artifact_id)?.artifact.head;
+  const question = head && acceptQuestion(p, head, state.overview?.me);
+  if (question && !(await ask(question))) return;
+  await decided(p, "accept");
+}
+
+async function decided(p: Proposal, decision: "accept" | "rebuild" | "reject") {
+  closeCompare();
+  await decide(p, decision);
 }
 
 async function saveBeside(p: Proposal) {
@@ -34,21 +74,22 @@ function renderProposals(now: number) {
     view.replaceChildren(h("p", { class: "empty" }, "No open proposals."));
     return;
   }
+  const me = state.overview?.me;
   view.replaceChildren(h("ul", { class: "cards" }, ...proposals.map((p) => {
     const row = rowOf(p.artifact_id);
     const head = row?.artifact.head;
-    const moved = head && head.version !== p.base_version;
-    return h("li", { class: "card", "data-proposal": p.id },
-      h("h3", {}, row ? fileName(row.artifact.path) : "A file"),
-      h("p", {}, `${participantName(p.author)} proposed a change against version ${p.base_version}, ${clock(p.created_at, now)} · ${bytes(p.size)}`),
-      p.message ? h("p", { class: "description" }, `“${p.message}”`) : null,
-      moved ? h("p", { class: "warning" }, `The head has moved to version ${head.version}: rebuild before accepting.`) : null,
-      h("div", { class: "actions" },
-        button("Compare with the head", () => compareWithHead(p), "primary", { "data-compare": p.id }),
-        button("Accept", () => void decide(p, "accept"), ""),
-        button("Rebuild", () => void decide(p, "rebuild")),
-        button("Reject", () => void decide(p, "reject"), "ghost"),
-        button("Save beside the head", () => void saveBeside(p), "ghost", { "data-save-beside": p.id, title: "Puts the proposal's file beside the head's, in your workspace folder" })));
+    const path = row?.artifact.path ?? "";
+    return h("li", { class: "card proposal-card", "data-proposal": p.id },
+      lazyImage(previewUrl({ proposal: p.id }, THUMB), `${whose(p.author, me)} proposal`, extensionOf(path), null),
+      h("div", { class: "card-body" },
+        h("h3", {}, row ? fileName(path) : "A file"),
+        h("p", { class: "summary" }, proposalSummary(p, head, me)),
+        h("p", { class: "muted" }, `${clock(p.created_at, now)} · ${bytes(p.size)}`),
+        p.message ? h("p", { class: "description" }, `“${p.message}”`) : null,
+        h("div", { class: "actions" },
+          button("Compare with the head", () => compareWithHead(p), "primary", { "data-compare": p.id }),
+          button("Save beside the head", () => void saveBeside(p), "ghost", { "data-save-beside": p.id, title: "Puts the proposal's file beside the head's, in your workspace folder" })),
+        decisionPanel(p, "card")));
   })));
 }
 

@@ -1,8 +1,11 @@
 // The settings dialog: which store, the server and its token (kept in the
-// keychain), the workspace folder, your name on the bundled store.
-import { api, type AppError } from "../api";
+// keychain), the workspace folder, your name on the bundled store. An
+// address is checked before it is saved, and can be tried first with Test
+// connection; errors are said here, in this dialog's words.
+import { open as openDialog } from "@tauri-apps/plugin-dialog";
+import { api, isAppError, type AppError } from "../api";
 import { notice, scheduleReload, showError } from "../app";
-import { explain, fingerprint, sentence } from "../format";
+import { explain, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
 
@@ -22,25 +25,49 @@ export async function openSettings() {
     h("option", { value: "remote" }, "A team server"));
   backend.value = s.backend;
   // Text, not "url": several addresses may be given, separated by commas.
-  const url = h("input", { id: "settings-url", type: "text", spellcheck: "false", placeholder: "https://leasedesk.example:7443, https://standby.example:7443", value: s.server_url });
+  const url = h("input", { id: "settings-url", type: "text", spellcheck: "false", placeholder: "https://leasedesk.example:7443", value: s.server_url });
   const token = h("input", { id: "settings-token", type: "password", autocomplete: "off", placeholder: view.has_token ? "stored in your keychain" : "paste the token your admin gave you" });
   const workspace = h("input", { id: "settings-workspace", type: "text", value: s.workspace });
+  const chooseFolder = button("Choose…", async () => {
+    const picked = await openDialog({ directory: true, multiple: false, title: "Workspace folder", defaultPath: workspace.value || undefined });
+    if (typeof picked === "string") workspace.value = picked;
+  }, "ghost", { id: "settings-choose-workspace" });
   const name = h("input", { id: "settings-name", type: "text", value: s.display_name });
-  const remoteOnly = h("div", {}, field("Server address", url, "Several addresses, separated by commas: when one does not answer, the next is used."), field("Token", token, "Kept in your system keychain, never in a file."));
+  const status = h("p", { class: "muted", role: "status", id: "settings-status" });
+  const tested = h("p", { class: "muted", role: "status", id: "settings-tested" });
+  const say = (where: HTMLElement, text: string, kind: "" | "error" | "ok" = "") => {
+    where.textContent = text;
+    where.className = kind === "error" ? "warning" : kind === "ok" ? "ok" : "muted";
+  };
+  const testConnection = button("Test connection", async () => {
+    const wrong = serverAddressProblem(url.value);
+    if (wrong) return say(tested, wrong, "error");
+    say(tested, "Trying the server…");
+    try {
+      const answered = await api.testConnection(current(), token.value || null);
+      say(tested, `Connected to ${serverLine(answered.server).replace(/^Server: /, "")} as ${participantName(answered.me)}.`, "ok");
+    } catch (error) {
+      say(tested, isAppError(error) ? settingsProblem(error) : String(error), "error");
+    }
+  }, "ghost", { id: "settings-test" });
+  const remoteOnly = h("div", {},
+    field("Server address", url, "Several addresses may be given, separated by commas: when one does not answer, the next is used."),
+    field("Token", token, "Kept in your system keychain, never in a file."),
+    h("div", { class: "actions" }, testConnection), tested);
   const bundledOnly = h("div", {}, field("Your name", name));
   const sync = () => { remoteOnly.hidden = backend.value !== "remote"; bundledOnly.hidden = backend.value !== "bundled"; };
-  backend.addEventListener("change", sync);
+  backend.addEventListener("change", () => {
+    // An error about the other choice no longer applies.
+    say(status, "");
+    say(tested, "");
+    certificate.replaceChildren();
+    sync();
+  });
+  for (const input of [url, token]) input.addEventListener("input", () => say(tested, ""));
   sync();
-  const status = h("p", { class: "muted", role: "status" });
   if (view.keychain_note) status.textContent = view.keychain_note;
   // This dialog is where a token is fixed: no "open Settings" here.
-  const problem = (error: AppError) => {
-    if (error.code === "unauthorized") return "The server did not accept this token.";
-    // Its own words name both fingerprints.
-    if (error.code === "certificate_changed") return sentence(error.message);
-    if (error.code === "certificate_untrusted") return "The server's certificate is not trusted here: its fingerprint is above.";
-    return explain(error, Date.now()).detail;
-  };
+  const problem = (error: AppError) => settingsProblem(error);
   const certificate = h("div", { id: "settings-certificate", class: "certificate" });
   /** The server's certificate, when the session refused it: its fingerprint
    *  and subject, to check with the admin, and a button to trust it. */
@@ -61,14 +88,14 @@ export async function openSettings() {
       try {
         const saved = await api.trustCertificate(seen.sha256);
         if (saved.session_error) {
-          status.textContent = problem(saved.session_error);
+          say(status, problem(saved.session_error), "error");
           return;
         }
         dialog.close();
         scheduleReload();
         void loadActivity();
       } catch (error) {
-        showError(error);
+        say(status, isAppError(error) ? problem(error) : String(error), "error");
       }
     }, "primary", { id: "settings-trust" });
     certificate.replaceChildren(
@@ -82,17 +109,24 @@ export async function openSettings() {
   };
   const certificateRefused = (error: AppError | null) =>
     error !== null && (error.code === "certificate_untrusted" || error.code === "certificate_changed");
-  if (view.session_error) status.textContent = problem(view.session_error);
+  if (view.session_error) say(status, problem(view.session_error), "error");
   if (certificateRefused(view.session_error)) void lookAtCertificate();
+  // The pin changes only through "Trust this certificate".
+  const current = () => ({ backend: backend.value as "bundled" | "remote", server_url: url.value.trim(), pinned_sha256: s.pinned_sha256, workspace: workspace.value.trim(), display_name: name.value.trim() });
   const save = button("Save", async () => {
+    if (backend.value === "remote") {
+      const wrong = serverAddressProblem(url.value);
+      if (wrong) {
+        say(status, wrong, "error");
+        url.focus();
+        return;
+      }
+    }
+    say(status, "Saving…");
     try {
-      const saved = await api.saveSettings(
-        // The pin changes only through "Trust this certificate".
-        { backend: backend.value as "bundled" | "remote", server_url: url.value.trim(), pinned_sha256: s.pinned_sha256, workspace: workspace.value.trim(), display_name: name.value.trim() },
-        token.value || null,
-      );
+      const saved = await api.saveSettings(current(), token.value || null);
       if (saved.session_error) {
-        status.textContent = problem(saved.session_error);
+        say(status, problem(saved.session_error), "error");
         if (certificateRefused(saved.session_error)) void lookAtCertificate();
         return;
       }
@@ -101,15 +135,15 @@ export async function openSettings() {
       scheduleReload();
       void loadActivity();
     } catch (error) {
-      showError(error);
+      say(status, isAppError(error) ? problem(error) : String(error), "error");
     }
   }, "primary", { id: "settings-save" });
   dialog.replaceChildren(h("form", { method: "dialog", class: "settings-form" },
     h("h2", { id: "settings-title" }, "Settings"),
-    field("Where files are leased", backend),
+    field("Where your team's files live", backend),
     remoteOnly, bundledOnly, certificate,
-    field("Workspace folder", workspace, "Your files are mirrored here. Switching stores never deletes them."),
+    field("Workspace folder", h("div", { class: "with-button" }, workspace, chooseFolder), "Your files are mirrored here. Switching stores never deletes them."),
     status,
-    h("div", { class: "actions" }, save, button("Close", () => dialog.close(), "ghost"))));
+    h("div", { class: "actions sticky" }, save, button("Close", () => dialog.close(), "ghost", { id: "settings-close" }))));
   dialog.showModal();
 }

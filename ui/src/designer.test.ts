@@ -1,0 +1,121 @@
+// The words and rules behind what a designer met on a first afternoon
+// (issue 20): each would read wrong, or do wrong, if the code were wrong.
+import { describe, expect, it } from "vitest";
+import {
+  acceptQuestion, comparedLine, decisionWords, explain, filesCount, leaseChoices, nextZoom, person, personFirst,
+  proposalSummary, revealFailed, serverAddressProblem, settingsProblem, whose, zoomPercent,
+} from "./format";
+
+describe("the Files count", () => {
+  it("is every file with no filter, and 'N of M' while one is on", () => {
+    expect(filesCount(5, 5, "")).toBe("5");
+    expect(filesCount(5, 5, "   ")).toBe("5");
+    expect(filesCount(3, 5, "br")).toBe("3 of 5");
+  });
+});
+
+describe("you", () => {
+  it("is the person using the app, wherever they are named", () => {
+    expect(person("user:me", "user:me")).toBe("you");
+    expect(personFirst("user:me", "user:me")).toBe("You");
+    expect(whose("user:me", "user:me")).toBe("your");
+    expect(person("user:bob", "user:me")).toBe("bob");
+    expect(whose("user:bob", "user:me")).toBe("bob's");
+    expect(whose("agent:bot", "user:me")).toBe("bot (agent)'s");
+  });
+});
+
+describe("a proposal", () => {
+  const mine = { author: "user:me", provenance: { version: 2 }, base_version: 4 };
+
+  it("says what it was made from, and what happened since", () => {
+    expect(proposalSummary(mine, { version: 4, author: "user:bob" }, "user:me")).toBe(
+      "You made this from version 2; since then others saved versions 3 to 4.",
+    );
+    expect(proposalSummary({ ...mine, provenance: { version: 3 } }, { version: 4, author: "user:bob" }, "user:me")).toBe(
+      "You made this from version 3; since then others saved version 4.",
+    );
+  });
+
+  it("says in plain words what each decision does", () => {
+    const words = decisionWords(mine, { version: 4, author: "user:bob" }, "user:me");
+    expect(words.accept).toBe("Accept: your version becomes version 5; bob's version 4 stays in the history.");
+    expect(words.reject).toBe("Reject: bob's version 4 stays the head; your version is kept in the history, marked rejected.");
+    expect(words.rebuild).toContain("not needed");
+    const moved = decisionWords(mine, { version: 6, author: "user:bob" }, "user:me");
+    expect(moved.accept).toContain("rebuild it first");
+    expect(moved.rebuild).toBe("Rebuild: makes this a proposal against version 6, the head now, so it can be accepted. Nothing else changes.");
+  });
+
+  it("asks before superseding someone else's head, and not your own", () => {
+    const question = acceptQuestion(mine, { version: 4, author: "user:bob" }, "user:me");
+    expect(question?.title).toBe("Replace bob's version 4 as the head?");
+    expect(question?.body).toContain("Your version becomes version 5");
+    expect(question?.body).toContain("bob's version 4 stays in the history");
+    expect(question?.confirm).toBe("Accept as version 5");
+    expect(acceptQuestion(mine, { version: 4, author: "user:me" }, "user:me")).toBeNull();
+  });
+});
+
+describe("a compare", () => {
+  it("never calls two different files identical", () => {
+    const a = { digest: "a", size: 750 * 1024 };
+    const b = { digest: "b", size: 755 * 1024 };
+    expect(comparedLine(0, 100, a, b)).toBe("The pixels are identical; the file changed (755 KB, was 750 KB)");
+    expect(comparedLine(0, 100, a, { ...b, size: a.size })).toBe("The pixels are identical; the file changed (the same size, 750 KB)");
+    expect(comparedLine(0, 100, a, a)).toBe("identical: the same file");
+    expect(comparedLine(0, 100)).toBe("identical");
+    expect(comparedLine(5, 100, a, b)).toBe("5.0 % of pixels differ");
+  });
+});
+
+describe("the check-out's length", () => {
+  it("says how long the default is, then the other choices", () => {
+    expect(leaseChoices(8 * 3600)).toEqual([["0", "8 hours (default)"], ["1", "1 hour"], ["4", "4 hours"], ["24", "24 hours"]]);
+    expect(leaseChoices(90 * 60)[0]).toEqual(["0", "90 minutes (default)"]);
+    expect(leaseChoices(3600).map(([, label]) => label)).not.toContain("1 hour");
+  });
+});
+
+describe("a reveal that failed", () => {
+  it("says so in words, with the path, and nothing of D-Bus", () => {
+    const said = explain({ code: "reveal", message: "org.freedesktop.DBus.Error.ServiceUnknown: …", path: "/home/a/Leasedesk/brand/hero.psd" }, 0);
+    expect(said).toEqual(revealFailed("/home/a/Leasedesk/brand/hero.psd"));
+    expect(said.detail).toContain("/home/a/Leasedesk/brand/hero.psd");
+    expect(`${said.title} ${said.detail}`).not.toMatch(/DBus|freedesktop/);
+  });
+});
+
+describe("Settings", () => {
+  it("refuses an address that is empty or not one, before saving", () => {
+    expect(serverAddressProblem("")).toMatch(/^Enter your team's server address/);
+    expect(serverAddressProblem(" , ")).toMatch(/^Enter/);
+    expect(serverAddressProblem("leasedesk.example")).toContain("is not an address");
+    expect(serverAddressProblem("ftp://leasedesk.example")).toContain("starts with https://");
+    expect(serverAddressProblem("https://leasedesk.example/v1?x=1")).toContain("more than a server");
+    expect(serverAddressProblem("https://leasedesk.example:7443")).toBeNull();
+    expect(serverAddressProblem("https://a.example:7443, https://b.example:7443/")).toBeNull();
+  });
+
+  it("says its errors for where the user is: never 'open Settings' inside Settings", () => {
+    const codes = ["no_server", "no_token", "unauthorized", "unavailable", "offline", "certificate_untrusted", "internal"];
+    for (const code of codes) {
+      const said = settingsProblem({ code, message: "No server is set: open Settings and enter your team's server address." });
+      expect(said, code).not.toMatch(/open settings/i);
+      expect(said.length, code).toBeGreaterThan(10);
+    }
+    expect(settingsProblem({ code: "unavailable", message: "x" })).toContain("No server answers at this address");
+  });
+});
+
+describe("the window's zoom", () => {
+  it("steps through the usual levels and shows as a percentage", () => {
+    expect(nextZoom(1, 1)).toBe(1.1);
+    expect(nextZoom(1, -1)).toBe(0.9);
+    expect(nextZoom(3, 1)).toBe(3);
+    expect(nextZoom(0.5, -1)).toBe(0.5);
+    expect(nextZoom(1.3, 1)).toBe(1.5);
+    expect(zoomPercent(1.25)).toBe("125 %");
+    expect(zoomPercent(2)).toBe("200 %");
+  });
+});
