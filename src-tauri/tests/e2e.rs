@@ -7,700 +7,15 @@
 //!
 //! Each step saves a screenshot in `target/e2e-screenshots/`.
 
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
+mod window;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::Locator;
 use serde_json::json;
-
-/// One app at a time: the app allows a single instance per session bus.
-static ONE_APP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn tool(var: &str) -> PathBuf {
-    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
-        panic!("{var} is not set: run the end-to-end tests through `cargo xtask test`")
-    });
-    assert!(path.exists(), "{var}={} does not exist", path.display());
-    path
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A child in a process group of its own, killed whole when the test ends:
-/// tauri-driver starts WebKitWebDriver, which starts the app, and all three
-/// must go (the app allows one instance per session bus).
-struct KilledGroup(Child);
-
-impl Drop for KilledGroup {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
-    }
-}
-
-/// A real `leasedesk serve` with three users.
-struct Server {
-    url: String,
-    tokens: std::collections::HashMap<&'static str, String>,
-    data: PathBuf,
-    /// `serve`'s flags beyond the data folder and the address (TLS).
-    flags: Vec<std::ffi::OsString>,
-    /// `None` while killed (`kill`), until started again (`restart`).
-    process: Option<Killed>,
-}
-
-impl Server {
-    /// SIGKILL: no goodbye to any client.
-    fn kill(&mut self) {
-        self.process = None;
-    }
-
-    /// `serve` again on the same address.
-    fn restart(&mut self) {
-        let listen = self.url.split("://").last().unwrap().to_owned();
-        let (url, process) = serve(&self.data, &listen, &self.flags);
-        assert_eq!(url, self.url, "the same address again");
-        self.process = Some(process);
-    }
-}
-
-fn start_server(data: &Path) -> Server {
-    start_server_with(data, Vec::new())
-}
-
-/// As `start_server`, with more of `serve`'s flags.
-fn start_server_with(data: &Path, flags: Vec<std::ffi::OsString>) -> Server {
-    let cli = tool("LEASEDESK_BIN");
-    let mut tokens = std::collections::HashMap::new();
-    for (name, flags) in [
-        ("alice", &[][..]),
-        ("bob", &[][..]),
-        ("admin", &["--admin"][..]),
-    ] {
-        let out = Command::new(&cli)
-            .arg("--data")
-            .arg(data)
-            .args(["user", "add", name])
-            .args(flags)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "user add {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let token = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned();
-        tokens.insert(name, token);
-    }
-    let (url, process) = serve(data, "127.0.0.1:0", &flags);
-    Server {
-        url,
-        tokens,
-        data: data.to_owned(),
-        flags,
-        process: Some(process),
-    }
-}
-
-/// `leasedesk serve` on `listen`; its address as it says it.
-fn serve(data: &Path, listen: &str, flags: &[std::ffi::OsString]) -> (String, Killed) {
-    let mut child = Command::new(tool("LEASEDESK_BIN"))
-        .arg("--data")
-        .arg(data)
-        .args(["serve", "--listen", listen])
-        .args(flags)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("the address")
-        .to_owned();
-    (url, Killed(child))
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Backend {
-    Bundled,
-    Remote,
-}
-
-/// The app under test, its folders, and how others reach its store.
-struct World {
-    kind: Backend,
-    client: Client,
-    workspace: PathBuf,
-    store: PathBuf,
-    server: Option<Server>,
-    shots: PathBuf,
-    _driver: KilledGroup,
-    _home: tempfile::TempDir,
-}
-
-/// Ends the app itself too: closing its window only hides it (the app lives
-/// on in the tray), and a second app would give way to a first left running.
-fn end_app_instances() {
-    let app = env!("CARGO_BIN_EXE_leasedesk-app");
-    let _ = Command::new("pkill").args(["-KILL", "-f", app]).status();
-    let started = Instant::now();
-    while Command::new("pgrep")
-        .args(["-f", app])
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        if started.elapsed() > Duration::from_secs(5) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Starts tauri-driver and, through it, the app on `home`. Starting a
-/// WebDriver session on a loaded machine sometimes fails in the drivers (not
-/// the app): that is tried again, twice at most, each time from scratch.
-async fn launch(home: &Path, log: &Path) -> (Client, KilledGroup) {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        end_app_instances();
-        let (port, native_port) = (free_port(), free_port());
-        let driver = Command::new(tool("TAURI_DRIVER"))
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &native_port.to_string(),
-            ])
-            .env("LEASEDESK_APP_HOME", home)
-            // The drivers' and the app's own output, for a failure's post-mortem.
-            .stdout(std::fs::File::create(log).unwrap())
-            .stderr(std::fs::File::create(log.with_extension("stderr.log")).unwrap())
-            .env("RUST_BACKTRACE", "1")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let driver = KilledGroup(driver);
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "tauri-driver did not start"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert("browserName".into(), json!("wry"));
-        capabilities.insert(
-            "tauri:options".into(),
-            json!({ "application": env!("CARGO_BIN_EXE_leasedesk-app") }),
-        );
-        let mut builder =
-            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
-        builder.capabilities(capabilities);
-        let address = format!("http://127.0.0.1:{port}");
-        match tokio::time::timeout(Duration::from_secs(45), builder.connect(&address)).await {
-            // Now and then the drivers' first page never finishes loading
-            // (app and web process idle), which would hold every later
-            // command: that launch is started again.
-            Ok(Ok(client)) if showed_its_list(&client).await => return (client, driver),
-            Ok(Ok(_)) if attempt < 3 => eprintln!("the window did not show its list; again"),
-            Ok(Ok(_)) => panic!("the app's window never showed its list, three times"),
-            Ok(Err(e)) if attempt < 3 => eprintln!("no WebDriver session yet ({e}); again"),
-            Err(_) if attempt < 3 => eprintln!("no WebDriver session within 45 s; again"),
-            Ok(Err(e)) => panic!("a WebDriver session with the app: {e}"),
-            Err(_) => panic!("no window from the app within 45 s, three times"),
-        }
-    }
-}
-
-/// Whether the window shows its first list within 30 s; each look at it is
-/// bounded, and later commands give up after 30 s rather than WebDriver's 300.
-async fn showed_its_list(client: &Client) -> bool {
-    let limits = fantoccini::wd::TimeoutConfiguration::new(
-        Some(Duration::from_secs(30)),
-        Some(Duration::from_secs(30)),
-        Some(Duration::ZERO),
-    );
-    if !matches!(
-        tokio::time::timeout(Duration::from_secs(10), client.update_timeouts(limits)).await,
-        Ok(Ok(()))
-    ) {
-        return false;
-    }
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        let look = client.find_all(Locator::Css("body[data-ready=true]"));
-        match tokio::time::timeout(Duration::from_secs(5), look).await {
-            Ok(Ok(found)) if !found.is_empty() => return true,
-            Ok(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(_) => {} // that look hung: look again while time is left
-        }
-    }
-    false
-}
-
-/// A whole scenario may take this long; past it the test fails instead of
-/// holding CI (a WebDriver call has no timeout of its own).
-const SCENARIO_LIMIT: Duration = Duration::from_secs(300);
-
-impl Drop for World {
-    fn drop(&mut self) {
-        end_app_instances();
-    }
-}
-
-impl World {
-    async fn start(kind: Backend) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
-        Self::start_in(home, kind, server).await
-    }
-
-    /// The app on `home`, on `server` when given.
-    async fn start_in(home: tempfile::TempDir, kind: Backend, server: Option<Server>) -> Self {
-        let workspace = home.path().join("Leasedesk");
-        let store = home.path().join("data/store");
-        let settings = json!({
-            "backend": if kind == Backend::Remote { "remote" } else { "bundled" },
-            "server_url": server.as_ref().map_or(String::new(), |s| s.url.clone()),
-            "workspace": workspace,
-            "display_name": "alice",
-        });
-        std::fs::create_dir_all(home.path().join("config")).unwrap();
-        std::fs::write(
-            home.path().join("config/settings.json"),
-            settings.to_string(),
-        )
-        .unwrap();
-        if let Some(server) = &server {
-            // The token the user would paste in Settings, in the real keychain.
-            leasedesk_app::keychain::store(&server.url, &server.tokens["alice"]).unwrap();
-        } else {
-            // The bundled store needs an admin account for the break step.
-            run_cli(&[
-                "--data",
-                store.to_str().unwrap(),
-                "user",
-                "add",
-                "admin",
-                "--admin",
-            ]);
-        }
-
-        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
-        std::fs::create_dir_all(&shots).unwrap();
-        let name = if kind == Backend::Remote {
-            "remote"
-        } else {
-            "bundled"
-        };
-        let (client, driver) = launch(home.path(), &shots.join(format!("{name}-app.log"))).await;
-        let world = Self {
-            kind,
-            client,
-            workspace,
-            store,
-            server,
-            shots,
-            _driver: driver,
-            _home: home,
-        };
-        world
-            .wait_for("body[data-ready=true]", "the window's first list")
-            .await;
-        world
-    }
-
-    /// Ends the app and starts it again on the same folders: new connections.
-    async fn relaunch(&mut self) {
-        let log = self.shots.join(format!("{}-app-again.log", self.name()));
-        let (client, driver) = launch(self._home.path(), &log).await;
-        self.client = client;
-        self._driver = driver;
-        self.wait_for("body[data-ready=true]", "the window again")
-            .await;
-    }
-
-    fn name(&self) -> &'static str {
-        match self.kind {
-            Backend::Bundled => "bundled",
-            Backend::Remote => "remote",
-        }
-    }
-
-    /// Runs the CLI as `who` against the app's store.
-    fn cli(&self, who: &str, args: &[&str]) {
-        let mut command = Command::new(tool("LEASEDESK_BIN"));
-        match &self.server {
-            Some(server) => {
-                command
-                    .args(["--server", &server.url])
-                    .env("LEASEDESK_TOKEN", &server.tokens[who]);
-            }
-            None => {
-                command
-                    .arg("--data")
-                    .arg(&self.store)
-                    .args(["--as", &format!("user:{who}")]);
-            }
-        }
-        let out = command
-            .args(args)
-            .env_remove("LEASEDESK_DATA")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{who} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    async fn screenshot(&self, step: &str) {
-        let png = self.png().await;
-        std::fs::write(self.shots.join(format!("{}-{step}.png", self.name())), png).unwrap();
-    }
-
-    /// The window as PNG. Read from Xvfb's framebuffer file when
-    /// `LEASEDESK_XVFB_FRAMEBUFFER` names it (`cargo xtask test` does): on a
-    /// busy machine WebKitWebDriver's screenshot sometimes never answers, and
-    /// holds every later command of the session with it.
-    async fn png(&self) -> Vec<u8> {
-        let Some(file) = std::env::var_os("LEASEDESK_XVFB_FRAMEBUFFER") else {
-            return self.client.screenshot().await.unwrap();
-        };
-        let frame = self
-            .client
-            .execute(
-                "return [screenX, screenY, outerWidth, outerHeight];",
-                vec![],
-            )
-            .await
-            .unwrap();
-        let at: Vec<u32> = frame
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap().max(0.0) as u32)
-            .collect();
-        // A frame drawn since the last change, so the file shows it.
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let screen = xwd_to_rgb(&std::fs::read(file).unwrap());
-        let (width, height) = (
-            at[2].min(screen.width() - at[0]),
-            at[3].min(screen.height() - at[1]),
-        );
-        let window = image::imageops::crop_imm(&screen, at[0], at[1], width, height).to_image();
-        let mut png = std::io::Cursor::new(Vec::new());
-        window.write_to(&mut png, image::ImageFormat::Png).unwrap();
-        png.into_inner()
-    }
-
-    /// Waits up to 15 s for an element matching `css`.
-    async fn wait_for(&self, css: &str, what: &str) -> fantoccini::elements::Element {
-        self.wait_until(css, what, Duration::from_secs(15), |_| true)
-            .await
-    }
-
-    /// Waits for an element matching `css` whose text passes `test`.
-    async fn wait_until(
-        &self,
-        css: &str,
-        what: &str,
-        limit: Duration,
-        test: impl Fn(&str) -> bool,
-    ) -> fantoccini::elements::Element {
-        let started = Instant::now();
-        let mut seen = Vec::new();
-        loop {
-            seen.clear();
-            if let Ok(found) = self.client.find_all(Locator::Css(css)).await {
-                for element in found {
-                    // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
-                    match element.prop("textContent").await {
-                        Ok(Some(text)) if test(text.trim()) => return element,
-                        Ok(text) => seen.push(text.unwrap_or_default()),
-                        Err(e) => seen.push(format!("({e})")),
-                    }
-                }
-            }
-            if started.elapsed() > limit {
-                self.screenshot("failure").await;
-                panic!(
-                    "{}: {what} did not show within {limit:?} ({css}); it reads {seen:?}",
-                    self.name()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    fn row(path: &str) -> String {
-        format!(".row[data-path=\"{path}\"]")
-    }
-
-    async fn open_row(&self, path: &str) {
-        self.click_css(&Self::row(path), path).await;
-    }
-
-    /// Clicks the open file's Check out and waits for the row to show you.
-    async fn check_out_here(&self, row: &str) {
-        // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.
-        self.click_css("#action-checkout:not([disabled])", "Check out")
-            .await;
-        self.wait_until(
-            &format!("{row} .holder"),
-            "you as the holder",
-            Duration::from_secs(10),
-            |t| t.starts_with("You"),
-        )
-        .await;
-    }
-
-    /// Clicks the open file's Check in, which asks for a description: checks
-    /// the draft it offers (when `expect_draft` is given), then confirms, with
-    /// the draft as it is.
-    async fn check_in_here(&self, expect_draft: Option<&str>) {
-        self.check_in_with(expect_draft, None).await;
-    }
-
-    /// As `check_in_here`, typing `message` over the draft when given.
-    async fn check_in_with(&self, expect_draft: Option<&str>, message: Option<&str>) {
-        self.click_css("#action-checkin:not([disabled])", "Check in")
-            .await;
-        let field = self
-            .wait_for(
-                "#checkin[open] #checkin-message",
-                "the description asked for",
-            )
-            .await;
-        if let Some(draft) = expect_draft {
-            // The draft arrives with the dialog: it is filled before it opens.
-            assert_eq!(
-                field.prop("value").await.unwrap().as_deref(),
-                Some(draft),
-                "{}: the check-in's draft description",
-                self.name()
-            );
-        }
-        if let Some(message) = message {
-            field.clear().await.unwrap();
-            field.send_keys(message).await.unwrap();
-        }
-        self.click("checkin-confirm").await;
-    }
-
-    /// Waits until the image matching `css` is decoded; answers its size.
-    async fn decoded(&self, css: &str, what: &str) -> (u64, u64) {
-        let started = Instant::now();
-        loop {
-            let size = self
-                .client
-                .execute(
-                    "const img = document.querySelector(arguments[0]);
-                     return img && img.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : null;",
-                    vec![json!(css)],
-                )
-                .await
-                .unwrap();
-            if let Some([width, height]) = size.as_array().map(Vec::as_slice) {
-                return (width.as_u64().unwrap(), height.as_u64().unwrap());
-            }
-            if started.elapsed() > Duration::from_secs(15) {
-                self.screenshot("failure").await;
-                panic!(
-                    "{}: {what} was not decoded within 15 s ({css})",
-                    self.name()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Dismisses the notices, as a user would before reaching what they cover
-    /// (they stack over the detail's lower part).
-    async fn dismiss_notices(&self) {
-        self.client
-            .execute(
-                "for (const b of document.querySelectorAll('.notice .button')) if (b.textContent === 'Dismiss') b.click();",
-                vec![],
-            )
-            .await
-            .unwrap();
-    }
-
-    /// Scrolls the element into the middle of its panel and clicks it there.
-    /// For the history's buttons, far down the detail's own scrolling panel,
-    /// where WebKitWebDriver's click answers an empty error.
-    async fn click_in_panel(&self, css: &str, what: &str) {
-        self.wait_for(css, what).await;
-        let clicked = self
-            .client
-            .execute(
-                "const b = document.querySelector(arguments[0]);
-                 if (!b || b.disabled) return false;
-                 b.scrollIntoView({ block: 'center' });
-                 b.click();
-                 return true;",
-                vec![json!(css)],
-            )
-            .await
-            .unwrap();
-        assert_eq!(
-            clicked,
-            json!(true),
-            "{}: {what} is not there to click",
-            self.name()
-        );
-    }
-
-    /// Presses a key in the window (outside any field).
-    async fn press(&self, key: &str) {
-        self.wait_for("body", "the page")
-            .await
-            .send_keys(key)
-            .await
-            .unwrap();
-    }
-
-    /// The CLI's `--json` answer, as `who`.
-    fn cli_json(&self, who: &str, args: &[&str]) -> serde_json::Value {
-        let mut command = Command::new(tool("LEASEDESK_BIN"));
-        command
-            .arg("--data")
-            .arg(&self.store)
-            .args(["--as", &format!("user:{who}"), "--json"]);
-        let out = command
-            .args(args)
-            .env_remove("LEASEDESK_DATA")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{who} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    /// A screenshot for the README too (`docs/screenshots/NAME.png`) when
-    /// `LEASEDESK_SCREENSHOTS=update`, so a plain test run changes no tracked file.
-    async fn readme_screenshot(&self, name: &str) {
-        self.screenshot(name).await;
-        if std::env::var("LEASEDESK_SCREENSHOTS").as_deref() == Ok("update") {
-            let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
-            std::fs::create_dir_all(&docs).unwrap();
-            std::fs::write(docs.join(format!("{name}.png")), self.png().await).unwrap();
-        }
-    }
-
-    async fn click(&self, id: &str) {
-        self.click_css(&format!("#{id}"), id).await;
-    }
-
-    /// Clicks the element, finding it again if the window redrew it meanwhile.
-    async fn click_css(&self, css: &str, what: &str) {
-        let started = Instant::now();
-        loop {
-            let element = self.wait_for(css, what).await;
-            match element.click().await {
-                Ok(_) => return,
-                Err(e) if started.elapsed() < Duration::from_secs(10) => {
-                    let _ = e; // redrawn (stale) or covered for a moment: try again
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => panic!("{}: clicking {what}: {e}", self.name()),
-            }
-        }
-    }
-
-    async fn invoke(&self, command: &str, args: serde_json::Value) -> serde_json::Value {
-        self.client
-            .execute_async(
-                "const [command, args, done] = arguments;
-                 window.__TAURI_INTERNALS__.invoke(command, args).then(done, (e) => done({ failed: e }));",
-                vec![json!(command), args],
-            )
-            .await
-            .unwrap()
-    }
-}
-
-/// Xvfb's screen (`-fbdir`: an XWD file, ZPixmap at 32 bits per pixel) as RGB.
-fn xwd_to_rgb(xwd: &[u8]) -> image::RgbImage {
-    let field = |i: usize| u32::from_be_bytes(xwd[i * 4..i * 4 + 4].try_into().unwrap());
-    let (header, width, height) = (field(0) as usize, field(4), field(5));
-    let (byte_order, bits_per_pixel, bytes_per_line) = (field(7), field(11), field(12) as usize);
-    let colours = field(19) as usize;
-    assert_eq!((field(2), bits_per_pixel), (2, 32), "a 24-bit Xvfb screen");
-    let pixels = &xwd[header + colours * 12..];
-    image::RgbImage::from_fn(width, height, |x, y| {
-        let at = y as usize * bytes_per_line + x as usize * 4;
-        let p = &pixels[at..at + 4];
-        // LSBFirst (0) keeps blue first in memory.
-        if byte_order == 0 {
-            image::Rgb([p[2], p[1], p[0]])
-        } else {
-            image::Rgb([p[1], p[2], p[3]])
-        }
-    })
-}
-
-fn run_cli(args: &[&str]) {
-    let out = Command::new(tool("LEASEDESK_BIN"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Saves the way design applications do: a temporary file renamed over the original.
-fn save_atomically(path: &Path, data: &[u8]) {
-    let temp = path.with_extension("saving~");
-    std::fs::write(&temp, data).unwrap();
-    std::fs::rename(&temp, path).unwrap();
-}
-
-fn writable(path: &Path) -> bool {
-    !std::fs::metadata(path).unwrap().permissions().readonly()
-}
+use window::*;
 
 async fn scenarios(kind: Backend) {
     let _one = ONE_APP.lock().await;
@@ -780,7 +95,7 @@ async fn scenarios(kind: Backend) {
     )
     .await;
     w.wait_until(".notice", "the outcome", Duration::from_secs(5), |t| {
-        t.contains("committed as version 2")
+        t.contains("saved as version 2")
     })
     .await;
     w.wait_until(
@@ -804,20 +119,24 @@ async fn scenarios(kind: Backend) {
     .await;
     w.screenshot("05-bob-holds-it").await;
 
-    // Alice's attempt says who holds it, until when, and offers to notify her.
+    // Alice sees who holds it, until when, and is offered what she can do:
+    // be told when it is free (no Check out that could only be refused).
     w.open_row(path).await;
     w.wait_until(".busy", "who holds it", Duration::from_secs(5), |t| {
-        t.contains("bob has it until")
+        t.contains("bob has it until") && t.contains("print crop")
     })
     .await;
-    w.click("action-checkout").await;
-    w.wait_until(
-        ".notice.error",
-        "the refusal",
-        Duration::from_secs(5),
-        |t| t.contains("bob has it until") && t.contains("print crop"),
-    )
-    .await;
+    w.wait_for("#action-notify", "Notify me when it's free")
+        .await;
+    assert!(
+        w.client
+            .find_all(Locator::Css("#action-checkout"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "{}: a busy file offers Check out",
+        w.name()
+    );
     w.screenshot("06-busy").await;
     w.cli("bob", &["cancel", path]);
     w.wait_until(
@@ -1055,7 +374,7 @@ async fn switching_stores_in_settings(w: &World, local: &Path) {
         "#settings [role=status]",
         "the refusal",
         Duration::from_secs(10),
-        |t| t == "The server did not accept this token.",
+        |t| t == "The server did not accept this token. Paste a new one from your admin.",
     )
     .await;
     w.screenshot("09-settings-wrong-token").await;
@@ -1097,15 +416,19 @@ async fn switching_stores_in_settings(w: &World, local: &Path) {
     }
 }
 
-/// At 200% (Ctrl+= as the zoom keys do, or a 2x display) everything still
-/// fits the window: nothing runs off its right edge, the file's row and its
-/// actions stay on screen.
+/// At 200% (Ctrl+= five times, as a designer zooms) everything still fits
+/// the window: nothing runs off its right edge; the open file's detail takes
+/// the list's place, with its actions on screen, and "All files" brings the
+/// list back with the file's row in sight. Ctrl+0 goes back to 100 %.
 async fn readable_at_double_size(w: &World) {
-    let zoomed = w
-        .invoke("plugin:webview|set_webview_zoom", json!({ "value": 2.0 }))
-        .await;
-    assert!(zoomed.get("failed").is_none(), "zoom: {zoomed}");
-    let overflow = || async {
+    for _ in 0..5 {
+        w.press("\u{E009}=").await;
+    }
+    w.wait_until("#zoom", "the zoom shown", Duration::from_secs(5), |t| {
+        t == "200 %"
+    })
+    .await;
+    let layout = || async {
         w.client
             .execute(
                 "const width = document.documentElement.clientWidth;
@@ -1113,49 +436,74 @@ async fn readable_at_double_size(w: &World) {
                    .filter((e) => e.getClientRects().length && e.getBoundingClientRect().right > width + 1)
                    .map((e) => e.id || e.className || e.tagName);
                  const row = document.querySelector('.row.selected');
-                 const box = row && row.getBoundingClientRect();
+                 const box = row && row.getClientRects().length && row.getBoundingClientRect();
                  const seen = box && row.contains(document.elementFromPoint(box.left + 20, box.top + box.height / 2));
-                 return { width, scroll: document.documentElement.scrollWidth, out, rowInSight: !!seen, rowText: row && row.innerText };",
+                 const list = document.getElementById('file-list');
+                 return { width, scroll: document.documentElement.scrollWidth, out, rowInSight: !!seen,
+                          rowText: row && row.innerText, listHeight: list.getClientRects().length ? list.clientHeight : 0 };",
                 vec![],
             )
             .await
             .unwrap()
     };
     let started = Instant::now();
-    loop {
-        let layout = overflow().await;
-        if layout["width"].as_f64().unwrap() < 600.0 {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "no zoom: {layout}"
-        );
+    while layout().await["width"].as_f64().unwrap() >= 600.0 {
+        assert!(started.elapsed() < Duration::from_secs(5), "no zoom");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await; // a frame or two at the new size
-    let layout = overflow().await;
-    w.screenshot("02b-at-200-percent").await;
-    assert!(
+    let fits = |layout: &serde_json::Value| {
         layout["out"].as_array().unwrap().is_empty()
-            && layout["scroll"].as_f64() <= layout["width"].as_f64(),
-        "at 200% these run off the window: {layout}"
-    );
+            && layout["scroll"].as_f64() <= layout["width"].as_f64()
+    };
+    let detail = layout().await;
+    w.screenshot("02b-at-200-percent").await;
+    assert!(fits(&detail), "at 200% these run off the window: {detail}");
+    w.wait_for("#detail-back", "the way back to the list").await;
+
+    // Clicked from the page: WebKitWebDriver places its clicks as if at 100 %.
+    w.client
+        .execute("document.getElementById('detail-back').click();", vec![])
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let list = loop {
+        let list = layout().await;
+        if list["rowInSight"] == true || started.elapsed() > Duration::from_secs(5) {
+            break list;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    w.screenshot("02c-at-200-percent-list").await;
+    assert!(fits(&list), "at 200% these run off the window: {list}");
     assert_eq!(
-        layout["rowInSight"], true,
-        "at 200% the open file's row is hidden: {layout}"
+        list["rowInSight"], true,
+        "at 200% the file's row is hidden: {list}"
+    );
+    assert!(
+        list["listHeight"].as_f64().unwrap() >= 4.0 * 48.0,
+        "at 200% the list shows fewer than 4 rows: {list}"
     );
     // What is rendered, not only in the page: name, folder, holder, time
     // left, and the state of the copy on this computer.
-    let shown = layout["rowText"].as_str().unwrap_or_default();
+    let shown = list["rowText"].as_str().unwrap_or_default();
     for part in ["hero.psd", "brand", "You", "min", "Up to date"] {
         assert!(
             shown.contains(part),
             "at 200% the row shows {shown:?}, without {part:?}"
         );
     }
-    w.invoke("plugin:webview|set_webview_zoom", json!({ "value": 1.0 }))
-        .await;
+    w.press("\u{E009}0").await;
+    w.wait_until("#zoom", "100 %, not shown", Duration::from_secs(5), |_| {
+        true
+    })
+    .await;
+    let started = Instant::now();
+    while layout().await["width"].as_f64().unwrap() < 600.0 {
+        assert!(started.elapsed() < Duration::from_secs(5), "back to 100 %");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    w.open_row("brand/hero.psd").await;
 }
 
 /// Ctrl+W closes the window to the tray: the app runs on without WebKit's
@@ -1381,82 +729,6 @@ async fn the_app_on_a_team_server() {
         .expect("the scenarios within 5 minutes");
 }
 
-/// A poster 320 × 200: a sky with a sun at `sun_x`, as PNG bytes.
-fn poster(sun_x: u32) -> Vec<u8> {
-    let image = image::RgbaImage::from_fn(320, 200, |x, y| {
-        let (dx, dy) = (x as i64 - sun_x as i64, y as i64 - 60);
-        if dx * dx + dy * dy < 30 * 30 {
-            image::Rgba([250, 200, 40, 255])
-        } else if y > 150 {
-            image::Rgba([40, 120, 60, 255])
-        } else {
-            image::Rgba([90, 150, 230, 255])
-        }
-    });
-    let mut png = std::io::Cursor::new(Vec::new());
-    image.write_to(&mut png, image::ImageFormat::Png).unwrap();
-    png.into_inner()
-}
-
-/// Waits until `path` holds `bytes`.
-async fn until_holds(path: &Path, bytes: &[u8], what: &str) {
-    let started = Instant::now();
-    while std::fs::read(path).ok().as_deref() != Some(bytes) {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "{what}: {} does not hold the expected bytes",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// The newest version's description, as the store has it.
-fn newest_message(w: &World, path: &str) -> serde_json::Value {
-    let answer = w.cli_json("bob", &["versions", path]);
-    let versions = answer.get("versions").unwrap_or(&answer);
-    versions[0]["message"].clone()
-}
-
-/// Opens the compare view's difference (key 4) and answers what it says of
-/// the two images, once both are decoded and the difference is worked out.
-async fn difference_said(w: &World) -> String {
-    let a = w
-        .decoded(
-            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=a]",
-            "the first image",
-        )
-        .await;
-    let b = w
-        .decoded(
-            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=b]",
-            "the second image",
-        )
-        .await;
-    assert_eq!(
-        (a, b),
-        ((320, 200), (320, 200)),
-        "both images, at their size"
-    );
-    w.press("4").await;
-    w.wait_until(
-        "#compare-stage[data-mode=diff]",
-        "the difference mode",
-        Duration::from_secs(5),
-        |_| true,
-    )
-    .await;
-    let share = w
-        .wait_until(
-            "#compare-share",
-            "the difference's share",
-            Duration::from_secs(15),
-            |t| t == "identical" || t.ends_with("of pixels differ"),
-        )
-        .await;
-    share.prop("textContent").await.unwrap().unwrap_or_default()
-}
-
 /// Seeing the work: thumbnails in the list, a check-in that asks for a
 /// description (stored, read back from the store), the history with a copy
 /// of an old version opened and that version restored, two versions and a
@@ -1606,7 +878,7 @@ async fn seeing_the_work() {
     w.click_css(&pick(1), "pick version 1").await;
     w.click_css(&pick(3), "pick version 3").await;
     w.click("history-compare").await;
-    assert_eq!(difference_said(&w).await, "identical");
+    assert_eq!(difference_said(&w).await, "identical: the same file");
     w.click("compare-close").await;
     w.click_css(&pick(3), "unpick version 3").await;
     w.click_css(&pick(2), "pick version 2").await;

@@ -13,6 +13,9 @@ export interface UiState {
   filter: string;
   view: View;
   selected: string | null; // artifact id
+  /** On a narrow window the chosen file's detail takes the list's place:
+   *  opened by a click or Enter, closed by "All files". */
+  detailOpen: boolean;
   activity: Event[];
   busy: Set<string>; // artifact ids with an action in flight
   waiting: Set<string>; // "notify me when it's free"
@@ -28,6 +31,7 @@ export const state: UiState = {
   filter: "",
   view: "files",
   selected: null,
+  detailOpen: false,
   activity: [],
   busy: new Set(),
   waiting: new Set(),

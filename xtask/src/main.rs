@@ -162,6 +162,8 @@ const TEST_PACKAGES: &[&str] = &[
     "gnome-keyring",
     // A real notification service, whose buttons the tests can click.
     "dunst",
+    // Reads the X clipboard, where the app's "Copy path" puts the path.
+    "xclip",
     // Writes the .blend files (with their thumbnails) the preview tests read.
     "blender",
     // The team server's store in the contract suite's third configuration.

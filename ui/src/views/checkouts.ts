@@ -22,7 +22,7 @@ function renderMine(now: number) {
         : button("Check in", () => void checkIn(c), "primary"),
       button("Extend", () => void extend(c)),
       button("Cancel check-out", () => void cancelCheckout(c), "ghost"),
-      button("Show", () => { setView("files"); select(c.artifact_id); }, "ghost", { "data-while-busy": "" }));
+      button("Show", () => { state.detailOpen = true; setView("files"); select(c.artifact_id); }, "ghost", { "data-while-busy": "" }));
     if (state.busy.has(c.artifact_id)) holdWhileBusy(actions);
     return h("li", { class: "card" },
       h("h3", {}, fileName(c.path)),

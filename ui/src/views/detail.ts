@@ -2,12 +2,12 @@
 // you can do with it, a large preview (of your local copy when you changed
 // it, saying so) and its history.
 import { api, previewUrl, type FileRow } from "../api";
-import { notice, onRender, select, state } from "../app";
+import { notice, onRender, render, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
 import { bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, revealFailed, unplaceableAdvice } from "../format";
 import { $, button, h } from "../h";
 import { openCompare } from "./compare";
-import { countdown, extensionOf, holderCell, lazyImage } from "./files";
+import { countdown, extensionOf, holderCell, lazyImage, moveSelection } from "./files";
 import { historySection } from "./history";
 
 const PREVIEW_SIZE = 640;
@@ -23,7 +23,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   const onDisk = localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable";
   const parts: (Node | null)[] = [
     // Shown on narrow windows, where the detail takes the list's place.
-    button("← All files", () => select(null), "ghost small back", { id: "detail-back", "data-while-busy": "" }),
+    button("← All files", closeDetail, "ghost small back", { id: "detail-back", "data-while-busy": "" }),
     h("h2", { id: "detail-name" }, fileName(artifact.path)),
     h("p", { class: "muted path" }, artifact.path),
     h("dl", {},
@@ -104,6 +104,14 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   return h("div", { class: "detail-main" }, ...parts);
 }
 
+/** Back to the list, on a narrow window: the file stays chosen, its row in sight. */
+function closeDetail() {
+  state.detailOpen = false;
+  render();
+  $("file-list").focus();
+  moveSelection(0);
+}
+
 /** Puts a path on the clipboard, saying so (or saying where it is, when the
  *  clipboard refuses). */
 export async function copyPath(path: string) {
@@ -161,7 +169,7 @@ function renderDetail(now: number) {
   const panel = $("detail");
   const row = state.selected ? state.overview?.files.find((r) => r.artifact.id === state.selected) : undefined;
   panel.hidden = !row || state.view !== "files";
-  document.body.dataset.detail = String(!panel.hidden);
+  document.body.dataset.detail = !panel.hidden && state.detailOpen ? "open" : "closed";
   if (!row || state.view !== "files") return;
   const focused = document.activeElement?.id;
   const typed = ($("checkout-note") as HTMLInputElement | null)?.value;

@@ -80,7 +80,6 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     h("span", { role: "gridcell", class: "lease-cell" }, artifact.lease ? countdown(artifact.lease.expires_at, now) : ""),
     h("span", { role: "gridcell" }, h("span", { class: `local ${row.local}`, "data-local": row.local }, localStateLabels[row.local])),
   );
-  node.addEventListener("click", () => select(artifact.id));
   return node;
 }
 
@@ -99,8 +98,14 @@ function refreshShown() {
   empty.textContent = files.length ? "No file matches the filter." : "No files yet. Add files with the button above, or drop them here.";
 }
 
-/** The row elements in the page, by the row they show: kept while in view. */
-let rendered = new Map<FileRow, HTMLElement>();
+/** The row elements in the page, by artifact id: kept while in view and unchanged. */
+let rendered = new Map<string, { node: HTMLElement; drawn: string }>();
+
+/** What a row element was drawn from: drawn again only when this changes,
+ *  so a reload neither reloads its thumbnail nor replaces it under a click. */
+function drawnFrom(row: FileRow, index: number): string {
+  return `${index}|${JSON.stringify(row)}`;
+}
 
 /** Only the rows in view exist in the page; a row that stays in view keeps
  *  its element (and its loaded thumbnail). */
@@ -113,24 +118,25 @@ export function renderRows(now: number) {
   }
   spacer.style.height = `${state.shown.length * ROW_HEIGHT}px`;
   const [first, last] = visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, state.shown.length);
-  const next = new Map<FileRow, HTMLElement>();
+  const next = new Map<string, { node: HTMLElement; drawn: string }>();
   for (let i = first; i < last; i++) {
     const row = state.shown[i];
-    let node = rendered.get(row);
-    if (!node || node.dataset.index !== String(i)) node = fileRow(row, i, now);
+    const drawn = drawnFrom(row, i);
+    const kept = rendered.get(row.artifact.id);
+    const node = kept && kept.drawn === drawn ? kept.node : fileRow(row, i, now);
     const selected = row.artifact.id === state.selected;
     node.classList.toggle("selected", selected);
     node.setAttribute("aria-selected", String(selected));
-    next.set(row, node);
+    next.set(row.artifact.id, { node, drawn });
   }
-  for (const [row, node] of rendered) {
-    if (next.get(row) !== node) {
+  for (const [id, { node }] of rendered) {
+    if (next.get(id)?.node !== node) {
       const img = node.querySelector("img");
       if (img) thumbs?.unobserve(img);
       node.remove();
     }
   }
-  for (const node of next.values()) if (node.parentNode !== spacer) spacer.append(node);
+  for (const { node } of next.values()) if (node.parentNode !== spacer) spacer.append(node);
   rendered = next;
   list.setAttribute("aria-rowcount", String(state.shown.length));
 }
@@ -148,7 +154,9 @@ export function moveSelection(by: number) {
 
 /** Enter on a chosen file: the focus goes to its first action. */
 function openSelected() {
+  state.detailOpen = true;
   if (!state.selected && state.shown.length) select(state.shown[0].artifact.id);
+  else render();
   $("detail").querySelector<HTMLButtonElement>(".actions button:not([disabled])")?.focus();
 }
 
@@ -180,6 +188,14 @@ export function setUpFiles() {
   const list = $("file-list");
   list.addEventListener("scroll", () => renderRows(Date.now()), { passive: true });
   list.addEventListener("keydown", listKeys);
+  // A file is chosen as the button goes down (as in a file manager): a row
+  // drawn again before the button comes up cannot swallow the choice.
+  list.addEventListener("pointerdown", (e) => {
+    const row = (e.target as HTMLElement).closest<HTMLElement>(".row");
+    if (!row || e.button !== 0) return;
+    state.detailOpen = true;
+    select(row.dataset.id!);
+  });
   const filter = $<HTMLInputElement>("filter");
   filter.addEventListener("input", () => setFilter(filter.value));
   filter.addEventListener("keydown", (e) => {
