@@ -200,7 +200,7 @@ async fn scenarios(kind: Backend) {
         "[data-proposal]",
         "the open proposal",
         Duration::from_secs(5),
-        |t| t.contains("alice proposed"),
+        |t| t.contains("You made this from version 2; since then others saved version 3."),
     )
     .await;
     w.screenshot("07-proposal").await;
