@@ -127,6 +127,74 @@ impl World {
     }
 }
 
+/// The tray's menu as the desktop's tray host reads it: over D-Bus, from
+/// the app's StatusNotifierItem (com.canonical.dbusmenu). Answers the app's
+/// bus name and each item's id and label, in menu order; None until the app
+/// exports it.
+fn tray_menu() -> Option<(String, Vec<(u32, String)>)> {
+    let app = std::process::Command::new("pgrep")
+        .args(["-o", "-f", env!("CARGO_BIN_EXE_leasedesk-app")])
+        .output()
+        .ok()?;
+    let app = String::from_utf8_lossy(&app.stdout).trim().to_owned();
+    let names = gdbus(
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ListNames",
+        &[],
+    )?;
+    for name in names.split('\'').filter(|n| n.starts_with(':')) {
+        let pid = gdbus(
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID",
+            &[name],
+        );
+        if pid.is_none_or(|pid| pid != format!("(uint32 {app},)")) {
+            continue;
+        }
+        let Some(layout) = gdbus(
+            name,
+            TRAY_MENU,
+            "com.canonical.dbusmenu.GetLayout",
+            &["0", "-1", "[]"],
+        ) else {
+            continue;
+        };
+        // "(12, {'label': <'Check out a file…'>}, @av [])": each item's id, then its label.
+        let mut items = Vec::new();
+        for (at, _) in layout.match_indices("'label': <'") {
+            let open = layout[..at].rfind('(').unwrap();
+            let id = layout[open + 1..]
+                .split(',')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .ok()?;
+            let label = &layout[at + "'label': <'".len()..];
+            items.push((id, label[..label.find("'>").unwrap()].to_owned()));
+        }
+        return Some((name.to_owned(), items));
+    }
+    None
+}
+
+const TRAY_MENU: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main/Menu";
+
+/// One D-Bus call on the session bus, given up after 3 s: its answer.
+fn gdbus(dest: &str, path: &str, method: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("gdbus")
+        .args(["call", "--session", "--timeout", "3", "--dest", dest])
+        .args(["--object-path", path, "--method", method, "--"])
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_as_a_designer_finds_it() {
     tokio::time::timeout(Duration::from_secs(420), first_afternoon())
@@ -294,6 +362,7 @@ async fn where_the_file_is(w: &World) {
         "the clipboard holds the path"
     );
     w.readme_screenshot("detail-with-path").await;
+    tray_lists_and_extends_the_check_out(w).await;
 
     w.dismiss_notices().await;
     w.click("action-reveal").await;
@@ -312,6 +381,75 @@ async fn where_the_file_is(w: &World) {
         "{said}"
     );
     w.dismiss_notices().await;
+}
+
+/// The tray's menu, read as the desktop's tray reads it, lists the check-out
+/// with its time left; its Extend, clicked there, extends the lease.
+async fn tray_lists_and_extends_the_check_out(w: &World) {
+    let ends = || async {
+        let overview = w.invoke("overview", json!({})).await;
+        overview["checkouts"][0]["expires_at"]
+            .as_str()
+            .unwrap()
+            .parse::<chrono::DateTime<chrono::Utc>>()
+            .unwrap()
+    };
+    let started = Instant::now();
+    let (bus, items) = loop {
+        if let Some((bus, items)) = tray_menu() {
+            if items
+                .iter()
+                .any(|(_, label)| label.starts_with("hero.png — "))
+            {
+                break (bus, items);
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the tray never listed hero.png: {:?}",
+            tray_menu()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let labels: Vec<&str> = items.iter().map(|(_, label)| label.as_str()).collect();
+    let hero = labels
+        .iter()
+        .position(|l| l.starts_with("hero.png — "))
+        .unwrap();
+    assert!(
+        labels[hero].ends_with(" min left"),
+        "the check-out with its time left: {labels:?}"
+    );
+    assert_eq!(
+        labels[hero + 1..],
+        [
+            "Extend",
+            "Check in",
+            "Reveal in folder",
+            "Check out a file…",
+            "Open Leasedesk",
+            "Quit"
+        ],
+        "the tray's menu"
+    );
+    let before = ends().await;
+    tokio::time::sleep(Duration::from_millis(1100)).await; // so an extension shows in the time
+    let extend = items[hero + 1].0.to_string();
+    gdbus(
+        &bus,
+        TRAY_MENU,
+        "com.canonical.dbusmenu.Event",
+        &[&extend, "clicked", "<0>", "0"],
+    )
+    .expect("a click on the tray's Extend");
+    let started = Instant::now();
+    while ends().await <= before {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the tray's Extend did not extend the lease"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// 5: another file's detail starts at its top, its name in sight.
@@ -624,12 +762,13 @@ async fn activity_tells_what_people_did(w: &World) {
         "the activity of banner.png"
     );
     let all = w.texts("#activity li").await.join("\n");
-    for internal in [
-        "opened a check-out",
-        "closed a check-out",
-        "extended",
-        "alice",
-    ] {
+    // One extend was clicked (the tray's); a check-in's renewal is not one.
+    let extended: Vec<&str> = all.lines().filter(|l| l.contains("extended")).collect();
+    assert!(
+        extended.len() == 1 && extended[0].ends_with("You extended the lease on hero.png"),
+        "{extended:?}"
+    );
+    for internal in ["opened a check-out", "closed a check-out", "alice"] {
         assert!(
             !all.contains(internal),
             "{internal:?} in the activity:\n{all}"
