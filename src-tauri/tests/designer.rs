@@ -226,6 +226,7 @@ async fn first_afternoon() {
     activity_tells_what_people_did(&w).await;
     settings_check_the_address(&w).await;
     zoom_is_shown_and_fits(&w).await;
+    drop_adds_a_file(&w).await;
     progress_of_a_large_check_in(&w).await;
     w.client.clone().close().await.unwrap();
 }
@@ -963,6 +964,75 @@ async fn zoom_is_shown_and_fits(w: &World) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A file dragged from another application (a GTK window offering it, as
+/// a file manager does) and dropped on the window is added to the store.
+async fn drop_adds_a_file(w: &World) {
+    w.press(ESCAPE).await; // no file chosen: it goes to the top folder
+    let file = w._home.path().join("desktop/sketch.png");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let bytes = poster(150);
+    std::fs::write(&file, &bytes).unwrap();
+    let window = w
+        .eval("return [screenX, screenY, outerWidth, outerHeight];")
+        .await;
+    let window: Vec<i64> = serde_json::from_value(window).unwrap();
+    // The source beside the app's window, where the screen has room.
+    let source_x = if window[0] >= 150 {
+        0
+    } else {
+        window[0] + window[2] + 5
+    };
+    let mut source = std::process::Command::new("/usr/bin/python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/window/drag_source.py"
+        ))
+        .arg(format!("{source_x},700"))
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 with GTK: `cargo xtask test` installs it");
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(source.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    let _source = Killed(source);
+    assert_eq!(ready.trim(), "ready");
+    let xdotool = |args: &[String]| {
+        let status = std::process::Command::new("xdotool").args(args).status();
+        assert!(
+            status
+                .expect("xdotool: `cargo xtask test` installs it")
+                .success(),
+            "xdotool {args:?}"
+        );
+    };
+    let (target_x, target_y) = (window[0] + window[2] / 2, window[1] + window[3] / 2);
+    xdotool(&[
+        "mousemove".into(),
+        (source_x + 60).to_string(),
+        "730".into(),
+        "mousedown".into(),
+        "1".into(),
+    ]);
+    for step in 1..=10 {
+        let x = source_x + 60 + (target_x - source_x - 60) * step / 10;
+        let y = 730 + (target_y - 730) * step / 10;
+        xdotool(&["mousemove".into(), x.to_string(), y.to_string()]);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    xdotool(&["mouseup".into(), "1".into()]);
+    w.wait_for(&World::row("sketch.png"), "the dropped file in the list")
+        .await;
+    let versions = w.cli_json("bob", &["versions", "sketch.png"]);
+    let versions = versions.get("versions").unwrap_or(&versions).clone();
+    assert_eq!(versions[0]["size"], json!(bytes.len()), "{versions}");
+    w.wait_for("#drop[hidden]", "the drop mark gone").await;
 }
 
 /// The check-in of a large file shows its progress: "Uploading… N MB of

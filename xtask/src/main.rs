@@ -164,6 +164,10 @@ const TEST_PACKAGES: &[&str] = &[
     "dunst",
     // Reads the X clipboard, where the app's "Copy path" puts the path.
     "xclip",
+    // Drag a file from a GTK window (as from a file manager) onto the app's.
+    "xdotool",
+    "python3-gi",
+    "gir1.2-gtk-3.0",
     // Writes the .blend files (with their thumbnails) the preview tests read.
     "blender",
     // The team server's store in the contract suite's third configuration.
