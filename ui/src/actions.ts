@@ -73,15 +73,21 @@ async function upload(checkout: Checkout, message: string | null) {
   render();
 }
 
-export function updateProgress(checkoutId: string) {
-  const progress = state.uploads.get(checkoutId);
-  const bar = document.querySelector<HTMLElement>(`[data-upload="${checkoutId}"]`);
-  if (!progress || !bar) return;
+/** What an upload's bar says and how full it is. */
+export function progressOf(progress: { sent: number; size: number } | undefined): { label: string; width: string } {
+  if (!progress || (progress.sent === 0 && progress.size === 0)) return { label: "Uploading…", width: "0%" };
   const size = progress.size;
-  bar.querySelector<HTMLElement>(".label")!.textContent =
-    size > 0 ? `Uploading… ${bytes(progress.sent)} of ${bytes(size)}` : `Uploading… ${bytes(progress.sent)} sent`;
+  const label = size > 0 ? `Uploading… ${bytes(progress.sent)} of ${bytes(size)}` : `Uploading… ${bytes(progress.sent)} sent`;
   const part = size > 0 ? Math.min(1, progress.sent / size) : 0.5;
-  bar.querySelector<HTMLElement>(".bar")!.style.width = `${Math.round(part * 100)}%`;
+  return { label, width: `${Math.round(part * 100)}%` };
+}
+
+export function updateProgress(checkoutId: string) {
+  const bar = document.querySelector<HTMLElement>(`[data-upload="${checkoutId}"]`);
+  if (!bar) return;
+  const { label, width } = progressOf(state.uploads.get(checkoutId));
+  bar.querySelector<HTMLElement>(".label")!.textContent = label;
+  bar.querySelector<HTMLElement>(".bar")!.style.width = width;
 }
 
 export async function cancelUpload(checkout: Checkout) {

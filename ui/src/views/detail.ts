@@ -3,7 +3,7 @@
 // it, saying so) and its history.
 import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, state } from "../app";
-import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
+import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, progressOf, updateFile } from "../actions";
 import { bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, revealFailed, unplaceableAdvice } from "../format";
 import { $, button, h } from "../h";
 import { openCompare } from "./compare";
@@ -44,8 +44,10 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   } else if (row.mine) {
     const checkout = row.mine;
     if (upload) {
+      // Drawn as far as it has gone: a redraw mid-upload never sends the bar back to nothing.
+      const { label, width } = progressOf(upload);
       parts.push(h("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
-        h("span", { class: "bar" }), h("span", { class: "label" }, "Uploading…")));
+        h("span", { class: "bar", style: `width: ${width};` }), h("span", { class: "label" }, label)));
       actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload", "data-while-busy": "" }));
     } else {
       actions.append(
