@@ -891,33 +891,7 @@ async fn seeing_the_work() {
     w.click("compare-close").await;
 
     // A proposal against the head, compared in the window.
-    w.check_out_here(&row).await;
-    save_atomically(&local, &poster(160));
-    w.cli("admin", &["break", path, "--reason", "print deadline"]);
-    w.wait_until(
-        &format!("{row} .holder"),
-        "the lost lease",
-        Duration::from_secs(10),
-        |t| t == "Your lease broken by admin",
-    )
-    .await;
-    let bob_copy = w._home.path().join("bob-poster.png");
-    std::fs::write(&bob_copy, poster(300)).unwrap();
-    w.cli("bob", &["checkout", path]);
-    w.cli("bob", &["checkin", path, bob_copy.to_str().unwrap()]);
-    w.wait_until(
-        &format!("{row} .version"),
-        "bob's version 4",
-        Duration::from_secs(10),
-        |t| t == "v4",
-    )
-    .await;
-    w.open_row(path).await;
-    w.check_in_here(None).await;
-    w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
-        t.contains("became a proposal")
-    })
-    .await;
+    w.late_check_in(path, &poster(160), &poster(300), 4).await;
     w.click("tab-proposals").await;
     w.dismiss_notices().await;
     w.click_css("[data-compare]", "Compare with the head").await;

@@ -519,6 +519,46 @@ impl World {
         self.click("checkin-confirm").await;
     }
 
+    /// bob checks `bytes` in as the next version of `path`.
+    pub fn bob_commits(&self, path: &str, bytes: &[u8]) {
+        let file = self._home.path().join("incoming/bob-next");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        self.cli("bob", &["checkout", path]);
+        self.cli("bob", &["checkin", path, file.to_str().unwrap()]);
+    }
+
+    /// A check-in that arrives late: the open file `path` checked out here
+    /// and saved with `mine`, the lease broken by the admin, bob's `theirs`
+    /// committed as `bobs_version`, then Check in pressed: a proposal.
+    pub async fn late_check_in(&self, path: &str, mine: &[u8], theirs: &[u8], bobs_version: u32) {
+        let row = World::row(path);
+        self.check_out_here(&row).await;
+        save_atomically(&self.workspace.join(path), mine);
+        self.cli("admin", &["break", path, "--reason", "bob needs it"]);
+        self.wait_until(
+            &format!("{row} .holder"),
+            "the lost lease",
+            Duration::from_secs(10),
+            |t| t == "Your lease broken by admin",
+        )
+        .await;
+        self.bob_commits(path, theirs);
+        self.wait_until(
+            &format!("{row} .version"),
+            "bob's version",
+            Duration::from_secs(10),
+            |t| t == format!("v{bobs_version}"),
+        )
+        .await;
+        self.open_row(path).await;
+        self.check_in_here(None).await;
+        self.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+            t.contains("became a proposal")
+        })
+        .await;
+    }
+
     /// Waits until the image matching `css` is decoded; answers its size.
     pub async fn decoded(&self, css: &str, what: &str) -> (u64, u64) {
         let started = Instant::now();
