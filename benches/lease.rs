@@ -24,8 +24,8 @@ struct Sizes {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let mut sizes = if quick {
+    let flags = common::Flags::from_args();
+    let mut sizes = if flags.quick {
         Sizes {
             pairs: 500,
             cycles: 200,
@@ -40,13 +40,7 @@ fn main() {
             repeats: 7,
         }
     };
-    let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-    };
-    if let Some(mib) = value("--big-mib") {
+    if let Some(mib) = flags.value("--big-mib") {
         sizes.big_file = mib.parse::<u64>().expect("--big-mib N") << 20;
     }
     let tmp = std::env::var_os("LEASEDESK_BENCH_TMP")
@@ -57,8 +51,7 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
     // `--only NAME` runs one part: sqlite, pairs, cycles or big.
-    let only = value("--only");
-    let runs = |part: &str| only.is_none_or(|o| o == part);
+    let runs = |part: &str| flags.runs(part);
     println!("| figure | measured | baseline / target |");
     println!("|---|---|---|");
     if runs("sqlite") {

@@ -24,16 +24,11 @@ use tokio::io::AsyncReadExt;
 const RUNS: usize = 3;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    // `cargo xtask bench --only PART` passes PART to every bench: this one is `objects`.
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
-    if only.is_some_and(|part| part != "objects") {
+    let flags = common::Flags::from_args();
+    if !flags.runs("objects") {
         return;
     }
+    let quick = flags.quick;
     let size: u64 = if quick { 64 << 20 } else { 256 << 20 };
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-objects");
     let _ = std::fs::remove_dir_all(&work);

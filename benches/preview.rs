@@ -27,14 +27,11 @@ fn main() {
         render_one(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
         return;
     }
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
-    if only.is_some_and(|o| o != "preview") {
+    let flags = common::Flags::from_args();
+    if !flags.runs("preview") {
         return;
     }
-    let quick = args.iter().any(|a| a == "--quick");
+    let quick = flags.quick;
     let (side, repeats) = if quick { (4000, 3) } else { (16000, 5) };
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-preview");
     let _ = std::fs::remove_dir_all(&work);

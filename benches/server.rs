@@ -29,14 +29,9 @@ struct Sizes {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
-    let runs = |part: &str| only.as_deref().is_none_or(|o| o == part);
+    let flags = common::Flags::from_args();
+    let quick = flags.quick;
+    let runs = |part: &str| flags.runs(part);
     let sizes = if quick {
         Sizes {
             pairs_per_client: 50,
@@ -1005,17 +1000,7 @@ mod hostile {
         let http = reqwest::Client::new();
         let mut ids = Vec::new();
         for path in ["hostile/a.psd", "hostile/b.psd"] {
-            let created: Value = http
-                .post(format!("{}/v1/artifacts?path={path}", server.url))
-                .bearer_auth(&server.token)
-                .body("v1")
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            ids.push(created["id"].as_str().unwrap().to_owned());
+            ids.push(pairs::import(&http, &server.url, &server.token, path).await);
         }
         let checkout: Value = http
             .post(format!("{}/v1/artifacts/{}/checkouts", server.url, ids[1]))

@@ -32,15 +32,11 @@ use postgres::PgCluster;
 const CLIENTS: usize = 16;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
-    if only.is_some_and(|o| o != "stream") {
+    let flags = common::Flags::from_args();
+    if !flags.runs("stream") {
         return;
     }
+    let quick = flags.quick;
     let (samples, pairs_per_client) = if quick { (100, 50) } else { (400, 300) };
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-stream");
     let _ = std::fs::remove_dir_all(&work);
@@ -148,14 +144,7 @@ impl Servers {
             while let Some(Ok(chunk)) = bytes.next().await {
                 let at = Instant::now();
                 buffer.extend_from_slice(&chunk);
-                while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
-                    let message: Vec<u8> = buffer.drain(..end + 2).collect();
-                    let message = String::from_utf8_lossy(&message);
-                    let data: String = message
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data:"))
-                        .map(str::trim_start)
-                        .collect();
+                while let Some(data) = leasedesk::remote::next_message_data(&mut buffer) {
                     if let Ok(event) = serde_json::from_str::<serde_json::Value>(&data) {
                         let kind = event["type"].as_str().unwrap_or("").to_owned();
                         let artifact = event["artifact_id"].as_str().unwrap_or("").to_owned();

@@ -33,15 +33,11 @@ const CLIENTS: usize = 16;
 const WARM_UP: usize = 20;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1));
-    if only.is_some_and(|o| o != "team") {
+    let flags = common::Flags::from_args();
+    if !flags.runs("team") {
         return;
     }
+    let quick = flags.quick;
     let pairs_per_client = if quick { 100 } else { 1000 };
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-team");
     let _ = std::fs::remove_dir_all(&work);

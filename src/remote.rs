@@ -67,6 +67,12 @@ struct Servers {
     on_move: Mutex<Option<OnMove>>,
 }
 
+/// Checks a list of server addresses as a client reads them, connecting to
+/// nothing: what Settings refuses before it saves.
+pub fn check_servers(list: &str) -> Result<()> {
+    Servers::parse(list).map(|_| ())
+}
+
 impl Servers {
     /// URLs separated by commas, each `http(s)://host[:port]`.
     fn parse(list: &str) -> Result<Self> {
@@ -383,6 +389,22 @@ struct Follow {
     ended: bool,
 }
 
+/// Takes the next whole Server-Sent Events message off the front of
+/// `buffer` and answers its data ("" for a keep-alive comment), or `None`
+/// until a whole message is there. A message ends at a blank line; bytes are
+/// kept until then, since a chunk may end inside a character.
+pub fn next_message_data(buffer: &mut Vec<u8>) -> Option<String> {
+    let end = buffer.windows(2).position(|w| w == b"\n\n")?;
+    let message: Vec<u8> = buffer.drain(..end + 2).collect();
+    Some(
+        String::from_utf8_lossy(&message)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim_start)
+            .collect(),
+    )
+}
+
 impl Remote {
     /// The events after `after`, then each new one as a server writes it
     /// (Server-Sent Events). When a stream breaks or ends, it is opened again
@@ -406,16 +428,7 @@ impl Remote {
                 if f.ended {
                     return None;
                 }
-                // One message ends at a blank line; its data lines hold the JSON.
-                // Bytes are kept until then: a chunk may end inside a character.
-                if let Some(end) = f.buffer.windows(2).position(|w| w == b"\n\n") {
-                    let message: Vec<u8> = f.buffer.drain(..end + 2).collect();
-                    let message = String::from_utf8_lossy(&message);
-                    let data: String = message
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data:"))
-                        .map(str::trim_start)
-                        .collect();
+                if let Some(data) = next_message_data(&mut f.buffer) {
                     if data.is_empty() {
                         continue; // a keep-alive comment
                     }

@@ -36,14 +36,7 @@ impl RawStream {
             let mut buffer = Vec::new();
             while let Some(Ok(chunk)) = bytes.next().await {
                 buffer.extend_from_slice(&chunk);
-                while let Some(end) = buffer.windows(2).position(|w| w == b"\n\n") {
-                    let message: Vec<u8> = buffer.drain(..end + 2).collect();
-                    let message = String::from_utf8_lossy(&message);
-                    let data: String = message
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data:"))
-                        .map(str::trim_start)
-                        .collect();
+                while let Some(data) = leasedesk::remote::next_message_data(&mut buffer) {
                     let event = match data.is_empty() {
                         true => None,
                         false => Some(serde_json::from_str(&data).expect("an event")),

@@ -1,9 +1,37 @@
-//! What both benchmarks need: a report row, a big file, medians, and the peak
-//! memory of a process.
+//! What the benchmarks share: their flags, a report row, a big file, medians,
+//! and the peak memory of a process.
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
+
+/// The flags `cargo xtask bench` passes to every bench: `--quick` (small
+/// sizes, to check the bench itself works) and `--only PART`.
+pub struct Flags {
+    pub quick: bool,
+    args: Vec<String>,
+}
+
+impl Flags {
+    pub fn from_args() -> Self {
+        let args: Vec<String> = std::env::args().collect();
+        Self {
+            quick: args.iter().any(|a| a == "--quick"),
+            args,
+        }
+    }
+
+    /// The value given after `flag`, if any.
+    pub fn value(&self, flag: &str) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == flag)?;
+        self.args.get(at + 1).map(String::as_str)
+    }
+
+    /// Whether `part` is measured: every part when no `--only` is given.
+    pub fn runs(&self, part: &str) -> bool {
+        self.value("--only").is_none_or(|only| only == part)
+    }
+}
 
 pub fn row(figure: &str, measured: String, target: &str) {
     println!("| {figure} | {measured} | {target} |");

@@ -508,8 +508,7 @@ fn check_address(servers: &str) -> UiResult<()> {
             "Enter your team's server address, such as https://leasedesk.example:7443.",
         ));
     }
-    leasedesk::remote::Remote::new(servers.trim(), "-")?;
-    Ok(())
+    Ok(leasedesk::remote::check_servers(servers.trim())?)
 }
 
 /// Who a server says a token is: what "Test connection" shows.

@@ -359,6 +359,19 @@ impl World {
 
     /// Runs the CLI as `who` against the app's store.
     pub fn cli(&self, who: &str, args: &[&str]) {
+        self.cli_output(who, args);
+    }
+
+    /// The CLI's `--json` answer, as `who`.
+    pub fn cli_json(&self, who: &str, args: &[&str]) -> serde_json::Value {
+        let with_json: Vec<&str> = std::iter::once("--json")
+            .chain(args.iter().copied())
+            .collect();
+        serde_json::from_slice(&self.cli_output(who, &with_json)).unwrap()
+    }
+
+    /// What the CLI printed, run as `who` against the app's store; it must succeed.
+    fn cli_output(&self, who: &str, args: &[&str]) -> Vec<u8> {
         let mut command = Command::new(tool("LEASEDESK_BIN"));
         match &self.server {
             Some(server) => {
@@ -383,6 +396,7 @@ impl World {
             "{who} {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        out.stdout
     }
 
     pub async fn screenshot(&self, step: &str) {
@@ -630,26 +644,6 @@ impl World {
             .send_keys(key)
             .await
             .unwrap();
-    }
-
-    /// The CLI's `--json` answer, as `who`.
-    pub fn cli_json(&self, who: &str, args: &[&str]) -> serde_json::Value {
-        let mut command = Command::new(tool("LEASEDESK_BIN"));
-        command
-            .arg("--data")
-            .arg(&self.store)
-            .args(["--as", &format!("user:{who}"), "--json"]);
-        let out = command
-            .args(args)
-            .env_remove("LEASEDESK_DATA")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{who} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
     }
 
     /// A screenshot for the README too (`docs/screenshots/NAME.png`) when
