@@ -130,14 +130,15 @@ fn sixteen_bit_rasters_keep_their_values() {
     }
 }
 
-/// JPEG (lossy: decoders differ by a little) and CMYK JPEG and TIFF, whose
-/// pure inks every CMYK conversion maps to the same colours.
+/// JPEG (lossy: decoders differ by a little) and CMYK JPEG and TIFF with
+/// SWOP's profile, which Pillow converts through Little CMS: two engines
+/// through one LUT agree within a few levels.
 #[test]
 fn jpegs_and_cmyk_match_pillow_within_a_tolerance() {
     for (kind, mean, worst) in [
         ("jpeg", 1.5, 40),
         ("jpeg-cmyk", 3.0, 60),
-        ("tiff-cmyk", 0.0, 0),
+        ("tiff-cmyk", 1.0, 8),
     ] {
         let made = make(kind);
         let image = preview(&made.file, 512).unwrap_or_else(|e| panic!("{kind}: {e}"));

@@ -30,6 +30,8 @@ mod offline;
 mod operations;
 mod paths;
 #[cfg(target_os = "linux")]
+mod preview_colour;
+#[cfg(target_os = "linux")]
 mod preview_formats;
 #[cfg(target_os = "linux")]
 mod preview_psd;

@@ -11,6 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 mod blend;
+mod cmyk;
+pub mod colour;
 mod layered;
 pub mod psd;
 mod raster;

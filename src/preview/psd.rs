@@ -22,6 +22,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use super::colour::{self, Samples, ToSrgb};
 use super::scale::BoxPlane;
 use super::{fitted, Limits, NoPreview};
 
@@ -122,6 +123,14 @@ struct Document {
     thumbnail: Option<Thumbnail>,
     /// Resource 1057 said the composite is real (true when absent).
     has_real_composite: bool,
+    /// The embedded ICC profile (resource 1039).
+    icc: Option<Vec<u8>>,
+    /// The composite's first extra channel is its transparency: the layer
+    /// count is negative, or a "merged transparency" block says so. Else
+    /// extra channels are saved selections or spot colours.
+    merged_alpha: bool,
+    /// Where the layer records start (at the layer count) and end.
+    layer_info: Option<std::ops::Range<u64>>,
     /// Where the image data section starts (its compression code), and its end.
     image_data: u64,
     file_len: u64,
@@ -222,6 +231,7 @@ impl Document {
         let resources_end = at.pos() + resources_len;
         let mut thumbnail = None;
         let mut has_real_composite = true;
+        let mut icc = None;
         while resources_end.saturating_sub(at.pos()) >= 12 {
             let in_resources = |e: Short| e.in_section(kind, "its image resources");
             let sig = at.take(file, 6).map_err(in_resources)?;
@@ -252,18 +262,27 @@ impl Document {
                 1057 if data_len >= 5 => {
                     has_real_composite = at.take(file, 5).map_err(in_resources)?[4] != 0;
                 }
+                1039 if data_len <= MAX_PROFILE => {
+                    limits.claim(data_len, "a Photoshop document's colour profile")?;
+                    let mut bytes = vec![0; data_len as usize];
+                    file.seek(SeekFrom::Start(data_start))
+                        .and_then(|_| file.read_exact(&mut bytes))
+                        .map_err(read_failed)?;
+                    icc = Some(bytes);
+                }
                 _ => {}
             }
             at.seek_to(data_start + data_len.next_multiple_of(2));
         }
         at.seek_to(resources_end);
 
-        // Layer and mask information: skipped whole.
         let layers_len = at
             .section_len(file, psb)
             .map_err(|e| e.in_section(kind, "its layer and mask information"))?;
         let image_data = at.pos() + layers_len;
-        let _ = limits;
+        // A damaged layer section leaves the composite as good as it was.
+        let (layer_info, merged_alpha) =
+            read_layer_section(at, file, psb, image_data).unwrap_or((None, false));
         Ok(Self {
             psb,
             channels,
@@ -274,6 +293,9 @@ impl Document {
             palette,
             thumbnail,
             has_real_composite,
+            icc,
+            merged_alpha,
+            layer_info,
             image_data,
             file_len,
         })
@@ -292,10 +314,105 @@ impl Document {
         }
     }
 
+    /// The conversion of this document's colours to sRGB.
+    fn to_srgb(&self, samples: Samples) -> ToSrgb {
+        let icc = self.icc.as_deref();
+        if self.depth == 32 {
+            ToSrgb::of_linear_light(samples, icc)
+        } else {
+            ToSrgb::new(samples, icc)
+        }
+    }
+
     /// Bytes in one row of one channel.
     fn row_bytes(&self) -> u64 {
         (self.width as u64 * self.depth as u64).div_ceil(8)
     }
+}
+
+/// The largest colour profile read (moxcms's own bound).
+const MAX_PROFILE: u64 = 10 << 20;
+
+/// Where the layer records are, and whether the composite's first extra
+/// channel is its transparency, from the layer and mask section (which ends
+/// at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
+/// `Lr32` block after the (then empty) layer info.
+fn read_layer_section(
+    at: &mut Cursor,
+    file: &mut (impl Read + Seek),
+    psb: bool,
+    end: u64,
+) -> Result<(Option<std::ops::Range<u64>>, bool), Short> {
+    let mut layer_info = None;
+    let (mut merged_alpha, mut merged_transparency) = (false, false);
+    if at.pos() >= end {
+        return Ok((None, false));
+    }
+    let info_len = at.section_len(file, psb)?;
+    let info_start = at.pos();
+    let mut note_layers = |at: &mut Cursor, file: &mut _, len: u64| -> Result<(), Short> {
+        if let Some((records, count)) = layer_count(at, file, len)? {
+            merged_alpha |= count < 0;
+            layer_info = layer_info.take().or(Some(records));
+        }
+        Ok(())
+    };
+    note_layers(at, file, info_len.min(end - info_start))?;
+    at.seek_to(info_start + info_len);
+    let mask_len = at.section_len(file, false)?;
+    at.seek_to(at.pos() + mask_len);
+    // Tagged blocks, each padded to four bytes.
+    while end.saturating_sub(at.pos()) >= 12 {
+        let head = at.take(file, 8)?;
+        if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
+            break;
+        }
+        let key: [u8; 4] = head[4..8].try_into().expect("4 bytes");
+        let len = at.section_len(file, psb && has_long_length(&key))?;
+        let start = at.pos();
+        match &key {
+            b"Lr16" | b"Lr32" | b"Layr" => note_layers(at, file, len)?,
+            b"Mtrn" | b"Mt16" | b"Mt32" => merged_transparency = true,
+            _ => {}
+        }
+        at.seek_to(start + len.next_multiple_of(4));
+    }
+    Ok((layer_info, merged_alpha || merged_transparency))
+}
+
+/// The layer count at the start of a layer info of `len` bytes, and where
+/// its records are; none for an empty one.
+fn layer_count(
+    at: &mut Cursor,
+    file: &mut (impl Read + Seek),
+    len: u64,
+) -> Result<Option<(std::ops::Range<u64>, i16)>, Short> {
+    if len < 2 {
+        return Ok(None);
+    }
+    let start = at.pos();
+    let count = be16(at.take(file, 2)?) as i16;
+    Ok((count != 0).then(|| (start..start + len, count)))
+}
+
+/// The tagged blocks whose length takes 8 bytes in a PSB.
+fn has_long_length(key: &[u8; 4]) -> bool {
+    matches!(
+        key,
+        b"LMsk"
+            | b"Lr16"
+            | b"Lr32"
+            | b"Layr"
+            | b"Mt16"
+            | b"Mt32"
+            | b"Mtrn"
+            | b"Alph"
+            | b"FMsk"
+            | b"lnk2"
+            | b"FEid"
+            | b"FXid"
+            | b"PxSD"
+    )
 }
 
 /// A read that ran out of file.
@@ -532,8 +649,7 @@ fn render_composite(
     let (out_width, out_height) = fitted(width, height, size);
     let row_bytes = doc.row_bytes();
     let colors = doc.mode.colors();
-    // The first extra channel is the composite's transparency.
-    let used = if doc.channels > colors {
+    let used = if doc.merged_alpha && doc.channels > colors {
         colors + 1
     } else {
         colors
@@ -556,14 +672,15 @@ fn render_composite(
     let mut channels = Vec::with_capacity(used as usize);
     match compression {
         Compression::Raw => {
+            // Every channel must be there, read or not: a cut file is damaged.
             let plane = row_bytes * height as u64;
-            if data_start + plane * used as u64 > doc.file_len {
+            if data_start + plane * doc.channels as u64 > doc.file_len {
                 return Err(damaged(
                     kind,
                     format_args!(
                         "its image data is cut short ({} bytes of {} channels of {width}×{height} pixels needed, {} there)",
-                        plane * used as u64,
-                        used,
+                        plane * doc.channels as u64,
+                        doc.channels,
                         doc.file_len - data_start
                     ),
                 ));
@@ -590,10 +707,11 @@ fn render_composite(
                     ),
                 ));
             }
-            // One pass over the table for each channel's start.
+            // One pass over the table for each channel's start; every
+            // channel's, read or not: a cut file is damaged.
             let mut table = Cursor::new(data_start, rows_start, CHUNK);
             let mut start = rows_start;
-            for c in 0..used {
+            for c in 0..doc.channels {
                 let counts_start = table.pos();
                 let mut total = 0u64;
                 for row in 0..height {
@@ -626,6 +744,10 @@ fn render_composite(
                             doc.file_len
                         ),
                     ));
+                }
+                if c >= used {
+                    start += total;
+                    continue;
                 }
                 channels.push(ChannelRows {
                     data: Cursor::new(start, start + total, buffer),
@@ -689,7 +811,13 @@ fn render_composite(
             let samples: &[u8] = if doc.depth == 8 {
                 &channel.row
             } else {
-                to_8bit(&channel.row, doc.depth, &mut converted);
+                let light = c < colors as usize || doc.mode == Mode::Indexed;
+                let depth = if doc.depth == 32 && !light {
+                    LINEAR_32
+                } else {
+                    doc.depth
+                };
+                to_8bit(&channel.row, depth, &mut converted);
                 &converted
             };
             if doc.mode == Mode::Indexed && c == 0 {
@@ -715,7 +843,7 @@ fn render_composite(
 
     let planes: Vec<Vec<u8>> = planes.into_iter().map(BoxPlane::finish).collect();
     Ok(to_rgba(
-        doc.mode,
+        doc,
         &planes,
         planes_wanted as usize,
         out_width,
@@ -895,6 +1023,9 @@ fn unpack_bits(mut packed: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// `to_8bit`'s depth for 32-bit samples that are not light (transparency, masks).
+const LINEAR_32: u16 = 33;
+
 /// One stored row (16, 32 or 1 bits a sample) as 8-bit samples, `width` of them.
 fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
     match depth {
@@ -905,9 +1036,17 @@ fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
             }
         }
         32 => {
+            // Linear light, shown as Photoshop's default 32-bit view does
+            // (exposure 0, gamma 1): clipped to 0..1, then sRGB-encoded.
+            // A NaN stays NaN through `clamp`, and casts to 0.
+            for (o, b) in out.iter_mut().zip(row.chunks_exact(4)) {
+                *o = colour::encode_srgb(f32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            }
+        }
+        LINEAR_32 => {
+            // Transparency is a share, not light: scaled as it is.
             for (o, b) in out.iter_mut().zip(row.chunks_exact(4)) {
                 let v = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-                // A NaN stays NaN through `clamp`, and casts to 0.
                 *o = (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
             }
         }
@@ -922,14 +1061,16 @@ fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
     }
 }
 
-/// The scaled planes (colours, then alpha if any) as RGBA.
+/// The scaled planes (colours, then alpha if any) as RGBA, converted to
+/// sRGB through the document's profile (Lab needs none).
 fn to_rgba(
-    mode: Mode,
+    doc: &Document,
     planes: &[Vec<u8>],
     count: usize,
     width: u32,
     height: u32,
 ) -> image::RgbaImage {
+    let mode = doc.mode;
     let colors = match mode {
         Mode::Indexed => 3,
         _ => mode.colors() as usize,
@@ -937,25 +1078,43 @@ fn to_rgba(
     let alpha = (count > colors).then(|| &planes[colors]);
     // Photoshop mattes only these modes' transparent composites (as psd-tools reads them).
     let matted = matches!(mode, Mode::Rgb | Mode::Grayscale);
+    let samples = match mode {
+        Mode::Rgb | Mode::Indexed | Mode::Lab => Samples::Rgb,
+        Mode::Grayscale | Mode::Duotone | Mode::Bitmap => Samples::Gray,
+        Mode::Cmyk => Samples::Cmyk,
+        Mode::Multichannel => unreachable!("refused before reading"),
+    };
+    let convert = doc.to_srgb(samples);
+    let n = samples.per_pixel();
     let mut image = image::RgbaImage::new(width, height);
-    for (i, pixel) in image.pixels_mut().enumerate() {
-        let [r, g, b] = match mode {
-            Mode::Rgb | Mode::Indexed => [planes[0][i], planes[1][i], planes[2][i]],
-            Mode::Grayscale | Mode::Duotone | Mode::Bitmap => [planes[0][i]; 3],
-            Mode::Cmyk => {
-                let k = planes[3][i] as u32;
-                let ink = |v: u8| ((v as u32 * k + 127) / 255) as u8;
-                [ink(planes[0][i]), ink(planes[1][i]), ink(planes[2][i])]
+    let (w, mut row, mut rgb) = (width as usize, Vec::new(), vec![0u8; width as usize * 3]);
+    for (y, out) in image.chunks_exact_mut(w * 4).enumerate() {
+        row.clear();
+        for i in y * w..(y + 1) * w {
+            let a = alpha.map_or(255, |a| a[i]);
+            match mode {
+                Mode::Lab => row.extend(lab_to_srgb(planes[0][i], planes[1][i], planes[2][i])),
+                // Stored inverted (255 no ink); ICC's inks are the other way.
+                Mode::Cmyk => row.extend((0..4).map(|c| 255 - planes[c][i])),
+                _ => row.extend((0..n).map(|c| {
+                    let v = planes[c][i];
+                    if matted {
+                        unmatte(v, a)
+                    } else {
+                        v
+                    }
+                })),
             }
-            Mode::Lab => lab_to_srgb(planes[0][i], planes[1][i], planes[2][i]),
-            Mode::Multichannel => unreachable!("refused before reading"),
-        };
-        let a = alpha.map_or(255, |a| a[i]);
-        *pixel = if matted {
-            image::Rgba([unmatte(r, a), unmatte(g, a), unmatte(b, a), a])
+        }
+        if mode == Mode::Lab {
+            rgb.copy_from_slice(&row);
         } else {
-            image::Rgba([r, g, b, a])
-        };
+            convert.convert(&row, &mut rgb);
+        }
+        for (x, pixel) in out.chunks_exact_mut(4).enumerate() {
+            pixel[..3].copy_from_slice(&rgb[x * 3..x * 3 + 3]);
+            pixel[3] = alpha.map_or(255, |a| a[y * w + x]);
+        }
     }
     image
 }
@@ -975,33 +1134,9 @@ fn unmatte(c: u8, a: u8) -> u8 {
 
 /// 8-bit Photoshop Lab (L 0..255 for 0..100, a and b offset by 128) to sRGB.
 fn lab_to_srgb(l: u8, a: u8, b: u8) -> [u8; 3] {
-    let l = l as f32 * 100.0 / 255.0;
-    let (a, b) = (a as f32 - 128.0, b as f32 - 128.0);
-    let fy = (l + 16.0) / 116.0;
-    let (fx, fz) = (fy + a / 500.0, fy - b / 200.0);
-    let inverse = |t: f32| {
-        if t > 6.0 / 29.0 {
-            t * t * t
-        } else {
-            3.0 * (6.0f32 / 29.0).powi(2) * (t - 4.0 / 29.0)
-        }
-    };
-    // D50 white, then Bradford-adapted XYZ (D50) to linear sRGB.
-    let (x, y, z) = (0.9642 * inverse(fx), inverse(fy), 0.8249 * inverse(fz));
-    let linear = [
-        3.1339 * x - 1.6169 * y - 0.4906 * z,
-        -0.9788 * x + 1.9161 * y + 0.0335 * z,
-        0.0719 * x - 0.2290 * y + 1.4052 * z,
-    ];
-    linear.map(|v| {
-        let v = v.clamp(0.0, 1.0);
-        let encoded = if v <= 0.003_130_8 {
-            12.92 * v
-        } else {
-            1.055 * v.powf(1.0 / 2.4) - 0.055
-        };
-        (encoded * 255.0 + 0.5) as u8
-    })
+    let [x, y, z] =
+        colour::lab_to_xyz_d50(l as f32 * 100.0 / 255.0, a as f32 - 128.0, b as f32 - 128.0);
+    colour::xyz_d50_to_srgb(x, y, z)
 }
 
 fn render_thumbnail(

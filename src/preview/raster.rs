@@ -8,6 +8,8 @@ use std::io::{BufRead, Seek};
 
 use image::{DynamicImage, ImageDecoder, ImageFormat};
 
+use super::cmyk::{self, ExtraSample};
+use super::colour::{Samples, ToSrgb};
 use super::{fitted, Limits, NoPreview};
 
 /// No side may exceed this, whatever the budget: PSB's own maximum.
@@ -78,9 +80,65 @@ pub fn render<R: BufRead + Seek>(
             "a JPEG image, damaged or truncated: its last scan has no end marker".into(),
         ));
     }
-    let image = decode(reader, format, size, limits)?;
+    let mut extra = ExtraSample::Straight;
+    match format {
+        ImageFormat::Jpeg => {
+            if let Some(image) = cmyk::jpeg(&mut reader, size, limits)? {
+                return Ok(image);
+            }
+        }
+        ImageFormat::Tiff => {
+            let (image, extra_sample) = cmyk::tiff(&mut reader, size, limits)?;
+            if let Some(image) = image {
+                return Ok(image);
+            }
+            extra = extra_sample;
+        }
+        _ => {}
+    }
+    let (image, icc) = decode_with_profile(reader, format, size, limits)?;
     let (width, height) = fitted(image.width(), image.height(), size);
-    Ok(shrink(image, width, height).into_rgba8())
+    let image = shrink(image, width, height);
+    let grey = !image.color().has_color();
+    let mut rgba = image.into_rgba8();
+    match extra {
+        ExtraSample::Straight => {}
+        ExtraSample::NotAlpha => rgba.pixels_mut().for_each(|p| p.0[3] = 255),
+        ExtraSample::Premultiplied => rgba.pixels_mut().for_each(|p| {
+            let a = p.0[3] as u32;
+            for c in 0..3 {
+                if let Some(colour) = (p.0[c] as u32 * 255 + a / 2).checked_div(a) {
+                    p.0[c] = colour.min(255) as u8;
+                }
+            }
+        }),
+    }
+    if let Some(icc) = icc {
+        to_srgb(&mut rgba, grey, &icc);
+    }
+    Ok(rgba)
+}
+
+/// Converts `rgba`'s colours to sRGB through `icc` (a grey profile for a
+/// grey image), if it reads.
+pub fn to_srgb(rgba: &mut image::RgbaImage, grey: bool, icc: &[u8]) {
+    let samples = if grey { Samples::Gray } else { Samples::Rgb };
+    let convert = ToSrgb::for_images(samples, Some(icc));
+    if !convert.uses_profile() {
+        return;
+    }
+    let width = rgba.width() as usize;
+    let (mut row, mut rgb) = (Vec::with_capacity(width * 3), vec![0u8; width * 3]);
+    for line in rgba.chunks_exact_mut(width * 4) {
+        row.clear();
+        for pixel in line.chunks_exact(4) {
+            row.extend_from_slice(&pixel[..samples.per_pixel()]);
+        }
+        convert.convert(&row, &mut rgb);
+        for (pixel, colour) in line.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+            pixel[..3].copy_from_slice(colour);
+        }
+    }
 }
 
 /// Decodes, applies the EXIF orientation, and shrinks to at most `size`
@@ -92,6 +150,16 @@ pub fn decode<R: BufRead + Seek>(
     size: u32,
     limits: &Limits,
 ) -> Result<DynamicImage, NoPreview> {
+    decode_with_profile(reader, format, size, limits).map(|(image, _)| image)
+}
+
+/// [`decode`], and the image's embedded ICC profile.
+fn decode_with_profile<R: BufRead + Seek>(
+    reader: R,
+    format: ImageFormat,
+    size: u32,
+    limits: &Limits,
+) -> Result<(DynamicImage, Option<Vec<u8>>), NoPreview> {
     let name = name_of(format);
     let damaged = |e: image::ImageError| describe(name, e);
     let mut image_reader = image::ImageReader::with_format(reader, format);
@@ -120,12 +188,14 @@ pub fn decode<R: BufRead + Seek>(
     let orientation = decoder
         .orientation()
         .unwrap_or(image::metadata::Orientation::NoTransforms);
+    // A profile that cannot be read is as good as none.
+    let icc = decoder.icc_profile().ok().flatten();
     let image = DynamicImage::from_decoder(decoder).map_err(damaged)?;
     limits.check_time()?;
     // Shrink first and turn after: turning the small image is cheaper.
     let mut image = shrink(image, fit_w, fit_h);
     image.apply_orientation(orientation);
-    Ok(image)
+    Ok((image, icc))
 }
 
 /// The JPEG decoder fills a cut-off scan with grey rather than failing, so a

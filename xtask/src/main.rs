@@ -170,6 +170,12 @@ const TEST_PACKAGES: &[&str] = &[
     "gir1.2-gtk-3.0",
     // Writes the .blend files (with their thumbnails) the preview tests read.
     "blender",
+    // Writes the CMYK and grey test images with embedded profiles, and shows
+    // them through those profiles (Little CMS) for the previews to match:
+    // ghostscript's SWOP CMYK profile (libgs-common) and a grey one.
+    "imagemagick",
+    "libgs-common",
+    "icc-profiles-free",
     // The team server's store in the contract suite's third configuration.
     "postgresql-15",
     // Makes the CAs and certificates of the TLS tests.
