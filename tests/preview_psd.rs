@@ -110,7 +110,7 @@ pub fn psd_tools_writes(script: &str) -> tempfile::TempDir {
 
 fn render(path: &Path, size: u32) -> Result<image::RgbaImage, NoPreview> {
     let mut file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-    psd::render(&mut file, size, &Limits::standard())
+    psd::render(&mut file, size, &Limits::standard()).map(|p| p.image)
 }
 
 fn reference(dir: &Path, name: &str) -> image::RgbaImage {
@@ -241,10 +241,10 @@ fn psd_transparency_is_the_first_extra_channel_only_when_the_layer_count_says_so
     let dir = psd_tools_writes(
         r#"
 from psd_tools.api.layers import PixelLayer
-def layered(image, merged_alpha):
+def layered(image, merged_alpha, layer=None):
     psd = PSDImage.frompil(image)
     psd._merged_alpha = merged_alpha
-    psd.append(PixelLayer.frompil(image, psd))
+    psd.append(PixelLayer.frompil(layer or image, psd))
     return psd
 rgba = noise(17, 29, 4, 11)
 rgba[:4, :, 3] = 0
@@ -256,7 +256,7 @@ write('la', layered(Image.fromarray(la, 'LA'), True))
 # The 4x4 document of the report: a fourth channel of zeros, a positive count.
 selection = noise(4, 4, 4, 13)
 selection[:, :, 3] = 0
-write('selection', layered(Image.fromarray(selection, 'RGBA'), False))
+write('selection', layered(Image.fromarray(selection, 'RGBA'), False, Image.fromarray(selection[:, :, :3], 'RGB')))
 assert PSDImage.open(f'{out}/selection.psd')._record.layer_and_mask_information.layer_info.layer_count == 1
 assert PSDImage.open(f'{out}/rgba.psd')._record.layer_and_mask_information.layer_info.layer_count == -1
 "#,
@@ -388,7 +388,8 @@ open(f'{out}/bare.psd', 'wb').write(data)
 /// Renders `bytes` directly (a panic fails the test), within a time bound.
 fn refused(bytes: &[u8], what: &str) -> NoPreview {
     let started = Instant::now();
-    let result = psd::render(&mut std::io::Cursor::new(bytes), 512, &Limits::standard());
+    let result =
+        psd::render(&mut std::io::Cursor::new(bytes), 512, &Limits::standard()).map(|p| p.image);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{what}: took {:?}",
@@ -519,7 +520,8 @@ fn psd_random_bytes_after_the_signature_are_no_preview_or_an_image() {
         };
         bytes.extend((0..len).map(|_| next() as u8));
         let started = Instant::now();
-        let result = psd::render(&mut std::io::Cursor::new(&bytes), 64, &Limits::standard());
+        let result = psd::render(&mut std::io::Cursor::new(&bytes), 64, &Limits::standard())
+            .map(|p| p.image);
         assert!(
             started.elapsed() < Duration::from_secs(2),
             "round {round} took too long"

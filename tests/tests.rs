@@ -34,6 +34,8 @@ mod preview_colour;
 #[cfg(target_os = "linux")]
 mod preview_formats;
 #[cfg(target_os = "linux")]
+mod preview_layers;
+#[cfg(target_os = "linux")]
 mod preview_psd;
 mod proposals;
 mod races;

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     bytes.extend_from_slice(b"8BPS");
     bytes.extend_from_slice(data);
     let size = 64;
-    if let Ok(image) = psd::render(&mut std::io::Cursor::new(&bytes), size, &Limits::standard()) {
+    if let Ok(image) = psd::render(&mut std::io::Cursor::new(&bytes), size, &Limits::standard()).map(|p| p.image) {
         assert!(image.width() >= 1 && image.width() <= size);
         assert!(image.height() >= 1 && image.height() <= size);
     }

@@ -43,6 +43,25 @@ impl From<NoPreview> for crate::Error {
     }
 }
 
+/// A preview, and whether it leaves out something the document shows (a
+/// Photoshop document's adjustment layers or effects, when its layers were
+/// composited for want of a composite): the API's `Leasedesk-Preview:
+/// approximate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    pub image: image::RgbaImage,
+    pub approximate: bool,
+}
+
+impl Preview {
+    pub fn exact(image: image::RgbaImage) -> Self {
+        Self {
+            image,
+            approximate: false,
+        }
+    }
+}
+
 /// What one preview may spend.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -110,13 +129,19 @@ pub fn fitted(width: u32, height: u32, size: u32) -> (u32, u32) {
 }
 
 /// The preview of the file at `path`, fitted into `size`×`size` (see
-/// [`fitted`]), as 8-bit RGBA. Catches a panic in any reader.
-pub fn render_file(path: &Path, size: u32, limits: &Limits) -> Result<image::RgbaImage, NoPreview> {
+/// [`fitted`]), as 8-bit RGBA, and whether it is approximate. Catches a
+/// panic in any reader.
+pub fn preview_file(path: &Path, size: u32, limits: &Limits) -> Result<Preview, NoPreview> {
     let file = std::fs::File::open(path).map_err(unreadable)?;
     // Large enough that one read from the disk serves the sniffing and the
     // headers after it.
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     guarded(|| render_from(&mut reader, size, limits))
+}
+
+/// [`preview_file`]'s image.
+pub fn render_file(path: &Path, size: u32, limits: &Limits) -> Result<image::RgbaImage, NoPreview> {
+    preview_file(path, size, limits).map(|preview| preview.image)
 }
 
 /// The preview of a file held in memory (a test's or a fuzzer's bytes):
@@ -126,12 +151,10 @@ pub fn render_bytes(
     size: u32,
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
-    guarded(|| render_from(&mut std::io::Cursor::new(bytes), size, limits))
+    guarded(|| render_from(&mut std::io::Cursor::new(bytes), size, limits)).map(|p| p.image)
 }
 
-fn guarded(
-    render: impl FnOnce() -> Result<image::RgbaImage, NoPreview>,
-) -> Result<image::RgbaImage, NoPreview> {
+fn guarded(render: impl FnOnce() -> Result<Preview, NoPreview>) -> Result<Preview, NoPreview> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(render)) {
         Ok(result) => result,
         Err(_) => Err(NoPreview(
@@ -154,15 +177,38 @@ fn render_from<R: BufRead + Seek>(
     reader: &mut R,
     size: u32,
     limits: &Limits,
+) -> Result<Preview, NoPreview> {
+    if let Some(preview) = psd_if_it_is(reader, size, limits)? {
+        return Ok(preview);
+    }
+    render_image(reader, size, limits).map(Preview::exact)
+}
+
+fn psd_if_it_is<R: BufRead + Seek>(
+    reader: &mut R,
+    size: u32,
+    limits: &Limits,
+) -> Result<Option<Preview>, NoPreview> {
+    let mut magic = [0u8; 4];
+    let n = read_up_to(reader, &mut magic).map_err(unreadable)?;
+    reader.rewind().map_err(unreadable)?;
+    if n == 4 && &magic == b"8BPS" {
+        return psd::render(reader, size, limits).map(Some);
+    }
+    Ok(None)
+}
+
+/// Every reader but the PSD one.
+fn render_image<R: BufRead + Seek>(
+    reader: &mut R,
+    size: u32,
+    limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
     let size = size.clamp(MIN_SIZE, MAX_SIZE);
     let mut head = vec![0u8; SNIFF_LEN];
     let n = read_up_to(reader, &mut head).map_err(unreadable)?;
     head.truncate(n);
     reader.rewind().map_err(unreadable)?;
-    if head.starts_with(b"8BPS") {
-        return psd::render(reader, size, limits);
-    }
     if let Some(format) = raster::format_of(&head) {
         return raster::render(reader, format, size, limits);
     }

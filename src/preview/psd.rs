@@ -24,7 +24,9 @@ use std::io::{Read, Seek, SeekFrom};
 
 use super::colour::{self, Samples, ToSrgb};
 use super::scale::BoxPlane;
-use super::{fitted, Limits, NoPreview};
+use super::{fitted, Limits, NoPreview, Preview};
+
+mod layers;
 
 /// Largest sides the format allows.
 const PSD_MAX_SIDE: u32 = 30_000;
@@ -34,27 +36,69 @@ const CHUNK: usize = 256 << 10;
 /// Rows between looks at the deadline.
 const ROWS_PER_TIME_CHECK: u32 = 64;
 
-/// Renders a PSD or PSB file (which starts with `8BPS`), fitted into `size`.
+/// Renders a PSD or PSB file (which starts with `8BPS`), fitted into `size`:
+/// its composite; its layers when it has none (or a blank one); else its
+/// thumbnail.
 pub fn render(
     file: &mut (impl Read + Seek),
     size: u32,
     limits: &Limits,
-) -> Result<image::RgbaImage, NoPreview> {
+) -> Result<Preview, NoPreview> {
     let file_len = file.seek(SeekFrom::End(0)).map_err(read_failed)?;
     file.rewind().map_err(read_failed)?;
     let mut at = Cursor::new(0, file_len, 4096);
     let doc = Document::read(&mut at, file, file_len, limits)?;
-    let composite = match doc.why_no_composite() {
-        None => return render_composite(&doc, file, size, limits),
+    let why = match doc.why_no_composite() {
+        None => {
+            let image = render_composite(&doc, file, size, limits)?;
+            // A composite of one colour, over layers: a writer's placeholder.
+            let blank = image.pixels().all(|p| p == image.get_pixel(0, 0));
+            if !(blank && doc.layer_info.is_some()) {
+                return Ok(Preview::exact(image));
+            }
+            match render_layers(&doc, file, size, limits) {
+                Ok(preview) => return Ok(preview),
+                Err(_) => return Ok(Preview::exact(image)),
+            }
+        }
         Some(why) => why,
     };
-    match &doc.thumbnail {
-        Some(thumbnail) => render_thumbnail(thumbnail, file, size, limits),
-        None => Err(NoPreview(format!(
-            "{}: {composite}, and it has no thumbnail",
+    let layers = match doc.layer_info {
+        Some(_) if doc.mode != Mode::Multichannel => Some(render_layers(&doc, file, size, limits)),
+        _ => None,
+    };
+    match (layers, &doc.thumbnail) {
+        (Some(Ok(preview)), _) => Ok(preview),
+        (_, Some(thumbnail)) => render_thumbnail(thumbnail, file, size, limits).map(Preview::exact),
+        (Some(Err(e)), None) => Err(e),
+        (None, None) => Err(NoPreview(format!(
+            "{}: {why}, and it has no thumbnail",
             doc.kind()
         ))),
     }
+}
+
+/// The layers composited, converted as the composite is.
+fn render_layers(
+    doc: &Document,
+    file: &mut (impl Read + Seek),
+    size: u32,
+    limits: &Limits,
+) -> Result<Preview, NoPreview> {
+    let composited = layers::composite(doc, file, size, limits)?;
+    let count = composited.planes.len();
+    let image = to_rgba(
+        doc,
+        &composited.planes,
+        count,
+        composited.width,
+        composited.height,
+        false,
+    );
+    Ok(Preview {
+        image,
+        approximate: composited.approximate,
+    })
 }
 
 fn read_failed(e: std::io::Error) -> NoPreview {
@@ -848,6 +892,7 @@ fn render_composite(
         planes_wanted as usize,
         out_width,
         out_height,
+        true,
     ))
 }
 
@@ -1062,13 +1107,15 @@ fn to_8bit(row: &[u8], depth: u16, out: &mut [u8]) {
 }
 
 /// The scaled planes (colours, then alpha if any) as RGBA, converted to
-/// sRGB through the document's profile (Lab needs none).
+/// sRGB through the document's profile (Lab needs none). Photoshop writes
+/// a transparent composite's colours `matted` against white.
 fn to_rgba(
     doc: &Document,
     planes: &[Vec<u8>],
     count: usize,
     width: u32,
     height: u32,
+    matted: bool,
 ) -> image::RgbaImage {
     let mode = doc.mode;
     let colors = match mode {
@@ -1077,7 +1124,7 @@ fn to_rgba(
     };
     let alpha = (count > colors).then(|| &planes[colors]);
     // Photoshop mattes only these modes' transparent composites (as psd-tools reads them).
-    let matted = matches!(mode, Mode::Rgb | Mode::Grayscale);
+    let matted = matted && matches!(mode, Mode::Rgb | Mode::Grayscale);
     let samples = match mode {
         Mode::Rgb | Mode::Indexed | Mode::Lab => Samples::Rgb,
         Mode::Grayscale | Mode::Duotone | Mode::Bitmap => Samples::Gray,

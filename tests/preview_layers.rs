@@ -1,0 +1,201 @@
+//! Photoshop documents saved without their composite ("maximize
+//! compatibility" off) or with a blank one: their layers are composited,
+//! and compared with psd-tools' own compositing of the same file
+//! (`composite(force=True)`) on documents psd-tools writes with the layers
+//! a preview must render: opacity and fill, visibility, masks, groups
+//! (normal and pass-through), clipping, and six blend modes.
+
+use leasedesk::preview::{psd, Limits, Preview};
+
+use crate::preview_colour::difference;
+use crate::preview_psd::psd_tools_writes;
+
+/// Builds a layered document as `layers.psd` (psd-tools writes its
+/// composite), then two copies whose composite is gone: `hidden.psd` says
+/// so (resource 1057), `blank.psd` just holds a white one. `layers.png` is
+/// psd-tools' compositing of the layers.
+const LAYERED: &str = r#"
+from psd_tools.api.layers import PixelLayer, Group
+from psd_tools.constants import Resource, BlendMode
+from psd_tools.psd.image_resources import ImageResource
+
+def layered(mode, size, scale=1):
+    w, h = size
+    def pixels(hh, ww, c, seed):
+        return noise(hh, ww, c, seed).repeat(scale, 0).repeat(scale, 1)
+    psd = PSDImage.new(mode, (w * scale, h * scale))
+    colour = {'RGB': ('RGB', 'RGBA', 3), 'L': ('L', 'LA', 1)}[mode]
+    def image(hh, ww, seed, alpha=False):
+        a = pixels(hh, ww, colour[2] + alpha, seed)
+        if colour[2] + alpha == 1:
+            a = a[:, :, 0]
+        return Image.fromarray(a, colour[alpha])
+    bg = PixelLayer.frompil(image(h, w, 1), psd, 'background'); psd.append(bg)
+    a = pixels(40, 60, colour[2] + 1, 2)
+    a[:, :, -1] = np.linspace(0, 255, 60 * scale, dtype=np.uint8)[None, :]
+    soft = a if colour[2] == 3 else a[:, :, [0, 1]]
+    mul = PixelLayer.frompil(Image.fromarray(soft, colour[1]), psd, 'multiply', top=30 * scale, left=-10 * scale)
+    mul.blend_mode = BlendMode.MULTIPLY; mul.opacity = 200; psd.append(mul)
+    scr = PixelLayer.frompil(image(50, 50, 3), psd, 'screen', top=5 * scale, left=40 * scale)
+    scr.blend_mode = BlendMode.SCREEN; scr.fill_opacity = 180
+    scr.create_mask(Image.fromarray(np.tile(np.linspace(255, 0, 50 * scale, dtype=np.uint8), (50 * scale, 1)), 'L'))
+    psd.append(scr)
+    hidden = PixelLayer.frompil(Image.new(colour[0], (w * scale, h * scale), 255), psd, 'hidden')
+    hidden.visible = False; psd.append(hidden)
+    group = Group.new(psd, 'group')
+    over = PixelLayer.frompil(image(30, 40, 4), group, 'overlay', top=10 * scale, left=10 * scale)
+    over.blend_mode = BlendMode.OVERLAY; group.append(over)
+    dark = PixelLayer.frompil(image(20, 30, 5, alpha=True), group, 'darken', top=20 * scale, left=20 * scale)
+    dark.blend_mode = BlendMode.DARKEN; group.append(dark)
+    clip = PixelLayer.frompil(image(h, w, 6), group, 'clipped')
+    clip.blend_mode = BlendMode.LIGHTEN; clip.clipping = True; group.append(clip)
+    group.opacity = 150
+    through = Group.new(psd, 'pass-through'); through.blend_mode = BlendMode.PASS_THROUGH
+    light = PixelLayer.frompil(image(20, w, 7), through, 'lighten', top=44 * scale)
+    light.blend_mode = BlendMode.LIGHTEN; through.append(light)
+    through.opacity = 200
+    return psd
+
+def unicode(text):
+    return struct.pack('>I', len(text)) + text.encode('utf-16-be')
+
+def without_composite(name, psd, say_so):
+    """Saves `name.psd` with a white composite, and (if `say_so`) resource
+    1057 saying it is not the real one."""
+    psd.save(f'{out}/{name}.psd')
+    back = PSDImage.open(f'{out}/{name}.psd')
+    h, w = back.height, back.width
+    white = [np.full((h, w), 255, np.uint8).tobytes()] * back.channels
+    back._record.image_data.compression = Compression.RAW
+    back._record.image_data.set_data(white, back._record.header)
+    if say_so:
+        info = struct.pack('>IB', 1, 0) + unicode('Adobe Photoshop') + unicode('Adobe Photoshop 2026') + struct.pack('>I', 1)
+        back._record.image_resources[Resource.VERSION_INFO] = ImageResource(key=Resource.VERSION_INFO, data=info)
+    back.save(f'{out}/{name}.psd')
+
+def composited(name):
+    back = PSDImage.open(f'{out}/{name}.psd')
+    Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').save(f'{out}/{name}.png')
+"#;
+
+fn preview(path: &std::path::Path, size: u32) -> Preview {
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    psd::render(&mut file, size, &Limits::standard()).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+}
+
+fn reference(dir: &std::path::Path, name: &str) -> image::RgbaImage {
+    image::open(dir.join(format!("{name}.png")))
+        .unwrap()
+        .to_rgba8()
+}
+
+#[test]
+fn layers_without_a_composite_match_psd_tools_compositing() {
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+psd = layered('RGB', (96, 64))
+psd.save(f'{{out}}/layers.psd')
+composited('layers')
+without_composite('hidden', layered('RGB', (96, 64)), True)
+without_composite('blank', layered('RGB', (96, 64)), False)
+without_composite('grey', layered('L', (96, 64)), True)
+composited('grey')
+"
+    ));
+    let theirs = reference(dir.path(), "layers");
+    for name in ["hidden", "blank"] {
+        let ours = preview(&dir.path().join(format!("{name}.psd")), 512);
+        assert!(
+            !ours.approximate,
+            "{name}: nothing here needs more than we render"
+        );
+        // Floats against floats: within a level, but for rounding.
+        let (mean, p99) = difference(&ours.image, &theirs);
+        assert!(
+            mean < 0.5 && p99 <= 2,
+            "{name}: mean {mean:.2}, 99th percentile {p99}"
+        );
+        let alpha: Vec<u8> = ours.image.pixels().map(|p| p.0[3]).collect();
+        assert!(
+            alpha.iter().all(|&a| a == 255),
+            "{name}: an opaque background"
+        );
+    }
+    // Not the white composite: the layers are what the preview shows.
+    let white = image::Rgba([255, 255, 255, 255]);
+    let shown = preview(&dir.path().join("hidden.psd"), 512).image;
+    assert!(shown.pixels().filter(|&&p| p == white).count() < 10);
+    // Grey documents composite in grey, then go through "Dot Gain 20%" (no
+    // profile); psd-tools shows grey as it is stored, so compare its
+    // composite through the same curve.
+    let grey = preview(&dir.path().join("grey.psd"), 512).image;
+    let psd_tools_grey = reference(dir.path(), "grey");
+    let through_dot_gain = image::RgbaImage::from_fn(grey.width(), grey.height(), |x, y| {
+        let v = psd_tools_grey.get_pixel(x, y).0[0];
+        let ink = 1.0 - v as f32 / 255.0;
+        let light = leasedesk::preview::colour::encode_srgb(1.0 - (ink + 0.8 * ink * (1.0 - ink)));
+        image::Rgba([light, light, light, 255])
+    });
+    let (mean, p99) = difference(&grey, &through_dot_gain);
+    assert!(
+        mean < 1.0 && p99 <= 4,
+        "grey: mean {mean:.2}, 99th percentile {p99}"
+    );
+}
+
+#[test]
+fn a_real_composite_is_still_what_shows() {
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+layered('RGB', (96, 64)).save(f'{{out}}/layers.psd')
+composited('layers')
+"
+    ));
+    let ours = preview(&dir.path().join("layers.psd"), 512);
+    let (mean, _) = difference(&ours.image, &reference(dir.path(), "layers"));
+    assert!(mean < 0.5, "mean {mean:.2}");
+}
+
+#[test]
+fn shrunk_layers_match_psd_tools_compositing_shrunk() {
+    // 768×512 shown at 96×64: blended at the preview's scale, which is
+    // exact where each preview pixel covers flat colour (here the blocks
+    // and layers line up with the preview's pixels; the multiply layer's
+    // transparency ramps across them).
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+without_composite('large', layered('RGB', (96, 64), scale=8), True)
+back = PSDImage.open(f'{{out}}/large.psd')
+Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').reduce(8).save(f'{{out}}/large.png')
+"
+    ));
+    let ours = preview(&dir.path().join("large.psd"), 96);
+    assert_eq!(ours.image.dimensions(), (96, 64));
+    let (mean, p99) = difference(&ours.image, &reference(dir.path(), "large"));
+    assert!(
+        mean < 1.0 && p99 <= 2,
+        "mean {mean:.2}, 99th percentile {p99}"
+    );
+}
+
+#[test]
+fn an_adjustment_layer_makes_the_preview_approximate() {
+    // An Invert adjustment layer (its `nvrt` block) over an orange
+    // background: the preview shows the background, and says it is approximate.
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+from psd_tools.constants import Tag
+from psd_tools.psd.tagged_blocks import TaggedBlock, Bytes
+psd = PSDImage.new('RGB', (8, 8))
+psd.append(PixelLayer.frompil(Image.new('RGB', (8, 8), (200, 100, 50)), psd, 'background'))
+invert = PixelLayer.frompil(Image.new('RGBA', (8, 8), (0, 0, 0, 0)), psd, 'invert')
+invert._record.tagged_blocks[Tag.INVERT] = TaggedBlock(key=Tag.INVERT, data=Bytes(b''))
+psd.append(invert)
+without_composite('adjusted', psd, True)
+assert PSDImage.open(f'{{out}}/adjusted.psd')[1].kind == 'invert'
+"
+    ));
+    let ours = preview(&dir.path().join("adjusted.psd"), 512);
+    assert!(ours.approximate);
+    assert!(ours.image.pixels().all(|p| p.0 == [200, 100, 50, 255]));
+}
