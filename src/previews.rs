@@ -24,6 +24,11 @@ use crate::preview::{self, Limits};
 /// files are asked for together.
 const DECODES_AT_ONCE: usize = 2;
 
+/// A preview's name in the cache: its bytes, its size and the readers' generation.
+fn cache_key(digest: &Digest, size: u32) -> String {
+    format!("{}-{size}-r{}", digest.hex(), preview::READER_GENERATION)
+}
+
 /// How much disk the app's previews may take: 256 MiB (some 2500
 /// thumbnails of 512 px, or a few hundred large previews).
 pub const DEFAULT_BOUND_BYTES: u64 = 256 << 20;
@@ -111,7 +116,7 @@ impl PreviewCache {
         let limits = Limits::standard();
         let decode = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            preview::render_file(&source, size, &limits).map(|image| preview::encode_png(&image))
+            preview::preview_file(&source, size, &limits).map(|made| preview::encode_preview(&made))
         });
         let waited = preview::TIME_BUDGET + Duration::from_secs(1);
         match tokio::time::timeout(waited, decode).await {
@@ -136,7 +141,7 @@ impl PreviewCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Vec<u8>>>,
     {
-        let key = format!("{}-{size}", digest.hex());
+        let key = cache_key(digest, size);
         if let Some(found) = self.cached(&key)? {
             return found;
         }
@@ -188,7 +193,7 @@ impl PreviewCache {
             let made = self.get_or_make(digest, size, make).await?;
             return Ok(tokio::fs::read(made).await?);
         };
-        let key = format!("{}-{size}", digest.hex());
+        let key = cache_key(digest, size);
         if let Some(found) = cached_object(objects, &key).await? {
             return found;
         }

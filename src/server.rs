@@ -1214,17 +1214,25 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
     } else {
         "private, no-cache"
     };
-    (
+    let approximate = crate::preview::is_approximate(&png);
+    let mut response = (
         [
             (header::CONTENT_TYPE, "image/png"),
             (header::CACHE_CONTROL, cache),
         ],
         png,
     )
-        .into_response()
+        .into_response();
+    if approximate {
+        response.headers_mut().insert(
+            crate::preview::APPROXIMATE_HEADER,
+            header::HeaderValue::from_static("approximate"),
+        );
+    }
+    response
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", params(("id" = Uuid, Path), ("version" = Option<u64>, Query, description = "The head when not given"), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", params(("id" = Uuid, Path), ("version" = Option<u64>, Query, description = "The head when not given"), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn artifact_preview(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -1240,7 +1248,7 @@ async fn artifact_preview(
     Ok(png_response(me.preview(of, size).await?, version.is_some()))
 }
 
-#[utoipa::path(get, path = "/v1/proposals/{id}/preview", params(("id" = Uuid, Path), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/proposals/{id}/preview", params(("id" = Uuid, Path), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
 async fn proposal_preview(
     Caller(me): Caller,
     RawId(raw): RawId,

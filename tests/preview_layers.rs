@@ -199,3 +199,73 @@ assert PSDImage.open(f'{{out}}/adjusted.psd')[1].kind == 'invert'
     assert!(ours.approximate);
     assert!(ours.image.pixels().all(|p| p.0 == [200, 100, 50, 255]));
 }
+
+/// A document with an adjustment layer and no composite, and one exact.
+fn adjusted_and_exact() -> tempfile::TempDir {
+    psd_tools_writes(&format!(
+        "{LAYERED}
+from psd_tools.constants import Tag
+from psd_tools.psd.tagged_blocks import TaggedBlock, Bytes
+psd = layered('RGB', (96, 64))
+invert = PixelLayer.frompil(Image.new('RGBA', (8, 8), (0, 0, 0, 0)), psd, 'invert')
+invert._record.tagged_blocks[Tag.INVERT] = TaggedBlock(key=Tag.INVERT, data=Bytes(b''))
+psd.append(invert)
+without_composite('adjusted', psd, True)
+without_composite('exact', layered('RGB', (96, 64)), True)
+"
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_says_when_a_preview_is_approximate() {
+    let dir = adjusted_and_exact();
+    let f = crate::harness::remote_fixture().await;
+    let server = f.server.as_ref().unwrap();
+    let client = reqwest::Client::new();
+    let token = server.token("user:alice");
+    for (name, approximate) in [("adjusted", true), ("exact", false)] {
+        let bytes = std::fs::read(dir.path().join(format!("{name}.psd"))).unwrap();
+        let artifact = f.import(&format!("{name}.psd"), &bytes).await;
+        // Twice: made, then from the cache, which keeps the mark.
+        for _ in 0..2 {
+            let answer = client
+                .get(format!(
+                    "{}/v1/artifacts/{}/preview?size=64",
+                    server.base, artifact.id
+                ))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 200);
+            let header = answer
+                .headers()
+                .get("Leasedesk-Preview")
+                .map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(
+                header.as_deref(),
+                approximate.then_some("approximate"),
+                "{name}"
+            );
+            let png = answer.bytes().await.unwrap();
+            let image = image::load_from_memory(&png).unwrap();
+            assert_eq!((image.width(), image.height()), (64, 43), "{name}");
+        }
+    }
+    // The bundled backend's bytes carry the same mark.
+    let bundled = crate::harness::fixture();
+    let bytes = std::fs::read(dir.path().join("adjusted.psd")).unwrap();
+    let artifact = bundled.import("adjusted.psd", &bytes).await;
+    let png = bundled
+        .alice
+        .preview(
+            leasedesk::model::PreviewOf::Version {
+                artifact: artifact.id,
+                version: None,
+            },
+            64,
+        )
+        .await
+        .unwrap();
+    assert!(leasedesk::preview::is_approximate(&png));
+}

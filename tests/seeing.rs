@@ -431,11 +431,12 @@ async fn a_preview_is_made_once_per_digest_and_size_and_so_is_a_refusal() {
     let first = f.alice.preview(head(a.id), 32).await.unwrap();
     let refusal = f.alice.preview(head(t.id), 32).await.unwrap_err();
     let hex = |d: &Digest| d.hex().to_owned();
+    let generation = leasedesk::preview::READER_GENERATION;
     assert_eq!(
         cached_previews(f.dir.path()),
         [
-            format!("{}-32.png", hex(&a.head.digest)),
-            format!("{}-32.none", hex(&t.head.digest)),
+            format!("{}-32-r{generation}.png", hex(&a.head.digest)),
+            format!("{}-32-r{generation}.none", hex(&t.head.digest)),
         ]
         .into_iter()
         .collect::<std::collections::BTreeSet<_>>()
@@ -448,7 +449,7 @@ async fn a_preview_is_made_once_per_digest_and_size_and_so_is_a_refusal() {
         .dir
         .path()
         .join("previews")
-        .join(format!("{}-32.png", a.head.digest.hex()));
+        .join(format!("{}-32-r{generation}.png", a.head.digest.hex()));
     assert_eq!(std::fs::read(&entry).unwrap(), first);
     let marked = png(2, 2, |_, _| [1, 2, 3, 255]);
     std::fs::write(&entry, &marked).unwrap();

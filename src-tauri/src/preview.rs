@@ -134,8 +134,21 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
         Ok(png) => Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "image/png")
-            // The window (another origin) reads the pixels to compare two previews.
+            // The window (another origin) reads the pixels to compare two
+            // previews, and whether one is approximate.
             .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
+            .header(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                leasedesk::preview::APPROXIMATE_HEADER,
+            )
+            .header(
+                leasedesk::preview::APPROXIMATE_HEADER,
+                if leasedesk::preview::is_approximate(&png) {
+                    "approximate"
+                } else {
+                    "exact"
+                },
+            )
             .header(
                 header::CACHE_CONTROL,
                 if wanted.is_immutable() {

@@ -251,20 +251,56 @@ fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Resul
 
 /// Encodes a preview as PNG.
 pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
+    encode_preview(&Preview::exact(image.clone()))
+}
+
+/// The answer's header that says a preview is approximate (`Leasedesk-Preview: approximate`).
+pub const APPROXIMATE_HEADER: &str = "leasedesk-preview";
+
+/// The text chunk that marks an approximate preview, so the mark travels
+/// with the PNG through every cache (and the API's header can be read off it).
+const APPROXIMATE_KEYWORD: &str = "Leasedesk-Preview";
+
+/// Encodes a preview as PNG, marked when it is approximate; empty if the
+/// encoder fails (never, for an image in memory).
+pub fn encode_preview(preview: &Preview) -> Vec<u8> {
     let mut out = Vec::new();
-    image::codecs::png::PngEncoder::new(&mut out)
-        .write_image(
-            image.as_raw(),
-            image.width(),
-            image.height(),
-            image::ExtendedColorType::Rgba8,
-        )
-        .map(|_| ())
-        .unwrap_or_default();
+    let image = &preview.image;
+    let mut encoder = png::Encoder::new(&mut out, image.width(), image.height());
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    if preview.approximate {
+        let _ = encoder.add_text_chunk(APPROXIMATE_KEYWORD.into(), "approximate".into());
+    }
+    let written = encoder
+        .write_header()
+        .and_then(|mut writer| writer.write_image_data(image.as_raw()));
+    if written.is_err() {
+        return Vec::new();
+    }
     out
 }
 
-use image::ImageEncoder as _;
+/// Whether a PNG made by [`encode_preview`] is marked approximate: its text
+/// chunks come before its pixels.
+pub fn is_approximate(png: &[u8]) -> bool {
+    let wanted = [APPROXIMATE_KEYWORD.as_bytes(), b"\0approximate"].concat();
+    let mut at = 8;
+    while let Some(head) = png.get(at..at + 8) {
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        match &head[4..8] {
+            b"IDAT" | b"IEND" => break,
+            b"tEXt" if png.get(at + 8..at + 8 + len) == Some(&wanted[..]) => return true,
+            _ => {}
+        }
+        at = at.saturating_add(12 + len);
+    }
+    false
+}
+
+/// Raised when the readers change what they make of the same bytes (colour
+/// management, layers): previews cached by an older reader are made again.
+pub const READER_GENERATION: u32 = 2;
 
 #[cfg(test)]
 mod tests {

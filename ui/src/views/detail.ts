@@ -158,7 +158,22 @@ function previewFigure(row: FileRow): HTMLElement {
   const caption = local ? "Your copy on this computer: modified, not checked in" : `Version ${artifact.head.version}`;
   const image = lazyImage(src, caption, extensionOf(artifact.path), null);
   image.classList.add("large");
-  return h("figure", { class: `preview${local ? " local" : ""}`, "data-src": src, id: "detail-preview" }, image, h("figcaption", {}, caption));
+  const figure = h("figure", { class: `preview${local ? " local" : ""}`, "data-src": src, id: "detail-preview" }, image, h("figcaption", {}, caption));
+  void sayIfApproximate(figure, src);
+  return figure;
+}
+
+/** A Photoshop document previewed from its layers, some of which need what
+ *  Leasedesk does not render (adjustments, effects), says so under it. */
+async function sayIfApproximate(figure: HTMLElement, src: string) {
+  try {
+    const answer = await fetch(src);
+    if (answer.headers.get("Leasedesk-Preview") === "approximate") {
+      figure.append(h("p", { class: "approximate", id: "preview-approximate" }, "approximate preview"));
+    }
+  } catch {
+    // No preview: the picture says so itself.
+  }
 }
 
 /** While an action on a file runs no other may start; buttons marked
