@@ -1,12 +1,23 @@
-//! `cargo xtask bench`, part `preview`: a 512 px preview of a 1 GiB PSB
-//! (16000×16000 RGB with transparency, 8-bit, RLE, noise so RLE cannot shrink
-//! it), written by our own small writer, read by our reader and by psd-tools
-//! (`PSDImage.open(f).topil()`, then Pillow's `thumbnail`) in the same run.
-//! Each reader runs in its own process, which reports its time and peak
-//! memory, and its CPU time (on a loaded machine the wall time is mostly
-//! waiting for a core). `--quick` uses a 4000×4000 file; `--only preview`
-//! runs this part alone (any other `--only` skips it); `--without-baseline`
-//! skips psd-tools (about 400 s and 10 GiB here).
+//! `cargo xtask bench`, part `preview`, in three rows of figures:
+//!
+//! - a 512 px preview of a 1 GiB PSB with a composite (16000×16000 RGB with
+//!   its transparency, 8-bit, RLE, noise so RLE cannot shrink it), read by
+//!   our reader and by psd-tools (`PSDImage.open(f).topil()`, then Pillow's
+//!   `thumbnail`);
+//! - the same of a 1 GiB PSB saved without its composite (8000×8000, 20
+//!   layers of about 3650×3650 RGBA in six blend modes, "maximize
+//!   compatibility" off), ours composited from its layers, psd-tools'
+//!   `composite(force=True)`;
+//! - what colour management costs: 8000×8000 RGB and CMYK documents with and
+//!   without an embedded profile (Debian's icc-profiles-free and
+//!   ghostscript's SWOP profile, when installed).
+//!
+//! Every file is written by our own small writer. Each reader runs in its
+//! own process, which reports its time and peak memory, and its CPU time (on
+//! a loaded machine the wall time is mostly waiting for a core). `--quick`
+//! uses small files; `--only preview` runs this bench alone (any other
+//! `--only` skips it); `--without-baseline` skips psd-tools (minutes, and
+//! 10 GiB or more here).
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
@@ -31,37 +42,129 @@ fn main() {
     if !flags.runs("preview") {
         return;
     }
-    let quick = flags.quick;
-    let (side, repeats) = if quick { (4000, 3) } else { (16000, 5) };
+    let baseline = !args.iter().any(|a| a == "--without-baseline");
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-preview");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
+    println!("| figure | measured | baseline / target |");
+    println!("|---|---|---|");
+    composite(flags.quick, baseline, &work);
+    layers(flags.quick, baseline, &work);
+    colour_management(flags.quick, &work);
+}
 
+fn composite(quick: bool, baseline: bool, work: &Path) {
+    let (side, repeats) = if quick { (4000, 3) } else { (16000, 5) };
     let psb = work.join("big.psb");
     let started = Instant::now();
     write_psb(&psb, side, side);
-    let file_len = std::fs::metadata(&psb).unwrap().len();
+    let what = format!(
+        "{} PSB ({side}×{side} RGB + transparency, 8-bit, RLE)",
+        gib(&psb, started)
+    );
+    let ours = ours(&psb, repeats, &what, "`preview::psd::render`");
+    if baseline {
+        let theirs = psd_tools(
+            PSD_TOOLS_COMPOSITE,
+            &psb,
+            "`PSDImage.open(f).topil()`, Pillow `thumbnail`",
+        );
+        compare(&ours, &theirs, "box filter vs Pillow's reduce + bicubic");
+    }
+    std::fs::remove_file(&psb).unwrap();
+}
+
+fn layers(quick: bool, baseline: bool, work: &Path) {
+    let (side, layer_side, repeats) = if quick {
+        (2000, 900, 3)
+    } else {
+        (8000, 3650, 5)
+    };
+    let psb = work.join("layers.psb");
+    let started = Instant::now();
+    write_layered_psb(&psb, side, 20, layer_side);
+    let what = format!(
+        "{} PSB without a composite ({side}×{side}, 20 layers of {layer_side}×{layer_side} RGBA, 8-bit, RLE, six blend modes)",
+        gib(&psb, started)
+    );
+    let ours = ours(&psb, repeats, &what, "composited from its layers");
+    if baseline {
+        let theirs = psd_tools(
+            PSD_TOOLS_LAYERS,
+            &psb,
+            "`PSDImage.open(f).composite(force=True)`, Pillow `thumbnail`",
+        );
+        compare(
+            &ours,
+            &theirs,
+            "ours blended at the preview's scale, psd-tools' at the document's, then shrunk: pixel noise in five non-normal modes is the worst case for that",
+        );
+    }
+    std::fs::remove_file(&psb).unwrap();
+}
+
+/// Previews of RGB and CMYK documents with and without their profile.
+fn colour_management(quick: bool, work: &Path) {
+    let (side, repeats) = if quick { (2000, 3) } else { (8000, 5) };
+    let profiles = [
+        (3, "RGB", None, "untagged: shown as sRGB"),
+        (
+            3,
+            "RGB",
+            Some("/usr/share/color/icc/compatibleWithAdobeRGB1998.icc"),
+            "with an Adobe RGB (1998) profile",
+        ),
+        (4, "CMYK", None, "untagged: the SWOP-like default"),
+        (
+            4,
+            "CMYK",
+            Some("/usr/share/color/icc/ghostscript/default_cmyk.icc"),
+            "with ghostscript's SWOP profile (a 33-point LUT)",
+        ),
+    ];
+    for (mode, name, profile, how) in profiles {
+        let icc = match profile.map(std::fs::read) {
+            None => None,
+            Some(Ok(icc)) => Some(icc),
+            Some(Err(e)) => {
+                row(&format!("{name} {how}"), format!("not measured: {e}"), "");
+                continue;
+            }
+        };
+        let psd = work.join(format!("{name}-{}.psd", icc.is_some()));
+        write_flat(&psd, side, mode, icc.as_deref());
+        let what = format!("{side}×{side} {name} PSD (8-bit, RLE), {how}");
+        ours(&psd, repeats, &what, "`preview::psd::render`");
+        std::fs::remove_file(&psd).unwrap();
+    }
+}
+
+fn gib(file: &Path, started: Instant) -> String {
+    let len = std::fs::metadata(file).unwrap().len();
     eprintln!(
         "wrote {} ({} MiB) in {:.1?}",
-        psb.display(),
-        file_len >> 20,
+        file.display(),
+        len >> 20,
         started.elapsed()
     );
-    let what = format!(
-        "{:.2} GiB PSB ({side}×{side} RGB + transparency, 8-bit, RLE)",
-        file_len as f64 / (1u64 << 30) as f64
-    );
+    format!("{:.2} GiB", len as f64 / (1u64 << 30) as f64)
+}
 
-    println!("| figure | measured | baseline / target |");
-    println!("|---|---|---|");
-    let ours_png = work.join("ours.png");
+/// Our preview's figures: rows for its time, CPU time and peak memory.
+struct Measured {
+    time: Duration,
+    png: PathBuf,
+}
+
+fn ours(file: &Path, repeats: usize, what: &str, how: &str) -> Measured {
+    let png = file.with_extension("ours.png");
     let (mut times, mut cpu, mut peak) = (vec![], vec![], 0);
     for _ in 0..repeats {
-        settle(&psb);
+        settle(file);
         let out = Command::new(std::env::current_exe().unwrap())
             .arg("--render-one")
-            .arg(&psb)
-            .arg(&ours_png)
+            .arg(file)
+            .arg(&png)
             .output()
             .unwrap();
         assert!(
@@ -75,43 +178,33 @@ fn main() {
         peak = peak.max(rss);
     }
     let fastest = *times.iter().min().unwrap();
-    let ours = median(times);
+    let time = median(times);
     row(
-        &format!(
-            "**{SIZE} px preview of a {what}**, `preview::psd::render` (release, one process each)"
-        ),
+        &format!("**{SIZE} px preview of a {what}**, {how} (release, one process each)"),
         format!(
-            "**{:.2} s** ({:.2} s), median of {repeats}",
-            secs(ours),
-            secs(fastest)
+            "**{:.2} s** ({:.2} s fastest), median of {repeats}; CPU {:.2} s; peak **{:.1} MiB**",
+            secs(time),
+            secs(fastest),
+            secs(median(cpu)),
+            peak as f64 / (1 << 20) as f64
         ),
-        "at most 2 s",
+        "at most 1 s, 256 MiB",
     );
-    row(
-        "its CPU time (user + system)",
-        format!("{:.2} s, median", secs(median(cpu))),
-        "",
-    );
-    row(
-        "peak memory (VmHWM) of that process",
-        format!("**{:.1} MiB**", peak as f64 / (1 << 20) as f64),
-        "at most 256 MiB",
-    );
+    Measured { time, png }
+}
 
-    if args.iter().any(|a| a == "--without-baseline") {
-        return;
-    }
+/// psd-tools' preview of `file` by `script`, in the same run.
+fn psd_tools(script: &str, file: &Path, how: &str) -> Measured {
     let python = bench_python();
-    let theirs_png = work.join("theirs.png");
-    settle(&psb);
+    let png = file.with_extension("theirs.png");
+    settle(file);
     let out = Command::new(&python)
-        // psd-tools 1.26 refuses a decode over 4 GiB by default; this one
-        // needs about 12 GB (16000×16000×4 as float planes).
+        // psd-tools 1.26 refuses a decode over 4 GiB by default; these need more.
         .env("PSD_TOOLS_MAX_ALLOC_BYTES", "unlimited")
         .arg("-c")
-        .arg(PSD_TOOLS)
-        .arg(&psb)
-        .arg(&theirs_png)
+        .arg(script)
+        .arg(file)
+        .arg(&png)
         .arg(SIZE.to_string())
         .output()
         .unwrap();
@@ -120,24 +213,28 @@ fn main() {
         "psd-tools: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (theirs, their_peak) = parse_report(&out.stdout);
+    let (time, peak) = parse_report(&out.stdout);
     row(
-        "the same preview by psd-tools 1.26 (`PSDImage.open(f).topil()`, Pillow `thumbnail`)",
+        &format!("the same preview by psd-tools 1.26 ({how})"),
         format!(
             "{:.2} s, peak {:.0} MiB",
-            secs(theirs),
-            their_peak as f64 / (1 << 20) as f64
+            secs(time),
+            peak as f64 / (1 << 20) as f64
         ),
         "baseline",
     );
+    Measured { time, png }
+}
+
+fn compare(ours: &Measured, theirs: &Measured, how: &str) {
     row(
         "**speed-up over psd-tools**",
-        format!("**{:.1}x**", secs(theirs) / secs(ours)),
+        format!("**{:.1}x**", secs(theirs.time) / secs(ours.time)),
         "at least 5x",
     );
     let (a, b) = (
-        image::open(&ours_png).unwrap().to_rgba8(),
-        image::open(&theirs_png).unwrap().to_rgba8(),
+        image::open(&ours.png).unwrap().to_rgba8(),
+        image::open(&theirs.png).unwrap().to_rgba8(),
     );
     assert_eq!(
         a.dimensions(),
@@ -151,7 +248,7 @@ fn main() {
         .map(|(x, y)| x.abs_diff(*y) as u64)
         .sum();
     row(
-        "mean difference between the two previews (box filter vs Pillow's reduce + bicubic)",
+        &format!("mean difference between the two previews ({how})"),
         format!(
             "{:.2} levels of 255",
             difference as f64 / a.as_raw().len() as f64
@@ -204,12 +301,23 @@ fn render_one(psb: &Path, png: &Path) {
     );
 }
 
-const PSD_TOOLS: &str = r#"
+const PSD_TOOLS_COMPOSITE: &str = r#"
 import resource, sys, time
 from psd_tools import PSDImage
 started = time.perf_counter()
 # Its default budget (4 GiB) refuses this file: it needs about 12 GB.
 image = PSDImage.open(sys.argv[1], max_alloc_bytes='unlimited').topil()
+image.thumbnail((int(sys.argv[3]), int(sys.argv[3])))
+elapsed = time.perf_counter() - started
+image.convert('RGBA').save(sys.argv[2])
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"#;
+
+const PSD_TOOLS_LAYERS: &str = r#"
+import resource, sys, time
+from psd_tools import PSDImage
+started = time.perf_counter()
+image = PSDImage.open(sys.argv[1], max_alloc_bytes='unlimited').composite(force=True)
 image.thumbnail((int(sys.argv[3]), int(sys.argv[3])))
 elapsed = time.perf_counter() - started
 image.convert('RGBA').save(sys.argv[2])
@@ -245,54 +353,250 @@ fn bench_python() -> PathBuf {
     venv.join("bin/python")
 }
 
-/// Writes a PSB of `width`×`height` RGB with transparency, 8-bit, RLE, every
-/// channel noise (xorshift), with no layers and no resources.
-fn write_psb(path: &Path, width: u32, height: u32) {
-    const CHANNELS: u16 = 4;
-    let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
+/// Rows of noise (xorshift), so RLE cannot shrink them.
+struct Noise(u64);
+
+impl Noise {
+    fn fill(&mut self, row: &mut [u8]) {
+        for word in row.chunks_mut(8) {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            word.copy_from_slice(&self.0.to_le_bytes()[..word.len()]);
+        }
+    }
+}
+
+/// The file's header: version 2 (PSB) or 1, channels, size, 8-bit, `mode`.
+fn header(file: &mut impl Write, version: u16, channels: u16, side: u32, mode: u16) {
     file.write_all(b"8BPS").unwrap();
-    file.write_all(&2u16.to_be_bytes()).unwrap();
+    file.write_all(&version.to_be_bytes()).unwrap();
     file.write_all(&[0; 6]).unwrap();
-    file.write_all(&CHANNELS.to_be_bytes()).unwrap();
-    file.write_all(&height.to_be_bytes()).unwrap();
-    file.write_all(&width.to_be_bytes()).unwrap();
+    file.write_all(&channels.to_be_bytes()).unwrap();
+    file.write_all(&side.to_be_bytes()).unwrap();
+    file.write_all(&side.to_be_bytes()).unwrap();
     file.write_all(&8u16.to_be_bytes()).unwrap();
-    file.write_all(&3u16.to_be_bytes()).unwrap(); // RGB
+    file.write_all(&mode.to_be_bytes()).unwrap();
     file.write_all(&0u32.to_be_bytes()).unwrap(); // colour mode data
-    file.write_all(&0u32.to_be_bytes()).unwrap(); // image resources
-    file.write_all(&0u64.to_be_bytes()).unwrap(); // layer and mask information (PSB: 8 bytes)
-    file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
-    let table_at = file.stream_position().unwrap();
-    let rows = CHANNELS as usize * height as usize;
-    file.write_all(&vec![0u8; rows * 4]).unwrap();
-    let mut counts = Vec::with_capacity(rows);
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut pixels = vec![0u8; width as usize];
-    let mut packed = Vec::with_capacity(width as usize * 2);
-    for channel in 0..CHANNELS {
+}
+
+/// One image resource block.
+fn resource(id: u16, data: &[u8]) -> Vec<u8> {
+    let mut block = b"8BIM".to_vec();
+    block.extend(id.to_be_bytes());
+    block.extend([0, 0]); // an empty name, padded
+    block.extend((data.len() as u32).to_be_bytes());
+    block.extend(data);
+    if data.len() % 2 == 1 {
+        block.push(0);
+    }
+    block
+}
+
+/// `channels` channels of `height` rows of `width`, RLE, every row from
+/// `row_of(channel, row)`: the row lengths (`count_bytes` each) then the
+/// rows, written at the file's position. Returns the bytes written.
+fn rle_channels(
+    file: &mut (impl Write + Seek),
+    channels: usize,
+    width: u32,
+    height: u32,
+    count_bytes: usize,
+    per_channel_table: bool,
+    mut row_of: impl FnMut(usize, &mut [u8]),
+) -> Vec<u64> {
+    let mut written = Vec::with_capacity(channels);
+    let (mut pixels, mut packed) = (
+        vec![0u8; width as usize],
+        Vec::with_capacity(width as usize * 2),
+    );
+    // A composite keeps one table for every channel; a layer one per channel.
+    let mut table_at = file.stream_position().unwrap();
+    if !per_channel_table {
+        file.write_all(&vec![0u8; channels * height as usize * count_bytes])
+            .unwrap();
+    }
+    let mut all_counts = Vec::new();
+    for channel in 0..channels {
+        let start = file.stream_position().unwrap();
+        if per_channel_table {
+            table_at = start;
+            file.write_all(&vec![0u8; height as usize * count_bytes])
+                .unwrap();
+        }
+        let mut counts = Vec::with_capacity(height as usize);
         for _ in 0..height {
-            for word in pixels.chunks_mut(8) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                word.copy_from_slice(&state.to_le_bytes()[..word.len()]);
-            }
-            if channel == 3 {
-                // Transparency mostly opaque, noise in its low bits.
-                for p in &mut pixels {
-                    *p |= 0xf0;
-                }
-            }
+            row_of(channel, &mut pixels);
             packed.clear();
             pack_bits(&pixels, &mut packed);
             counts.push(packed.len() as u32);
             file.write_all(&packed).unwrap();
         }
+        let end = file.stream_position().unwrap();
+        if per_channel_table {
+            file.seek(SeekFrom::Start(table_at)).unwrap();
+            write_table(file, &counts, count_bytes);
+            file.seek(SeekFrom::Start(end)).unwrap();
+        } else {
+            all_counts.extend(counts);
+        }
+        written.push(end - start);
     }
-    file.seek(SeekFrom::Start(table_at)).unwrap();
+    if !per_channel_table {
+        let end = file.stream_position().unwrap();
+        file.seek(SeekFrom::Start(table_at)).unwrap();
+        write_table(file, &all_counts, count_bytes);
+        file.seek(SeekFrom::Start(end)).unwrap();
+    }
+    written
+}
+
+/// Row lengths of `count_bytes` each.
+fn write_table(file: &mut impl Write, counts: &[u32], count_bytes: usize) {
     for count in counts {
-        file.write_all(&count.to_be_bytes()).unwrap();
+        file.write_all(&count.to_be_bytes()[4 - count_bytes..])
+            .unwrap();
     }
+}
+
+/// Writes a PSB of `width`×`height` RGB with transparency, 8-bit, RLE, every
+/// channel noise, no layers; a "merged transparency" block says the fourth
+/// channel is the composite's transparency.
+fn write_psb(path: &Path, width: u32, height: u32) {
+    assert_eq!(width, height);
+    let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
+    header(&mut file, 2, 4, width, 3);
+    file.write_all(&0u32.to_be_bytes()).unwrap(); // image resources
+                                                  // Layer and mask information (PSB: 8-byte lengths): no layers, no
+                                                  // global mask, one tagged block `Mtrn` of no bytes.
+    file.write_all(&28u64.to_be_bytes()).unwrap();
+    file.write_all(&0u64.to_be_bytes()).unwrap();
+    file.write_all(&0u32.to_be_bytes()).unwrap();
+    file.write_all(b"8BIMMtrn").unwrap();
+    file.write_all(&0u64.to_be_bytes()).unwrap();
+    file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    rle_channels(&mut file, 4, width, height, 4, false, |channel, row| {
+        noise.fill(row);
+        if channel == 3 {
+            // Transparency mostly opaque, noise in its low bits.
+            row.iter_mut().for_each(|p| *p |= 0xf0);
+        }
+    });
+    file.flush().unwrap();
+}
+
+/// Version info (resource 1057) saying the composite is not the real one:
+/// "maximize compatibility" off.
+fn without_composite() -> Vec<u8> {
+    let unicode = |text: &str| {
+        let mut bytes = (text.len() as u32).to_be_bytes().to_vec();
+        text.encode_utf16()
+            .for_each(|u| bytes.extend(u.to_be_bytes()));
+        bytes
+    };
+    let mut info = 1u32.to_be_bytes().to_vec();
+    info.push(0);
+    info.extend(unicode("Adobe Photoshop"));
+    info.extend(unicode("Adobe Photoshop 2026"));
+    info.extend(1u32.to_be_bytes());
+    resource(1057, &info)
+}
+
+/// Writes a PSB of `side`×`side` RGB saved without its composite (a white
+/// one stands in, as Photoshop writes), with `count` layers of
+/// `layer_side`² RGBA noise, spread over the canvas, in six blend modes.
+fn write_layered_psb(path: &Path, side: u32, count: u16, layer_side: u32) {
+    let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
+    header(&mut file, 2, 3, side, 3);
+    let resources = without_composite();
+    file.write_all(&(resources.len() as u32).to_be_bytes())
+        .unwrap();
+    file.write_all(&resources).unwrap();
+    let section_at = file.stream_position().unwrap();
+    file.write_all(&[0; 16]).unwrap(); // the section's and the layer info's lengths
+    file.write_all(&(count as i16).to_be_bytes()).unwrap();
+    let modes: [&[u8; 4]; 6] = [b"norm", b"mul ", b"scrn", b"over", b"dark", b"lite"];
+    let mut length_at = Vec::new();
+    let place = |i: u32, step: u32| (i * step) % (side - layer_side);
+    for i in 0..count as u32 {
+        let (top, left) = (place(i, 379), place(i, 613));
+        for v in [top, left, top + layer_side, left + layer_side] {
+            file.write_all(&v.to_be_bytes()).unwrap();
+        }
+        file.write_all(&4u16.to_be_bytes()).unwrap();
+        let mut at = Vec::new();
+        for id in [-1i16, 0, 1, 2] {
+            file.write_all(&id.to_be_bytes()).unwrap();
+            at.push(file.stream_position().unwrap());
+            file.write_all(&0u64.to_be_bytes()).unwrap();
+        }
+        length_at.push(at);
+        file.write_all(b"8BIM").unwrap();
+        file.write_all(modes[i as usize % modes.len()]).unwrap();
+        let opacity = if i == 0 {
+            255
+        } else {
+            255 - (i * 7 % 128) as u8
+        };
+        file.write_all(&[opacity, 0, 0, 0]).unwrap();
+        // Extra data: no mask, no blending ranges, an empty name padded to 4.
+        file.write_all(&12u32.to_be_bytes()).unwrap();
+        file.write_all(&[0; 12]).unwrap();
+    }
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    for at in &length_at {
+        for &offset in at {
+            let start = file.stream_position().unwrap();
+            file.write_all(&1u16.to_be_bytes()).unwrap();
+            rle_channels(&mut file, 1, layer_side, layer_side, 4, true, |_, row| {
+                noise.fill(row);
+            });
+            let end = file.stream_position().unwrap();
+            file.seek(SeekFrom::Start(offset)).unwrap();
+            file.write_all(&(end - start).to_be_bytes()).unwrap();
+            file.seek(SeekFrom::Start(end)).unwrap();
+        }
+    }
+    let info_end = file.stream_position().unwrap();
+    if (info_end - section_at) % 2 == 1 {
+        file.write_all(&[0]).unwrap();
+    }
+    let info_len = file.stream_position().unwrap() - section_at - 16;
+    file.write_all(&0u32.to_be_bytes()).unwrap(); // global layer mask info
+    let section_end = file.stream_position().unwrap();
+    file.seek(SeekFrom::Start(section_at)).unwrap();
+    file.write_all(&(section_end - section_at - 8).to_be_bytes())
+        .unwrap();
+    file.write_all(&info_len.to_be_bytes()).unwrap();
+    file.seek(SeekFrom::Start(section_end)).unwrap();
+    file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
+    rle_channels(&mut file, 3, side, side, 4, false, |_, row| row.fill(255));
+    file.flush().unwrap();
+}
+
+/// Writes a PSD of `side`×`side` RGB (`mode` 3) or CMYK (4), 8-bit, RLE,
+/// noise, with `icc` embedded if given.
+fn write_flat(path: &Path, side: u32, mode: u16, icc: Option<&[u8]>) {
+    let channels = if mode == 4 { 4 } else { 3 };
+    let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
+    header(&mut file, 1, channels, side, mode);
+    let resources = icc.map(|icc| resource(1039, icc)).unwrap_or_default();
+    file.write_all(&(resources.len() as u32).to_be_bytes())
+        .unwrap();
+    file.write_all(&resources).unwrap();
+    file.write_all(&0u32.to_be_bytes()).unwrap(); // layer and mask information
+    file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    rle_channels(
+        &mut file,
+        channels as usize,
+        side,
+        side,
+        2,
+        false,
+        |_, row| noise.fill(row),
+    );
     file.flush().unwrap();
 }
 

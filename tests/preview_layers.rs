@@ -269,3 +269,72 @@ async fn the_server_says_when_a_preview_is_approximate() {
         .unwrap();
     assert!(leasedesk::preview::is_approximate(&png));
 }
+
+/// Renders `bytes` (a panic fails the test) within a time bound.
+fn render_bytes(bytes: &[u8], what: &str) -> Result<Preview, leasedesk::preview::NoPreview> {
+    let started = std::time::Instant::now();
+    let result = psd::render(&mut std::io::Cursor::new(bytes), 64, &Limits::standard());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{what}: took {:?}",
+        started.elapsed()
+    );
+    if let Ok(preview) = &result {
+        assert!(
+            preview.image.width() <= 64 && preview.image.height() <= 64,
+            "{what}"
+        );
+    }
+    result
+}
+
+#[test]
+fn layers_cut_short_anywhere_are_no_preview() {
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+without_composite('small', layered('RGB', (24, 16)), True)
+"
+    ));
+    let bytes = std::fs::read(dir.path().join("small.psd")).unwrap();
+    assert!(render_bytes(&bytes, "whole").is_ok());
+    // Where the composite (white, and not the real one) starts: cut before
+    // it, the layers are cut.
+    let composite = bytes.len() - 2 - 24 * 16 * 3;
+    for cut in 0..composite {
+        let result = render_bytes(&bytes[..cut], &format!("cut at {cut}"));
+        assert!(result.is_err(), "cut at {cut} of {}: rendered", bytes.len());
+    }
+}
+
+#[test]
+fn damaged_layer_records_are_no_preview_or_an_image_never_a_panic() {
+    // Every byte of the layer section, in turn, set to values that break
+    // lengths, counts, rectangles, compressions and keys.
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+without_composite('small', layered('RGB', (24, 16)), True)
+"
+    ));
+    let bytes = std::fs::read(dir.path().join("small.psd")).unwrap();
+    let composite = bytes.len() - 2 - 24 * 16 * 3;
+    let resources = 26 + 4 + u32::from_be_bytes(bytes[26..30].try_into().unwrap()) as usize;
+    let layers = resources
+        + 4
+        + u32::from_be_bytes(bytes[resources..resources + 4].try_into().unwrap()) as usize;
+    let (mut rendered, mut refused) = (0, 0);
+    for at in layers..composite {
+        for value in [0x00, 0xFF] {
+            let mut damaged = bytes.clone();
+            damaged[at] = value;
+            match render_bytes(&damaged, &format!("byte {at} set to {value}")) {
+                Ok(_) => rendered += 1,
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    // Both happen: many bytes are pixels, many are structure.
+    assert!(
+        rendered > 0 && refused > 0,
+        "{rendered} rendered, {refused} refused"
+    );
+}

@@ -748,7 +748,16 @@ fn fuzz(args: &[String]) -> Result<()> {
     for target in targets {
         let mut cmd = Command::new("rustup");
         cmd.current_dir(root())
-            .args(["run", "nightly", "cargo", "fuzz", "run", target, "--"])
+            .args(["run", "nightly", "cargo", "fuzz", "run", target]);
+        // Committed seeds (`fuzz/seeds/TARGET`) start the search beside the
+        // corpus the fuzzer grows (`fuzz/corpus/TARGET`, not committed).
+        let seeds = root().join("fuzz/seeds").join(target);
+        if seeds.is_dir() {
+            let corpus = root().join("fuzz/corpus").join(target);
+            std::fs::create_dir_all(&corpus)?;
+            cmd.arg(corpus).arg(seeds);
+        }
+        cmd.arg("--")
             .arg(format!("-max_total_time={seconds}"))
             .arg("-print_final_stats=1")
             .env("PATH", &path)
@@ -777,7 +786,12 @@ fn fuzz(args: &[String]) -> Result<()> {
 }
 
 /// The cargo-fuzz targets (`fuzz/fuzz_targets/`), each run for SECONDS.
-const FUZZ_TARGETS: &[&str] = &["request_parsers", "preview_readers", "preview_psd"];
+const FUZZ_TARGETS: &[&str] = &[
+    "request_parsers",
+    "preview_readers",
+    "preview_psd",
+    "preview_psd_layers",
+];
 
 /// Installs the Debian packages that are not installed yet, in one go.
 fn ensure_debian_packages(packages: &[&str]) -> Result<()> {

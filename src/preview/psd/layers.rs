@@ -379,6 +379,8 @@ struct Compositor<'a, F> {
     out_height: u32,
     /// The preview's column of each document column.
     column_of: Vec<u32>,
+    /// The first document column of each preview column, and the width last.
+    column_starts: Vec<u32>,
     /// Document pixels in each preview column and row.
     columns_in: Vec<u32>,
     rows_in: Vec<u32>,
@@ -429,6 +431,12 @@ pub fn composite(
         n
     };
     let columns_in = count(&column_of, out_width);
+    let column_starts = std::iter::once(0)
+        .chain(columns_in.iter().scan(0u32, |at, n| {
+            *at += n;
+            Some(*at)
+        }))
+        .collect();
     let rows_in = count(&grid(height, out_height), out_height);
     let mut compositor = Compositor {
         doc,
@@ -441,6 +449,7 @@ pub fn composite(
         out_width,
         out_height,
         column_of,
+        column_starts,
         columns_in,
         rows_in,
         approximate: false,
@@ -792,6 +801,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
         let out_w = self.out_width as usize;
         let mut samples = vec![vec![0u8; layer_width]; colors];
         let mut alpha_row = vec![255u8; layer_width];
+        let mut coverage = vec![0u8; layer_width];
         let mut mask_row = Vec::new();
         // Premultiplied sums over the preview row being gathered.
         let mut sums = vec![0u64; out_w * n];
@@ -847,25 +857,54 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 );
             }
             gathering = Some(oy);
-            for x in left..right {
-                let i = (x - rect.left) as usize;
-                let mut a = alpha_row[i] as u64;
-                if let Some((m, inside)) = mask_here {
-                    let value = if inside && x >= m.rect.left && x < m.rect.right {
-                        mask_row[(x - m.rect.left) as usize]
-                    } else {
-                        m.outside
-                    };
-                    a = (a * value as u64 + 127) / 255;
+            // Each pixel's share: its transparency, times the mask's value.
+            let shares: &[u8] = match mask_here {
+                Some((m, inside)) => {
+                    for (i, (share, &a)) in coverage.iter_mut().zip(&alpha_row).enumerate() {
+                        let x = rect.left + i as i64;
+                        let value = if inside && x >= m.rect.left && x < m.rect.right {
+                            mask_row[(x - m.rect.left) as usize]
+                        } else {
+                            m.outside
+                        };
+                        *share = ((a as u32 * value as u32 + 127) / 255) as u8;
+                    }
+                    &coverage
                 }
-                if a == 0 {
+                None => &alpha_row,
+            };
+            // Whole source pixels into each preview column they fall in.
+            for ox in first_column..=last_column {
+                let start = (self.column_starts[ox] as i64).max(left) - rect.left;
+                let end = (self.column_starts[ox + 1] as i64).min(right) - rect.left;
+                if start >= end {
                     continue;
                 }
-                let o = self.column_of[x as usize] as usize * n;
-                for c in 0..colors {
-                    sums[o + c] += samples[c][i] as u64 * a;
+                let (start, end) = (start as usize, end as usize);
+                let sum = &mut sums[ox * n..(ox + 1) * n];
+                let shares = &shares[start..end];
+                match colors {
+                    1 => gather([&samples[0][start..end]], shares, sum),
+                    3 => gather(
+                        [
+                            &samples[0][start..end],
+                            &samples[1][start..end],
+                            &samples[2][start..end],
+                        ],
+                        shares,
+                        sum,
+                    ),
+                    _ => gather(
+                        [
+                            &samples[0][start..end],
+                            &samples[1][start..end],
+                            &samples[2][start..end],
+                            &samples[3][start..end],
+                        ],
+                        shares,
+                        sum,
+                    ),
                 }
-                sums[o + colors] += a;
             }
         }
         if let Some(oy) = gathering {
@@ -918,6 +957,25 @@ impl<F: Read + Seek> Compositor<'_, F> {
             );
         }
     }
+}
+
+/// Adds `colours` premultiplied by `shares`, and the shares, to `sum`.
+fn gather<const N: usize>(colours: [&[u8]; N], shares: &[u8], sum: &mut [u64]) {
+    // Slices of the shares' length: the loop then needs no bounds checks.
+    let colours = colours.map(|c| &c[..shares.len()]);
+    let mut totals = [0u64; N];
+    let mut share_total = 0u64;
+    for (i, &share) in shares.iter().enumerate() {
+        let share = share as u64;
+        for (total, colour) in totals.iter_mut().zip(&colours) {
+            *total += colour[i] as u64 * share;
+        }
+        share_total += share;
+    }
+    for (s, total) in sum.iter_mut().zip(totals) {
+        *s += total;
+    }
+    sum[N] += share_total;
 }
 
 fn share(v: u8) -> f32 {
