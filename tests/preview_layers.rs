@@ -233,7 +233,7 @@ async fn the_server_says_when_a_preview_is_approximate() {
                     "{}/v1/artifacts/{}/preview?size=64",
                     server.base, artifact.id
                 ))
-                .bearer_auth(&token)
+                .bearer_auth(token)
                 .send()
                 .await
                 .unwrap();
@@ -337,4 +337,28 @@ without_composite('small', layered('RGB', (24, 16)), True)
         rendered > 0 && refused > 0,
         "{rendered} rendered, {refused} refused"
     );
+}
+
+#[test]
+fn layers_too_large_for_the_budget_are_composited_smaller_then_enlarged() {
+    // 1152×768 asked at 1152 within 24 MiB: its canvases (two of 14 MiB)
+    // do not fit half of that, so it is composited smaller and enlarged.
+    let dir = psd_tools_writes(&format!(
+        "{LAYERED}
+without_composite('wide', layered('RGB', (96, 64), scale=12), True)
+back = PSDImage.open(f'{{out}}/wide.psd')
+Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').save(f'{{out}}/wide.png')
+"
+    ));
+    let limits = Limits {
+        memory: 24 << 20,
+        ..Limits::standard()
+    };
+    let mut file =
+        std::io::BufReader::new(std::fs::File::open(dir.path().join("wide.psd")).unwrap());
+    let ours = psd::render(&mut file, 1152, &limits).unwrap();
+    assert_eq!(ours.image.dimensions(), (1152, 768));
+    // Enlarged: soft along the 36-pixel blocks' edges, the same inside them.
+    let (mean, _) = difference(&ours.image, &reference(dir.path(), "wide"));
+    assert!(mean < 8.0, "mean {mean:.2}");
 }

@@ -904,6 +904,43 @@ async fn seeing_the_work() {
     );
     w.readme_screenshot("compare-difference").await;
     w.click("compare-close").await;
+
+    // A Photoshop document without its composite previews from its layers;
+    // one has an adjustment, so the detail says the preview is approximate.
+    w.click("tab-files").await;
+    w.open_row(path).await;
+    w.decoded("#detail-preview img", "the poster's preview")
+        .await;
+    let fidelity = "return document.getElementById('detail-preview').dataset.fidelity || '';";
+    let started = Instant::now();
+    let said = loop {
+        let said = w.client.execute(fidelity, vec![]).await.unwrap();
+        if said != json!("") || started.elapsed() > Duration::from_secs(10) {
+            break said;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(said, json!("exact"), "the poster's preview is exact");
+    let absent = "return document.getElementById('preview-approximate') === null;";
+    assert_eq!(w.client.execute(absent, vec![]).await.unwrap(), json!(true));
+    let layered = w._home.path().join("layers.psd");
+    std::fs::write(&layered, layers_with_an_adjustment()).unwrap();
+    w.cli(
+        "bob",
+        &["import", "art/layers.psd", layered.to_str().unwrap()],
+    );
+    w.open_row("art/layers.psd").await;
+    w.wait_until(
+        "#preview-approximate",
+        "the approximate preview's note",
+        Duration::from_secs(10),
+        |t| t == "approximate preview",
+    )
+    .await;
+    let (width, height) = w
+        .decoded("#detail-preview img", "the layers' preview")
+        .await;
+    assert_eq!((width, height), (16, 16));
     w.client.clone().close().await.unwrap();
 }
 

@@ -95,6 +95,13 @@ fn render_layers(
         composited.height,
         false,
     );
+    // Composited smaller to fit the memory budget: enlarged to the size asked.
+    let (width, height) = fitted(doc.width, doc.height, size);
+    let image = if image.dimensions() == (width, height) {
+        image
+    } else {
+        image::imageops::resize(&image, width, height, image::imageops::FilterType::Triangle)
+    };
     Ok(Preview {
         image,
         approximate: composited.approximate,

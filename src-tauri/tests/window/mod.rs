@@ -749,6 +749,66 @@ pub fn poster(sun_x: u32) -> Vec<u8> {
     png.into_inner()
 }
 
+/// A 16×16 Photoshop document saved without its composite: an orange
+/// layer under an Invert adjustment layer, which previews leave out (so
+/// they are approximate).
+pub fn layers_with_an_adjustment() -> Vec<u8> {
+    let be16 = |v: u16| v.to_be_bytes().to_vec();
+    let be32 = |v: u32| v.to_be_bytes().to_vec();
+    let mut psd = b"8BPS".to_vec();
+    psd.extend(be16(1));
+    psd.extend([0; 6]);
+    for part in [be16(3), be32(16), be32(16), be16(8), be16(3), be32(0)] {
+        psd.extend(part);
+    }
+    // Version info (1057): no real composite ("maximize compatibility" off).
+    let info = [be32(1), vec![0], be32(0), be32(0), be32(1)].concat();
+    let resource = [
+        b"8BIM".to_vec(),
+        be16(1057),
+        vec![0, 0],
+        be32(info.len() as u32),
+        info,
+    ]
+    .concat();
+    psd.extend(be32(resource.len() as u32));
+    psd.extend(resource);
+    let plane = 2 + 16 * 16;
+    let mut info = be16(2);
+    // The orange layer: transparency then R, G, B, each raw.
+    for v in [0u32, 0, 16, 16] {
+        info.extend(be32(v));
+    }
+    info.extend(be16(4));
+    for id in [-1i16, 0, 1, 2] {
+        info.extend(id.to_be_bytes());
+        info.extend(be32(plane));
+    }
+    info.extend(b"8BIMnorm\xff\0\0\0");
+    info.extend(be32(12));
+    info.extend([0; 12]);
+    // The adjustment: no pixels, its `nvrt` block.
+    info.extend([0; 16]);
+    info.extend(be16(0));
+    info.extend(b"8BIMnorm\xff\0\0\0");
+    info.extend(be32(24));
+    info.extend([0; 12]);
+    info.extend(b"8BIMnvrt");
+    info.extend(be32(0));
+    for value in [255u8, 200, 100, 50] {
+        info.extend(be16(0));
+        info.extend([value; 256]);
+    }
+    psd.extend(be32(4 + info.len() as u32 + 4));
+    psd.extend(be32(info.len() as u32));
+    psd.extend(info);
+    psd.extend(be32(0));
+    // The composite that is not the real one: white.
+    psd.extend(be16(0));
+    psd.extend([255; 3 * 256]);
+    psd
+}
+
 /// Waits until `path` holds `bytes`.
 pub async fn until_holds(path: &Path, bytes: &[u8], what: &str) {
     let started = Instant::now();

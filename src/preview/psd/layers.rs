@@ -29,6 +29,9 @@ use crate::preview::{fitted, Limits, NoPreview};
 const MAX_LAYERS: usize = 1 << 15;
 /// Groups nested deeper than this are refused (each holds a canvas).
 const MAX_DEPTH: usize = 32;
+/// The smallest size layers are composited at when a larger one would not
+/// fit the memory budget.
+const MIN_WORKING_SIZE: u32 = 256;
 
 /// The layers' composite, and whether it leaves out something the document shows.
 pub struct Composited {
@@ -413,12 +416,22 @@ pub fn composite(
         }
     };
     let (width, height) = (doc.width, doc.height);
-    let (out_width, out_height) = fitted(width, height, size);
     let what = format!("{} of {width}×{height} pixels", doc.kind());
-    let canvas_bytes = out_width as u64 * out_height as u64 * (colors as u64 + 1) * 4;
-    // The document's canvas, a clipping base's and one for each open group.
+    // The document's canvas, and for each open group its own, a clipping
+    // base's and its mask's coverage: within half the budget (the rest is
+    // the readers'), else composited smaller (and enlarged by the caller).
     let depth = max_depth(&nodes) as u64;
-    limits.claim(canvas_bytes * (depth + 2) + width as u64 * 8, &what)?;
+    let canvases = |(w, h): (u32, u32)| {
+        let pixels = w as u64 * h as u64;
+        pixels * (colors as u64 + 1) * 4 * (2 * depth + 2) + pixels * 12 * depth
+    };
+    let mut working = size;
+    while canvases(fitted(width, height, working)) > limits.memory / 2 && working > MIN_WORKING_SIZE
+    {
+        working = (working * 3 / 4).max(MIN_WORKING_SIZE);
+    }
+    let (out_width, out_height) = fitted(width, height, working);
+    limits.claim(canvases((out_width, out_height)) + width as u64 * 16, &what)?;
     let grid = |len: u32, out: u32| -> Vec<u32> {
         (0..len)
             .map(|x| (x as u64 * out as u64 / len as u64) as u32)

@@ -168,9 +168,11 @@ function previewFigure(row: FileRow): HTMLElement {
 async function sayIfApproximate(figure: HTMLElement, src: string) {
   try {
     const answer = await fetch(src);
-    if (answer.headers.get("Leasedesk-Preview") === "approximate") {
+    const approximate = answer.headers.get("Leasedesk-Preview") === "approximate";
+    if (approximate) {
       figure.append(h("p", { class: "approximate", id: "preview-approximate" }, "approximate preview"));
     }
+    figure.dataset.fidelity = approximate ? "approximate" : "exact";
   } catch {
     // No preview: the picture says so itself.
   }
