@@ -189,3 +189,91 @@ fn grey_psd_tiff_and_jpeg_previews_go_through_their_profile() {
         );
     }
 }
+
+#[test]
+fn png_and_webp_previews_go_through_their_profile() {
+    // Converted to Adobe RGB (1998) and tagged so: shown through sRGB as
+    // it is, the greens and reds would be dull.
+    let dir = tempfile::tempdir().unwrap();
+    let source = source(dir.path());
+    let adobe = "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc";
+    let png = dir.path().join("adobe.png");
+    convert(&[
+        source.to_str().unwrap(),
+        "-profile",
+        adobe,
+        png.to_str().unwrap(),
+    ]);
+    let webp = dir.path().join("adobe.webp");
+    convert(&[
+        png.to_str().unwrap(),
+        "-define",
+        "webp:lossless=true",
+        webp.to_str().unwrap(),
+    ]);
+    let untagged = image::open(&png).unwrap().to_rgba8();
+    for file in [png, webp] {
+        let ours = preview(&file);
+        let (mean, p99) = difference(&ours, &imagemagick_view(&file));
+        // A matrix and curves, no LUT: within a level.
+        assert!(
+            mean < 1.0 && p99 <= 2,
+            "{file:?}: mean {mean:.2}, 99th percentile {p99}"
+        );
+        let (apart, _) = difference(&ours, &untagged);
+        assert!(
+            apart > 2.0,
+            "{file:?}: the profile changed nothing ({apart:.2})"
+        );
+    }
+}
+
+#[test]
+fn a_tiffs_extra_sample_is_transparency_only_when_it_says_so() {
+    // Half-transparent everywhere, written three ways (ExtraSamples 0, 1, 2).
+    let dir = tempfile::tempdir().unwrap();
+    let source = source(dir.path());
+    let made = |kind: &str, compression: &str| {
+        let file = dir.path().join(format!("{kind}-{compression}.tif"));
+        convert(&[
+            source.to_str().unwrap(),
+            "-alpha",
+            "set",
+            "-channel",
+            "A",
+            "-evaluate",
+            "set",
+            "50%",
+            "+channel",
+            "-define",
+            &format!("tiff:alpha={kind}"),
+            // LZW with horizontal prediction, as ImageMagick writes it.
+            "-compress",
+            compression,
+            file.to_str().unwrap(),
+        ]);
+        preview(&file)
+    };
+    let opaque = image::open(&source).unwrap().to_rgba8();
+    // Unspecified: a mask or a selection, not transparency.
+    for compression in ["None", "LZW"] {
+        let unspecified = made("unspecified", compression);
+        assert!(unspecified.pixels().all(|p| p.0[3] == 255), "{compression}");
+        let (mean, p99) = difference(&unspecified, &opaque);
+        assert!(
+            mean < 0.5 && p99 <= 1,
+            "{compression}: mean {mean:.2}, 99th percentile {p99}"
+        );
+    }
+    // Unassociated: transparency, the colours as they are; associated: the
+    // colours were multiplied by it, and are divided back.
+    for kind in ["unassociated", "associated"] {
+        let image = made(kind, "LZW");
+        assert!(image.pixels().all(|p| p.0[3].abs_diff(128) <= 1), "{kind}");
+        let (mean, p99) = difference(&image, &opaque);
+        assert!(
+            mean < 1.0 && p99 <= 2,
+            "{kind}: mean {mean:.2}, 99th percentile {p99}"
+        );
+    }
+}

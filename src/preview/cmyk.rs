@@ -125,6 +125,167 @@ pub fn jpeg<R: BufRead + Seek>(
     inks_to_rgba(&samples, width, height, icc.as_deref(), size, limits, what).map(Some)
 }
 
+/// A grey or RGB TIFF whose extra sample is not transparency: its colours,
+/// opaque, scaled into `size` and converted through its profile.
+fn without_extra_sample<R: std::io::Read + Seek>(
+    decoder: &mut tiff::decoder::Decoder<R>,
+    colours: tiff::ColorType,
+    size: u32,
+    limits: &Limits,
+) -> Result<image::RgbaImage, NoPreview> {
+    let what = "a TIFF image";
+    let (width, height) = decoder
+        .dimensions()
+        .map_err(|e| NoPreview(format!("{what}, damaged: {e}")))?;
+    if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+        return Err(NoPreview(format!(
+            "{what} of {width}×{height} pixels: nothing to show"
+        )));
+    }
+    let (grey, bytes) = match colours {
+        tiff::ColorType::Gray(depth) => (true, depth as u64 / 8),
+        tiff::ColorType::RGB(depth) => (false, depth as u64 / 8),
+        _ => unreachable!("only grey and RGB come here"),
+    };
+    let pixels = u64::from(width) * u64::from(height);
+    let kept = if grey { 1 } else { 3 };
+    // The decoded samples (the extra one too), then the colours kept.
+    limits.claim(
+        pixels * (kept + 1) * bytes + pixels * 4,
+        &format!("{what} of {width}×{height} pixels"),
+    )?;
+    let icc = match decoder.find_tag(tiff::tags::Tag::IccProfile) {
+        Ok(None) => None,
+        Ok(Some(value)) => Some(
+            value
+                .into_u8_vec()
+                .map_err(|e| NoPreview(format!("{what}, damaged: its colour profile: {e}")))?,
+        ),
+        Err(e) => {
+            return Err(NoPreview(format!(
+                "{what}, damaged: its colour profile: {e}"
+            )))
+        }
+    };
+    // tiff 0.11 drops the extra sample before it undoes horizontal
+    // prediction, then undoes it a whole pixel (extra sample included) back:
+    // each row is redone here, a pixel of the colours alone back.
+    let predicted = decoder
+        .find_tag_unsigned::<u16>(tiff::tags::Tag::Predictor)
+        .ok()
+        .flatten()
+        == Some(2);
+    let stored = decoder
+        .find_tag_unsigned::<u16>(tiff::tags::Tag::SamplesPerPixel)
+        .ok()
+        .flatten()
+        .unwrap_or(kept as u16 + 1) as usize;
+    let samples: Vec<u8> = match decoder.read_image() {
+        Ok(tiff::decoder::DecodingResult::U8(mut samples)) => {
+            if predicted {
+                redo_prediction(
+                    &mut samples,
+                    width as usize * kept as usize,
+                    stored,
+                    kept as usize,
+                );
+            }
+            samples
+        }
+        Ok(tiff::decoder::DecodingResult::U16(mut samples)) => {
+            if predicted {
+                redo_prediction(
+                    &mut samples,
+                    width as usize * kept as usize,
+                    stored,
+                    kept as usize,
+                );
+            }
+            samples
+                .into_iter()
+                .map(|v| ((v as u32 * 255 + 32767) / 65535) as u8)
+                .collect()
+        }
+        Ok(_) => {
+            return Err(NoPreview(format!(
+                "{what} of a kind that cannot be previewed"
+            )))
+        }
+        Err(e) => return Err(NoPreview(format!("{what}, damaged or truncated: {e}"))),
+    };
+    limits.check_time()?;
+    // The tiff crate gives the colours alone, or (another version) every sample.
+    let per_pixel = samples.len() as u64 / pixels;
+    if per_pixel < kept || samples.len() as u64 != pixels * per_pixel {
+        return Err(NoPreview(format!(
+            "{what}, damaged: its samples do not fill its pixels"
+        )));
+    }
+    let image = image::RgbaImage::from_fn(width, height, |x, y| {
+        let at = ((y as u64 * width as u64 + x as u64) * per_pixel) as usize;
+        let p = &samples[at..at + kept as usize];
+        if grey {
+            image::Rgba([p[0], p[0], p[0], 255])
+        } else {
+            image::Rgba([p[0], p[1], p[2], 255])
+        }
+    });
+    drop(samples);
+    let (w, h) = fitted(width, height, size);
+    let mut image =
+        super::raster::shrink(image::DynamicImage::ImageRgba8(image), w, h).into_rgba8();
+    if let Some(icc) = icc {
+        super::raster::to_srgb(&mut image, grey, &icc);
+    }
+    Ok(image)
+}
+
+/// Rows (`row_len` samples each) summed `wrong` samples back where they
+/// should have been summed `right` back: the differences recovered, then
+/// summed again.
+fn redo_prediction<T: Copy + WrappingSample>(
+    samples: &mut [T],
+    row_len: usize,
+    wrong: usize,
+    right: usize,
+) {
+    if row_len == 0 {
+        return;
+    }
+    for row in samples.chunks_exact_mut(row_len) {
+        for j in (wrong..row.len()).rev() {
+            row[j] = row[j].minus(row[j - wrong]);
+        }
+        for j in right..row.len() {
+            row[j] = row[j].plus(row[j - right]);
+        }
+    }
+}
+
+/// A sample that wraps as TIFF's horizontal prediction does.
+trait WrappingSample {
+    fn plus(self, other: Self) -> Self;
+    fn minus(self, other: Self) -> Self;
+}
+
+impl WrappingSample for u8 {
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+    fn minus(self, other: Self) -> Self {
+        self.wrapping_sub(other)
+    }
+}
+
+impl WrappingSample for u16 {
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+    fn minus(self, other: Self) -> Self {
+        self.wrapping_sub(other)
+    }
+}
+
 /// JFIF's YCbCr to RGB.
 fn ycc_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
     let (y, cb, cr) = (y as f32, cb as f32 - 128.0, cr as f32 - 128.0);
@@ -197,6 +358,14 @@ pub fn tiff<R: BufRead + Seek>(
         let bytes_per_ink: u64 = match decoder.colortype() {
             Ok(tiff::ColorType::CMYK(8)) => 1,
             Ok(tiff::ColorType::CMYK(16)) => 2,
+            // The tiff crate names such a file by its colours alone, and the
+            // image crate then reads its samples out of step: read here.
+            Ok(colours @ (tiff::ColorType::RGB(8 | 16) | tiff::ColorType::Gray(8 | 16)))
+                if extra == ExtraSample::NotAlpha =>
+            {
+                return without_extra_sample(&mut decoder, colours, size, limits)
+                    .map(|image| (Some(image), extra));
+            }
             _ => return Ok((None, extra)),
         };
         let (width, height) = decoder
