@@ -531,3 +531,25 @@ fn psd_random_bytes_after_the_signature_are_no_preview_or_an_image() {
         }
     }
 }
+
+#[test]
+fn psd_32_bit_with_a_linear_profile_matches_psd_tools_through_it() {
+    // Photoshop's 32-bit documents hold linear light and carry a linear
+    // profile; psd-tools shows them through it (`topil(apply_icc=True)`,
+    // from 8-bit linear samples, which band the darkest tones).
+    let dir = psd_tools_writes(
+        r#"
+floats = noise(21, 34, 3, 19).astype(np.float32) / 170.0
+psd = with_profile(with_planes('RGB', (34, 21), 32, planes_of(floats, '>f4'), Compression.RLE), '/usr/share/color/icc/ghostscript/scrgb.icc')
+psd.save(f'{out}/linear.psd')
+back = PSDImage.open(f'{out}/linear.psd')
+Image.fromarray(np.asarray(back.topil(apply_icc=True).convert('RGBA')), 'RGBA').save(f'{out}/linear.png')
+"#,
+    );
+    let ours = render(&dir.path().join("linear.psd"), 512).unwrap();
+    let (mean, p99) = crate::preview_colour::difference(&ours, &reference(dir.path(), "linear"));
+    assert!(
+        mean < 2.0 && p99 <= 8,
+        "mean {mean:.2}, 99th percentile {p99}"
+    );
+}
