@@ -133,7 +133,11 @@ async fn s3_blobs_hold_each_version_under_its_digest_and_serve_it_and_its_previe
     let preview = alice.preview(of, 64).await.unwrap();
     let decoded = image::load_from_memory(&preview).unwrap();
     assert_eq!((decoded.width(), decoded.height()), (64, 64));
-    let preview_key = format!("team/previews/{}-64.png", digest(&v1).hex());
+    let preview_key = format!(
+        "team/previews/{}-64-r{}.png",
+        digest(&v1).hex(),
+        leasedesk::preview::READER_GENERATION
+    );
     assert!(s3.keys().contains(&preview_key), "{:?}", s3.keys());
     assert_eq!(
         alice.preview(of, 64).await.unwrap(),
@@ -188,7 +192,11 @@ async fn file_blobs_live_in_the_shared_folder_and_serve_content_and_previews() {
     assert_eq!(blob_files(shared.path()), want);
     let previews = shared.path().join("previews");
     assert!(previews
-        .join(format!("{}-64.png", digest(&v1).hex()))
+        .join(format!(
+            "{}-64-r{}.png",
+            digest(&v1).hex(),
+            leasedesk::preview::READER_GENERATION
+        ))
         .is_file());
     assert!(
         !data.path().join("blobs").exists(),

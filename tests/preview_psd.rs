@@ -55,10 +55,27 @@ def through_profile(image, icc):
     rgb = ImageCms.profileToProfile(image, source, srgb, renderingIntent=1, outputMode='RGB')
     return np.asarray(rgb).astype(np.float64) / 255
 
+def swop_like(ink):
+    """Our default for CMYK without a profile (src/preview/colour.rs): SWOP
+    solids, 20% dot gain, overprints as products of reflectances."""
+    def xyz(l, a, b):
+        fy = (l + 16) / 116
+        f = np.array([fy + a / 500, fy, fy - b / 200])
+        return np.where(f > 6 / 29, f ** 3, 3 * (6 / 29) ** 2 * (f - 4 / 29))
+    solids = [xyz(55, -37, -50), xyz(48, 74, -3), xyz(89, -5, 93), xyz(18, 0, 0)]
+    covered = ink + 0.8 * ink * (1 - ink)
+    light = np.ones(ink.shape[:2] + (3,))
+    for i, solid in enumerate(solids):
+        light *= 1 - covered[:, :, i:i + 1] * (1 - solid)
+    x, y, z = light[:, :, 0] * 0.9642, light[:, :, 1], light[:, :, 2] * 0.8249
+    linear = np.stack([3.1339 * x - 1.6169 * y - 0.4906 * z, -0.9788 * x + 1.9161 * y + 0.0335 * z, 0.0719 * x - 0.2290 * y + 1.4052 * z], 2).clip(0, 1)
+    return np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+
 def to_rgba(psd):
     """What psd-tools reads, as 8-bit RGBA: CMYK and grey through the
-    document's profile (Little CMS), grey without one under Photoshop's
-    "Dot Gain 20%"; 32-bit light sRGB-encoded, as Photoshop's 32-bit view."""
+    document's profile (Little CMS), without one through our defaults (grey
+    under Photoshop's "Dot Gain 20%", CMYK SWOP-like); 32-bit light
+    sRGB-encoded, as Photoshop's 32-bit view."""
     from psd_tools.api.utils import has_transparency
     from psd_tools.constants import Resource
     if psd.color_mode in (ColorMode.INDEXED, ColorMode.BITMAP):
@@ -71,9 +88,11 @@ def to_rgba(psd):
         a[:, :, :colors] = np.where(light <= 0.0031308, 12.92 * light, 1.055 * light ** (1 / 2.4) - 0.055)
     icc = psd.image_resources.get_data(Resource.ICC_PROFILE)
     byte = lambda x: (x * 255 + 0.5).astype(np.uint8)
-    if psd.color_mode == ColorMode.CMYK:
+    if psd.color_mode == ColorMode.CMYK and icc:
         # numpy() gives CMYK as stored, inverted: 1 is no ink.
         rgb = through_profile(Image.fromarray(byte(1 - a[:, :, :4]), 'CMYK'), icc)
+    elif psd.color_mode == ColorMode.CMYK:
+        rgb = swop_like(1 - byte(a[:, :, :4]) / 255)
     elif psd.color_mode == ColorMode.GRAYSCALE and icc:
         rgb = through_profile(Image.fromarray(byte(a[:, :, 0]), 'L'), icc)
     elif psd.color_mode == ColorMode.GRAYSCALE:

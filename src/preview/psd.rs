@@ -51,15 +51,16 @@ pub fn render(
     let why = match doc.why_no_composite() {
         None => {
             let image = render_composite(&doc, file, size, limits)?;
-            // A composite of one colour, over layers: a writer's placeholder.
+            // A composite of one colour over layers: a placeholder (some
+            // writers say it is real), unless the layers show nothing either.
             let blank = image.pixels().all(|p| p == image.get_pixel(0, 0));
-            if !(blank && doc.layer_info.is_some()) {
+            if !blank || doc.layer_info.is_none() {
                 return Ok(Preview::exact(image));
             }
-            match render_layers(&doc, file, size, limits) {
-                Ok(preview) => return Ok(preview),
-                Err(_) => return Ok(Preview::exact(image)),
-            }
+            return match render_layers(&doc, file, size, limits) {
+                Ok(layers) if layers.image.pixels().any(|p| p.0[3] > 0) => Ok(layers),
+                _ => Ok(Preview::exact(image)),
+            };
         }
         Some(why) => why,
     };
@@ -174,6 +175,7 @@ struct Document {
     thumbnail: Option<Thumbnail>,
     /// Resource 1057 said the composite is real (true when absent).
     has_real_composite: bool,
+
     /// The embedded ICC profile (resource 1039).
     icc: Option<Vec<u8>>,
     /// The composite's first extra channel is its transparency: the layer
