@@ -362,3 +362,67 @@ Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').
     let (mean, _) = difference(&ours.image, &reference(dir.path(), "wide"));
     assert!(mean < 8.0, "mean {mean:.2}");
 }
+
+/// A PSB of 8×8 RGB saved without its composite, with one layer record
+/// whose extra data is `extra` (after an empty mask, ranges and name).
+fn psb_with_layer_extra(extra: &[u8]) -> Vec<u8> {
+    let mut psd = b"8BPS\x00\x02\0\0\0\0\0\0\x00\x03".to_vec();
+    psd.extend(8u32.to_be_bytes());
+    psd.extend(8u32.to_be_bytes());
+    psd.extend(8u16.to_be_bytes());
+    psd.extend(3u16.to_be_bytes());
+    psd.extend(0u32.to_be_bytes());
+    let info = [
+        1u32.to_be_bytes().as_slice(),
+        &[0],
+        &[0; 8],
+        &1u32.to_be_bytes(),
+    ]
+    .concat();
+    let resource = [
+        b"8BIM".as_slice(),
+        &1057u16.to_be_bytes(),
+        &[0, 0],
+        &(info.len() as u32).to_be_bytes(),
+        &info,
+    ]
+    .concat();
+    psd.extend((resource.len() as u32).to_be_bytes());
+    psd.extend(resource);
+    let mut record = [0u8; 16].to_vec();
+    record.extend(0u16.to_be_bytes());
+    record.extend(b"8BIMnorm\xff\0\0\0");
+    let tail = [[0u8; 12].as_slice(), extra].concat();
+    record.extend((tail.len() as u32).to_be_bytes());
+    record.extend(tail);
+    let layer_info = [1u16.to_be_bytes().as_slice(), &record].concat();
+    psd.extend((layer_info.len() as u64 + 8 + 4).to_be_bytes());
+    psd.extend((layer_info.len() as u64).to_be_bytes());
+    psd.extend(layer_info);
+    psd.extend(0u32.to_be_bytes());
+    psd.extend(0u16.to_be_bytes());
+    psd.extend([255u8; 3 * 64]);
+    psd
+}
+
+#[test]
+fn a_tagged_block_whose_length_wraps_is_refused_at_once() {
+    // `cinf` takes an 8-byte length in a PSB: one that would wrap the
+    // position around to the block's own start.
+    let mut extra = b"8BIMcinf".to_vec();
+    extra.extend((u64::MAX - 15).to_be_bytes());
+    extra.extend([0; 8]);
+    let result = render_bytes(&psb_with_layer_extra(&extra), "a wrapping length");
+    let message = result.expect_err("refused").0;
+    assert!(message.contains("runs past"), "{message}");
+    // A well-formed block of that key is read past.
+    let mut fine = b"8BIMcinf".to_vec();
+    fine.extend(4u64.to_be_bytes());
+    fine.extend([0; 4]);
+    assert!(render_bytes(&psb_with_layer_extra(&fine), "a cinf block").is_ok());
+    // And any size asked is fitted into 16..4096, as the API says.
+    let image =
+        leasedesk::preview::render_bytes(&psb_with_layer_extra(&fine), 0, &Limits::standard())
+            .unwrap();
+    assert_eq!(image.dimensions(), (8, 8));
+}

@@ -69,6 +69,12 @@ pub fn jpeg<R: BufRead + Seek>(
     limits: &Limits,
 ) -> Result<Option<image::RgbaImage>, NoPreview> {
     let what = "a CMYK JPEG image";
+    // Only a JPEG of four components is read whole here.
+    let four = frame_components(reader).map_err(unreadable)? == Some(4);
+    reader.rewind().map_err(unreadable)?;
+    if !four {
+        return Ok(None);
+    }
     let len = reader.seek(std::io::SeekFrom::End(0)).map_err(unreadable)?;
     reader.rewind().map_err(unreadable)?;
     limits.claim(len, what)?;
@@ -96,8 +102,11 @@ pub fn jpeg<R: BufRead + Seek>(
         )));
     }
     let (out_w, out_h) = fitted(width, height, size);
+    // The file, the decoder's coefficients (a progressive one keeps two
+    // bytes for each of the four components of every pixel) and its output.
     limits.claim(
-        len + u64::from(width) * u64::from(height) * 4 + u64::from(out_w) * u64::from(out_h) * 8,
+        len + u64::from(width) * u64::from(height) * (8 + 4)
+            + u64::from(out_w) * u64::from(out_h) * 8,
         &format!("{what} of {width}×{height} pixels"),
     )?;
     // Asked for what it holds, the decoder hands the samples over as they are.
@@ -107,6 +116,10 @@ pub fn jpeg<R: BufRead + Seek>(
         .map_err(|e| NoPreview(format!("{what}, damaged or truncated: {e}")))?;
     limits.check_time()?;
     let icc = decoder.icc_profile();
+    let orientation = decoder
+        .exif()
+        .and_then(|exif| image::metadata::Orientation::from_exif_chunk(exif))
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
     let inverted = has_adobe_marker(&bytes);
     drop(bytes);
     for pixel in samples.chunks_exact_mut(4) {
@@ -122,7 +135,39 @@ pub fn jpeg<R: BufRead + Seek>(
             }
         }
     }
-    inks_to_rgba(&samples, width, height, icc.as_deref(), size, limits, what).map(Some)
+    let image = inks_to_rgba(&samples, width, height, icc.as_deref(), size, limits, what)?;
+    let mut image = image::DynamicImage::ImageRgba8(image);
+    image.apply_orientation(orientation);
+    Ok(Some(image.into_rgba8()))
+}
+
+/// The number of components of a JPEG's frame (its SOF marker), read from
+/// its markers in turn; `None` if there is none before the first scan.
+fn frame_components<R: std::io::Read>(reader: &mut R) -> std::io::Result<Option<u8>> {
+    let mut marker = [0u8; 4];
+    reader.read_exact(&mut marker[..2])?;
+    loop {
+        if reader.read_exact(&mut marker).is_err() || marker[0] != 0xFF {
+            return Ok(None);
+        }
+        let len = u16::from_be_bytes([marker[2], marker[3]]) as u64;
+        match marker[1] {
+            // Start of frame (every kind but DHT, JPG and DAC): the
+            // precision, the height and the width come before the count.
+            0xC0..=0xCF if !matches!(marker[1], 0xC4 | 0xC8 | 0xCC) => {
+                let mut frame = [0u8; 6];
+                return Ok(reader.read_exact(&mut frame).ok().map(|_| frame[5]));
+            }
+            0xDA | 0xD9 => return Ok(None),
+            _ => {
+                let skip = len.saturating_sub(2);
+                let mut segment = <&mut R as std::io::Read>::take(&mut *reader, skip);
+                if std::io::copy(&mut segment, &mut std::io::sink())? < skip {
+                    return Ok(None);
+                }
+            }
+        }
+    }
 }
 
 /// A grey or RGB TIFF whose extra sample is not transparency: its colours,
@@ -180,26 +225,25 @@ fn without_extra_sample<R: std::io::Read + Seek>(
         .ok()
         .flatten()
         .unwrap_or(kept as u16 + 1) as usize;
+    // Prediction starts afresh at each chunk's row: a strip's is the
+    // image's row, a tile's a part of it.
+    let chunk_width = match decoder.get_chunk_type() {
+        tiff::decoder::ChunkType::Strip => width,
+        tiff::decoder::ChunkType::Tile => decoder.chunk_dimensions().0.max(1),
+    } as usize;
+    let layout = (width as usize, chunk_width, stored, kept as usize);
+    // Redone only when the decoder gave the colours alone, as 0.11.3 does.
+    let redo = |len: usize| predicted && len as u64 == pixels * kept;
     let samples: Vec<u8> = match decoder.read_image() {
         Ok(tiff::decoder::DecodingResult::U8(mut samples)) => {
-            if predicted {
-                redo_prediction(
-                    &mut samples,
-                    width as usize * kept as usize,
-                    stored,
-                    kept as usize,
-                );
+            if redo(samples.len()) {
+                redo_prediction(&mut samples, layout);
             }
             samples
         }
         Ok(tiff::decoder::DecodingResult::U16(mut samples)) => {
-            if predicted {
-                redo_prediction(
-                    &mut samples,
-                    width as usize * kept as usize,
-                    stored,
-                    kept as usize,
-                );
+            if redo(samples.len()) {
+                redo_prediction(&mut samples, layout);
             }
             samples
                 .into_iter()
@@ -240,24 +284,24 @@ fn without_extra_sample<R: std::io::Read + Seek>(
     Ok(image)
 }
 
-/// Rows (`row_len` samples each) summed `wrong` samples back where they
-/// should have been summed `right` back: the differences recovered, then
-/// summed again.
+/// Each chunk row (`chunk_width` pixels of `right` samples, within image
+/// rows of `width` pixels) summed `wrong` samples back where it should have
+/// been summed `right` back: the differences recovered, then summed again.
 fn redo_prediction<T: Copy + WrappingSample>(
     samples: &mut [T],
-    row_len: usize,
-    wrong: usize,
-    right: usize,
+    (width, chunk_width, wrong, right): (usize, usize, usize, usize),
 ) {
-    if row_len == 0 {
+    if width == 0 || chunk_width == 0 {
         return;
     }
-    for row in samples.chunks_exact_mut(row_len) {
-        for j in (wrong..row.len()).rev() {
-            row[j] = row[j].minus(row[j - wrong]);
-        }
-        for j in right..row.len() {
-            row[j] = row[j].plus(row[j - right]);
+    for image_row in samples.chunks_exact_mut(width * right) {
+        for row in image_row.chunks_mut(chunk_width * right) {
+            for j in (wrong..row.len()).rev() {
+                row[j] = row[j].minus(row[j - wrong]);
+            }
+            for j in right..row.len() {
+                row[j] = row[j].plus(row[j - right]);
+            }
         }
     }
 }

@@ -178,6 +178,7 @@ fn render_from<R: BufRead + Seek>(
     size: u32,
     limits: &Limits,
 ) -> Result<Preview, NoPreview> {
+    let size = size.clamp(MIN_SIZE, MAX_SIZE);
     if let Some(preview) = psd_if_it_is(reader, size, limits)? {
         return Ok(preview);
     }
@@ -204,7 +205,6 @@ fn render_image<R: BufRead + Seek>(
     size: u32,
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
-    let size = size.clamp(MIN_SIZE, MAX_SIZE);
     let mut head = vec![0u8; SNIFF_LEN];
     let n = read_up_to(reader, &mut head).map_err(unreadable)?;
     head.truncate(n);

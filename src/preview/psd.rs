@@ -1,21 +1,22 @@
 //! Photoshop PSD and PSB: the document's composite image (the "image data"
 //! section at the end of the file), streamed row by row and scaled down as it
-//! goes, never held at full size. Falls back to the embedded thumbnail
-//! (image resource 1036, or the older BGR 1033) when there is no usable
-//! composite: the document says it has none (resource 1057, "maximize
-//! compatibility" off), or its colour mode is Multichannel.
+//! goes, never held at full size. When the document has no composite (it
+//! says so in resource 1057: "maximize compatibility" off) or a blank one,
+//! its layers are composited instead ([`layers`]); failing those, the
+//! embedded thumbnail (image resource 1036, or the older BGR 1033) is shown.
 //!
 //! Channels are stored planar (every row of channel 0, then of channel 1...),
 //! so each channel read keeps its own position in the file ([`Cursor`]) and
-//! the rows of all channels advance together; only the colour channels and
-//! the first extra channel (the composite's transparency) are read.
+//! the rows of all channels advance together; only the colour channels and,
+//! when the layer count says so, the first extra channel (the composite's
+//! transparency) are read.
 //!
 //! Samples become 8 bits before scaling: 16-bit ones rounded, 32-bit floats
-//! clamped to 0..1 and scaled linearly (no tone mapping: what psd-tools
-//! shows, and Photoshop's own 8-bit conversion with its default "exposure
-//! and gamma" at 0 and 1). Colour conversions run after scaling, on the
-//! scaled planes: CMYK (stored inverted, 255 = no ink) as R = C'K' with no
-//! profile, Lab through D50 XYZ to sRGB. Photoshop stores the colours of a
+//! (linear light) clipped to 0..1 and sRGB-encoded, as Photoshop's default
+//! 32-bit view shows them. Colour conversions run after scaling, on the
+//! scaled planes, through the document's ICC profile (resource 1039) or the
+//! defaults ([`super::colour`]); CMYK is stored inverted (255 = no ink), Lab
+//! goes through D50 XYZ to sRGB. Photoshop stores the colours of a
 //! transparent composite matted against white, so averaging them and the
 //! alpha separately and removing the matte at the end averages premultiplied
 //! colour, as a correct downscale does.
@@ -57,8 +58,12 @@ pub fn render(
             if !blank || doc.layer_info.is_none() {
                 return Ok(Preview::exact(image));
             }
+            // Layers that need more than we render (a fill layer makes a
+            // uniform composite too) or show nothing: the composite stands.
             return match render_layers(&doc, file, size, limits) {
-                Ok(layers) if layers.image.pixels().any(|p| p.0[3] > 0) => Ok(layers),
+                Ok(layers) if !layers.approximate && layers.image.pixels().any(|p| p.0[3] > 0) => {
+                    Ok(layers)
+                }
                 _ => Ok(Preview::exact(image)),
             };
         }
@@ -410,7 +415,7 @@ fn read_layer_section(
         }
         Ok(())
     };
-    note_layers(at, file, info_len.min(end - info_start))?;
+    note_layers(at, file, info_len.min(end.saturating_sub(info_start)))?;
     at.seek_to(info_start + info_len);
     let mask_len = at.section_len(file, false)?;
     at.seek_to(at.pos() + mask_len);
@@ -462,9 +467,17 @@ fn has_long_length(key: &[u8; 4]) -> bool {
             | b"Alph"
             | b"FMsk"
             | b"lnk2"
+            | b"lnk3"
+            | b"lnkE"
             | b"FEid"
             | b"FXid"
+            | b"FELS"
             | b"PxSD"
+            | b"pths"
+            | b"extd"
+            | b"extn"
+            | b"cinf"
+            | b"artd"
     )
 }
 

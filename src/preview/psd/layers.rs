@@ -25,8 +25,6 @@ use super::{
 };
 use crate::preview::{fitted, Limits, NoPreview};
 
-/// More layers than Photoshop allows in a document.
-const MAX_LAYERS: usize = 1 << 15;
 /// Groups nested deeper than this are refused (each holds a canvas).
 const MAX_DEPTH: usize = 32;
 /// The smallest size layers are composited at when a larger one would not
@@ -154,6 +152,27 @@ struct Layer {
     unrendered: bool,
 }
 
+/// A layer's or mask's rectangle may reach past the canvas, but no side may
+/// be longer than the format allows a document's.
+fn check_side(doc: &Document, rect: Rect) -> Result<(), NoPreview> {
+    let most = if doc.psb {
+        super::PSB_MAX_SIDE
+    } else {
+        super::PSD_MAX_SIDE
+    } as u64;
+    if rect.width() > most || rect.height() > most {
+        return Err(damaged(
+            doc.kind(),
+            format_args!(
+                "a layer of {}×{} pixels (at most {most} a side)",
+                rect.width(),
+                rect.height()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The tagged blocks that make a layer show what its pixels alone do not.
 fn unrendered(key: &[u8; 4]) -> bool {
     matches!(
@@ -178,15 +197,14 @@ fn read_records(
     let kind = doc.kind();
     let short = |e: super::Short| e.in_section(kind, "its layers");
     let mut at = Cursor::new(records.start, records.end, 4096);
+    // At most 32768: the count is an i16, negative when the composite has transparency.
     let count = (be16(at.take(file, 2).map_err(short)?) as i16).unsigned_abs() as usize;
-    if count > MAX_LAYERS {
-        return Err(damaged(kind, format_args!("{count} layers")));
-    }
     let length_bytes = if doc.psb { 8 } else { 4 };
     let mut layers = Vec::with_capacity(count);
     for _ in 0..count {
         limits.check_time()?;
         let rect = Rect::read(at.take(file, 16).map_err(short)?);
+        check_side(doc, rect)?;
         let n = be16(at.take(file, 2).map_err(short)?);
         if n > 56 {
             return Err(damaged(kind, format_args!("a layer of {n} channels")));
@@ -218,37 +236,33 @@ fn read_records(
         let mask_len = be32(at.take(file, 4).map_err(short)?) as u64;
         let mask_start = at.pos();
         let mut masks = (None, None);
+        let mut mask_parameters = false;
         if mask_len >= 20 {
             let b = at.take(file, 18).map_err(short)?;
             let (rect, outside, mask_flags) = (Rect::read(b), b[16], b[17]);
+            check_side(doc, rect)?;
             // Bit 1: disabled.
-            masks.0 = (mask_flags & 2 == 0).then_some(Mask {
+            // Bit 1: disabled, for the user mask and the real one alike.
+            let enabled = mask_flags & 2 == 0;
+            masks.0 = enabled.then_some(Mask {
                 rect,
                 outside,
                 id: -2,
             });
-            if mask_len >= 36 {
-                if mask_flags & 0x10 != 0 {
-                    // Mask parameters: densities (1 byte) and feathers (8).
-                    let present = at.take(file, 1).map_err(short)?[0];
-                    let skip: u64 = [1, 8, 1, 8]
-                        .iter()
-                        .enumerate()
-                        .filter(|(bit, _)| present & (1 << bit) != 0)
-                        .map(|(_, n)| n)
-                        .sum();
-                    at.seek_to(at.pos() + skip);
-                }
-                if at.pos() + 18 <= mask_start + mask_len {
-                    let b = at.take(file, 18).map_err(short)?;
-                    let real_flags = b[0];
-                    masks.1 = (real_flags & 2 == 0).then_some(Mask {
-                        rect: Rect::read(&b[2..]),
-                        outside: b[1],
-                        id: -3,
-                    });
-                }
+            // The real user mask's header comes first (as psd-tools reads
+            // Photoshop's files, not as the specification says), and only
+            // when the layer has its channel (-3).
+            if mask_len >= 36 && channels.iter().any(|c| c.id == -3) {
+                let b = at.take(file, 18).map_err(short)?;
+                check_side(doc, Rect::read(&b[2..]))?;
+                masks.1 = enabled.then_some(Mask {
+                    rect: Rect::read(&b[2..]),
+                    outside: b[1],
+                    id: -3,
+                });
             }
+            // Bit 4: density or feather applied, which we do not render.
+            mask_parameters = enabled && mask_flags & 0x10 != 0;
         }
         at.seek_to(mask_start + mask_len);
         // Blending ranges, then the name (padded to four bytes).
@@ -269,7 +283,7 @@ fn read_records(
                 be32(at.take(file, 4).map_err(short)?) as u64
             };
             let start = at.pos();
-            if start + len > extra_end {
+            if start.checked_add(len).is_none_or(|end| end > extra_end) {
                 return Err(damaged(kind, "a layer's tagged block runs past its record"));
             }
             match &key {
@@ -307,7 +321,7 @@ fn read_records(
             hidden: flags & 2 != 0,
             mask,
             kind: layer_kind,
-            unrendered: needs_more,
+            unrendered: needs_more || mask_parameters,
         });
     }
     // The channels' data follows the records, layer after layer.
@@ -470,6 +484,9 @@ pub fn composite(
     };
     let mut canvas = compositor.blank();
     compositor.draw(&nodes, &mut canvas)?;
+    // Photoshop blends 32-bit layers in linear light; these were blended
+    // as they are shown (sRGB-encoded).
+    compositor.approximate |= doc.depth == 32;
     let pixels = out_width as usize * out_height as usize;
     let mut planes = vec![vec![0u8; pixels]; colors + 1];
     for (i, pixel) in canvas.samples.chunks_exact(colors + 1).enumerate() {
@@ -513,6 +530,8 @@ impl<F: Read + Seek> Compositor<'_, F> {
     fn draw(&mut self, nodes: &[Node], canvas: &mut Canvas) -> Result<(), NoPreview> {
         let mut i = 0;
         while i < nodes.len() {
+            // Each node may blend a whole canvas, however little it holds.
+            self.limits.check_time()?;
             // The layers clipped to this one follow it.
             let mut end = i + 1;
             while let Some(Node::Layer(l)) = nodes.get(end) {
@@ -520,6 +539,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     break;
                 }
                 end += 1;
+            }
+            // A group clipped to what is below it is drawn unclipped.
+            if let Some(Node::Group { top, .. }) = nodes.get(end) {
+                self.approximate |= self.layers[*top].clipped && !self.layers[*top].hidden;
             }
             let clipped = &nodes[i + 1..end];
             match &nodes[i] {
@@ -648,6 +671,9 @@ impl<F: Read + Seek> Compositor<'_, F> {
             let mut reader = self.channel_reader(l, channel, rect.width(), rect.height())?;
             let mut samples = vec![0u8; rect.width() as usize];
             for row in 0..rect.height() {
+                if row % ROWS_PER_TIME_CHECK as u64 == 0 {
+                    self.limits.check_time()?;
+                }
                 let y = rect.top + row as i64;
                 if y >= self.height as i64 {
                     break;
@@ -782,6 +808,15 @@ impl<F: Read + Seek> Compositor<'_, F> {
             return Ok(());
         }
         let colors = self.colors;
+        // Every reader at once (colours, transparency, mask) and the rows
+        // beside them, claimed together.
+        let row_bytes = (rect.width() * self.doc.depth as u64).div_ceil(8);
+        let mask_width = layer.mask.map_or(0, |m| m.rect.width());
+        self.limits.claim(
+            (colors as u64 + 2) * (row_bytes.max(mask_width) * 6 + CHUNK as u64 * 2)
+                + rect.width() * (colors as u64 + 3),
+            &self.what,
+        )?;
         let find = |id: i16| layer.channels.iter().position(|c| c.id == id);
         let mut readers = Vec::with_capacity(colors + 2);
         for id in 0..colors as i16 {
@@ -846,6 +881,9 @@ impl<F: Read + Seek> Compositor<'_, F> {
                         // Rows of the mask above this one are read past.
                         let wanted = (y - m.rect.top) as u64;
                         while *next <= wanted {
+                            if *next % ROWS_PER_TIME_CHECK as u64 == 0 {
+                                self.limits.check_time()?;
+                            }
                             self.read_samples(reader, &mut mask_row, true, l, *next)?;
                             *next += 1;
                         }
