@@ -170,6 +170,39 @@ fn frame_components<R: std::io::Read>(reader: &mut R) -> std::io::Result<Option<
     }
 }
 
+/// A TIFF's size, refused when empty or past the largest side.
+fn tiff_dimensions<R: std::io::Read + Seek>(
+    decoder: &mut tiff::decoder::Decoder<R>,
+    what: &str,
+) -> Result<(u32, u32), NoPreview> {
+    let (width, height) = decoder
+        .dimensions()
+        .map_err(|e| NoPreview(format!("{what}, damaged: {e}")))?;
+    if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+        return Err(NoPreview(format!(
+            "{what} of {width}×{height} pixels: nothing to show"
+        )));
+    }
+    Ok((width, height))
+}
+
+/// A TIFF's ICC profile (tag 34675), if it has one. A profile the file
+/// names but cannot give is a cut file.
+fn tiff_profile<R: std::io::Read + Seek>(
+    decoder: &mut tiff::decoder::Decoder<R>,
+    what: &str,
+) -> Result<Option<Vec<u8>>, NoPreview> {
+    let damaged =
+        |e: tiff::TiffError| NoPreview(format!("{what}, damaged: its colour profile: {e}"));
+    match decoder
+        .find_tag(tiff::tags::Tag::IccProfile)
+        .map_err(damaged)?
+    {
+        None => Ok(None),
+        Some(value) => value.into_u8_vec().map(Some).map_err(damaged),
+    }
+}
+
 /// A grey or RGB TIFF whose extra sample is not transparency: its colours,
 /// opaque, scaled into `size` and converted through its profile.
 fn without_extra_sample<R: std::io::Read + Seek>(
@@ -179,14 +212,7 @@ fn without_extra_sample<R: std::io::Read + Seek>(
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
     let what = "a TIFF image";
-    let (width, height) = decoder
-        .dimensions()
-        .map_err(|e| NoPreview(format!("{what}, damaged: {e}")))?;
-    if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
-        return Err(NoPreview(format!(
-            "{what} of {width}×{height} pixels: nothing to show"
-        )));
-    }
+    let (width, height) = tiff_dimensions(decoder, what)?;
     let (grey, bytes) = match colours {
         tiff::ColorType::Gray(depth) => (true, depth as u64 / 8),
         tiff::ColorType::RGB(depth) => (false, depth as u64 / 8),
@@ -199,19 +225,7 @@ fn without_extra_sample<R: std::io::Read + Seek>(
         pixels * (kept + 1) * bytes + pixels * 4,
         &format!("{what} of {width}×{height} pixels"),
     )?;
-    let icc = match decoder.find_tag(tiff::tags::Tag::IccProfile) {
-        Ok(None) => None,
-        Ok(Some(value)) => Some(
-            value
-                .into_u8_vec()
-                .map_err(|e| NoPreview(format!("{what}, damaged: its colour profile: {e}")))?,
-        ),
-        Err(e) => {
-            return Err(NoPreview(format!(
-                "{what}, damaged: its colour profile: {e}"
-            )))
-        }
-    };
+    let icc = tiff_profile(decoder, what)?;
     // tiff 0.11 drops the extra sample before it undoes horizontal
     // prediction, then undoes it a whole pixel (extra sample included) back:
     // each row is redone here, a pixel of the colours alone back.
@@ -412,14 +426,7 @@ pub fn tiff<R: BufRead + Seek>(
             }
             _ => return Ok((None, extra)),
         };
-        let (width, height) = decoder
-            .dimensions()
-            .map_err(|e| NoPreview(format!("{what}, damaged: {e}")))?;
-        if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
-            return Err(NoPreview(format!(
-                "{what} of {width}×{height} pixels: nothing to show"
-            )));
-        }
+        let (width, height) = tiff_dimensions(&mut decoder, what)?;
         let (out_w, out_h) = fitted(width, height, size);
         let samples = u64::from(width) * u64::from(height) * 4;
         // 16-bit inks, then their 8-bit copy.
@@ -428,20 +435,7 @@ pub fn tiff<R: BufRead + Seek>(
             decoded + u64::from(out_w) * u64::from(out_h) * 8,
             &format!("{what} of {width}×{height} pixels"),
         )?;
-        // A profile the file names but cannot give is a cut file.
-        let icc = match decoder.find_tag(tiff::tags::Tag::IccProfile) {
-            Ok(None) => None,
-            Ok(Some(value)) => Some(
-                value
-                    .into_u8_vec()
-                    .map_err(|e| NoPreview(format!("{what}, damaged: its colour profile: {e}")))?,
-            ),
-            Err(e) => {
-                return Err(NoPreview(format!(
-                    "{what}, damaged: its colour profile: {e}"
-                )))
-            }
-        };
+        let icc = tiff_profile(&mut decoder, what)?;
         let inks = match decoder.read_image() {
             Ok(tiff::decoder::DecodingResult::U8(inks)) if inks.len() as u64 == samples => inks,
             Ok(tiff::decoder::DecodingResult::U16(inks)) if inks.len() as u64 == samples => inks

@@ -179,54 +179,42 @@ fn render_from<R: BufRead + Seek>(
     limits: &Limits,
 ) -> Result<Preview, NoPreview> {
     let size = size.clamp(MIN_SIZE, MAX_SIZE);
-    if let Some(preview) = psd_if_it_is(reader, size, limits)? {
-        return Ok(preview);
-    }
-    render_image(reader, size, limits).map(Preview::exact)
-}
-
-fn psd_if_it_is<R: BufRead + Seek>(
-    reader: &mut R,
-    size: u32,
-    limits: &Limits,
-) -> Result<Option<Preview>, NoPreview> {
-    let mut magic = [0u8; 4];
-    let n = read_up_to(reader, &mut magic).map_err(unreadable)?;
-    reader.rewind().map_err(unreadable)?;
-    if n == 4 && &magic == b"8BPS" {
-        return psd::render(reader, size, limits).map(Some);
-    }
-    Ok(None)
-}
-
-/// Every reader but the PSD one.
-fn render_image<R: BufRead + Seek>(
-    reader: &mut R,
-    size: u32,
-    limits: &Limits,
-) -> Result<image::RgbaImage, NoPreview> {
     let mut head = vec![0u8; SNIFF_LEN];
     let n = read_up_to(reader, &mut head).map_err(unreadable)?;
     head.truncate(n);
     reader.rewind().map_err(unreadable)?;
-    if let Some(format) = raster::format_of(&head) {
+    if head.starts_with(b"8BPS") {
+        // The only reader that can say its preview is approximate.
+        return psd::render(reader, size, limits);
+    }
+    render_image(reader, &head, size, limits).map(Preview::exact)
+}
+
+/// Every reader but the PSD one, picked by the file's `head`.
+fn render_image<R: BufRead + Seek>(
+    reader: &mut R,
+    head: &[u8],
+    size: u32,
+    limits: &Limits,
+) -> Result<image::RgbaImage, NoPreview> {
+    if let Some(format) = raster::format_of(head) {
         return raster::render(reader, format, size, limits);
     }
-    if blend::is_blend(&head) {
+    if blend::is_blend(head) {
         return blend::render(reader, size, limits);
     }
-    if let Some(compression) = blend::Compression::of(&head) {
+    if let Some(compression) = blend::Compression::of(head) {
         return blend::render_compressed(reader, compression, size, limits);
     }
     if head.starts_with(b"PK\x03\x04") {
-        return layered::render(reader, &head, size, limits);
+        return layered::render(reader, head, size, limits);
     }
-    if svg::seems_svg(&head) {
+    if svg::seems_svg(head) {
         return svg::render(reader, size, limits);
     }
     Err(NoPreview(format!(
         "{}: no preview for it",
-        seems_to_be(&head)
+        seems_to_be(head)
     )))
 }
 
@@ -251,7 +239,7 @@ fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Resul
 
 /// Encodes a preview as PNG.
 pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
-    encode_preview(&Preview::exact(image.clone()))
+    encode(image, false)
 }
 
 /// The answer's header that says a preview is approximate (`Leasedesk-Preview: approximate`).
@@ -264,12 +252,15 @@ const APPROXIMATE_KEYWORD: &str = "Leasedesk-Preview";
 /// Encodes a preview as PNG, marked when it is approximate; empty if the
 /// encoder fails (never, for an image in memory).
 pub fn encode_preview(preview: &Preview) -> Vec<u8> {
+    encode(&preview.image, preview.approximate)
+}
+
+fn encode(image: &image::RgbaImage, approximate: bool) -> Vec<u8> {
     let mut out = Vec::new();
-    let image = &preview.image;
     let mut encoder = png::Encoder::new(&mut out, image.width(), image.height());
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    if preview.approximate {
+    if approximate {
         let _ = encoder.add_text_chunk(APPROXIMATE_KEYWORD.into(), "approximate".into());
     }
     let written = encoder
