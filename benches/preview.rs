@@ -64,12 +64,12 @@ fn composite(quick: bool, baseline: bool, work: &Path) {
     );
     let ours = ours(&psb, repeats, &what, "`preview::psd::render`");
     if baseline {
-        let theirs = psd_tools(
+        against_psd_tools(
+            &ours,
             PSD_TOOLS_COMPOSITE,
-            &psb,
             "`PSDImage.open(f).topil()`, Pillow `thumbnail`",
+            "box filter vs Pillow's reduce + bicubic",
         );
-        compare(&ours, &theirs, "box filter vs Pillow's reduce + bicubic");
     }
     std::fs::remove_file(&psb).unwrap();
 }
@@ -89,14 +89,10 @@ fn layers(quick: bool, baseline: bool, work: &Path) {
     );
     let ours = ours(&psb, repeats, &what, "composited from its layers");
     if baseline {
-        let theirs = psd_tools(
-            PSD_TOOLS_LAYERS,
-            &psb,
-            "`PSDImage.open(f).composite(force=True)`, Pillow `thumbnail`",
-        );
-        compare(
+        against_psd_tools(
             &ours,
-            &theirs,
+            PSD_TOOLS_LAYERS,
+            "`PSDImage.open(f).composite(force=True)`, Pillow `thumbnail`",
             "ours blended at the preview's scale, psd-tools' at the document's, then shrunk: pixel noise in five non-normal modes is the worst case for that",
         );
     }
@@ -152,6 +148,7 @@ fn gib(file: &Path, started: Instant) -> String {
 
 /// Our preview's figures: rows for its time, CPU time and peak memory.
 struct Measured {
+    file: PathBuf,
     time: Duration,
     png: PathBuf,
 }
@@ -190,7 +187,18 @@ fn ours(file: &Path, repeats: usize, what: &str, how: &str) -> Measured {
         ),
         "at most 1 s, 256 MiB",
     );
-    Measured { time, png }
+    Measured {
+        file: file.to_path_buf(),
+        time,
+        png,
+    }
+}
+
+/// psd-tools' preview of the file `ours` measured, by `script` (`how`), and
+/// the two compared (`difference` says why they may differ).
+fn against_psd_tools(ours: &Measured, script: &str, how: &str, difference: &str) {
+    let theirs = psd_tools(script, &ours.file, how);
+    compare(ours, &theirs, difference);
 }
 
 /// psd-tools' preview of `file` by `script`, in the same run.
@@ -223,7 +231,11 @@ fn psd_tools(script: &str, file: &Path, how: &str) -> Measured {
         ),
         "baseline",
     );
-    Measured { time, png }
+    Measured {
+        file: file.to_path_buf(),
+        time,
+        png,
+    }
 }
 
 fn compare(ours: &Measured, theirs: &Measured, how: &str) {
@@ -434,29 +446,39 @@ fn rle_channels(
         }
         let end = file.stream_position().unwrap();
         if per_channel_table {
-            file.seek(SeekFrom::Start(table_at)).unwrap();
-            write_table(file, &counts, count_bytes);
-            file.seek(SeekFrom::Start(end)).unwrap();
+            write_at(file, table_at, &table(&counts, count_bytes));
         } else {
             all_counts.extend(counts);
         }
         written.push(end - start);
     }
     if !per_channel_table {
-        let end = file.stream_position().unwrap();
-        file.seek(SeekFrom::Start(table_at)).unwrap();
-        write_table(file, &all_counts, count_bytes);
-        file.seek(SeekFrom::Start(end)).unwrap();
+        write_at(file, table_at, &table(&all_counts, count_bytes));
     }
     written
 }
 
 /// Row lengths of `count_bytes` each.
-fn write_table(file: &mut impl Write, counts: &[u32], count_bytes: usize) {
-    for count in counts {
-        file.write_all(&count.to_be_bytes()[4 - count_bytes..])
-            .unwrap();
-    }
+fn table(counts: &[u32], count_bytes: usize) -> Vec<u8> {
+    counts
+        .iter()
+        .flat_map(|count| count.to_be_bytes()[4 - count_bytes..].to_vec())
+        .collect()
+}
+
+/// Writes `bytes` over what was written at `at`, and goes back to the end.
+fn write_at(file: &mut (impl Write + Seek), at: u64, bytes: &[u8]) {
+    let end = file.stream_position().unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.write_all(bytes).unwrap();
+    file.seek(SeekFrom::Start(end)).unwrap();
+}
+
+/// The image resources section: its length, then `resources`.
+fn write_resources(file: &mut impl Write, resources: &[u8]) {
+    file.write_all(&(resources.len() as u32).to_be_bytes())
+        .unwrap();
+    file.write_all(resources).unwrap();
 }
 
 /// Writes a PSB of `width`×`height` RGB with transparency, 8-bit, RLE, every
@@ -509,10 +531,7 @@ fn without_composite() -> Vec<u8> {
 fn write_layered_psb(path: &Path, side: u32, count: u16, layer_side: u32) {
     let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
     header(&mut file, 2, 3, side, 3);
-    let resources = without_composite();
-    file.write_all(&(resources.len() as u32).to_be_bytes())
-        .unwrap();
-    file.write_all(&resources).unwrap();
+    write_resources(&mut file, &without_composite());
     let section_at = file.stream_position().unwrap();
     file.write_all(&[0; 16]).unwrap(); // the section's and the layer info's lengths
     file.write_all(&(count as i16).to_be_bytes()).unwrap();
@@ -553,9 +572,7 @@ fn write_layered_psb(path: &Path, side: u32, count: u16, layer_side: u32) {
                 noise.fill(row);
             });
             let end = file.stream_position().unwrap();
-            file.seek(SeekFrom::Start(offset)).unwrap();
-            file.write_all(&(end - start).to_be_bytes()).unwrap();
-            file.seek(SeekFrom::Start(end)).unwrap();
+            write_at(&mut file, offset, &(end - start).to_be_bytes());
         }
     }
     let info_end = file.stream_position().unwrap();
@@ -565,11 +582,8 @@ fn write_layered_psb(path: &Path, side: u32, count: u16, layer_side: u32) {
     let info_len = file.stream_position().unwrap() - section_at - 16;
     file.write_all(&0u32.to_be_bytes()).unwrap(); // global layer mask info
     let section_end = file.stream_position().unwrap();
-    file.seek(SeekFrom::Start(section_at)).unwrap();
-    file.write_all(&(section_end - section_at - 8).to_be_bytes())
-        .unwrap();
-    file.write_all(&info_len.to_be_bytes()).unwrap();
-    file.seek(SeekFrom::Start(section_end)).unwrap();
+    let lengths = [(section_end - section_at - 8), info_len].map(u64::to_be_bytes);
+    write_at(&mut file, section_at, &lengths.concat());
     file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
     rle_channels(&mut file, 3, side, side, 4, false, |_, row| row.fill(255));
     file.flush().unwrap();
@@ -582,9 +596,7 @@ fn write_flat(path: &Path, side: u32, mode: u16, icc: Option<&[u8]>) {
     let mut file = std::io::BufWriter::with_capacity(4 << 20, std::fs::File::create(path).unwrap());
     header(&mut file, 1, channels, side, mode);
     let resources = icc.map(|icc| resource(1039, icc)).unwrap_or_default();
-    file.write_all(&(resources.len() as u32).to_be_bytes())
-        .unwrap();
-    file.write_all(&resources).unwrap();
+    write_resources(&mut file, &resources);
     file.write_all(&0u32.to_be_bytes()).unwrap(); // layer and mask information
     file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
     let mut noise = Noise(0x9E37_79B9_7F4A_7C15);

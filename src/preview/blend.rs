@@ -290,5 +290,5 @@ fn read_test_block(
     let image = image::RgbaImage::from_raw(width, height, pixels)
         .ok_or_else(|| damaged(name, "its thumbnail's size does not add up"))?;
     let (fit_w, fit_h) = fitted(width, height, size);
-    Ok(super::raster::shrink(image::DynamicImage::ImageRgba8(image), fit_w, fit_h).into_rgba8())
+    Ok(super::scale::shrink(image::DynamicImage::ImageRgba8(image), fit_w, fit_h).into_rgba8())
 }

@@ -2,7 +2,7 @@
 //! that ignores the file's profile: read here as inks, scaled, then
 //! converted through the embedded profile (or a SWOP-like default). Also a
 //! TIFF's extra sample, which is transparency only when `ExtraSamples` says
-//! so.
+//! so. Any other JPEG or TIFF it hands back to `raster` undecoded.
 
 use std::io::{BufRead, Seek};
 
@@ -10,8 +10,8 @@ use zune_jpeg::zune_core::bytestream::ZCursor;
 use zune_jpeg::zune_core::colorspace::ColorSpace;
 use zune_jpeg::zune_core::options::DecoderOptions;
 
-use super::colour::{Samples, ToSrgb};
-use super::scale::BoxPlane;
+use super::colour::{rgba_to_srgb, Samples, ToSrgb};
+use super::scale::{eight_bits, shrink, shrink_interleaved};
 use super::{fitted, unreadable, Limits, NoPreview};
 
 /// The largest side of a JPEG or TIFF read here (PSB's own maximum).
@@ -29,22 +29,7 @@ fn inks_to_rgba(
     what: &str,
 ) -> Result<image::RgbaImage, NoPreview> {
     let (out_w, out_h) = fitted(width, height, size);
-    let mut planes = (0..4)
-        .map(|_| BoxPlane::new(width, height, out_w, out_h, limits, what))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut row = vec![0u8; width as usize];
-    for (y, source) in inks.chunks_exact(width as usize * 4).enumerate() {
-        if y % 256 == 0 {
-            limits.check_time()?;
-        }
-        for (c, plane) in planes.iter_mut().enumerate() {
-            for (o, pixel) in row.iter_mut().zip(source.chunks_exact(4)) {
-                *o = pixel[c];
-            }
-            plane.push_row(&row);
-        }
-    }
-    let planes: Vec<Vec<u8>> = planes.into_iter().map(BoxPlane::finish).collect();
+    let planes = shrink_interleaved(inks, 4, (width, height), (out_w, out_h), limits, what)?;
     let convert = ToSrgb::new(Samples::Cmyk, icc);
     let mut image = image::RgbaImage::new(out_w, out_h);
     let (w, mut cmyk, mut rgb) = (out_w as usize, Vec::new(), vec![0u8; out_w as usize * 3]);
@@ -259,10 +244,7 @@ fn without_extra_sample<R: std::io::Read + Seek>(
             if redo(samples.len()) {
                 redo_prediction(&mut samples, layout);
             }
-            samples
-                .into_iter()
-                .map(|v| ((v as u32 * 255 + 32767) / 65535) as u8)
-                .collect()
+            samples.into_iter().map(eight_bits).collect()
         }
         Ok(_) => {
             return Err(NoPreview(format!(
@@ -290,10 +272,9 @@ fn without_extra_sample<R: std::io::Read + Seek>(
     });
     drop(samples);
     let (w, h) = fitted(width, height, size);
-    let mut image =
-        super::raster::shrink(image::DynamicImage::ImageRgba8(image), w, h).into_rgba8();
+    let mut image = shrink(image::DynamicImage::ImageRgba8(image), w, h).into_rgba8();
     if let Some(icc) = icc {
-        super::raster::to_srgb(&mut image, grey, &icc);
+        rgba_to_srgb(&mut image, grey, &icc);
     }
     Ok(image)
 }
@@ -438,10 +419,9 @@ pub fn tiff<R: BufRead + Seek>(
         let icc = tiff_profile(&mut decoder, what)?;
         let inks = match decoder.read_image() {
             Ok(tiff::decoder::DecodingResult::U8(inks)) if inks.len() as u64 == samples => inks,
-            Ok(tiff::decoder::DecodingResult::U16(inks)) if inks.len() as u64 == samples => inks
-                .into_iter()
-                .map(|v| ((v as u32 * 255 + 32767) / 65535) as u8)
-                .collect(),
+            Ok(tiff::decoder::DecodingResult::U16(inks)) if inks.len() as u64 == samples => {
+                inks.into_iter().map(eight_bits).collect()
+            }
             Ok(_) => {
                 return Err(NoPreview(format!(
                     "{what} of a layout that cannot be previewed (planar)"

@@ -259,6 +259,28 @@ pub fn encode_srgb(linear: f32) -> u8 {
     (encoded * 255.0 + 0.5) as u8
 }
 
+/// Converts `rgba`'s colours to sRGB through `icc` (a grey profile for a
+/// grey image), if it reads.
+pub fn rgba_to_srgb(rgba: &mut image::RgbaImage, grey: bool, icc: &[u8]) {
+    let samples = if grey { Samples::Gray } else { Samples::Rgb };
+    let convert = ToSrgb::for_images(samples, Some(icc));
+    if !convert.uses_profile() {
+        return;
+    }
+    let width = rgba.width() as usize;
+    let (mut row, mut rgb) = (Vec::with_capacity(width * 3), vec![0u8; width * 3]);
+    for line in rgba.chunks_exact_mut(width * 4) {
+        row.clear();
+        for pixel in line.chunks_exact(4) {
+            row.extend_from_slice(&pixel[..samples.per_pixel()]);
+        }
+        convert.convert(&row, &mut rgb);
+        for (pixel, colour) in line.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+            pixel[..3].copy_from_slice(colour);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,7 +89,7 @@ pub fn render<R: Read + Seek>(
     )
     .map_err(|NoPreview(message)| NoPreview(message.replacen("a PNG image", &embedded, 1)))?;
     let (width, height) = super::fitted(image.width(), image.height(), size);
-    Ok(super::raster::shrink(image, width, height).into_rgba8())
+    Ok(super::scale::shrink(image, width, height).into_rgba8())
 }
 
 fn read_mimetype<R: Read + Seek>(archive: &mut zip::ZipArchive<R>) -> Option<String> {

@@ -3,22 +3,19 @@
 //! the pixel type, so a decode over the budget is refused before any pixel is
 //! read; `image::Limits` bounds the decoder's own allocations as well. These
 //! decoders cannot be interrupted: the memory bound is what bounds their time.
+//! CMYK, and a TIFF's extra sample, are `cmyk`'s: this module never reads inks.
 
 use std::io::{BufRead, Seek};
 
 use image::{DynamicImage, ImageDecoder, ImageFormat};
 
 use super::cmyk::{self, ExtraSample};
-use super::colour::{Samples, ToSrgb};
+use super::colour::rgba_to_srgb;
+use super::scale::{shrink, RESIZE_SCRATCH};
 use super::{fitted, Limits, NoPreview};
 
 /// No side may exceed this, whatever the budget: PSB's own maximum.
 const MAX_SIDE: u32 = 300_000;
-
-/// A resize's intermediate image (full width × new height, in f32 RGBA) may
-/// take this much; past it the area-averaging `thumbnail` is used, which
-/// needs none and is just as good when shrinking by a large factor.
-const RESIZE_SCRATCH: u64 = 64 << 20;
 
 /// The raster format a file's first bytes announce.
 pub fn format_of(head: &[u8]) -> Option<ImageFormat> {
@@ -114,31 +111,9 @@ pub fn render<R: BufRead + Seek>(
         }),
     }
     if let Some(icc) = icc {
-        to_srgb(&mut rgba, grey, &icc);
+        rgba_to_srgb(&mut rgba, grey, &icc);
     }
     Ok(rgba)
-}
-
-/// Converts `rgba`'s colours to sRGB through `icc` (a grey profile for a
-/// grey image), if it reads.
-pub fn to_srgb(rgba: &mut image::RgbaImage, grey: bool, icc: &[u8]) {
-    let samples = if grey { Samples::Gray } else { Samples::Rgb };
-    let convert = ToSrgb::for_images(samples, Some(icc));
-    if !convert.uses_profile() {
-        return;
-    }
-    let width = rgba.width() as usize;
-    let (mut row, mut rgb) = (Vec::with_capacity(width * 3), vec![0u8; width * 3]);
-    for line in rgba.chunks_exact_mut(width * 4) {
-        row.clear();
-        for pixel in line.chunks_exact(4) {
-            row.extend_from_slice(&pixel[..samples.per_pixel()]);
-        }
-        convert.convert(&row, &mut rgb);
-        for (pixel, colour) in line.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
-            pixel[..3].copy_from_slice(colour);
-        }
-    }
 }
 
 /// Decodes, applies the EXIF orientation, and shrinks to at most `size`
@@ -232,19 +207,6 @@ fn jpeg_is_whole(reader: &mut (impl BufRead + Seek), limits: &Limits) -> Result<
         (Some(scan), Some(end)) => end > scan,
         _ => false,
     })
-}
-
-/// Scales `image` to exactly `width`×`height` (never larger than it is).
-pub fn shrink(image: DynamicImage, width: u32, height: u32) -> DynamicImage {
-    if image.width() == width && image.height() == height {
-        return image;
-    }
-    let scratch = u64::from(image.width()) * u64::from(height) * 16;
-    if scratch <= RESIZE_SCRATCH {
-        image.resize_exact(width, height, image::imageops::FilterType::Triangle)
-    } else {
-        image.thumbnail_exact(width, height)
-    }
 }
 
 /// A decoder's error in the API's words, naming the format.

@@ -1,12 +1,34 @@
-//! Scaling down as rows arrive: a box filter over source rows, so a reader
-//! of a 16000×16000 image holds only one output row of sums at a time.
+//! Scaling down: as rows arrive, a box filter over source rows, so a reader
+//! of a 16000×16000 image holds only one output row of sums at a time; and
+//! an image already decoded whole, shrunk by the `image` crate ([`shrink`]).
+//! It never scales up and never converts colours (that is `colour`'s).
 //!
-//! Each output pixel is the mean of the source pixels that map onto it
-//! (`x * out_width / width`, the same for rows): whole source pixels, no
-//! fractional weights, which is what a preview needs and keeps the inner loop
-//! a plain sum the compiler vectorises.
+//! Each output pixel of a [`BoxPlane`] is the mean of the source pixels that
+//! map onto it (`x * out_width / width`, the same for rows): whole source
+//! pixels, no fractional weights, which is what a preview needs and keeps
+//! the inner loop a plain sum the compiler vectorises.
+
+use image::DynamicImage;
 
 use super::{Limits, NoPreview};
+
+/// A resize's intermediate image (full width × new height, in f32 RGBA) may
+/// take this much; past it the area-averaging `thumbnail` is used, which
+/// needs none and is just as good when shrinking by a large factor.
+pub const RESIZE_SCRATCH: u64 = 64 << 20;
+
+/// Scales `image` to exactly `width`×`height` (never larger than it is).
+pub fn shrink(image: DynamicImage, width: u32, height: u32) -> DynamicImage {
+    if image.width() == width && image.height() == height {
+        return image;
+    }
+    let scratch = u64::from(image.width()) * u64::from(height) * 16;
+    if scratch <= RESIZE_SCRATCH {
+        image.resize_exact(width, height, image::imageops::FilterType::Triangle)
+    } else {
+        image.thumbnail_exact(width, height)
+    }
+}
 
 /// One plane (one channel) scaled from `width`×`height` to
 /// `out_width`×`out_height` (each no larger than its source side).
@@ -102,6 +124,39 @@ impl BoxPlane {
         );
         self.out
     }
+}
+
+/// Interleaved 8-bit pixels of `channels` samples each, `width`×`height`
+/// of them, scaled into `out_width`×`out_height`: one plane a channel.
+pub fn shrink_interleaved(
+    pixels: &[u8],
+    channels: usize,
+    (width, height): (u32, u32),
+    (out_width, out_height): (u32, u32),
+    limits: &Limits,
+    what: &str,
+) -> Result<Vec<Vec<u8>>, NoPreview> {
+    let mut planes = (0..channels)
+        .map(|_| BoxPlane::new(width, height, out_width, out_height, limits, what))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut row = vec![0u8; width as usize];
+    for (y, source) in pixels.chunks_exact(width as usize * channels).enumerate() {
+        if y % 256 == 0 {
+            limits.check_time()?;
+        }
+        for (c, plane) in planes.iter_mut().enumerate() {
+            for (o, pixel) in row.iter_mut().zip(source.chunks_exact(channels)) {
+                *o = pixel[c];
+            }
+            plane.push_row(&row);
+        }
+    }
+    Ok(planes.into_iter().map(BoxPlane::finish).collect())
+}
+
+/// A 16-bit sample as 8 bits, rounded.
+pub fn eight_bits(v: u16) -> u8 {
+    ((v as u32 * 255 + 32767) / 65535) as u8
 }
 
 /// The first source index (of `len`) that maps onto output index `out`
