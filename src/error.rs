@@ -1,8 +1,14 @@
 //! The one error type: each variant is something a caller acts on differently.
 
-use crate::model::{Digest, Head, Lease};
+use crate::model::{Digest, Head, Invalid, Lease};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Invalid> for Error {
+    fn from(invalid: Invalid) -> Self {
+        Error::Invalid(invalid.0)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {

@@ -1,5 +1,6 @@
 //! The domain's nouns, shaped as the objects of `shared/API.md` so that the
-//! server serializes them as they are.
+//! server serializes them as they are. They know no error type but their
+//! own `Invalid`: `error` depends on them, never the reverse.
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,7 +10,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::Error;
+/// A value that breaks the API's rules for it (a path, a name, a ttl...): the
+/// message says which rule. It becomes `Error::Invalid` (422) wherever it
+/// meets the error type; the nouns never depend on that type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
 
 /// A point on the backend's clock, kept to the millisecond (the store's precision).
 pub type Timestamp = DateTime<Utc>;
@@ -53,11 +59,11 @@ macro_rules! id_type {
         }
 
         impl FromStr for $name {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self, Error> {
+            type Err = Invalid;
+            fn from_str(s: &str) -> Result<Self, Invalid> {
                 Uuid::parse_str(s)
                     .map(Self)
-                    .map_err(|_| Error::Invalid(format!("{s:?} is not a UUID")))
+                    .map_err(|_| Invalid(format!("{s:?} is not a UUID")))
             }
         }
     };
@@ -95,11 +101,11 @@ pub enum ParticipantKind {
 }
 
 impl Participant {
-    pub fn user(name: &str) -> Result<Self, Error> {
+    pub fn user(name: &str) -> Result<Self, Invalid> {
         format!("user:{name}").parse()
     }
 
-    pub fn agent(name: &str) -> Result<Self, Error> {
+    pub fn agent(name: &str) -> Result<Self, Invalid> {
         format!("agent:{name}").parse()
     }
 
@@ -122,13 +128,13 @@ impl Participant {
 }
 
 impl FromStr for Participant {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         let name = s
             .strip_prefix("user:")
             .or_else(|| s.strip_prefix("agent:"))
             .ok_or_else(|| {
-                Error::Invalid(format!("participant {s:?} must be user:NAME or agent:NAME"))
+                Invalid(format!("participant {s:?} must be user:NAME or agent:NAME"))
             })?;
         let valid_name = !name.is_empty()
             && name.len() <= 64
@@ -136,7 +142,7 @@ impl FromStr for Participant {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b));
         if !valid_name {
-            return Err(Error::Invalid(format!(
+            return Err(Invalid(format!(
                 "participant name {name:?} must be 1 to 64 letters, digits or . _ - @"
             )));
         }
@@ -145,8 +151,8 @@ impl FromStr for Participant {
 }
 
 impl TryFrom<String> for Participant {
-    type Error = Error;
-    fn try_from(s: String) -> Result<Self, Error> {
+    type Error = Invalid;
+    fn try_from(s: String) -> Result<Self, Invalid> {
         s.parse()
     }
 }
@@ -228,8 +234,8 @@ impl RepoPath {
 
     /// A path as older versions accepted it: for paths read back from a store
     /// or a server, never for making one. Refuses only what those refused.
-    pub fn stored(s: &str) -> Result<Self, Error> {
-        let refuse = |why: &str| Err(Error::Invalid(format!("path {s:?} {why}")));
+    pub fn stored(s: &str) -> Result<Self, Invalid> {
+        let refuse = |why: &str| Err(Invalid(format!("path {s:?} {why}")));
         if s.is_empty() {
             return refuse("is empty");
         }
@@ -366,14 +372,14 @@ pub fn placement_problem(s: &str) -> Option<String> {
 }
 
 impl FromStr for RepoPath {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         use unicode_normalization::UnicodeNormalization;
         let nfc: String = s.nfc().collect();
         let path = Self::stored(&nfc)?;
         match path.placement_problem() {
             None => Ok(path),
-            Some(why) => Err(Error::Invalid(format!("path {s:?} {why}"))),
+            Some(why) => Err(Invalid(format!("path {s:?} {why}"))),
         }
     }
 }
@@ -381,8 +387,8 @@ impl FromStr for RepoPath {
 /// Deserialized as stored: a client must read every path a server lists,
 /// including one stored before the placement rules.
 impl TryFrom<String> for RepoPath {
-    type Error = Error;
-    fn try_from(s: String) -> Result<Self, Error> {
+    type Error = Invalid;
+    fn try_from(s: String) -> Result<Self, Invalid> {
         Self::stored(&s)
     }
 }
@@ -424,13 +430,13 @@ impl From<blake3::Hash> for Digest {
 }
 
 impl FromStr for Digest {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         let hex = s.strip_prefix("blake3:").unwrap_or("");
         if hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             Ok(Self(s.to_owned()))
         } else {
-            Err(Error::Invalid(format!(
+            Err(Invalid(format!(
                 "digest {s:?} must be blake3: and 64 lowercase hex digits"
             )))
         }
@@ -438,8 +444,8 @@ impl FromStr for Digest {
 }
 
 impl TryFrom<String> for Digest {
-    type Error = Error;
-    fn try_from(s: String) -> Result<Self, Error> {
+    type Error = Invalid;
+    fn try_from(s: String) -> Result<Self, Invalid> {
         s.parse()
     }
 }
@@ -719,9 +725,9 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// Checks a version's description: at most [`MAX_MESSAGE_BYTES`]; an empty
 /// one is none.
-pub fn check_message(message: Option<String>) -> Result<Option<String>, Error> {
+pub fn check_message(message: Option<String>) -> Result<Option<String>, Invalid> {
     match message {
-        Some(m) if m.len() > MAX_MESSAGE_BYTES => Err(Error::Invalid(format!(
+        Some(m) if m.len() > MAX_MESSAGE_BYTES => Err(Invalid(format!(
             "the description is {} bytes long, over the limit of {MAX_MESSAGE_BYTES}: nothing was stored",
             m.len()
         ))),
@@ -750,10 +756,10 @@ pub struct EventQuery {
     pub limit: u32,
 }
 
-pub fn lease_seconds(requested: Option<u64>, default: u64) -> Result<u64, Error> {
+pub fn lease_seconds(requested: Option<u64>, default: u64) -> Result<u64, Invalid> {
     match requested.unwrap_or(default) {
         s @ 1..=MAX_TTL_SECONDS => Ok(s),
-        s => Err(Error::Invalid(format!(
+        s => Err(Invalid(format!(
             "ttl_seconds {s} is out of range: use 1 to {MAX_TTL_SECONDS}"
         ))),
     }

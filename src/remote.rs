@@ -22,11 +22,10 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::backend::{Backend, Cancel, Content, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::server::{DIGEST_HEADER, MESSAGE_HEADER};
+use crate::trust;
+use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER};
 
-pub(crate) mod trust;
-
-pub use trust::{fingerprint, server_certificate, ServerCertificate};
+pub use crate::trust::{fingerprint, server_certificate, ServerCertificate, Trust};
 
 /// How often an idempotent request goes round the servers when the
 /// connection fails (a pause between rounds, none between servers).
@@ -130,29 +129,6 @@ impl Servers {
             .clone();
         if let Some(on_move) = on_move {
             on_move(&self.urls[start], &self.urls[index]);
-        }
-    }
-}
-
-/// Which servers' certificates a client trusts, beyond the system's roots.
-#[derive(Clone, Debug, Default)]
-pub struct Trust {
-    /// A PEM file of CAs to trust as well (`LEASEDESK_CA_CERT`).
-    pub ca_cert: Option<std::path::PathBuf>,
-    /// The SHA-256 fingerprint (lower-case hex) of a self-signed server
-    /// certificate the user chose to trust; any other certificate is refused.
-    pub pinned_sha256: Option<String>,
-}
-
-impl Trust {
-    /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
-    pub fn from_env() -> Self {
-        Self {
-            // Set but empty is unset, as a shell's `LEASEDESK_CA_CERT= cmd` means.
-            ca_cert: std::env::var_os("LEASEDESK_CA_CERT")
-                .filter(|file| !file.is_empty())
-                .map(Into::into),
-            pinned_sha256: None,
         }
     }
 }

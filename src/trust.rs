@@ -1,6 +1,8 @@
 //! Which server certificates a client accepts: the system's roots plus
 //! `LEASEDESK_CA_CERT`, or exactly one pinned certificate; and a look at a
-//! server's certificate before trusting it (`server_certificate`).
+//! server's certificate before trusting it (`server_certificate`). Both the
+//! HTTP client (`remote`) and the PostgreSQL store take their TLS settings
+//! from here; it must never depend on either.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -14,8 +16,30 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use serde::{Deserialize, Serialize};
 
-use super::Trust;
 use crate::error::{Error, Result};
+
+/// Which servers' certificates a client trusts, beyond the system's roots.
+#[derive(Clone, Debug, Default)]
+pub struct Trust {
+    /// A PEM file of CAs to trust as well (`LEASEDESK_CA_CERT`).
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// The SHA-256 fingerprint (lower-case hex) of a self-signed server
+    /// certificate the user chose to trust; any other certificate is refused.
+    pub pinned_sha256: Option<String>,
+}
+
+impl Trust {
+    /// What the environment asks for: `LEASEDESK_CA_CERT`, no pin.
+    pub fn from_env() -> Self {
+        Self {
+            // Set but empty is unset, as a shell's `LEASEDESK_CA_CERT= cmd` means.
+            ca_cert: std::env::var_os("LEASEDESK_CA_CERT")
+                .filter(|file| !file.is_empty())
+                .map(Into::into),
+            pinned_sha256: None,
+        }
+    }
+}
 
 /// What a server presents, as the app shows it before the user trusts it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -139,10 +139,10 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
             .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
             .header(
                 header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                leasedesk::preview::APPROXIMATE_HEADER,
+                leasedesk::wire::APPROXIMATE_HEADER,
             )
             .header(
-                leasedesk::preview::APPROXIMATE_HEADER,
+                leasedesk::wire::APPROXIMATE_HEADER,
                 if leasedesk::preview::is_approximate(&png) {
                     "approximate"
                 } else {

@@ -67,7 +67,7 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
     let (backend, source, sweeper): (Arc<dyn Backend>, Source, _) = match settings.backend {
         BackendChoice::Bundled => {
             let me: Participant = format!("user:{}", settings.display_name).parse().map_err(
-                |e: leasedesk::Error| {
+                |e: leasedesk::model::Invalid| {
                     UiError::new("invalid", format!("The display name cannot be used: {e}"))
                 },
             )?;

@@ -1,0 +1,12 @@
+//! The names on the wire that the server and its clients must agree on:
+//! our headers beyond HTTP's own. Both `server` and `remote` (and the app's
+//! `preview:` scheme) import them from here; this module imports nothing.
+
+/// The header a client may send with an upload's digest (`blake3:<hex>`).
+pub const DIGEST_HEADER: &str = "leasedesk-digest";
+/// An upload's description, percent-encoded UTF-8.
+pub const MESSAGE_HEADER: &str = "leasedesk-message";
+/// The answer's header that says a preview is approximate (`Leasedesk-Preview: approximate`).
+pub const APPROXIMATE_HEADER: &str = "leasedesk-preview";
+/// Where an event stream resumes, as Server-Sent Events define it.
+pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
