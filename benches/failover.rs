@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
@@ -112,19 +112,7 @@ fn bin() -> PathBuf {
 }
 
 fn add_user(data: &Path) -> String {
-    let added = Command::new(bin())
-        .arg("--data")
-        .arg(data)
-        .args(["user", "add", "bench"])
-        .output()
-        .unwrap();
-    assert!(added.status.success(), "{}", text(&added.stderr));
-    String::from_utf8(added.stdout)
-        .unwrap()
-        .lines()
-        .last()
-        .unwrap()
-        .to_owned()
+    testkit::Cli::new(bin()).data(data).add_user("bench")
 }
 
 /// The CLI against `servers`, or on the data folder itself.
@@ -202,44 +190,27 @@ fn ms(d: Duration) -> f64 {
 
 /// A real `leasedesk serve` on 127.0.0.1:0 over a data folder.
 struct Server {
-    child: Child,
+    process: testkit::ServeProcess,
     url: String,
 }
 
 impl Server {
     fn start(data: &Path) -> Self {
-        let mut child = Command::new(bin())
-            .arg("--data")
-            .arg(data)
-            .args(["serve", "--listen", "127.0.0.1:0"])
+        let process = testkit::Cli::new(bin())
+            .data(data)
+            .serve()
             .env("LEASEDESK_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap()
-            .to_owned();
-        Self { child, url }
+            .spawn();
+        Self {
+            url: process.url.clone(),
+            process,
+        }
     }
 
     /// SIGKILL; returns when it was sent.
     fn kill(mut self) -> Instant {
         let at = Instant::now();
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        self.process.kill();
         at
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -11,9 +11,8 @@ mod common;
 #[path = "../tests/harness/s3.rs"]
 mod s3;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{make_big_file, median, peak_memory, row, settle, size_label};
@@ -44,58 +43,27 @@ fn bin() -> PathBuf {
     PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
 }
 
+/// A real `leasedesk serve --blobs s3://…` on 127.0.0.1:0, with one user's token.
 struct Server {
-    child: Child,
+    process: testkit::ServeProcess,
     url: String,
     token: String,
 }
 
 impl Server {
     fn start(data: &Path, bucket: &s3::S3) -> Self {
-        let cli = |args: &[&str]| {
-            let mut command = Command::new(bin());
-            bucket
-                .apply(&mut command)
-                .arg("--data")
-                .arg(data)
-                .args(["--blobs", &bucket.url("bench")])
-                .args(args)
-                .env("LEASEDESK_LOG", "warn");
-            command
-        };
-        let added = cli(&["user", "add", "bench"]).output().unwrap();
-        assert!(
-            added.status.success(),
-            "{}",
-            String::from_utf8_lossy(&added.stderr)
-        );
-        let token = String::from_utf8(added.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned();
-        let mut child = cli(&["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap()
-            .to_owned();
-        Self { child, url, token }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let cli = testkit::Cli::new(bin())
+            .envs(bucket.env.iter().map(|(k, v)| (k, v)))
+            .data(data)
+            .blobs(&bucket.url("bench"))
+            .env("LEASEDESK_LOG", "warn");
+        let token = cli.add_user("bench");
+        let process = cli.serve().spawn();
+        Self {
+            url: process.url.clone(),
+            process,
+            token,
+        }
     }
 }
 
@@ -240,7 +208,7 @@ async fn check_in(work: &Path, size: u64) {
         "server peak memory (VmHWM) over those check-ins",
         format!(
             "**{:.1} MiB**",
-            peak_memory(server.child.id()) as f64 / 1048576.0
+            peak_memory(server.process.child.id()) as f64 / 1048576.0
         ),
         "under 64 MiB",
     );

@@ -20,7 +20,6 @@ mod postgres;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -102,7 +101,8 @@ fn main() {
 
 /// `leasedesk serve` processes on one store, with a user's token.
 struct Servers {
-    children: Vec<Child>,
+    /// Killed when dropped.
+    _servers: Vec<testkit::ServeProcess>,
     urls: Vec<String>,
     token: String,
     http: reqwest::Client,
@@ -116,10 +116,10 @@ impl Servers {
         } else {
             std::env::remove_var("LEASEDESK_BENCH_UNDURABLE_EVENTS");
         }
-        let (children, urls) = (0..count).map(|_| serve(store, &[])).unzip();
+        let servers: Vec<_> = (0..count).map(|_| serve(store, &[])).collect();
         Self {
-            children,
-            urls,
+            urls: servers.iter().map(|s| s.url.clone()).collect(),
+            _servers: servers,
             token,
             http: reqwest::Client::new(),
         }
@@ -228,14 +228,5 @@ impl Servers {
         };
         let (rate, _, _) = measure_pairs(CLIENTS, pairs_per_client, pair).await;
         rate
-    }
-}
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }

@@ -21,7 +21,6 @@ mod postgres;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::row;
@@ -168,7 +167,7 @@ fn main() {
 
 /// `leasedesk serve` processes over one store, with one user's token.
 struct Team {
-    servers: Vec<Child>,
+    servers: Vec<testkit::ServeProcess>,
     urls: Vec<String>,
     token: String,
     http: reqwest::Client,
@@ -177,12 +176,12 @@ struct Team {
 impl Team {
     fn start(store: &[OsString], servers: usize, transport: &Transport) -> Self {
         let token = add_user(store, "bench");
-        let (servers, urls) = (0..servers)
+        let servers: Vec<_> = (0..servers)
             .map(|_| serve(store, &transport.serve_flags()))
-            .unzip();
+            .collect();
         Self {
+            urls: servers.iter().map(|s| s.url.clone()).collect(),
             servers,
-            urls,
             token,
             http: transport.client(),
         }
@@ -215,7 +214,10 @@ impl Team {
         measure_pairs(CLIENTS, WARM_UP, move |c| warm(c)).await;
         let mut processes = vec![(
             "servers",
-            self.servers.iter().map(|s| s.id()).collect::<Vec<_>>(),
+            self.servers
+                .iter()
+                .map(|s| s.child.id())
+                .collect::<Vec<_>>(),
         )];
         processes.extend(others());
         processes.push(("bench clients", vec![std::process::id()]));
@@ -233,15 +235,6 @@ impl Team {
             median,
             p99,
             cpu,
-        }
-    }
-}
-
-impl Drop for Team {
-    fn drop(&mut self) {
-        for server in &mut self.servers {
-            let _ = server.kill();
-            let _ = server.wait();
         }
     }
 }

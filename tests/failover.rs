@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,9 +49,12 @@ impl SharedStore {
 
     /// The `leasedesk` CLI on this store.
     pub(crate) fn command(&self) -> Command {
-        let mut command = crate::harness::leasedesk();
-        command.args(self.args());
-        command
+        self.cli().command()
+    }
+
+    /// The `leasedesk` CLI (and its `serve`) on this store.
+    pub(crate) fn cli(&self) -> testkit::Cli {
+        crate::harness::cli_on().store_args(self.args())
     }
 
     fn data(&self) -> PathBuf {
@@ -116,7 +119,7 @@ impl SharedStore {
 /// A real `leasedesk serve` on 127.0.0.1:0, its stderr read line by line;
 /// killed (SIGKILL) when dropped.
 pub(crate) struct ServeProcess {
-    child: Child,
+    process: testkit::ServeProcess,
     pub(crate) url: String,
     log: Receiver<String>,
 }
@@ -130,25 +133,19 @@ impl ServeProcess {
 
     /// A server on `store` listening on `address`.
     pub(crate) fn start_on(store: &SharedStore, address: &str, failpoints: &str) -> Self {
-        let mut child = store
-            .command()
-            .args(["serve", "--listen", address])
+        let mut process = store
+            .cli()
+            .serve()
+            .listen(address)
             .env("LEASEDESK_FAILPOINTS", failpoints)
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
-            .expect("start leasedesk serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the address line, not {line:?}"))
-            .to_owned();
-        let log = lines_of(child.stderr.take().unwrap());
-        Self { child, url, log }
+            .spawn();
+        let log = lines_of(process.child.stderr.take().unwrap());
+        Self {
+            url: process.url.clone(),
+            process,
+            log,
+        }
     }
 
     /// A client of this server alone.
@@ -172,15 +169,7 @@ impl ServeProcess {
     }
 
     pub(crate) fn kill(&mut self) {
-        self.child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.process.kill();
     }
 }
 

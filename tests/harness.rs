@@ -641,15 +641,22 @@ pub fn leasedesk() -> std::process::Command {
 pub const GRACEFUL_STOP: bool = cfg!(unix);
 
 /// Asks a server to stop: SIGTERM, or on Windows ends it (see [`GRACEFUL_STOP`]).
-pub fn ask_to_stop(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        // SAFETY: kill only reads its two integer arguments.
-        let sent = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        assert_eq!(sent, 0, "SIGTERM to {}", child.id());
-    }
-    #[cfg(not(unix))]
-    child.kill().expect("end the server");
+pub use testkit::ask_to_stop;
+
+/// The `leasedesk` CLI (and its `serve`) on a data folder of its own in a
+/// temp folder, where a server's log can go too (`serve_log`).
+pub fn cli_in_temp_dir() -> testkit::Cli {
+    testkit::Cli::in_temp_dir(leasedesk_bin())
+}
+
+/// The `leasedesk` CLI (and its `serve`) on no store yet.
+pub fn cli_on() -> testkit::Cli {
+    testkit::Cli::new(leasedesk_bin())
+}
+
+/// `leasedesk serve` on `cli`'s temp folder, its log in `serve.log` there.
+pub fn serve_logged(cli: &testkit::Cli) -> testkit::Serve {
+    cli.serve().log_to(cli.dir().join("serve.log"))
 }
 
 /// Deletes a file as a person would, read-only or not (Windows refuses to

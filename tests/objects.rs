@@ -2,9 +2,8 @@
 //! the same answers as the data folder's blobs, and no visible object but a
 //! whole one under its digest.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -13,6 +12,7 @@ use leasedesk::failpoint::{self, Action, Failpoints};
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Error, Location, Options, Remote, Upload};
 use object_store::ObjectStoreExt;
+use testkit::ServeProcess;
 
 use crate::harness::*;
 
@@ -364,69 +364,30 @@ async fn health_names_the_object_store_when_its_bucket_is_gone() {
 
 /// A real `leasedesk serve --blobs s3://…` process.
 struct Served {
-    child: Child,
-    base: String,
+    process: ServeProcess,
     token: String,
-    _data: tempfile::TempDir,
 }
 
 impl Served {
     fn start(s3: &S3, prefix: &str, extra_env: &[(&str, &str)]) -> Self {
-        let data = tempfile::tempdir().unwrap();
-        let cli = |args: &[&str]| {
-            let mut command = crate::harness::leasedesk();
-            s3.apply(&mut command)
-                .envs(extra_env.iter().copied())
-                .arg("--data")
-                .arg(data.path())
-                .args(["--blobs", &s3.url(prefix)])
-                .args(args);
-            command
-        };
-        let added = cli(&["user", "add", "alice"]).output().unwrap();
-        assert!(added.status.success(), "{added:?}");
-        let token = String::from_utf8(added.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .trim()
-            .to_owned();
-        let mut child = cli(&["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the address line: {line:?}"))
-            .to_owned();
+        let cli = crate::harness::cli_in_temp_dir()
+            .envs(s3.env.iter().map(|(k, v)| (k, v)))
+            .envs(extra_env.iter().copied())
+            .blobs(&s3.url(prefix));
+        let token = cli.add_user("alice");
         Self {
-            child,
-            base,
+            process: cli.serve().spawn(),
             token,
-            _data: data,
         }
     }
 
     fn client(&self) -> Remote {
-        Remote::new(&self.base, &self.token).unwrap()
+        Remote::new(&self.process.url, &self.token).unwrap()
     }
 
     /// The process's peak resident memory (VmHWM), in bytes.
     fn peak_memory(&self) -> u64 {
-        peak_memory_of(self.child.id())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        peak_memory_of(self.process.child.id())
     }
 }
 

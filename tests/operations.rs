@@ -2,81 +2,51 @@
 //! seconds), Prometheus metrics on their own address, JSON logs without a
 //! token. Each test runs a real `leasedesk serve` process on 127.0.0.1:0.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::ServeProcess;
 
 /// A `leasedesk serve` over its own data folder, its stderr in a file.
 struct Served {
-    child: Child,
+    process: ServeProcess,
     api: String,
     /// `http://ADDR/metrics`, with `--metrics-listen`.
     metrics: Option<String>,
     data: PathBuf,
-    log: PathBuf,
-    _dir: tempfile::TempDir,
 }
 
 impl Served {
     fn start(flags: &[&str], env: &[(&str, &str)]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        let log = dir.path().join("serve.log");
-        let added = leasedesk(&data, &["user", "add", "alice"]);
-        assert!(added.status.success(), "{added:?}");
-        let mut child = crate::harness::leasedesk()
-            .arg("--data")
-            .arg(&data)
-            .args(["serve", "--listen", "127.0.0.1:0"])
+        let cli = crate::harness::cli_in_temp_dir();
+        cli.add_user("alice");
+        let mut process = crate::harness::serve_logged(&cli)
             .args(flags)
             .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let api = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the address line, not {line:?}"))
-            .to_owned();
+            .spawn();
         let metrics = flags.contains(&"--metrics-listen").then(|| {
-            let mut line = String::new();
-            stdout.read_line(&mut line).unwrap();
-            line.trim()
-                .strip_prefix("metrics on ")
+            let line = process.next_line();
+            line.strip_prefix("metrics on ")
                 .unwrap_or_else(|| panic!("the metrics address line, not {line:?}"))
                 .to_owned()
         });
         Self {
-            child,
-            api,
+            api: process.url.clone(),
             metrics,
-            data,
-            log,
-            _dir: dir,
+            data: cli.data_dir().expect("a data folder"),
+            process,
         }
     }
 
     fn token(&self) -> String {
-        let out = leasedesk(&self.data, &["user", "token", "alice"]);
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned()
+        self.process.token("alice")
     }
 
     fn addr(&self) -> &str {
-        self.api.trim_start_matches("http://")
+        self.process.addr()
     }
 
     async fn health(&self) -> (u16, Value) {
@@ -102,30 +72,14 @@ impl Served {
 
     /// SIGTERM, then the whole log once the process has exited.
     fn stop(mut self) -> String {
-        crate::harness::ask_to_stop(&mut self.child);
-        let status = self.child.wait().unwrap();
+        self.process.ask_to_stop();
+        let status = self.process.child.wait().unwrap();
         assert!(
             status.success() || !crate::harness::GRACEFUL_STOP,
             "{status}"
         );
-        std::fs::read_to_string(&self.log).unwrap()
+        self.process.log_text()
     }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn leasedesk(data: &Path, args: &[&str]) -> std::process::Output {
-    crate::harness::leasedesk()
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// The value of the sample `name{labels}` (labels as the text shows them,

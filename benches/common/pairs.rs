@@ -3,7 +3,6 @@
 //! as the baseline, and the timing of concurrent clients.
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -15,48 +14,25 @@ pub fn bin() -> PathBuf {
     PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
 }
 
-/// Adds user `name` to the store named by `store` (`--data DIR`, and
-/// `--database URL` for PostgreSQL) and returns its token.
+/// The `leasedesk` CLI (and its `serve`) on the store named by `store`
+/// (`--data DIR`, and `--database URL` for PostgreSQL).
+pub fn cli(store: &[OsString]) -> testkit::Cli {
+    testkit::Cli::new(bin()).store_args(store)
+}
+
+/// Adds user `name` to the store named by `store` and returns its token.
 pub fn add_user(store: &[OsString], name: &str) -> String {
-    let added = Command::new(bin())
-        .args(store)
-        .args(["user", "add", name])
-        .output()
-        .unwrap();
-    assert!(
-        added.status.success(),
-        "{}",
-        String::from_utf8_lossy(&added.stderr)
-    );
-    String::from_utf8(added.stdout)
-        .unwrap()
-        .lines()
-        .last()
-        .unwrap()
-        .to_owned()
+    cli(store).add_user(name)
 }
 
 /// A real `leasedesk serve` on 127.0.0.1:0 over `store` with `extra` flags,
-/// and the URL it printed.
-pub fn serve(store: &[OsString], extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(bin())
-        .args(store)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+/// logging warnings only; its `url` is the one it printed.
+pub fn serve(store: &[OsString], extra: &[&str]) -> testkit::ServeProcess {
+    cli(store)
+        .serve()
         .args(extra)
         .env("LEASEDESK_LOG", "warn")
-        .stdout(Stdio::piped())
         .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("the address line, not {line:?}"))
-        .to_owned();
-    (child, url)
 }
 
 /// `count` new artifacts, `bench/0.psd`…, made through the server at `url`.

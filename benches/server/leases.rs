@@ -1,0 +1,90 @@
+//! Lease acquire + release over HTTP from concurrent clients, beside etcd's
+//! lease grant + revoke through its JSON gateway.
+
+use super::*;
+
+pub(crate) async fn http_pairs(work: &Path, sizes: &Sizes) {
+    let server = Server::start(&work.join("http"));
+    let http = reqwest::Client::new();
+    let artifacts = make_artifacts(&http, &server.url, &server.token, CLIENTS).await;
+    let (url, token) = (server.url.clone(), server.token.clone());
+    let (rate, median, p99) = measure_pairs(CLIENTS, sizes.pairs_per_client, move |client| {
+        let (http, url, token, artifact) = (
+            http.clone(),
+            url.clone(),
+            token.clone(),
+            artifacts[client].clone(),
+        );
+        async move { edit_pair(&http, &url, &token, &artifact).await }
+    })
+    .await;
+    LAST_HTTP_RATE.store(rate as u64, Ordering::SeqCst);
+    row(
+        &format!("lease acquire + release over HTTP, {CLIENTS} clients, keep-alive"),
+        format!(
+            "**{rate:.0} pairs/s**, median {}, p99 {}",
+            ms(median),
+            ms(p99)
+        ),
+        "at least 3,000 pairs/s, p99 under 10 ms",
+    );
+    row(
+        "server peak memory in that run",
+        format!("{:.1} MiB", server.peak_memory() as f64 / 1048576.0),
+        "",
+    );
+}
+
+static LAST_HTTP_RATE: AtomicU64 = AtomicU64::new(0);
+
+/// etcd's lease grant + revoke through its JSON gateway, the same way.
+pub(crate) async fn etcd_pairs(work: &Path, sizes: &Sizes) {
+    let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
+        row(
+            "etcd lease grant + revoke",
+            "not measured: etcd is not installed (apt-get install etcd-server)".into(),
+            "",
+        );
+        return;
+    };
+    let (http, url) = (reqwest::Client::new(), etcd.url.clone());
+    let (rate, median, p99) = measure_pairs(CLIENTS, sizes.pairs_per_client, move |_| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let granted: Value = http
+                .post(format!("{url}/v3/lease/grant"))
+                .json(&json!({ "TTL": 45 }))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let id = granted["ID"].as_str().expect("a lease id").to_owned();
+            let revoked = http
+                .post(format!("{url}/v3/lease/revoke"))
+                .json(&json!({ "ID": id }))
+                .send()
+                .await
+                .unwrap();
+            assert!(revoked.status().is_success());
+        }
+    })
+    .await;
+    drop(etcd);
+    let ours = LAST_HTTP_RATE.load(Ordering::SeqCst) as f64;
+    let ratio = if ours > 0.0 {
+        format!("; Leasedesk/etcd = {:.1}x", ours / rate)
+    } else {
+        String::new()
+    };
+    row(
+        &format!("etcd 3.4 lease grant + revoke over its HTTP gateway, {CLIENTS} clients"),
+        format!(
+            "{rate:.0} pairs/s, median {}, p99 {}{ratio}",
+            ms(median),
+            ms(p99)
+        ),
+        "Leasedesk at least as fast",
+    );
+}
