@@ -16,6 +16,11 @@
 //! Text and smart objects show the pixels Photoshop stored for them. What
 //! needs more (adjustment and fill layers, effects, vector masks, other
 //! blend modes, clipping to a group) makes the preview approximate.
+//!
+//! `records` reads the layer records, `tree` groups them, `draw` walks the
+//! tree onto canvases, `paint` gathers one layer's rows into the preview's
+//! grid and `blend` mixes pixels; here the working size is chosen, within
+//! half the memory budget.
 
 use std::io::{Read, Seek};
 
