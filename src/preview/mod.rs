@@ -242,9 +242,6 @@ pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
     encode(image, false)
 }
 
-/// The answer's header that says a preview is approximate (`Leasedesk-Preview: approximate`).
-pub const APPROXIMATE_HEADER: &str = "leasedesk-preview";
-
 /// The text chunk that marks an approximate preview, so the mark travels
 /// with the PNG through every cache (and the API's header can be read off it).
 const APPROXIMATE_KEYWORD: &str = "Leasedesk-Preview";
