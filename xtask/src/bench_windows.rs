@@ -11,8 +11,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
+use crate::packages::ensure_debian_packages;
 use crate::windows::{self, Wine};
-use crate::{cargo, check, ensure_debian_packages};
+use crate::{cargo, check};
 
 /// The big file's size: 256 MiB, as in the object-store check-in figures.
 const BIG_MIB: &str = "256";

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::packages::ensure_debian_packages;
 use crate::windows::{self, out_dir, Wine, TARGET};
-use crate::{cargo, check, ensure_debian_packages, root, target_dir};
+use crate::{cargo, check, root, target_dir};
 
 const APP: &str = "leasedesk-app.exe";
 const CLI: &str = "leasedesk.exe";

@@ -13,9 +13,9 @@ use std::process::Command;
 
 use anyhow::Result;
 
-use crate::{
-    build_ui, cargo, check, ensure_components, ensure_debian_packages, ensure_target, target_dir,
-};
+use crate::packages::{ensure_components, ensure_debian_packages, ensure_target};
+use crate::ui::build_ui;
+use crate::{cargo, check, target_dir};
 
 const TARGET: &str = "aarch64-apple-darwin";
 

@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{cargo, check, echo_test_output, ensure_debian_packages, is_root, root, target_dir};
+use crate::packages::ensure_debian_packages;
+use crate::suite::echo_test_output;
+use crate::{cargo, check, is_root, root, target_dir};
 
 pub const TARGET: &str = "x86_64-pc-windows-gnu";
 
@@ -33,7 +35,7 @@ const WINE_USER: &str = "leasedesk-wine";
 
 /// Adds the Windows target and the packages that build and run for it.
 pub fn ensure_toolchain() -> Result<()> {
-    crate::ensure_target(TARGET)?;
+    crate::packages::ensure_target(TARGET)?;
     ensure_debian_packages(PACKAGES)
 }
 
