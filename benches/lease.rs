@@ -356,7 +356,7 @@ fn big_file(work: &Path, sizes: &Sizes) {
             .0,
         );
         let start = Instant::now();
-        let (_, size) = leasedesk::blob::digest_file(&source).unwrap();
+        let (_, size) = leasedesk::blobs::digest_file(&source).unwrap();
         read.push(start.elapsed());
         assert_eq!(size, sizes.big_file);
     }

@@ -388,7 +388,7 @@ async fn execute(args: Args) -> Result<(), Error> {
     if let Command::Digest { file } = &args.command {
         // Needs no store: do not create a data folder for it. A one-shot
         // command may map the file (see `digest_file_mapped`).
-        let (digest, bytes) = leasedesk::blob::digest_file_mapped(file)?;
+        let (digest, bytes) = leasedesk::blobs::digest_file_mapped(file)?;
         out.print(
             &serde_json::json!({ "digest": digest, "size": bytes }),
             || format!("{digest}  {}", file.display()),

@@ -9,8 +9,8 @@
 //!   take `now` as an argument.
 //! - [`store`]: the SQLite store (schema as numbered migrations); the only
 //!   module that knows SQL.
-//! - [`blob`]: content-addressed files, streamed in and hashed while copied.
-//! - [`objects`]: the same in S3-compatible object storage (`--blobs s3://…`).
+//! - [`blobs`]: content-addressed files, streamed in and hashed while copied:
+//!   the seam over a folder and S3-compatible object storage (`--blobs s3://…`).
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
 //! - [`remote`]: the same trait over HTTP, for a team's server.
@@ -33,7 +33,7 @@
 
 pub mod agent;
 pub mod backend;
-pub mod blob;
+pub mod blobs;
 pub mod bundled;
 pub mod clock;
 pub mod desk;
@@ -43,7 +43,6 @@ pub mod local_file;
 pub mod long_path;
 pub mod metrics;
 pub mod model;
-pub mod objects;
 pub mod owner_only;
 pub mod places;
 pub mod preview;

@@ -6,7 +6,8 @@
 //! keeps one in its data folder (what a server answers from), or in its object
 //! store's bucket with `--blobs s3://…` (unbounded there: a bucket's lifecycle
 //! rule may expire `PREFIX/previews/`); the app keeps one in its cache folder
-//! (what the backend sent, and its local copies').
+//! (what the backend sent, and its local copies'). Knows no blob store: a
+//! bucket is reached through [`PreviewStore`], which the S3 store implements.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -41,6 +42,17 @@ pub const DATA_FOLDER_BOUND_BYTES: u64 = 2 << 30;
 /// or the app's) may read the file later.
 const NO_PREVIEW_KEPT: Duration = Duration::from_secs(24 * 3600);
 
+/// Where previews are kept outside a folder (an object store's
+/// `PREFIX/previews/`): named byte strings, each written whole.
+#[async_trait::async_trait]
+pub trait PreviewStore: Send + Sync {
+    /// A stored preview: `Some((bytes, how long ago it was written))`, or
+    /// `None` if there is none.
+    async fn get(&self, name: &str) -> Result<Option<(Vec<u8>, Duration)>>;
+    /// Stores a preview (a reader sees all of it or none).
+    async fn put(&self, name: &str, bytes: &[u8]) -> Result<()>;
+}
+
 #[derive(Clone)]
 pub struct PreviewCache {
     inner: Arc<Inner>,
@@ -48,8 +60,8 @@ pub struct PreviewCache {
 
 struct Inner {
     dir: PathBuf,
-    /// Previews kept as objects (`PREFIX/previews/…`) instead of in `dir`.
-    objects: Option<Arc<crate::objects::ObjectBlobs>>,
+    /// Previews kept in a store (`PREFIX/previews/…`) instead of in `dir`.
+    store: Option<Arc<dyn PreviewStore>>,
     bound: u64,
     /// Bytes in the folder, counted on first use and kept up to date after.
     used: Mutex<Option<u64>>,
@@ -62,26 +74,21 @@ struct Inner {
 impl PreviewCache {
     /// A cache in `dir` (made on first write) of at most `bound` bytes.
     pub fn new(dir: impl Into<PathBuf>, bound: u64) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                dir: dir.into(),
-                objects: None,
-                bound,
-                used: Mutex::new(None),
-                making: Mutex::default(),
-                decodes: Arc::new(tokio::sync::Semaphore::new(DECODES_AT_ONCE)),
-            }),
-        }
+        Self::with(dir.into(), None, bound)
     }
 
-    /// A cache kept in an object store, beside its blobs: every server on
-    /// the bucket shares it.
-    pub fn in_objects(objects: Arc<crate::objects::ObjectBlobs>) -> Self {
+    /// A cache kept in a store, such as an object store beside its blobs:
+    /// every server on the bucket shares it.
+    pub fn in_store(store: Arc<dyn PreviewStore>) -> Self {
+        Self::with(PathBuf::new(), Some(store), u64::MAX)
+    }
+
+    fn with(dir: PathBuf, store: Option<Arc<dyn PreviewStore>>, bound: u64) -> Self {
         Self {
             inner: Arc::new(Inner {
-                dir: PathBuf::new(),
-                objects: Some(objects),
-                bound: u64::MAX,
+                dir,
+                store,
+                bound,
                 used: Mutex::new(None),
                 making: Mutex::default(),
                 decodes: Arc::new(tokio::sync::Semaphore::new(DECODES_AT_ONCE)),
@@ -141,40 +148,8 @@ impl PreviewCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Vec<u8>>>,
     {
-        let key = cache_key(digest, size);
-        if let Some(found) = self.cached(&key)? {
-            return found;
-        }
-        let turn = self.turn(&key);
-        let _turn = turn.lock().await;
-        // Whoever had the turn before may have made it.
-        if let Some(found) = self.cached(&key)? {
-            return found;
-        }
-        let answer = match make().await {
-            Ok(png) => self.write(&format!("{key}.png"), &png),
-            Err(Error::NoPreview(why)) => self
-                .write(&format!("{key}.none"), why.as_bytes())
-                .and(Err(Error::NoPreview(why))),
-            Err(e) => Err(e),
-        };
-        self.inner
-            .making
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
-        answer
-    }
-
-    /// The turn to make `key`: one maker per key at a time.
-    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.inner
-            .making
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key.to_owned())
-            .or_default()
-            .clone()
+        self.made_once(&InFolder(self), &cache_key(digest, size), make)
+            .await
     }
 
     /// [`PreviewCache::get_or_make`], answering the PNG's bytes, from either
@@ -189,26 +164,35 @@ impl PreviewCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Vec<u8>>>,
     {
-        let Some(objects) = &self.inner.objects else {
+        let Some(store) = &self.inner.store else {
             let made = self.get_or_make(digest, size, make).await?;
             return Ok(tokio::fs::read(made).await?);
         };
-        let key = cache_key(digest, size);
-        if let Some(found) = cached_object(objects, &key).await? {
+        self.made_once(&InStore(&**store), &cache_key(digest, size), make)
+            .await
+    }
+
+    /// What `place` keeps under `key`, or `make`'s answer kept there first,
+    /// one maker per key at a time (two rows showing one image ask once).
+    async fn made_once<P, F, Fut>(&self, place: &P, key: &str, make: F) -> Result<P::Answer>
+    where
+        P: Place,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<u8>>>,
+    {
+        if let Some(found) = place.cached(key).await? {
             return found;
         }
-        let turn = self.turn(&key);
+        let turn = self.turn(key);
         let _turn = turn.lock().await;
-        if let Some(found) = cached_object(objects, &key).await? {
+        // Whoever had the turn before may have made it.
+        if let Some(found) = place.cached(key).await? {
             return found;
         }
         let answer = match make().await {
-            Ok(png) => objects
-                .put_preview(&format!("{key}.png"), &png)
-                .await
-                .map(|()| png),
-            Err(Error::NoPreview(why)) => objects
-                .put_preview(&format!("{key}.none"), why.as_bytes())
+            Ok(png) => place.keep(&format!("{key}.png"), png).await,
+            Err(Error::NoPreview(why)) => place
+                .keep(&format!("{key}.none"), why.clone().into_bytes())
                 .await
                 .and(Err(Error::NoPreview(why))),
             Err(e) => Err(e),
@@ -217,8 +201,19 @@ impl PreviewCache {
             .making
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
+            .remove(key);
         answer
+    }
+
+    /// The turn to make `key`: one maker per key at a time.
+    fn turn(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.inner
+            .making
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key.to_owned())
+            .or_default()
+            .clone()
     }
 
     /// `Some` when the key is answered from disk: the PNG's path, or the
@@ -279,20 +274,53 @@ impl PreviewCache {
     }
 }
 
-/// `Some` when the key is answered from the object store: the PNG's bytes, or
-/// the remembered `NoPreview`.
-async fn cached_object(
-    objects: &crate::objects::ObjectBlobs,
-    key: &str,
-) -> Result<Option<Result<Vec<u8>>>> {
-    if let Some((png, _)) = objects.preview(&format!("{key}.png")).await? {
-        return Ok(Some(Ok(png)));
+/// Where a cache keeps its previews, as [`PreviewCache::made_once`] uses it.
+trait Place {
+    /// What a preview is answered as: its file, or its bytes.
+    type Answer;
+    /// `Some` when the key is answered from here: the preview, or the
+    /// remembered `NoPreview`.
+    async fn cached(&self, key: &str) -> Result<Option<Result<Self::Answer>>>;
+    /// Keeps `bytes` whole under `name`.
+    async fn keep(&self, name: &str, bytes: Vec<u8>) -> Result<Self::Answer>;
+}
+
+/// The cache's folder, bounded.
+struct InFolder<'a>(&'a PreviewCache);
+
+impl Place for InFolder<'_> {
+    type Answer = PathBuf;
+
+    async fn cached(&self, key: &str) -> Result<Option<Result<PathBuf>>> {
+        self.0.cached(key)
     }
-    match objects.preview(&format!("{key}.none")).await? {
-        Some((why, age)) if age < NO_PREVIEW_KEPT => Ok(Some(Err(Error::NoPreview(
-            String::from_utf8_lossy(&why).into_owned(),
-        )))),
-        _ => Ok(None),
+
+    async fn keep(&self, name: &str, bytes: Vec<u8>) -> Result<PathBuf> {
+        self.0.write(name, &bytes)
+    }
+}
+
+/// A [`PreviewStore`] (unbounded: a bucket's lifecycle rule may expire it).
+struct InStore<'a>(&'a dyn PreviewStore);
+
+impl Place for InStore<'_> {
+    type Answer = Vec<u8>;
+
+    async fn cached(&self, key: &str) -> Result<Option<Result<Vec<u8>>>> {
+        if let Some((png, _)) = self.0.get(&format!("{key}.png")).await? {
+            return Ok(Some(Ok(png)));
+        }
+        match self.0.get(&format!("{key}.none")).await? {
+            Some((why, age)) if age < NO_PREVIEW_KEPT => Ok(Some(Err(Error::NoPreview(
+                String::from_utf8_lossy(&why).into_owned(),
+            )))),
+            _ => Ok(None),
+        }
+    }
+
+    async fn keep(&self, name: &str, bytes: Vec<u8>) -> Result<Vec<u8>> {
+        self.0.put(name, &bytes).await?;
+        Ok(bytes)
     }
 }
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::backend::{self, Backend, Cancel, Progress, Upload};
-use crate::blob;
+use crate::blobs;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::local_file;
@@ -162,7 +162,7 @@ impl Workspace {
         if let Some(digest) = self.inner.index.fingerprint(path, stat)? {
             return Ok(Some(digest));
         }
-        let (digest, _) = match blob::digest_file(&local) {
+        let (digest, _) = match blobs::digest_file(&local) {
             Ok(hashed) => hashed,
             Err(Error::NotFound(_)) => return Ok(None), // gone meanwhile
             Err(e) => return Err(e),

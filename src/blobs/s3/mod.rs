@@ -1,4 +1,4 @@
-//! Blobs in S3-compatible object storage (`--blobs s3://BUCKET/PREFIX`), through
+//! The S3 store: blobs in S3-compatible object storage (`--blobs s3://BUCKET/PREFIX`), through
 //! the `object_store` crate, with its settings from the standard `AWS_*`
 //! variables. A blob is the object `PREFIX/blobs/<hex>`; previews are under
 //! `PREFIX/previews/`.
@@ -23,7 +23,6 @@ use std::collections::HashSet;
 use std::io;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,27 +30,20 @@ use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::path::Path as Key;
-use object_store::{
-    ClientOptions, MultipartUpload, ObjectStore, ObjectStoreExt, PutMode, PutOptions, RetryConfig,
-};
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, RetryConfig};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::backend::{check_cancel, Progress};
-use crate::blob::{BlobStore, StagedBlob};
+use super::folder::BlobStore;
+use super::staging::StagedBlob;
+use super::{digest_named, Intake, Reading};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::Digest;
+use crate::previews::PreviewStore;
 
-/// Size of a multipart upload's parts (S3 wants at least 5 MiB but the last).
-pub const PART: usize = 8 << 20;
+mod multipart;
 
-/// Parts sent at once beyond the one being read: with it, what bounds an
-/// upload's memory (three parts).
-const PARTS_IN_FLIGHT: usize = 2;
-
-/// What the client reads at a time while filling a part (for cancel checks
-/// and progress).
-const READ_PIECE: usize = 1 << 20;
+use multipart::{read_part, Multipart, PART};
 
 /// An unnamed object younger than this is never swept: an upload that
 /// stored it may be about to commit the row that names it.
@@ -63,57 +55,6 @@ const REFRESH_AFTER: Duration = Duration::from_secs(3600);
 
 /// How long a health check waits for the store.
 const HEALTH_WITHIN: Duration = Duration::from_secs(5);
-
-/// Where `--blobs` says blobs live.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BlobsUrl {
-    /// `file:///PATH`: a (shared) folder.
-    Folder(std::path::PathBuf),
-    /// `s3://BUCKET/PREFIX`.
-    S3 { bucket: String, prefix: String },
-}
-
-impl BlobsUrl {
-    /// Parses a `--blobs` URL; anything else is `Invalid`, naming it.
-    pub fn parse(url: &str) -> Result<Self> {
-        let invalid = |why: &str| {
-            Error::Invalid(format!(
-                "--blobs {url}: {why} (use s3://BUCKET/PREFIX or file:///PATH)"
-            ))
-        };
-        let parsed = url::Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
-        match parsed.scheme() {
-            "file" => {
-                if parsed
-                    .host_str()
-                    .is_some_and(|h| !h.is_empty() && h != "localhost")
-                {
-                    return Err(invalid("a file URL names no host"));
-                }
-                let path = parsed
-                    .to_file_path()
-                    .map_err(|()| invalid("not a folder's absolute path"))?;
-                Ok(Self::Folder(path))
-            }
-            "s3" => {
-                let bucket = parsed
-                    .host_str()
-                    .filter(|b| !b.is_empty())
-                    .ok_or_else(|| invalid("no bucket"))?
-                    .to_owned();
-                if parsed.query().is_some() || parsed.fragment().is_some() {
-                    return Err(invalid(
-                        "settings come from the AWS_* variables, not the URL",
-                    ));
-                }
-                let prefix = parsed.path().trim_matches('/').to_owned();
-                Key::parse(&prefix).map_err(|e| invalid(&format!("the prefix: {e}")))?;
-                Ok(Self::S3 { bucket, prefix })
-            }
-            _ => Err(invalid("not a kind of blob store Leasedesk knows")),
-        }
-    }
-}
 
 /// Blobs (and previews) in one bucket under one prefix.
 pub struct ObjectBlobs {
@@ -226,34 +167,21 @@ impl ObjectBlobs {
     pub async fn stage<R: AsyncRead + Unpin>(
         &self,
         mut reader: R,
-        expected: Option<&Digest>,
-        limit: u64,
-        progress: Option<&Progress>,
-        cancel: Option<&AtomicBool>,
-        failpoints: &Failpoints,
+        intake: Intake<'_>,
     ) -> Result<StagedObject> {
-        let mut read = Reading {
-            hasher: blake3::Hasher::new(),
-            size: 0,
-            limit,
-            progress,
-            cancel,
-        };
-        let first = read.part(&mut reader).await?;
+        let mut read = Reading::new(intake);
+        let first = read_part(&mut read, &mut reader).await?;
         if first.len() < PART {
-            let digest = check(read.hasher.finalize().into(), expected)?;
+            let digest = read.digest()?;
             return Ok(StagedObject {
                 digest,
                 size: read.size,
                 body: Body::Small(first),
             });
         }
-        let Some(expected) = expected else {
+        let Some(expected) = intake.expected else {
             let rest = io::Cursor::new(first).chain(reader);
-            let spooled = self
-                .spool
-                .stage_stream(rest, None, limit, progress, cancel, failpoints)
-                .await?;
+            let spooled = self.spool.stage_stream(rest, intake).await?;
             return Ok(StagedObject {
                 digest: spooled.digest.clone(),
                 size: spooled.size,
@@ -264,8 +192,8 @@ impl ObjectBlobs {
         let sent: Result<()> = async {
             upload.send(first).await?;
             loop {
-                failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
-                let part = read.part(&mut reader).await?;
+                intake.failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+                let part = read_part(&mut read, &mut reader).await?;
                 let last = part.len() < PART;
                 if !part.is_empty() {
                     upload.send(part).await?;
@@ -276,7 +204,7 @@ impl ObjectBlobs {
             }
         }
         .await;
-        let checked = sent.and_then(|()| check(read.hasher.finalize().into(), Some(expected)));
+        let checked = sent.and_then(|()| read.digest());
         match checked {
             Ok(digest) => Ok(StagedObject {
                 digest,
@@ -321,22 +249,7 @@ impl ObjectBlobs {
             Body::Spooled(spooled) => {
                 let file = tokio::fs::File::open(spooled.temp_path()).await?;
                 let mut upload = Multipart::start(self, &key).await?;
-                let sent = async {
-                    let mut file = tokio::io::BufReader::with_capacity(READ_PIECE, file);
-                    loop {
-                        let mut part = PooledPart::take();
-                        let n = read_full(&mut file, &mut part.buf).await?;
-                        part.len = n;
-                        if n > 0 {
-                            upload.send(Bytes::from_owner(part)).await?;
-                        }
-                        if n < PART {
-                            return Ok(());
-                        }
-                    }
-                }
-                .await;
-                match sent {
+                match upload.send_file(file).await {
                     Ok(()) => upload.complete().await,
                     Err(e) => {
                         upload.abort().await;
@@ -376,41 +289,15 @@ impl ObjectBlobs {
     /// what a preview's reader (which wants a file) reads.
     pub async fn local_copy(&self, digest: &Digest) -> Result<StagedBlob> {
         let reader = self.open_read(digest).await?;
-        self.spool
-            .stage_stream(
-                reader,
-                Some(digest),
-                u64::MAX,
-                None,
-                None,
-                &Failpoints::default(),
-            )
-            .await
-    }
-
-    /// A stored preview: `Some((bytes, last written))`, or `None` if there is none.
-    pub async fn preview(&self, name: &str) -> Result<Option<(Vec<u8>, Duration)>> {
-        match self.store.get(&self.preview_key(name)).await {
-            Ok(found) => {
-                let written = age(found.meta.last_modified);
-                let bytes = found.bytes().await.map_err(|e| self.unavailable(e))?;
-                Ok(Some((bytes.to_vec(), written)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.unavailable(e)),
-        }
-    }
-
-    /// Stores a preview (one PUT: a reader sees all of it or none).
-    pub async fn put_preview(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        self.store
-            .put(
-                &self.preview_key(name),
-                Bytes::copy_from_slice(bytes).into(),
-            )
-            .await
-            .map_err(|e| self.unavailable(e))?;
-        Ok(())
+        let failpoints = Failpoints::default();
+        let intake = Intake {
+            expected: Some(digest),
+            limit: u64::MAX,
+            progress: None,
+            cancel: None,
+            failpoints: &failpoints,
+        };
+        self.spool.stage_stream(reader, intake).await
     }
 
     /// At most once a day (a stamp object says when it last ran), deletes
@@ -439,11 +326,7 @@ impl ObjectBlobs {
             let mut removed = 0;
             while let Some(meta) = listing.next().await {
                 let meta = meta.map_err(|e| self.unavailable(e))?;
-                let Some(digest) = meta
-                    .location
-                    .filename()
-                    .and_then(|hex| format!("blake3:{hex}").parse::<Digest>().ok())
-                else {
+                let Some(digest) = meta.location.filename().and_then(digest_named) else {
                     continue; // not a blob of ours: leave it be
                 };
                 if named.contains(&digest) || age(meta.last_modified) < SWEEP_AFTER {
@@ -468,6 +351,36 @@ impl ObjectBlobs {
     }
 }
 
+/// The bucket keeps the previews of its blobs (`PREFIX/previews/`), shared by
+/// every server on it.
+#[async_trait::async_trait]
+impl PreviewStore for ObjectBlobs {
+    /// A stored preview: `Some((bytes, last written))`, or `None` if there is none.
+    async fn get(&self, name: &str) -> Result<Option<(Vec<u8>, Duration)>> {
+        match self.store.get(&self.preview_key(name)).await {
+            Ok(found) => {
+                let written = age(found.meta.last_modified);
+                let bytes = found.bytes().await.map_err(|e| self.unavailable(e))?;
+                Ok(Some((bytes.to_vec(), written)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.unavailable(e)),
+        }
+    }
+
+    /// Stores a preview (one PUT: a reader sees all of it or none).
+    async fn put(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.store
+            .put(
+                &self.preview_key(name),
+                Bytes::copy_from_slice(bytes).into(),
+            )
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(())
+    }
+}
+
 /// An upload read and hashed, waiting to be made visible under its digest.
 pub struct StagedObject {
     pub digest: Digest,
@@ -482,202 +395,6 @@ enum Body {
     Multipart(Multipart),
     /// Hashed into a local file (no digest was declared): sent by `persist`.
     Spooled(StagedBlob),
-}
-
-/// A multipart upload with a few parts in flight. Dropped without
-/// [`Multipart::complete`] or [`Multipart::abort`] (a client gone, a task
-/// cancelled), it is aborted in the background: its parts never become an
-/// object.
-struct Multipart {
-    upload: Option<Box<dyn MultipartUpload>>,
-    parts: tokio::task::JoinSet<object_store::Result<()>>,
-    url: String,
-}
-
-impl Multipart {
-    async fn start(blobs: &ObjectBlobs, key: &Key) -> Result<Self> {
-        let upload = blobs
-            .store
-            .put_multipart(key)
-            .await
-            .map_err(|e| blobs.unavailable(e))?;
-        Ok(Self {
-            upload: Some(upload),
-            parts: tokio::task::JoinSet::new(),
-            url: blobs.url.clone(),
-        })
-    }
-
-    fn failed(&self, e: impl std::fmt::Display) -> Error {
-        Error::Unavailable(format!("the blob store {} failed: {e}", self.url))
-    }
-
-    /// Sends a part once fewer than [`PARTS_IN_FLIGHT`] are on their way.
-    async fn send(&mut self, part: Bytes) -> Result<()> {
-        while self.parts.len() >= PARTS_IN_FLIGHT {
-            self.next_sent().await?;
-        }
-        let upload = self.upload.as_mut().expect("an open upload");
-        self.parts.spawn(upload.put_part(part.into()));
-        Ok(())
-    }
-
-    async fn next_sent(&mut self) -> Result<()> {
-        match self.parts.join_next().await {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(self.failed(e)),
-            Some(Err(e)) => Err(self.failed(e)),
-        }
-    }
-
-    /// Waits for every part, then completes: the object appears whole. Any
-    /// failure aborts instead.
-    async fn complete(mut self) -> Result<()> {
-        let done: Result<()> = async {
-            while !self.parts.is_empty() {
-                self.next_sent().await?;
-            }
-            let upload = self.upload.as_mut().expect("an open upload");
-            upload.complete().await.map_err(|e| self.failed(e))?;
-            Ok(())
-        }
-        .await;
-        match done {
-            Ok(()) => {
-                self.upload = None;
-                Ok(())
-            }
-            Err(e) => {
-                self.abort().await;
-                Err(e)
-            }
-        }
-    }
-
-    /// Stops sending and drops the parts sent (best effort: a bucket's
-    /// lifecycle rule for incomplete uploads takes what a crash leaves).
-    async fn abort(mut self) {
-        self.parts.shutdown().await;
-        if let Some(mut upload) = self.upload.take() {
-            if let Err(e) = upload.abort().await {
-                tracing::warn!("an aborted upload's parts stay in {}: {e}", self.url);
-            }
-        }
-    }
-}
-
-impl Drop for Multipart {
-    fn drop(&mut self) {
-        let Some(mut upload) = self.upload.take() else {
-            return;
-        };
-        self.parts.abort_all();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    let _ = upload.abort().await;
-                });
-            }
-            Err(_) => tracing::warn!("an abandoned upload's parts stay in {}", self.url),
-        }
-    }
-}
-
-/// An upload's reading: the hash, the size so far, and what stops it.
-struct Reading<'a> {
-    hasher: blake3::Hasher,
-    size: u64,
-    limit: u64,
-    progress: Option<&'a Progress>,
-    cancel: Option<&'a AtomicBool>,
-}
-
-impl Reading<'_> {
-    /// Reads up to one part (fewer bytes only at the end), hashing it.
-    async fn part(&mut self, reader: &mut (impl AsyncRead + Unpin)) -> Result<Bytes> {
-        let mut part = PooledPart::take();
-        let mut filled = 0;
-        while filled < PART {
-            check_cancel(self.cancel)?;
-            let piece = &mut part.buf[filled..(filled + READ_PIECE).min(PART)];
-            let n = read_full(reader, piece).await?;
-            if n == 0 {
-                break;
-            }
-            self.size += n as u64;
-            if self.size > self.limit {
-                return Err(Error::TooLarge { limit: self.limit });
-            }
-            self.hasher.update(&piece[..n]);
-            filled += n;
-            if let Some(progress) = self.progress {
-                progress(self.size);
-            }
-            if n < piece.len() {
-                break;
-            }
-        }
-        part.len = filled;
-        Ok(Bytes::from_owner(part))
-    }
-}
-
-/// A part's buffer, given back to a small pool when the part is sent (and
-/// any retry is over): allocating 8 MiB afresh for each part leaves freed
-/// blocks in every thread's malloc arena, and a server's peak memory grows
-/// with each upload.
-struct PooledPart {
-    buf: Vec<u8>,
-    len: usize,
-}
-
-/// Spare part buffers, at most what one upload has in use.
-static SPARE_PARTS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-
-impl PooledPart {
-    fn take() -> Self {
-        let spare = SPARE_PARTS.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        Self {
-            buf: spare.unwrap_or_else(|| vec![0u8; PART]),
-            len: 0,
-        }
-    }
-}
-
-impl AsRef<[u8]> for PooledPart {
-    fn as_ref(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-}
-
-impl Drop for PooledPart {
-    fn drop(&mut self) {
-        let mut spare = SPARE_PARTS.lock().unwrap_or_else(|p| p.into_inner());
-        if spare.len() <= PARTS_IN_FLIGHT {
-            spare.push(std::mem::take(&mut self.buf));
-        }
-    }
-}
-
-fn check(actual: Digest, expected: Option<&Digest>) -> Result<Digest> {
-    match expected {
-        Some(expected) if *expected != actual => Err(Error::DigestMismatch {
-            expected: expected.clone(),
-            actual,
-        }),
-        _ => Ok(actual),
-    }
-}
-
-async fn read_full(source: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match source.read(&mut buf[filled..]).await? {
-            0 => break,
-            n => filled += n,
-        }
-    }
-    Ok(filled)
 }
 
 /// How long ago the store says an object was written (zero if in the future).
@@ -714,45 +431,4 @@ fn build(url: &str, bucket: &str, settings: &[(String, String)]) -> Result<Arc<d
         .build()
         .map_err(|e| Error::Invalid(format!("--blobs {url}: {e}")))?;
     Ok(Arc::new(store))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blob_urls_parse_or_are_refused_by_name() {
-        assert_eq!(
-            BlobsUrl::parse("s3://studio-blobs/team/a").unwrap(),
-            BlobsUrl::S3 {
-                bucket: "studio-blobs".into(),
-                prefix: "team/a".into()
-            }
-        );
-        assert_eq!(
-            BlobsUrl::parse("s3://studio-blobs").unwrap(),
-            BlobsUrl::S3 {
-                bucket: "studio-blobs".into(),
-                prefix: String::new()
-            }
-        );
-        #[cfg(unix)]
-        assert_eq!(
-            BlobsUrl::parse("file:///srv/leasedesk%20blobs").unwrap(),
-            BlobsUrl::Folder("/srv/leasedesk blobs".into())
-        );
-        for bad in [
-            "gs://bucket/x",
-            "/srv/blobs",
-            "s3:///prefix",
-            "s3://bucket/a?region=eu",
-            "file://server/share",
-            "s3://bucket/a//b",
-        ] {
-            match BlobsUrl::parse(bad) {
-                Err(Error::Invalid(why)) => assert!(why.contains(bad), "{why}"),
-                other => panic!("{bad}: {other:?}"),
-            }
-        }
-    }
 }

@@ -1,0 +1,291 @@
+//! The `Backend` trait over the store: reads, and writes through the rules.
+//! Never decides a lease here: every rule is in `rules`, so both backends
+//! answer alike.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use tokio::io::AsyncRead;
+
+use super::{in_place, Bundled};
+use crate::backend::{Backend, Content, Upload};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::rules;
+use crate::store::{Durability, EditState};
+
+#[async_trait]
+impl Backend for Bundled {
+    async fn me(&self) -> Result<Participant> {
+        Ok(self.participant.clone())
+    }
+
+    async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
+        // A new path meets the strict rules, whichever constructor made it.
+        let path: RepoPath = path.as_str().parse()?;
+        let message = check_message(upload.message.clone())?;
+        let checked = path.clone();
+        self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
+            .await?;
+        let staged = self.stage(upload).await?;
+        let (blob, durability, named) = self
+            .blob_for(staged, true, |_: &Artifact| true, message)
+            .await?;
+        self.write_naming(durability, named, move |tx, me, now, _| {
+            rules::import(tx, me, &path, &blob, now)
+        })
+        .await
+    }
+
+    async fn artifacts(&self) -> Result<Vec<Artifact>> {
+        self.read(|tx, _, now| {
+            Ok(tx
+                .artifacts()?
+                .into_iter()
+                .map(|a| rules::visible(a, now))
+                .collect())
+        })
+        .await
+    }
+
+    async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
+        self.read(move |tx, _, now| {
+            tx.artifact(id)?
+                .map(|a| rules::visible(a, now))
+                .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))
+        })
+        .await
+    }
+
+    async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
+        let path = path.clone();
+        self.read(move |tx, _, now| {
+            let id = tx
+                .artifact_id_by_path(&path)?
+                .ok_or_else(|| Error::NotFound(format!("no artifact at {path}")))?;
+            let artifact = tx.artifact(id)?.expect("artifact found by path exists");
+            Ok(rules::visible(artifact, now))
+        })
+        .await
+    }
+
+    async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
+        self.read(move |tx, _, _| {
+            if tx.artifact(id)?.is_none() {
+                return Err(Error::NotFound(format!("no artifact {id}")));
+            }
+            Ok(tx.versions(id)?.into_iter().map(|(head, _)| head).collect())
+        })
+        .await
+    }
+
+    async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
+        let head = self
+            .read(move |tx, _, _| rules::version_head(tx, id, version))
+            .await?;
+        let reader = self.shared.blobs.open_read(&head.digest).await?;
+        Ok(Content { head, reader })
+    }
+
+    async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
+        self.write(Durability::Normal, move |tx, me, now, failpoints| {
+            rules::check_out(tx, me, id, &request, now, failpoints)
+        })
+        .await?
+    }
+
+    async fn checkout(&self, id: CheckoutId) -> Result<Checkout> {
+        self.read(move |tx, me, _| rules::checkout(tx, me, id))
+            .await
+    }
+
+    async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
+        self.read(move |tx, me, _| tx.checkouts_of(me, open_only))
+            .await
+    }
+
+    async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::extend(tx, me, id, ttl_seconds, now)
+        })
+        .await?
+    }
+
+    async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
+        let message = check_message(upload.message.clone())?;
+        // Refuse a stranger or an unknown check-out before reading the upload.
+        let (before, head_digest) = self
+            .read(move |tx, me, _| rules::checkin_precheck(tx, me, id))
+            .await?;
+        let staged = self.stage(upload).await?;
+        // No new blob for a retry (its first check-in stored the same bytes, or it
+        // is refused) nor for the head's bytes, which a committed row keeps.
+        // Any check-in that answers names its bytes (a version, a proposal,
+        // or the head's own).
+        let needs_blob =
+            before.checkout.state != CheckoutState::Closed && *staged.digest() != head_digest;
+        let (blob, durability, pending) = self
+            .blob_for(staged, needs_blob, |_: &Checkout| true, message)
+            .await?;
+        self.write_naming(durability, pending, move |tx, me, now, _| {
+            rules::check_in(tx, me, id, &blob, now)
+        })
+        .await
+    }
+
+    async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::cancel(tx, me, id, now)
+        })
+        .await
+    }
+
+    async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::begin_edit(tx, me, id, ttl_seconds, now)
+        })
+        .await?
+    }
+
+    async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
+        let message = check_message(upload.message.clone())?;
+        let (before, head) = self
+            .read(move |tx, me, _| rules::edit_precheck(tx, me, id))
+            .await?;
+        let staged = self.stage(upload).await?;
+        // Versions only grow: if the base is not the head now, the commit is
+        // refused, and the head's own bytes are kept by a committed row already.
+        let head_is_base =
+            head.version == before.edit.base_version && head.digest == before.edit.base_digest;
+        let needs_blob =
+            before.state == EditState::Open && head_is_base && *staged.digest() != head.digest;
+        // Only a commit that answers without a refusal names the bytes.
+        let (blob, durability, pending) = self
+            .blob_for(staged, needs_blob, Result::is_ok, message)
+            .await?;
+        self.write_naming(durability, pending, move |tx, me, now, _| {
+            rules::commit_edit(tx, me, id, &blob, now)
+        })
+        .await?
+    }
+
+    async fn release_edit(&self, id: EditId) -> Result<()> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::release_edit(tx, me, id, now)
+        })
+        .await
+    }
+
+    async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
+        self.read(move |tx, _, _| tx.proposals(&filter)).await
+    }
+
+    async fn proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.read(move |tx, _, _| {
+            tx.proposal(id)?
+                .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))
+        })
+        .await
+    }
+
+    async fn proposal_content(
+        &self,
+        id: ProposalId,
+    ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
+        let proposal = self.proposal(id).await?;
+        let reader = self.shared.blobs.open_read(&proposal.digest).await?;
+        Ok((proposal, reader))
+    }
+
+    async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
+        crate::previews::check_size(size)?;
+        let digest = match of {
+            PreviewOf::Version { artifact, version } => {
+                self.read(move |tx, _, _| rules::version_head(tx, artifact, version))
+                    .await?
+                    .digest
+            }
+            PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
+        };
+        let previews = &self.shared.previews;
+        previews
+            .get_or_make_bytes(&digest, size, || async {
+                // The readers want a file: an object store's is a checked
+                // copy, removed after.
+                let file = self.shared.blobs.local_file(&digest).await?;
+                previews.decode(file.path().to_owned(), size).await
+            })
+            .await
+    }
+
+    async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(Durability::Full, move |tx, me, now, _| {
+            rules::accept_proposal(tx, me, id, now)
+        })
+        .await?
+    }
+
+    async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(Durability::Full, move |tx, me, now, _| {
+            rules::rebuild_proposal(tx, me, id, now)
+        })
+        .await
+    }
+
+    async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::reject_proposal(tx, me, id, now)
+        })
+        .await
+    }
+
+    async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
+        let reason = reason.to_owned();
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::break_lease(tx, me, id, &reason, now)
+        })
+        .await
+    }
+
+    async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
+        let to: RepoPath = to.as_str().parse()?;
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::rename(tx, me, id, &to, now)
+        })
+        .await
+    }
+
+    async fn query_events(&self, query: EventQuery) -> Result<EventPage> {
+        let query = EventQuery {
+            limit: query.limit.clamp(1, MAX_EVENTS_PAGE),
+            ..query
+        };
+        let shared = self.shared.clone();
+        let durable = in_place(move || shared.store.durable_events()).await?;
+        self.read(move |tx, _, _| {
+            let (events, next) = match (query.after, query.before) {
+                (Some(_), Some(_)) => {
+                    return Err(Error::Invalid(
+                        "ask for events after a sequence number or before one, not both".into(),
+                    ))
+                }
+                (after, None) => {
+                    let after = after.unwrap_or(0);
+                    let mut events = tx.events_after(query.artifact, after, query.limit)?;
+                    // Only events a crash cannot undo (see `Store::durable_events`).
+                    events.retain(|e| e.seq <= durable);
+                    let next = events.last().map_or(after, |e| e.seq);
+                    (events, next)
+                }
+                (None, Some(before)) => {
+                    let before = before.min(durable.saturating_add(1));
+                    let events = tx.events_before(query.artifact, before, query.limit)?;
+                    let next = events.last().map_or(before, |e| e.seq);
+                    (events, next)
+                }
+            };
+            Ok(EventPage { events, next })
+        })
+        .await
+    }
+}

@@ -1,0 +1,139 @@
+//! An upload on its way into a row: staged (hashed into its store), then
+//! persisted under its digest and held until the write that would name it
+//! has ended. Never leaves a folder's blob that no row names: a failed or
+//! refused write's blob is removed (an object store's is swept later).
+
+use std::sync::Arc;
+
+use super::{off_thread, Bundled, Shared};
+use crate::backend::Upload;
+use crate::blobs::{BlobHold, Blobs, Staged};
+use crate::error::Result;
+use crate::failpoint;
+use crate::rules::Blob;
+use crate::store::Durability;
+
+/// The upload a write would name, and how its value tells whether it did.
+pub(super) struct Naming<T> {
+    pending: PendingBlob,
+    names_it: fn(&T) -> bool,
+}
+
+impl<T> Naming<T> {
+    /// After the write: kept if its value names the blob, else removed.
+    pub(super) fn settle(self, outcome: &Result<T>) {
+        match outcome {
+            Ok(value) if (self.names_it)(value) => self.pending.named(),
+            _ => drop(self.pending),
+        }
+    }
+}
+
+/// An upload's blob, held (see [`crate::blobs::BlobStore::hold`]) from before it is named by
+/// its digest until the transaction that would name it in a row has ended.
+/// Dropped without [`PendingBlob::named`] (that transaction failed or refused,
+/// or never ran), it removes the blob unless a committed row names it or
+/// another upload holds it; what a crash leaves, the next open sweeps.
+pub(super) struct PendingBlob {
+    hold: Option<BlobHold>,
+    shared: Arc<Shared>,
+}
+
+impl PendingBlob {
+    /// A committed row names the blob: only the hold is released.
+    pub(super) fn named(mut self) {
+        self.hold.take();
+    }
+}
+
+impl Drop for PendingBlob {
+    fn drop(&mut self) {
+        let Some(hold) = self.hold.take() else {
+            return;
+        };
+        let digest = hold.digest().clone();
+        drop(hold);
+        let shared = &self.shared;
+        let removed = shared
+            .blobs
+            .remove_unnamed(&digest, |d| shared.store.read(|tx| tx.names_blob(d)));
+        if let Err(e) = removed {
+            tracing::warn!("an unnamed blob stays until the next open: {e}");
+        }
+    }
+}
+
+impl Bundled {
+    /// Hashes an upload into a temporary blob, checking its declared digest.
+    pub(super) async fn stage(&self, upload: Upload) -> Result<Staged> {
+        let options = &self.shared.options;
+        self.shared
+            .blobs
+            .stage(upload, options.max_upload, &options.failpoints)
+            .await
+    }
+
+    /// Names a staged blob by its digest; rows may refer to it from then on.
+    /// The blob is held until the returned pending blob is named or dropped.
+    pub(super) async fn persist(&self, staged: Staged) -> Result<(Blob, PendingBlob)> {
+        let blob = Blob::from(&staged);
+        let shared = self.shared.clone();
+        let pending = match (&shared.blobs, staged) {
+            (Blobs::Folder(store), Staged::Folder(staged)) => {
+                let store = store.clone();
+                off_thread(move || {
+                    let pending = PendingBlob {
+                        hold: Some(store.hold(&staged.digest)?),
+                        shared: shared.clone(),
+                    };
+                    store.persist(staged)?;
+                    shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                    Ok(pending)
+                })
+                .await?
+            }
+            // No hold: an object is never removed when its transaction fails.
+            (Blobs::Objects(objects), Staged::Object(staged)) => {
+                objects.persist(staged).await?;
+                shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
+                PendingBlob {
+                    hold: None,
+                    shared: shared.clone(),
+                }
+            }
+            _ => unreachable!("a blob is staged in the store that names it"),
+        };
+        Ok((blob, pending))
+    }
+
+    /// What a write would name: the staged bytes persisted (and held) when
+    /// `needs_blob`, with the durability of a write that names new bytes;
+    /// else only their digest and size (a retry, the head's own bytes, or a
+    /// write that will refuse), and nothing to remove after.
+    pub(super) async fn blob_for<T>(
+        &self,
+        staged: Staged,
+        needs_blob: bool,
+        names_it: fn(&T) -> bool,
+        message: Option<String>,
+    ) -> Result<(Blob, Durability, Option<Naming<T>>)> {
+        let (mut blob, durability, naming) = if needs_blob {
+            let (blob, pending) = self.persist(staged).await?;
+            (blob, Durability::Full, Some(Naming { pending, names_it }))
+        } else {
+            (Blob::from(&staged), Durability::Normal, None)
+        };
+        blob.message = message;
+        Ok((blob, durability, naming))
+    }
+}
+
+impl From<&Staged> for Blob {
+    fn from(staged: &Staged) -> Self {
+        Blob {
+            digest: staged.digest().clone(),
+            size: staged.size(),
+            message: None,
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Artifacts: an import, a version read, a rename, and the path rules that
+//! keep every artifact placeable on a computer's folder beside the others.
+//! Never reads the clock: every function takes `now`.
+
+use serde_json::json;
+
+use super::leases::live_lease;
+use super::{busy, event, load_artifact, require_admin, Blob};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::store::Tx;
+
+/// Version `version` of an artifact, or its head when `None`.
+pub fn version_head(tx: &Tx, id: ArtifactId, version: Option<u64>) -> Result<Head> {
+    let artifact = tx
+        .artifact(id)?
+        .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))?;
+    match version {
+        None => Ok(artifact.head),
+        Some(n) => tx
+            .version(id, n)?
+            .ok_or_else(|| Error::NotFound(format!("{} has no version {n}", artifact.path))),
+    }
+}
+
+pub fn import(
+    tx: &Tx,
+    actor: &Participant,
+    path: &RepoPath,
+    blob: &Blob,
+    now: Timestamp,
+) -> Result<Artifact> {
+    import_precheck(tx, path)?;
+    let id = ArtifactId::new();
+    let head = Head {
+        version: 1,
+        digest: blob.digest.clone(),
+        size: blob.size,
+        author: actor.clone(),
+        committed_at: now,
+        message: blob.message.clone(),
+    };
+    tx.insert_artifact(id, path, &head)?;
+    event(
+        tx,
+        "version.committed",
+        id,
+        actor,
+        None,
+        now,
+        json!({ "version": 1, "digest": head.digest, "size": head.size, "path": path, "message": head.message }),
+    )?;
+    load_artifact(tx, id)
+}
+
+/// Refuses an import to a path that is taken (before its bytes are read, too).
+pub fn import_precheck(tx: &Tx, path: &RepoPath) -> Result<()> {
+    if let Some(id) = tx.artifact_id_by_path(path)? {
+        let taken = load_artifact(tx, id)?;
+        if taken.path == *path {
+            return Err(Error::Exists(format!(
+                "{path} already exists (version {}): check it out to change it",
+                taken.head.version
+            )));
+        }
+    }
+    refuse_collisions(tx, path, None)
+}
+
+/// Refuses a path that a computer's folder could not hold beside the store's
+/// other artifacts (`other_than`, being renamed, does not count): one that
+/// differs from another only in case or Unicode normalization, one that lies
+/// under another artifact's path, and one that is a folder of artifacts.
+fn refuse_collisions(tx: &Tx, path: &RepoPath, other_than: Option<ArtifactId>) -> Result<()> {
+    let others = |found: Vec<(ArtifactId, RepoPath)>| {
+        found
+            .into_iter()
+            .find(|(id, _)| Some(*id) != other_than)
+            .map(|(_, taken)| taken)
+    };
+    if let Some(taken) = others(tx.artifacts_with_key(&path.collision_key())?) {
+        return Err(Error::Exists(format!(
+            "{path} would be the same file as {taken} on Windows and macOS, which do not tell \
+             case or accents written two ways apart: choose another name"
+        )));
+    }
+    for folder in path.folder_keys() {
+        if let Some(taken) = others(tx.artifacts_with_key(&folder)?) {
+            return Err(Error::Exists(format!(
+                "{path} would lie under {taken}, which is a file, not a folder: choose another place"
+            )));
+        }
+    }
+    if let Some(taken) = others(tx.artifacts_under_key(&path.collision_key(), 2)?) {
+        return Err(Error::Exists(format!(
+            "{path} is a folder of other files ({taken}), so no file can have that name"
+        )));
+    }
+    Ok(())
+}
+
+/// An admin gives an artifact a new path (to fix one that cannot be placed
+/// on a computer, say). Refused while someone holds the file, whose copy
+/// lives at the old path; a case variant of its own path is allowed.
+pub fn rename(
+    tx: &Tx,
+    actor: &Participant,
+    artifact_id: ArtifactId,
+    to: &RepoPath,
+    now: Timestamp,
+) -> Result<Artifact> {
+    require_admin(tx, actor, "rename a file")?;
+    let mut artifact = load_artifact(tx, artifact_id)?;
+    if let Some(lease) = live_lease(tx, &mut artifact, now)? {
+        return Err(busy(&artifact, lease));
+    }
+    if artifact.path == *to {
+        return Ok(artifact);
+    }
+    if let Some(taken) = tx.artifact_id_by_path(to)?.filter(|id| *id != artifact_id) {
+        if load_artifact(tx, taken)?.path == *to {
+            return Err(Error::Exists(format!(
+                "{to} already exists: choose another name"
+            )));
+        }
+    }
+    refuse_collisions(tx, to, Some(artifact_id))?;
+    let from = std::mem::replace(&mut artifact.path, to.clone());
+    tx.rename_artifact(artifact_id, to)?;
+    event(
+        tx,
+        "artifact.renamed",
+        artifact_id,
+        actor,
+        None,
+        now,
+        json!({ "from": from, "to": to }),
+    )?;
+    Ok(artifact)
+}
+
+/// An artifact as a reader sees it: a lapsed lease is not shown.
+pub fn visible(mut artifact: Artifact, now: Timestamp) -> Artifact {
+    artifact.lease = artifact.lease.filter(|l| l.is_live(now));
+    artifact
+}

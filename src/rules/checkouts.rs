@@ -1,0 +1,252 @@
+//! A person's check-out: opened under a lease of hours, extended, checked in
+//! (committed, unchanged, or kept as a proposal when stale) or cancelled.
+//! Never reads the clock: every function takes `now`.
+
+use serde_json::json;
+
+use super::leases::{acquire, after, checkout_lease, release};
+use super::{commit_version, event, load_artifact, propose, Blob, Refusable};
+use crate::error::{Error, Result};
+use crate::failpoint::{self, Failpoints};
+use crate::model::*;
+use crate::store::{CheckoutRow, StoredResult, Tx};
+
+pub fn check_out(
+    tx: &Tx,
+    actor: &Participant,
+    artifact_id: ArtifactId,
+    request: &CheckoutRequest,
+    now: Timestamp,
+    failpoints: &Failpoints,
+) -> Refusable<Checkout> {
+    let ttl = lease_seconds(request.ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
+    let note = checked_note(request.note.as_deref())?;
+    let mut artifact = load_artifact(tx, artifact_id)?;
+    let id = CheckoutId::new();
+    let wanted = checkout_lease(id, actor, note.clone(), now, after(now, ttl));
+    let lease = match acquire(tx, &mut artifact, wanted, now)? {
+        Ok(lease) => lease,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    // Taken in the same transaction as the record: a failure to record rolls the lease back too.
+    failpoints.hit(failpoint::at::CHECKOUT_RECORD)?;
+    let checkout = Checkout {
+        id,
+        artifact_id,
+        path: artifact.path.clone(),
+        version: artifact.head.version,
+        digest: artifact.head.digest.clone(),
+        actor: actor.clone(),
+        holder: lease.holder.clone(),
+        note,
+        created_at: now,
+        expires_at: lease.expires_at,
+        state: CheckoutState::Open,
+        result: None,
+        broken: None,
+    };
+    tx.put_checkout(
+        &CheckoutRow {
+            checkout: checkout.clone(),
+            checkin_digest: None,
+            lease_epoch: tx.lease_epoch(artifact_id)?,
+        },
+        None,
+        None,
+    )?;
+    event(
+        tx,
+        "checkout.opened",
+        artifact_id,
+        actor,
+        Some(&lease.holder),
+        now,
+        json!({ "checkout_id": id, "version": checkout.version, "note": checkout.note }),
+    )?;
+    Ok(Ok(checkout))
+}
+
+fn checked_note(note: Option<&str>) -> Result<Option<String>> {
+    match note.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(note) if note.len() > MAX_NOTE_BYTES => Err(Error::Invalid(format!(
+            "the note is longer than {MAX_NOTE_BYTES} bytes"
+        ))),
+        Some(note) if note.chars().any(|c| c.is_control() && c != '\n') => Err(Error::Invalid(
+            "the note contains a control character".into(),
+        )),
+        Some(note) => Ok(Some(note.to_owned())),
+    }
+}
+
+/// Loads a check-out its actor acts on; anyone else is refused.
+fn own_checkout(tx: &Tx, actor: &Participant, id: CheckoutId, action: &str) -> Result<CheckoutRow> {
+    let row = tx
+        .checkout(id)?
+        .ok_or_else(|| Error::NotFound(format!("no check-out {id}")))?;
+    if row.checkout.actor != *actor {
+        return Err(Error::Forbidden(format!(
+            "only {}, who checked out {}, may {action} it",
+            row.checkout.actor, row.checkout.path
+        )));
+    }
+    Ok(row)
+}
+
+pub fn checkout(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<Checkout> {
+    Ok(own_checkout(tx, actor, id, "see")?.checkout)
+}
+
+pub fn extend(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    ttl_seconds: Option<u64>,
+    now: Timestamp,
+) -> Refusable<Checkout> {
+    let ttl = lease_seconds(ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
+    let mut row = own_checkout(tx, actor, id, "extend")?;
+    let path = &row.checkout.path;
+    if row.checkout.state == CheckoutState::Closed {
+        return Err(Error::CheckoutClosed(format!(
+            "your check-out of {path} is closed and cannot be extended: check the file out again"
+        )));
+    }
+    if let Some(broken) = &row.checkout.broken {
+        return Err(Error::CheckoutClosed(format!(
+            "{} broke your lease on {path} ({}): check your file in to keep it as a proposal",
+            broken.by, broken.reason
+        )));
+    }
+    let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
+    let someone_else_holds = artifact.lease.as_ref().is_some_and(|l| l.is_live(now));
+    if !lease_still_ours(tx, &artifact, &row)? && !someone_else_holds {
+        return Err(Error::CheckoutClosed(format!(
+            "your lease on {path} lapsed and someone else took the file meanwhile: \
+             check your file in to keep it as a proposal, or check the file out again"
+        )));
+    }
+    let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, after(now, ttl));
+    let lease = match acquire(tx, &mut artifact, wanted, now)? {
+        Ok(lease) => lease,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    row.checkout.expires_at = lease.expires_at;
+    row.lease_epoch = tx.lease_epoch(artifact.id)?;
+    tx.put_checkout(&row, None, None)?;
+    Ok(Ok(row.checkout))
+}
+
+/// Whether the check-out's lease is still its own to take again: it holds the
+/// lease row (live or lapsed), or nobody took the file since its lease ended.
+fn lease_still_ours(tx: &Tx, artifact: &Artifact, row: &CheckoutRow) -> Result<bool> {
+    Ok(match &artifact.lease {
+        Some(lease) => lease.holder == row.checkout.holder,
+        None => tx.lease_epoch(artifact.id)? == row.lease_epoch,
+    })
+}
+
+/// Checks in `blob` under check-out `id`: unchanged, committed, or kept as a
+/// proposal when stale. Closes the check-out and releases its lease.
+pub fn check_in(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    blob: &Blob,
+    now: Timestamp,
+) -> Result<Checkout> {
+    let mut row = own_checkout(tx, actor, id, "check in")?;
+    if row.checkout.state == CheckoutState::Closed {
+        // A retry of the same check-in returns the first one's result.
+        return match &row.checkin_digest {
+            Some(first) if *first == blob.digest => Ok(row.checkout),
+            _ => Err(Error::CheckoutClosed(format!(
+                "your check-out of {} is closed; this file differs from the one checked in: check the file out again",
+                row.checkout.path
+            ))),
+        };
+    }
+    let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
+    // Stale (a proposal) once anyone else took the file, or an admin broke the lease.
+    let holds_lease = match &row.checkout.broken {
+        Some(_) => false,
+        None if !lease_still_ours(tx, &artifact, &row)? => false,
+        None => {
+            let expires_at = row.checkout.expires_at.max(after(now, 60));
+            let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, expires_at);
+            acquire(tx, &mut artifact, wanted, now)?.is_ok()
+        }
+    };
+    let result = if blob.digest == artifact.head.digest {
+        StoredResult::Unchanged {
+            version: artifact.head.version,
+            digest: blob.digest.clone(),
+        }
+    } else if holds_lease && artifact.head.version == row.checkout.version {
+        let head = commit_version(tx, &mut artifact, blob, actor, now)?;
+        StoredResult::Committed {
+            version: head.version,
+            digest: head.digest,
+        }
+    } else {
+        let provenance = Provenance {
+            version: row.checkout.version,
+            digest: row.checkout.digest.clone(),
+        };
+        let proposal = propose(tx, &artifact, blob, actor, provenance, Some(id), now)?;
+        StoredResult::Proposal {
+            proposal_id: proposal.id,
+        }
+    };
+    row.checkin_digest = Some(blob.digest.clone());
+    close(tx, &mut row, &mut artifact, actor, Some(&result), now)?;
+    row.checkout.result = Some(tx.resolve_result(result)?);
+    Ok(row.checkout)
+}
+
+/// The check-out and its artifact's head digest before an upload: to refuse
+/// early, and to know whether the upload's bytes will need storing.
+pub fn checkin_precheck(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+) -> Result<(CheckoutRow, Digest)> {
+    let row = own_checkout(tx, actor, id, "check in")?;
+    let head = load_artifact(tx, row.checkout.artifact_id)?.head;
+    Ok((row, head.digest))
+}
+
+pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> Result<Checkout> {
+    let mut row = own_checkout(tx, actor, id, "cancel")?;
+    if row.checkout.state == CheckoutState::Closed {
+        return Ok(row.checkout);
+    }
+    let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
+    close(tx, &mut row, &mut artifact, actor, None, now)?;
+    Ok(row.checkout)
+}
+
+/// Closes a check-out with its `result` (none for a cancel): its lease
+/// released, its row closed, and `checkout.closed` recorded.
+fn close(
+    tx: &Tx,
+    row: &mut CheckoutRow,
+    artifact: &mut Artifact,
+    actor: &Participant,
+    result: Option<&StoredResult>,
+    now: Timestamp,
+) -> Result<()> {
+    let holder = row.checkout.holder.clone();
+    release(tx, artifact, &holder, now)?;
+    row.checkout.state = CheckoutState::Closed;
+    tx.put_checkout(row, result, Some(now))?;
+    event(
+        tx,
+        "checkout.closed",
+        artifact.id,
+        actor,
+        Some(&holder),
+        now,
+        json!({ "checkout_id": row.checkout.id, "result": result }),
+    )
+}

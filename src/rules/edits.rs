@@ -1,0 +1,151 @@
+//! An agent's edit: a lease of seconds, committed only while the head is
+//! still its base, or released. Never reads the clock: every function takes `now`.
+
+use super::leases::{acquire, after, edit_lease, release};
+use super::{commit_version, load_artifact, Blob, Refusable};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::store::{EditRow, EditState, StoredResult, Tx};
+
+pub fn begin_edit(
+    tx: &Tx,
+    actor: &Participant,
+    artifact_id: ArtifactId,
+    ttl_seconds: Option<u64>,
+    now: Timestamp,
+) -> Refusable<Edit> {
+    let ttl = lease_seconds(ttl_seconds, DEFAULT_EDIT_TTL_SECONDS)?;
+    let mut artifact = load_artifact(tx, artifact_id)?;
+    let id = EditId::new();
+    let wanted = edit_lease(Lease::edit_holder(id), actor, now, after(now, ttl));
+    let lease = match acquire(tx, &mut artifact, wanted, now)? {
+        Ok(lease) => lease,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    let edit = Edit {
+        id,
+        artifact_id,
+        holder: lease.holder,
+        participant: actor.clone(),
+        base_version: artifact.head.version,
+        base_digest: artifact.head.digest.clone(),
+        expires_at: lease.expires_at,
+    };
+    tx.put_edit(
+        &EditRow {
+            edit: edit.clone(),
+            state: EditState::Open,
+            commit_digest: None,
+            result: None,
+        },
+        now,
+    )?;
+    Ok(Ok(edit))
+}
+
+fn own_edit(tx: &Tx, actor: &Participant, id: EditId) -> Result<EditRow> {
+    let row = tx
+        .edit(id)?
+        .ok_or_else(|| Error::NotFound(format!("no edit {id}")))?;
+    if row.edit.participant != *actor {
+        return Err(Error::Forbidden(format!(
+            "only {}, who began edit {id}, may commit or release it",
+            row.edit.participant
+        )));
+    }
+    Ok(row)
+}
+
+/// Commits an edit if the head is still its base, whatever became of its lease
+/// (rule 14), then releases the lease. A lapsed edit takes the lease again only
+/// if nobody else holds the file. A retry gets the same answer.
+pub fn commit_edit(
+    tx: &Tx,
+    actor: &Participant,
+    id: EditId,
+    blob: &Blob,
+    now: Timestamp,
+) -> Refusable<CheckinResult> {
+    let mut row = own_edit(tx, actor, id)?;
+    if row.state == EditState::Committed {
+        return match (&row.commit_digest, row.result.clone()) {
+            (Some(first), Some(stored)) if *first == blob.digest => {
+                Ok(Ok(tx.resolve_result(stored)?))
+            }
+            _ => Err(Error::CheckoutClosed(format!(
+                "edit {id} has already committed other bytes: begin a new edit"
+            ))),
+        };
+    }
+    let mut artifact = load_artifact(tx, row.edit.artifact_id)?;
+    let holder = row.edit.holder.clone();
+    if artifact.head.version != row.edit.base_version
+        || artifact.head.digest != row.edit.base_digest
+    {
+        if row.state == EditState::Open {
+            release(tx, &mut artifact, &holder, now)?;
+            row.state = EditState::Released;
+            tx.put_edit(&row, now)?;
+        }
+        return Ok(Err(Error::Stale {
+            head: Box::new(artifact.head),
+        }));
+    }
+    if row.state == EditState::Released {
+        return Err(Error::CheckoutClosed(format!(
+            "edit {id} has ended (released, or broken by an admin): begin a new edit"
+        )));
+    }
+    // An edit's lease is never renewed: a live one is used as it is.
+    let holds_live_lease = artifact
+        .lease
+        .as_ref()
+        .is_some_and(|l| l.holder == holder && l.is_live(now));
+    if !holds_live_lease {
+        let wanted = edit_lease(holder.clone(), actor, now, after(now, 1));
+        if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
+            row.state = EditState::Released;
+            tx.put_edit(&row, now)?;
+            return Ok(Err(refusal));
+        }
+    }
+    let result = if blob.digest == artifact.head.digest {
+        StoredResult::Unchanged {
+            version: artifact.head.version,
+            digest: blob.digest.clone(),
+        }
+    } else {
+        let head = commit_version(tx, &mut artifact, blob, actor, now)?;
+        StoredResult::Committed {
+            version: head.version,
+            digest: head.digest,
+        }
+    };
+    release(tx, &mut artifact, &holder, now)?;
+    row.state = EditState::Committed;
+    row.commit_digest = Some(blob.digest.clone());
+    row.result = Some(result.clone());
+    tx.put_edit(&row, now)?;
+    Ok(Ok(tx.resolve_result(result)?))
+}
+
+/// The edit and its artifact's head before an upload: to refuse a stranger or
+/// an unknown edit early, and to know whether the upload's bytes will need
+/// storing (only for an open edit whose base is still the head).
+pub fn edit_precheck(tx: &Tx, actor: &Participant, id: EditId) -> Result<(EditRow, Head)> {
+    let row = own_edit(tx, actor, id)?;
+    let head = load_artifact(tx, row.edit.artifact_id)?.head;
+    Ok((row, head))
+}
+
+/// Ends an edit without committing. Idempotent.
+pub fn release_edit(tx: &Tx, actor: &Participant, id: EditId, now: Timestamp) -> Result<()> {
+    let mut row = own_edit(tx, actor, id)?;
+    if row.state != EditState::Open {
+        return Ok(());
+    }
+    let mut artifact = load_artifact(tx, row.edit.artifact_id)?;
+    release(tx, &mut artifact, &row.edit.holder, now)?;
+    row.state = EditState::Released;
+    tx.put_edit(&row, now)
+}
