@@ -1,15 +1,12 @@
 //! `cargo xtask bench`, the object store's part (issue 11): a 256 MiB check-in
 //! through a release `leasedesk serve --blobs s3://…` against moto (the tests'
-//! S3 server, `tests/harness/s3.rs`), beside `cp` of the same file and beside
+//! S3 server, `testkit/src/s3.rs`), beside `cp` of the same file and beside
 //! moto taking the same bytes straight from a client; the server's peak
 //! memory. Prints Markdown rows. `--quick` uses 64 MiB; `--only objects` runs
 //! only this bench's part.
 
 #[path = "common/mod.rs"]
 mod common;
-#[allow(dead_code)] // the tests' harness: the bench uses a part
-#[path = "../tests/harness/s3.rs"]
-mod s3;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::{make_big_file, median, peak_memory, row, settle, size_label};
 use leasedesk::{Backend, Remote, Upload};
 use object_store::{ObjectStoreExt, WriteMultipart};
+use testkit::s3;
 use tokio::io::AsyncReadExt;
 
 const RUNS: usize = 3;
@@ -174,7 +172,7 @@ async fn check_in(work: &Path, size: u64) {
         distinct_copy(&source, &other, 100 + rep as u8);
         settle(&other);
         let started = Instant::now();
-        let (digest, _) = leasedesk::blobs::digest_file_mapped(&other).unwrap();
+        let (digest, _) = leasedesk::blob::digest_file_mapped(&other).unwrap();
         remote
             .check_in(out.id, Upload::file(&other).with_digest(digest))
             .await

@@ -14,9 +14,6 @@ mod common;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // etcd is the team bench's
 mod pairs;
-#[path = "common/postgres.rs"]
-#[allow(dead_code)] // pgbench is the team bench's
-mod postgres;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -26,7 +23,7 @@ use std::time::{Duration, Instant};
 use common::row;
 use futures_util::StreamExt;
 use pairs::{add_user, edit_pair, import, make_artifacts, measure_pairs, ms, percentile, serve};
-use postgres::PgCluster;
+use testkit::postgres::PgCluster;
 
 const CLIENTS: usize = 16;
 
@@ -55,7 +52,7 @@ fn main() {
         for (n, undurable) in [false, true].into_iter().enumerate() {
             let store = [
                 OsString::from("--database"),
-                cluster.database(&format!("stream{round}{n}")).into(),
+                cluster.database_named(&format!("stream{round}{n}")).into(),
                 "--data".into(),
                 work.join(format!("pg{round}{n}")).into(),
             ];

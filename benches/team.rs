@@ -16,8 +16,6 @@
 mod common;
 #[path = "common/pairs.rs"]
 mod pairs;
-#[path = "common/postgres.rs"]
-mod postgres;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use common::row;
 use pairs::{add_user, edit_pair, make_artifacts, measure_pairs, ms, serve, Etcd};
-use postgres::PgCluster;
+use testkit::postgres::PgCluster;
 
 const CLIENTS: usize = 16;
 /// Pairs each client makes before the timed run (connections, pools, caches).
@@ -61,7 +59,7 @@ fn main() {
     let on_postgres = {
         let store = [
             OsString::from("--database"),
-            cluster.database("bench").into(),
+            cluster.database_named("bench").into(),
             "--data".into(),
             work.join("team-pg").into(),
         ];
@@ -86,7 +84,7 @@ fn main() {
         ]);
         let store = [
             OsString::from("--database"),
-            profiled.database("bench").into(),
+            profiled.database_named("bench").into(),
             "--data".into(),
             work.join("profiled-pg").into(),
         ];
@@ -109,7 +107,7 @@ fn main() {
     let one_on_postgres = {
         let store = [
             OsString::from("--database"),
-            cluster.database("bench_one").into(),
+            cluster.database_named("bench_one").into(),
             "--data".into(),
             work.join("one-pg").into(),
         ];
@@ -412,7 +410,7 @@ async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
 /// on this machine, whatever the servers in front of it do.
 fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) {
     let database = format!("floor_{connections}");
-    let url = cluster.database(&database);
+    let url = cluster.database_named(&database);
     // Our schema, migrated by the store itself.
     let migrated = std::process::Command::new(pairs::bin())
         .args(["--database", &url, "user", "list"])

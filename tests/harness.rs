@@ -12,10 +12,8 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Location, Options, Remote, Upload};
 use tempfile::TempDir;
 
-#[allow(dead_code)] // each test module uses a part
-mod s3;
 #[allow(unused_imports)] // each test module uses a part
-pub use s3::{http, s3, Moto, S3};
+pub use testkit::s3::{http, s3, Moto, S3};
 
 pub struct Fixture {
     pub dir: TempDir,
@@ -200,7 +198,25 @@ async fn served_fixture((dir, clock, store): (TempDir, Clock, Bundled)) -> Fixtu
 /// server on PostgreSQL and S3 (a team's). All must pass the same assertions.
 #[macro_export]
 macro_rules! contract {
-    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+    ($($cases:tt)*) => {
+        $crate::contract_on!(team, team_fixture; $($cases)*);
+    };
+}
+
+/// [`contract!`] for cases that look into the data folder's blobs (holds,
+/// temp files, sweeps): the third configuration keeps its blobs there.
+#[macro_export]
+macro_rules! contract_with_blob_folder {
+    ($($cases:tt)*) => {
+        $crate::contract_on!(postgres, postgres_fixture; $($cases)*);
+    };
+}
+
+/// The cases on the bundled backend, the remote one, and the remote one over
+/// the third configuration: module `$third`, each case given `$fixture()`.
+#[macro_export]
+macro_rules! contract_on {
+    ($third:ident, $fixture:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
         mod bundled {
             $(
                 $(#[$attr])*
@@ -221,48 +237,12 @@ macro_rules! contract {
         }
         // PostgreSQL and moto run beside the tests on Linux only.
         #[cfg(target_os = "linux")]
-        mod team {
+        mod $third {
             $(
                 $(#[$attr])*
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    super::$name($crate::harness::team_fixture().await).await
-                }
-            )*
-        }
-    };
-}
-
-/// [`contract!`] for cases that look into the data folder's blobs (holds,
-/// temp files, sweeps): the third configuration keeps its blobs there.
-#[macro_export]
-macro_rules! contract_with_blob_folder {
-    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
-        mod bundled {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::fixture()).await
-                }
-            )*
-        }
-        mod remote {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::remote_fixture().await).await
-                }
-            )*
-        }
-        #[cfg(target_os = "linux")]
-        mod postgres {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::postgres_fixture().await).await
+                    super::$name($crate::harness::$fixture().await).await
                 }
             )*
         }
@@ -476,7 +456,7 @@ pub fn sql_at(
             .collect()
         }
         Some(url) => {
-            let out = std::process::Command::new(pg_cluster().bin.join("psql"))
+            let out = std::process::Command::new(pg_cluster().tool("psql"))
                 .args([
                     "-X",
                     "-q",
@@ -576,49 +556,13 @@ pub fn python() -> std::process::Command {
             return given.into();
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let requirements = root.join("tests/fixtures/requirements.txt");
-        let venv = root.join("target/test-python");
-        let python = venv.join("bin/python");
-        let stamp = venv.join("installed.txt");
-        let wanted = std::fs::read_to_string(&requirements).expect("the requirements");
-        if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
-            let run = |cmd: &mut std::process::Command| {
-                let status = cmd.status().expect("python3 runs");
-                assert!(status.success(), "{cmd:?} failed: {status}");
-            };
-            run(std::process::Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv));
-            run(std::process::Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "-r",
-                ])
-                .arg(&requirements));
-            std::fs::write(&stamp, wanted).expect("the stamp");
-        }
-        python
+        testkit::python::venv(
+            &root.join("tests/fixtures/requirements.txt"),
+            &root.join("target/test-python"),
+        )
+        .join("bin/python")
     });
     std::process::Command::new(interpreter)
-}
-
-/// A test PostgreSQL server: one cluster per test process, made on first use
-/// in a temp folder with Debian's `initdb` (as the `postgres` user when the
-/// tests run as root, which PostgreSQL refuses to be) on a free port, and
-/// stopped by a watcher once this process ends.
-pub struct PgCluster {
-    port: u16,
-    bin: std::path::PathBuf,
-    dir: std::path::PathBuf,
-    databases: std::sync::atomic::AtomicU32,
-    /// `name=value` settings besides the port, address and socket folder.
-    settings: Vec<String>,
-    /// Outlives the tests: never waited for.
-    _watcher: std::sync::Mutex<std::process::Child>,
 }
 
 /// The `leasedesk` binary the tests run: `LEASEDESK_BIN` when set (the
@@ -672,187 +616,33 @@ pub fn delete_file(path: &std::path::Path) {
 }
 
 /// Whether this process runs as root (never on Windows, which has no such user).
-pub fn running_as_root() -> bool {
-    #[cfg(unix)]
-    // SAFETY: geteuid has no arguments and cannot fail.
-    return unsafe { libc::geteuid() } == 0;
-    #[cfg(not(unix))]
-    return false;
+pub use testkit::postgres::running_as_root;
+
+/// A test PostgreSQL server (testkit's): one shared by the tests of this
+/// process, made on first use, or one of a test's own.
+pub use testkit::postgres::PgCluster;
+
+/// What every test cluster runs with: no fsync (nothing here must outlive a
+/// power cut) and room for many servers' connections.
+const TEST_SETTINGS: [&str; 2] = ["fsync=off", "max_connections=400"];
+
+/// A cluster of a test's own, for a test that stops and starts it.
+pub fn own_pg_cluster() -> PgCluster {
+    own_pg_cluster_with::<&str>(&[])
 }
 
-/// Runs `program` as the `postgres` user when we are root.
-fn as_postgres(program: &std::path::Path) -> std::process::Command {
-    if running_as_root() {
-        let mut cmd = std::process::Command::new("runuser");
-        cmd.args(["-u", "postgres", "--"]).arg(program);
-        cmd
-    } else {
-        std::process::Command::new(program)
-    }
+/// A cluster of a test's own, with `settings` (`name=value`) besides.
+pub fn own_pg_cluster_with<S: AsRef<str>>(settings: &[S]) -> PgCluster {
+    let settings: Vec<&str> = TEST_SETTINGS
+        .into_iter()
+        .chain(settings.iter().map(AsRef::as_ref))
+        .collect();
+    PgCluster::start(&settings)
 }
 
 fn pg_cluster() -> &'static PgCluster {
     static CLUSTER: std::sync::OnceLock<PgCluster> = std::sync::OnceLock::new();
-    CLUSTER.get_or_init(PgCluster::start)
-}
-
-impl PgCluster {
-    /// A cluster of its own, for a test that stops and starts it.
-    pub fn start() -> Self {
-        Self::start_with(&[])
-    }
-
-    /// A cluster of its own, with `settings` (`name=value`).
-    pub fn start_with(settings: &[String]) -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL is installed (cargo xtask test installs postgresql-15)")
-            .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
-            .filter(|bin| bin.join("initdb").exists())
-            .max()
-            .expect("a PostgreSQL with initdb under /usr/lib/postgresql");
-        let dir = tempfile::Builder::new()
-            .prefix("leasedesk-pg-")
-            .tempdir()
-            .expect("temp dir")
-            .keep();
-        if running_as_root() {
-            run_tool(
-                std::process::Command::new("chown")
-                    .arg("postgres:postgres")
-                    .arg(&dir),
-            );
-        }
-        let data = dir.join("data");
-        run_tool(
-            as_postgres(&bin.join("initdb"))
-                .args([
-                    "-U",
-                    "leasedesk",
-                    "--auth=trust",
-                    "-E",
-                    "UTF8",
-                    "--locale=C",
-                    "--no-sync",
-                    "-D",
-                ])
-                .arg(&data),
-        );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        // Stops the cluster when this test process is gone, however it ends.
-        let watcher = format!(
-            "while [ -e /proc/{pid} ]; do sleep 1; done; {pg_ctl} -D {data} stop -m immediate >/dev/null 2>&1; rm -rf {dir}",
-            pid = std::process::id(),
-            pg_ctl = bin.join("pg_ctl").display(),
-            data = data.display(),
-            dir = dir.display(),
-        );
-        let watcher = as_postgres(std::path::Path::new("/bin/sh"))
-            .args(["-c", &watcher])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the cluster's watcher starts");
-        let cluster = PgCluster {
-            port,
-            bin,
-            dir,
-            databases: Default::default(),
-            settings: settings.to_vec(),
-            _watcher: std::sync::Mutex::new(watcher),
-        };
-        cluster.resume();
-        cluster
-    }
-
-    /// Starts the server (again), and waits until it answers.
-    pub fn resume(&self) {
-        run_tool(
-            as_postgres(&self.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(self.dir.join("data"))
-                .arg("-l")
-                .arg(self.dir.join("log"))
-                .arg("-o")
-                .arg(format!(
-                    "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400{}",
-                    self.port,
-                    self.dir.display(),
-                    self.settings
-                        .iter()
-                        .map(|setting| format!(" -c {setting}"))
-                        .collect::<String>()
-                ))
-                .args(["-w", "start"]),
-        );
-    }
-
-    /// Stops the server, ending every connection (`pg_ctl stop -m fast`).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
-    pub fn stop(&self) {
-        run_tool(
-            as_postgres(&self.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(self.dir.join("data"))
-                .args(["-m", "fast", "-w", "stop"]),
-        );
-    }
-
-    /// Stops the server as a crash would (`pg_ctl stop -m immediate`): no
-    /// shutdown checkpoint, and WAL not yet written is lost; the next start
-    /// recovers.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the team tests'
-    pub fn crash(&self) {
-        run_tool(
-            as_postgres(&self.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(self.dir.join("data"))
-                .args(["-m", "immediate", "-w", "stop"]),
-        );
-    }
-
-    /// The URL of a new, empty database on this server.
-    pub fn database(&self) -> String {
-        let n = self
-            .databases
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("test_{n}");
-        let out = std::process::Command::new(self.bin.join("psql"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "leasedesk",
-                "-d",
-                "postgres",
-                "-q",
-                "-c",
-            ])
-            .arg(format!("CREATE DATABASE {name}"))
-            .output()
-            .expect("psql runs");
-        assert!(
-            out.status.success(),
-            "CREATE DATABASE failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        format!("postgres://leasedesk@127.0.0.1:{}/{name}", self.port)
-    }
-}
-
-fn run_tool(cmd: &mut std::process::Command) {
-    let out = cmd.output().expect("a PostgreSQL tool runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    CLUSTER.get_or_init(own_pg_cluster)
 }
 
 /// The URL of a new, empty database on the test PostgreSQL server.

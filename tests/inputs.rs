@@ -22,7 +22,8 @@ fn bad_paths_are_refused_with_the_reason() {
         "a\u{7f}b",
         long.as_str(),
     ] {
-        let refused = bad.parse::<RepoPath>();
+        // A noun's own refusal, as every caller receives it.
+        let refused = bad.parse::<RepoPath>().map_err(Error::from);
         assert!(
             matches!(refused, Err(Error::Invalid(_))),
             "{bad:?} must be refused: {refused:?}"

@@ -387,18 +387,8 @@ impl Served {
 
     /// The process's peak resident memory (VmHWM), in bytes.
     fn peak_memory(&self) -> u64 {
-        peak_memory_of(self.process.child.id())
+        self.process.peak_memory().expect("VmHWM")
     }
-}
-
-fn peak_memory_of(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kib << 10
 }
 
 /// moto frozen (SIGSTOP) in the middle of a check-in to a real server: the

@@ -171,7 +171,7 @@ mod postgres {
     /// A PostgreSQL cluster of the test's own (to stop and crash), a team
     /// store on it, and alice's token.
     fn own_cluster() -> (PgCluster, SharedStore, String) {
-        let cluster = PgCluster::start();
+        let cluster = own_pg_cluster();
         let team = SharedStore::on_database(cluster.database());
         let token = team.account("user:alice");
         (cluster, team, token)

@@ -346,7 +346,7 @@ async fn the_last_change_of_a_burst_is_heard_on_the_other_server_at_once() {
 /// check-out stays open; once the database is back, the same check-in lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers() {
-    let cluster = PgCluster::start();
+    let cluster = own_pg_cluster();
     let team = SharedStore::on_database(cluster.database());
     let token = team.account("user:alice");
     let server = ServeProcess::start(&team, "");

@@ -62,18 +62,7 @@ pub fn median(mut times: Vec<Duration>) -> Duration {
 /// The most memory process `pid` has held so far (VmHWM), in bytes; 0 where
 /// there is no /proc (Windows, where `pid` is not Linux's even under Wine).
 pub fn peak_memory(pid: u32) -> u64 {
-    if !cfg!(target_os = "linux") {
-        return 0;
-    }
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        * 1024
+    testkit::peak_memory(pid).unwrap_or(0)
 }
 
 /// "1 GiB", or "64 MiB" for the quick sizes.

@@ -1,7 +1,7 @@
 //! A real S3 server for tests: `moto_server` from PyPI, in a virtual
 //! environment made once under `target/` from
 //! `tests/fixtures/requirements-moto.txt` (`LEASEDESK_MOTO_SERVER` names
-//! another `moto_server`).
+//! another `moto_server`). It never touches a bucket it did not make.
 //!
 //! [`s3()`] gives a fresh bucket on the one moto of this test process, started
 //! on first use on a free port. Statics are never dropped, so each moto runs
@@ -217,30 +217,14 @@ fn moto_server() -> PathBuf {
     if let Some(given) = std::env::var_os("LEASEDESK_MOTO_SERVER") {
         return given.into();
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let requirements = root.join("tests/fixtures/requirements-moto.txt");
-    let venv = root.join("target/test-moto");
-    let stamp = venv.join("installed.txt");
-    let wanted = std::fs::read_to_string(&requirements).expect("the moto requirements");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
-        let run = |cmd: &mut Command| {
-            let status = cmd.status().expect("python3 runs");
-            assert!(status.success(), "{cmd:?} failed: {status}");
-        };
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(venv.join("bin/python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&requirements));
-        std::fs::write(&stamp, wanted).expect("the stamp");
-    }
-    venv.join("bin/moto_server")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace");
+    crate::python::venv(
+        &root.join("tests/fixtures/requirements-moto.txt"),
+        &root.join("target/test-moto"),
+    )
+    .join("bin/moto_server")
 }
 
 fn free_port() -> u16 {

@@ -341,6 +341,11 @@ impl ServeProcess {
         ask_to_stop(&mut self.child);
     }
 
+    /// The most memory the server has held so far (see [`peak_memory`]).
+    pub fn peak_memory(&self) -> Option<u64> {
+        peak_memory(self.child.id())
+    }
+
     /// SIGKILL, and waits until the process is gone.
     pub fn kill(&mut self) {
         self.child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
@@ -353,6 +358,24 @@ impl Drop for ServeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The most memory process `pid` has held so far (VmHWM), in bytes; None
+/// where there is no /proc (Windows, where `pid` is not Linux's even under Wine).
+pub fn peak_memory(pid: u32) -> Option<u64> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib << 10)
 }
 
 /// Asks a server to stop: SIGTERM on Unix. Wine cannot deliver Ctrl+Break to

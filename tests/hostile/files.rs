@@ -194,13 +194,7 @@ fn bad_files_get_no_preview_and_the_server_stays_up_within_its_budget() {
     // The peak is read from /proc: the memory budget is checked on Linux.
     #[cfg(target_os = "linux")]
     {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", served.process.child.id())).unwrap();
-        let peak_kib: u64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap();
+        let peak_kib = served.process.peak_memory().unwrap() >> 10;
         assert!(
             peak_kib < 256 << 10,
             "the server's peak memory was {} MiB",

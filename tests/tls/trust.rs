@@ -248,7 +248,7 @@ fn the_store_reaches_a_postgresql_that_takes_only_tls_when_its_certificate_is_tr
             .unwrap();
         assert!(chown.success());
     }
-    let cluster = crate::harness::PgCluster::start_with(&[
+    let cluster = crate::harness::own_pg_cluster_with(&[
         "ssl=on".into(),
         format!("ssl_cert_file={}", cert.display()),
         format!("ssl_key_file={}", key.display()),
