@@ -172,7 +172,7 @@ async fn check_in(work: &Path, size: u64) {
         distinct_copy(&source, &other, 100 + rep as u8);
         settle(&other);
         let started = Instant::now();
-        let (digest, _) = leasedesk::blob::digest_file_mapped(&other).unwrap();
+        let (digest, _) = leasedesk::blobs::digest_file_mapped(&other).unwrap();
         remote
             .check_in(out.id, Upload::file(&other).with_digest(digest))
             .await
