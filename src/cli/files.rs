@@ -1,0 +1,261 @@
+//! The commands about files and their content: import, ls, who, versions,
+//! history, get, digest. None of them takes, changes or ends a lease.
+
+use std::path::{Path, PathBuf};
+
+use leasedesk::model::*;
+use leasedesk::{Backend, Error, Upload};
+
+use super::{described, local_time, size, time_left, Output};
+
+/// `import`: a new file at `path`, as version 1.
+pub(super) async fn import(
+    store: &dyn Backend,
+    path: &RepoPath,
+    file: PathBuf,
+    message: Option<String>,
+    out: &Output,
+) -> Result<(), Error> {
+    let artifact = store
+        .import(path, described(Upload::file(file), message))
+        .await?;
+    out.print(&artifact, || {
+        format!(
+            "imported {} as version 1 ({})",
+            artifact.path,
+            size(artifact.head.size)
+        )
+    });
+    Ok(())
+}
+
+/// `ls`: every file with its head and holder.
+pub(super) async fn ls(store: &dyn Backend, now: Timestamp, out: &Output) -> Result<(), Error> {
+    let artifacts = store.artifacts().await?;
+    out.print(&artifacts, || {
+        let rows: Vec<String> = artifacts
+            .iter()
+            .map(|a| {
+                let holder = a.lease.as_ref().map_or_else(
+                    || "free".to_owned(),
+                    |l| format!("{} ({} left)", l.participant, time_left(l.expires_at - now)),
+                );
+                format!("{}  v{}  {}", a.path, a.head.version, holder)
+            })
+            .collect();
+        if rows.is_empty() {
+            "no files yet: leasedesk import REPO_PATH FILE".into()
+        } else {
+            rows.join("\n")
+        }
+    });
+    Ok(())
+}
+
+/// `who`: the file's lease, or whose version it is when it is free.
+pub(super) async fn who(
+    store: &dyn Backend,
+    path: &RepoPath,
+    now: Timestamp,
+    out: &Output,
+) -> Result<(), Error> {
+    let artifact = store.artifact_by_path(path).await?;
+    out.print(&artifact.lease, || match &artifact.lease {
+        None => format!(
+            "{} is free (version {} by {})",
+            artifact.path, artifact.head.version, artifact.head.author
+        ),
+        Some(lease) => {
+            let what = if lease.kind == LeaseKind::Edit {
+                "being edited"
+            } else {
+                "checked out"
+            };
+            let mut line = format!(
+                "{} is {what} by {} until {} ({} left)",
+                artifact.path,
+                lease.participant,
+                local_time(lease.expires_at),
+                time_left(lease.expires_at - now)
+            );
+            if let Some(note) = &lease.note {
+                line.push_str(&format!("\nnote: {note}"));
+            }
+            line
+        }
+    });
+    Ok(())
+}
+
+/// `history`: a page of the file's events in words, newest first.
+pub(super) async fn history(
+    store: &dyn Backend,
+    path: &RepoPath,
+    before: Option<u64>,
+    limit: u32,
+    out: &Output,
+) -> Result<(), Error> {
+    let artifact = store.artifact_by_path(path).await?;
+    let page = store
+        .query_events(EventQuery {
+            artifact: Some(artifact.id),
+            before: Some(before.unwrap_or(u64::MAX)),
+            limit,
+            ..EventQuery::default()
+        })
+        .await?;
+    out.print(&page, || {
+        let mut lines: Vec<String> = page
+            .events
+            .iter()
+            .filter_map(|e| {
+                let what = history_line(e)?;
+                Some(format!("{:>6}  {}  {what}", e.seq, local_time(e.at)))
+            })
+            .collect();
+        if page.events.len() == limit as usize {
+            lines.push(format!(
+                "older: leasedesk history {path} --before {}",
+                page.next
+            ));
+        }
+        lines.join("\n")
+    });
+    Ok(())
+}
+
+/// `get`: a version downloaded to `output` (or its name, here), never over an
+/// existing file.
+pub(super) async fn get(
+    store: &dyn Backend,
+    path: &RepoPath,
+    version: Option<u64>,
+    output: Option<PathBuf>,
+    out: &Output,
+) -> Result<(), Error> {
+    let artifact = store.artifact_by_path(path).await?;
+    let dest = match output {
+        Some(path) => path,
+        None => {
+            leasedesk::workspace::join_under(&std::env::current_dir()?, artifact.path.file_name())?
+        }
+    };
+    if dest.exists() {
+        return Err(Error::Exists(format!(
+            "{} exists: name another file with -o (nothing was written)",
+            dest.display()
+        )));
+    }
+    let head = leasedesk::backend::download(store, artifact.id, version, &dest, None).await?;
+    out.print(&head, || {
+        format!(
+            "saved version {} of {} to {} ({})",
+            head.version,
+            artifact.path,
+            dest.display(),
+            size(head.size)
+        )
+    });
+    Ok(())
+}
+
+/// `versions`: the file's versions, newest first.
+pub(super) async fn versions(
+    store: &dyn Backend,
+    path: &RepoPath,
+    out: &Output,
+) -> Result<(), Error> {
+    let artifact = store.artifact_by_path(path).await?;
+    let versions = store.versions(artifact.id).await?;
+    out.print(&versions, || {
+        versions
+            .iter()
+            .map(|h| {
+                format!(
+                    "v{}  {}  {}  {}  {}",
+                    h.version,
+                    local_time(h.committed_at),
+                    h.author,
+                    size(h.size),
+                    h.digest
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    Ok(())
+}
+
+/// `digest`: a local file's digest. Needs no store, so the caller opens none
+/// (no data folder is made for it). A one-shot command may map the file (see
+/// `digest_file_mapped`).
+pub(super) fn digest(file: &Path, out: &Output) -> Result<(), Error> {
+    let (digest, bytes) = leasedesk::blobs::digest_file_mapped(file)?;
+    out.print(
+        &serde_json::json!({ "digest": digest, "size": bytes }),
+        || format!("{digest}  {}", file.display()),
+    );
+    Ok(())
+}
+
+/// One event of a file's history in words; `None` for the lease changes a
+/// check-out or an edit already tells.
+fn history_line(e: &Event) -> Option<String> {
+    let who = e.participant.as_ref().map_or("someone", |p| p.as_str());
+    let data = &e.data;
+    let text = |key: &str| data[key].as_str().map(str::to_owned);
+    let described = |line: String| match text("message") {
+        Some(message) => format!("{line}: {message}"),
+        None => line,
+    };
+    Some(match e.kind.as_str() {
+        "version.committed" => described(format!(
+            "version {} by {who} ({})",
+            data["version"],
+            size(data["size"].as_u64().unwrap_or(0))
+        )),
+        "checkout.opened" => match text("note") {
+            Some(note) => format!("{who} checked out version {} ({note})", data["version"]),
+            None => format!("{who} checked out version {}", data["version"]),
+        },
+        "checkout.closed" => match data["result"]["outcome"].as_str() {
+            Some("committed") => format!("{who} checked in version {}", data["result"]["version"]),
+            Some("unchanged") => format!("{who} checked in with no change"),
+            Some("proposal") => format!(
+                "{who} checked in late: kept as proposal {}",
+                data["result"]["proposal_id"].as_str().unwrap_or("?")
+            ),
+            _ => format!("{who} cancelled their check-out"),
+        },
+        "lease.expired" => match data["checkout_id"].as_str() {
+            Some(_) => format!("{who}'s check-out lapsed"),
+            None => format!("{who}'s edit lapsed"),
+        },
+        "lease.broken" => format!(
+            "{who} broke {}'s lease: {}",
+            data["holder_participant"].as_str().unwrap_or("someone"),
+            text("reason").unwrap_or_default()
+        ),
+        "proposal.created" => described(format!(
+            "{who} proposed a change against version {} (proposal {})",
+            data["base_version"],
+            data["proposal_id"].as_str().unwrap_or("?")
+        )),
+        "proposal.accepted" => format!(
+            "{who} accepted proposal {} as version {}",
+            data["proposal_id"].as_str().unwrap_or("?"),
+            data["version"]
+        ),
+        "proposal.rejected" => format!(
+            "{who} rejected proposal {}",
+            data["proposal_id"].as_str().unwrap_or("?")
+        ),
+        "artifact.renamed" => format!(
+            "{who} renamed it from {} to {}",
+            text("from").unwrap_or_default(),
+            text("to").unwrap_or_default()
+        ),
+        "lease.acquired" | "lease.released" | "lease.renewed" => return None,
+        other => format!("{other} by {who}"),
+    })
+}
