@@ -1,0 +1,148 @@
+//! The CLI against a real `leasedesk serve` process: the same commands over
+//! HTTP, tokens kept out of the log, and a graceful stop that lets an upload
+//! in flight complete.
+
+use serde_json::Value;
+
+use super::{serve, stop, Cli, SHELL};
+
+#[test]
+fn the_cli_works_the_same_against_a_real_server_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let local = Cli { data: &data };
+    let token_of = |name: &str| local.add_participant(&[name]);
+    let (alice, bob) = (token_of("alice"), token_of("bob"));
+    let server = serve(&data);
+    let remote = |token: &str, args: &[&str]| {
+        crate::harness::leasedesk()
+            .args(["--server", &server.url])
+            .args(args)
+            .env("LEASEDESK_TOKEN", token)
+            .output()
+            .unwrap()
+    };
+    let file = dir.path().join("hero.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    let file = file.to_str().unwrap();
+
+    assert!(remote(&alice, &["import", "brand/hero.psd", file])
+        .status
+        .success());
+    let out = remote(&alice, &["checkout", "brand/hero.psd", "--note", "sky"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let busy = remote(&bob, &["checkout", "brand/hero.psd"]);
+    assert_eq!(busy.status.code(), Some(75));
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("user:alice"));
+    let who = String::from_utf8(remote(&bob, &["who", "brand/hero.psd"]).stdout).unwrap();
+    assert!(
+        who.contains("checked out by user:alice") && who.contains("note: sky"),
+        "{who}"
+    );
+    std::fs::write(file, b"v2").unwrap();
+    let checked_in =
+        String::from_utf8(remote(&alice, &["checkin", "brand/hero.psd", file]).stdout).unwrap();
+    assert!(checked_in.contains("as version 2"), "{checked_in}");
+    let edited = remote(
+        &bob,
+        &[
+            "edit",
+            "brand/hero.psd",
+            "--",
+            SHELL[0],
+            SHELL[1],
+            "echo v3> {}",
+        ],
+    );
+    assert!(
+        String::from_utf8_lossy(&edited.stdout).contains("version 3"),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
+
+    let wrong = remote(
+        "ld_0000000000000000_000000000000000000000000000000000000000000000000",
+        &["ls"],
+    );
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("token"));
+    let admin_only = remote(&alice, &["user", "list"]);
+    assert!(String::from_utf8_lossy(&admin_only.stderr).contains("data folder"));
+
+    // `events --follow` streams the ledger (the first lines, then it is stopped).
+    let mut follow = crate::harness::leasedesk()
+        .args(["--server", &server.url, "--json", "events", "--follow"])
+        .env("LEASEDESK_TOKEN", &bob)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(follow.stdout.take().unwrap()));
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(
+        (first["seq"].as_u64(), first["type"].as_str()),
+        (Some(1), Some("version.committed"))
+    );
+    follow.kill().unwrap();
+    follow.wait().unwrap();
+
+    let log_file = server.log_path().to_owned();
+    assert!(
+        stop(server) || !crate::harness::GRACEFUL_STOP,
+        "the server stops cleanly on SIGTERM"
+    );
+    let log = std::fs::read_to_string(log_file).unwrap();
+    assert!(log.contains("/v1/artifacts"), "requests are logged");
+    for token in [&alice, &bob] {
+        let secret = token.rsplit('_').next().unwrap();
+        assert!(!log.contains(secret), "no token in the log");
+    }
+}
+
+// A graceful stop, which a test can ask for on Unix only (harness::GRACEFUL_STOP).
+#[cfg(unix)]
+#[test]
+fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let local = Cli { data: &data };
+    let token = local.add_participant(&["alice"]);
+    let file = dir.path().join("a.psd");
+    std::fs::write(&file, b"v1").unwrap();
+    local.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
+    let checkout: Value =
+        serde_json::from_str(&local.ok("user:alice", &["--json", "checkout", "a.psd"])).unwrap();
+    let mut server = serve(&data);
+
+    let mut socket =
+        std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
+    let body = vec![3u8; 4 << 20];
+    write!(
+        socket,
+        "POST /v1/checkouts/{}/checkin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
+        checkout["id"].as_str().unwrap(),
+        body.len()
+    )
+    .unwrap();
+    socket.write_all(&body[..1 << 20]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    crate::harness::ask_to_stop(&mut server.child);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    socket.write_all(&body[1 << 20..]).unwrap();
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"outcome\":\"committed\""), "{answer}");
+    assert!(stop(server), "then the server stops cleanly");
+    let versions: Value =
+        serde_json::from_str(&local.ok("user:alice", &["--json", "versions", "a.psd"])).unwrap();
+    assert_eq!(
+        versions.as_array().unwrap().len(),
+        2,
+        "the upload committed whole"
+    );
+}
