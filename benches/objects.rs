@@ -139,17 +139,7 @@ async fn check_in(work: &Path, size: u64) {
             .await
             .unwrap();
         let run = |args: &[&str]| {
-            let out = Command::new(bin())
-                .args(["--server", &server.url])
-                .args(args)
-                .env("LEASEDESK_TOKEN", &server.token)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            server.process.client_cli(&server.token).ok(args);
         };
         run(&["checkout", &path]);
         // Bytes of its own each time: stored bytes would not be sent again.

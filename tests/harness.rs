@@ -431,6 +431,33 @@ pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option
 
 pub const HOUR: Duration = Duration::from_secs(3600);
 
+/// Counts a racing check-in's result as `[committed, unchanged, proposal]`.
+pub fn count_outcome(outcomes: &mut [usize; 3], result: &Option<CheckinResult>) {
+    match result {
+        Some(CheckinResult::Committed { .. }) => outcomes[0] += 1,
+        Some(CheckinResult::Unchanged { .. }) => outcomes[1] += 1,
+        Some(CheckinResult::Proposal { .. }) => outcomes[2] += 1,
+        None => panic!("a check-in has a result"),
+    }
+}
+
+/// The racing tasks' counts added up: the race must have made both commits
+/// and proposals (stale check-ins).
+pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [usize; 3] {
+    let mut outcomes = [0usize; 3];
+    for task in tasks {
+        for (total, n) in outcomes.iter_mut().zip(task.await.unwrap()) {
+            *total += n;
+        }
+    }
+    let [committed, _, proposals] = outcomes;
+    assert!(
+        committed > 0 && proposals > 0,
+        "the race exercised commits and stale check-ins: {outcomes:?}"
+    );
+    outcomes
+}
+
 /// Runs SQL on the database of the store at `data` (its SQLite file, or
 /// `database` on the test PostgreSQL server) as an outside tool would, and
 /// returns the first column of each row it gives, or the database's refusal.

@@ -196,12 +196,7 @@ async fn eight_tasks_race_checkout_and_checkin_500_times() {
                         }
                         let content = format!("t{t} {}", c.id);
                         let done = me.check_in(c.id, bytes(content.as_bytes())).await.unwrap();
-                        match done.result {
-                            Some(CheckinResult::Committed { .. }) => outcomes[0] += 1,
-                            Some(CheckinResult::Unchanged { .. }) => outcomes[1] += 1,
-                            Some(CheckinResult::Proposal { .. }) => outcomes[2] += 1,
-                            None => panic!("a check-in has a result"),
-                        }
+                        count_outcome(&mut outcomes, &done.result);
                     }
                     Err(Error::ArtifactBusy { lease: Some(_), .. }) => {
                         tokio::time::sleep(Duration::from_micros(300)).await
@@ -212,17 +207,7 @@ async fn eight_tasks_race_checkout_and_checkin_500_times() {
             outcomes
         }));
     }
-    let mut outcomes = [0usize; 3];
-    for task in tasks {
-        for (total, n) in outcomes.iter_mut().zip(task.await.unwrap()) {
-            *total += n;
-        }
-    }
-    let [committed, _, proposals] = outcomes;
-    assert!(
-        committed > 0 && proposals > 0,
-        "the race exercised commits and stale check-ins: {outcomes:?}"
-    );
+    let [committed, _, proposals] = race_outcomes(tasks).await;
     let from_history = check_history(&store, a.id).await;
     assert_eq!(
         from_history, committed,

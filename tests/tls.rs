@@ -301,18 +301,37 @@ async fn tls_connect(
     addr: &str,
     ca: &Path,
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    connect_with(addr, client_config(ca, rustls::DEFAULT_VERSIONS, None)).await
+}
+
+/// A raw TLS client's settings: trusting only `ca`, speaking `versions`,
+/// offering `alpn` if given.
+fn client_config(
+    ca: &Path,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    alpn: Option<&[u8]>,
+) -> rustls::ClientConfig {
     use rustls::pki_types::pem::PemObject;
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca).unwrap() {
         roots.add(cert.unwrap()).unwrap();
     }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
-    .with_safe_default_protocol_versions()
+    .with_protocol_versions(versions)
     .unwrap()
     .with_root_certificates(roots)
     .with_no_client_auth();
+    config.alpn_protocols = alpn.into_iter().map(<[u8]>::to_vec).collect();
+    config
+}
+
+/// A raw TLS connection to `addr` (as `localhost`) with `config`.
+async fn connect_with(
+    addr: &str,
+    config: rustls::ClientConfig,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect("localhost".try_into().unwrap(), tcp)

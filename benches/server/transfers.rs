@@ -12,17 +12,7 @@ pub(crate) async fn upload(work: &Path, sizes: &Sizes) {
     let quiet = || settle(&source);
     let server = Server::start(&work.join("upload"));
     let cli = |args: &[&str]| {
-        let out = Command::new(bin())
-            .args(["--server", &server.url])
-            .args(args)
-            .env("LEASEDESK_TOKEN", &server.token)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        server.process.client_cli(&server.token).ok(args);
     };
     let small = work.join("small.bin");
     std::fs::write(&small, b"v1").unwrap();

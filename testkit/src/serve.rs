@@ -308,6 +308,13 @@ impl ServeProcess {
         line.trim().to_owned()
     }
 
+    /// The CLI as a client of this server, with `token`.
+    pub fn client_cli(&self, token: &str) -> Cli {
+        Cli::new(&self.cli.bin)
+            .store_args(["--server", &self.url])
+            .env("LEASEDESK_TOKEN", token)
+    }
+
     /// A new token for user `name` of the server's store.
     pub fn token(&self, name: &str) -> String {
         self.cli.token(name)

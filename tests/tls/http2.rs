@@ -7,25 +7,9 @@ use super::*;
 /// A raw TLS connection that agreed on `h2`, with the client preface and
 /// an empty SETTINGS frame sent, and then nothing.
 async fn idle_h2(addr: &str, ca: &Path) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-    use rustls::pki_types::pem::PemObject;
     use tokio::io::AsyncWriteExt;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca).unwrap() {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut stream = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect("localhost".try_into().unwrap(), tcp)
-        .await
-        .unwrap();
+    let config = client_config(ca, rustls::DEFAULT_VERSIONS, Some(b"h2"));
+    let mut stream = connect_with(addr, config).await;
     assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     stream
         .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")

@@ -189,29 +189,14 @@ async fn remote_over_https_uploads_downloads_and_follows_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_1_2_and_1_3_are_both_accepted() {
-    use rustls::pki_types::pem::PemObject;
     let certs = Certificates::new();
     let served = Served::tls(&certs.server("server"), &[]);
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_file_iter(&certs.ca.cert).unwrap() {
-        roots.add(cert.unwrap()).unwrap();
-    }
     for (version, expected) in [
         (&rustls::version::TLS12, rustls::ProtocolVersion::TLSv1_2),
         (&rustls::version::TLS13, rustls::ProtocolVersion::TLSv1_3),
     ] {
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_protocol_versions(&[version])
-        .unwrap()
-        .with_root_certificates(roots.clone())
-        .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(&served.addr).await.unwrap();
-        let mut stream = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect("localhost".try_into().unwrap(), tcp)
-            .await
-            .unwrap();
+        let config = client_config(&certs.ca.cert, &[version], None);
+        let mut stream = connect_with(&served.addr, config).await;
         assert_eq!(stream.get_ref().1.protocol_version(), Some(expected));
         assert_eq!(health_on(&mut stream).await, "HTTP/1.1 200 OK");
     }
