@@ -1,7 +1,8 @@
 //! What `serve --metrics-listen` tells Prometheus: requests by route
 //! template (never the raw path, so ids do not multiply the series),
 //! connections refused at the cap, uploads in flight, group-commit batch
-//! sizes, and live leases read at scrape time.
+//! sizes, and live leases read at scrape time. It never labels by anything
+//! unbounded (a raw path, an id, a participant) and never serves HTTP itself.
 
 use std::time::Duration;
 

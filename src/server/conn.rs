@@ -9,17 +9,31 @@
 //!   find where the next head starts;
 //! - drops a client that stops sending a head, a body, or stops reading its
 //!   response, after the times in `Limits`.
+//!
+//! Its parts: `head` checks heads, `body` frames bodies, `timing` keeps the
+//! clocks, `state` is what the guard shares with the connection's service.
+//! It never routes a request and never answers one itself.
+
+mod body;
+mod head;
+mod state;
+mod timing;
+
+pub use body::chunk_size_of;
+pub use head::accepts_head;
+use head::{check_head, too_large_head, too_long_uri, Chunk, Framing};
+pub use state::ConnState;
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::http::StatusCode;
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// How long a connection may take, and how large a head may be.
@@ -50,10 +64,6 @@ impl Default for Limits {
     }
 }
 
-/// As many headers as hyper itself accepts, so that it never refuses a head
-/// the guard let through.
-const MAX_HEADERS: usize = 100;
-
 /// What hyper reads in place of a refused head: a request the connection's
 /// service answers with the refusal, after which the connection closes.
 const STAND_IN: &[u8] = b"GET / HTTP/1.1\r\nhost: refused\r\nconnection: close\r\n\r\n";
@@ -73,71 +83,6 @@ impl Refusal {
             code: "bad_request",
             message: message.into(),
         }
-    }
-}
-
-/// What the guard and the connection's service share.
-pub struct ConnState {
-    inner: Mutex<Shared>,
-}
-
-struct Shared {
-    /// Requests handed to hyper and not yet answered in full.
-    in_flight: usize,
-    /// When the last answer ended (or the connection began).
-    idle_since: Instant,
-    /// Requests the service has been given so far.
-    served: u64,
-    /// The number of the request that stands in for a refused head.
-    refusal: Option<(u64, Refusal)>,
-}
-
-impl ConnState {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self {
-            inner: Mutex::new(Shared {
-                in_flight: 0,
-                idle_since: Instant::now(),
-                served: 0,
-                refusal: None,
-            }),
-        })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Called by the service for each request, in order: the refusal this
-    /// request stands in for, if it is the stand-in.
-    pub fn next_request(&self) -> Option<Refusal> {
-        let mut shared = self.lock();
-        let number = shared.served;
-        shared.served += 1;
-        match &shared.refusal {
-            Some((at, _)) if *at == number => shared.refusal.take().map(|(_, r)| r),
-            _ => None,
-        }
-    }
-
-    /// Called for each request not read through a guard (HTTP/2's streams).
-    pub fn began(&self) {
-        self.lock().in_flight += 1;
-    }
-
-    /// How long no request has been in flight; `None` while one is.
-    pub fn idle_for(&self) -> Option<Duration> {
-        let shared = self.lock();
-        (shared.in_flight == 0).then(|| shared.idle_since.elapsed())
-    }
-
-    /// Called when an answer has been written in full (or dropped).
-    pub fn answered(&self) {
-        let mut shared = self.lock();
-        shared.in_flight = shared.in_flight.saturating_sub(1);
-        shared.idle_since = Instant::now();
     }
 }
 
@@ -176,38 +121,8 @@ pub struct Guarded<S> {
     last_progress: Instant,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Framing {
-    Head,
-    Body {
-        left: u64,
-    },
-    Chunked(Chunk),
-    /// After a stall or a malformed body: hyper reads the end.
-    Ended,
-    /// After a refusal: hyper reads nothing more (the end would make it drop
-    /// the stand-in unanswered), and on closing, the client's unread bytes
-    /// are drained so that the answer is not lost to a reset.
-    Refused,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Chunk {
-    Size,
-    Data { left: u64 },
-    DataEnd,
-    Trailers,
-}
-
 /// Most bytes of blank lines accepted before a request head.
 const MAX_BLANK_BYTES: usize = 64;
-
-/// Slowest average a request body may arrive at, once the stall timeout has
-/// passed since its head: 1 KiB/s.
-const MIN_BODY_RATE: f64 = 1024.0;
-
-/// Longest chunk-size line (size, extensions) or trailer section we accept.
-const MAX_CHUNK_LINE: usize = 4 << 10;
 
 impl<S> Guarded<S> {
     pub fn new(socket: S, limits: Limits, state: Arc<ConnState>) -> Self {
@@ -340,156 +255,12 @@ impl<S> Guarded<S> {
         self.body_bytes = 0;
     }
 
-    /// Counts `n` bytes of a body; past the stall timeout, a body that comes
-    /// slower on average than `MIN_BODY_RATE` fails (a trickle of a byte a
-    /// minute would otherwise hold its socket and temp file for ever).
-    fn body_arrived(&mut self, n: usize) {
-        let now = Instant::now();
-        self.last_body_byte = now;
-        self.body_bytes += n as u64;
-        let elapsed = now.duration_since(self.body_started);
-        if elapsed > self.limits.stall_timeout
-            && (self.body_bytes as f64) < MIN_BODY_RATE * elapsed.as_secs_f64()
-        {
-            self.failure = Some(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "the request body arrives slower than {} KiB/s",
-                    MIN_BODY_RATE / 1024.0
-                ),
-            ));
-            self.framing = Framing::Ended;
-            self.raw.clear();
-        }
-    }
-
     /// Hands hyper the stand-in for a refused head; nothing after it is read.
     fn refuse(&mut self, refusal: Refusal) {
         tracing::info!(status = refusal.status.as_u16(), code = refusal.code, message = %refusal.message, "request refused before routing");
         self.state.lock().refusal = Some((self.heads, refusal));
         self.pass_head(STAND_IN);
         self.framing = Framing::Refused;
-    }
-
-    /// Passes up to `left` body bytes from `raw`; false when `raw` is empty.
-    fn pass_body(&mut self, left: u64) -> bool {
-        if self.raw.is_empty() {
-            return false;
-        }
-        let n = (left.min(self.raw.len() as u64)) as usize;
-        let body = self.raw.split_to(n);
-        self.checked.extend_from_slice(&body);
-        self.framing = match self.framing {
-            Framing::Body { .. } => Framing::Body {
-                left: left - n as u64,
-            },
-            Framing::Chunked(Chunk::Data { .. }) if left == n as u64 => {
-                Framing::Chunked(Chunk::DataEnd)
-            }
-            _ => Framing::Chunked(Chunk::Data {
-                left: left - n as u64,
-            }),
-        };
-        true
-    }
-
-    /// One step of a chunked body: Ok(false) when more bytes are needed.
-    fn check_chunk(&mut self, chunk: Chunk) -> Result<bool, String> {
-        match chunk {
-            Chunk::Data { left } => Ok(self.pass_body(left)),
-            Chunk::Size => {
-                let Some(line) = self.take_line()? else {
-                    return Ok(false);
-                };
-                let size = chunk_size(&line)?;
-                self.checked.extend_from_slice(&line);
-                self.framing = Framing::Chunked(if size == 0 {
-                    Chunk::Trailers
-                } else {
-                    Chunk::Data { left: size }
-                });
-                Ok(true)
-            }
-            Chunk::DataEnd => {
-                let Some(line) = self.take_line()? else {
-                    return Ok(false);
-                };
-                if &line[..] != b"\r\n" {
-                    return Err("a chunk of the chunked body is longer than its size".into());
-                }
-                self.checked.extend_from_slice(&line);
-                self.framing = Framing::Chunked(Chunk::Size);
-                Ok(true)
-            }
-            Chunk::Trailers => {
-                let Some(line) = self.take_line()? else {
-                    return Ok(false);
-                };
-                self.trailer_bytes += line.len();
-                if self.trailer_bytes > MAX_CHUNK_LINE {
-                    return Err("the chunked body's trailers are too long".into());
-                }
-                self.checked.extend_from_slice(&line);
-                if &line[..] == b"\r\n" {
-                    self.framing = Framing::Head;
-                    self.trailer_bytes = 0;
-                }
-                Ok(true)
-            }
-        }
-    }
-
-    /// The next line of `raw` with its CRLF, if it is all there. hyper ends
-    /// each line of a chunked body only at CRLF, so anything else (a bare LF,
-    /// a lone CR) is refused: read differently here and there, it would let
-    /// bytes count as a body on one side and a request on the other.
-    fn take_line(&mut self) -> Result<Option<BytesMut>, String> {
-        let refuse = || Err("a line of the chunked body does not end in CRLF".to_owned());
-        match self.raw.iter().position(|&b| b == b'\n') {
-            Some(end) if end >= MAX_CHUNK_LINE => {
-                Err("a line of the chunked body is too long".into())
-            }
-            Some(0) => refuse(),
-            Some(end) => {
-                let text = &self.raw[..end - 1];
-                if self.raw[end - 1] != b'\r' || text.contains(&b'\r') {
-                    return refuse();
-                }
-                Ok(Some(self.raw.split_to(end + 1)))
-            }
-            None if self.raw.len() >= MAX_CHUNK_LINE => {
-                Err("a line of the chunked body is too long".into())
-            }
-            None => Ok(None),
-        }
-    }
-
-    /// When a read that finds nothing gives up, if it does.
-    fn read_deadline(&self) -> Option<Instant> {
-        match self.framing {
-            Framing::Ended | Framing::Refused => None,
-            Framing::Body { .. } | Framing::Chunked(_) => {
-                Some(self.last_body_byte + self.limits.stall_timeout)
-            }
-            Framing::Head => {
-                let shared = self.state.lock();
-                if shared.in_flight > 0 {
-                    // An answer is being made or written: hyper reads only to
-                    // see whether the client hung up. Nothing either way for
-                    // the idle timeout ends the stream (hyper, half-closing,
-                    // still finishes the answer), so no miscount of answers
-                    // can hold a connection for ever.
-                    Some(self.last_progress + self.limits.idle_timeout)
-                } else if let Some(started) = self.head_started {
-                    // A head sent behind a slow answer is timed from its end.
-                    Some(started.max(shared.idle_since) + self.limits.header_timeout)
-                } else if self.heads == 0 {
-                    Some(self.connected_at + self.limits.header_timeout)
-                } else {
-                    Some(shared.idle_since + self.limits.idle_timeout)
-                }
-            }
-        }
     }
 
     /// Gives hyper what is checked: the bytes, then a pending failure.
@@ -619,277 +390,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
     }
 }
 
-impl<S> Guarded<S> {
-    /// A write that makes no progress gives up after the stall timeout.
-    fn poll_progress<T>(
-        &mut self,
-        cx: &mut Context<'_>,
-        polled: Poll<io::Result<T>>,
-    ) -> Poll<io::Result<T>> {
-        match polled {
-            Poll::Ready(result) => {
-                self.write_stalled_since = None;
-                self.last_progress = Instant::now();
-                Poll::Ready(result)
-            }
-            Poll::Pending => {
-                let since = *self.write_stalled_since.get_or_insert_with(Instant::now);
-                self.write_timer
-                    .as_mut()
-                    .reset(since + self.limits.stall_timeout);
-                match self.write_timer.as_mut().poll(cx) {
-                    Poll::Pending => Poll::Pending,
-                    Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the client took no byte of the answer in time",
-                    ))),
-                }
-            }
-        }
-    }
-}
-
-impl<S: AsyncRead + Unpin> Guarded<S> {
-    /// Reads and drops what the client still sends after a refusal (up to
-    /// 1 MiB, for up to 2 s), so that closing with unread bytes does not
-    /// reset the connection before the client has read the answer.
-    fn drain_after_refusal(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        const DRAIN_BYTES: usize = 1 << 20;
-        if self.drain.is_none() {
-            self.drain = Some(0);
-            self.read_timer
-                .as_mut()
-                .reset(Instant::now() + Duration::from_secs(2));
-        }
-        let mut scratch = [0u8; 16 << 10];
-        loop {
-            let drained = self.drain.unwrap_or(0);
-            if drained >= DRAIN_BYTES {
-                return Poll::Ready(Ok(()));
-            }
-            let mut part = ReadBuf::new(&mut scratch);
-            match Pin::new(&mut self.socket).poll_read(cx, &mut part) {
-                Poll::Ready(Ok(())) if !part.filled().is_empty() => {
-                    self.drain = Some(drained + part.filled().len());
-                }
-                Poll::Ready(_) => return Poll::Ready(Ok(())),
-                Poll::Pending => {
-                    return match self.read_timer.as_mut().poll(cx) {
-                        Poll::Ready(()) => Poll::Ready(Ok(())),
-                        Poll::Pending => Poll::Pending,
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.socket).poll_write(cx, buf);
-        this.poll_progress(cx, polled)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.socket).poll_write_vectored(cx, bufs);
-        this.poll_progress(cx, polled)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.socket.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.socket).poll_flush(cx);
-        this.poll_progress(cx, polled)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.socket).poll_shutdown(cx);
-        let shut = this.poll_progress(cx, polled);
-        if this.framing != Framing::Refused || shut.is_pending() {
-            return shut;
-        }
-        this.drain_after_refusal(cx)
-    }
-}
-
-fn too_long_uri(limits: &Limits) -> Refusal {
-    Refusal {
-        status: StatusCode::URI_TOO_LONG,
-        code: "too_large",
-        message: format!(
-            "the request target is longer than {} bytes",
-            limits.max_uri_bytes
-        ),
-    }
-}
-
-fn too_large_head(limits: &Limits) -> Refusal {
-    Refusal {
-        status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-        code: "too_large",
-        message: format!(
-            "the request's headers are larger than {} bytes (or more than {MAX_HEADERS})",
-            limits.max_head_bytes
-        ),
-    }
-}
-
-/// Checks a whole request head; says how its body is framed.
-fn check_head(head: &[u8], limits: &Limits) -> Result<Framing, Refusal> {
-    if head.len() > limits.max_head_bytes {
-        return Err(too_large_head(limits));
-    }
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut headers);
-    let parsed = request.parse(head);
-    if let Some(target) = request.path {
-        if target.len() > limits.max_uri_bytes {
-            return Err(too_long_uri(limits));
-        }
-    }
-    match parsed {
-        Ok(httparse::Status::Complete(n)) if n == head.len() => {}
-        Ok(_) => return Err(Refusal::bad("the request head is malformed")),
-        Err(httparse::Error::TooManyHeaders) => return Err(too_large_head(limits)),
-        Err(e) => {
-            return Err(Refusal::bad(format!(
-                "the request head is malformed: {}",
-                describe(e)
-            )))
-        }
-    }
-    let target = request.path.unwrap_or_default();
-    if target.parse::<axum::http::Uri>().is_err() {
-        return Err(Refusal::bad("the request target is not a valid URI"));
-    }
-    let mut length = None;
-    let mut chunked = false;
-    for header in request.headers.iter() {
-        if header.name.eq_ignore_ascii_case("content-length") {
-            // ASCII spaces only: hyper would refuse others (e.g. U+00A0) itself.
-            let value = std::str::from_utf8(header.value.trim_ascii()).unwrap_or("");
-            let valid = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
-            match value.parse::<u64>() {
-                Ok(n) if valid && length.is_none() => length = Some(n),
-                _ if length.is_some() => {
-                    return Err(Refusal::bad("the request has more than one Content-Length"))
-                }
-                _ => return Err(Refusal::bad("the request's Content-Length is not a number")),
-            }
-        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            let value = header.value.trim_ascii();
-            if chunked || !value.eq_ignore_ascii_case(b"chunked") {
-                return Err(Refusal::bad(
-                    "the only transfer coding accepted is a single chunked",
-                ));
-            }
-            chunked = true;
-        }
-    }
-    match (length, chunked) {
-        (Some(_), true) => Err(Refusal::bad(
-            "the request has both Content-Length and Transfer-Encoding",
-        )),
-        (_, true) if request.version == Some(0) => Err(Refusal::bad(
-            "HTTP/1.0 requests cannot use Transfer-Encoding",
-        )),
-        (_, true) => Ok(Framing::Chunked(Chunk::Size)),
-        (Some(left), false) => Ok(Framing::Body { left }),
-        (None, false) => Ok(Framing::Head),
-    }
-}
-
-fn describe(e: httparse::Error) -> &'static str {
-    match e {
-        httparse::Error::HeaderName => "a header name has a character that is not allowed",
-        httparse::Error::HeaderValue => {
-            "a header value has a character that is not allowed (such as NUL)"
-        }
-        httparse::Error::NewLine => "a line does not end as HTTP requires",
-        httparse::Error::Token => "the request line is not METHOD TARGET HTTP/1.1",
-        httparse::Error::Version => "the HTTP version is not 1.0 or 1.1",
-        httparse::Error::Status | httparse::Error::TooManyHeaders => "it cannot be read",
-    }
-}
-
-/// Whether the guard lets a whole request head through (for fuzzing).
-pub fn accepts_head(head: &[u8]) -> bool {
-    check_head(head, &Limits::default()).is_ok()
-}
-
-/// A chunk-size line's size, if it is one (for fuzzing).
-pub fn chunk_size_of(line: &[u8]) -> Option<u64> {
-    chunk_size(line).ok()
-}
-
-/// The size on a chunk-size line: hex digits, then optional `;extensions`.
-fn chunk_size(line: &[u8]) -> Result<u64, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "a chunk size is not text".to_owned())?;
-    let text = text.trim_end_matches(['\r', '\n']);
-    let digits = text
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim_end_matches([' ', '\t']);
-    let valid =
-        !digits.is_empty() && digits.len() <= 16 && digits.bytes().all(|b| b.is_ascii_hexdigit());
-    if !valid {
-        return Err(format!("{digits:?} is not a chunk size (hex digits)"));
-    }
-    u64::from_str_radix(digits, 16).map_err(|_| format!("{digits:?} is not a chunk size"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn framing_of(head: &str) -> Result<Framing, Refusal> {
-        check_head(head.as_bytes(), &Limits::default())
-    }
-
-    #[test]
-    fn heads_are_framed_by_their_headers() {
-        assert_eq!(framing_of("GET / HTTP/1.1\r\n\r\n"), Ok(Framing::Head));
-        assert_eq!(
-            framing_of("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
-            Ok(Framing::Body { left: 5 })
-        );
-        assert_eq!(
-            framing_of("POST / HTTP/1.1\r\ntransfer-encoding: Chunked\r\n\r\n"),
-            Ok(Framing::Chunked(Chunk::Size))
-        );
-    }
-
-    #[test]
-    fn ambiguous_framing_is_refused() {
-        for head in [
-            "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
-            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
-            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
-            "GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n",
-            "GET /\r\n\r\n",
-        ] {
-            let refusal = framing_of(head).expect_err(head);
-            assert_eq!(refusal.status, StatusCode::BAD_REQUEST, "{head:?}");
-        }
-    }
 
     /// A socket that hands over one byte per read, then the end.
     struct Trickle(std::collections::VecDeque<u8>);
@@ -1002,21 +505,6 @@ GET /d HTTP/1.1\n\n";
                 "{:?}",
                 String::from_utf8_lossy(sent)
             );
-        }
-    }
-
-    #[test]
-    fn chunk_sizes_are_hex_digits() {
-        assert_eq!(chunk_size(b"1a\r\n"), Ok(26));
-        assert_eq!(chunk_size(b"0;ext=1\r\n"), Ok(0));
-        for bad in [
-            &b"-5\r\n"[..],
-            b"zz\r\n",
-            b"\r\n",
-            b"0x10\r\n",
-            b"11111111111111111\r\n",
-        ] {
-            assert!(chunk_size(bad).is_err(), "{bad:?}");
         }
     }
 }

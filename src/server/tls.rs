@@ -1,6 +1,7 @@
 //! HTTPS for `leasedesk serve`: rustls (ring, as reqwest's), TLS 1.2 and
 //! 1.3, ALPN `h2` and `http/1.1`, with a certificate that SIGHUP can swap
-//! while connections stay open.
+//! while connections stay open (a bad file keeps the old one). It never
+//! reads HTTP: a handshake's stream goes on to `h2` or the guard.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};

@@ -1,0 +1,241 @@
+//! What a handler reads from a request, checked: the caller's token, ids,
+//! query strings, JSON bodies, uploads and their headers. Every refusal is an
+//! [`Error`] answered in our JSON; nothing here acts on the store.
+
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::header::{self, HeaderMap};
+use axum::http::request::Parts;
+use futures_util::{StreamExt, TryStreamExt};
+use serde::de::DeserializeOwned;
+use tokio_util::io::StreamReader;
+
+use super::errors::{ApiError, ApiResult};
+use crate::backend::Upload;
+use crate::bundled::Bundled;
+use crate::error::Error;
+use crate::model::{check_message, Digest, MAX_MESSAGE_BYTES};
+use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER};
+
+/// Largest JSON request body: requests are small objects.
+const MAX_JSON_BYTES: usize = 64 << 10;
+
+/// The authenticated caller: the store, acting as the token's participant.
+pub(in crate::server) struct Caller(pub(in crate::server) Bundled);
+
+impl FromRequestParts<Bundled> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, store: &Bundled) -> Result<Self, ApiError> {
+        let participant = store.authenticate(bearer_of(&parts.headers)?).await?;
+        Ok(Caller(store.acting_as(participant)))
+    }
+}
+
+/// The token of `Authorization: Bearer <token>`.
+pub(in crate::server) fn bearer_of(headers: &HeaderMap) -> Result<&str, Error> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .ok_or_else(|| Error::Unauthorized("send Authorization: Bearer <token>".into()))
+}
+
+/// A path id, refused as `bad_request` when it is not a UUID.
+pub(in crate::server) fn id<T: std::str::FromStr>(text: &str) -> ApiResult<T> {
+    text.parse()
+        .map_err(|_| ApiError(Error::BadRequest(format!("{text:?} is not a UUID"))))
+}
+
+/// The `{id}` segment of a path, as text; one that is not UTF-8 once
+/// percent-decoded is `bad_request` in our JSON (axum's own answer is text).
+pub(in crate::server) struct RawId(pub(in crate::server) String);
+
+impl<S: Send + Sync> FromRequestParts<S> for RawId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(raw)) => Ok(RawId(raw)),
+            Err(e) => Err(ApiError(Error::BadRequest(format!(
+                "the id in the path is not valid: {}",
+                e.body_text()
+            )))),
+        }
+    }
+}
+
+/// Why a request body could not be read, for the caller: the body's own
+/// error and its causes (a malformed chunk, a stall, a client that left).
+fn body_error(e: axum::Error) -> Error {
+    let mut reason = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !reason.contains(&text) {
+            reason.push_str(": ");
+            reason.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    Error::BadRequest(format!(
+        "the request body could not be read ({reason}): nothing was stored"
+    ))
+}
+
+/// A JSON object body (empty means `{}`), read up to `MAX_JSON_BYTES` (past
+/// it: `too_large`); malformed JSON, a JSON value that is not an object, or
+/// unknown fields are `bad_request`.
+pub(in crate::server) async fn json_body<T: DeserializeOwned + Default>(
+    body: Body,
+) -> ApiResult<T> {
+    let mut bytes = Vec::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(body_error)?;
+        if bytes.len() + chunk.len() > MAX_JSON_BYTES {
+            return Err(ApiError(Error::TooLarge {
+                limit: MAX_JSON_BYTES as u64,
+            }));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(json_object(&bytes)?)
+}
+
+/// A JSON object (empty means `{}`); anything else is `bad_request`.
+pub fn json_object<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Error> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => return Ok(T::default()),
+        Some(b'{') => {}
+        // serde would take `[60, "note"]` for a struct's fields in order.
+        Some(_) => {
+            return Err(Error::BadRequest(
+                "the JSON body must be an object, {...}".into(),
+            ))
+        }
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::BadRequest(format!("the JSON body is not valid: {e}")))
+}
+
+/// The query string; a malformed one is `bad_request`.
+pub(in crate::server) fn query<T: DeserializeOwned>(uri: &axum::http::Uri) -> ApiResult<T> {
+    Query::try_from_uri(uri)
+        .map(|Query(q)| q)
+        .map_err(|e| ApiError(Error::BadRequest(format!("bad query: {}", e.body_text()))))
+}
+
+/// A sequence number or version from a query or header: SQLite keeps them as
+/// signed 64-bit integers, so one past 2^63 - 1 is `bad_request`.
+pub(in crate::server) fn in_range(name: &str, value: Option<u64>) -> ApiResult<Option<u64>> {
+    match value {
+        Some(v) if v > i64::MAX as u64 => Err(ApiError(Error::BadRequest(format!(
+            "{name} must be at most {}",
+            i64::MAX
+        )))),
+        v => Ok(v),
+    }
+}
+
+/// The request body as a streamed upload, with the digest header if sent. A
+/// body that fails to arrive (cut off, malformed, stalled) is the client's
+/// error, not ours.
+pub(in crate::server) fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
+    let reader = StreamReader::new(
+        body.into_data_stream()
+            .map_err(|e| std::io::Error::other(body_error(e))),
+    );
+    let mut upload = Upload::stream(reader);
+    upload.message = check_message(message_header(headers)?)?;
+    match headers.get(DIGEST_HEADER) {
+        None => Ok(upload),
+        Some(value) => {
+            let digest = value
+                .to_str()
+                .ok()
+                .and_then(|v| v.parse::<Digest>().ok())
+                .ok_or_else(|| {
+                    Error::BadRequest(format!("{DIGEST_HEADER} must be blake3:<64 hex>"))
+                })?;
+            Ok(upload.with_digest(digest))
+        }
+    }
+}
+
+/// The upload's description from `Leasedesk-Message`: percent-encoded UTF-8.
+/// A value that is not (a `%` without two hex digits, bytes that are not
+/// UTF-8 once decoded, raw non-ASCII) is 422, before a byte is stored.
+fn message_header(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let Some(value) = headers.get(MESSAGE_HEADER) else {
+        return Ok(None);
+    };
+    let refused = |why: &str| {
+        ApiError(Error::Invalid(format!(
+            "{MESSAGE_HEADER} must be percent-encoded UTF-8 ({why}): nothing was stored"
+        )))
+    };
+    let raw = value.as_bytes();
+    let mut decoded = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'%' => {
+                let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+                match (hex(raw.get(i + 1)), hex(raw.get(i + 2))) {
+                    (Some(high), Some(low)) => decoded.push((high * 16 + low) as u8),
+                    _ => return Err(refused("a % not followed by two hex digits")),
+                }
+                i += 3;
+            }
+            b @ 0x20..=0x7e => {
+                decoded.push(b);
+                i += 1;
+            }
+            _ => return Err(refused("a byte that is not printable ASCII")),
+        }
+        if decoded.len() > MAX_MESSAGE_BYTES {
+            return Err(ApiError(Error::Invalid(format!(
+                "the description is over the limit of {MAX_MESSAGE_BYTES} bytes: nothing was stored"
+            ))));
+        }
+    }
+    String::from_utf8(decoded)
+        .map(Some)
+        .map_err(|_| refused("the decoded bytes are not UTF-8"))
+}
+
+/// Refuses a `path` query value that is not UTF-8 once percent-decoded
+/// (`%FF`): axum's decoding would turn it into U+FFFD and store that.
+pub(in crate::server) fn refuse_non_utf8_path(uri: &axum::http::Uri) -> ApiResult<()> {
+    fn decoded(text: &str) -> Vec<u8> {
+        let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+        let (bytes, mut out, mut i) = (text.as_bytes(), Vec::new(), 0);
+        while i < bytes.len() {
+            match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+                (b'%', Some(high), Some(low)) => {
+                    out.push((high * 16 + low) as u8);
+                    i += 3;
+                    continue;
+                }
+                (b'+', ..) => out.push(b' '),
+                (b, ..) => out.push(b),
+            }
+            i += 1;
+        }
+        out
+    }
+    for pair in uri.query().unwrap_or("").split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if decoded(key) == b"path" && std::str::from_utf8(&decoded(value)).is_err() {
+            return Err(ApiError(Error::Invalid(
+                "the path is not valid UTF-8 once percent-decoded: a file's name must be text \
+                 that every computer reads alike"
+                    .into(),
+            )));
+        }
+    }
+    Ok(())
+}

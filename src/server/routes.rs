@@ -1,0 +1,91 @@
+//! The API's routes, one module per family of resources, each giving its own
+//! `Router`; and the answers they share (lists streamed as JSON, file bytes).
+//! A handler authenticates, parses and calls [`crate::backend::Backend`]: it
+//! never holds a rule of its own.
+
+use axum::body::Body;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tokio_util::io::ReaderStream;
+
+use crate::model::Digest;
+
+pub(in crate::server) mod artifacts;
+pub(in crate::server) mod checkouts;
+pub(in crate::server) mod edits;
+pub(in crate::server) mod events;
+pub(in crate::server) mod health;
+pub(in crate::server) mod previews;
+pub(in crate::server) mod proposals;
+
+/// A list answered as `{"<key>": [...], ...}`, serialized as the client reads
+/// it, about 64 KiB at a time, rather than into one buffer as large as the
+/// whole answer. `rest` is the fields after the list, as JSON text (`,"next":7`).
+pub(in crate::server) struct JsonList<T> {
+    key: &'static str,
+    items: Vec<T>,
+    rest: String,
+}
+
+impl<T> JsonList<T> {
+    fn new(key: &'static str, items: Vec<T>) -> Self {
+        Self {
+            key,
+            items,
+            rest: String::new(),
+        }
+    }
+}
+
+impl<T: Serialize + Send + 'static> IntoResponse for JsonList<T> {
+    fn into_response(self) -> Response {
+        const CHUNK: usize = 64 << 10;
+        let opening = format!("{{\"{}\":[", self.key).into_bytes();
+        let closing = format!("]{}}}", self.rest).into_bytes();
+        let items = self.items.into_iter().enumerate();
+        let chunks = futures_util::stream::unfold(
+            (Some(opening), items, Some(closing)),
+            |(mut opening, mut items, mut closing)| async move {
+                let mut chunk = opening.take().unwrap_or_default();
+                for (i, item) in items.by_ref() {
+                    if i > 0 {
+                        chunk.push(b',');
+                    }
+                    if let Err(e) = serde_json::to_writer(&mut chunk, &item) {
+                        tracing::error!(error = %e, "a list item could not be serialized");
+                        return Some((Err(std::io::Error::other(e)), (None, items, None)));
+                    }
+                    if chunk.len() >= CHUNK {
+                        return Some((Ok(chunk), (None, items, closing)));
+                    }
+                }
+                chunk.extend(closing.take()?);
+                Some((Ok(chunk), (None, items, None)))
+            },
+        );
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from_stream(chunks),
+        )
+            .into_response()
+    }
+}
+
+/// Streams bytes of a known digest and size (a version's or a proposal's).
+pub(in crate::server) fn bytes_response(
+    size: u64,
+    digest: &Digest,
+    reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+) -> Response {
+    let headers = [
+        (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+        (header::CONTENT_LENGTH, size.to_string()),
+        (header::ETAG, format!("\"{digest}\"")),
+    ];
+    (
+        headers,
+        Body::from_stream(ReaderStream::with_capacity(reader, 1 << 20)),
+    )
+        .into_response()
+}

@@ -1,0 +1,144 @@
+//! Artifacts: list, import, one artifact, its versions and content, an
+//! admin's break and rename. Never a lease rule: those are in `rules`.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::HeaderMap;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::super::errors::{ApiResult, ErrorBody};
+use super::super::request::{
+    id, in_range, json_body, query, refuse_non_utf8_path, upload, Caller, RawId,
+};
+use super::{bytes_response, JsonList};
+use crate::backend::Backend;
+use crate::bundled::Bundled;
+use crate::error::Error;
+use crate::model::*;
+
+pub(in crate::server) fn routes() -> Router<Bundled> {
+    Router::new()
+        .route("/v1/artifacts", get(artifacts).post(import))
+        .route("/v1/artifacts/{id}", get(artifact))
+        .route("/v1/artifacts/{id}/versions", get(versions))
+        .route("/v1/artifacts/{id}/content", get(content))
+        .route("/v1/artifacts/{id}/break", post(break_lease))
+        .route("/v1/artifacts/{id}/rename", post(rename))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PathQuery {
+    path: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList), (status = 401, body = ErrorBody)))]
+pub(in crate::server) async fn artifacts(
+    Caller(me): Caller,
+    request: Request,
+) -> ApiResult<JsonList<Artifact>> {
+    refuse_non_utf8_path(request.uri())?;
+    let q: PathQuery = query(request.uri())?;
+    let artifacts = match q.path {
+        // An addition to API.md: the artifact at one path, for clients that
+        // know paths (as stored: an old path that cannot be placed is found too).
+        Some(path) => vec![me.artifact_by_path(&RepoPath::stored(&path)?).await?],
+        None => me.artifacts().await?,
+    };
+    Ok(JsonList::new("artifacts", artifacts))
+}
+
+#[utoipa::path(post, path = "/v1/artifacts", params(("path" = String, Query, description = "Where the file goes")), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact), (status = 409, description = "exists", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub(in crate::server) async fn import(
+    Caller(me): Caller,
+    headers: HeaderMap,
+    request: Request,
+) -> ApiResult<(StatusCode, Json<Artifact>)> {
+    refuse_non_utf8_path(request.uri())?;
+    let q: PathQuery = query(request.uri())?;
+    let path: RepoPath = q
+        .path
+        .ok_or_else(|| Error::Invalid("say where the file goes: ?path=folder/file.psd".into()))?
+        .parse()?;
+    let upload = upload(&headers, request.into_body())?;
+    Ok((StatusCode::CREATED, Json(me.import(&path, upload).await?)))
+}
+
+#[utoipa::path(get, path = "/v1/artifacts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Artifact), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn artifact(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Artifact>> {
+    Ok(Json(me.artifact(id(&raw)?).await?))
+}
+
+#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = VersionList), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn versions(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<JsonList<Head>> {
+    Ok(JsonList::new("versions", me.versions(id(&raw)?).await?))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct VersionQuery {
+    version: Option<u64>,
+}
+
+#[utoipa::path(get, path = "/v1/artifacts/{id}/content", params(("id" = Uuid, Path), ("version" = Option<u64>, Query)), responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn content(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    request: Request,
+) -> ApiResult<Response> {
+    let q: VersionQuery = query(request.uri())?;
+    let version = in_range("version", q.version)?;
+    let content = me.content(id(&raw)?, version).await?;
+    Ok(bytes_response(
+        content.head.size,
+        &content.head.digest,
+        content.reader,
+    ))
+}
+
+#[derive(Deserialize, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakBody {
+    pub reason: String,
+}
+
+#[utoipa::path(post, path = "/v1/artifacts/{id}/break", params(("id" = Uuid, Path)), request_body = BreakBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody)))]
+pub(in crate::server) async fn break_lease(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    body: Body,
+) -> ApiResult<Json<Artifact>> {
+    let request: BreakBody = json_body(body).await?;
+    Ok(Json(me.break_lease(id(&raw)?, &request.reason).await?))
+}
+
+#[derive(Deserialize, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameBody {
+    /// The new path, under the rules of every new path.
+    pub path: String,
+}
+
+/// An addition to API.md: an admin moves an artifact to a new path (to fix
+/// one stored before the path rules). Writes `artifact.renamed` {from, to}.
+#[utoipa::path(post, path = "/v1/artifacts/{id}/rename", params(("id" = Uuid, Path)), request_body = RenameBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, description = "exists, or artifact_busy with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub(in crate::server) async fn rename(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    body: Body,
+) -> ApiResult<Json<Artifact>> {
+    let request: RenameBody = json_body(body).await?;
+    let artifact = id(&raw)?;
+    Ok(Json(me.rename(artifact, &request.path.parse()?).await?))
+}

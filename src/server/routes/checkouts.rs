@@ -1,0 +1,103 @@
+//! Check-outs: a person's lease on an artifact, from check-out through
+//! extend to check-in or cancel. Never a lease rule: those are in `rules`.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::HeaderMap;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::super::errors::{ApiResult, ErrorBody};
+use super::super::request::{id, json_body, query, upload, Caller, RawId};
+use super::JsonList;
+use crate::backend::Backend;
+use crate::bundled::Bundled;
+use crate::model::*;
+
+pub(in crate::server) fn routes() -> Router<Bundled> {
+    Router::new()
+        .route("/v1/artifacts/{id}/checkouts", post(check_out))
+        .route("/v1/checkouts", get(checkouts))
+        .route("/v1/checkouts/{id}", get(checkout))
+        .route("/v1/checkouts/{id}/extend", post(extend))
+        .route("/v1/checkouts/{id}/checkin", post(check_in))
+        .route("/v1/checkouts/{id}/cancel", post(cancel))
+}
+
+#[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", params(("id" = Uuid, Path)), request_body = CheckoutRequest, responses((status = 201, body = Checkout), (status = 409, description = "artifact_busy, with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub(in crate::server) async fn check_out(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<Checkout>)> {
+    let request: CheckoutRequest = json_body(body).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(me.check_out(id(&raw)?, request).await?),
+    ))
+}
+
+#[derive(Deserialize, Default, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TtlBody {
+    pub ttl_seconds: Option<u64>,
+}
+
+#[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
+pub(in crate::server) async fn checkouts(
+    Caller(me): Caller,
+    request: Request,
+) -> ApiResult<JsonList<Checkout>> {
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct StateQuery {
+        state: Option<CheckoutState>,
+    }
+    let q: StateQuery = query(request.uri())?;
+    let open_only = q.state == Some(CheckoutState::Open);
+    let mut checkouts = me.checkouts(open_only).await?;
+    if q.state == Some(CheckoutState::Closed) {
+        checkouts.retain(|c| c.state == CheckoutState::Closed);
+    }
+    Ok(JsonList::new("checkouts", checkouts))
+}
+
+#[utoipa::path(get, path = "/v1/checkouts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn checkout(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Checkout>> {
+    Ok(Json(me.checkout(id(&raw)?).await?))
+}
+
+#[utoipa::path(post, path = "/v1/checkouts/{id}/extend", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed or artifact_busy", body = ErrorBody)))]
+pub(in crate::server) async fn extend(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    body: Body,
+) -> ApiResult<Json<Checkout>> {
+    let request: TtlBody = json_body(body).await?;
+    Ok(Json(me.extend(id(&raw)?, request.ttl_seconds).await?))
+}
+
+#[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout), (status = 400, description = "digest_mismatch", body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed", body = ErrorBody)))]
+pub(in crate::server) async fn check_in(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<Checkout>> {
+    let checkout = id(&raw)?;
+    Ok(Json(me.check_in(checkout, upload(&headers, body)?).await?))
+}
+
+#[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody)))]
+pub(in crate::server) async fn cancel(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Checkout>> {
+    Ok(Json(me.cancel(id(&raw)?).await?))
+}

@@ -1,0 +1,96 @@
+//! Previews: a version's or a proposal's image as PNG, fitted into a size.
+//! It never decodes a file itself: the preview cache and readers do.
+
+use axum::extract::Request;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde::Deserialize;
+
+use super::super::errors::{ApiResult, ErrorBody};
+use super::super::request::{id, in_range, query, Caller, RawId};
+use crate::backend::Backend;
+use crate::bundled::Bundled;
+use crate::model::*;
+use crate::wire::APPROXIMATE_HEADER;
+
+pub(in crate::server) fn routes() -> Router<Bundled> {
+    Router::new()
+        .route("/v1/artifacts/{id}/preview", get(artifact_preview))
+        .route("/v1/proposals/{id}/preview", get(proposal_preview))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PreviewQuery {
+    version: Option<u64>,
+    size: Option<u64>,
+}
+
+/// A preview's size: 16 to 4096, 512 when not given.
+fn preview_size(size: Option<u64>) -> ApiResult<u32> {
+    let size = size.unwrap_or(crate::preview::DEFAULT_SIZE.into());
+    let size = u32::try_from(size).unwrap_or(u32::MAX);
+    crate::previews::check_size(size)?;
+    Ok(size)
+}
+
+/// A preview as PNG. One of a fixed version or a proposal never changes;
+/// the head's does, so the client asks again each time.
+fn png_response(png: Vec<u8>, immutable: bool) -> Response {
+    let cache = if immutable {
+        "private, max-age=31536000, immutable"
+    } else {
+        "private, no-cache"
+    };
+    let approximate = crate::preview::is_approximate(&png);
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "image/png"),
+            (header::CACHE_CONTROL, cache),
+        ],
+        png,
+    )
+        .into_response();
+    if approximate {
+        response.headers_mut().insert(
+            APPROXIMATE_HEADER,
+            header::HeaderValue::from_static("approximate"),
+        );
+    }
+    response
+}
+
+#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", params(("id" = Uuid, Path), ("version" = Option<u64>, Query, description = "The head when not given"), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub(in crate::server) async fn artifact_preview(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    request: Request,
+) -> ApiResult<Response> {
+    let q: PreviewQuery = query(request.uri())?;
+    let version = in_range("version", q.version)?;
+    let size = preview_size(q.size)?;
+    let of = PreviewOf::Version {
+        artifact: id(&raw)?,
+        version,
+    };
+    Ok(png_response(me.preview(of, size).await?, version.is_some()))
+}
+
+#[utoipa::path(get, path = "/v1/proposals/{id}/preview", params(("id" = Uuid, Path), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub(in crate::server) async fn proposal_preview(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+    request: Request,
+) -> ApiResult<Response> {
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct SizeQuery {
+        size: Option<u64>,
+    }
+    let q: SizeQuery = query(request.uri())?;
+    let size = preview_size(q.size)?;
+    let of = PreviewOf::Proposal(id(&raw)?);
+    Ok(png_response(me.preview(of, size).await?, true))
+}

@@ -1,0 +1,89 @@
+//! Proposals: check-ins that could not commit, listed, read, accepted,
+//! rebuilt or rejected. Never a lease rule: those are in `rules`.
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+
+use super::super::errors::{ApiResult, ErrorBody};
+use super::super::request::{id, query, Caller, RawId};
+use super::{bytes_response, JsonList};
+use crate::backend::Backend;
+use crate::bundled::Bundled;
+use crate::model::*;
+
+pub(in crate::server) fn routes() -> Router<Bundled> {
+    Router::new()
+        .route("/v1/proposals", get(proposals))
+        .route("/v1/proposals/{id}", get(proposal))
+        .route("/v1/proposals/{id}/content", get(proposal_content))
+        .route("/v1/proposals/{id}/accept", post(accept))
+        .route("/v1/proposals/{id}/rebuild", post(rebuild))
+        .route("/v1/proposals/{id}/reject", post(reject))
+}
+
+#[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = ProposalList)))]
+pub(in crate::server) async fn proposals(
+    Caller(me): Caller,
+    request: Request,
+) -> ApiResult<JsonList<Proposal>> {
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct ProposalQuery {
+        artifact: Option<String>,
+        state: Option<ProposalState>,
+    }
+    let q: ProposalQuery = query(request.uri())?;
+    let filter = ProposalFilter {
+        artifact: q.artifact.as_deref().map(id).transpose()?,
+        state: q.state,
+    };
+    Ok(JsonList::new("proposals", me.proposals(filter).await?))
+}
+
+#[utoipa::path(get, path = "/v1/proposals/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn proposal(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Proposal>> {
+    Ok(Json(me.proposal(id(&raw)?).await?))
+}
+
+#[utoipa::path(get, path = "/v1/proposals/{id}/content", params(("id" = Uuid, Path)), responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
+pub(in crate::server) async fn proposal_content(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Response> {
+    let (proposal, reader) = me.proposal_content(id(&raw)?).await?;
+    Ok(bytes_response(proposal.size, &proposal.digest, reader))
+}
+
+#[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]
+pub(in crate::server) async fn accept(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Proposal>> {
+    Ok(Json(me.accept_proposal(id(&raw)?).await?))
+}
+
+#[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", params(("id" = Uuid, Path)), responses((status = 201, body = Proposal)))]
+pub(in crate::server) async fn rebuild(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<(StatusCode, Json<Proposal>)> {
+    Ok((
+        StatusCode::CREATED,
+        Json(me.rebuild_proposal(id(&raw)?).await?),
+    ))
+}
+
+#[utoipa::path(post, path = "/v1/proposals/{id}/reject", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal)))]
+pub(in crate::server) async fn reject(
+    Caller(me): Caller,
+    RawId(raw): RawId,
+) -> ApiResult<Json<Proposal>> {
+    Ok(Json(me.reject_proposal(id(&raw)?).await?))
+}
