@@ -1,0 +1,203 @@
+//! Which server the app talks to: a studio's self-signed server trusted by
+//! its fingerprint (pinned, then refused when the certificate changes), and
+//! several servers in Settings with the first not answering. Never trusts a
+//! certificate the user was not shown.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::window::*;
+
+/// A self-signed certificate for 127.0.0.1 into `cert` and `key` (each
+/// written beside and renamed, as a renewal would); its SHA-256 as
+/// `openssl x509 -fingerprint` says it ("AB:CD:…").
+fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
+    let (new_cert, new_key) = (cert.with_extension("new"), key.with_extension("new"));
+    let out = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", &format!("/CN={name}/O=Studio")])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+        .arg("-keyout")
+        .arg(&new_key)
+        .arg("-out")
+        .arg(&new_cert)
+        .output()
+        .expect("openssl (Debian's openssl package)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(new_key, key).unwrap();
+    std::fs::rename(new_cert, cert).unwrap();
+    let out = Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(cert)
+        .output()
+        .unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    said.trim().rsplit('=').next().unwrap().to_uppercase()
+}
+
+/// A studio's self-signed server: Settings show its fingerprint and subject;
+/// trusted, it is pinned in the settings file and the files show. The
+/// certificate replaced (SIGHUP), the app started again refuses it with the
+/// changed-certificate message, and Settings look again and show the new one.
+async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
+    let tls = home.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let first = self_signed(&cert, &key, "files.studio.lan");
+    let data = home.path().join("server");
+    let server = start_server_with(
+        &data,
+        vec![
+            "--tls-cert".into(),
+            cert.clone().into(),
+            "--tls-key".into(),
+            key.clone().into(),
+        ],
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let source = home.path().join("hero.psd");
+    std::fs::write(&source, b"poster v1").unwrap();
+    run_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--as",
+        "user:alice",
+        "import",
+        "brand/hero.psd",
+        source.to_str().unwrap(),
+    ]);
+    let settings_file = home.path().join("config/settings.json");
+    let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
+
+    w.wait_until(
+        ".notice.error",
+        "the refused certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate is not trusted"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == first,
+    )
+    .await;
+    w.wait_until(
+        "#settings-subject",
+        "its subject",
+        Duration::from_secs(2),
+        |t| t.contains("CN=files.studio.lan"),
+    )
+    .await;
+    w.screenshot("tls-01-untrusted").await;
+    w.click("settings-trust").await;
+    w.wait_for(&World::row("brand/hero.psd"), "the server's files, trusted")
+        .await;
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings_file).unwrap()).unwrap();
+    assert_eq!(
+        saved["pinned_sha256"],
+        json!(first.replace(':', "").to_lowercase()),
+        "the pin is in the settings file: {saved}"
+    );
+    let token = &w.server.as_ref().unwrap().tokens["alice"];
+    assert!(
+        !std::fs::read_to_string(&settings_file)
+            .unwrap()
+            .contains(token.as_str()),
+        "the token stays in the keychain"
+    );
+    w.screenshot("tls-02-trusted").await;
+
+    // A new certificate, loaded by SIGHUP: the pin refuses it.
+    let second = self_signed(&cert, &key, "files.studio.lan");
+    assert_ne!(first, second);
+    let pid = w.server.as_ref().unwrap().process.as_ref().unwrap().0.id();
+    let hup = Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.relaunch().await;
+    w.wait_until(
+        ".notice.error",
+        "the changed certificate",
+        Duration::from_secs(15),
+        |t| t.starts_with("The server's certificate changed"),
+    )
+    .await;
+    w.click("open-settings").await;
+    w.wait_until(
+        "#settings [role=status]",
+        "why, in Settings",
+        Duration::from_secs(10),
+        |t| {
+            t.starts_with("The server's certificate changed")
+                && t.contains(&first.replace(':', "").to_lowercase())
+        },
+    )
+    .await;
+    w.click("settings-look-again").await;
+    w.wait_until(
+        "#settings-fingerprint",
+        "the new certificate's fingerprint",
+        Duration::from_secs(15),
+        |t| t == second,
+    )
+    .await;
+    w.screenshot("tls-03-changed").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
+    let _one = ONE_APP.lock().await;
+    let home = tempfile::tempdir().unwrap();
+    tokio::time::timeout(SCENARIO_LIMIT, trusting_a_self_signed_server(home))
+        .await
+        .expect("within 5 minutes");
+}
+
+/// Several servers in Settings, the first not answering: the app works
+/// through the next, and its header names that one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_names_the_server_it_moved_to() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Remote).await;
+    let server = w.server.as_ref().unwrap();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let servers = format!("{dead}, {}", server.url);
+    let view = w
+        .invoke(
+            "save_settings",
+            json!({
+                "settings": {
+                    "backend": "remote",
+                    "server_url": servers,
+                    "pinned_sha256": null,
+                    "workspace": w.workspace,
+                    "display_name": "alice",
+                },
+                "token": server.tokens["alice"],
+            }),
+        )
+        .await;
+    assert!(view["session_error"].is_null(), "{view}");
+    let overview = w.invoke("overview", json!({})).await;
+    assert_eq!(overview["server"], json!(server.url), "{overview}");
+    // The window's reload after the save, not the header drawn before it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    w.server_shown(&server.url, Duration::from_secs(15)).await;
+    w.screenshot("several-servers").await;
+}

@@ -1,0 +1,102 @@
+//! The desktop around the app, as its own services see it: dunst as the
+//! notification service (`dunstctl`), the tray's menu read over D-Bus as a
+//! tray host reads it. Reads and clicks only what a user could; never the
+//! app's insides.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::process::{oldest_app_process, Killed};
+
+/// The desktop's notification service: dunst, a real one, on the test's
+/// session bus and X display. `dunstctl action 0` clicks a notification's
+/// only button.
+pub fn start_notification_service() -> Killed {
+    let dunst = Command::new("dunst")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dunst: `cargo xtask test` installs it");
+    let started = Instant::now();
+    while !dunstctl(&["count"]).0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "dunst did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Killed(dunst)
+}
+
+pub fn dunstctl(args: &[&str]) -> (bool, String) {
+    let out = Command::new("dunstctl").args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+    )
+}
+
+/// The tray's menu as the desktop's tray host reads it: over D-Bus, from
+/// the app's StatusNotifierItem (com.canonical.dbusmenu). Answers the app's
+/// bus name and each item's id and label, in menu order; None until the app
+/// exports it.
+pub fn tray_menu() -> Option<(String, Vec<(u32, String)>)> {
+    let app = oldest_app_process()?;
+    let names = gdbus(
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ListNames",
+        &[],
+    )?;
+    for name in names.split('\'').filter(|n| n.starts_with(':')) {
+        let pid = gdbus(
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus.GetConnectionUnixProcessID",
+            &[name],
+        );
+        if pid.is_none_or(|pid| pid != format!("(uint32 {app},)")) {
+            continue;
+        }
+        let Some(layout) = gdbus(
+            name,
+            TRAY_MENU,
+            "com.canonical.dbusmenu.GetLayout",
+            &["0", "-1", "[]"],
+        ) else {
+            continue;
+        };
+        // "(12, {'label': <'Check out a file…'>}, @av [])": each item's id, then its label.
+        let mut items = Vec::new();
+        for (at, _) in layout.match_indices("'label': <'") {
+            let open = layout[..at].rfind('(').unwrap();
+            let id = layout[open + 1..]
+                .split(',')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .ok()?;
+            let label = &layout[at + "'label': <'".len()..];
+            items.push((id, label[..label.find("'>").unwrap()].to_owned()));
+        }
+        return Some((name.to_owned(), items));
+    }
+    None
+}
+
+/// The dbusmenu object of the app's tray icon.
+pub const TRAY_MENU: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main/Menu";
+
+/// One D-Bus call on the session bus, given up after 3 s: its answer.
+pub fn gdbus(dest: &str, path: &str, method: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new("gdbus")
+        .args(["call", "--session", "--timeout", "3", "--dest", dest])
+        .args(["--object-path", path, "--method", method, "--"])
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}

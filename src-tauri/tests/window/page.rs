@@ -1,0 +1,248 @@
+//! Looking at and working the window through WebDriver: waiting for what it
+//! shows (with a screenshot when it does not), clicks, keys, the page's own
+//! script, the shell's commands. Knows the page's ids and classes, never a
+//! scenario's steps; every wait is bounded.
+
+use std::time::{Duration, Instant};
+
+use fantoccini::Locator;
+use serde_json::json;
+
+use super::session::World;
+
+/// WebDriver's keys, as `press` and `send_keys` take them.
+pub const ARROW_DOWN: &str = "\u{E015}";
+pub const ENTER: &str = "\u{E007}";
+pub const ESCAPE: &str = "\u{E00C}";
+pub const CONTROL: &str = "\u{E009}";
+
+impl World {
+    /// Waits up to 15 s for an element matching `css`.
+    pub async fn wait_for(&self, css: &str, what: &str) -> fantoccini::elements::Element {
+        self.wait_until(css, what, Duration::from_secs(15), |_| true)
+            .await
+    }
+
+    /// Waits for an element matching `css` whose text passes `test`.
+    pub async fn wait_until(
+        &self,
+        css: &str,
+        what: &str,
+        limit: Duration,
+        test: impl Fn(&str) -> bool,
+    ) -> fantoccini::elements::Element {
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            seen.clear();
+            if let Ok(found) = self.client.find_all(Locator::Css(css)).await {
+                for element in found {
+                    // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
+                    match element.prop("textContent").await {
+                        Ok(Some(text)) if test(text.trim()) => return element,
+                        Ok(text) => seen.push(text.unwrap_or_default()),
+                        Err(e) => seen.push(format!("({e})")),
+                    }
+                }
+            }
+            if started.elapsed() > limit {
+                self.screenshot("failure").await;
+                panic!(
+                    "{}: {what} did not show within {limit:?} ({css}); it reads {seen:?}",
+                    self.name()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub fn row(path: &str) -> String {
+        format!(".row[data-path=\"{path}\"]")
+    }
+
+    pub async fn open_row(&self, path: &str) {
+        self.click_css(&Self::row(path), path).await;
+    }
+
+    /// Waits up to `limit` for `path`'s row to show `text` in its `part`
+    /// (`.local`, `.holder`, `.version`, …).
+    pub async fn row_shows(&self, path: &str, part: &str, text: &str, limit: Duration) {
+        self.wait_until(
+            &format!("{} {part}", World::row(path)),
+            &format!("{path}: {text:?} in {part}"),
+            limit,
+            |t| t == text,
+        )
+        .await;
+    }
+
+    /// Waits up to 10 s for `path`'s row to show version `version`.
+    pub async fn version_shown(&self, path: &str, version: u32) {
+        self.row_shows(
+            path,
+            ".version",
+            &format!("v{version}"),
+            Duration::from_secs(10),
+        )
+        .await;
+    }
+
+    /// Waits up to `limit` for the header to name `url` as the server in use.
+    pub async fn server_shown(&self, url: &str, limit: Duration) {
+        let shown = format!("Server: {}", url.trim_start_matches("http://"));
+        self.wait_until("#server", "the server in use", limit, |t| t == shown)
+            .await;
+    }
+
+    /// The Settings dialog's field `id`, once the dialog is open (a closed
+    /// one keeps its old fields until redrawn).
+    pub async fn settings_field(&self, id: &str) -> fantoccini::elements::Element {
+        self.wait_for(&format!("#settings[open] #{id}"), id).await
+    }
+
+    /// Types `text` into the field matching `css`.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .send_keys(text)
+            .await
+            .unwrap();
+    }
+
+    /// Waits until the image matching `css` is decoded; answers its size.
+    pub async fn decoded(&self, css: &str, what: &str) -> (u64, u64) {
+        let started = Instant::now();
+        loop {
+            let size = self
+                .client
+                .execute(
+                    "const img = document.querySelector(arguments[0]);
+                     return img && img.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : null;",
+                    vec![json!(css)],
+                )
+                .await
+                .unwrap();
+            if let Some([width, height]) = size.as_array().map(Vec::as_slice) {
+                return (width.as_u64().unwrap(), height.as_u64().unwrap());
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                self.screenshot("failure").await;
+                panic!(
+                    "{}: {what} was not decoded within 15 s ({css})",
+                    self.name()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Dismisses the notices, as a user would before reaching what they cover
+    /// (they stack over the detail's lower part).
+    pub async fn dismiss_notices(&self) {
+        self.client
+            .execute(
+                "for (const b of document.querySelectorAll('.notice .button')) if (b.textContent === 'Dismiss') b.click();",
+                vec![],
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Scrolls the element into the middle of its panel and clicks it there.
+    /// For the history's buttons, far down the detail's own scrolling panel,
+    /// where WebKitWebDriver's click answers an empty error.
+    pub async fn click_in_panel(&self, css: &str, what: &str) {
+        self.wait_for(css, what).await;
+        let clicked = self
+            .client
+            .execute(
+                "const b = document.querySelector(arguments[0]);
+                 if (!b || b.disabled) return false;
+                 b.scrollIntoView({ block: 'center' });
+                 b.click();
+                 return true;",
+                vec![json!(css)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            clicked,
+            json!(true),
+            "{}: {what} is not there to click",
+            self.name()
+        );
+    }
+
+    /// Presses a key in the window (outside any field).
+    pub async fn press(&self, key: &str) {
+        self.wait_for("body", "the page")
+            .await
+            .send_keys(key)
+            .await
+            .unwrap();
+    }
+
+    /// Presses Ctrl with `key` in the window.
+    pub async fn with_control(&self, key: &str) {
+        self.press(&format!("{CONTROL}{key}")).await;
+    }
+
+    pub async fn click(&self, id: &str) {
+        self.click_css(&format!("#{id}"), id).await;
+    }
+
+    /// Clicks the element, finding it again if the window redrew it meanwhile.
+    pub async fn click_css(&self, css: &str, what: &str) {
+        let started = Instant::now();
+        loop {
+            let element = self.wait_for(css, what).await;
+            match element.click().await {
+                Ok(_) => return,
+                Err(e) if started.elapsed() < Duration::from_secs(10) => {
+                    let _ = e; // redrawn (stale) or covered for a moment: try again
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("{}: clicking {what}: {e}", self.name()),
+            }
+        }
+    }
+
+    pub async fn invoke(&self, command: &str, args: serde_json::Value) -> serde_json::Value {
+        self.client
+            .execute_async(
+                "const [command, args, done] = arguments;
+                 window.__TAURI_INTERNALS__.invoke(command, args).then(done, (e) => done({ failed: e }));",
+                vec![json!(command), args],
+            )
+            .await
+            .unwrap()
+    }
+
+    /// Runs `script` in the window; answers what it returns.
+    pub async fn eval(&self, script: &str) -> serde_json::Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    /// The texts of every element matching `css`, in page order.
+    pub async fn texts(&self, css: &str) -> Vec<String> {
+        let found = self
+            .client
+            .execute(
+                "return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent.trim());",
+                vec![json!(css)],
+            )
+            .await
+            .unwrap();
+        serde_json::from_value(found).unwrap()
+    }
+
+    pub async fn absent(&self, css: &str) -> bool {
+        self.client
+            .find_all(Locator::Css(css))
+            .await
+            .unwrap()
+            .is_empty()
+    }
+}

@@ -1,0 +1,110 @@
+//! The processes a window test starts and watches: the tools it is given
+//! (`TAURI_DRIVER`, `LEASEDESK_BIN`), children killed however a test ends, the
+//! app's own processes. Never leaves a child running past its guard.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+pub fn tool(var: &str) -> PathBuf {
+    let path = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        panic!("{var} is not set: run the end-to-end tests through `cargo xtask test`")
+    });
+    assert!(path.exists(), "{var}={} does not exist", path.display());
+    path
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when the test ends, however it ends.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A child in a process group of its own, killed whole when the test ends:
+/// tauri-driver starts WebKitWebDriver, which starts the app, and all three
+/// must go (the app allows one instance per session bus).
+pub struct KilledGroup(pub Child);
+
+impl Drop for KilledGroup {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Ends the app itself too: closing its window only hides it (the app lives
+/// on in the tray), and a second app would give way to a first left running.
+pub fn end_app_instances() {
+    let app = env!("CARGO_BIN_EXE_leasedesk-app");
+    let _ = Command::new("pkill").args(["-KILL", "-f", app]).status();
+    let started = Instant::now();
+    while Command::new("pgrep")
+        .args(["-f", app])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        if started.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The oldest process of the app under test, if one runs.
+pub fn oldest_app_process() -> Option<u32> {
+    let out = Command::new("pgrep")
+        .args(["-o", "-f", env!("CARGO_BIN_EXE_leasedesk-app")])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// The WebKit web process the app started, if one runs.
+pub fn web_process_of(app: u32) -> Option<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{app}/task")).ok()?;
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .find(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/cmdline"))
+                .is_ok_and(|cmd| cmd.contains("WebKitWebProcess"))
+        })
+}
+
+/// Runs `command`, which must succeed; what it printed.
+pub fn succeeded(command: &mut Command, what: &str) -> Vec<u8> {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The `leasedesk` CLI with `args`, which must succeed.
+pub fn run_cli(args: &[&str]) {
+    succeeded(
+        Command::new(tool("LEASEDESK_BIN")).args(args),
+        &format!("{args:?}"),
+    );
+}

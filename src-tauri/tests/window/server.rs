@@ -1,0 +1,98 @@
+//! A real `leasedesk serve` on 127.0.0.1 for the app to use, with the users
+//! the tests act as (alice, bob, admin). Never shared between tests: each
+//! starts its own, on its own data folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::process::{succeeded, tool, Killed};
+
+/// A real `leasedesk serve` with three users.
+pub struct Server {
+    pub url: String,
+    pub tokens: std::collections::HashMap<&'static str, String>,
+    pub data: PathBuf,
+    /// `serve`'s flags beyond the data folder and the address (TLS).
+    pub flags: Vec<std::ffi::OsString>,
+    /// `None` while killed (`kill`), until started again (`restart`).
+    pub process: Option<Killed>,
+}
+
+impl Server {
+    /// SIGKILL: no goodbye to any client.
+    pub fn kill(&mut self) {
+        self.process = None;
+    }
+
+    /// `serve` again on the same address.
+    pub fn restart(&mut self) {
+        let listen = self.url.split("://").last().unwrap().to_owned();
+        let (url, process) = serve(&self.data, &listen, &self.flags);
+        assert_eq!(url, self.url, "the same address again");
+        self.process = Some(process);
+    }
+}
+
+pub fn start_server(data: &Path) -> Server {
+    start_server_with(data, Vec::new())
+}
+
+/// As `start_server`, with more of `serve`'s flags.
+pub fn start_server_with(data: &Path, flags: Vec<std::ffi::OsString>) -> Server {
+    let cli = tool("LEASEDESK_BIN");
+    let mut tokens = std::collections::HashMap::new();
+    for (name, flags) in [
+        ("alice", &[][..]),
+        ("bob", &[][..]),
+        ("admin", &["--admin"][..]),
+    ] {
+        let out = succeeded(
+            Command::new(&cli)
+                .arg("--data")
+                .arg(data)
+                .args(["user", "add", name])
+                .args(flags),
+            &format!("user add {name}"),
+        );
+        let token = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned();
+        tokens.insert(name, token);
+    }
+    let (url, process) = serve(data, "127.0.0.1:0", &flags);
+    Server {
+        url,
+        tokens,
+        data: data.to_owned(),
+        flags,
+        process: Some(process),
+    }
+}
+
+/// `leasedesk serve` on `listen`; its address as it says it.
+pub fn serve(data: &Path, listen: &str, flags: &[std::ffi::OsString]) -> (String, Killed) {
+    let mut child = Command::new(tool("LEASEDESK_BIN"))
+        .arg("--data")
+        .arg(data)
+        .args(["serve", "--listen", listen])
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("the address")
+        .to_owned();
+    (url, Killed(child))
+}

@@ -1,0 +1,191 @@
+//! What the people in a scenario do, each as one step: alice in the window
+//! (check out, check in, a late check-in), bob and the admin through the CLI,
+//! and what the store says afterwards. A step waits for its own outcome and
+//! asserts only that; a scenario's claims stay in its own file.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::files::save_atomically;
+use super::session::World;
+
+impl World {
+    /// Clicks the open file's Check out and waits for the row to show you.
+    pub async fn check_out_here(&self, row: &str) {
+        // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.
+        self.click_css("#action-checkout:not([disabled])", "Check out")
+            .await;
+        self.wait_until(
+            &format!("{row} .holder"),
+            "you as the holder",
+            Duration::from_secs(10),
+            |t| t.starts_with("You"),
+        )
+        .await;
+    }
+
+    /// Clicks the open file's Check in, which asks for a description: checks
+    /// the draft it offers (when `expect_draft` is given), then confirms, with
+    /// the draft as it is.
+    pub async fn check_in_here(&self, expect_draft: Option<&str>) {
+        self.check_in_with(expect_draft, None).await;
+    }
+
+    /// As `check_in_here`, typing `message` over the draft when given.
+    pub async fn check_in_with(&self, expect_draft: Option<&str>, message: Option<&str>) {
+        self.click_css("#action-checkin:not([disabled])", "Check in")
+            .await;
+        let field = self
+            .wait_for(
+                "#checkin[open] #checkin-message",
+                "the description asked for",
+            )
+            .await;
+        if let Some(draft) = expect_draft {
+            // The draft arrives with the dialog: it is filled before it opens.
+            assert_eq!(
+                field.prop("value").await.unwrap().as_deref(),
+                Some(draft),
+                "{}: the check-in's draft description",
+                self.name()
+            );
+        }
+        if let Some(message) = message {
+            field.clear().await.unwrap();
+            field.send_keys(message).await.unwrap();
+        }
+        self.click("checkin-confirm").await;
+    }
+
+    /// bob checks `bytes` in as the next version of `path`.
+    pub fn bob_commits(&self, path: &str, bytes: &[u8]) {
+        let file = self._home.path().join("incoming/bob-next");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        self.cli("bob", &["checkout", path]);
+        self.cli("bob", &["checkin", path, file.to_str().unwrap()]);
+    }
+
+    /// Imports `bytes` as `path`, as bob.
+    pub fn import(&self, path: &str, bytes: &[u8]) {
+        self.import_as("bob", path, bytes);
+    }
+
+    /// Imports `bytes` as `path`, as `who`.
+    pub fn import_as(&self, who: &str, path: &str, bytes: &[u8]) {
+        let file = self._home.path().join("incoming").join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        self.cli(who, &["import", path, file.to_str().unwrap()]);
+    }
+
+    /// Adds a file `name` holding `bytes` under `folder`, through the command
+    /// the Add button and a drop both use.
+    pub async fn add_by_command(&self, folder: &str, name: &str, bytes: &[u8]) {
+        let incoming = self._home.path().join("incoming").join(name);
+        std::fs::create_dir_all(incoming.parent().unwrap()).unwrap();
+        std::fs::write(&incoming, bytes).unwrap();
+        let added = self
+            .invoke(
+                "add_files",
+                json!({ "paths": [incoming], "folder": folder }),
+            )
+            .await;
+        assert!(added[0]["artifact"]["id"].is_string(), "added: {added}");
+    }
+
+    /// A check-in that arrives late: the open file `path` checked out here
+    /// and saved with `mine`, the lease broken by the admin, bob's `theirs`
+    /// committed as `bobs_version`, then Check in pressed: a proposal.
+    pub async fn late_check_in(&self, path: &str, mine: &[u8], theirs: &[u8], bobs_version: u32) {
+        self.check_out_here(&World::row(path)).await;
+        save_atomically(&self.workspace.join(path), mine);
+        self.cli("admin", &["break", path, "--reason", "bob needs it"]);
+        self.row_shows(
+            path,
+            ".holder",
+            "Your lease broken by admin",
+            Duration::from_secs(10),
+        )
+        .await;
+        self.bob_commits(path, theirs);
+        self.version_shown(path, bobs_version).await;
+        self.open_row(path).await;
+        self.check_in_here(None).await;
+        self.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+            t.contains("became a proposal")
+        })
+        .await;
+    }
+
+    /// When each of your open check-outs ends, from the app's own overview.
+    pub async fn lease_ends(
+        &self,
+    ) -> std::collections::HashMap<String, chrono::DateTime<chrono::Utc>> {
+        let overview = self.invoke("overview", json!({})).await;
+        overview["checkouts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("an overview: {overview}"))
+            .iter()
+            .map(|c| {
+                let ends = c["expires_at"].as_str().unwrap().parse().unwrap();
+                (c["path"].as_str().unwrap().to_owned(), ends)
+            })
+            .collect()
+    }
+
+    /// `path`'s versions as the store lists them to bob, newest first.
+    pub fn versions(&self, path: &str) -> serde_json::Value {
+        let answer = self.cli_json("bob", &["versions", path]);
+        answer.get("versions").unwrap_or(&answer).clone()
+    }
+}
+
+/// The newest version's description, as the store has it.
+pub fn newest_message(w: &World, path: &str) -> serde_json::Value {
+    w.versions(path)[0]["message"].clone()
+}
+
+/// Opens the compare view's difference (key 4) and answers what it says of
+/// the two images, once both are decoded and the difference is worked out.
+pub async fn difference_said(w: &World) -> String {
+    let a = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=a]",
+            "the first image",
+        )
+        .await;
+    let b = w
+        .decoded(
+            "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=b]",
+            "the second image",
+        )
+        .await;
+    assert_eq!(
+        (a, b),
+        ((320, 200), (320, 200)),
+        "both images, at their size"
+    );
+    w.press("4").await;
+    w.wait_until(
+        "#compare-stage[data-mode=diff]",
+        "the difference mode",
+        Duration::from_secs(5),
+        |_| true,
+    )
+    .await;
+    let share = w
+        .wait_until(
+            "#compare-share",
+            "the difference's share",
+            Duration::from_secs(15),
+            |t| {
+                t.starts_with("identical")
+                    || t.starts_with("The pixels are identical")
+                    || t.ends_with("of pixels differ")
+            },
+        )
+        .await;
+    share.prop("textContent").await.unwrap().unwrap_or_default()
+}
