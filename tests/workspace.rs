@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leasedesk::model::*;
-use leasedesk::workspace::{self, LocalState, Workspace};
+use leasedesk::workspace::{self, CheckedOut, Closed, LocalState, Workspace};
 use leasedesk::Error;
 
 use crate::harness::*;
@@ -56,6 +56,33 @@ fn file_identity(path: &Path) -> (u64, u64) {
     }
 }
 
+/// alice checks `id` out through her workspace.
+async fn check_out(ws: &Workspace, f: &Fixture, id: ArtifactId) -> CheckedOut {
+    ws.check_out(f.alice.as_ref(), id, checkout_request(), None)
+        .await
+        .unwrap()
+}
+
+/// alice checks her copy in through her workspace.
+async fn check_in(ws: &Workspace, f: &Fixture, checkout: &Checkout) -> Closed {
+    ws.check_in(f.alice.as_ref(), checkout, None, None)
+        .await
+        .unwrap()
+}
+
+/// alice's copy of `id` brought to its head: where her changes went, if any.
+async fn update(ws: &Workspace, f: &Fixture, id: ArtifactId) -> Option<PathBuf> {
+    ws.update(f.alice.as_ref(), &f.artifact(id).await)
+        .await
+        .unwrap()
+}
+
+/// bob checks `data` in as the next version of `id`.
+async fn bob_commits(f: &Fixture, id: ArtifactId, data: &[u8]) {
+    let bob = f.bob.check_out(id, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(data)).await.unwrap();
+}
+
 async fn state(ws: &Workspace, f: &Fixture, id: ArtifactId, holding: bool) -> LocalState {
     ws.local_state(&f.artifact(id).await, holding).unwrap()
 }
@@ -65,10 +92,7 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
     let a = f.import("brand/hero.psd", b"v1").await;
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::NotLocal);
 
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     assert_eq!(
         local,
@@ -86,10 +110,7 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
     save_atomically(&local, b"v2 by alice");
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Modified);
 
-    let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
-        .await
-        .unwrap();
+    let done = check_in(&ws, &f, &out.checkout).await;
     assert!(matches!(
         done.checkout.result,
         Some(CheckinResult::Committed { version: 2, .. })
@@ -105,17 +126,12 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
 async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
     let local = ws.local_path(&a.path).unwrap();
     let identity = file_identity(&local);
 
-    ws.check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    check_out(&ws, &f, a.id).await;
     let again = file_identity(&local);
     assert_eq!(
         identity, again,
@@ -126,23 +142,17 @@ async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
 async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    update(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     assert!(
         !workspace::is_writable(&local),
         "a copy you do not hold is read-only"
     );
 
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    bob_commits(&f, a.id, b"v2 by bob").await;
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::OutOfDate);
 
-    let backup = ws
-        .update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    let backup = update(&ws, &f, a.id).await;
     assert!(backup.is_none(), "an unchanged copy needs no backup");
     assert_eq!(read(&local), b"v2 by bob");
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::UpToDate);
@@ -151,10 +161,7 @@ async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f:
 async fn cancel_keeps_your_changes_in_a_backup_and_puts_the_head_back(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("brand/hero.psd", b"v1").await;
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     save_atomically(&local, b"my unfinished work");
 
@@ -190,13 +197,9 @@ async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: 
     let local = ws.local_path(&a.path).unwrap();
     save_atomically(&local, b"alice's late work");
     f.advance(Duration::from_secs(61));
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    bob_commits(&f, a.id, b"v2 by bob").await;
 
-    let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
-        .await
-        .unwrap();
+    let done = check_in(&ws, &f, &out.checkout).await;
     let Some(CheckinResult::Proposal { proposal }) = &done.checkout.result else {
         panic!("a stale check-in is a proposal: {:?}", done.checkout.result);
     };
@@ -214,27 +217,19 @@ async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: 
 async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    update(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"edited first");
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::Modified);
 
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     assert!(out.backup.is_none());
     assert_eq!(
         read(&local),
         b"edited first",
         "the edit on the head goes on"
     );
-    let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
-        .await
-        .unwrap();
+    let done = check_in(&ws, &f, &out.checkout).await;
     assert!(matches!(
         done.checkout.result,
         Some(CheckinResult::Committed { version: 2, .. })
@@ -244,18 +239,12 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
 async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    update(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"edited v1");
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    bob_commits(&f, a.id, b"v2 by bob").await;
 
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     assert_eq!(
         read(&local),
         b"v2 by bob",
@@ -270,12 +259,9 @@ async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them
 async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    update(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    bob_commits(&f, a.id, b"v2 by bob").await;
     let head = f.artifact(a.id).await;
     for round in 0..5 {
         edit_without_checking_out(&local, format!("alice's edit {round}").as_bytes());
@@ -307,11 +293,8 @@ async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
 async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
+    update(&ws, &f, a.id).await;
+    bob_commits(&f, a.id, b"v2 by bob").await;
     // Checked out at version 2, but the copy was never brought up from 1.
     let open = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let local = ws.local_path(&a.path).unwrap();
@@ -333,10 +316,7 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
 async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     let local = ws.local_path(&a.path).unwrap();
     let edit: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(&local, &edit).unwrap();
@@ -360,10 +340,7 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
     assert_eq!(still.state, CheckoutState::Open, "the check-out stays open");
     assert_eq!(read(&local), edit, "the copy is untouched");
 
-    let done = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
-        .await
-        .unwrap();
+    let done = check_in(&ws, &f, &out.checkout).await;
     assert!(
         matches!(
             done.checkout.result,
@@ -377,10 +354,7 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
     let ws = workspace(&f, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    let out = ws
-        .check_out(f.alice.as_ref(), a.id, checkout_request(), None)
-        .await
-        .unwrap();
+    let out = check_out(&ws, &f, a.id).await;
     std::fs::remove_file(ws.local_path(&a.path).unwrap()).unwrap();
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
     let refused = ws

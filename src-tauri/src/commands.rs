@@ -407,20 +407,9 @@ pub async fn trust_certificate(
     }
     let mut settings = state.settings().clone();
     settings.pinned_sha256 = Some(pin);
-    settings
-        .save(&state.dirs.settings_file())
-        .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
-    *state.settings() = settings;
-    crate::open_session(&app).await;
-    let refused = match state.desk().await {
-        Ok(desk) => desk.backend().me().await.err(),
-        Err(_) => None,
-    };
-    let mut view = state.settings_view().await;
-    if let Some(e) = refused {
-        view.session_error = Some(e.into());
-    }
-    Ok(view)
+    state.save_and_open(&app, settings).await?;
+    let refused = state.refusal().await;
+    Ok(state.settings_view(refused).await)
 }
 
 #[derive(Serialize, ts_rs::TS)]
@@ -440,15 +429,8 @@ pub struct SettingsView {
 #[tauri::command]
 pub async fn settings(state: State<'_, AppState>) -> UiResult<SettingsView> {
     let remote = state.settings().backend == BackendChoice::Remote;
-    let refused = match state.desk().await {
-        Ok(desk) if remote => desk.backend().me().await.err(),
-        _ => None,
-    };
-    let mut view = state.settings_view().await;
-    if let Some(e) = refused {
-        view.session_error = Some(e.into());
-    }
-    Ok(view)
+    let refused = if remote { state.refusal().await } else { None };
+    Ok(state.settings_view(refused).await)
 }
 
 /// Saves the settings (a new token goes to the keychain, never to the file)
@@ -470,17 +452,10 @@ pub async fn save_settings(
     if let Some(token) = &typed {
         *state.run_token() = Some((url.clone(), token.clone()));
     }
-    settings
-        .save(&state.dirs.settings_file())
-        .map_err(|e| UiError::new("settings", format!("The settings could not be saved: {e}")))?;
-    *state.settings() = settings;
-    crate::open_session(&app).await;
+    state.save_and_open(&app, settings).await?;
     // Settings just typed are tried at once, so a wrong address or token
     // shows in the dialog rather than later in the list.
-    let refused = match state.desk().await {
-        Ok(desk) => desk.backend().me().await.err(),
-        Err(_) => None,
-    };
+    let refused = state.refusal().await;
     // A token the server refused is forgotten: the keychain's stays.
     let mut note = None;
     if let Some(token) = typed {
@@ -491,11 +466,8 @@ pub async fn save_settings(
             note = keychain::store(&url, &token).err();
         }
     }
-    let mut view = state.settings_view().await;
+    let mut view = state.settings_view(refused).await;
     view.keychain_note = view.keychain_note.or(note);
-    if let Some(e) = refused {
-        view.session_error = Some(e.into());
-    }
     Ok(view)
 }
 
@@ -560,7 +532,25 @@ pub async fn test_connection(
 }
 
 impl AppState {
-    async fn settings_view(&self) -> SettingsView {
+    /// Saves `settings` in the settings file and opens the session on them.
+    async fn save_and_open(&self, app: &AppHandle, settings: Settings) -> UiResult<()> {
+        settings.save(&self.dirs.settings_file()).map_err(|e| {
+            UiError::new("settings", format!("The settings could not be saved: {e}"))
+        })?;
+        *self.settings() = settings;
+        crate::open_session(app).await;
+        Ok(())
+    }
+
+    /// Why the server refuses the open session, if it does (a certificate
+    /// not trusted or changed, a token): asked once, for the dialog to show.
+    async fn refusal(&self) -> Option<leasedesk::Error> {
+        self.desk().await.ok()?.backend().me().await.err()
+    }
+
+    /// The settings as the dialog shows them; `refused`, when given, is why
+    /// the session is refused.
+    async fn settings_view(&self, refused: Option<leasedesk::Error>) -> SettingsView {
         let settings = self.settings().clone();
         let url = settings.server_url.trim();
         let in_memory = self.run_token().as_ref().is_some_and(|(u, _)| u == url);
@@ -572,10 +562,14 @@ impl AppState {
                 Err(why) => (false, Some(why)),
             }
         };
+        let session_error = match refused {
+            Some(e) => Some(e.into()),
+            None => self.session_error().clone(),
+        };
         SettingsView {
             has_token: stored || in_memory,
             keychain_note,
-            session_error: self.session_error().clone(),
+            session_error,
             settings,
         }
     }
