@@ -46,7 +46,7 @@ pub fn check(root: &Path) -> Result<()> {
     let lib = read_crate("leasedesk", &root.join("src/lib.rs"))?;
     let bin = read_crate("leasedesk (binary)", &root.join("src/main.rs"))?;
     let shell = read_crate("leasedesk-app", &root.join("src-tauri/src/lib.rs"))?;
-    let mut circles = 0;
+    let mut problems = 0;
     for krate in [&lib, &bin, &shell] {
         let graph = edges(krate, &lib);
         let found = circles_of(&graph);
@@ -59,17 +59,24 @@ pub fn check(root: &Path) -> Result<()> {
             found.len()
         );
         if krate.name == "leasedesk" {
-            for (depth, modules) in layering(&graph) {
-                println!("  layer {depth}: {}", modules.join(", "));
+            let top = top_level(&graph);
+            for (depth, modules) in layering(&top) {
+                println!("  depth {depth}: {}", modules.join(", "));
             }
+            let declared = declared_layers(&root.join("ARCHITECTURE.md"))?;
+            let breaches = layer_breaches(&top, &declared);
+            for breach in &breaches {
+                println!("  against ARCHITECTURE.md's layers: {breach}");
+            }
+            problems += breaches.len();
         }
         for circle in &found {
             println!("  circle: {}", circle.join(" → "));
         }
-        circles += found.len();
+        problems += found.len();
     }
-    if circles > 0 {
-        bail!("the module graph has {circles} circle(s); ARCHITECTURE.md's layering forbids them");
+    if problems > 0 {
+        bail!("the module graph breaks ARCHITECTURE.md's layering in {problems} place(s): a circle, or a module using one of its own layer or above");
     }
     Ok(())
 }
@@ -304,6 +311,75 @@ fn cycle_through(
         }
     }
     vec![display(start)]
+}
+
+/// The layers ARCHITECTURE.md declares: under `## Layers`, each numbered
+/// line names (in backticks) the top-level modules of one layer, lowest first.
+fn declared_layers(file: &Path) -> Result<BTreeMap<String, usize>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("could not read {}", file.display()))?;
+    let section = text
+        .split("\n## ")
+        .find(|part| part.starts_with("Layers"))
+        .with_context(|| format!("{} has no `## Layers` section", file.display()))?;
+    let mut layers = BTreeMap::new();
+    let numbered = section.lines().filter(|line| {
+        let digits = line.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && line[digits..].starts_with(". ")
+    });
+    for (layer, line) in numbered.enumerate() {
+        for name in line.split('`').skip(1).step_by(2) {
+            if layers.insert(name.to_string(), layer).is_some() {
+                bail!("ARCHITECTURE.md names `{name}` in two layers");
+            }
+        }
+    }
+    Ok(layers)
+}
+
+/// What breaks the declared layering: a module in no layer, or a use of a
+/// module that is not in a lower layer.
+fn layer_breaches(
+    top: &BTreeMap<ModPath, BTreeSet<ModPath>>,
+    declared: &BTreeMap<String, usize>,
+) -> Vec<String> {
+    let mut breaches = Vec::new();
+    for (from, targets) in top {
+        let from = display(from);
+        let Some(&from_layer) = declared.get(&from) else {
+            breaches.push(format!("`{from}` is in no layer"));
+            continue;
+        };
+        for to in targets {
+            let to = display(to);
+            match declared.get(&to) {
+                Some(&to_layer) if to_layer < from_layer => {}
+                Some(&to_layer) => breaches.push(format!(
+                    "`{from}` (layer {}) uses `{to}` (layer {})",
+                    from_layer + 1,
+                    to_layer + 1
+                )),
+                None => {} // reported as in no layer where it is `from`
+            }
+        }
+    }
+    breaches
+}
+
+/// The graph of the crate's top-level modules: `store::postgres` → `trust`
+/// counts as `store` → `trust`.
+fn top_level(graph: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+    let mut top: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
+    for (from, targets) in graph {
+        let Some(from) = from.first() else { continue };
+        let outgoing = top.entry(vec![from.clone()]).or_default();
+        for to in targets {
+            if let Some(to) = to.first().filter(|to| *to != from) {
+                outgoing.insert(vec![to.clone()]);
+            }
+        }
+    }
+    top
 }
 
 /// Modules by layer: layer 0 names no other module, layer n only lower ones.
