@@ -1,26 +1,14 @@
 //! Copying a data folder's rows into an empty PostgreSQL database, whole:
 //! `leasedesk migrate`. Every row keeps its ids, times and sequence numbers.
+//! Never writes into a database that holds any row, nor leaves half a copy.
 
 use super::*;
 use crate::error::{Error, Result};
 
-/// A column's type, as both schemas have it.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Kind {
-    Int,
-    Text,
-    Bool,
-}
-
-/// One column's value in transit.
-#[derive(Clone, Debug)]
-pub(super) enum Field {
-    Int(Option<i64>),
-    Text(Option<String>),
-    Bool(bool),
-}
-
-use Kind::{Bool, Int, Text};
+use super::rows::{
+    Field, Kind,
+    Kind::{Bool, Int, Text},
+};
 
 /// Every table, each after those its rows refer to, with its columns.
 pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[

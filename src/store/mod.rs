@@ -5,6 +5,7 @@
 
 pub mod copy;
 pub mod postgres;
+mod rows;
 pub mod sqlite;
 
 use serde::{Deserialize, Serialize};
@@ -110,6 +111,27 @@ pub enum Durability {
     Normal,
     /// Versions and proposals: survive power loss.
     Full,
+}
+
+/// An account's insert, which writes nothing when its participant exists.
+fn inserted_once(account: &Account, inserted: u64) -> Result<()> {
+    match inserted {
+        0 => Err(Error::Exists(format!(
+            "{} already exists",
+            account.participant
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A check-out row with its stored result resolved (see
+/// [`Transaction::resolve_result`]).
+fn resolved(
+    tx: &(impl Transaction + ?Sized),
+    (mut row, result): (CheckoutRow, Option<StoredResult>),
+) -> Result<CheckoutRow> {
+    row.checkout.result = result.map(|r| tx.resolve_result(r)).transpose()?;
+    Ok(row)
 }
 
 /// A check-out as stored: the public record plus the first check-in's upload digest.

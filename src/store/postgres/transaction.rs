@@ -1,0 +1,566 @@
+//! The typed reads and writes of [`Transaction`] on PostgreSQL: the SQL, and
+//! which artifact each statement locks first (see `tx`). Rows map through
+//! the shared `store::rows`; never decode a row here by hand.
+
+use super::tx::PgTx;
+use super::tx::{
+    owned, owned_fields, LOCK_ARTIFACT, LOCK_BY_CHECKOUT, LOCK_BY_EDIT, LOCK_BY_PROPOSAL,
+};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::store::rows::signed;
+use crate::store::rows::{
+    self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS,
+    EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
+};
+use crate::store::{
+    inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction, Tx,
+};
+use tokio_postgres::types::ToSql;
+
+/// An artifact's row as [`rows::artifact`] reads it, `id` being SQL for its id.
+fn artifact_where(id: &str) -> String {
+    rows::artifact_select(&format!("WHERE a.id = {id}"))
+}
+
+impl Transaction for PgTx<'_> {
+    fn now(&self, clock: &Clock) -> Result<Timestamp> {
+        self.time(clock)
+    }
+
+    fn require_durable(&self) {
+        self.durable.set(true);
+    }
+
+    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+        self.in_savepoint(f)
+    }
+
+    // ----- participants
+
+    fn account(&self, participant: &Participant) -> Result<Option<Account>> {
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants WHERE participant = $1");
+        self.query_opt(&sql, &[&participant.as_str()])?
+            .map(|r| rows::account(&r))
+            .transpose()
+    }
+
+    fn insert_account(&self, account: &Account) -> Result<()> {
+        let fields = rows::account_fields(account);
+        let params: Vec<&(dyn ToSql + Sync)> = fields.iter().map(|f| f as _).collect();
+        let inserted = self.execute(
+            "INSERT INTO participants (participant, admin, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &params,
+        )?;
+        inserted_once(account, inserted)
+    }
+
+    fn accounts(&self) -> Result<Vec<Account>> {
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants ORDER BY participant");
+        self.query(&sql, &[])?.iter().map(rows::account).collect()
+    }
+
+    // ----- tokens
+
+    fn insert_token(
+        &self,
+        id: &str,
+        participant: &Participant,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.defer(
+            "INSERT INTO tokens (id, participant, hash, created_at) VALUES ($1, $2, $3, $4)",
+            owned![
+                id.to_owned(),
+                participant.as_str().to_owned(),
+                hash.to_owned(),
+                millis(now),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
+        self.query_opt(
+            "SELECT participant, hash FROM tokens WHERE id = $1 AND revoked_at IS NULL",
+            &[&id],
+        )?
+        .map(|r| Ok((parsed(&r, 0)?, r.try_get(1)?)))
+        .transpose()
+    }
+
+    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
+        Ok(self.execute(
+            "UPDATE tokens SET revoked_at = $2 WHERE participant = $1 AND revoked_at IS NULL",
+            &[&participant.as_str(), &millis(now)],
+        )? as usize)
+    }
+
+    // ----- artifacts and versions
+
+    fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
+        self.lock_paths()?;
+        self.query_opt(
+            "SELECT id FROM artifacts WHERE path = $1 OR path_key = $2
+             ORDER BY path = $1 DESC, path LIMIT 1",
+            &[&path.as_str(), &path.collision_key()],
+        )?
+        .map(|r| parsed(&r, 0))
+        .transpose()
+    }
+
+    fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.lock_paths()?;
+        self.query(
+            "SELECT id, path FROM artifacts WHERE path_key = $1 ORDER BY path",
+            &[&key],
+        )?
+        .iter()
+        .map(rows::id_and_path)
+        .collect()
+    }
+
+    fn artifacts_under_key(&self, key: &str, limit: u32) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.lock_paths()?;
+        self.query(
+            "SELECT id, path FROM artifacts WHERE path_key >= $1 || '/' AND path_key < $1 || '0'
+             ORDER BY path LIMIT $2",
+            &[&key, &i64::from(limit)],
+        )?
+        .iter()
+        .map(rows::id_and_path)
+        .collect()
+    }
+
+    fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        self.defer(
+            "UPDATE artifacts SET path = $2, path_key = $3 WHERE id = $1",
+            owned![
+                id.to_string(),
+                path.as_str().to_owned(),
+                path.collision_key(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
+        let sql = artifact_where("$1");
+        let key = id.to_string();
+        let prefetched = self
+            .prefetched
+            .take()
+            .filter(|(artifact, _)| *artifact == id)
+            .map(|(_, row)| vec![row]);
+        let rows = match prefetched {
+            Some(rows) => rows,
+            None => self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key], None)?,
+        };
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
+            *epoch = Some(count(row, 15)?);
+        }
+        rows::artifact(row).map(Some)
+    }
+
+    fn artifacts(&self) -> Result<Vec<Artifact>> {
+        let sql = rows::artifact_select("ORDER BY a.path");
+        self.query(&sql, &[])?.iter().map(rows::artifact).collect()
+    }
+
+    fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
+        // A new row is this transaction's alone until it commits.
+        self.held.borrow_mut().artifacts.insert(id, Some(0));
+        self.defer(
+            "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
+             VALUES ($1, $2, $3, $4, $5)",
+            owned![
+                id.to_string(),
+                path.as_str().to_owned(),
+                path.collision_key(),
+                signed(head.version)?,
+                millis(head.committed_at),
+            ],
+        )?;
+        self.insert_version(id, head, None)
+    }
+
+    fn commit_version(&self, id: ArtifactId, head: &Head, base: u64) -> Result<()> {
+        let moved = self.execute(
+            "UPDATE artifacts SET head_version = $1 WHERE id = $2 AND head_version = $3",
+            &[&signed(head.version)?, &id.to_string(), &signed(base)?],
+        )?;
+        if moved != 1 {
+            return Err(Error::Internal(format!(
+                "artifact {id}: head is not version {base}"
+            )));
+        }
+        self.insert_version(id, head, Some(base))
+    }
+
+    fn versions(&self, id: ArtifactId) -> Result<Vec<(Head, Option<u64>)>> {
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS}, v.base_version FROM versions v WHERE v.artifact_id = $1 ORDER BY v.version DESC"
+        );
+        self.query(&sql, &[&id.to_string()])?
+            .iter()
+            .map(rows::version)
+            .collect()
+    }
+
+    fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>> {
+        let Ok(version) = i64::try_from(version) else {
+            return Ok(None); // no version is past 2^63 - 1
+        };
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS} FROM versions v WHERE v.artifact_id = $1 AND v.version = $2"
+        );
+        self.query_opt(&sql, &[&id.to_string(), &version])?
+            .map(|r| rows::head(&r, 0))
+            .transpose()
+    }
+
+    // ----- blobs
+
+    fn names_blob(&self, digest: &Digest) -> Result<bool> {
+        Ok(self
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = $1)
+                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = $1)",
+                &[&digest.as_str()],
+            )?
+            .try_get(0)?)
+    }
+
+    fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
+        self.query(
+            "SELECT digest FROM versions UNION SELECT digest FROM proposals",
+            &[],
+        )?
+        .iter()
+        .map(|r| parsed(r, 0))
+        .collect()
+    }
+
+    // ----- leases
+
+    fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
+        self.defer(
+            "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (artifact_id) DO UPDATE SET holder = $2, participant = $3, kind = $4,
+                 checkout_id = $5, note = $6, acquired_at = $7, expires_at = $8",
+            owned_fields(rows::lease_fields(artifact_id, lease)),
+        )?;
+        Ok(())
+    }
+
+    fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
+        self.defer(
+            "DELETE FROM leases WHERE artifact_id = $1",
+            owned![artifact_id.to_string(),],
+        )?;
+        Ok(())
+    }
+
+    fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        if let Some(Some(epoch)) = self.held.borrow().artifacts.get(&artifact_id) {
+            return Ok(*epoch);
+        }
+        count(
+            &self.query_one(
+                "SELECT lease_epoch FROM artifacts WHERE id = $1",
+                &[&artifact_id.to_string()],
+            )?,
+            0,
+        )
+    }
+
+    fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        // Known from the artifact's read under its lock: no need to wait.
+        let known = self
+            .held
+            .borrow()
+            .artifacts
+            .get(&artifact_id)
+            .copied()
+            .flatten();
+        if let Some(epoch) = known {
+            self.defer(
+                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1",
+                owned![artifact_id.to_string()],
+            )?;
+            self.held
+                .borrow_mut()
+                .artifacts
+                .insert(artifact_id, Some(epoch + 1));
+            return Ok(epoch + 1);
+        }
+        let epoch = count(
+            &self.query_one(
+                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1 RETURNING lease_epoch",
+                &[&artifact_id.to_string()],
+            )?,
+            0,
+        )?;
+        if let Some(known) = self.held.borrow_mut().artifacts.get_mut(&artifact_id) {
+            *known = Some(epoch);
+        }
+        Ok(epoch)
+    }
+
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        count(
+            &self.query_one(
+                "SELECT COUNT(*) FROM leases WHERE expires_at > $1",
+                &[&millis(now)],
+            )?,
+            0,
+        )
+    }
+
+    /// Lapsed leases. In a write, of the artifacts it could lock at once:
+    /// each server's sweeper takes what no other write holds, and records
+    /// it under the lock, so each lapse is recorded once.
+    fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
+        let now = millis(now);
+        let ids: Vec<String> = if self.write {
+            let locked = self.query(
+                "UPDATE artifacts SET touched_at = GREATEST(touched_at, $1)
+                 WHERE id IN (SELECT a.id FROM artifacts a JOIN leases l ON l.artifact_id = a.id
+                              WHERE l.expires_at <= $1 FOR NO KEY UPDATE OF a SKIP LOCKED)
+                 RETURNING id, touched_at",
+                &[&now],
+            )?;
+            let mut ids = Vec::new();
+            for row in &locked {
+                let id: ArtifactId = parsed(row, 0)?;
+                self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+                // Changed at a later time meanwhile: its next sweep records it.
+                if row.try_get::<_, i64>(1)? <= now {
+                    ids.push(id.to_string());
+                }
+            }
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            ids
+        } else {
+            Vec::new()
+        };
+        let sql = format!(
+            "SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l
+             WHERE l.expires_at <= $1 AND ($2 = false OR l.artifact_id = ANY($3))
+             ORDER BY l.artifact_id"
+        );
+        self.query(&sql, &[&now, &self.write, &ids])?
+            .iter()
+            .map(rows::lapsed_lease)
+            .collect()
+    }
+
+    // ----- check-outs
+
+    fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = $1"
+        );
+        let key = id.to_string();
+        let rows = self.locked_query(
+            LOCK_BY_CHECKOUT,
+            &key,
+            None,
+            &sql,
+            &[&key],
+            Some(&artifact_where(
+                "(SELECT artifact_id FROM checkouts WHERE id = $1)",
+            )),
+        )?;
+        match rows.first() {
+            None => Ok(None),
+            Some(r) => resolved(self, rows::checkout(r)?).map(Some),
+        }
+    }
+
+    fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id
+             WHERE c.actor = $1 AND ($2 = false OR c.state = 'open') ORDER BY c.created_at DESC, c.id"
+        );
+        self.query(&sql, &[&actor.as_str(), &open_only])?
+            .iter()
+            .map(|r| Ok(resolved(self, rows::checkout(r)?)?.checkout))
+            .collect()
+    }
+
+    fn put_checkout(
+        &self,
+        row: &CheckoutRow,
+        result: Option<&StoredResult>,
+        closed_at: Option<Timestamp>,
+    ) -> Result<()> {
+        self.defer(
+            "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
+                 state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             ON CONFLICT (id) DO UPDATE SET expires_at = $8, state = $9, closed_at = $10,
+                 checkin_digest = $11, result = $12, broken_by = $13, broken_reason = $14, broken_at = $15,
+                 lease_epoch = $16",
+            owned_fields(rows::checkout_fields(row, result, closed_at)?),
+        )?;
+        Ok(())
+    }
+
+    // ----- edits
+
+    fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
+        let key = id.to_string();
+        let sql = format!("SELECT {EDIT_COLUMNS} FROM edits WHERE id = $1");
+        self.locked_query(
+            LOCK_BY_EDIT,
+            &key,
+            None,
+            &sql,
+            &[&key],
+            Some(&artifact_where(
+                "(SELECT artifact_id FROM edits WHERE id = $1)",
+            )),
+        )?
+        .first()
+        .map(rows::edit)
+        .transpose()
+    }
+
+    fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
+        self.defer(
+            "INSERT INTO edits (id, artifact_id, participant, base_version, base_digest, created_at, expires_at,
+                 state, commit_digest, result)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             ON CONFLICT (id) DO UPDATE SET state = $8, commit_digest = $9, result = $10",
+            owned_fields(rows::edit_fields(row, now)?),
+        )?;
+        Ok(())
+    }
+
+    // ----- proposals
+
+    fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
+        let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = $1");
+        let key = id.to_string();
+        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key], None)?
+            .first()
+            .map(rows::proposal)
+            .transpose()
+    }
+
+    fn proposals(&self, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals
+             WHERE ($1::text IS NULL OR artifact_id = $1) AND ($2::text IS NULL OR state = $2)
+             ORDER BY created_at, id"
+        );
+        self.query(
+            &sql,
+            &[
+                &filter.artifact.map(|id| id.to_string()),
+                &filter.state.map(proposal_state_str),
+            ],
+        )?
+        .iter()
+        .map(rows::proposal)
+        .collect()
+    }
+
+    fn successor(&self, id: ProposalId) -> Result<Option<ProposalId>> {
+        match self.query_opt(
+            "SELECT superseded_by FROM proposals WHERE id = $1",
+            &[&id.to_string()],
+        )? {
+            None => Ok(None),
+            Some(r) => parsed_opt(&r, 0),
+        }
+    }
+
+    fn insert_proposal(&self, p: &Proposal) -> Result<()> {
+        self.require_durable();
+        self.defer(
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"),
+            owned_fields(rows::proposal_fields(p)?),
+        )?;
+        Ok(())
+    }
+
+    fn decide_proposal(
+        &self,
+        id: ProposalId,
+        state: ProposalState,
+        by: &Participant,
+        at: Timestamp,
+        superseded_by: Option<ProposalId>,
+    ) -> Result<()> {
+        self.defer(
+            "UPDATE proposals SET state = $2, decided_by = $3, decided_at = $4, superseded_by = $5
+             WHERE id = $1 AND state = 'open'",
+            owned![
+                id.to_string(),
+                proposal_state_str(state),
+                by.as_str().to_owned(),
+                millis(at),
+                superseded_by.map(|id| id.to_string()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- events
+
+    fn insert_event(&self, e: NewEvent) -> Result<()> {
+        self.queue_event(e)
+    }
+
+    fn events_after(
+        &self,
+        artifact: Option<ArtifactId>,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let Ok(after) = i64::try_from(after) else {
+            return Ok(Vec::new()); // no seq is past 2^63 - 1
+        };
+        self.event_rows(false, after, limit, artifact)
+    }
+
+    fn events_before(
+        &self,
+        artifact: Option<ArtifactId>,
+        before: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        let before = before.min(i64::MAX as u64) as i64;
+        self.event_rows(true, before, limit, artifact)
+    }
+
+    fn last_event_seq(&self) -> Result<u64> {
+        count(
+            &self.query_one("SELECT COALESCE(MAX(seq), 0)::bigint FROM events", &[])?,
+            0,
+        )
+    }
+}
+
+impl PgTx<'_> {
+    fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
+        self.require_durable();
+        self.defer(
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            owned_fields(rows::version_fields(id, head, base)?),
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,569 @@
+//! The row mapping both stores share: a row of SQLite or of PostgreSQL, read
+//! by column index through [`Row`], into the domain's types; the column
+//! lists and stored spellings that reads and writes agree on; and a column's
+//! value in transit between the stores ([`Field`], for `migrate`).
+//! Never runs a query: each store chooses its SQL and hands its rows here.
+
+use chrono::DateTime;
+use serde::{Deserialize, Serialize};
+
+use super::{CheckoutRow, EditRow, EditState, StoredResult};
+use crate::error::{Error, Result};
+use crate::model::*;
+
+/// A row of either store, read by column index.
+pub(super) trait Row {
+    fn int(&self, i: usize) -> Result<i64>;
+    fn int_opt(&self, i: usize) -> Result<Option<i64>>;
+    fn text(&self, i: usize) -> Result<String>;
+    fn text_opt(&self, i: usize) -> Result<Option<String>>;
+    fn flag(&self, i: usize) -> Result<bool>;
+}
+
+impl Row for rusqlite::Row<'_> {
+    fn int(&self, i: usize) -> Result<i64> {
+        Ok(self.get(i)?)
+    }
+    fn int_opt(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.get(i)?)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        Ok(self.get(i)?)
+    }
+    fn text_opt(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.get(i)?)
+    }
+    fn flag(&self, i: usize) -> Result<bool> {
+        Ok(self.get(i)?)
+    }
+}
+
+impl Row for tokio_postgres::Row {
+    fn int(&self, i: usize) -> Result<i64> {
+        Ok(self.try_get(i)?)
+    }
+    fn int_opt(&self, i: usize) -> Result<Option<i64>> {
+        Ok(self.try_get(i)?)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        Ok(self.try_get(i)?)
+    }
+    fn text_opt(&self, i: usize) -> Result<Option<String>> {
+        Ok(self.try_get(i)?)
+    }
+    fn flag(&self, i: usize) -> Result<bool> {
+        Ok(self.try_get(i)?)
+    }
+}
+
+pub(super) fn millis(t: Timestamp) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(super) fn time(ms: i64) -> Result<Timestamp> {
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| Error::Internal(format!("a stored time is out of range: {ms}")))
+}
+
+pub(super) fn unsigned(n: i64) -> Result<u64> {
+    u64::try_from(n).map_err(|_| Error::Internal(format!("a stored count is negative: {n}")))
+}
+
+/// A stored count or version, as a `u64`.
+pub(super) fn count(row: &(impl Row + ?Sized), i: usize) -> Result<u64> {
+    unsigned(row.int(i)?)
+}
+
+/// A stored time.
+pub(super) fn time_at(row: &(impl Row + ?Sized), i: usize) -> Result<Timestamp> {
+    time(row.int(i)?)
+}
+
+/// A stored text column parsed into a domain type.
+pub(super) fn parsed<T: std::str::FromStr>(row: &(impl Row + ?Sized), i: usize) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    let text = row.text(i)?;
+    text.parse()
+        .map_err(|e| Error::Internal(format!("a stored value cannot be read ({text:?}): {e}")))
+}
+
+pub(super) fn parsed_opt<T: std::str::FromStr>(
+    row: &(impl Row + ?Sized),
+    i: usize,
+) -> Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    match row.text_opt(i)? {
+        None => Ok(None),
+        Some(_) => parsed(row, i).map(Some),
+    }
+}
+
+/// A stored path, as older versions' rules allowed it (it may be one that
+/// cannot be placed on a computer: it must stay readable).
+pub(super) fn stored_path(row: &(impl Row + ?Sized), i: usize) -> Result<RepoPath> {
+    let text = row.text(i)?;
+    RepoPath::stored(&text)
+        .map_err(|e| Error::Internal(format!("a stored path cannot be read ({text:?}): {e}")))
+}
+
+pub(super) fn json<T: for<'de> Deserialize<'de>>(
+    row: &(impl Row + ?Sized),
+    i: usize,
+) -> Result<Option<T>> {
+    match row.text_opt(i)? {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::Internal(format!("a stored result cannot be read: {e}"))),
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("stored values serialize")
+}
+
+/// An artifact's id and path.
+pub(super) fn id_and_path(row: &(impl Row + ?Sized)) -> Result<(ArtifactId, RepoPath)> {
+    Ok((parsed(row, 0)?, stored_path(row, 1)?))
+}
+
+pub(super) const ACCOUNT_COLUMNS: &str = "participant, admin, created_at";
+
+pub(super) fn account(row: &(impl Row + ?Sized)) -> Result<Account> {
+    Ok(Account {
+        participant: parsed(row, 0)?,
+        admin: row.flag(1)?,
+        created_at: time_at(row, 2)?,
+    })
+}
+
+pub(super) const HEAD_COLUMNS: &str =
+    "v.version, v.digest, v.size, v.author, v.committed_at, v.message";
+
+/// A head whose [`HEAD_COLUMNS`] begin at column `i`.
+pub(super) fn head(row: &(impl Row + ?Sized), i: usize) -> Result<Head> {
+    Ok(Head {
+        version: count(row, i)?,
+        digest: parsed(row, i + 1)?,
+        size: count(row, i + 2)?,
+        author: parsed(row, i + 3)?,
+        committed_at: time_at(row, i + 4)?,
+        message: row.text_opt(i + 5)?,
+    })
+}
+
+/// A version ([`HEAD_COLUMNS`], then its base version).
+pub(super) fn version(row: &(impl Row + ?Sized)) -> Result<(Head, Option<u64>)> {
+    Ok((head(row, 0)?, row.int_opt(6)?.map(unsigned).transpose()?))
+}
+
+pub(super) const LEASE_COLUMNS: &str =
+    "l.holder, l.participant, l.kind, l.checkout_id, l.note, l.acquired_at, l.expires_at";
+
+/// A lease whose [`LEASE_COLUMNS`] begin at column `i`; none if its holder is NULL.
+pub(super) fn lease(row: &(impl Row + ?Sized), i: usize) -> Result<Option<Lease>> {
+    let Some(holder) = row.text_opt(i)? else {
+        return Ok(None);
+    };
+    let kind = row.text(i + 2)?;
+    Ok(Some(Lease {
+        holder,
+        participant: parsed(row, i + 1)?,
+        kind: if kind == "edit" {
+            LeaseKind::Edit
+        } else {
+            LeaseKind::Checkout
+        },
+        checkout_id: parsed_opt(row, i + 3)?,
+        note: row.text_opt(i + 4)?,
+        acquired_at: time_at(row, i + 5)?,
+        expires_at: time_at(row, i + 6)?,
+    }))
+}
+
+/// A lapsed lease: its artifact's id, then [`LEASE_COLUMNS`].
+pub(super) fn lapsed_lease(row: &(impl Row + ?Sized)) -> Result<(ArtifactId, Lease)> {
+    let lease =
+        lease(row, 1)?.ok_or_else(|| Error::Internal("a lease row without a holder".into()))?;
+    Ok((parsed(row, 0)?, lease))
+}
+
+fn lease_kind_str(kind: LeaseKind) -> &'static str {
+    match kind {
+        LeaseKind::Checkout => "checkout",
+        LeaseKind::Edit => "edit",
+    }
+}
+
+/// An artifact with its head and lease row ([`artifact`] reads them), then
+/// (column 15) its lease epoch; `rest` is SQL after the joins.
+pub(super) fn artifact_select(rest: &str) -> String {
+    format!(
+        "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
+         FROM artifacts a
+         JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
+         LEFT JOIN leases l ON l.artifact_id = a.id
+         {rest}"
+    )
+}
+
+pub(super) fn artifact(row: &(impl Row + ?Sized)) -> Result<Artifact> {
+    Ok(Artifact {
+        id: parsed(row, 0)?,
+        path: stored_path(row, 1)?,
+        head: head(row, 2)?,
+        lease: lease(row, 8)?,
+    })
+}
+
+pub(super) const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
+     c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
+     c.lease_epoch";
+
+/// A check-out row ([`CHECKOUT_COLUMNS`]) and its stored result, which the
+/// store resolves (a proposal in its current state).
+pub(super) fn checkout(row: &(impl Row + ?Sized)) -> Result<(CheckoutRow, Option<StoredResult>)> {
+    let id: CheckoutId = parsed(row, 0)?;
+    let actor: Participant = parsed(row, 5)?;
+    let state = row.text(9)?;
+    let broken = match row.text_opt(12)? {
+        None => None,
+        Some(_) => Some(Broken {
+            by: parsed(row, 12)?,
+            reason: row.text(13)?,
+            at: time_at(row, 14)?,
+        }),
+    };
+    let checkout = CheckoutRow {
+        checkout: Checkout {
+            id,
+            artifact_id: parsed(row, 1)?,
+            path: stored_path(row, 2)?,
+            version: count(row, 3)?,
+            digest: parsed(row, 4)?,
+            holder: Lease::checkout_holder(id, &actor),
+            actor,
+            note: row.text_opt(6)?,
+            created_at: time_at(row, 7)?,
+            expires_at: time_at(row, 8)?,
+            state: if state == "open" {
+                CheckoutState::Open
+            } else {
+                CheckoutState::Closed
+            },
+            result: None,
+            broken,
+        },
+        checkin_digest: parsed_opt(row, 10)?,
+        lease_epoch: count(row, 15)?,
+    };
+    Ok((checkout, json(row, 11)?))
+}
+
+fn checkout_state_str(state: CheckoutState) -> &'static str {
+    match state {
+        CheckoutState::Open => "open",
+        CheckoutState::Closed => "closed",
+    }
+}
+
+pub(super) const EDIT_COLUMNS: &str = "id, artifact_id, participant, base_version, base_digest, \
+     expires_at, state, commit_digest, result";
+
+pub(super) fn edit(row: &(impl Row + ?Sized)) -> Result<EditRow> {
+    let id: EditId = parsed(row, 0)?;
+    let state = row.text(6)?;
+    Ok(EditRow {
+        edit: Edit {
+            id,
+            artifact_id: parsed(row, 1)?,
+            holder: Lease::edit_holder(id),
+            participant: parsed(row, 2)?,
+            base_version: count(row, 3)?,
+            base_digest: parsed(row, 4)?,
+            expires_at: time_at(row, 5)?,
+        },
+        state: match state.as_str() {
+            "open" => EditState::Open,
+            "committed" => EditState::Committed,
+            _ => EditState::Released,
+        },
+        commit_digest: parsed_opt(row, 7)?,
+        result: json(row, 8)?,
+    })
+}
+
+fn edit_state_str(state: EditState) -> &'static str {
+    match state {
+        EditState::Open => "open",
+        EditState::Committed => "committed",
+        EditState::Released => "released",
+    }
+}
+
+pub(super) const PROPOSAL_COLUMNS: &str =
+    "id, artifact_id, base_version, test_digest, provenance_version, \
+     provenance_digest, digest, size, author, checkout_id, state, created_at, message";
+
+pub(super) fn proposal(row: &(impl Row + ?Sized)) -> Result<Proposal> {
+    let state = row.text(10)?;
+    Ok(Proposal {
+        id: parsed(row, 0)?,
+        artifact_id: parsed(row, 1)?,
+        base_version: count(row, 2)?,
+        test_digest: parsed(row, 3)?,
+        provenance: Provenance {
+            version: count(row, 4)?,
+            digest: parsed(row, 5)?,
+        },
+        digest: parsed(row, 6)?,
+        size: count(row, 7)?,
+        author: parsed(row, 8)?,
+        checkout_id: parsed_opt(row, 9)?,
+        state: match state.as_str() {
+            "open" => ProposalState::Open,
+            "accepted" => ProposalState::Accepted,
+            "rejected" => ProposalState::Rejected,
+            _ => ProposalState::Superseded,
+        },
+        created_at: time_at(row, 11)?,
+        message: row.text_opt(12)?,
+    })
+}
+
+pub(super) fn proposal_state_str(state: ProposalState) -> &'static str {
+    match state {
+        ProposalState::Open => "open",
+        ProposalState::Accepted => "accepted",
+        ProposalState::Rejected => "rejected",
+        ProposalState::Superseded => "superseded",
+    }
+}
+
+pub(super) const EVENT_COLUMNS: &str = "seq, id, type, artifact_id, participant, holder, at, data";
+
+pub(super) fn event(row: &(impl Row + ?Sized)) -> Result<Event> {
+    let data = row.text(7)?;
+    Ok(Event {
+        seq: count(row, 0)?,
+        id: parsed(row, 1)?,
+        kind: row.text(2)?,
+        artifact_id: parsed_opt(row, 3)?,
+        participant: parsed_opt(row, 4)?,
+        holder: row.text_opt(5)?,
+        at: time_at(row, 6)?,
+        data: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+/// The SQL of [`crate::store::Transaction::events_after`] (`older`: false)
+/// or `events_before` (true), of one artifact's events if `one_artifact`;
+/// `p` spells a numbered parameter (`$` or `?`): 1 the bound, 2 the limit,
+/// 3 the artifact.
+pub(super) fn events_sql(p: char, older: bool, one_artifact: bool) -> String {
+    let (cmp, order) = match older {
+        false => (">", ""),
+        true => ("<", " DESC"),
+    };
+    let artifact = match one_artifact {
+        true => format!("artifact_id = {p}3 AND "),
+        false => String::new(),
+    };
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM events
+         WHERE {artifact}seq {cmp} {p}1 ORDER BY seq{order} LIMIT {p}2"
+    )
+}
+
+/// A column's type, as both schemas have it.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::store) enum Kind {
+    Int,
+    Text,
+    Bool,
+}
+
+/// One column's value: as a write binds it, or in transit from one store to
+/// the other (`migrate`).
+#[derive(Clone, Debug)]
+pub(in crate::store) enum Field {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Bool(bool),
+}
+
+impl rusqlite::ToSql for Field {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Field::Int(n) => n.to_sql(),
+            Field::Text(t) => t.to_sql(),
+            Field::Bool(b) => b.to_sql(),
+        }
+    }
+}
+
+impl tokio_postgres::types::ToSql for Field {
+    fn to_sql(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        match self {
+            Field::Int(n) => n.to_sql(ty, out),
+            Field::Text(t) => t.to_sql(ty, out),
+            Field::Bool(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        <i64 as tokio_postgres::types::ToSql>::accepts(ty)
+            || <String as tokio_postgres::types::ToSql>::accepts(ty)
+            || <bool as tokio_postgres::types::ToSql>::accepts(ty)
+    }
+
+    /// Checked against the variant's own type, not any of the three.
+    fn to_sql_checked(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        match self {
+            Field::Int(n) => n.to_sql_checked(ty, out),
+            Field::Text(t) => t.to_sql_checked(ty, out),
+            Field::Bool(b) => b.to_sql_checked(ty, out),
+        }
+    }
+}
+
+/// A number for an INTEGER or BIGINT column; ours never pass 2^63 - 1.
+pub(super) fn signed(n: u64) -> Result<i64> {
+    i64::try_from(n).map_err(|_| Error::Invalid(format!("{n} is out of range")))
+}
+
+fn int(n: i64) -> Field {
+    Field::Int(Some(n))
+}
+
+fn count_field(n: u64) -> Result<Field> {
+    Ok(int(signed(n)?))
+}
+
+fn text(t: impl ToString) -> Field {
+    Field::Text(Some(t.to_string()))
+}
+
+fn text_opt(t: Option<impl ToString>) -> Field {
+    Field::Text(t.map(|t| t.to_string()))
+}
+
+// What each write stores, in the order of its statement's columns.
+
+/// participant, admin, created_at
+pub(super) fn account_fields(a: &Account) -> Vec<Field> {
+    vec![
+        text(&a.participant),
+        Field::Bool(a.admin),
+        int(millis(a.created_at)),
+    ]
+}
+
+/// artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at
+pub(super) fn lease_fields(artifact_id: ArtifactId, lease: &Lease) -> Vec<Field> {
+    vec![
+        text(artifact_id),
+        text(&lease.holder),
+        text(&lease.participant),
+        text(lease_kind_str(lease.kind)),
+        text_opt(lease.checkout_id),
+        text_opt(lease.note.as_ref()),
+        int(millis(lease.acquired_at)),
+        int(millis(lease.expires_at)),
+    ]
+}
+
+/// id, artifact_id, version, digest, actor, note, created_at, expires_at,
+/// state, closed_at, checkin_digest, result, broken_by, broken_reason,
+/// broken_at, lease_epoch
+pub(super) fn checkout_fields(
+    row: &CheckoutRow,
+    result: Option<&StoredResult>,
+    closed_at: Option<Timestamp>,
+) -> Result<Vec<Field>> {
+    let c = &row.checkout;
+    let broken = c.broken.as_ref();
+    Ok(vec![
+        text(c.id),
+        text(c.artifact_id),
+        count_field(c.version)?,
+        text(&c.digest),
+        text(&c.actor),
+        text_opt(c.note.as_ref()),
+        int(millis(c.created_at)),
+        int(millis(c.expires_at)),
+        text(checkout_state_str(c.state)),
+        Field::Int(closed_at.map(millis)),
+        text_opt(row.checkin_digest.as_ref()),
+        Field::Text(result.map(to_json)),
+        text_opt(broken.map(|b| &b.by)),
+        text_opt(broken.map(|b| &b.reason)),
+        Field::Int(broken.map(|b| millis(b.at))),
+        count_field(row.lease_epoch)?,
+    ])
+}
+
+/// id, artifact_id, participant, base_version, base_digest, created_at,
+/// expires_at, state, commit_digest, result
+pub(super) fn edit_fields(row: &EditRow, now: Timestamp) -> Result<Vec<Field>> {
+    let e = &row.edit;
+    Ok(vec![
+        text(e.id),
+        text(e.artifact_id),
+        text(&e.participant),
+        count_field(e.base_version)?,
+        text(&e.base_digest),
+        int(millis(now)),
+        int(millis(e.expires_at)),
+        text(edit_state_str(row.state)),
+        text_opt(row.commit_digest.as_ref()),
+        Field::Text(row.result.as_ref().map(to_json)),
+    ])
+}
+
+/// [`PROPOSAL_COLUMNS`]
+pub(super) fn proposal_fields(p: &Proposal) -> Result<Vec<Field>> {
+    Ok(vec![
+        text(p.id),
+        text(p.artifact_id),
+        count_field(p.base_version)?,
+        text(&p.test_digest),
+        count_field(p.provenance.version)?,
+        text(&p.provenance.digest),
+        text(&p.digest),
+        count_field(p.size)?,
+        text(&p.author),
+        text_opt(p.checkout_id),
+        text(proposal_state_str(p.state)),
+        int(millis(p.created_at)),
+        text_opt(p.message.as_ref()),
+    ])
+}
+
+/// artifact_id, version, digest, size, author, committed_at, base_version, message
+pub(super) fn version_fields(id: ArtifactId, head: &Head, base: Option<u64>) -> Result<Vec<Field>> {
+    Ok(vec![
+        text(id),
+        count_field(head.version)?,
+        text(&head.digest),
+        count_field(head.size)?,
+        text(&head.author),
+        int(millis(head.committed_at)),
+        Field::Int(base.map(signed).transpose()?),
+        text_opt(head.message.as_ref()),
+    ])
+}

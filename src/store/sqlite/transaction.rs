@@ -1,0 +1,518 @@
+//! The typed reads and writes of [`Transaction`] on SQLite: the SQL of each.
+//! Rows map through the shared `store::rows`; never decode a row here by hand.
+
+use std::cell::Cell;
+
+use rusqlite::{params, params_from_iter};
+
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::store::rows::{
+    self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS,
+    HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
+};
+use crate::store::{
+    inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction, Tx,
+};
+
+/// One transaction on the SQLite store.
+pub struct SqliteTx<'a> {
+    pub(super) tx: &'a rusqlite::Transaction<'a>,
+    pub(super) durable: &'a Cell<bool>,
+}
+
+impl SqliteTx<'_> {
+    /// Every row `sql` finds, each mapped by `f`.
+    fn all<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl Fn(&rusqlite::Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut stmt = self.tx.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        let mut all = Vec::new();
+        while let Some(row) = rows.next()? {
+            all.push(f(row)?);
+        }
+        Ok(all)
+    }
+
+    /// The first row `sql` finds, mapped by `f`.
+    fn first<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        f: impl Fn(&rusqlite::Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut stmt = self.tx.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        rows.next()?.map(f).transpose()
+    }
+
+    fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
+        self.require_durable();
+        self.tx.execute(
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params_from_iter(rows::version_fields(id, head, base)?),
+        )?;
+        Ok(())
+    }
+
+    fn event_rows(
+        &self,
+        older: bool,
+        bound: u64,
+        limit: u32,
+        artifact: Option<ArtifactId>,
+    ) -> Result<Vec<Event>> {
+        let sql = rows::events_sql('?', older, artifact.is_some());
+        match artifact {
+            None => self.all(&sql, params![bound, limit], |r| rows::event(r)),
+            Some(id) => self.all(&sql, params![bound, limit, id.to_string()], |r| {
+                rows::event(r)
+            }),
+        }
+    }
+}
+
+impl Transaction for SqliteTx<'_> {
+    fn now(&self, clock: &Clock) -> Result<Timestamp> {
+        Ok(clock.now())
+    }
+
+    /// Makes this transaction's commit survive power loss.
+    fn require_durable(&self) {
+        self.durable.set(true);
+    }
+
+    /// Runs `f` in a savepoint: its error rolls back what `f` wrote and nothing
+    /// before it, so several writers can share one transaction (group commit).
+    /// The outer error is the store's own failure, which ends the transaction.
+    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+        let run = |sql: &str| self.tx.prepare_cached(sql)?.execute([]);
+        run("SAVEPOINT writer")?;
+        let outcome = f(self);
+        if outcome.is_err() {
+            run("ROLLBACK TO writer")?;
+        }
+        run("RELEASE writer")?;
+        Ok(outcome)
+    }
+
+    // ----- participants
+
+    fn account(&self, participant: &Participant) -> Result<Option<Account>> {
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants WHERE participant = ?1");
+        self.first(&sql, [participant.as_str()], |r| rows::account(r))
+    }
+
+    fn insert_account(&self, account: &Account) -> Result<()> {
+        let inserted = self.tx.execute(
+            "INSERT INTO participants (participant, admin, created_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT DO NOTHING",
+            params_from_iter(rows::account_fields(account)),
+        )?;
+        inserted_once(account, inserted as u64)
+    }
+
+    fn accounts(&self) -> Result<Vec<Account>> {
+        let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants ORDER BY participant");
+        self.all(&sql, [], |r| rows::account(r))
+    }
+
+    // ----- tokens
+
+    fn insert_token(
+        &self,
+        id: &str,
+        participant: &Participant,
+        hash: &str,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO tokens (id, participant, hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id, participant.as_str(), hash, millis(now)],
+        )?;
+        Ok(())
+    }
+
+    /// The participant and hash of a token that is not revoked.
+    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
+        self.first(
+            "SELECT participant, hash FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
+            [id],
+            |r| Ok((rows::parsed(r, 0)?, rows::Row::text(r, 1)?)),
+        )
+    }
+
+    /// Revokes every live token of a participant; returns how many.
+    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
+        Ok(self.tx.execute(
+            "UPDATE tokens SET revoked_at = ?2 WHERE participant = ?1 AND revoked_at IS NULL",
+            params![participant.as_str(), millis(now)],
+        )?)
+    }
+
+    // ----- artifacts and versions
+
+    /// The artifact at `path`, or else the one whose path has its collision
+    /// key (the same file on a computer: `Hero.psd` finds `hero.psd`).
+    fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>> {
+        self.first(
+            "SELECT id FROM artifacts WHERE path = ?1 OR path_key = ?2
+             ORDER BY path = ?1 DESC, path LIMIT 1",
+            params![path.as_str(), path.collision_key()],
+            |r| rows::parsed(r, 0),
+        )
+    }
+
+    /// The artifacts whose path has collision key `key`, by path.
+    fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.all(
+            "SELECT id, path FROM artifacts WHERE path_key = ?1 ORDER BY path",
+            [key],
+            |r| rows::id_and_path(r),
+        )
+    }
+
+    /// Artifacts whose key lies under the folder `key` (`key/...`), at most
+    /// `limit`, by path; an index range, since `0` follows `/` in byte order.
+    fn artifacts_under_key(&self, key: &str, limit: u32) -> Result<Vec<(ArtifactId, RepoPath)>> {
+        self.all(
+            "SELECT id, path FROM artifacts WHERE path_key >= ?1 || '/' AND path_key < ?1 || '0'
+             ORDER BY path LIMIT ?2",
+            params![key, limit],
+            |r| rows::id_and_path(r),
+        )
+    }
+
+    /// Moves an artifact to `path` (the rules checked it is free).
+    fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        self.tx.execute(
+            "UPDATE artifacts SET path = ?2, path_key = ?3 WHERE id = ?1",
+            params![id.to_string(), path.as_str(), path.collision_key()],
+        )?;
+        Ok(())
+    }
+
+    /// An artifact with its head and its lease row, lapsed or not.
+    fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
+        let sql = rows::artifact_select("WHERE a.id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::artifact(r))
+    }
+
+    /// Every artifact by path, with its head and its lease row, lapsed or not.
+    fn artifacts(&self) -> Result<Vec<Artifact>> {
+        let sql = rows::artifact_select("ORDER BY a.path");
+        self.all(&sql, [], |r| rows::artifact(r))
+    }
+
+    fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                id.to_string(),
+                path.as_str(),
+                path.collision_key(),
+                head.version,
+                millis(head.committed_at)
+            ],
+        )?;
+        self.insert_version(id, head, None)
+    }
+
+    /// Appends `head` as the artifact's new head, replacing `base`; refuses (as an
+    /// internal error: the rules test the base first) if `base` is not the head.
+    fn commit_version(&self, id: ArtifactId, head: &Head, base: u64) -> Result<()> {
+        let moved = self.tx.execute(
+            "UPDATE artifacts SET head_version = ?1 WHERE id = ?2 AND head_version = ?3",
+            params![head.version, id.to_string(), base],
+        )?;
+        if moved != 1 {
+            return Err(Error::Internal(format!(
+                "artifact {id}: head is not version {base}"
+            )));
+        }
+        self.insert_version(id, head, Some(base))
+    }
+
+    /// Versions, newest first, with the version each replaced.
+    fn versions(&self, id: ArtifactId) -> Result<Vec<(Head, Option<u64>)>> {
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS}, v.base_version FROM versions v WHERE v.artifact_id = ?1 ORDER BY v.version DESC"
+        );
+        self.all(&sql, [id.to_string()], |r| rows::version(r))
+    }
+
+    fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>> {
+        if i64::try_from(version).is_err() {
+            return Ok(None); // SQLite's integers stop at 2^63 - 1: no such version
+        }
+        let sql = format!(
+            "SELECT {HEAD_COLUMNS} FROM versions v WHERE v.artifact_id = ?1 AND v.version = ?2"
+        );
+        self.first(&sql, params![id.to_string(), version], |r| rows::head(r, 0))
+    }
+
+    // ----- blobs
+
+    /// Whether a version or a proposal (of any state: rows are never deleted)
+    /// names `digest`: the rows whose bytes are served, so their blob must stay.
+    fn names_blob(&self, digest: &Digest) -> Result<bool> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = ?1)
+                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = ?1)",
+            )?
+            .query_row([digest.as_str()], |r| r.get(0))?)
+    }
+
+    /// Every digest [`Tx::names_blob`] would find.
+    fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
+        let digests = self.all(
+            "SELECT digest FROM versions UNION SELECT digest FROM proposals",
+            [],
+            |r| rows::parsed(r, 0),
+        )?;
+        Ok(digests.into_iter().collect())
+    }
+
+    // ----- leases
+
+    fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (artifact_id) DO UPDATE SET holder = ?2, participant = ?3, kind = ?4,
+                     checkout_id = ?5, note = ?6, acquired_at = ?7, expires_at = ?8",
+            )?
+            .execute(params_from_iter(rows::lease_fields(artifact_id, lease)))?;
+        Ok(())
+    }
+
+    fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
+        self.tx
+            .prepare_cached("DELETE FROM leases WHERE artifact_id = ?1")?
+            .execute([artifact_id.to_string()])?;
+        Ok(())
+    }
+
+    /// How many leases were ever taken on the artifact.
+    fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT lease_epoch FROM artifacts WHERE id = ?1")?
+            .query_row([artifact_id.to_string()], |r| r.get(0))?)
+    }
+
+    /// Counts one more lease taken on the artifact; returns the new epoch.
+    fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = ?1 RETURNING lease_epoch")?
+            .query_row([artifact_id.to_string()], |r| r.get(0))?)
+    }
+
+    fn live_lease_count(&self, now: Timestamp) -> Result<u64> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT COUNT(*) FROM leases WHERE expires_at > ?1")?
+            .query_row([millis(now)], |r| r.get(0))?)
+    }
+
+    /// Leases whose expiry has passed but whose lapse is not yet recorded.
+    fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>> {
+        let sql =
+            format!("SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l WHERE l.expires_at <= ?1");
+        self.all(&sql, [millis(now)], |r| rows::lapsed_lease(r))
+    }
+
+    // ----- check-outs
+
+    fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = ?1"
+        );
+        let row = self.first(&sql, [id.to_string()], |r| rows::checkout(r))?;
+        row.map(|row| resolved(self, row)).transpose()
+    }
+
+    /// A participant's check-outs, newest first; only open ones if `open_only`.
+    fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>> {
+        let sql = format!(
+            "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id
+             WHERE c.actor = ?1 AND (?2 = 0 OR c.state = 'open') ORDER BY c.created_at DESC, c.id"
+        );
+        self.all(&sql, params![actor.as_str(), open_only], |r| {
+            rows::checkout(r)
+        })?
+        .into_iter()
+        .map(|row| Ok(resolved(self, row)?.checkout))
+        .collect()
+    }
+
+    /// Writes a whole check-out record, new or changed.
+    fn put_checkout(
+        &self,
+        row: &CheckoutRow,
+        result: Option<&StoredResult>,
+        closed_at: Option<Timestamp>,
+    ) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
+                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                 ON CONFLICT (id) DO UPDATE SET expires_at = ?8, state = ?9, closed_at = ?10,
+                     checkin_digest = ?11, result = ?12, broken_by = ?13, broken_reason = ?14, broken_at = ?15,
+                     lease_epoch = ?16",
+            )?
+            .execute(params_from_iter(rows::checkout_fields(row, result, closed_at)?))?;
+        Ok(())
+    }
+
+    // ----- edits
+
+    fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
+        let sql = format!("SELECT {EDIT_COLUMNS} FROM edits WHERE id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::edit(r))
+    }
+
+    fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO edits (id, artifact_id, participant, base_version, base_digest, created_at, expires_at,
+                     state, commit_digest, result)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT (id) DO UPDATE SET state = ?8, commit_digest = ?9, result = ?10",
+            )?
+            .execute(params_from_iter(rows::edit_fields(row, now)?))?;
+        Ok(())
+    }
+
+    // ----- proposals
+
+    fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
+        let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::proposal(r))
+    }
+
+    fn proposals(&self, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals
+             WHERE (?1 IS NULL OR artifact_id = ?1) AND (?2 IS NULL OR state = ?2)
+             ORDER BY created_at, id"
+        );
+        self.all(
+            &sql,
+            params![
+                filter.artifact.map(|id| id.to_string()),
+                filter.state.map(proposal_state_str)
+            ],
+            |r| rows::proposal(r),
+        )
+    }
+
+    /// The proposal that replaced a superseded one.
+    fn successor(&self, id: ProposalId) -> Result<Option<ProposalId>> {
+        Ok(self
+            .first(
+                "SELECT superseded_by FROM proposals WHERE id = ?1",
+                [id.to_string()],
+                |r| parsed_opt(r, 0),
+            )?
+            .flatten())
+    }
+
+    fn insert_proposal(&self, p: &Proposal) -> Result<()> {
+        self.require_durable();
+        self.tx.execute(
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+            params_from_iter(rows::proposal_fields(p)?),
+        )?;
+        Ok(())
+    }
+
+    /// Moves a proposal out of `open`; who decided and when are kept for history.
+    fn decide_proposal(
+        &self,
+        id: ProposalId,
+        state: ProposalState,
+        by: &Participant,
+        at: Timestamp,
+        superseded_by: Option<ProposalId>,
+    ) -> Result<()> {
+        self.tx.execute(
+            "UPDATE proposals SET state = ?2, decided_by = ?3, decided_at = ?4, superseded_by = ?5
+             WHERE id = ?1 AND state = 'open'",
+            params![
+                id.to_string(),
+                proposal_state_str(state),
+                by.as_str(),
+                millis(at),
+                superseded_by.map(|id| id.to_string())
+            ],
+        )?;
+        Ok(())
+    }
+
+    // ----- events
+
+    /// Appends an event. Returns false, writing nothing, if an event with its id
+    /// exists already (a contender asking again).
+    fn insert_event(&self, e: NewEvent) -> Result<()> {
+        self
+            .tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO events (id, type, artifact_id, participant, holder, at, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                e.id.to_string(),
+                e.kind,
+                e.artifact_id.map(|id| id.to_string()),
+                e.participant.map(Participant::as_str),
+                e.holder,
+                millis(e.at),
+                e.data.to_string(),
+            ])?;
+        Ok(())
+    }
+
+    /// Events after `after`, oldest first (of one artifact, if given).
+    fn events_after(
+        &self,
+        artifact: Option<ArtifactId>,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        if i64::try_from(after).is_err() {
+            return Ok(Vec::new()); // no seq is past 2^63 - 1
+        }
+        self.event_rows(false, after, limit, artifact)
+    }
+
+    /// Events before `before`, newest first (of one artifact, if given).
+    fn events_before(
+        &self,
+        artifact: Option<ArtifactId>,
+        before: u64,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        // Every seq is below 2^63 - 1, so a larger bound is that bound.
+        let before = before.min(i64::MAX as u64);
+        self.event_rows(true, before, limit, artifact)
+    }
+
+    fn last_event_seq(&self) -> Result<u64> {
+        Ok(self
+            .tx
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+}
