@@ -124,6 +124,17 @@ fn inserted_once(account: &Account, inserted: u64) -> Result<()> {
     }
 }
 
+/// A head's move from `base`, which moves nothing when `base` is not the
+/// head: an internal error, since the rules test the base first.
+fn head_moved(id: ArtifactId, base: u64, moved: u64) -> Result<()> {
+    match moved {
+        1 => Ok(()),
+        _ => Err(Error::Internal(format!(
+            "artifact {id}: head is not version {base}"
+        ))),
+    }
+}
+
 /// A check-out row with its stored result resolved (see
 /// [`Transaction::resolve_result`]).
 fn resolved(

@@ -7,7 +7,7 @@ use super::tx::{
     owned, owned_fields, LOCK_ARTIFACT, LOCK_BY_CHECKOUT, LOCK_BY_EDIT, LOCK_BY_PROPOSAL,
 };
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::signed;
 use crate::store::rows::{
@@ -15,7 +15,8 @@ use crate::store::rows::{
     EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction, Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction,
+    Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -195,11 +196,7 @@ impl Transaction for PgTx<'_> {
             "UPDATE artifacts SET head_version = $1 WHERE id = $2 AND head_version = $3",
             &[&signed(head.version)?, &id.to_string(), &signed(base)?],
         )?;
-        if moved != 1 {
-            return Err(Error::Internal(format!(
-                "artifact {id}: head is not version {base}"
-            )));
-        }
+        head_moved(id, base, moved)?;
         self.insert_version(id, head, Some(base))
     }
 

@@ -6,14 +6,15 @@ use std::cell::Cell;
 use rusqlite::{params, params_from_iter};
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::{
     self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS,
     HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction, Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction,
+    Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -232,11 +233,7 @@ impl Transaction for SqliteTx<'_> {
             "UPDATE artifacts SET head_version = ?1 WHERE id = ?2 AND head_version = ?3",
             params![head.version, id.to_string(), base],
         )?;
-        if moved != 1 {
-            return Err(Error::Internal(format!(
-                "artifact {id}: head is not version {base}"
-            )));
-        }
+        head_moved(id, base, moved as u64)?;
         self.insert_version(id, head, Some(base))
     }
 
