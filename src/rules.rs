@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::{NewEvent, Tx};
+use crate::store::{NewEvent, StoredResult, Tx};
 
 mod artifacts;
 mod checkouts;
@@ -126,6 +126,28 @@ fn commit_version(
     )?;
     artifact.head = head.clone();
     Ok(head)
+}
+
+/// Bytes the head already has are `Unchanged`; any others become the next
+/// version.
+fn commit_unless_unchanged(
+    tx: &Tx,
+    artifact: &mut Artifact,
+    blob: &Blob,
+    author: &Participant,
+    now: Timestamp,
+) -> Result<StoredResult> {
+    if blob.digest == artifact.head.digest {
+        return Ok(StoredResult::Unchanged {
+            version: artifact.head.version,
+            digest: blob.digest.clone(),
+        });
+    }
+    let head = commit_version(tx, artifact, blob, author, now)?;
+    Ok(StoredResult::Committed {
+        version: head.version,
+        digest: head.digest,
+    })
 }
 
 /// Keeps a stale change as a proposal against the current head.

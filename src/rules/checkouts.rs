@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::leases::{acquire, after, checkout_lease, release};
-use super::{commit_version, event, load_artifact, propose, Blob, Refusable};
+use super::{commit_unless_unchanged, event, load_artifact, propose, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::*;
@@ -177,17 +177,9 @@ pub fn check_in(
             acquire(tx, &mut artifact, wanted, now)?.is_ok()
         }
     };
-    let result = if blob.digest == artifact.head.digest {
-        StoredResult::Unchanged {
-            version: artifact.head.version,
-            digest: blob.digest.clone(),
-        }
-    } else if holds_lease && artifact.head.version == row.checkout.version {
-        let head = commit_version(tx, &mut artifact, blob, actor, now)?;
-        StoredResult::Committed {
-            version: head.version,
-            digest: head.digest,
-        }
+    let current = holds_lease && artifact.head.version == row.checkout.version;
+    let result = if blob.digest == artifact.head.digest || current {
+        commit_unless_unchanged(tx, &mut artifact, blob, actor, now)?
     } else {
         let provenance = Provenance {
             version: row.checkout.version,

@@ -2,10 +2,10 @@
 //! still its base, or released. Never reads the clock: every function takes `now`.
 
 use super::leases::{acquire, after, edit_lease, release};
-use super::{commit_version, load_artifact, Blob, Refusable};
+use super::{commit_unless_unchanged, load_artifact, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::{EditRow, EditState, StoredResult, Tx};
+use crate::store::{EditRow, EditState, Tx};
 
 pub fn begin_edit(
     tx: &Tx,
@@ -109,18 +109,7 @@ pub fn commit_edit(
             return Ok(Err(refusal));
         }
     }
-    let result = if blob.digest == artifact.head.digest {
-        StoredResult::Unchanged {
-            version: artifact.head.version,
-            digest: blob.digest.clone(),
-        }
-    } else {
-        let head = commit_version(tx, &mut artifact, blob, actor, now)?;
-        StoredResult::Committed {
-            version: head.version,
-            digest: head.digest,
-        }
-    };
+    let result = commit_unless_unchanged(tx, &mut artifact, blob, actor, now)?;
     release(tx, &mut artifact, &holder, now)?;
     row.state = EditState::Committed;
     row.commit_digest = Some(blob.digest.clone());
