@@ -1,0 +1,233 @@
+//! [`Backend`] for [`Remote`]: each call as the request `shared/API.md`
+//! gives for it, and its answer read back. Only paths, queries and bodies
+//! here; how a request is sent, resent or refused is the parent's.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::AsyncRead;
+
+use super::servers::Resend;
+use super::{encoded, Remote};
+use crate::backend::{Backend, Content, Upload};
+use crate::error::{Error, Result};
+use crate::model::*;
+
+/// The body of a request that may ask for a lease's length.
+fn ttl_body(ttl_seconds: Option<u64>) -> serde_json::Value {
+    match ttl_seconds {
+        Some(ttl) => json!({ "ttl_seconds": ttl }),
+        None => json!({}),
+    }
+}
+
+#[async_trait]
+impl Backend for Remote {
+    async fn me(&self) -> Result<Participant> {
+        #[derive(Deserialize)]
+        struct Me {
+            participant: Participant,
+        }
+        Ok(self.get::<Me>("/v1/me").await?.participant)
+    }
+
+    async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
+        self.post_upload(
+            &format!("/v1/artifacts?path={}", encoded(path.as_str())),
+            upload,
+        )
+        .await
+    }
+
+    async fn artifacts(&self) -> Result<Vec<Artifact>> {
+        Ok(self.get::<ArtifactList>("/v1/artifacts").await?.artifacts)
+    }
+
+    async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
+        self.get(&format!("/v1/artifacts/{id}")).await
+    }
+
+    async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
+        let found: ArtifactList = self
+            .get(&format!("/v1/artifacts?path={}", encoded(path.as_str())))
+            .await?;
+        found
+            .artifacts
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::NotFound(format!("no artifact at {path}")))
+    }
+
+    async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
+        Ok(self
+            .get::<VersionList>(&format!("/v1/artifacts/{id}/versions"))
+            .await?
+            .versions)
+    }
+
+    async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
+        let versions = self.versions(id).await?;
+        let head = match version {
+            None => versions.into_iter().next(),
+            Some(n) => versions.into_iter().find(|h| h.version == n),
+        }
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "artifact {id} has no version {}",
+                version.unwrap_or(0)
+            ))
+        })?;
+        let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
+        let reader = self.download(&path).await?;
+        Ok(Content { head, reader })
+    }
+
+    async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
+        self.post(&format!("/v1/artifacts/{id}/checkouts"), json!(request))
+            .await
+    }
+
+    async fn checkout(&self, id: CheckoutId) -> Result<Checkout> {
+        self.get(&format!("/v1/checkouts/{id}")).await
+    }
+
+    async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
+        let path = if open_only {
+            "/v1/checkouts?state=open"
+        } else {
+            "/v1/checkouts"
+        };
+        Ok(self.get::<CheckoutList>(path).await?.checkouts)
+    }
+
+    async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
+        self.post(&format!("/v1/checkouts/{id}/extend"), ttl_body(ttl_seconds))
+            .await
+    }
+
+    async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
+        self.post_upload(&format!("/v1/checkouts/{id}/checkin"), upload)
+            .await
+    }
+
+    async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
+        self.post(&format!("/v1/checkouts/{id}/cancel"), json!({}))
+            .await
+    }
+
+    async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
+        self.post(&format!("/v1/artifacts/{id}/edits"), ttl_body(ttl_seconds))
+            .await
+    }
+
+    async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
+        self.post_upload(&format!("/v1/edits/{id}/commit"), upload)
+            .await
+    }
+
+    async fn release_edit(&self, id: EditId) -> Result<()> {
+        let path = format!("/v1/edits/{id}");
+        self.send(Resend::Safe, |base| {
+            Ok(self.request(base, Method::DELETE, &path))
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
+        let mut query = Vec::new();
+        if let Some(artifact) = filter.artifact {
+            query.push(format!("artifact={artifact}"));
+        }
+        if let Some(state) = filter.state {
+            let state = serde_json::to_value(state).expect("a state serializes");
+            query.push(format!("state={}", state.as_str().unwrap_or_default()));
+        }
+        let path = format!("/v1/proposals?{}", query.join("&"));
+        Ok(self.get::<ProposalList>(&path).await?.proposals)
+    }
+
+    async fn proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.get(&format!("/v1/proposals/{id}")).await
+    }
+
+    async fn proposal_content(
+        &self,
+        id: ProposalId,
+    ) -> Result<(Proposal, Pin<Box<dyn AsyncRead + Send>>)> {
+        let proposal = self.proposal(id).await?;
+        let reader = self
+            .download(&format!("/v1/proposals/{id}/content"))
+            .await?;
+        Ok((proposal, reader))
+    }
+
+    async fn preview(&self, of: PreviewOf, size: u32) -> Result<Vec<u8>> {
+        let path = match of {
+            PreviewOf::Version {
+                artifact,
+                version: Some(n),
+            } => format!("/v1/artifacts/{artifact}/preview?version={n}&size={size}"),
+            PreviewOf::Version {
+                artifact,
+                version: None,
+            } => format!("/v1/artifacts/{artifact}/preview?size={size}"),
+            PreviewOf::Proposal(id) => format!("/v1/proposals/{id}/preview?size={size}"),
+        };
+        let response = self.get_response(&path).await?;
+        let bytes = response.bytes().await.map_err(|e| {
+            Error::Unavailable(format!(
+                "the preview could not be read from {}: {e}",
+                self.server()
+            ))
+        })?;
+        Ok(bytes.to_vec())
+    }
+
+    async fn accept_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/accept"), json!({}))
+            .await
+    }
+
+    async fn rebuild_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/rebuild"), json!({}))
+            .await
+    }
+
+    async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
+        self.post(&format!("/v1/proposals/{id}/reject"), json!({}))
+            .await
+    }
+
+    async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
+        self.post(
+            &format!("/v1/artifacts/{id}/break"),
+            json!({ "reason": reason }),
+        )
+        .await
+    }
+
+    async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
+        self.post(&format!("/v1/artifacts/{id}/rename"), json!({ "path": to }))
+            .await
+    }
+
+    async fn query_events(&self, query: EventQuery) -> Result<EventPage> {
+        let mut path = format!("/v1/events?limit={}", query.limit);
+        if let Some(after) = query.after {
+            path.push_str(&format!("&after={after}"));
+        }
+        if let Some(before) = query.before {
+            // Every seq is below 2^63, the largest number the API takes.
+            let before = before.min(i64::MAX as u64);
+            path.push_str(&format!("&before={before}"));
+        }
+        if let Some(artifact) = query.artifact {
+            path.push_str(&format!("&artifact={artifact}"));
+        }
+        self.get(&path).await
+    }
+}

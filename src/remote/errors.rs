@@ -1,0 +1,69 @@
+//! The API's error bodies back into the [`Error`] the bundled backend
+//! returns, code by code: the one place a client reads a refusal. It must
+//! never invent a code the server does not send.
+
+use reqwest::StatusCode;
+use serde::Deserialize;
+
+use crate::error::Error;
+use crate::model::{Digest, Head, Lease};
+
+/// The API's error body, back into the error the bundled backend returns.
+pub(super) async fn error_from(response: reqwest::Response) -> Error {
+    #[derive(Deserialize)]
+    struct Body {
+        error: String,
+        message: String,
+        path: Option<String>,
+        lease: Option<Lease>,
+        head: Option<Head>,
+        expected: Option<Digest>,
+        actual: Option<Digest>,
+        limit: Option<u64>,
+    }
+    let status = response.status();
+    let body: Body = match response.json().await {
+        Ok(body) => body,
+        Err(_) => {
+            return match status {
+                StatusCode::UNAUTHORIZED => {
+                    Error::Unauthorized("the server refused the token".into())
+                }
+                status => Error::Internal(format!(
+                    "the server answered {status} without an error body"
+                )),
+            }
+        }
+    };
+    let message = body.message;
+    match (body.error.as_str(), body.head, body.expected, body.actual) {
+        ("artifact_busy", ..) => Error::ArtifactBusy {
+            path: body.path.unwrap_or_default(),
+            lease: body.lease.map(Box::new),
+        },
+        ("stale", Some(head), ..) => Error::Stale {
+            head: Box::new(head),
+        },
+        ("proposal_stale", Some(head), ..) => Error::ProposalStale {
+            head: Box::new(head),
+        },
+        ("digest_mismatch", _, Some(expected), Some(actual)) => {
+            Error::DigestMismatch { expected, actual }
+        }
+        ("too_large", ..) => Error::TooLarge {
+            limit: body.limit.unwrap_or(0),
+        },
+        ("forbidden", ..) => Error::Forbidden(message),
+        ("checkout_closed", ..) => Error::CheckoutClosed(message),
+        ("exists", ..) => Error::Exists(message),
+        ("not_found", ..) => Error::NotFound(message),
+        ("no_preview", ..) => Error::NoPreview(message),
+        ("invalid", ..) => Error::Invalid(message),
+        ("bad_request", ..) => Error::BadRequest(message),
+        ("unauthorized", ..) => Error::Unauthorized(message),
+        ("deadline_exceeded", ..) => Error::DeadlineExceeded(message),
+        ("storage_full", ..) => Error::StorageFull(message),
+        ("unavailable", ..) => Error::Unavailable(message),
+        (code, ..) => Error::Internal(format!("the server failed ({code}): {message}")),
+    }
+}
