@@ -1,0 +1,231 @@
+//! The window's picture: every file with its holder and its copy's state
+//! here, your check-outs and the open proposals; offline, the view last
+//! fetched with local states as they are now. It reads; it never changes a
+//! lease or a copy.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::offline::{self, is_unreachable};
+use super::Desk;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::workspace::LocalState;
+
+/// One file of the store as the window lists it.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FileRow {
+    pub artifact: Artifact,
+    pub local: LocalState,
+    /// Your open check-out of it, if any.
+    pub mine: Option<Checkout>,
+    /// Where its copy is or would go; `None` for a path that cannot be placed.
+    pub local_path: Option<PathBuf>,
+}
+
+/// Everything the window shows at once.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Overview {
+    pub me: Participant,
+    pub now: Timestamp,
+    pub files: Vec<FileRow>,
+    /// Your open check-outs, soonest expiry first.
+    pub checkouts: Vec<Checkout>,
+    pub proposals: Vec<Proposal>,
+    /// Set when no server answered: this is the view fetched then, with
+    /// local states as they are now.
+    pub offline_since: Option<Timestamp>,
+    /// The server that answers, for a remote session (the shell fills it in).
+    pub server: Option<String>,
+    /// How long a check-out lasts when no time is asked for.
+    #[ts(type = "number")]
+    pub default_checkout_seconds: u64,
+}
+
+impl Desk {
+    /// The whole picture. Local states come from the digest cache: a copy
+    /// whose size or mtime changed shows as `Checking` (see
+    /// [`Desk::stale_digests`]), so listing never waits for a hash. When no
+    /// server answers, the view last fetched is given, marked with its time
+    /// (`offline_since`), with local states as they are now.
+    pub async fn overview(&self) -> Result<Overview> {
+        let fetched = tokio::try_join!(
+            self.backend.me(),
+            self.backend.artifacts(),
+            self.backend.checkouts(true),
+            self.backend.proposals(ProposalFilter {
+                artifact: None,
+                state: Some(ProposalState::Open),
+            }),
+        );
+        let seen = match fetched {
+            Ok((me, artifacts, checkouts, proposals)) => {
+                let seen = offline::Seen {
+                    me,
+                    artifacts,
+                    checkouts,
+                    proposals,
+                    fetched_at: self.clock.now(),
+                };
+                *self.link.seen() = Some(seen.clone());
+                self.link.came_online();
+                seen
+            }
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                match self.link.seen().clone() {
+                    Some(seen) => seen,
+                    None => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        self.view_of(seen).await
+    }
+
+    /// The rows of a view, with local states from the workspace now.
+    async fn view_of(&self, seen: offline::Seen) -> Result<Overview> {
+        let offline_since = self.connection().offline_since();
+        let offline::Seen {
+            me,
+            artifacts,
+            checkouts,
+            proposals,
+            ..
+        } = seen;
+        let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
+        for checkout in &checkouts {
+            let newer = mine
+                .get(&checkout.artifact_id)
+                .is_none_or(|held| checkout.created_at > held.created_at);
+            if newer {
+                mine.insert(checkout.artifact_id, checkout.clone());
+            }
+        }
+        let workspace = self.workspace.clone();
+        let files = tokio::task::spawn_blocking(move || {
+            artifacts
+                .into_iter()
+                .map(|artifact| {
+                    let mine = mine.remove(&artifact.id);
+                    let local = if artifact.path.placement_problem().is_some() {
+                        LocalState::Unplaceable
+                    } else {
+                        match workspace.known_digest(&artifact.path)? {
+                            Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
+                            Err(()) => LocalState::Checking,
+                        }
+                    };
+                    Ok(FileRow {
+                        local_path: workspace.local_path(&artifact.path).ok(),
+                        artifact,
+                        local,
+                        mine,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
+        let mut checkouts = checkouts;
+        checkouts.sort_by_key(|c| c.expires_at);
+        Ok(Overview {
+            me,
+            now: self.clock.now(),
+            files,
+            checkouts,
+            proposals,
+            offline_since,
+            server: None,
+            default_checkout_seconds: crate::model::DEFAULT_CHECKOUT_TTL_SECONDS,
+        })
+    }
+
+    /// Your open check-outs; offline, as last seen.
+    pub async fn my_checkouts(&self) -> Result<Vec<Checkout>> {
+        match self.backend.checkouts(true).await {
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let seen = self.link.seen();
+                seen.as_ref().map(|s| s.checkouts.clone()).ok_or(e)
+            }
+            fetched => fetched,
+        }
+    }
+
+    /// The row of the file at `path`, as [`Desk::row`] (offline, from the view kept).
+    pub async fn row_at(&self, path: &RepoPath) -> Result<FileRow> {
+        match self.backend.artifact_by_path(path).await {
+            Ok(artifact) => self.row(artifact.id).await,
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let parts = self
+                    .link
+                    .seen()
+                    .as_ref()
+                    .and_then(|seen| seen.row_parts(seen.by_path(path)?));
+                match parts {
+                    Some((artifact, checkouts)) => self.row_of(artifact, checkouts).await,
+                    None => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Repo paths whose local copies must be hashed before their state is known.
+    pub fn stale_digests(overview: &Overview) -> Vec<RepoPath> {
+        overview
+            .files
+            .iter()
+            .filter(|row| row.local == LocalState::Checking)
+            .map(|row| row.artifact.path.clone())
+            .collect()
+    }
+
+    /// One file's row, hashing its local copy if it changed (blocking work
+    /// runs off the async threads). Offline, its artifact and your
+    /// check-outs are as last seen; its local state is now's.
+    pub async fn row(&self, artifact: ArtifactId) -> Result<FileRow> {
+        let fetched = tokio::try_join!(
+            self.backend.artifact(artifact),
+            self.backend.checkouts(true)
+        );
+        let (artifact, checkouts) = match fetched {
+            Ok(parts) => parts,
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                self.seen_row_parts(artifact).ok_or(e)?
+            }
+            Err(e) => return Err(e),
+        };
+        self.row_of(artifact, checkouts).await
+    }
+
+    async fn row_of(&self, artifact: Artifact, checkouts: Vec<Checkout>) -> Result<FileRow> {
+        // After a lapse one file may have two open check-outs of yours: the
+        // newest holds the lease (as in `overview`).
+        let mine = checkouts
+            .into_iter()
+            .filter(|c| c.artifact_id == artifact.id)
+            .max_by_key(|c| c.created_at);
+        let workspace = self.workspace.clone();
+        let holding = mine.is_some();
+        let (artifact, local) = tokio::task::spawn_blocking(move || {
+            let local = workspace.local_state(&artifact, holding);
+            (artifact, local)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("hashing task: {e}")))?;
+        Ok(FileRow {
+            local_path: self.workspace.local_path(&artifact.path).ok(),
+            local: local?,
+            artifact,
+            mine,
+        })
+    }
+}
