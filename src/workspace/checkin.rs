@@ -1,0 +1,98 @@
+//! Checking a copy back in (or cancelling): the copy read from disk and
+//! uploaded only if it is of the version checked out, then read-only again;
+//! a check-in that became a proposal, or a cancel, puts the head back with
+//! your changes kept as a backup. It never uploads another version's copy.
+
+use super::place::set_writable;
+use super::{Closed, Synced, Workspace};
+use crate::backend::{Backend, Cancel, Progress, Upload};
+use crate::error::{Error, Result};
+use crate::model::*;
+
+impl Workspace {
+    /// Checks in the local copy: uploads it (with progress; `cancel` stops
+    /// the upload, storing nothing), then makes it read-only. If the check-in
+    /// became a proposal, your file is kept as a backup and the head takes
+    /// its place.
+    pub async fn check_in(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        progress: Option<Progress>,
+        cancel: Option<Cancel>,
+    ) -> Result<Closed> {
+        self.check_in_described(backend, checkout, None, progress, cancel)
+            .await
+    }
+
+    /// [`Workspace::check_in`] with `message` as the new version's description.
+    pub async fn check_in_described(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        message: Option<String>,
+        progress: Option<Progress>,
+        cancel: Option<Cancel>,
+    ) -> Result<Closed> {
+        let local = self.local_path(&checkout.path)?;
+        if !local.is_file() {
+            return Err(Error::NotFound(format!(
+                "{} is missing, so nothing was checked in; your check-out is still open",
+                local.display()
+            )));
+        }
+        // A copy last brought to another version than the one checked out
+        // (the check-out's download failed, or a newer check-out of yours
+        // replaced it) would undo the versions between: refuse.
+        let synced = self.inner.index.synced(&checkout.path)?;
+        if let Some(synced) = synced.filter(|s| s.digest != checkout.digest) {
+            return Err(Error::Invalid(format!(
+                "your copy of {} is version {}, not version {} that this check-out began from, \
+                 so nothing was checked in: cancel this check-out (your changes are kept as a backup) \
+                 and check the file out again",
+                checkout.path.file_name(),
+                synced.version,
+                checkout.version
+            )));
+        }
+        let mut upload = Upload::file(&local);
+        upload.progress = progress;
+        upload.cancel = cancel;
+        upload.message = message;
+        let done = backend.check_in(checkout.id, upload).await?;
+        let backup = match &done.result {
+            Some(CheckinResult::Committed { version, digest })
+            | Some(CheckinResult::Unchanged { version, digest }) => {
+                self.inner.index.set_synced(
+                    &checkout.path,
+                    &Synced {
+                        artifact: checkout.artifact_id,
+                        version: *version,
+                        digest: digest.clone(),
+                    },
+                )?;
+                set_writable(&local, false)?;
+                None
+            }
+            Some(CheckinResult::Proposal { .. }) | None => {
+                self.restore_head(backend, checkout).await?
+            }
+        };
+        Ok(Closed {
+            checkout: done,
+            backup,
+        })
+    }
+
+    /// Ends a check-out without checking in: the lease is released, your
+    /// changes (if any) are kept as a backup, and the head is put back,
+    /// read-only.
+    pub async fn cancel(&self, backend: &dyn Backend, checkout: &Checkout) -> Result<Closed> {
+        let done = backend.cancel(checkout.id).await?;
+        let backup = self.restore_head(backend, checkout).await?;
+        Ok(Closed {
+            checkout: done,
+            backup,
+        })
+    }
+}
