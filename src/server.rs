@@ -126,11 +126,7 @@ fn app_with(store: Bundled, closing: Closing, metrics: Option<Metrics>) -> Route
         .merge(routes::events::routes())
         .fallback(|| async { ApiError(Error::NotFound("no such endpoint".into())) })
         .method_not_allowed_fallback(|request: Request| async move {
-            ApiError(Error::BadRequest(format!(
-                "{} {} is not an endpoint of the API",
-                request.method(),
-                request.uri().path()
-            )))
+            errors::method_not_allowed(request.method(), request.uri().path())
         })
         .layer(middleware::from_fn(observe::no_store_and_log));
     let routes = match metrics {

@@ -27,6 +27,8 @@ mod migrate;
 #[cfg(target_os = "linux")]
 mod objects;
 mod offline;
+#[cfg(target_os = "linux")]
+mod openapi;
 mod operations;
 mod paths;
 #[cfg(target_os = "linux")]

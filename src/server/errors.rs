@@ -3,7 +3,7 @@
 //! document. It never decides whether something is an error: the rules do.
 
 use axum::http::header::{self, HeaderValue};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
@@ -84,4 +84,21 @@ pub(in crate::server) struct ErrorBody {
     lease: Option<Lease>,
     /// With stale and proposal_stale: the head now.
     head: Option<Head>,
+    /// With artifact_busy: the artifact's path.
+    path: Option<String>,
+    /// With digest_mismatch: the digest sent and the digest of the bytes.
+    expected: Option<String>,
+    actual: Option<String>,
+    /// With too_large: the limit passed, in bytes.
+    limit: Option<u64>,
+}
+
+/// A method that a known path does not have: 405 `method_not_allowed` in our
+/// JSON (the router adds `Allow`, the methods the path has).
+pub(in crate::server) fn method_not_allowed(method: &Method, path: &str) -> Response {
+    let body = json!({
+        "error": "method_not_allowed",
+        "message": format!("{path} does not take {method}: see Allow for the methods it takes"),
+    });
+    error_response(StatusCode::METHOD_NOT_ALLOWED, &body)
 }

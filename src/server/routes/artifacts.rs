@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{
     id, in_range, json_body, query, refuse_non_utf8_path, upload, Caller, RawId,
 };
@@ -37,7 +37,7 @@ struct PathQuery {
     path: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts", params(("path" = Option<String>, Query, description = "Only the artifact at this path")), responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts", responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList)))]
 pub(in crate::server) async fn artifacts(
     Caller(me): Caller,
     request: Request,
@@ -53,7 +53,7 @@ pub(in crate::server) async fn artifacts(
     Ok(JsonList::new("artifacts", artifacts))
 }
 
-#[utoipa::path(post, path = "/v1/artifacts", params(("path" = String, Query, description = "Where the file goes")), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact), (status = 409, description = "exists", body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/artifacts", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact)))]
 pub(in crate::server) async fn import(
     Caller(me): Caller,
     headers: HeaderMap,
@@ -69,7 +69,7 @@ pub(in crate::server) async fn import(
     Ok((StatusCode::CREATED, Json(me.import(&path, upload).await?)))
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Artifact), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}", responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn artifact(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -77,7 +77,7 @@ pub(in crate::server) async fn artifact(
     Ok(Json(me.artifact(id(&raw)?).await?))
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", params(("id" = Uuid, Path)), responses((status = 200, description = "Versions, newest first", body = VersionList), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/versions", responses((status = 200, description = "Versions, newest first", body = VersionList)))]
 pub(in crate::server) async fn versions(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -91,7 +91,7 @@ struct VersionQuery {
     version: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/content", params(("id" = Uuid, Path), ("version" = Option<u64>, Query)), responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/content", responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn content(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -113,7 +113,7 @@ pub struct BreakBody {
     pub reason: String,
 }
 
-#[utoipa::path(post, path = "/v1/artifacts/{id}/break", params(("id" = Uuid, Path)), request_body = BreakBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/artifacts/{id}/break", request_body = BreakBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn break_lease(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -132,7 +132,7 @@ pub struct RenameBody {
 
 /// An addition to API.md: an admin moves an artifact to a new path (to fix
 /// one stored before the path rules). Writes `artifact.renamed` {from, to}.
-#[utoipa::path(post, path = "/v1/artifacts/{id}/rename", params(("id" = Uuid, Path)), request_body = RenameBody, responses((status = 200, body = Artifact), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, description = "exists, or artifact_busy with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/artifacts/{id}/rename", request_body = RenameBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn rename(
     Caller(me): Caller,
     RawId(raw): RawId,

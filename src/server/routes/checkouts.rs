@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{id, json_body, query, upload, Caller, RawId};
 use super::JsonList;
 use crate::backend::Backend;
@@ -27,7 +27,7 @@ pub(in crate::server) fn routes() -> Router<Bundled> {
         .route("/v1/checkouts/{id}/cancel", post(cancel))
 }
 
-#[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", params(("id" = Uuid, Path)), request_body = CheckoutRequest, responses((status = 201, body = Checkout), (status = 409, description = "artifact_busy, with the lease", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", request_body = CheckoutRequest, responses((status = 201, body = Checkout)))]
 pub(in crate::server) async fn check_out(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -46,7 +46,7 @@ pub struct TtlBody {
     pub ttl_seconds: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/v1/checkouts", params(("state" = Option<CheckoutState>, Query)), responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
+#[utoipa::path(get, path = "/v1/checkouts", responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
 pub(in crate::server) async fn checkouts(
     Caller(me): Caller,
     request: Request,
@@ -65,7 +65,7 @@ pub(in crate::server) async fn checkouts(
     Ok(JsonList::new("checkouts", checkouts))
 }
 
-#[utoipa::path(get, path = "/v1/checkouts/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/checkouts/{id}", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn checkout(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -73,7 +73,7 @@ pub(in crate::server) async fn checkout(
     Ok(Json(me.checkout(id(&raw)?).await?))
 }
 
-#[utoipa::path(post, path = "/v1/checkouts/{id}/extend", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 200, body = Checkout), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed or artifact_busy", body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/checkouts/{id}/extend", request_body = TtlBody, responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn extend(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -83,7 +83,7 @@ pub(in crate::server) async fn extend(
     Ok(Json(me.extend(id(&raw)?, request.ttl_seconds).await?))
 }
 
-#[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout), (status = 400, description = "digest_mismatch", body = ErrorBody), (status = 403, body = ErrorBody), (status = 409, description = "checkout_closed", body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn check_in(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -94,7 +94,7 @@ pub(in crate::server) async fn check_in(
     Ok(Json(me.check_in(checkout, upload(&headers, body)?).await?))
 }
 
-#[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", params(("id" = Uuid, Path)), responses((status = 200, body = Checkout), (status = 403, body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn cancel(
     Caller(me): Caller,
     RawId(raw): RawId,

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::routing::{delete, post};
 use axum::{Json, Router};
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{id, json_body, upload, Caller, RawId};
 use super::checkouts::TtlBody;
 use crate::backend::Backend;
@@ -21,7 +21,7 @@ pub(in crate::server) fn routes() -> Router<Bundled> {
         .route("/v1/edits/{id}", delete(release_edit))
 }
 
-#[utoipa::path(post, path = "/v1/artifacts/{id}/edits", params(("id" = Uuid, Path)), request_body = TtlBody, responses((status = 201, body = Edit), (status = 409, description = "artifact_busy", body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/artifacts/{id}/edits", request_body = TtlBody, responses((status = 201, body = Edit)))]
 pub(in crate::server) async fn begin_edit(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -34,7 +34,7 @@ pub(in crate::server) async fn begin_edit(
     ))
 }
 
-#[utoipa::path(post, path = "/v1/edits/{id}/commit", params(("id" = Uuid, Path)), request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = CheckinResult), (status = 409, description = "stale, with the head", body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/edits/{id}/commit", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = CheckinResult)))]
 pub(in crate::server) async fn commit_edit(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -45,7 +45,7 @@ pub(in crate::server) async fn commit_edit(
     Ok(Json(me.commit_edit(edit, upload(&headers, body)?).await?))
 }
 
-#[utoipa::path(delete, path = "/v1/edits/{id}", params(("id" = Uuid, Path)), responses((status = 204, description = "Released (idempotent)"), (status = 403, body = ErrorBody)))]
+#[utoipa::path(delete, path = "/v1/edits/{id}", responses((status = 204, description = "Released (idempotent)")))]
 pub(in crate::server) async fn release_edit(
     Caller(me): Caller,
     RawId(raw): RawId,

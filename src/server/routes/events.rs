@@ -12,7 +12,7 @@ use axum::Router;
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{bearer_of, id, in_range, query, Caller};
 use super::super::Closing;
 use super::JsonList;
@@ -37,7 +37,7 @@ struct EventsQuery {
     artifact: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/events", params(("after" = Option<u64>, Query), ("before" = Option<u64>, Query, description = "Events with a lower seq, newest first; not with after"), ("artifact" = Option<Uuid>, Query, description = "That artifact's events only"), ("limit" = Option<u64>, Query, description = "At most 1000")), responses((status = 200, body = EventPage), (status = 422, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/events", responses((status = 200, body = EventPage)))]
 pub(in crate::server) async fn events(
     Caller(me): Caller,
     request: Request,
@@ -65,7 +65,7 @@ pub(in crate::server) async fn events(
 /// its token again, uncached, before it sends what it read and at least once
 /// a second, so it ends within a second of a revocation and sends nothing
 /// written after it; and it ends at once when the server shuts down.
-#[utoipa::path(get, path = "/v1/events/stream", params(("after" = Option<u64>, Query)), responses((status = 200, description = "Server-Sent Events, one Event per message", content_type = "text/event-stream")))]
+#[utoipa::path(get, path = "/v1/events/stream", responses((status = 200, description = "Server-Sent Events, one Event per message", content_type = "text/event-stream")))]
 pub(in crate::server) async fn event_stream(
     Caller(me): Caller,
     Extension(closing): Extension<Closing>,

@@ -8,7 +8,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::Caller;
 use crate::backend::Backend;
 use crate::bundled::Bundled;
@@ -19,10 +19,7 @@ pub(in crate::server) fn routes() -> Router<Bundled> {
         .route("/v1/me", get(me))
 }
 
-#[utoipa::path(get, path = "/v1/health", responses(
-    (status = 200, description = "The server is up", body = Object),
-    (status = 503, description = "The database or the blob store cannot be reached: `{\"status\":\"unavailable\",\"reason\"}`", body = Object),
-))]
+#[utoipa::path(get, path = "/v1/health", responses((status = 200, description = "The server is up", body = Object), (status = 503, description = "The database or the blob store cannot be reached: `{\"status\":\"unavailable\",\"reason\"}`", body = Object)))]
 pub(in crate::server) async fn health(State(store): State<Bundled>) -> Response {
     match store.health().await {
         Ok(()) => Json(json!({ "status": "ok" })).into_response(),
@@ -37,7 +34,7 @@ pub(in crate::server) async fn health(State(store): State<Bundled>) -> Response 
     }
 }
 
-#[utoipa::path(get, path = "/v1/me", responses((status = 200, description = "The participant the token names", body = Object), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/me", responses((status = 200, description = "The participant the token names", body = Object)))]
 pub(in crate::server) async fn me(Caller(me): Caller) -> ApiResult<Json<serde_json::Value>> {
     Ok(Json(json!({ "participant": me.me().await? })))
 }

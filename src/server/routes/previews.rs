@@ -8,7 +8,7 @@ use axum::routing::get;
 use axum::Router;
 use serde::Deserialize;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{id, in_range, query, Caller, RawId};
 use crate::backend::Backend;
 use crate::bundled::Bundled;
@@ -62,7 +62,7 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
     response
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", params(("id" = Uuid, Path), ("version" = Option<u64>, Query, description = "The head when not given"), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn artifact_preview(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -78,7 +78,7 @@ pub(in crate::server) async fn artifact_preview(
     Ok(png_response(me.preview(of, size).await?, version.is_some()))
 }
 
-#[utoipa::path(get, path = "/v1/proposals/{id}/preview", params(("id" = Uuid, Path), ("size" = Option<u32>, Query, description = "16 to 4096, default 512")), responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)"))), (status = 404, description = "not_found or no_preview", body = ErrorBody), (status = 422, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/proposals/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn proposal_preview(
     Caller(me): Caller,
     RawId(raw): RawId,

@@ -8,7 +8,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use super::super::errors::{ApiResult, ErrorBody};
+use super::super::errors::ApiResult;
 use super::super::request::{id, query, Caller, RawId};
 use super::{bytes_response, JsonList};
 use crate::backend::Backend;
@@ -25,7 +25,7 @@ pub(in crate::server) fn routes() -> Router<Bundled> {
         .route("/v1/proposals/{id}/reject", post(reject))
 }
 
-#[utoipa::path(get, path = "/v1/proposals", params(("artifact" = Option<Uuid>, Query), ("state" = Option<ProposalState>, Query)), responses((status = 200, body = ProposalList)))]
+#[utoipa::path(get, path = "/v1/proposals", responses((status = 200, body = ProposalList)))]
 pub(in crate::server) async fn proposals(
     Caller(me): Caller,
     request: Request,
@@ -44,7 +44,7 @@ pub(in crate::server) async fn proposals(
     Ok(JsonList::new("proposals", me.proposals(filter).await?))
 }
 
-#[utoipa::path(get, path = "/v1/proposals/{id}", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/proposals/{id}", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn proposal(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -52,7 +52,7 @@ pub(in crate::server) async fn proposal(
     Ok(Json(me.proposal(id(&raw)?).await?))
 }
 
-#[utoipa::path(get, path = "/v1/proposals/{id}/content", params(("id" = Uuid, Path)), responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 404, body = ErrorBody)))]
+#[utoipa::path(get, path = "/v1/proposals/{id}/content", responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn proposal_content(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -61,7 +61,7 @@ pub(in crate::server) async fn proposal_content(
     Ok(bytes_response(proposal.size, &proposal.digest, reader))
 }
 
-#[utoipa::path(post, path = "/v1/proposals/{id}/accept", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal), (status = 409, description = "proposal_stale or artifact_busy", body = ErrorBody)))]
+#[utoipa::path(post, path = "/v1/proposals/{id}/accept", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn accept(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -69,7 +69,7 @@ pub(in crate::server) async fn accept(
     Ok(Json(me.accept_proposal(id(&raw)?).await?))
 }
 
-#[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", params(("id" = Uuid, Path)), responses((status = 201, body = Proposal)))]
+#[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", responses((status = 201, body = Proposal)))]
 pub(in crate::server) async fn rebuild(
     Caller(me): Caller,
     RawId(raw): RawId,
@@ -80,7 +80,7 @@ pub(in crate::server) async fn rebuild(
     ))
 }
 
-#[utoipa::path(post, path = "/v1/proposals/{id}/reject", params(("id" = Uuid, Path)), responses((status = 200, body = Proposal)))]
+#[utoipa::path(post, path = "/v1/proposals/{id}/reject", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn reject(
     Caller(me): Caller,
     RawId(raw): RawId,

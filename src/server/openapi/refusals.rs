@@ -1,0 +1,460 @@
+//! What each operation of the API can answer besides its success, and what it
+//! needs: a token or none, its parameters with every constraint, its body.
+//! One table, read by `openapi` to write the document; it never answers a
+//! request, so a row that is wrong here is caught by the test that sends
+//! the document's requests to a real server (`tests/openapi.rs`).
+
+/// A request body: none, a JSON object (empty means `{}`), or a file.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Body {
+    None,
+    Json,
+    Upload,
+}
+
+/// One parameter: where it goes, whether it must be there, its JSON schema
+/// (every constraint the server checks that a schema can say) and a sentence.
+pub(super) struct Param {
+    pub name: &'static str,
+    pub location: &'static str,
+    pub required: bool,
+    pub schema: &'static str,
+    pub description: &'static str,
+}
+
+/// One operation: its method and path template, whether it needs a token,
+/// its parameters and body, the refusals of its own (beyond those every
+/// operation of its kind has, see `refusals`), and a note for its description.
+pub(super) struct Operation {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub token: bool,
+    pub params: &'static [Param],
+    pub body: Body,
+    pub refusals: &'static [(u16, &'static [&'static str])],
+    pub note: &'static str,
+}
+
+/// A sequence number or version: SQLite keeps them as signed 64-bit integers.
+const SEQ: &str = r#"{"type":"integer","minimum":0,"maximum":9223372036854775807}"#;
+const UUID: &str = r#"{"type":"string","format":"uuid"}"#;
+
+const ID: Param = Param {
+    name: "id",
+    location: "path",
+    required: true,
+    schema: UUID,
+    description: "A UUID; anything else is 400 `bad_request`",
+};
+const VERSION: Param = Param {
+    name: "version",
+    location: "query",
+    required: false,
+    schema: SEQ,
+    description: "A version number (the head when not given); past 2^63 - 1 is 400 `bad_request`",
+};
+const SIZE: Param = Param {
+    name: "size",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"integer","minimum":16,"maximum":4096,"default":512}"#,
+    description:
+        "The square the image is fitted into, 16 to 4096 px (default 512); outside: 422 `invalid`",
+};
+const AFTER: Param = Param {
+    name: "after",
+    location: "query",
+    required: false,
+    schema: SEQ,
+    description: "Events with a higher seq, oldest first; not with `before` (both: 422 `invalid`)",
+};
+/// A path as stored or to be stored: never empty, at most 1024 bytes of UTF-8
+/// (a schema counts characters, so 1024 characters is the most it can say).
+const PATH_SCHEMA: &str = r#"{"type":"string","minLength":1,"maxLength":1024}"#;
+const PATH_RULES: &str = "A relative `/`-separated path, not empty, at most 1024 bytes of UTF-8, \
+     safe on Windows, macOS and Linux (shared/API.md); else 422 `invalid`";
+const DIGEST: Param = Param {
+    name: "Leasedesk-Digest",
+    location: "header",
+    required: false,
+    schema: r#"{"type":"string","pattern":"^blake3:[0-9a-f]{64}$"}"#,
+    description: "The body's digest; a body that does not match is 400 `digest_mismatch` and nothing is stored",
+};
+const MESSAGE: Param = Param {
+    name: "Leasedesk-Message",
+    location: "header",
+    required: false,
+    schema: r#"{"type":"string","pattern":"^[\\x20-\\x7e]*$"}"#,
+    description: "The version's description, percent-encoded UTF-8, at most 4096 bytes once decoded; else 422 `invalid`",
+};
+
+/// An operation that needs a token, with no note.
+const fn op(
+    method: &'static str,
+    path: &'static str,
+    params: &'static [Param],
+    body: Body,
+    refusals: &'static [(u16, &'static [&'static str])],
+) -> Operation {
+    Operation {
+        method,
+        path,
+        token: true,
+        params,
+        body,
+        refusals,
+        note: "",
+    }
+}
+
+impl Operation {
+    const fn without_token(self) -> Self {
+        Operation {
+            token: false,
+            ..self
+        }
+    }
+
+    const fn noting(self, note: &'static str) -> Self {
+        Operation { note, ..self }
+    }
+}
+
+/// Every operation of the API, in the order of shared/API.md.
+const PATH_QUERY: Param = Param {
+    name: "path",
+    location: "query",
+    required: true,
+    schema: PATH_SCHEMA,
+    description: PATH_RULES,
+};
+const PATH_FILTER: Param = Param {
+    name: "path",
+    location: "query",
+    required: false,
+    schema: PATH_SCHEMA,
+    description: "Only the artifact at this path (as stored); none there is 404 `not_found`",
+};
+const CHECKOUT_STATE: Param = Param {
+    name: "state",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","enum":["open","closed"]}"#,
+    description: "Only the caller's check-outs in this state",
+};
+const ARTIFACT_OF_PROPOSALS: Param = Param {
+    name: "artifact",
+    location: "query",
+    required: false,
+    schema: UUID,
+    description: "Only this artifact's proposals; not a UUID: 400 `bad_request`",
+};
+const PROPOSAL_STATE: Param = Param {
+    name: "state",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","enum":["open","accepted","rejected","superseded"]}"#,
+    description: "Only proposals in this state",
+};
+const BEFORE: Param = Param {
+    name: "before",
+    location: "query",
+    required: false,
+    schema: SEQ,
+    description: "Events with a lower seq, newest first; not with `after` (both: 422 `invalid`)",
+};
+const LIMIT: Param = Param {
+    name: "limit",
+    location: "query",
+    required: false,
+    schema: SEQ,
+    description: "At most this many events (default 100); more than 1000 is lowered to 1000",
+};
+const ARTIFACT_OF_EVENTS: Param = Param {
+    name: "artifact",
+    location: "query",
+    required: false,
+    schema: UUID,
+    description: "That artifact's events only; not a UUID: 400 `bad_request`",
+};
+const LAST_EVENT_ID: Param = Param {
+    name: "Last-Event-ID",
+    location: "header",
+    required: false,
+    schema: SEQ,
+    description: "Where a reconnecting client resumes, over `after`; not a seq: 400 `bad_request`",
+};
+
+pub(super) const OPERATIONS: &[Operation] = &[
+    op("get", "/v1/health", &[], Body::None, &[])
+        .without_token()
+        .noting("Needs no token."),
+    op("get", "/v1/openapi.json", &[], Body::None, &[]),
+    op("get", "/v1/me", &[], Body::None, &[]),
+    op(
+        "post",
+        "/v1/artifacts",
+        &[PATH_QUERY, DIGEST, MESSAGE],
+        Body::Upload,
+        &[(409, &["exists"]), (422, &["invalid"])],
+    ),
+    op(
+        "get",
+        "/v1/artifacts",
+        &[PATH_FILTER],
+        Body::None,
+        &[(404, &["not_found"]), (422, &["invalid"])],
+    ),
+    op(
+        "get",
+        "/v1/artifacts/{id}",
+        &[ID],
+        Body::None,
+        &[(404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/artifacts/{id}/versions",
+        &[ID],
+        Body::None,
+        &[(404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/artifacts/{id}/content",
+        &[ID, VERSION],
+        Body::None,
+        &[(404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/artifacts/{id}/preview",
+        &[ID, VERSION, SIZE],
+        Body::None,
+        &[(404, &["not_found", "no_preview"]), (422, &["invalid"])],
+    ),
+    op(
+        "post",
+        "/v1/artifacts/{id}/checkouts",
+        &[ID],
+        Body::Json,
+        &[
+            (404, &["not_found"]),
+            (409, &["artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op("get", "/v1/checkouts", &[CHECKOUT_STATE], Body::None, &[]),
+    op(
+        "get",
+        "/v1/checkouts/{id}",
+        &[ID],
+        Body::None,
+        &[(403, &["forbidden"]), (404, &["not_found"])],
+    ),
+    op(
+        "post",
+        "/v1/checkouts/{id}/extend",
+        &[ID],
+        Body::Json,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["checkout_closed", "artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/checkouts/{id}/checkin",
+        &[ID, DIGEST, MESSAGE],
+        Body::Upload,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["checkout_closed"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/checkouts/{id}/cancel",
+        &[ID],
+        Body::None,
+        &[(403, &["forbidden"]), (404, &["not_found"])],
+    ),
+    op(
+        "post",
+        "/v1/artifacts/{id}/edits",
+        &[ID],
+        Body::Json,
+        &[
+            (404, &["not_found"]),
+            (409, &["artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/edits/{id}/commit",
+        &[ID, DIGEST, MESSAGE],
+        Body::Upload,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["stale", "checkout_closed"]),
+        ],
+    ),
+    op(
+        "delete",
+        "/v1/edits/{id}",
+        &[ID],
+        Body::None,
+        &[(403, &["forbidden"]), (404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/proposals",
+        &[ARTIFACT_OF_PROPOSALS, PROPOSAL_STATE],
+        Body::None,
+        &[],
+    ),
+    op(
+        "get",
+        "/v1/proposals/{id}",
+        &[ID],
+        Body::None,
+        &[(404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/proposals/{id}/content",
+        &[ID],
+        Body::None,
+        &[(404, &["not_found"])],
+    ),
+    op(
+        "get",
+        "/v1/proposals/{id}/preview",
+        &[ID, SIZE],
+        Body::None,
+        &[(404, &["not_found", "no_preview"]), (422, &["invalid"])],
+    ),
+    op(
+        "post",
+        "/v1/proposals/{id}/accept",
+        &[ID],
+        Body::None,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["proposal_stale", "artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/proposals/{id}/rebuild",
+        &[ID],
+        Body::None,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/proposals/{id}/reject",
+        &[ID],
+        Body::None,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (422, &["invalid"]),
+        ],
+    ),
+    op(
+        "post",
+        "/v1/artifacts/{id}/break",
+        &[ID],
+        Body::Json,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (422, &["invalid"]),
+        ],
+    )
+    .noting("For admins only (403 `forbidden` otherwise)."),
+    op(
+        "post",
+        "/v1/artifacts/{id}/rename",
+        &[ID],
+        Body::Json,
+        &[
+            (403, &["forbidden"]),
+            (404, &["not_found"]),
+            (409, &["exists", "artifact_busy"]),
+            (422, &["invalid"]),
+        ],
+    )
+    .noting("For admins only (403 `forbidden` otherwise)."),
+    op(
+        "get",
+        "/v1/events",
+        &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS],
+        Body::None,
+        &[(422, &["invalid"])],
+    )
+    .noting("`after` and `before` are refused together (422 `invalid`)."),
+    op(
+        "get",
+        "/v1/events/stream",
+        &[AFTER, LAST_EVENT_ID],
+        Body::None,
+        &[],
+    )
+    .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
+];
+
+/// Every status `op` can answer besides its success, each with its error
+/// codes: those of the HTTP layer (a bad head, a head too large, the
+/// connection cap), of a token, of its body, and its own.
+pub(super) fn refusals(op: &Operation) -> Vec<(u16, Vec<&'static str>)> {
+    let mut all: Vec<(u16, Vec<&'static str>)> = Vec::new();
+    let mut add =
+        |status: u16, codes: &[&'static str]| match all.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, known)) => {
+                for code in codes {
+                    if !known.contains(code) {
+                        known.push(code);
+                    }
+                }
+            }
+            None => all.push((status, codes.to_vec())),
+        };
+    // The guard's refusals of a head, and the cap on connections.
+    add(400, &["bad_request"]);
+    add(414, &["too_large"]);
+    add(431, &["too_large"]);
+    add(503, &["unavailable"]);
+    if op.token {
+        add(401, &["unauthorized"]);
+        add(500, &["internal"]);
+    }
+    match op.body {
+        Body::None => {}
+        Body::Json => add(413, &["too_large"]),
+        Body::Upload => {
+            add(400, &["digest_mismatch"]);
+            add(413, &["too_large"]);
+            add(422, &["invalid"]);
+            add(507, &["storage_full"]);
+        }
+    }
+    for (status, codes) in op.refusals {
+        add(*status, codes);
+    }
+    all.sort_by_key(|(status, _)| *status);
+    all
+}
