@@ -12,8 +12,8 @@ mod lease;
 mod output;
 mod serve;
 
-use std::path::Path;
-use std::process::Output;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 use testkit::ServeProcess;
@@ -25,17 +25,41 @@ const SHELL: [&str; 2] = if cfg!(windows) {
     ["sh", "-c"]
 };
 
-/// The CLI on one data folder, run as whichever participant each call names.
-struct Cli<'a> {
-    data: &'a Path,
+/// The CLI on a data folder of its own in a temp folder (testkit's), run as
+/// whichever participant each call names.
+struct Cli {
+    kit: testkit::Cli,
 }
 
-impl Cli<'_> {
+impl Cli {
+    fn new() -> Self {
+        Self {
+            kit: crate::harness::cli_in_temp_dir(),
+        }
+    }
+
+    /// The data folder.
+    fn data(&self) -> PathBuf {
+        self.kit.data_dir().expect("a data folder")
+    }
+
+    /// Writes `bytes` to `name` in the temp folder (beside the data folder)
+    /// and answers its path, for `import` and `checkin`.
+    fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let path = self.kit.dir().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    /// `leasedesk --data DATA --as WHO`, ready for a command's arguments.
+    fn command(&self, who: &str) -> Command {
+        let mut command = self.kit.command();
+        command.args(["--as", who]);
+        command
+    }
+
     fn run(&self, who: &str, args: &[&str]) -> Output {
-        crate::harness::leasedesk()
-            .arg("--data")
-            .arg(self.data)
-            .args(["--as", who])
+        self.command(who)
             .args(args)
             .output()
             .expect("run leasedesk")
@@ -68,21 +92,18 @@ impl Cli<'_> {
             .unwrap()
             .to_owned()
     }
-}
 
-/// A real `leasedesk serve` on `data`, on 127.0.0.1:0, its debug log in a
-/// file beside the data folder.
-fn serve(data: &Path) -> ServeProcess {
-    crate::harness::cli_on()
-        .data(data)
-        .serve()
-        .env("LEASEDESK_LOG", "debug")
-        .log_to(data.with_extension("log"))
-        .spawn()
+    /// A real `leasedesk serve` on the data folder, on 127.0.0.1:0, its debug
+    /// log in `serve.log` beside the data folder.
+    fn serve(&self) -> ServeProcess {
+        crate::harness::serve_logged(&self.kit)
+            .env("LEASEDESK_LOG", "debug")
+            .spawn()
+    }
 }
 
 /// Asks the server to stop (SIGTERM, Ctrl+Break) and returns whether it exited cleanly.
 fn stop(mut server: ServeProcess) -> bool {
-    crate::harness::ask_to_stop(&mut server.child);
+    server.ask_to_stop();
     server.child.wait().unwrap().success()
 }

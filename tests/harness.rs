@@ -463,3 +463,8 @@ pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [
     );
     outcomes
 }
+
+/// Sends `request` and reads its answer's JSON, both of which must work.
+pub async fn json_of(request: reqwest::RequestBuilder) -> serde_json::Value {
+    request.send().await.unwrap().json().await.unwrap()
+}

@@ -228,15 +228,12 @@ async fn metrics_count_requests_by_route_template_and_status_class_on_their_own_
     let alice = client(&served.token());
     let api = &served.api;
 
-    let imported: Value = alice
-        .post(format!("{api}/v1/artifacts?path=hero.psd"))
-        .body("version one")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let imported: Value = crate::harness::json_of(
+        alice
+            .post(format!("{api}/v1/artifacts?path=hero.psd"))
+            .body("version one"),
+    )
+    .await;
     let artifact = imported["id"].as_str().unwrap();
     let checkout = alice
         .post(format!("{api}/v1/artifacts/{artifact}/checkouts"))

@@ -51,30 +51,22 @@ pub async fn make_artifacts(
 
 /// A new artifact at `path`, made through the server at `url`: its id.
 pub async fn import(http: &reqwest::Client, url: &str, token: &str, path: &str) -> String {
-    let created: Value = http
-        .post(format!("{url}/v1/artifacts?path={path}"))
-        .bearer_auth(token)
-        .body("v1")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created: Value = json(
+        http.post(format!("{url}/v1/artifacts?path={path}"))
+            .bearer_auth(token)
+            .body("v1"),
+    )
+    .await;
     created["id"].as_str().expect("an artifact").to_owned()
 }
 
 /// One lease acquire + release: an agent's edit on `artifact`, then its release.
 pub async fn edit_pair(http: &reqwest::Client, url: &str, token: &str, artifact: &str) {
-    let edit: Value = http
-        .post(format!("{url}/v1/artifacts/{artifact}/edits"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let edit: Value = json(
+        http.post(format!("{url}/v1/artifacts/{artifact}/edits"))
+            .bearer_auth(token),
+    )
+    .await;
     let id = edit["id"].as_str().expect("an edit");
     let released = http
         .delete(format!("{url}/v1/edits/{id}"))
@@ -202,4 +194,9 @@ impl Drop for Etcd {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends `request` and reads its answer's JSON, both of which must work.
+pub async fn json(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
 }

@@ -51,15 +51,11 @@ pub(crate) async fn etcd_pairs(work: &Path, sizes: &Sizes) {
     let (rate, median, p99) = measure_pairs(CLIENTS, sizes.pairs_per_client, move |_| {
         let (http, url) = (http.clone(), url.clone());
         async move {
-            let granted: Value = http
-                .post(format!("{url}/v3/lease/grant"))
-                .json(&json!({ "TTL": 45 }))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let granted: Value = pairs::json(
+                http.post(format!("{url}/v3/lease/grant"))
+                    .json(&json!({ "TTL": 45 })),
+            )
+            .await;
             let id = granted["ID"].as_str().expect("a lease id").to_owned();
             let revoked = http
                 .post(format!("{url}/v3/lease/revoke"))

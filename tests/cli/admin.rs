@@ -6,17 +6,14 @@ use super::Cli;
 /// rules (found as stored); anyone else is refused and nothing changes.
 #[test]
 fn rename_fixes_a_legacy_path_for_admins_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let cli = Cli { data: &data };
-    let file = dir.path().join("seed.psd");
-    std::fs::write(&file, b"bytes").unwrap();
+    let cli = Cli::new();
+    let file = cli.file("seed.psd", b"bytes");
     cli.ok("user:root", &["user", "add", "boss", "--admin"]);
     cli.ok("user:root", &["user", "add", "ada"]);
-    let seed = cli.json("user:ada", &["import", "seed.psd", file.to_str().unwrap()]);
+    let seed = cli.json("user:ada", &["import", "seed.psd", &file]);
     {
         // As an older version stored it, its key as migration 0003 fills it.
-        let db = rusqlite::Connection::open(data.join("leasedesk.db")).unwrap();
+        let db = rusqlite::Connection::open(cli.data().join("leasedesk.db")).unwrap();
         let id = uuid::Uuid::new_v4().to_string();
         db.execute(
             "INSERT INTO artifacts (id, path, path_key, head_version, created_at) VALUES (?1, 'CON', 'con', 1, 0)",

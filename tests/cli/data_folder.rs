@@ -108,12 +108,12 @@ fn the_data_folder_is_private_to_its_owner_under_umask_022() {
 #[test]
 fn a_world_readable_data_folder_of_an_older_version_is_made_private_at_open() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let file = dir.path().join("a.psd");
-    std::fs::write(&file, b"v1").unwrap();
-    let cli = Cli { data: &data };
-    cli.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
+    let cli = Cli::new();
+    let data = cli.data();
+    cli.ok(
+        "user:alice",
+        &["import", "a.psd", &cli.file("a.psd", b"v1")],
+    );
     // What an older version left under umask 022: folders 755, files 644.
     for (path, _) in modes_under(&data) {
         let mode = if path.is_dir() { 0o755 } else { 0o644 };

@@ -1,7 +1,7 @@
 //! An agent's `edit`: committed on success, always released (failure,
 //! deadline, busy file), and run without the caller's token or server.
 
-use super::{serve, stop, Cli, SHELL};
+use super::{stop, Cli, SHELL};
 
 // A command line that names no `{}` gets the copy's path as one more
 // argument: `sh -c` takes it as `$0`, cmd would run it, so there `rem {}`
@@ -18,13 +18,11 @@ const PRINT_ENV: &str = if cfg!(windows) { "set & rem {}" } else { "env" };
 
 #[test]
 fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data: &dir.path().join("data"),
-    };
-    let file = dir.path().join("a.txt");
-    std::fs::write(&file, b"hello\n").unwrap();
-    cli.ok("user:alice", &["import", "a.txt", file.to_str().unwrap()]);
+    let cli = Cli::new();
+    cli.ok(
+        "user:alice",
+        &["import", "a.txt", &cli.file("a.txt", b"hello\n")],
+    );
 
     let done = cli.ok(
         "agent:bot",
@@ -79,14 +77,13 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
 
 #[test]
 fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let local = Cli { data: &data };
+    let local = Cli::new();
     let token = local.add_participant(&["resizer", "--agent"]);
-    let file = dir.path().join("a.txt");
-    std::fs::write(&file, b"hello\n").unwrap();
-    local.ok("user:alice", &["import", "a.txt", file.to_str().unwrap()]);
-    let server = serve(&data);
+    local.ok(
+        "user:alice",
+        &["import", "a.txt", &local.file("a.txt", b"hello\n")],
+    );
+    let server = local.serve();
     // The command prints its environment, one NAME=value per line, then leaves the file be.
     let edit = crate::harness::leasedesk()
         .args(["edit", "a.txt", "--", SHELL[0], SHELL[1], PRINT_ENV])

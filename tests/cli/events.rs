@@ -10,20 +10,14 @@ use super::Cli;
 /// `lease.expired` is printed.
 #[test]
 fn following_events_on_a_data_folder_records_a_lapse_nobody_touches() {
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data: &dir.path().join("data"),
-    };
-    let file = dir.path().join("hero.psd");
-    std::fs::write(&file, b"first").unwrap();
+    let cli = Cli::new();
     cli.ok(
         "user:alice",
-        &["import", "hero.psd", file.to_str().unwrap()],
+        &["import", "hero.psd", &cli.file("hero.psd", b"first")],
     );
-    let mut follow = crate::harness::leasedesk()
-        .arg("--data")
-        .arg(cli.data)
-        .args(["--as", "user:bob", "--json", "events", "--follow"])
+    let mut follow = cli
+        .command("user:bob")
+        .args(["--json", "events", "--follow"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

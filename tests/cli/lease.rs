@@ -8,13 +8,8 @@ use super::Cli;
 
 #[test]
 fn a_designer_session_through_the_cli() {
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data: &dir.path().join("data"),
-    };
-    let file = dir.path().join("hero.psd");
-    std::fs::write(&file, b"first").unwrap();
-    let file = file.to_str().unwrap();
+    let cli = Cli::new();
+    let file = &cli.file("hero.psd", b"first");
 
     assert!(cli
         .ok("user:root", &["user", "add", "boss", "--admin"])
@@ -111,13 +106,8 @@ fn a_designer_session_through_the_cli() {
 
 #[test]
 fn refusals_exit_non_zero_with_a_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let cli = Cli {
-        data: &dir.path().join("data"),
-    };
-    let file = dir.path().join("a.psd");
-    std::fs::write(&file, b"x").unwrap();
-    let file = file.to_str().unwrap();
+    let cli = Cli::new();
+    let file = &cli.file("a.psd", b"x");
 
     let cases: &[(&[&str], i32, &str)] = &[
         (

@@ -4,27 +4,16 @@
 
 use serde_json::Value;
 
-use super::{serve, stop, Cli, SHELL};
+use super::{stop, Cli, SHELL};
 
 #[test]
 fn the_cli_works_the_same_against_a_real_server_process() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let local = Cli { data: &data };
+    let local = Cli::new();
     let token_of = |name: &str| local.add_participant(&[name]);
     let (alice, bob) = (token_of("alice"), token_of("bob"));
-    let server = serve(&data);
-    let remote = |token: &str, args: &[&str]| {
-        crate::harness::leasedesk()
-            .args(["--server", &server.url])
-            .args(args)
-            .env("LEASEDESK_TOKEN", token)
-            .output()
-            .unwrap()
-    };
-    let file = dir.path().join("hero.psd");
-    std::fs::write(&file, b"v1").unwrap();
-    let file = file.to_str().unwrap();
+    let server = local.serve();
+    let remote = |token: &str, args: &[&str]| server.client_cli(token).output(args);
+    let file = &local.file("hero.psd", b"v1");
 
     assert!(remote(&alice, &["import", "brand/hero.psd", file])
         .status
@@ -74,9 +63,10 @@ fn the_cli_works_the_same_against_a_real_server_process() {
     assert!(String::from_utf8_lossy(&admin_only.stderr).contains("data folder"));
 
     // `events --follow` streams the ledger (the first lines, then it is stopped).
-    let mut follow = crate::harness::leasedesk()
-        .args(["--server", &server.url, "--json", "events", "--follow"])
-        .env("LEASEDESK_TOKEN", &bob)
+    let mut follow = server
+        .client_cli(&bob)
+        .command()
+        .args(["--json", "events", "--follow"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -107,16 +97,14 @@ fn the_cli_works_the_same_against_a_real_server_process() {
 #[test]
 fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     use std::io::{Read, Write};
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let local = Cli { data: &data };
+    let local = Cli::new();
     let token = local.add_participant(&["alice"]);
-    let file = dir.path().join("a.psd");
-    std::fs::write(&file, b"v1").unwrap();
-    local.ok("user:alice", &["import", "a.psd", file.to_str().unwrap()]);
-    let checkout: Value =
-        serde_json::from_str(&local.ok("user:alice", &["--json", "checkout", "a.psd"])).unwrap();
-    let mut server = serve(&data);
+    local.ok(
+        "user:alice",
+        &["import", "a.psd", &local.file("a.psd", b"v1")],
+    );
+    let checkout = local.json("user:alice", &["checkout", "a.psd"]);
+    let mut server = local.serve();
 
     let mut socket =
         std::net::TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
@@ -130,7 +118,7 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     .unwrap();
     socket.write_all(&body[..1 << 20]).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(200));
-    crate::harness::ask_to_stop(&mut server.child);
+    server.ask_to_stop();
     std::thread::sleep(std::time::Duration::from_millis(200));
     socket.write_all(&body[1 << 20..]).unwrap();
     let mut answer = String::new();
@@ -138,8 +126,7 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("\"outcome\":\"committed\""), "{answer}");
     assert!(stop(server), "then the server stops cleanly");
-    let versions: Value =
-        serde_json::from_str(&local.ok("user:alice", &["--json", "versions", "a.psd"])).unwrap();
+    let versions = local.json("user:alice", &["versions", "a.psd"]);
     assert_eq!(
         versions.as_array().unwrap().len(),
         2,

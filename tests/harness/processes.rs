@@ -41,9 +41,6 @@ pub fn leasedesk() -> std::process::Command {
 /// a manual check (docs/WINDOWS.md).
 pub const GRACEFUL_STOP: bool = cfg!(unix);
 
-/// Asks a server to stop: SIGTERM, or on Windows ends it (see [`GRACEFUL_STOP`]).
-pub use testkit::ask_to_stop;
-
 /// The `leasedesk` CLI (and its `serve`) on a data folder of its own in a
 /// temp folder, where a server's log can go too (`serve_log`).
 pub fn cli_in_temp_dir() -> testkit::Cli {

@@ -95,15 +95,12 @@ async fn an_http2_upload_that_stalls_is_refused_and_stores_nothing() {
         let body: serde_json::Value = answer.json().await.unwrap();
         assert_eq!(body["error"], "bad_request", "{body}");
     }
-    let listed: serde_json::Value = client
-        .get(format!("{}/v1/artifacts", served.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: serde_json::Value = crate::harness::json_of(
+        client
+            .get(format!("{}/v1/artifacts", served.url))
+            .bearer_auth(&token),
+    )
+    .await;
     assert_eq!(listed["artifacts"], serde_json::json!([]), "{listed}");
 }
 

@@ -405,16 +405,12 @@ pub(super) async fn malformed(work: &Path) {
     for path in ["hostile/a.psd", "hostile/b.psd"] {
         ids.push(pairs::import(&http, &server.url, &server.token, path).await);
     }
-    let checkout: Value = http
-        .post(format!("{}/v1/artifacts/{}/checkouts", server.url, ids[1]))
-        .bearer_auth(&server.token)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let checkout: Value = pairs::json(
+        http.post(format!("{}/v1/artifacts/{}/checkouts", server.url, ids[1]))
+            .bearer_auth(&server.token)
+            .json(&json!({})),
+    )
+    .await;
     let probes = probes(&server.token, &ids[0], checkout["id"].as_str().unwrap());
     let kinds: std::collections::BTreeSet<&str> = probes.iter().map(|p| p.kind).collect();
 
