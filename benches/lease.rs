@@ -163,15 +163,8 @@ async fn cycles(work: &Path, n: u32) {
     let (store, id) = store_with_artifact(&work.join("cycles"), &content).await;
     let start = Instant::now();
     for _ in 0..n {
-        let c = store
-            .check_out(id, CheckoutRequest::default())
-            .await
-            .unwrap();
-        let done = store
-            .check_in(c.id, Upload::stream(std::io::Cursor::new(content.clone())))
-            .await
-            .unwrap();
-        assert!(matches!(done.result, Some(CheckinResult::Unchanged { .. })));
+        let done = cycle(&store, id, content.clone()).await;
+        assert!(matches!(done, Some(CheckinResult::Unchanged { .. })));
     }
     row(
         "whole cycle: check out, check in an unchanged 4 KiB file",
@@ -181,22 +174,27 @@ async fn cycles(work: &Path, n: u32) {
     let n = n / 10;
     let start = Instant::now();
     for i in 0..n {
-        let c = store
-            .check_out(id, CheckoutRequest::default())
-            .await
-            .unwrap();
-        let changed = format!("version {i}").into_bytes();
-        let done = store
-            .check_in(c.id, Upload::stream(std::io::Cursor::new(changed)))
-            .await
-            .unwrap();
-        assert!(matches!(done.result, Some(CheckinResult::Committed { .. })));
+        let done = cycle(&store, id, format!("version {i}").into_bytes()).await;
+        assert!(matches!(done, Some(CheckinResult::Committed { .. })));
     }
     row(
         "durable cycle: check out, check in a changed file (blob and WAL fsynced)",
         format!("{:.0} cycles/s", per_second(n, start.elapsed())),
         "bounded by fsync; compare synchronous=FULL above",
     );
+}
+
+/// One check-out of `id` on `store`, checked in with `content`: its result.
+async fn cycle(store: &Bundled, id: ArtifactId, content: Vec<u8>) -> Option<CheckinResult> {
+    let c = store
+        .check_out(id, CheckoutRequest::default())
+        .await
+        .unwrap();
+    store
+        .check_in(c.id, Upload::stream(std::io::Cursor::new(content)))
+        .await
+        .unwrap()
+        .result
 }
 
 /// Wall time and peak resident memory of a child process. The peak is read
@@ -266,32 +264,15 @@ fn big_file(work: &Path, sizes: &Sizes) {
         start.push(measure(Command::new(&bin).arg("--version")).0);
 
         let data = work.join(format!("checkin-{rep}"));
-        let cli = |args: &[&str]| {
-            let out = Command::new(&bin)
-                .arg("--data")
-                .arg(&data)
-                .args(["--as", "user:bench"])
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
+        let cli = testkit::Cli::new(&bin)
+            .data(&data)
+            .as_participant("user:bench");
         let small = work.join("small.psd");
         std::fs::write(&small, b"v1").unwrap();
-        cli(&["import", "big.psd", small.to_str().unwrap()]);
-        cli(&["checkout", "big.psd"]);
+        cli.ok(&["import", "big.psd", small.to_str().unwrap()]);
+        cli.ok(&["checkout", "big.psd"]);
         quiet();
-        let (elapsed, rss) = measure(
-            Command::new(&bin)
-                .arg("--data")
-                .arg(&data)
-                .args(["--as", "user:bench", "checkin", "big.psd"])
-                .arg(&source),
-        );
+        let (elapsed, rss) = measure(cli.command().args(["checkin", "big.psd"]).arg(&source));
         checkin.push(elapsed);
         peak = peak.max(rss);
         std::fs::remove_dir_all(&data).unwrap();

@@ -58,22 +58,19 @@ fn main() {
 fn composite(quick: bool, baseline: bool, work: &Path) {
     let (side, repeats) = if quick { (4000, 3) } else { (16000, 5) };
     let psb = work.join("big.psb");
-    let started = Instant::now();
-    write_psb(&psb, side, side);
-    let what = format!(
-        "{} PSB ({side}×{side} RGB + transparency, 8-bit, RLE)",
-        gib(&psb, started)
+    let size = written(&psb, |psb| write_psb(psb, side, side));
+    let what = format!("{size} PSB ({side}×{side} RGB + transparency, 8-bit, RLE)");
+    measure_psb(
+        &psb,
+        repeats,
+        &what,
+        "`preview::psd::render`",
+        baseline.then_some(PsdTools {
+            script: PSD_TOOLS_COMPOSITE,
+            how: "`PSDImage.open(f).topil()`, Pillow `thumbnail`",
+            difference: "box filter vs Pillow's reduce + bicubic",
+        }),
     );
-    let ours = ours(&psb, repeats, &what, "`preview::psd::render`");
-    if baseline {
-        against_psd_tools(
-            &ours,
-            PSD_TOOLS_COMPOSITE,
-            "`PSDImage.open(f).topil()`, Pillow `thumbnail`",
-            "box filter vs Pillow's reduce + bicubic",
-        );
-    }
-    std::fs::remove_file(&psb).unwrap();
 }
 
 fn layers(quick: bool, baseline: bool, work: &Path) {
@@ -83,22 +80,39 @@ fn layers(quick: bool, baseline: bool, work: &Path) {
         (8000, 3650, 5)
     };
     let psb = work.join("layers.psb");
-    let started = Instant::now();
-    write_layered_psb(&psb, side, 20, layer_side);
+    let size = written(&psb, |psb| write_layered_psb(psb, side, 20, layer_side));
     let what = format!(
-        "{} PSB without a composite ({side}×{side}, 20 layers of {layer_side}×{layer_side} RGBA, 8-bit, RLE, six blend modes)",
-        gib(&psb, started)
+        "{size} PSB without a composite ({side}×{side}, 20 layers of {layer_side}×{layer_side} RGBA, 8-bit, RLE, six blend modes)"
     );
-    let ours = ours(&psb, repeats, &what, "composited from its layers");
-    if baseline {
-        against_psd_tools(
-            &ours,
-            PSD_TOOLS_LAYERS,
-            "`PSDImage.open(f).composite(force=True)`, Pillow `thumbnail`",
-            "ours blended at the preview's scale, psd-tools' at the document's, then shrunk: pixel noise in five non-normal modes is the worst case for that",
-        );
+    measure_psb(
+        &psb,
+        repeats,
+        &what,
+        "composited from its layers",
+        baseline.then_some(PsdTools {
+            script: PSD_TOOLS_LAYERS,
+            how: "`PSDImage.open(f).composite(force=True)`, Pillow `thumbnail`",
+            difference: "ours blended at the preview's scale, psd-tools' at the document's, then shrunk: pixel noise in five non-normal modes is the worst case for that",
+        }),
+    );
+}
+
+/// How psd-tools makes the same preview: its `script`, described (`how`),
+/// and why the two may differ (`difference`).
+struct PsdTools {
+    script: &'static str,
+    how: &'static str,
+    difference: &'static str,
+}
+
+/// Our preview of `psb` (`what`, made `how`), psd-tools' beside it if given
+/// and the two compared; then `psb` is deleted.
+fn measure_psb(psb: &Path, repeats: usize, what: &str, how: &str, baseline: Option<PsdTools>) {
+    let ours = ours(psb, repeats, what, how);
+    if let Some(psd_tools) = baseline {
+        against_psd_tools(&ours, &psd_tools);
     }
-    std::fs::remove_file(&psb).unwrap();
+    std::fs::remove_file(psb).unwrap();
 }
 
 /// Previews of RGB and CMYK documents with and without their profile.
@@ -137,7 +151,10 @@ fn colour_management(quick: bool, work: &Path) {
     }
 }
 
-fn gib(file: &Path, started: Instant) -> String {
+/// Writes `file` by `write` and answers its size in GiB ("1.00 GiB").
+fn written(file: &Path, write: impl FnOnce(&Path)) -> String {
+    let started = Instant::now();
+    write(file);
     let len = std::fs::metadata(file).unwrap().len();
     eprintln!(
         "wrote {} ({} MiB) in {:.1?}",
@@ -160,20 +177,15 @@ fn ours(file: &Path, repeats: usize, what: &str, how: &str) -> Measured {
     let (mut times, mut cpu, mut peak) = (vec![], vec![], 0);
     for _ in 0..repeats {
         settle(file);
-        let out = Command::new(std::env::current_exe().unwrap())
-            .arg("--render-one")
-            .arg(file)
-            .arg(&png)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let report = report_of(
+            Command::new(std::env::current_exe().unwrap())
+                .arg("--render-one")
+                .arg(file)
+                .arg(&png),
         );
-        let (elapsed, rss) = parse_report(&out.stdout);
+        let (elapsed, rss) = parse_report(&report);
         times.push(elapsed);
-        cpu.push(parse_cpu(&out.stdout));
+        cpu.push(parse_cpu(&report));
         peak = peak.max(rss);
     }
     let fastest = *times.iter().min().unwrap();
@@ -196,34 +208,28 @@ fn ours(file: &Path, repeats: usize, what: &str, how: &str) -> Measured {
     }
 }
 
-/// psd-tools' preview of the file `ours` measured, by `script` (`how`), and
-/// the two compared (`difference` says why they may differ).
-fn against_psd_tools(ours: &Measured, script: &str, how: &str, difference: &str) {
-    let theirs = psd_tools(script, &ours.file, how);
-    compare(ours, &theirs, difference);
+/// psd-tools' preview of the file `ours` measured, and the two compared.
+fn against_psd_tools(ours: &Measured, psd_tools: &PsdTools) {
+    let theirs = run_psd_tools(psd_tools.script, &ours.file, psd_tools.how);
+    compare(ours, &theirs, psd_tools.difference);
 }
 
 /// psd-tools' preview of `file` by `script`, in the same run.
-fn psd_tools(script: &str, file: &Path, how: &str) -> Measured {
+fn run_psd_tools(script: &str, file: &Path, how: &str) -> Measured {
     let python = bench_python();
     let png = file.with_extension("theirs.png");
     settle(file);
-    let out = Command::new(&python)
-        // psd-tools 1.26 refuses a decode over 4 GiB by default; these need more.
-        .env("PSD_TOOLS_MAX_ALLOC_BYTES", "unlimited")
-        .arg("-c")
-        .arg(script)
-        .arg(file)
-        .arg(&png)
-        .arg(SIZE.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "psd-tools: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = report_of(
+        Command::new(&python)
+            // psd-tools 1.26 refuses a decode over 4 GiB by default; these need more.
+            .env("PSD_TOOLS_MAX_ALLOC_BYTES", "unlimited")
+            .arg("-c")
+            .arg(script)
+            .arg(file)
+            .arg(&png)
+            .arg(SIZE.to_string()),
     );
-    let (time, peak) = parse_report(&out.stdout);
+    let (time, peak) = parse_report(&report);
     row(
         &format!("the same preview by psd-tools 1.26 ({how})"),
         format!(
@@ -273,6 +279,17 @@ fn compare(ours: &Measured, theirs: &Measured, how: &str) {
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
+}
+
+/// Runs a reader's process, which must succeed, and answers its report (stdout).
+fn report_of(command: &mut Command) -> Vec<u8> {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// The child's report: "SECONDS PEAK_BYTES".
@@ -338,31 +355,13 @@ image.convert('RGBA').save(sys.argv[2])
 print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 "#;
 
-/// A Python with psd-tools: the tests' (target/test-python) if made, or one
-/// made here from the same requirements.
+/// A Python with psd-tools: the tests' (`target/test-python`, from the same
+/// requirements), made by testkit if it is not there yet.
 fn bench_python() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let requirements = root.join("tests/fixtures/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).unwrap();
-    for venv in ["target/test-python", "target/bench-python"] {
-        let venv = root.join(venv);
-        if std::fs::read_to_string(venv.join("installed.txt")).ok() == Some(wanted.clone()) {
-            return venv.join("bin/python");
-        }
-    }
-    let venv = root.join("target/bench-python");
-    let run = |cmd: &mut Command| assert!(cmd.status().unwrap().success(), "{cmd:?} failed");
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    run(Command::new(venv.join("bin/python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-        ])
-        .arg(&requirements));
-    std::fs::write(venv.join("installed.txt"), wanted).unwrap();
-    venv.join("bin/python")
+    testkit::python::venv(
+        &root.join("tests/fixtures/requirements.txt"),
+        &root.join("target/test-python"),
+    )
+    .join("bin/python")
 }

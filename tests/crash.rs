@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -13,11 +13,25 @@ use leasedesk::{Backend, Bundled, Upload};
 
 use crate::harness::*;
 
-/// Runs a check-in as alice in a child process, waits until it stops at
-/// `failpoint` (and `ready` holds), then kills it with SIGKILL.
-fn kill_checkin_at(data: &Path, file: &Path, failpoint: &str, ready: impl Fn() -> bool) {
+/// Writes `work` to `work.psd` in `data`, runs its check-in as alice in a
+/// child process, waits until it stops at `failpoint` (and `ready` holds),
+/// then kills it with SIGKILL; answers the file's path.
+fn kill_checkin_at(
+    data: &Path,
+    work: impl AsRef<[u8]>,
+    failpoint: &str,
+    ready: impl Fn() -> bool,
+) -> PathBuf {
+    let file = data.join("work.psd");
+    std::fs::write(&file, work).unwrap();
     let checkin = [OsStr::new("checkin"), OsStr::new("a.psd"), file.as_os_str()];
     kill_at(data, &checkin, failpoint, ready, || {});
+    file
+}
+
+/// The CLI on the data folder `data` as alice.
+fn alice_cli(data: &Path) -> testkit::Cli {
+    cli_on().data(data).as_participant("user:alice")
 }
 
 /// Runs `args` as alice in a child process, waits until it stops at
@@ -29,8 +43,8 @@ fn kill_at(
     ready: impl Fn() -> bool,
     meanwhile: impl FnOnce(),
 ) {
-    let mut child = crate::harness::leasedesk()
-        .args(["--data", data.to_str().unwrap(), "--as", "user:alice"])
+    let mut child = alice_cli(data)
+        .command()
         .args(args)
         .env("LEASEDESK_FAILPOINTS", format!("{failpoint}=pause"))
         .stderr(Stdio::piped())
@@ -159,15 +173,14 @@ async fn assert_nothing_of_the_checkin_happened(
 #[tokio::test]
 async fn killed_in_the_middle_of_a_checkin_upload_leaves_none_of_it() {
     let (dir, c, events) = checked_out_store().await;
-    let file = dir.path().join("work.psd");
-    std::fs::write(&file, vec![7u8; 4 << 20]).unwrap(); // several chunks
     let temp_files = || -> Vec<u64> {
         std::fs::read_dir(dir.path().join("blobs/tmp"))
             .unwrap()
             .map(|e| e.unwrap().metadata().unwrap().len())
             .collect()
     };
-    kill_checkin_at(dir.path(), &file, "upload.stream", || {
+    // Several chunks.
+    kill_checkin_at(dir.path(), vec![7u8; 4 << 20], "upload.stream", || {
         temp_files().iter().any(|&len| len > 0)
     });
     let left = temp_files();
@@ -181,39 +194,28 @@ async fn killed_in_the_middle_of_a_checkin_upload_leaves_none_of_it() {
 #[tokio::test]
 async fn killed_in_the_middle_of_a_checkin_commit_leaves_none_of_it() {
     let (dir, c, events) = checked_out_store().await;
-    let file = dir.path().join("work.psd");
-    std::fs::write(&file, b"the work").unwrap();
-    kill_checkin_at(dir.path(), &file, "store.before_durable_commit", || true);
+    kill_checkin_at(
+        dir.path(),
+        b"the work",
+        "store.before_durable_commit",
+        || true,
+    );
     assert_nothing_of_the_checkin_happened(dir.path(), &c, &events).await;
 }
 
 #[tokio::test]
 async fn killed_after_the_commit_before_answering_a_retry_gets_the_same_answer() {
     let (dir, c, _) = checked_out_store().await;
-    let file = dir.path().join("work.psd");
-    std::fs::write(&file, b"the work").unwrap();
-    kill_checkin_at(dir.path(), &file, "store.after_durable_commit", || true);
+    let file = kill_checkin_at(
+        dir.path(),
+        b"the work",
+        "store.after_durable_commit",
+        || true,
+    );
     assert_store_is_sound(dir.path());
 
-    let retry = crate::harness::leasedesk()
-        .args([
-            "--data",
-            dir.path().to_str().unwrap(),
-            "--as",
-            "user:alice",
-            "--json",
-            "checkin",
-            "a.psd",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        retry.status.success(),
-        "{}",
-        String::from_utf8_lossy(&retry.stderr)
-    );
-    let answer: serde_json::Value = serde_json::from_slice(&retry.stdout).unwrap();
+    let retry = alice_cli(dir.path()).ok(&["--json", "checkin", "a.psd", file.to_str().unwrap()]);
+    let answer: serde_json::Value = serde_json::from_str(&retry).unwrap();
     assert_eq!(
         (answer["id"].as_str(), answer["result"]["version"].as_u64()),
         (Some(c.id.to_string().as_str()), Some(2))

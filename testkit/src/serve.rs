@@ -73,6 +73,11 @@ impl Cli {
         self.store_args(["--blobs", url])
     }
 
+    /// `--as WHO`: on a data folder, the commands of that participant.
+    pub fn as_participant(self, who: &str) -> Self {
+        self.store_args(["--as", who])
+    }
+
     /// Arguments that name the store, given before the command.
     pub fn store_args<I, S>(mut self, args: I) -> Self
     where

@@ -85,19 +85,11 @@ fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
     );
     let server = local.serve();
     // The command prints its environment, one NAME=value per line, then leaves the file be.
-    let edit = crate::harness::leasedesk()
-        .args(["edit", "a.txt", "--", SHELL[0], SHELL[1], PRINT_ENV])
+    let printed = crate::harness::cli_on()
         .env("LEASEDESK_SERVER", &server.url)
         .env("LEASEDESK_TOKEN", &token)
         .env("LEASEDESK_TEST_KEPT", "kept")
-        .output()
-        .unwrap();
-    assert!(
-        edit.status.success(),
-        "{}",
-        String::from_utf8_lossy(&edit.stderr)
-    );
-    let printed = String::from_utf8(edit.stdout).unwrap();
+        .ok(&["edit", "a.txt", "--", SHELL[0], SHELL[1], PRINT_ENV]);
     let names: Vec<&str> = printed
         .lines()
         .filter_map(|line| line.split_once('=').map(|(name, _)| name))
