@@ -77,6 +77,10 @@ pub async fn drop_adds_a_file(w: &World) {
     w.wait_for("#drop[hidden]", "the drop mark gone").await;
 }
 
+/// How long the large file's steps may take: 160 MB hashed and stored on a
+/// busy 2-core machine takes seconds.
+const LARGE: Duration = Duration::from_secs(90);
+
 /// The check-in of a large file shows its progress: "Uploading… N MB of
 /// 160 MB", the bar growing, as the bytes go.
 pub async fn progress_of_a_large_check_in(w: &World) {
@@ -89,20 +93,16 @@ pub async fn progress_of_a_large_check_in(w: &World) {
     w.open_row(path).await;
     w.check_out_here(&row).await;
     // The lease shows at once; the copy is here when the check-out says so.
-    w.wait_until(
-        ".notice",
-        "the check-out done",
-        Duration::from_secs(90),
-        |t| t.starts_with("large.psd is yours until"),
-    )
+    w.wait_until(".notice", "the check-out done", LARGE, |t| {
+        t.starts_with("large.psd is yours until")
+    })
     .await;
     let local = w.workspace.join(path);
     assert!(writable(&local), "the checked-out copy, writable");
     let mut changed = bytes;
     changed[SIZE / 2] ^= 1;
     save_atomically(&local, &changed);
-    w.row_shows(path, ".local", "Modified", Duration::from_secs(90))
-        .await;
+    w.row_shows(path, ".local", "Modified", LARGE).await;
     w.eval(
         "window.__progress = [];
          new MutationObserver(() => {
@@ -114,9 +114,7 @@ pub async fn progress_of_a_large_check_in(w: &World) {
     )
     .await;
     w.check_in_here(None).await;
-    // 160 MB hashed and stored: on a busy 2-core machine, seconds.
-    w.row_shows(path, ".version", "v2", Duration::from_secs(90))
-        .await;
+    w.row_shows(path, ".version", "v2", LARGE).await;
     let seen: Vec<(String, f64)> =
         serde_json::from_value(w.eval("return window.__progress;").await).unwrap();
     let partway: Vec<&(String, f64)> = seen

@@ -166,21 +166,17 @@ pub async fn proposal_decided_in_the_compare(w: &World) {
 
     w.click("tab-proposals").await;
     w.dismiss_notices().await;
-    w.wait_until(
-        ".proposal-card .summary",
-        "what the proposal is",
-        Duration::from_secs(5),
-        |t| t == "You made this from version 1; since then others saved version 2.",
-    )
+    w.wait_text(".proposal-card .summary", "what the proposal is", |t| {
+        t == "You made this from version 1; since then others saved version 2."
+    })
     .await;
     w.decoded(".proposal-card .thumb img", "the proposal's thumbnail")
         .await;
     w.click_css("[data-compare]", "Compare with the head").await;
     let said = w
-        .wait_until(
+        .text_when(
             ".compare-info .decision",
             "the decision in the compare view",
-            Duration::from_secs(5),
             |t| {
                 t.contains(
                     "Accept: your version becomes version 3; bob's version 2 stays in the history.",
@@ -188,7 +184,6 @@ pub async fn proposal_decided_in_the_compare(w: &World) {
             },
         )
         .await;
-    let said = said.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(
         said.contains("Reject: bob's version 2 stays the head"),
         "{said}"
@@ -205,12 +200,9 @@ pub async fn proposal_decided_in_the_compare(w: &World) {
 
     // Accept over bob's head asks; Back leaves everything as it was.
     w.click("compare-accept").await;
-    w.wait_until(
-        "#confirm[open] #confirm-title",
-        "the question",
-        Duration::from_secs(5),
-        |t| t == "Replace bob's version 2 as the head?",
-    )
+    w.wait_text("#confirm[open] #confirm-title", "the question", |t| {
+        t == "Replace bob's version 2 as the head?"
+    })
     .await;
     w.click("confirm-no").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -230,12 +222,9 @@ pub async fn proposal_decided_in_the_compare(w: &World) {
     w.click("confirm-yes").await;
     w.wait_for("#compare[hidden]", "the compare view closed")
         .await;
-    w.wait_until(
-        "#view-proposals .empty",
-        "no proposal left open",
-        Duration::from_secs(10),
-        |t| t == "No open proposals.",
-    )
+    w.wait_text("#view-proposals .empty", "no proposal left open", |t| {
+        t == "No open proposals."
+    })
     .await;
     w.click("tab-files").await;
     w.version_shown(path, 3).await;

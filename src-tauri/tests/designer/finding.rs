@@ -15,10 +15,8 @@ pub async fn filter_clears_and_keys_work_in_it(w: &World) {
     let filter = w.wait_for("#filter", "the filter").await;
     filter.click().await.unwrap();
     filter.send_keys("br").await.unwrap();
-    w.wait_until("#count-files", "3 of 5", Duration::from_secs(5), |t| {
-        t == "3 of 5"
-    })
-    .await;
+    w.wait_text("#count-files", "3 of 5", |t| t == "3 of 5")
+        .await;
     assert_eq!(w.texts(".row").await.len(), 3, "the rows while filtered");
 
     // The arrows move through the filtered list from the box; Enter opens
@@ -57,8 +55,7 @@ pub async fn filter_clears_and_keys_work_in_it(w: &World) {
 
     // Escape empties the box: every file again, "5", after a tab switch too.
     filter.send_keys(ESCAPE).await.unwrap();
-    w.wait_until("#count-files", "5", Duration::from_secs(5), |t| t == "5")
-        .await;
+    w.wait_text("#count-files", "5", |t| t == "5").await;
     assert_eq!(filter.prop("value").await.unwrap().as_deref(), Some(""));
     assert_eq!(w.texts(".row").await.len(), 5, "every file after Escape");
     w.click("tab-activity").await;
@@ -81,24 +78,13 @@ pub async fn busy_file_offers_what_can_be_done(w: &World) {
         "bob",
         &["checkout", "art/same.png", "--note", "colour pass"],
     );
-    w.wait_until(
+    w.wait_text(
         &format!("{} .holder", World::row("art/same.png")),
         "bob holding it",
-        Duration::from_secs(10),
         |t| t.contains("bob"),
     )
     .await;
-    w.open_row("art/same.png").await;
-    w.wait_until(".busy", "who holds it", Duration::from_secs(5), |t| {
-        t.starts_with("bob has it until") && t.contains("colour pass")
-    })
-    .await;
-    w.wait_for("#action-notify", "Notify me when it's free")
-        .await;
-    assert!(
-        w.absent("#action-checkout").await,
-        "a busy file offers Check out"
-    );
+    w.busy_with_bob("art/same.png", "colour pass").await;
     w.cli("bob", &["cancel", "art/same.png"]);
 
     w.open_row("brand/hero.png").await;
@@ -129,13 +115,8 @@ pub async fn detail_starts_at_its_top(w: &World) {
         "the detail scrolls: {scrolled}"
     );
     w.open_row("brand/banner.png").await;
-    w.wait_until(
-        "#detail-name",
-        "banner's detail",
-        Duration::from_secs(5),
-        |t| t == "banner.png",
-    )
-    .await;
+    w.wait_text("#detail-name", "banner's detail", |t| t == "banner.png")
+        .await;
     let top = w
         .eval("return document.getElementById('detail').scrollTop;")
         .await;
@@ -151,13 +132,11 @@ pub async fn detail_starts_at_its_top(w: &World) {
 pub async fn zoom_is_shown_and_fits(w: &World) {
     w.press(ESCAPE).await; // no file chosen: the list has the window
     w.with_control("=").await;
-    w.wait_until("#zoom", "110 %", Duration::from_secs(5), |t| t == "110 %")
-        .await;
+    w.wait_text("#zoom", "110 %", |t| t == "110 %").await;
     for _ in 0..4 {
         w.with_control("=").await;
     }
-    w.wait_until("#zoom", "200 %", Duration::from_secs(5), |t| t == "200 %")
-        .await;
+    w.wait_text("#zoom", "200 %", |t| t == "200 %").await;
     let started = Instant::now();
     loop {
         let width = w.eval("return document.documentElement.clientWidth;").await;

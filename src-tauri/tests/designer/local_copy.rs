@@ -12,16 +12,13 @@ pub async fn where_the_file_is(w: &World) {
     let row = World::row("brand/hero.png");
     w.check_out_here(&row).await;
     let local = w.workspace.join("brand/hero.png");
-    w.wait_until(
-        "#detail-local-path",
-        "the local path",
-        Duration::from_secs(5),
-        |t| t == local.to_str().unwrap(),
-    )
+    w.wait_text("#detail-local-path", "the local path", |t| {
+        t == local.to_str().unwrap()
+    })
     .await;
     w.dismiss_notices().await;
     w.click("action-copy-path").await;
-    w.wait_until(".notice", "the copy said", Duration::from_secs(5), |t| {
+    w.wait_text(".notice", "the copy said", |t| {
         t.starts_with("Path copied") && t.contains(local.to_str().unwrap())
     })
     .await;
@@ -41,14 +38,10 @@ pub async fn where_the_file_is(w: &World) {
     w.dismiss_notices().await;
     w.click("action-reveal").await;
     let said = w
-        .wait_until(
-            ".notice.error",
-            "the failed reveal",
-            Duration::from_secs(10),
-            |t| t.contains("The folder could not be shown"),
-        )
+        .text_when(".notice.error", "the failed reveal", |t| {
+            t.contains("The folder could not be shown")
+        })
         .await;
-    let said = said.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(said.contains(local.to_str().unwrap()), "{said}");
     assert!(
         !said.contains("DBus") && !said.contains("freedesktop"),

@@ -2,15 +2,13 @@
 //! activity line per thing a person did, Settings that check an address and
 //! test a connection without saving. Never saves settings itself.
 
-use std::time::Duration;
-
 use crate::window::*;
 
 /// 9 and 13: the activity has one line per thing a person did, in their
 /// words, with "you" for the user; no internal step shows on its own.
 pub async fn activity_tells_what_people_did(w: &World) {
     w.click("tab-activity").await;
-    w.wait_until("#activity li", "the accept", Duration::from_secs(10), |t| {
+    w.wait_text("#activity li", "the accept", |t| {
         t.ends_with("You accepted your proposal for banner.png: it is version 3 now")
     })
     .await;
@@ -62,28 +60,19 @@ pub async fn activity_tells_what_people_did(w: &World) {
 pub async fn settings_check_the_address(w: &World) {
     let settings_file = w._home.path().join("config/settings.json");
     let before = std::fs::read_to_string(&settings_file).unwrap();
-    let field = |id: &'static str| w.settings_field(id);
     w.click("open-settings").await;
-    w.wait_until(
+    w.wait_text(
         "#settings[open] .field > span",
         "the choice of store, in the designer's words",
-        Duration::from_secs(10),
         |t| t == "Where your team's files live",
     )
     .await;
-    field("settings-backend")
-        .await
-        .select_by_value("remote")
-        .await
-        .unwrap();
-    field("settings-url").await.clear().await.unwrap();
+    w.choose_setting("settings-backend", "remote").await;
+    w.clear_setting("settings-url").await;
     w.click("settings-save").await;
-    w.wait_until(
-        "#settings-status",
-        "the empty address refused",
-        Duration::from_secs(5),
-        |t| t == "Enter your team's server address, such as https://leasedesk.example:7443.",
-    )
+    w.wait_text("#settings-status", "the empty address refused", |t| {
+        t == "Enter your team's server address, such as https://leasedesk.example:7443."
+    })
     .await;
     w.wait_for("#settings[open]", "the dialog still open").await;
     assert_eq!(
@@ -94,70 +83,34 @@ pub async fn settings_check_the_address(w: &World) {
     w.readme_screenshot("settings-error").await;
 
     // Back to "On this computer": the error about the server goes.
-    field("settings-backend")
-        .await
-        .select_by_value("bundled")
-        .await
-        .unwrap();
+    w.choose_setting("settings-backend", "bundled").await;
     assert_eq!(w.texts("#settings-status").await, [""]);
 
     // Test connection: no server there, then a real one with alice's token.
-    field("settings-backend")
-        .await
-        .select_by_value("remote")
-        .await
-        .unwrap();
+    w.choose_setting("settings-backend", "remote").await;
     let nowhere = format!("http://127.0.0.1:{}", free_port());
-    field("settings-url")
-        .await
-        .send_keys(&nowhere)
-        .await
-        .unwrap();
-    field("settings-token")
-        .await
-        .send_keys("some-token")
-        .await
-        .unwrap();
+    w.type_setting("settings-url", &nowhere).await;
+    w.type_setting("settings-token", "some-token").await;
     w.click("settings-test").await;
     let refused = w
-        .wait_until(
-            "#settings-tested",
-            "the refusal",
-            Duration::from_secs(15),
-            |t| t.starts_with("No server answers at this address"),
-        )
+        .text_when("#settings-tested", "the refusal", |t| {
+            t.starts_with("No server answers at this address")
+        })
         .await;
-    let refused = refused
-        .prop("textContent")
-        .await
-        .unwrap()
-        .unwrap_or_default();
     assert!(
         !refused.to_lowercase().contains("open settings"),
         "{refused}"
     );
 
     let server = start_server(&w._home.path().join("server"));
-    field("settings-url").await.clear().await.unwrap();
-    field("settings-url")
-        .await
-        .send_keys(&server.url)
-        .await
-        .unwrap();
-    field("settings-token").await.clear().await.unwrap();
-    field("settings-token")
-        .await
-        .send_keys(&server.tokens["alice"])
-        .await
-        .unwrap();
+    w.replace_setting("settings-url", &server.url).await;
+    w.replace_setting("settings-token", &server.tokens["alice"])
+        .await;
     w.click("settings-test").await;
     let address = server.url.trim_start_matches("http://").to_owned();
-    w.wait_until(
-        "#settings-tested",
-        "connected",
-        Duration::from_secs(15),
-        |t| t == format!("Connected to {address} as alice."),
-    )
+    w.wait_text("#settings-tested", "connected", |t| {
+        t == format!("Connected to {address} as alice.")
+    })
     .await;
     w.click("settings-close").await;
     assert_eq!(

@@ -5,8 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use fantoccini::Locator;
-
 use crate::window::*;
 
 async fn scenarios(kind: Backend) {
@@ -27,12 +25,9 @@ async fn scenarios(kind: Backend) {
     w.open_row(path).await;
     w.type_into("#checkout-note", "retouching the sky").await;
     w.check_out_here(&row).await;
-    w.wait_until(
-        &format!("{row} .countdown"),
-        "a countdown",
-        Duration::from_secs(5),
-        |t| t.ends_with("min"),
-    )
+    w.wait_text(&format!("{row} .countdown"), "a countdown", |t| {
+        t.ends_with("min")
+    })
     .await;
     assert!(writable(&local), "a checked-out copy is writable");
     if kind == Backend::Bundled {
@@ -55,7 +50,7 @@ async fn scenarios(kind: Backend) {
     // Check in: version 2, read-only again.
     w.check_in_here(None).await;
     w.version_shown(path, 2).await;
-    w.wait_until(".notice", "the outcome", Duration::from_secs(5), |t| {
+    w.wait_text(".notice", "the outcome", |t| {
         t.contains("saved as version 2")
     })
     .await;
@@ -66,33 +61,15 @@ async fn scenarios(kind: Backend) {
 
     // Bob checks out through the CLI: the row names him, with his note.
     w.cli("bob", &["checkout", path, "--note", "print crop"]);
-    w.wait_until(
-        &format!("{row} .holder"),
-        "bob as the holder",
-        Duration::from_secs(10),
-        |t| t.contains("bob") && t.contains("print crop"),
-    )
+    w.wait_text(&format!("{row} .holder"), "bob as the holder", |t| {
+        t.contains("bob") && t.contains("print crop")
+    })
     .await;
     w.screenshot("05-bob-holds-it").await;
 
     // Alice sees who holds it, until when, and is offered what she can do:
     // be told when it is free (no Check out that could only be refused).
-    w.open_row(path).await;
-    w.wait_until(".busy", "who holds it", Duration::from_secs(5), |t| {
-        t.contains("bob has it until") && t.contains("print crop")
-    })
-    .await;
-    w.wait_for("#action-notify", "Notify me when it's free")
-        .await;
-    assert!(
-        w.client
-            .find_all(Locator::Css("#action-checkout"))
-            .await
-            .unwrap()
-            .is_empty(),
-        "{}: a busy file offers Check out",
-        w.name()
-    );
+    w.busy_with_bob(path, "print crop").await;
     w.screenshot("06-busy").await;
     w.cli("bob", &["cancel", path]);
     w.row_shows(path, ".holder", "Free", Duration::from_secs(10))
@@ -118,7 +95,7 @@ async fn scenarios(kind: Backend) {
     w.version_shown(path, 3).await;
     w.open_row(path).await;
     w.check_in_here(None).await;
-    w.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+    w.wait_text(".notice", "the proposal", |t| {
         t.contains("became a proposal because bob committed version 3")
     })
     .await;
@@ -138,23 +115,17 @@ async fn scenarios(kind: Backend) {
         b"poster v3 by alice, late"
     );
     w.click("tab-proposals").await;
-    w.wait_until(
-        "[data-proposal]",
-        "the open proposal",
-        Duration::from_secs(5),
-        |t| t.contains("You made this from version 2; since then others saved version 3."),
-    )
+    w.wait_text("[data-proposal]", "the open proposal", |t| {
+        t.contains("You made this from version 2; since then others saved version 3.")
+    })
     .await;
     w.screenshot("07-proposal").await;
     // To compare in other tools, her own file: the backup beside the head's.
     w.click_css("[data-save-beside]", "Save beside the head")
         .await;
-    w.wait_until(
-        ".notice",
-        "the file to compare",
-        Duration::from_secs(10),
-        |t| t.contains("Ready to compare") && t.contains("hero (my changes "),
-    )
+    w.wait_text(".notice", "the file to compare", |t| {
+        t.contains("Ready to compare") && t.contains("hero (my changes ")
+    })
     .await;
     w.click("tab-files").await;
 
@@ -166,7 +137,7 @@ async fn scenarios(kind: Backend) {
     w.row_shows(path, ".local", "Modified", Duration::from_secs(3))
         .await;
     w.click("action-cancel").await;
-    w.wait_until(".notice", "the backup", Duration::from_secs(10), |t| {
+    w.wait_text(".notice", "the backup", |t| {
         t.contains("Your changes are kept as")
     })
     .await;

@@ -24,16 +24,11 @@ async fn offline_and_back(w: &mut World) {
     assert!(writable(&local), "a checked-out copy is writable");
 
     w.server.as_mut().unwrap().kill();
-    w.wait_until(
-        "#offline:not([hidden])",
-        "the offline mark",
-        Duration::from_secs(15),
-        |t| {
-            t.starts_with("Offline since ")
-                && t.contains("Reconnecting…")
-                && t.contains("stay writable")
-        },
-    )
+    w.wait_text("#offline:not([hidden])", "the offline mark", |t| {
+        t.starts_with("Offline since ")
+            && t.contains("Reconnecting…")
+            && t.contains("stay writable")
+    })
     .await;
     w.wait_until(
         &format!("{row} .holder"),
@@ -49,12 +44,9 @@ async fn offline_and_back(w: &mut World) {
 
     w.dismiss_notices().await;
     w.check_in_here(None).await;
-    w.wait_until(
-        ".notice.error",
-        "the check-in's refusal",
-        Duration::from_secs(15),
-        |t| t.starts_with("Offline since ") && t.contains("check-in was not sent"),
-    )
+    w.wait_text(".notice.error", "the check-in's refusal", |t| {
+        t.starts_with("Offline since ") && t.contains("check-in was not sent")
+    })
     .await;
     assert!(
         writable(&local),

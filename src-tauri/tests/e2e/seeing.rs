@@ -39,10 +39,9 @@ async fn seeing_the_work() {
     save_atomically(&local, &v2);
     w.row_shows(path, ".local", "Modified", Duration::from_secs(3))
         .await;
-    w.wait_until(
+    w.wait_text(
         "#detail-preview figcaption",
         "the local copy's preview",
-        Duration::from_secs(5),
         |t| t.contains("modified"),
     )
     .await;
@@ -60,12 +59,9 @@ async fn seeing_the_work() {
 
     // The history, newest first, with thumbnails and the description.
     let version = |n: u32| format!("#history [data-kind=version][data-version=\"{n}\"]");
-    w.wait_until(
-        &version(2),
-        "version 2 in the history",
-        Duration::from_secs(10),
-        |t| t.contains("The sun moves to the right"),
-    )
+    w.wait_text(&version(2), "version 2 in the history", |t| {
+        t.contains("The sun moves to the right")
+    })
     .await;
     w.wait_for(&version(1), "version 1 in the history").await;
     w.decoded(
@@ -73,10 +69,9 @@ async fn seeing_the_work() {
         "version 1's thumbnail",
     )
     .await;
-    w.wait_until(
+    w.wait_text(
         "#history [data-kind=checkout] .ending",
         "how the check-out ended",
-        Duration::from_secs(5),
         |t| t == "checked in as version 2",
     )
     .await;
@@ -133,11 +128,7 @@ async fn seeing_the_work() {
     w.click_css(&pick(3), "unpick version 3").await;
     w.click_css(&pick(2), "pick version 2").await;
     w.click("history-compare").await;
-    let said = difference_said(&w).await;
-    assert!(
-        said != "identical" && said.ends_with("% of pixels differ"),
-        "{said}"
-    );
+    pixels_differ(&w).await;
     w.click("compare-close").await;
 
     // A proposal against the head, compared in the window.
@@ -147,11 +138,7 @@ async fn seeing_the_work() {
     w.click_css("[data-compare]", "Compare with the head").await;
     w.press("1").await;
     w.readme_screenshot("compare").await;
-    let said = difference_said(&w).await;
-    assert!(
-        said != "identical" && said.ends_with("% of pixels differ"),
-        "{said}"
-    );
+    pixels_differ(&w).await;
     w.readme_screenshot("compare-difference").await;
     w.click("compare-close").await;
 
@@ -175,10 +162,9 @@ async fn seeing_the_work() {
     assert_eq!(w.client.execute(absent, vec![]).await.unwrap(), json!(true));
     w.import("art/layers.psd", &layers_with_an_adjustment());
     w.open_row("art/layers.psd").await;
-    w.wait_until(
+    w.wait_text(
         "#preview-approximate",
         "the approximate preview's note",
-        Duration::from_secs(10),
         |t| t == "approximate preview",
     )
     .await;

@@ -16,7 +16,8 @@ use crate::window::*;
 /// `openssl x509 -fingerprint` says it ("AB:CD:…").
 fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
     let (new_cert, new_key) = (cert.with_extension("new"), key.with_extension("new"));
-    let out = Command::new("openssl")
+    let mut request = Command::new("openssl");
+    request
         .args([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
         ])
@@ -25,23 +26,22 @@ fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
         .arg("-keyout")
         .arg(&new_key)
         .arg("-out")
-        .arg(&new_cert)
-        .output()
-        .expect("openssl (Debian's openssl package)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&new_cert);
+    succeeded(&mut request, "openssl (Debian's openssl package)");
     std::fs::rename(new_key, key).unwrap();
     std::fs::rename(new_cert, cert).unwrap();
-    let out = Command::new("openssl")
-        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
-        .arg(cert)
-        .output()
-        .unwrap();
-    let said = String::from_utf8(out.stdout).unwrap();
+    let mut fingerprint = Command::new("openssl");
+    fingerprint.args(["x509", "-noout", "-fingerprint", "-sha256", "-in"]);
+    let said = succeeded(fingerprint.arg(cert), "openssl's fingerprint");
+    let said = String::from_utf8(said).unwrap();
     said.trim().rsplit('=').next().unwrap().to_uppercase()
+}
+
+/// Settings show the server's certificate by `fingerprint`.
+async fn fingerprint_shown(w: &World, fingerprint: &str) {
+    let what = format!("the certificate's fingerprint {fingerprint}");
+    w.wait_text("#settings-fingerprint", &what, |t| t == fingerprint)
+        .await;
 }
 
 /// A studio's self-signed server: Settings show its fingerprint and subject;
@@ -78,21 +78,12 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
     let settings_file = home.path().join("config/settings.json");
     let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
 
-    w.wait_until(
-        ".notice.error",
-        "the refused certificate",
-        Duration::from_secs(15),
-        |t| t.starts_with("The server's certificate is not trusted"),
-    )
+    w.wait_text(".notice.error", "the refused certificate", |t| {
+        t.starts_with("The server's certificate is not trusted")
+    })
     .await;
     w.click("open-settings").await;
-    w.wait_until(
-        "#settings-fingerprint",
-        "the certificate's fingerprint",
-        Duration::from_secs(15),
-        |t| t == first,
-    )
-    .await;
+    fingerprint_shown(&w, &first).await;
     w.wait_until(
         "#settings-subject",
         "its subject",
@@ -131,32 +122,18 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
     assert!(hup.success());
     tokio::time::sleep(Duration::from_millis(500)).await;
     w.relaunch().await;
-    w.wait_until(
-        ".notice.error",
-        "the changed certificate",
-        Duration::from_secs(15),
-        |t| t.starts_with("The server's certificate changed"),
-    )
+    w.wait_text(".notice.error", "the changed certificate", |t| {
+        t.starts_with("The server's certificate changed")
+    })
     .await;
     w.click("open-settings").await;
-    w.wait_until(
-        "#settings [role=status]",
-        "why, in Settings",
-        Duration::from_secs(10),
-        |t| {
-            t.starts_with("The server's certificate changed")
-                && t.contains(&first.replace(':', "").to_lowercase())
-        },
-    )
+    w.wait_text("#settings [role=status]", "why, in Settings", |t| {
+        t.starts_with("The server's certificate changed")
+            && t.contains(&first.replace(':', "").to_lowercase())
+    })
     .await;
     w.click("settings-look-again").await;
-    w.wait_until(
-        "#settings-fingerprint",
-        "the new certificate's fingerprint",
-        Duration::from_secs(15),
-        |t| t == second,
-    )
-    .await;
+    fingerprint_shown(&w, &second).await;
     w.screenshot("tls-03-changed").await;
 }
 

@@ -54,11 +54,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
 
     // To the store on this computer: the server's files leave the list, the
     // workspace keeps every byte.
-    field("settings-backend")
-        .await
-        .select_by_value("bundled")
-        .await
-        .unwrap();
+    w.choose_setting("settings-backend", "bundled").await;
     w.click("settings-save").await;
     let started = Instant::now();
     while !w
@@ -84,23 +80,12 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
 
     // Back to the server, first with a wrong token: refused in the dialog.
     w.click("open-settings").await;
-    field("settings-backend")
-        .await
-        .select_by_value("remote")
-        .await
-        .unwrap();
-    field("settings-token")
-        .await
-        .send_keys("not-a-token")
-        .await
-        .unwrap();
+    w.choose_setting("settings-backend", "remote").await;
+    w.type_setting("settings-token", "not-a-token").await;
     w.click("settings-save").await;
-    w.wait_until(
-        "#settings [role=status]",
-        "the refusal",
-        Duration::from_secs(10),
-        |t| t == "The server did not accept this token. Paste a new one from your admin.",
-    )
+    w.wait_text("#settings [role=status]", "the refusal", |t| {
+        t == "The server did not accept this token. Paste a new one from your admin."
+    })
     .await;
     w.screenshot("09-settings-wrong-token").await;
     assert_eq!(
@@ -112,12 +97,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
     );
 
     let token = &server.tokens["alice"];
-    field("settings-token").await.clear().await.unwrap();
-    field("settings-token")
-        .await
-        .send_keys(token)
-        .await
-        .unwrap();
+    w.replace_setting("settings-token", token).await;
     w.click("settings-save").await;
     w.wait_for(&World::row("brand/hero.psd"), "the server's files again")
         .await;

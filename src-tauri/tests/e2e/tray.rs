@@ -22,14 +22,8 @@ pub async fn closing_keeps_the_app_in_the_tray(w: &World) {
     let body = w.wait_for("body", "the page").await;
     // WebDriver answers "no such window": the window closed under the keys.
     let _ = body.send_keys("\u{E009}w").await;
-    let started = Instant::now();
-    while web_process_of(app).is_some() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the closed window's web process is still running"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let gone = "the closed window's web process is still running";
+    web_process_until(app, false, Duration::from_secs(10), gone).await;
     assert!(
         Path::new(&format!("/proc/{app}")).exists(),
         "the app ended when its window closed"
@@ -43,17 +37,21 @@ pub async fn closing_keeps_the_app_in_the_tray(w: &World) {
         .spawn()
         .unwrap();
     let mut second = Killed(second);
-    let started = Instant::now();
-    while web_process_of(app).is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "launching again did not open the first app's window"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let back = "launching again did not open the first app's window";
+    web_process_until(app, true, Duration::from_secs(20), back).await;
     let status = second.0.wait().unwrap();
     assert!(status.success(), "the second instance: {status}");
     assert_eq!(oldest_app_process(), Some(app), "one app, the first");
+}
+
+/// Waits up to `limit` until the app's web process runs (`running`) or is
+/// gone; past it, fails saying `what`.
+async fn web_process_until(app: u32, running: bool, limit: Duration, what: &str) {
+    let started = Instant::now();
+    while web_process_of(app).is_some() != running {
+        assert!(started.elapsed() < limit, "{what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Two leases of yours end within 5 minutes: one is extended from the
@@ -107,16 +105,11 @@ pub async fn reminders(w: &World) {
     let other = if extended == near { far } else { near };
     let name = other.rsplit('/').next().unwrap();
     let notice = w
-        .wait_until(
-            ".notice",
-            "the other reminder",
-            Duration::from_secs(5),
-            |t| {
-                ["3 min", "4 min"]
-                    .iter()
-                    .any(|left| t.contains(&format!("{name}: your lease ends in {left}")))
-            },
-        )
+        .wait_text(".notice", "the other reminder", |t| {
+            ["3 min", "4 min"]
+                .iter()
+                .any(|left| t.contains(&format!("{name}: your lease ends in {left}")))
+        })
         .await;
     w.screenshot("09-reminder-with-extend").await;
     notice

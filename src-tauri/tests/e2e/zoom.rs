@@ -14,10 +14,8 @@ pub async fn readable_at_double_size(w: &World) {
     for _ in 0..5 {
         w.with_control("=").await;
     }
-    w.wait_until("#zoom", "the zoom shown", Duration::from_secs(5), |t| {
-        t == "200 %"
-    })
-    .await;
+    w.wait_text("#zoom", "the zoom shown", |t| t == "200 %")
+        .await;
     let layout = || async {
         w.client
             .execute(
@@ -84,10 +82,7 @@ pub async fn readable_at_double_size(w: &World) {
         );
     }
     w.with_control("0").await;
-    w.wait_until("#zoom", "100 %, not shown", Duration::from_secs(5), |_| {
-        true
-    })
-    .await;
+    w.wait_for("#zoom", "100 %, not shown").await;
     let started = Instant::now();
     while layout().await["width"].as_f64().unwrap() < 600.0 {
         assert!(started.elapsed() < Duration::from_secs(5), "back to 100 %");

@@ -16,11 +16,34 @@ pub const ENTER: &str = "\u{E007}";
 pub const ESCAPE: &str = "\u{E00C}";
 pub const CONTROL: &str = "\u{E009}";
 
+/// How long a wait gives the window unless a step says otherwise: ample on
+/// a loaded 2-core machine; a step whose claim is "at once" names its own.
+pub const WAIT: Duration = Duration::from_secs(15);
+
 impl World {
-    /// Waits up to 15 s for an element matching `css`.
+    /// Waits up to `WAIT` for an element matching `css`.
     pub async fn wait_for(&self, css: &str, what: &str) -> fantoccini::elements::Element {
-        self.wait_until(css, what, Duration::from_secs(15), |_| true)
+        self.wait_text(css, what, |_| true).await
+    }
+
+    /// Waits up to `WAIT` for an element matching `css` whose text passes `test`.
+    pub async fn wait_text(
+        &self,
+        css: &str,
+        what: &str,
+        test: impl Fn(&str) -> bool,
+    ) -> fantoccini::elements::Element {
+        self.wait_until(css, what, WAIT, test).await
+    }
+
+    /// As `wait_text`, answering the whole text that passed `test`.
+    pub async fn text_when(&self, css: &str, what: &str, test: impl Fn(&str) -> bool) -> String {
+        let element = self.wait_text(css, what, test).await;
+        element
+            .prop("textContent")
             .await
+            .unwrap()
+            .unwrap_or_default()
     }
 
     /// Waits for an element matching `css` whose text passes `test`.
@@ -98,6 +121,28 @@ impl World {
     /// one keeps its old fields until redrawn).
     pub async fn settings_field(&self, id: &str) -> fantoccini::elements::Element {
         self.wait_for(&format!("#settings[open] #{id}"), id).await
+    }
+
+    /// Chooses `value` in the Settings dialog's list `id`.
+    pub async fn choose_setting(&self, id: &str, value: &str) {
+        let field = self.settings_field(id).await;
+        field.select_by_value(value).await.unwrap();
+    }
+
+    /// Types `text` into the Settings dialog's field `id`, after what it holds.
+    pub async fn type_setting(&self, id: &str, text: &str) {
+        self.settings_field(id).await.send_keys(text).await.unwrap();
+    }
+
+    /// Empties the Settings dialog's field `id`.
+    pub async fn clear_setting(&self, id: &str) {
+        self.settings_field(id).await.clear().await.unwrap();
+    }
+
+    /// Empties the Settings dialog's field `id`, then types `text` into it.
+    pub async fn replace_setting(&self, id: &str, text: &str) {
+        self.clear_setting(id).await;
+        self.type_setting(id, text).await;
     }
 
     /// Types `text` into the field matching `css`.

@@ -90,9 +90,9 @@ pub fn web_process_of(app: u32) -> Option<u32> {
         })
 }
 
-/// Runs `command`, which must succeed; what it printed.
+/// Runs `command`, which must start and succeed; what it printed.
 pub fn succeeded(command: &mut Command, what: &str) -> Vec<u8> {
-    let out = command.output().unwrap();
+    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
         "{what}: {}",

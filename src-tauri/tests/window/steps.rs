@@ -16,12 +16,9 @@ impl World {
         // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.
         self.click_css("#action-checkout:not([disabled])", "Check out")
             .await;
-        self.wait_until(
-            &format!("{row} .holder"),
-            "you as the holder",
-            Duration::from_secs(10),
-            |t| t.starts_with("You"),
-        )
+        self.wait_text(&format!("{row} .holder"), "you as the holder", |t| {
+            t.starts_with("You")
+        })
         .await;
     }
 
@@ -113,10 +110,28 @@ impl World {
         self.version_shown(path, bobs_version).await;
         self.open_row(path).await;
         self.check_in_here(None).await;
-        self.wait_until(".notice", "the proposal", Duration::from_secs(10), |t| {
+        self.wait_text(".notice", "the proposal", |t| {
             t.contains("became a proposal")
         })
         .await;
+    }
+
+    /// Opens `path`, which bob holds with `note`: the detail says who holds it
+    /// and until when, and offers to tell when it is free, not a Check out
+    /// that could only be refused.
+    pub async fn busy_with_bob(&self, path: &str, note: &str) {
+        self.open_row(path).await;
+        self.wait_text(".busy", "who holds it", |t| {
+            t.starts_with("bob has it until") && t.contains(note)
+        })
+        .await;
+        self.wait_for("#action-notify", "Notify me when it's free")
+            .await;
+        assert!(
+            self.absent("#action-checkout").await,
+            "{}: a busy file offers Check out",
+            self.name()
+        );
     }
 
     /// When each of your open check-outs ends, from the app's own overview.
@@ -168,24 +183,22 @@ pub async fn difference_said(w: &World) -> String {
         "both images, at their size"
     );
     w.press("4").await;
-    w.wait_until(
-        "#compare-stage[data-mode=diff]",
-        "the difference mode",
-        Duration::from_secs(5),
-        |_| true,
-    )
-    .await;
-    let share = w
-        .wait_until(
-            "#compare-share",
-            "the difference's share",
-            Duration::from_secs(15),
-            |t| {
-                t.starts_with("identical")
-                    || t.starts_with("The pixels are identical")
-                    || t.ends_with("of pixels differ")
-            },
-        )
+    w.wait_for("#compare-stage[data-mode=diff]", "the difference mode")
         .await;
-    share.prop("textContent").await.unwrap().unwrap_or_default()
+    w.text_when("#compare-share", "the difference's share", |t| {
+        t.starts_with("identical")
+            || t.starts_with("The pixels are identical")
+            || t.ends_with("of pixels differ")
+    })
+    .await
+}
+
+/// What the compare view's difference says of two different pictures: a
+/// share of their pixels differs.
+pub async fn pixels_differ(w: &World) {
+    let said = difference_said(w).await;
+    assert!(
+        said != "identical" && said.ends_with("% of pixels differ"),
+        "{said}"
+    );
 }
