@@ -146,12 +146,7 @@ async fn compare(work: &Path, quick: bool) {
         )
         .await
         .unwrap();
-    let times: Vec<f64> = switches
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t.as_f64())
-        .collect();
+    let times: Vec<f64> = serde_json::from_value(switches).unwrap();
     row(
         &format!("compare view, two {side} px versions: from opening to the difference shown (fetch, decode, diff once)"),
         format!("{:.0} ms ({})", first["ms"].as_f64().unwrap_or(f64::NAN), first["said"].as_str().unwrap_or("?")),
@@ -257,12 +252,8 @@ async fn launch(home: &Path) -> (Client, Killed, Duration) {
     };
     let (port, native) = (free(), free());
     let driver = Command::new(tool("TAURI_DRIVER"))
-        .args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native.to_string(),
-        ])
+        .args(["--port", &port.to_string()])
+        .args(["--native-port", &native.to_string()])
         .env("LEASEDESK_APP_HOME", home)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

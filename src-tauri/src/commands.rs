@@ -49,16 +49,14 @@ fn told(desk: &Desk) -> impl Fn(leasedesk::Error) -> UiError + '_ {
 /// The view, with the server it came from (offline: the view kept).
 #[tauri::command]
 pub async fn overview(state: State<'_, AppState>) -> UiResult<Overview> {
-    let desk = state.desk().await?;
-    let mut overview = desk.overview().await.map_err(told(&desk))?;
+    let mut overview = state.on_desk(async |desk| desk.overview().await).await?;
     overview.server = state.server_in_use().await;
     Ok(overview)
 }
 
 #[tauri::command]
 pub async fn refresh_row(state: State<'_, AppState>, artifact: ArtifactId) -> UiResult<FileRow> {
-    let desk = state.desk().await?;
-    desk.row(artifact).await.map_err(told(&desk))
+    state.on_desk(async |desk| desk.row(artifact).await).await
 }
 
 #[tauri::command]
@@ -74,14 +72,13 @@ pub async fn check_out(
         ttl_seconds,
         note: note.filter(|n| !n.trim().is_empty()),
     };
-    let desk = state.desk().await?;
-    let done = desk
-        .check_out(artifact, request, Some(progress(on_progress, None)))
-        .await
-        .map_err(told(&desk))?;
-    state.waiting().remove(&artifact);
-    tray_refresh(&app).await;
-    Ok(done)
+    let progress = Some(progress(on_progress, None));
+    let checked_out = async |desk: &Desk| {
+        let done = desk.check_out(artifact, request, progress).await?;
+        state.waiting().remove(&artifact);
+        Ok(done)
+    };
+    state.changing_leases(&app, checked_out).await
 }
 
 #[tauri::command]
@@ -91,13 +88,8 @@ pub async fn extend(
     checkout: CheckoutId,
     ttl_seconds: Option<u64>,
 ) -> UiResult<Checkout> {
-    let desk = state.desk().await?;
-    let done = desk
-        .extend(checkout, ttl_seconds)
-        .await
-        .map_err(told(&desk))?;
-    tray_refresh(&app).await;
-    Ok(done)
+    let extended = async |desk: &Desk| desk.extend(checkout, ttl_seconds).await;
+    state.changing_leases(&app, extended).await
 }
 
 /// Uploads the local copy with `message` as the version's description (none
@@ -177,10 +169,8 @@ pub async fn cancel_checkout(
     state: State<'_, AppState>,
     checkout: CheckoutId,
 ) -> UiResult<Closed> {
-    let desk = state.desk().await?;
-    let done = desk.cancel(checkout).await.map_err(told(&desk))?;
-    tray_refresh(&app).await;
-    Ok(done)
+    let cancelled = async |desk: &Desk| desk.cancel(checkout).await;
+    state.changing_leases(&app, cancelled).await
 }
 
 /// Your copy to edit of a file you hold that is not here (checked out
@@ -191,10 +181,10 @@ pub async fn get_copy(
     checkout: CheckoutId,
     on_progress: Channel<Moved>,
 ) -> UiResult<CheckedOut> {
-    let desk = state.desk().await?;
-    desk.get_copy(checkout, Some(progress(on_progress, None)))
+    let progress = Some(progress(on_progress, None));
+    state
+        .on_desk(async |desk| desk.get_copy(checkout, progress).await)
         .await
-        .map_err(told(&desk))
 }
 
 #[tauri::command]
@@ -202,8 +192,9 @@ pub async fn update_file(
     state: State<'_, AppState>,
     artifact: ArtifactId,
 ) -> UiResult<Option<PathBuf>> {
-    let desk = state.desk().await?;
-    desk.update(artifact).await.map_err(told(&desk))
+    state
+        .on_desk(async |desk| desk.update(artifact).await)
+        .await
 }
 
 #[derive(Serialize, ts_rs::TS)]
@@ -244,8 +235,9 @@ pub async fn decide(
     proposal: ProposalId,
     decision: Decision,
 ) -> UiResult<Proposal> {
-    let desk = state.desk().await?;
-    desk.decide(proposal, decision).await.map_err(told(&desk))
+    state
+        .on_desk(async |desk| desk.decide(proposal, decision).await)
+        .await
 }
 
 #[tauri::command]
@@ -290,10 +282,9 @@ pub async fn compare_proposal(
     artifact: ArtifactId,
     proposal: ProposalId,
 ) -> UiResult<PathBuf> {
-    let desk = state.desk().await?;
-    desk.proposal_file(artifact, proposal)
+    state
+        .on_desk(async |desk| desk.proposal_file(artifact, proposal).await)
         .await
-        .map_err(told(&desk))
 }
 
 /// A file's history, newest first: `limit` (default 100) of its events
@@ -306,10 +297,9 @@ pub async fn history(
     limit: Option<u32>,
 ) -> UiResult<HistoryPage> {
     let limit = limit.unwrap_or(100);
-    let desk = state.desk().await?;
-    desk.history(artifact, before, limit)
+    state
+        .on_desk(async |desk| desk.history(artifact, before, limit).await)
         .await
-        .map_err(told(&desk))
 }
 
 /// Version `version` as a read-only copy beside the file (`hero (v3).psd`);
@@ -320,8 +310,9 @@ pub async fn open_copy(
     artifact: ArtifactId,
     version: u64,
 ) -> UiResult<PathBuf> {
-    let desk = state.desk().await?;
-    desk.open_copy(artifact, version).await.map_err(told(&desk))
+    state
+        .on_desk(async |desk| desk.open_copy(artifact, version).await)
+        .await
 }
 
 /// Puts version `version` into your copy of a file you hold; your changes go
@@ -333,10 +324,8 @@ pub async fn restore_version(
     artifact: ArtifactId,
     version: u64,
 ) -> UiResult<Restored> {
-    let desk = state.desk().await?;
-    let done = desk.restore(artifact, version).await.map_err(told(&desk))?;
-    tray_refresh(&app).await;
-    Ok(done)
+    let restored = async |desk: &Desk| desk.restore(artifact, version).await;
+    state.changing_leases(&app, restored).await
 }
 
 /// The check-in description to prefill: a restore's, else the check-out's note.
@@ -532,6 +521,27 @@ pub async fn test_connection(
 }
 
 impl AppState {
+    /// `act` on the open desk; its error as the window gets it (`told`).
+    async fn on_desk<T>(
+        &self,
+        act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,
+    ) -> UiResult<T> {
+        let desk = self.desk().await?;
+        act(&desk).await.map_err(told(&desk))
+    }
+
+    /// As `on_desk`, for an act that changes your leases: once it is done,
+    /// the tray lists them again.
+    async fn changing_leases<T>(
+        &self,
+        app: &AppHandle,
+        act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,
+    ) -> UiResult<T> {
+        let done = self.on_desk(act).await?;
+        tray_refresh(app).await;
+        Ok(done)
+    }
+
     /// Saves `settings` in the settings file and opens the session on them.
     async fn save_and_open(&self, app: &AppHandle, settings: Settings) -> UiResult<()> {
         settings.save(&self.dirs.settings_file()).map_err(|e| {

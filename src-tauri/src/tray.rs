@@ -102,26 +102,14 @@ pub fn action(menu_id: &str) -> Option<Action> {
 
 /// The Tauri menu for `entries`.
 pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<Menu<R>> {
+    let item = |id: String, text: &str| MenuItem::with_id(app, id, text, true, None::<&str>);
     let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
     for entry in entries {
         match entry {
             Entry::Checkout { id, label } => {
-                let extend =
-                    MenuItem::with_id(app, format!("extend:{id}"), "Extend", true, None::<&str>)?;
-                let check_in = MenuItem::with_id(
-                    app,
-                    format!("checkin:{id}"),
-                    "Check in",
-                    true,
-                    None::<&str>,
-                )?;
-                let reveal = MenuItem::with_id(
-                    app,
-                    format!("reveal:{id}"),
-                    "Reveal in folder",
-                    true,
-                    None::<&str>,
-                )?;
+                let extend = item(format!("extend:{id}"), "Extend")?;
+                let check_in = item(format!("checkin:{id}"), "Check in")?;
+                let reveal = item(format!("reveal:{id}"), "Reveal in folder")?;
                 items.push(Box::new(Submenu::with_items(
                     app,
                     label,
@@ -130,27 +118,12 @@ pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<
                 )?));
             }
             Entry::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
-            Entry::CheckOutFile => items.push(Box::new(MenuItem::with_id(
-                app,
-                "check-out-file",
+            Entry::CheckOutFile => items.push(Box::new(item(
+                "check-out-file".into(),
                 "Check out a file…",
-                true,
-                None::<&str>,
             )?)),
-            Entry::Open => items.push(Box::new(MenuItem::with_id(
-                app,
-                "open",
-                "Open Leasedesk",
-                true,
-                None::<&str>,
-            )?)),
-            Entry::Quit => items.push(Box::new(MenuItem::with_id(
-                app,
-                "quit",
-                "Quit",
-                true,
-                None::<&str>,
-            )?)),
+            Entry::Open => items.push(Box::new(item("open".into(), "Open Leasedesk")?)),
+            Entry::Quit => items.push(Box::new(item("quit".into(), "Quit")?)),
         }
     }
     let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(|i| i.as_ref()).collect();
