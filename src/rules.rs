@@ -1,5 +1,6 @@
 //! The lease rules of `shared/DESIGN.md`, as functions over one store
-//! transaction. Each takes `now` from its caller and reads no clock.
+//! transaction. Each takes `now` from its caller and reads no clock. A lease
+//! change and its event are written in the same transaction.
 //!
 //! A refusal that must still record something (a `lease.contended` event, a
 //! released lease) returns `Ok(Err(refusal))`, so the transaction commits and

@@ -1,5 +1,5 @@
 //! Bearer tokens: 32 random bytes, shown once when made and kept only as a
-//! hash. A token is `ld_<id>_<secret>`; the id finds its row, and the hash of
+//! hash (BLAKE3). A token is `ld_<id>_<secret>`; the id finds its row, and the hash of
 //! the whole token is compared in constant time.
 
 use crate::error::{Error, Result};

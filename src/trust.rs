@@ -84,7 +84,7 @@ pub(crate) fn database_config(trust: &Trust) -> Result<rustls::ClientConfig> {
 fn verifier(trust: &Trust, provider: &Arc<CryptoProvider>) -> Result<Arc<dyn ServerCertVerifier>> {
     if let Some(pin) = &trust.pinned_sha256 {
         return Ok(Arc::new(Pinned {
-            sha256: normalized_fingerprint(pin)?,
+            sha256: Some(normalized_fingerprint(pin)?),
             provider: provider.clone(),
         }));
     }
@@ -190,12 +190,14 @@ impl std::fmt::Display for Changed {
 
 impl std::error::Error for Changed {}
 
-/// Accepts exactly the certificate with this fingerprint, whatever its name,
-/// issuer or dates: the user trusted that certificate. The handshake's
-/// signature is still checked, so only the holder of its key gets through.
+/// Accepts exactly the certificate with the pinned fingerprint, whatever its
+/// name, issuer or dates: the user trusted that certificate. Without a pin it
+/// takes any certificate, so that `server_certificate` can show what a server
+/// presents. Either way the handshake's signature is still checked, so only
+/// the holder of the certificate's key gets through.
 #[derive(Debug)]
 struct Pinned {
-    sha256: String,
+    sha256: Option<String>,
     provider: Arc<CryptoProvider>,
 }
 
@@ -208,13 +210,16 @@ impl ServerCertVerifier for Pinned {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(expected) = &self.sha256 else {
+            return Ok(ServerCertVerified::assertion());
+        };
         let actual = fingerprint(end_entity);
-        if actual == self.sha256 {
+        if actual == *expected {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::Other(rustls::OtherError(Arc::new(
                 Changed {
-                    expected: self.sha256.clone(),
+                    expected: expected.clone(),
                     actual,
                 },
             ))))
@@ -256,56 +261,6 @@ impl ServerCertVerifier for Pinned {
     }
 }
 
-/// Takes any certificate (checking only the handshake's signature), so that
-/// `server_certificate` can show what a server presents.
-#[derive(Debug)]
-struct Anything(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Anything {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
 /// How long `server_certificate` waits for the connection and the handshake.
 const LOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -341,7 +296,10 @@ pub async fn server_certificate(url: &str, trust: &Trust) -> Result<ServerCertif
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Internal(format!("TLS settings: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(Anything(provider.clone())))
+        .with_custom_certificate_verifier(Arc::new(Pinned {
+            sha256: None,
+            provider: provider.clone(),
+        }))
         .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
     let mut stream = tokio::time::timeout(LOOK_TIMEOUT, async {

@@ -1,5 +1,7 @@
 //! The tray: its menu and tooltip as plain functions of your check-outs (so
 //! they are tested without a tray host), and the Tauri menu built from them.
+//! The tray's handle holds an `Rc`: it is touched on the main thread only, and
+//! a background task asks for a refresh through `run_on_main_thread`.
 
 use chrono::{Local, TimeDelta};
 use leasedesk::model::{Checkout, CheckoutId, Timestamp};

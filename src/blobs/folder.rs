@@ -3,6 +3,13 @@
 //! keep a blob no row names yet from removal (a shared lock per digest).
 //! Never removes a blob that a committed row names or a live upload holds:
 //! a removal takes the digest's lock alone and asks the caller afresh.
+//!
+//! A blob gets its digest's name only once its bytes are fsynced, and the
+//! shard folder's entry is fsynced after the rename (the 256 shard folders
+//! are made, durably, when the folder is opened), so no row can name bytes
+//! a power loss would take. A hold is a shared lock on `tmp/hold-<hex>`,
+//! taken before the rename; a shared folder keeps these rules only on a file
+//! system that shares locks (NFSv4, SMB3).
 
 use std::collections::HashSet;
 use std::fs::{self, File};
@@ -201,15 +208,11 @@ impl BlobStore {
                 self.root.display()
             ));
         }
-        let probe = self
-            .temp_dir()
-            .join(format!("health-{}", uuid::Uuid::new_v4()));
-        let written = owner_only::file_options()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
-            .and_then(|mut file| file.write_all(b"ok"));
-        let _ = fs::remove_file(&probe);
+        let written = self.new_temp_file("health").and_then(|(probe, mut file)| {
+            let written = file.write_all(b"ok");
+            let _ = fs::remove_file(&probe);
+            written
+        });
         written.map_err(|e| {
             format!(
                 "the blob folder {} cannot be written to: {e}",
@@ -252,17 +255,23 @@ impl BlobStore {
         Ok(())
     }
 
+    /// A file made new in the temp folder, under a fresh name after `prefix`.
+    fn new_temp_file(&self, prefix: &str) -> io::Result<(PathBuf, File)> {
+        let path = self
+            .temp_dir()
+            .join(format!("{prefix}-{}", uuid::Uuid::new_v4()));
+        let file = owner_only::file_options()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        Ok((path, file))
+    }
+
     /// A new locked temporary file. Another process's cleanup may remove the
     /// file between its creation and its lock; then it is made again.
     fn temp_blob(&self) -> Result<TempBlob> {
         loop {
-            let path = self
-                .temp_dir()
-                .join(format!("upload-{}", uuid::Uuid::new_v4()));
-            let file = owner_only::file_options()
-                .write(true)
-                .create_new(true)
-                .open(&path)?;
+            let (path, file) = self.new_temp_file("upload")?;
             file.lock()?;
             if still_named(&file, &path)? {
                 return Ok(TempBlob::new(path, file));

@@ -1,6 +1,7 @@
 //! The `Backend` trait over the store: reads, and writes through the rules.
 //! Never decides a lease here: every rule is in `rules`, so both backends
-//! answer alike.
+//! answer alike. No read writes: listing, reading content and events run on
+//! a read transaction and never touch a lease.
 
 use std::pin::Pin;
 
@@ -23,17 +24,14 @@ impl Backend for Bundled {
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
         // A new path meets the strict rules, whichever constructor made it.
         let path: RepoPath = path.as_str().parse()?;
-        let message = check_message(upload.message.clone())?;
         let checked = path.clone();
-        self.read(move |tx, _, _| rules::import_precheck(tx, &checked))
-            .await?;
-        let staged = self.stage(upload).await?;
-        let (blob, durability, named) = self
-            .blob_for(staged, true, |_: &Artifact| true, message)
-            .await?;
-        self.write_naming(durability, named, move |tx, me, now, _| {
-            rules::import(tx, me, &path, &blob, now)
-        })
+        self.upload_and_write(
+            upload,
+            move |tx, _| rules::import_precheck(tx, &checked),
+            |(), _| true,
+            |_: &Artifact| true,
+            move |tx, me, blob, now| rules::import(tx, me, &path, blob, now),
+        )
         .await
     }
 
@@ -112,24 +110,19 @@ impl Backend for Bundled {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
-        let message = check_message(upload.message.clone())?;
-        // Refuse a stranger or an unknown check-out before reading the upload.
-        let (before, head_digest) = self
-            .read(move |tx, me, _| rules::checkin_precheck(tx, me, id))
-            .await?;
-        let staged = self.stage(upload).await?;
-        // No new blob for a retry (its first check-in stored the same bytes, or it
-        // is refused) nor for the head's bytes, which a committed row keeps.
-        // Any check-in that answers names its bytes (a version, a proposal,
-        // or the head's own).
-        let needs_blob =
-            before.checkout.state != CheckoutState::Closed && *staged.digest() != head_digest;
-        let (blob, durability, pending) = self
-            .blob_for(staged, needs_blob, |_: &Checkout| true, message)
-            .await?;
-        self.write_naming(durability, pending, move |tx, me, now, _| {
-            rules::check_in(tx, me, id, &blob, now)
-        })
+        self.upload_and_write(
+            upload,
+            move |tx, me| rules::checkin_precheck(tx, me, id),
+            // No new blob for a retry (its first check-in stored the same
+            // bytes, or it is refused) nor for the head's bytes, which a
+            // committed row keeps. Any check-in that answers names its bytes
+            // (a version, a proposal, or the head's own).
+            |(before, head_digest), digest| {
+                before.checkout.state != CheckoutState::Closed && *digest != head_digest
+            },
+            |_: &Checkout| true,
+            move |tx, me, blob, now| rules::check_in(tx, me, id, blob, now),
+        )
         .await
     }
 
@@ -148,24 +141,21 @@ impl Backend for Bundled {
     }
 
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
-        let message = check_message(upload.message.clone())?;
-        let (before, head) = self
-            .read(move |tx, me, _| rules::edit_precheck(tx, me, id))
-            .await?;
-        let staged = self.stage(upload).await?;
-        // Versions only grow: if the base is not the head now, the commit is
-        // refused, and the head's own bytes are kept by a committed row already.
-        let head_is_base =
-            head.version == before.edit.base_version && head.digest == before.edit.base_digest;
-        let needs_blob =
-            before.state == EditState::Open && head_is_base && *staged.digest() != head.digest;
-        // Only a commit that answers without a refusal names the bytes.
-        let (blob, durability, pending) = self
-            .blob_for(staged, needs_blob, Result::is_ok, message)
-            .await?;
-        self.write_naming(durability, pending, move |tx, me, now, _| {
-            rules::commit_edit(tx, me, id, &blob, now)
-        })
+        self.upload_and_write(
+            upload,
+            move |tx, me| rules::edit_precheck(tx, me, id),
+            // Versions only grow: if the base is not the head now, the commit
+            // is refused, and the head's own bytes are kept by a committed row
+            // already.
+            |(before, head), digest| {
+                let head_is_base = head.version == before.edit.base_version
+                    && head.digest == before.edit.base_digest;
+                before.state == EditState::Open && head_is_base && *digest != head.digest
+            },
+            // Only a commit that answers without a refusal names the bytes.
+            Result::is_ok,
+            move |tx, me, blob, now| rules::commit_edit(tx, me, id, blob, now),
+        )
         .await?
     }
 

@@ -10,8 +10,9 @@ use crate::backend::Upload;
 use crate::blobs::{BlobHold, Blobs, Staged};
 use crate::error::Result;
 use crate::failpoint;
+use crate::model::{check_message, Digest, Participant, Timestamp};
 use crate::rules::Blob;
-use crate::store::Durability;
+use crate::store::{Durability, Tx};
 
 /// The upload a write would name, and how its value tells whether it did.
 pub(super) struct Naming<T> {
@@ -106,25 +107,37 @@ impl Bundled {
         Ok((blob, pending))
     }
 
-    /// What a write would name: the staged bytes persisted (and held) when
-    /// `needs_blob`, with the durability of a write that names new bytes;
-    /// else only their digest and size (a retry, the head's own bytes, or a
-    /// write that will refuse), and nothing to remove after.
-    pub(super) async fn blob_for<T>(
+    /// An upload that ends in a write (an import, a check-in, an edit's
+    /// commit): its description checked and `precheck` read before a byte is
+    /// read (a stranger, an unknown or closed check-out or edit is refused
+    /// without reading them), the bytes
+    /// staged, then `write` run on what it names. The staged bytes are
+    /// persisted (and held), with the durability of a write that names new
+    /// bytes, only where `needs_blob` says so of the precheck and the staged
+    /// digest; else only their digest and size (a retry, the head's own bytes,
+    /// or a write that will refuse), and nothing to remove after.
+    pub(super) async fn upload_and_write<P: Send + 'static, T: Send + 'static>(
         &self,
-        staged: Staged,
-        needs_blob: bool,
+        upload: Upload,
+        precheck: impl FnOnce(&Tx, &Participant) -> Result<P> + Send + 'static,
+        needs_blob: impl FnOnce(P, &Digest) -> bool,
         names_it: fn(&T) -> bool,
-        message: Option<String>,
-    ) -> Result<(Blob, Durability, Option<Naming<T>>)> {
-        let (mut blob, durability, naming) = if needs_blob {
+        write: impl Fn(&Tx, &Participant, &Blob, Timestamp) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let message = check_message(upload.message.clone())?;
+        let before = self.read(move |tx, me, _| precheck(tx, me)).await?;
+        let staged = self.stage(upload).await?;
+        let (mut blob, durability, naming) = if needs_blob(before, staged.digest()) {
             let (blob, pending) = self.persist(staged).await?;
             (blob, Durability::Full, Some(Naming { pending, names_it }))
         } else {
             (Blob::from(&staged), Durability::Normal, None)
         };
         blob.message = message;
-        Ok((blob, durability, naming))
+        self.write_naming(durability, naming, move |tx, me, now, _| {
+            write(tx, me, &blob, now)
+        })
+        .await
     }
 }
 

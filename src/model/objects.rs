@@ -219,29 +219,33 @@ pub struct EventPage {
     pub next: u64,
 }
 
-/// `GET /v1/artifacts`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ArtifactList {
-    pub artifacts: Vec<Artifact>,
+/// The body of a list request: one field holding the list, as API.md names it.
+macro_rules! list {
+    ($(#[$doc:meta])* $name:ident { $field:ident: $item:ty }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+        pub struct $name {
+            pub $field: Vec<$item>,
+        }
+    };
 }
 
-/// `GET /v1/artifacts/{id}/versions`, newest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct VersionList {
-    pub versions: Vec<Head>,
-}
-
-/// `GET /v1/checkouts`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct CheckoutList {
-    pub checkouts: Vec<Checkout>,
-}
-
-/// `GET /v1/proposals`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ProposalList {
-    pub proposals: Vec<Proposal>,
-}
+list!(
+    /// `GET /v1/artifacts`.
+    ArtifactList { artifacts: Artifact }
+);
+list!(
+    /// `GET /v1/artifacts/{id}/versions`, newest first.
+    VersionList { versions: Head }
+);
+list!(
+    /// `GET /v1/checkouts`.
+    CheckoutList { checkouts: Checkout }
+);
+list!(
+    /// `GET /v1/proposals`.
+    ProposalList { proposals: Proposal }
+);
 
 /// Body of `POST /v1/artifacts/{id}/checkouts`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -1,6 +1,7 @@
 //! The servers a client may use and the one it uses now: the list as given,
 //! sending a request round them when a connection fails (as far as the
-//! request may be sent again), and moving to the one that answered. Never
+//! request may be sent again), and moving to the one that answered (for every
+//! clone of the client). An answer, even a refusal, never moves it. Never
 //! reads an answer's body beyond handing a refusal to `errors`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

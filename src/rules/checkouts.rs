@@ -1,6 +1,11 @@
 //! A person's check-out: opened under a lease of hours, extended, checked in
 //! (committed, unchanged, or kept as a proposal when stale) or cancelled.
 //! Never reads the clock: every function takes `now`.
+//!
+//! A check-out remembers the artifact's lease epoch (the count of leases
+//! taken). If the epoch moved while it held no lease, someone else took the
+//! file meanwhile: it cannot take its lease again, and its check-in becomes
+//! a proposal.
 
 use serde_json::json;
 

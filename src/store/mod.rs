@@ -192,8 +192,11 @@ pub struct NewEvent<'a> {
 
 /// The typed reads and writes of one transaction, the same on every store.
 pub trait Transaction {
-    /// The time of this transaction: `clock`'s if it is a manual (test) clock,
-    /// else the store's own (PostgreSQL's, shared by every server).
+    /// The time of this transaction, read once: `clock`'s if it is a manual
+    /// (test) clock, else the store's own. SQLite's is the backend's clock
+    /// read after the write lock is taken, so times follow commit order;
+    /// PostgreSQL's is the database's (`clock_timestamp()`), so every server
+    /// decides expiry by one clock.
     fn now(&self, clock: &Clock) -> Result<Timestamp>;
 
     /// Makes this transaction's commit survive power loss.

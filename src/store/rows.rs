@@ -4,8 +4,10 @@
 //! value in transit between the stores ([`Field`], for `migrate`).
 //! Never runs a query: each store chooses its SQL and hands its rows here.
 
+use bytes::BytesMut;
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
+use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use super::{CheckoutRow, EditRow, EditState, StoredResult};
 use crate::error::{Error, Result};
@@ -20,40 +22,34 @@ pub(super) trait Row {
     fn flag(&self, i: usize) -> Result<bool>;
 }
 
+/// Each getter is the driver's own typed read of column `i`; the drivers
+/// differ only in its name.
+macro_rules! row_getters {
+    ($get:ident) => {
+        fn int(&self, i: usize) -> Result<i64> {
+            Ok(self.$get(i)?)
+        }
+        fn int_opt(&self, i: usize) -> Result<Option<i64>> {
+            Ok(self.$get(i)?)
+        }
+        fn text(&self, i: usize) -> Result<String> {
+            Ok(self.$get(i)?)
+        }
+        fn text_opt(&self, i: usize) -> Result<Option<String>> {
+            Ok(self.$get(i)?)
+        }
+        fn flag(&self, i: usize) -> Result<bool> {
+            Ok(self.$get(i)?)
+        }
+    };
+}
+
 impl Row for rusqlite::Row<'_> {
-    fn int(&self, i: usize) -> Result<i64> {
-        Ok(self.get(i)?)
-    }
-    fn int_opt(&self, i: usize) -> Result<Option<i64>> {
-        Ok(self.get(i)?)
-    }
-    fn text(&self, i: usize) -> Result<String> {
-        Ok(self.get(i)?)
-    }
-    fn text_opt(&self, i: usize) -> Result<Option<String>> {
-        Ok(self.get(i)?)
-    }
-    fn flag(&self, i: usize) -> Result<bool> {
-        Ok(self.get(i)?)
-    }
+    row_getters!(get);
 }
 
 impl Row for tokio_postgres::Row {
-    fn int(&self, i: usize) -> Result<i64> {
-        Ok(self.try_get(i)?)
-    }
-    fn int_opt(&self, i: usize) -> Result<Option<i64>> {
-        Ok(self.try_get(i)?)
-    }
-    fn text(&self, i: usize) -> Result<String> {
-        Ok(self.try_get(i)?)
-    }
-    fn text_opt(&self, i: usize) -> Result<Option<String>> {
-        Ok(self.try_get(i)?)
-    }
-    fn flag(&self, i: usize) -> Result<bool> {
-        Ok(self.try_get(i)?)
-    }
+    row_getters!(try_get);
 }
 
 pub(super) fn millis(t: Timestamp) -> i64 {
@@ -399,20 +395,18 @@ pub(in crate::store) enum Field {
 impl rusqlite::ToSql for Field {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         match self {
-            Field::Int(n) => n.to_sql(),
-            Field::Text(t) => t.to_sql(),
-            Field::Bool(b) => b.to_sql(),
+            Field::Int(n) => rusqlite::ToSql::to_sql(n),
+            Field::Text(t) => rusqlite::ToSql::to_sql(t),
+            Field::Bool(b) => rusqlite::ToSql::to_sql(b),
         }
     }
 }
 
-impl tokio_postgres::types::ToSql for Field {
-    fn to_sql(
-        &self,
-        ty: &tokio_postgres::types::Type,
-        out: &mut bytes::BytesMut,
-    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
-    {
+/// What binding a value for PostgreSQL gives.
+type PgBound = std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>>;
+
+impl PgToSql for Field {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> PgBound {
         match self {
             Field::Int(n) => n.to_sql(ty, out),
             Field::Text(t) => t.to_sql(ty, out),
@@ -420,19 +414,14 @@ impl tokio_postgres::types::ToSql for Field {
         }
     }
 
-    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
-        <i64 as tokio_postgres::types::ToSql>::accepts(ty)
-            || <String as tokio_postgres::types::ToSql>::accepts(ty)
-            || <bool as tokio_postgres::types::ToSql>::accepts(ty)
+    fn accepts(ty: &Type) -> bool {
+        <i64 as PgToSql>::accepts(ty)
+            || <String as PgToSql>::accepts(ty)
+            || <bool as PgToSql>::accepts(ty)
     }
 
     /// Checked against the variant's own type, not any of the three.
-    fn to_sql_checked(
-        &self,
-        ty: &tokio_postgres::types::Type,
-        out: &mut bytes::BytesMut,
-    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
-    {
+    fn to_sql_checked(&self, ty: &Type, out: &mut BytesMut) -> PgBound {
         match self {
             Field::Int(n) => n.to_sql_checked(ty, out),
             Field::Text(t) => t.to_sql_checked(ty, out),

@@ -2,6 +2,9 @@
 //! copy writable at the checked-out version), getting latest, putting the
 //! head back after a check-out ends, restoring an older version. Each takes
 //! the copy's turn first, and never replaces changes without a backup.
+//! A copy is replaced only by a checked download (`backend::save_verified`,
+//! then `local_file::replace`): in one rename, whole or not at all, and never
+//! while another program holds it.
 
 use std::path::{Path, PathBuf};
 

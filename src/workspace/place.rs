@@ -1,5 +1,7 @@
 //! Where a repo path may land on disk (`join_under`, the one way in) and a
-//! copy's read-only bit. Pure of the workspace's state: it never reads the
+//! copy's read-only bit. A stored path that cannot be placed here is never
+//! written: a copy of it is refused before any lease is taken, until an
+//! admin renames it. Pure of the workspace's state: it never reads the
 //! index or the store.
 
 use std::path::{Component, Path, PathBuf};

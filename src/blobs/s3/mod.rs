@@ -17,7 +17,9 @@
 //! and a sweep (at most once a day, at an open) deletes those last written
 //! more than a day ago. An upload of bytes that are already stored rewrites
 //! their object unless it was written within the hour, so that an object
-//! about to be named again is never old enough to be swept.
+//! about to be named again is never old enough to be swept. A known gap: a
+//! rewrite that lands between the sweep's last look at an object and its
+//! delete (milliseconds) loses its bytes.
 
 use std::collections::HashSet;
 use std::io;

@@ -1,5 +1,6 @@
-//! A multipart upload to the S3 store, with a few parts in flight, and the
-//! reading of an upload into parts from a small pool of buffers. Never
+//! A multipart upload to the S3 store, with a few parts in flight ([`PART`]
+//! bytes each, [`PARTS_IN_FLIGHT`] at once), and the reading of an upload
+//! into parts from a small pool of buffers. Never
 //! completes an upload by itself: the S3 store does once the digest is right.
 
 use bytes::Bytes;

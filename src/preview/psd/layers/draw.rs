@@ -60,11 +60,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
         clipped: &[Node],
         canvas: &mut Canvas,
     ) -> Result<(), NoPreview> {
-        let layer = &self.layers[l];
-        if layer.hidden {
+        if !self.shows(l) {
             return Ok(());
         }
-        self.approximate |= layer.approximate();
+        let layer = &self.layers[l];
         let visible: Vec<usize> = clipped
             .iter()
             .filter_map(|node| match node {
@@ -95,11 +94,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
         members: &[Node],
         canvas: &mut Canvas,
     ) -> Result<(), NoPreview> {
-        let group = &self.layers[top];
-        if group.hidden {
+        if !self.shows(top) {
             return Ok(());
         }
-        self.approximate |= group.approximate();
+        let group = &self.layers[top];
         let (blend, opacity) = (group.blend, group.strength());
         let coverage = match group.mask {
             Some(mask) => Some(self.mask_coverage(top, mask)?),
@@ -128,6 +126,17 @@ impl<F: Read + Seek> Compositor<'_, F> {
             self.blend_canvas(&own, canvas, opacity, blend, coverage.as_deref());
         }
         Ok(())
+    }
+
+    /// Whether layer (or group) `l` shows; if it does, what it leaves out
+    /// makes the preview approximate.
+    fn shows(&mut self, l: usize) -> bool {
+        let layer = &self.layers[l];
+        if layer.hidden {
+            return false;
+        }
+        self.approximate |= layer.approximate();
+        true
     }
 
     /// Blends `source` onto `target`, pixel by pixel.
