@@ -37,8 +37,7 @@ async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commit
 
 async fn rule9_an_unchanged_file_commits_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    let done = f.alice.check_in(c.id, bytes(b"v1")).await.unwrap();
+    let done = f.check_out_and_in(a.id, b"v1").await;
     assert_eq!(
         done.result,
         Some(CheckinResult::Unchanged {
@@ -62,8 +61,7 @@ async fn rule9_an_unchanged_file_commits_nothing(f: Fixture) {
 
 async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    let done = f.check_out_and_in(a.id, b"v2").await;
     assert_eq!(
         done.result,
         Some(CheckinResult::Committed {
@@ -78,12 +76,7 @@ async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkou
         (2, "user:alice")
     );
     assert_eq!(head.lease, None, "rule 12: the lease is released");
-    let committed = f
-        .all_events()
-        .await
-        .into_iter()
-        .rfind(|e| e.kind == "version.committed")
-        .unwrap();
+    let committed = f.last_event("version.committed").await;
     assert_eq!(
         committed.data["base_version"], 1,
         "the base is the record's version"
@@ -106,9 +99,7 @@ async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_pro
         .check_in(alice.id, bytes(b"alice's work"))
         .await
         .unwrap();
-    let Some(CheckinResult::Proposal { proposal }) = done.result else {
-        panic!("expected a proposal, got {:?}", done.result);
-    };
+    let proposal = proposal_of(done.clone());
     assert_eq!(proposal.base_version, 1, "base = the head");
     assert_eq!(
         proposal.test_digest,
@@ -161,9 +152,7 @@ async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_p
         .check_in(alice.id, bytes(b"alice's work"))
         .await
         .unwrap();
-    let Some(CheckinResult::Proposal { proposal }) = done.result else {
-        panic!("expected a proposal, got {:?}", done.result);
-    };
+    let proposal = proposal_of(done.clone());
     assert_eq!(proposal.base_version, 2, "base = the head, bob's version");
     assert_eq!(proposal.test_digest, digest(b"v2 by bob"));
     assert_eq!(
@@ -212,21 +201,13 @@ async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal(f: Fixture) {
     let first = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
     let retry = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
     assert_eq!(retry, first);
-    let open = f
-        .alice
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: None,
-        })
-        .await
-        .unwrap();
+    let open = proposals_of(&*f.alice, a.id, None).await;
     assert_eq!(open.len(), 1, "the retry made no second proposal");
 }
 
 async fn rule12_a_closed_checkout_with_other_bytes_is_refused_and_never_extended(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    let c = f.check_out_and_in(a.id, b"v2").await;
     let seq = f.last_seq().await;
 
     let other = f.alice.check_in(c.id, bytes(b"v3")).await;

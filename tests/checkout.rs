@@ -202,8 +202,7 @@ async fn rule5_a_checkout_that_fails_to_be_recorded_releases_its_lease() {
 
 async fn rule6_a_checkout_is_always_of_the_head(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    f.check_out_and_in(a.id, b"v2").await;
     let c2 = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     assert_eq!((c2.version, c2.digest), (2, digest(b"v2")));
 }

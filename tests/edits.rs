@@ -108,8 +108,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
     let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
     f.advance(Duration::from_secs(2));
     // The edit's lease lapsed; alice takes the file and commits.
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
+    f.check_out_and_in(a.id, b"v2").await;
 
     let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
     let Err(Error::Stale { head }) = refused else {

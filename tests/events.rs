@@ -64,12 +64,7 @@ async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended(f: Fixt
         f.bob.begin_edit(a.id, None).await.unwrap_err();
     }
     f.agent.begin_edit(a.id, None).await.unwrap_err();
-    let contended: Vec<_> = f
-        .all_events()
-        .await
-        .into_iter()
-        .filter(|e| e.kind == "lease.contended")
-        .collect();
+    let contended = f.events_of("lease.contended").await;
     let who: Vec<_> = contended
         .iter()
         .map(|e| e.participant.clone().unwrap())
@@ -84,12 +79,7 @@ async fn rule18_a_contender_asking_again_does_not_repeat_lease_contended(f: Fixt
     f.advance(HOUR);
     let c2 = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_out(a.id, checkout_request()).await.unwrap_err();
-    let last = f
-        .all_events()
-        .await
-        .into_iter()
-        .rfind(|e| e.kind == "lease.contended")
-        .unwrap();
+    let last = f.last_event("lease.contended").await;
     assert_eq!(last.holder.as_deref(), Some(c2.holder.as_str()));
 }
 
@@ -104,12 +94,7 @@ async fn rule19_a_lapse_gets_exactly_one_lease_expired_whoever_finds_it_first() 
     assert_eq!(f.store.sweep().unwrap(), 0, "a second sweep finds nothing");
     f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.alice.cancel(c.id).await.unwrap();
-    let expired: Vec<_> = f
-        .all_events()
-        .await
-        .into_iter()
-        .filter(|e| e.kind == "lease.expired")
-        .collect();
+    let expired = f.events_of("lease.expired").await;
     assert_eq!(expired.len(), 1);
     assert_eq!(expired[0].holder.as_deref(), Some(c.holder.as_str()));
 

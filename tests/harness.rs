@@ -293,7 +293,48 @@ pub fn with_note(note: &str) -> CheckoutRequest {
     }
 }
 
+/// The proposal a check-in became; a panic if it became none.
+pub fn proposal_of(done: Checkout) -> Proposal {
+    let Some(CheckinResult::Proposal { proposal }) = done.result else {
+        panic!("expected a proposal, got {:?}", done.result);
+    };
+    proposal
+}
+
+/// The proposals of `artifact` that `backend` sees, in `state` (any if None).
+pub async fn proposals_of(
+    backend: &dyn Backend,
+    artifact: ArtifactId,
+    state: Option<ProposalState>,
+) -> Vec<Proposal> {
+    backend
+        .proposals(ProposalFilter {
+            artifact: Some(artifact),
+            state,
+        })
+        .await
+        .unwrap()
+}
+
 impl Fixture {
+    /// Alice's stale check-in of `data` to `p` (imported as "v1"), kept as a
+    /// proposal while bob committed version 2: the artifact and the proposal.
+    pub async fn stale_proposal(&self, p: &str, data: &[u8]) -> (Artifact, Proposal) {
+        let a = self.import(p, b"v1").await;
+        let alice = self.alice.check_out(a.id, for_seconds(60)).await.unwrap();
+        self.advance(HOUR);
+        let bob = self.bob.check_out(a.id, checkout_request()).await.unwrap();
+        self.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
+        let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
+        (a, proposal_of(done))
+    }
+
+    /// Alice checks `a` out and checks `data` in: the closed check-out.
+    pub async fn check_out_and_in(&self, a: ArtifactId, data: &[u8]) -> Checkout {
+        let c = self.alice.check_out(a, checkout_request()).await.unwrap();
+        self.alice.check_in(c.id, bytes(data)).await.unwrap()
+    }
+
     /// Imports `data` at `p` as alice.
     pub async fn import(&self, p: &str, data: &[u8]) -> Artifact {
         self.alice
@@ -393,6 +434,19 @@ impl Fixture {
 
     pub async fn last_seq(&self) -> u64 {
         self.all_events().await.last().map_or(0, |e| e.seq)
+    }
+
+    /// The events of type `kind`, in order.
+    pub async fn events_of(&self, kind: &str) -> Vec<Event> {
+        let mut all = self.all_events().await;
+        all.retain(|e| e.kind == kind);
+        all
+    }
+
+    /// The newest event of type `kind`; a panic if there is none.
+    pub async fn last_event(&self, kind: &str) -> Event {
+        let mut of_kind = self.events_of(kind).await;
+        of_kind.pop().unwrap_or_else(|| panic!("no {kind} event"))
     }
 
     /// Event types after `seq`, in order.

@@ -5,22 +5,8 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
-/// Alice's stale check-in, made while bob committed version 2.
-async fn stale_proposal(f: &Fixture) -> (Artifact, Proposal) {
-    let a = f.import("a.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
-    let done = f.alice.check_in(alice.id, bytes(b"alice's")).await.unwrap();
-    let Some(CheckinResult::Proposal { proposal }) = done.result else {
-        panic!("expected a proposal, got {:?}", done.result);
-    };
-    (a, proposal)
-}
-
 async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest(f: Fixture) {
-    let (a, proposal) = stale_proposal(&f).await;
+    let (a, proposal) = f.stale_proposal("a.psd", b"alice's").await;
     let accepted = f.alice.accept_proposal(proposal.id).await.unwrap();
     assert_eq!(accepted.state, ProposalState::Accepted);
     let head = f.artifact(a.id).await.head;
@@ -59,7 +45,7 @@ async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest(f
 async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_accepted(
     f: Fixture,
 ) {
-    let (a, stale) = stale_proposal(&f).await;
+    let (a, stale) = f.stale_proposal("a.psd", b"alice's").await;
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v3")).await.unwrap();
 
@@ -91,14 +77,7 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
         (stale.digest.clone(), stale.author.clone())
     );
 
-    let all = f
-        .alice
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: None,
-        })
-        .await
-        .unwrap();
+    let all = proposals_of(&*f.alice, a.id, None).await;
     let old = all.iter().find(|p| p.id == stale.id).unwrap();
     assert_eq!(
         old.state,
@@ -116,32 +95,18 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
 }
 
 async fn rule16_a_rejected_proposal_stays_in_history(f: Fixture) {
-    let (a, proposal) = stale_proposal(&f).await;
+    let (a, proposal) = f.stale_proposal("a.psd", b"alice's").await;
     let rejected = f.admin.reject_proposal(proposal.id).await.unwrap();
     assert_eq!(rejected.state, ProposalState::Rejected);
-    let open = f
-        .alice
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: Some(ProposalState::Open),
-        })
-        .await
-        .unwrap();
+    let open = proposals_of(&*f.alice, a.id, Some(ProposalState::Open)).await;
     assert!(open.is_empty());
-    let all = f
-        .alice
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: None,
-        })
-        .await
-        .unwrap();
+    let all = proposals_of(&*f.alice, a.id, None).await;
     assert_eq!(all.len(), 1, "the rejected proposal is still listed");
     assert_eq!(f.artifact(a.id).await.head.version, 2);
 }
 
 async fn rule16_only_the_author_or_an_admin_decides_a_proposal(f: Fixture) {
-    let (a, proposal) = stale_proposal(&f).await;
+    let (a, proposal) = f.stale_proposal("a.psd", b"alice's").await;
     for refused in [
         f.bob.accept_proposal(proposal.id).await,
         f.bob.reject_proposal(proposal.id).await,
@@ -157,7 +122,7 @@ async fn rule16_only_the_author_or_an_admin_decides_a_proposal(f: Fixture) {
 }
 
 async fn rule16_accept_is_refused_while_someone_holds_the_file(f: Fixture) {
-    let (a, proposal) = stale_proposal(&f).await;
+    let (a, proposal) = f.stale_proposal("a.psd", b"alice's").await;
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     let refused = f.alice.accept_proposal(proposal.id).await;
     assert!(
@@ -188,12 +153,7 @@ async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_p
         .await
         .unwrap();
     assert_eq!(freed.lease, None);
-    let broken = f
-        .all_events()
-        .await
-        .into_iter()
-        .rfind(|e| e.kind == "lease.broken")
-        .unwrap();
+    let broken = f.last_event("lease.broken").await;
     assert_eq!(
         (broken.holder.as_deref(), broken.data["reason"].as_str()),
         (Some(c.holder.as_str()), Some("alice is on holiday"))

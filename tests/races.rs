@@ -213,13 +213,7 @@ async fn eight_tasks_race_checkout_and_checkin_500_times() {
         from_history, committed,
         "every reported commit is in the history, and nothing else"
     );
-    let kept = store
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: None,
-        })
-        .await
-        .unwrap();
+    let kept = proposals_of(&store, a.id, None).await;
     assert_eq!(
         kept.len(),
         proposals,

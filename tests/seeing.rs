@@ -13,17 +13,3 @@ use crate::harness::*;
 
 mod descriptions;
 mod previews;
-
-/// Alice's late check-in, kept as a proposal while bob committed version 2.
-async fn alices_proposal(f: &Fixture, data: &[u8]) -> (Artifact, Proposal) {
-    let a = f.import("hero.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
-    let done = f.alice.check_in(alice.id, bytes(data)).await.unwrap();
-    let Some(CheckinResult::Proposal { proposal }) = done.result else {
-        panic!("expected a proposal, got {:?}", done.result);
-    };
-    (a, proposal)
-}

@@ -93,13 +93,7 @@ async fn sixteen_clients_split_over_two_servers_keep_every_rule() {
             pair[1].at
         );
     }
-    let kept = other
-        .proposals(ProposalFilter {
-            artifact: Some(a.id),
-            state: None,
-        })
-        .await
-        .unwrap();
+    let kept = proposals_of(&*other, a.id, None).await;
     assert_eq!(kept.len(), proposals, "every stale check-in is a proposal");
 }
 

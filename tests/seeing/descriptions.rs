@@ -193,7 +193,7 @@ async fn history_pages_back_with_before_and_holds_one_artifacts_events(f: Fixtur
 }
 
 async fn a_reviewer_who_is_not_the_author_fetches_a_proposal_and_its_bytes(f: Fixture) {
-    let (_, proposal) = alices_proposal(&f, b"alice's version").await;
+    let (_, proposal) = f.stale_proposal("hero.psd", b"alice's version").await;
     // Bob is neither its author nor an admin.
     let seen = f.bob.proposal(proposal.id).await.unwrap();
     assert_eq!(seen, proposal);

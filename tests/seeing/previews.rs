@@ -39,7 +39,7 @@ async fn previews_fit_the_size_and_are_the_same_for_the_same_bytes(f: Fixture) {
     assert_eq!(large.dimensions(), (300, 100));
 
     // The same bytes in a proposal give the same preview.
-    let (b, proposal) = alices_proposal(&f, &image).await;
+    let (b, proposal) = f.stale_proposal("hero.psd", &image).await;
     let of_proposal = f
         .bob
         .preview(PreviewOf::Proposal(proposal.id), 64)
@@ -220,7 +220,7 @@ async fn a_preview_is_made_once_per_digest_and_size_and_so_is_a_refusal() {
 async fn the_new_endpoints_answer_their_errors_in_json() {
     let f = remote_fixture().await;
     let server = f.server.as_ref().unwrap();
-    let (a, proposal) = alices_proposal(&f, b"not an image").await;
+    let (a, proposal) = f.stale_proposal("hero.psd", b"not an image").await;
     let client = reqwest::Client::new();
     let get = |path: String, token: Option<&str>| {
         let mut request = client.get(format!("{}{path}", server.base));
