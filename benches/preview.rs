@@ -283,13 +283,7 @@ fn secs(d: Duration) -> f64 {
 
 /// Runs a reader's process, which must succeed, and answers its report (stdout).
 fn report_of(command: &mut Command) -> Vec<u8> {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    testkit::tool::run_ok(command, "a reader").stdout
 }
 
 /// The child's report: "SECONDS PEAK_BYTES".

@@ -23,15 +23,7 @@ fn srgb_icc() -> PathBuf {
 
 /// ImageMagick's `convert`, with `args`.
 pub fn convert(args: &[&str]) {
-    let output = Command::new("convert")
-        .args(args)
-        .output()
-        .expect("ImageMagick's convert runs");
-    assert!(
-        output.status.success(),
-        "convert {args:?} failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    testkit::tool::run_ok(Command::new("convert").args(args), "ImageMagick's convert");
 }
 
 /// What ImageMagick shows of `file` (its first image: a PSD's composite)

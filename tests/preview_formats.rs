@@ -31,18 +31,14 @@ fn make_fitted(kind: &str, fit: Option<u32>) -> Made {
     let file = dir.path().join(format!("image.{kind}"));
     let expected = dir.path().join("expected.rgba");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make_image.py");
-    let output = harness::python()
-        .arg(script)
-        .arg(kind)
-        .arg(&file)
-        .arg(&expected)
-        .args(fit.map(|size| size.to_string()))
-        .output()
-        .expect("python runs");
-    assert!(
-        output.status.success(),
-        "make_image.py {kind}: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = testkit::tool::run_ok(
+        harness::python()
+            .arg(script)
+            .arg(kind)
+            .arg(&file)
+            .arg(&expected)
+            .args(fit.map(|size| size.to_string())),
+        &format!("make_image.py {kind}"),
     );
     let (width, height) = dimensions(&output.stdout);
     let rgba = std::fs::read(&expected).unwrap_or_default();
@@ -558,14 +554,14 @@ pub fn blender_files() -> &'static BlenderFiles {
              bpy.ops.wm.save_as_mainfile(filepath=d + '/nothumb.blend', compress=False)\n",
             dir = dir.path().display().to_string()
         );
-        let output = std::process::Command::new("blender")
-            .args(["-b", "--factory-startup", "--python-expr", &script])
-            .output()
-            .expect("blender runs (cargo xtask test installs Debian's blender)");
-        assert!(
-            output.status.success(),
-            "blender: {}",
-            String::from_utf8_lossy(&output.stderr)
+        testkit::tool::run_ok(
+            std::process::Command::new("blender").args([
+                "-b",
+                "--factory-startup",
+                "--python-expr",
+                &script,
+            ]),
+            "blender (cargo xtask test installs Debian's blender)",
         );
         let status = std::process::Command::new("blender-thumbnailer")
             .arg(dir.path().join("plain.blend"))

@@ -113,16 +113,12 @@ def write(name, psd):
 /// Runs `script` (after the prelude) with a fresh folder as `out`.
 pub fn psd_tools_writes(script: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let output = python()
-        .arg("-c")
-        .arg(format!("{PRELUDE}\n{script}"))
-        .arg(dir.path())
-        .output()
-        .expect("python runs");
-    assert!(
-        output.status.success(),
-        "the psd-tools script failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    testkit::tool::run_ok(
+        python()
+            .arg("-c")
+            .arg(format!("{PRELUDE}\n{script}"))
+            .arg(dir.path()),
+        "the psd-tools script",
     );
     dir
 }

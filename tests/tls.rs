@@ -24,15 +24,9 @@ mod trust;
 
 /// Runs `openssl` in `dir`, failing the test with its stderr.
 fn openssl(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the openssl CLI (Debian's openssl package)");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = testkit::tool::run_ok(
+        Command::new("openssl").current_dir(dir).args(args),
+        "the openssl CLI (Debian's openssl package)",
     );
     String::from_utf8(out.stdout).unwrap()
 }

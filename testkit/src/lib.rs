@@ -8,5 +8,6 @@ pub mod postgres;
 pub mod python;
 pub mod s3;
 mod serve;
+pub mod tool;
 
 pub use serve::{ask_to_stop, peak_memory, Cli, Serve, ServeProcess};
