@@ -14,6 +14,8 @@
 //! - [`backend`]: the [`Backend`] trait every caller uses.
 //! - [`bundled`]: the in-process backend over a data folder.
 //! - [`remote`]: the same trait over HTTP, for a team's server.
+//! - [`trust`]: which server certificates a client (HTTP or PostgreSQL) accepts.
+//! - [`wire`]: our header names, shared by the server and its clients.
 //! - [`server`]: `leasedesk serve`, the HTTP API over a bundled backend.
 //! - [`metrics`]: what the server tells Prometheus (`serve --metrics-listen`).
 //! - [`agent`]: an agent's edit as one call that always releases its lease.
@@ -52,6 +54,8 @@ pub mod rules;
 pub mod server;
 pub mod store;
 pub mod token;
+pub mod trust;
+pub mod wire;
 pub mod workspace;
 
 pub use backend::{Backend, Content, Upload};
