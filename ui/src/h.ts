@@ -23,4 +23,11 @@ export function button(label: string, onClick: () => void, kind = "", attrs: Rec
   return b;
 }
 
+/** Fills `view` with a card per item (`card` draws one), or says `empty` when there is none. */
+export function cards<T>(view: HTMLElement, items: T[], empty: string, card: (item: T) => HTMLLIElement) {
+  view.replaceChildren(items.length
+    ? h("ul", { class: "cards" }, ...items.map(card))
+    : h("p", { class: "empty" }, empty));
+}
+
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;

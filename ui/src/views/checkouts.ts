@@ -2,19 +2,14 @@
 import { onRender, rowOf, select, setView, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, extend } from "../actions";
 import { clock, fileName, localStateLabels } from "../format";
-import { $, button, h } from "../h";
+import { $, button, cards, h } from "../h";
 import { holdWhileBusy } from "./detail";
 import { countdown } from "./files";
 
 function renderMine(now: number) {
   if (state.view !== "mine") return;
   const mine = state.overview?.checkouts ?? [];
-  const view = $("view-mine");
-  if (!mine.length) {
-    view.replaceChildren(h("p", { class: "empty" }, "You hold no files. Pick a file and check it out."));
-    return;
-  }
-  view.replaceChildren(h("ul", { class: "cards" }, ...mine.map((c) => {
+  cards($("view-mine"), mine, "You hold no files. Pick a file and check it out.", (c) => {
     const row = rowOf(c.artifact_id);
     const actions = h("div", { class: "actions" },
       state.uploads.has(c.id)
@@ -30,7 +25,7 @@ function renderMine(now: number) {
       h("p", {}, countdown(c.expires_at, now), ` left, until ${clock(c.expires_at, now)}`),
       row ? h("p", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])) : null,
       actions);
-  })));
+  });
 }
 
 export function setUpCheckouts() {

@@ -6,7 +6,7 @@ import { api, previewUrl, type Proposal } from "../api";
 import { ask, notice, onRender, rowOf, run, showError, state } from "../app";
 import { decide } from "../actions";
 import { acceptQuestion, bytes, clock, decisionWords, fileName, proposalSummary, whose, whoseFirst } from "../format";
-import { $, button, h } from "../h";
+import { $, button, cards, h } from "../h";
 import { closeCompare, openCompare } from "./compare";
 import { extensionOf, lazyImage } from "./files";
 
@@ -69,13 +69,8 @@ async function saveBeside(p: Proposal) {
 function renderProposals(now: number) {
   if (state.view !== "proposals") return;
   const proposals = state.overview?.proposals ?? [];
-  const view = $("view-proposals");
-  if (!proposals.length) {
-    view.replaceChildren(h("p", { class: "empty" }, "No open proposals."));
-    return;
-  }
   const me = state.overview?.me;
-  view.replaceChildren(h("ul", { class: "cards" }, ...proposals.map((p) => {
+  cards($("view-proposals"), proposals, "No open proposals.", (p) => {
     const row = rowOf(p.artifact_id);
     const head = row?.artifact.head;
     const path = row?.artifact.path ?? "";
@@ -90,7 +85,7 @@ function renderProposals(now: number) {
           button("Compare with the head", () => compareWithHead(p), "primary", { "data-compare": p.id }),
           button("Save beside the head", () => void saveBeside(p), "ghost", { "data-save-beside": p.id, title: "Puts the proposal's file beside the head's, in your workspace folder" })),
         decisionPanel(p, "card")));
-  })));
+  });
 }
 
 export function setUpProposals() {

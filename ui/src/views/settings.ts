@@ -3,7 +3,7 @@
 // address is checked before it is saved, and can be tried first with Test
 // connection; errors are said here, in this dialog's words.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
-import { api, isAppError, type AppError } from "../api";
+import { api, isAppError, type AppError, type SettingsView } from "../api";
 import { notice, scheduleReload, showError } from "../app";
 import { explain, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
@@ -69,6 +69,23 @@ export async function openSettings() {
   // This dialog is where a token is fixed: no "open Settings" here.
   const problem = (error: AppError) => settingsProblem(error);
   const certificate = h("div", { id: "settings-certificate", class: "certificate" });
+  /** Settings saved through `saving`: the session's refusal said here (and
+   *  answered), or the dialog closed and the window loaded again. */
+  const applySaved = async (saving: () => Promise<SettingsView>): Promise<AppError | null> => {
+    try {
+      const saved = await saving();
+      if (saved.session_error) {
+        say(status, problem(saved.session_error), "error");
+        return saved.session_error;
+      }
+      dialog.close();
+      scheduleReload();
+      void loadActivity();
+    } catch (error) {
+      say(status, isAppError(error) ? problem(error) : String(error), "error");
+    }
+    return null;
+  };
   /** The server's certificate, when the session refused it: its fingerprint
    *  and subject, to check with the admin, and a button to trust it. */
   const lookAtCertificate = async () => {
@@ -84,20 +101,8 @@ export async function openSettings() {
       certificate.replaceChildren();
       return;
     }
-    const trust = button("Trust this certificate", async () => {
-      try {
-        const saved = await api.trustCertificate(seen.sha256);
-        if (saved.session_error) {
-          say(status, problem(saved.session_error), "error");
-          return;
-        }
-        dialog.close();
-        scheduleReload();
-        void loadActivity();
-      } catch (error) {
-        say(status, isAppError(error) ? problem(error) : String(error), "error");
-      }
-    }, "primary", { id: "settings-trust" });
+    const trust = button("Trust this certificate", () => void applySaved(() => api.trustCertificate(seen.sha256)),
+      "primary", { id: "settings-trust" });
     certificate.replaceChildren(
       h("p", {}, seen.changed
         ? "This is not the certificate you trusted. Trust it only if your admin says the server's certificate was renewed, and the fingerprint matches theirs."
@@ -123,20 +128,12 @@ export async function openSettings() {
       }
     }
     say(status, "Saving…");
-    try {
+    const refused = await applySaved(async () => {
       const saved = await api.saveSettings(current(), token.value || null);
-      if (saved.session_error) {
-        say(status, problem(saved.session_error), "error");
-        if (certificateRefused(saved.session_error)) void lookAtCertificate();
-        return;
-      }
-      if (saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
-      dialog.close();
-      scheduleReload();
-      void loadActivity();
-    } catch (error) {
-      say(status, isAppError(error) ? problem(error) : String(error), "error");
-    }
+      if (!saved.session_error && saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
+      return saved;
+    });
+    if (certificateRefused(refused)) void lookAtCertificate();
   }, "primary", { id: "settings-save" });
   dialog.replaceChildren(h("form", { method: "dialog", class: "settings-form" },
     h("h2", { id: "settings-title" }, "Settings"),
