@@ -13,6 +13,42 @@ use super::{CheckoutRow, EditRow, EditState, StoredResult};
 use crate::error::{Error, Result};
 use crate::model::*;
 
+/// How each state is stored, both ways from one table: a read gives the
+/// variant written so, and anything else stored as `else` says.
+macro_rules! spellings {
+    ($($vis:vis $ty:ident: $to:ident, $from:ident {
+        $($variant:ident => $text:literal),+
+    } else $other:ident;)+) => {$(
+        $vis fn $to(value: $ty) -> &'static str {
+            match value {
+                $($ty::$variant => $text),+
+            }
+        }
+
+        fn $from(text: &str) -> $ty {
+            match text {
+                $($text => $ty::$variant,)+
+                _ => $ty::$other,
+            }
+        }
+    )+};
+}
+
+spellings! {
+    LeaseKind: lease_kind_str, lease_kind {
+        Checkout => "checkout", Edit => "edit"
+    } else Checkout;
+    CheckoutState: checkout_state_str, checkout_state {
+        Open => "open", Closed => "closed"
+    } else Closed;
+    EditState: edit_state_str, edit_state {
+        Open => "open", Committed => "committed", Released => "released"
+    } else Released;
+    pub(super) ProposalState: proposal_state_str, proposal_state {
+        Open => "open", Accepted => "accepted", Rejected => "rejected", Superseded => "superseded"
+    } else Superseded;
+}
+
 /// A row of either store, read by column index.
 pub(super) trait Row {
     fn int(&self, i: usize) -> Result<i64>;
@@ -165,15 +201,10 @@ pub(super) fn lease(row: &(impl Row + ?Sized), i: usize) -> Result<Option<Lease>
     let Some(holder) = row.text_opt(i)? else {
         return Ok(None);
     };
-    let kind = row.text(i + 2)?;
     Ok(Some(Lease {
         holder,
         participant: parsed(row, i + 1)?,
-        kind: if kind == "edit" {
-            LeaseKind::Edit
-        } else {
-            LeaseKind::Checkout
-        },
+        kind: lease_kind(&row.text(i + 2)?),
         checkout_id: parsed_opt(row, i + 3)?,
         note: row.text_opt(i + 4)?,
         acquired_at: time_at(row, i + 5)?,
@@ -186,13 +217,6 @@ pub(super) fn lapsed_lease(row: &(impl Row + ?Sized)) -> Result<(ArtifactId, Lea
     let lease =
         lease(row, 1)?.ok_or_else(|| Error::Internal("a lease row without a holder".into()))?;
     Ok((parsed(row, 0)?, lease))
-}
-
-fn lease_kind_str(kind: LeaseKind) -> &'static str {
-    match kind {
-        LeaseKind::Checkout => "checkout",
-        LeaseKind::Edit => "edit",
-    }
 }
 
 /// An artifact with its head and lease row ([`artifact`] reads them), then
@@ -246,11 +270,7 @@ pub(super) fn checkout(row: &(impl Row + ?Sized)) -> Result<(CheckoutRow, Option
             note: row.text_opt(6)?,
             created_at: time_at(row, 7)?,
             expires_at: time_at(row, 8)?,
-            state: if state == "open" {
-                CheckoutState::Open
-            } else {
-                CheckoutState::Closed
-            },
+            state: checkout_state(&state),
             result: None,
             broken,
         },
@@ -258,13 +278,6 @@ pub(super) fn checkout(row: &(impl Row + ?Sized)) -> Result<(CheckoutRow, Option
         lease_epoch: count(row, 15)?,
     };
     Ok((checkout, json(row, 11)?))
-}
-
-fn checkout_state_str(state: CheckoutState) -> &'static str {
-    match state {
-        CheckoutState::Open => "open",
-        CheckoutState::Closed => "closed",
-    }
 }
 
 pub(super) const EDIT_COLUMNS: &str = "id, artifact_id, participant, base_version, base_digest, \
@@ -283,22 +296,10 @@ pub(super) fn edit(row: &(impl Row + ?Sized)) -> Result<EditRow> {
             base_digest: parsed(row, 4)?,
             expires_at: time_at(row, 5)?,
         },
-        state: match state.as_str() {
-            "open" => EditState::Open,
-            "committed" => EditState::Committed,
-            _ => EditState::Released,
-        },
+        state: edit_state(&state),
         commit_digest: parsed_opt(row, 7)?,
         result: json(row, 8)?,
     })
-}
-
-fn edit_state_str(state: EditState) -> &'static str {
-    match state {
-        EditState::Open => "open",
-        EditState::Committed => "committed",
-        EditState::Released => "released",
-    }
 }
 
 pub(super) const PROPOSAL_COLUMNS: &str =
@@ -320,24 +321,10 @@ pub(super) fn proposal(row: &(impl Row + ?Sized)) -> Result<Proposal> {
         size: count(row, 7)?,
         author: parsed(row, 8)?,
         checkout_id: parsed_opt(row, 9)?,
-        state: match state.as_str() {
-            "open" => ProposalState::Open,
-            "accepted" => ProposalState::Accepted,
-            "rejected" => ProposalState::Rejected,
-            _ => ProposalState::Superseded,
-        },
+        state: proposal_state(&state),
         created_at: time_at(row, 11)?,
         message: row.text_opt(12)?,
     })
-}
-
-pub(super) fn proposal_state_str(state: ProposalState) -> &'static str {
-    match state {
-        ProposalState::Open => "open",
-        ProposalState::Accepted => "accepted",
-        ProposalState::Rejected => "rejected",
-        ProposalState::Superseded => "superseded",
-    }
 }
 
 pub(super) const EVENT_COLUMNS: &str = "seq, id, type, artifact_id, participant, holder, at, data";
