@@ -9,7 +9,8 @@
 //! transactions and WAL flushes per pair (pg_stat_statements, pg_stat_wal),
 //! and CPU per pair of each process.
 //! `--quick` makes fewer pairs; `--only team` runs this alone (any other
-//! `--only` skips it).
+//! `--only` skips it); `--only team-pg` runs only the two servers on
+//! PostgreSQL, PostgreSQL alone and the profile of both (statements a pair).
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
@@ -31,7 +32,8 @@ const WARM_UP: usize = 20;
 
 fn main() {
     let flags = common::Flags::from_args();
-    if !flags.runs("team") {
+    let only_pg = flags.value("--only") == Some("team-pg");
+    if !flags.runs("team") && !only_pg {
         return;
     }
     let quick = flags.quick;
@@ -99,9 +101,61 @@ fn main() {
         }));
         // Backends report their counters at most once a second.
         std::thread::sleep(Duration::from_millis(1500));
-        PgProfile::read(&profiled, (CLIENTS * pairs) as f64)
+        let team = PgProfile::read(&profiled, "bench", (CLIENTS * pairs) as f64);
+        // PostgreSQL alone, counted the same way.
+        let floor = floor_profile(&profiled, 2, if quick { 2 } else { 5 });
+        (team, floor)
     };
 
+    if !only_pg {
+        others_beside(
+            &cluster,
+            &work,
+            &transport,
+            &runtime,
+            pairs_per_client,
+            &on_postgres,
+        );
+    }
+    // The servers' backends gone, so none is counted in the floor's CPU
+    // (an autovacuum worker may come and go: not for ever).
+    let gone = Instant::now();
+    while process_tree(cluster.pid()).len() > idle_postgres && gone.elapsed().as_secs() < 10 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut floors = Vec::new();
+    for connections in [CLIENTS, 2] {
+        floors.push((
+            connections,
+            postgres_floor(&cluster, connections, if quick { 5 } else { 15 }),
+        ));
+    }
+    for (connections, floor) in floors {
+        println!(
+            "two servers on PostgreSQL / PostgreSQL alone with {connections} connections = {:.2}",
+            on_postgres.rate / floor
+        );
+    }
+    println!();
+    println!("Two servers on PostgreSQL (pg_stat_statements):");
+    profile.0.print();
+    println!();
+    println!("PostgreSQL alone, pgbench with 2 connections (pg_stat_statements):");
+    profile.1.print();
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Beside the two servers on PostgreSQL: one server on PostgreSQL, the same
+/// on SQLite (two and one), and etcd.
+fn others_beside(
+    cluster: &PgCluster,
+    work: &Path,
+    transport: &Transport,
+    runtime: &tokio::runtime::Runtime,
+    pairs_per_client: usize,
+    on_postgres: &Figure,
+) {
     // One server on a database of its own: what the two servers' turns on
     // the ledger's lock cost beside PostgreSQL itself.
     let one_on_postgres = {
@@ -111,7 +165,7 @@ fn main() {
             "--data".into(),
             work.join("one-pg").into(),
         ];
-        let team = Team::start(&store, 1, &transport);
+        let team = Team::start(&store, 1, transport);
         runtime.block_on(team.measure(pairs_per_client, || {
             vec![("PostgreSQL", process_tree(cluster.pid()))]
         }))
@@ -125,12 +179,12 @@ fn main() {
     );
     let two_on_sqlite = {
         let store = [OsString::from("--data"), work.join("team-sqlite").into()];
-        let team = Team::start(&store, 2, &transport);
+        let team = Team::start(&store, 2, transport);
         runtime.block_on(team.measure(pairs_per_client, Vec::new))
     };
     let one_on_sqlite = {
         let store = [OsString::from("--data"), work.join("one-sqlite").into()];
-        let team = Team::start(&store, 1, &transport);
+        let team = Team::start(&store, 1, transport);
         runtime.block_on(team.measure(pairs_per_client, Vec::new))
     };
     let pg_rate = on_postgres.rate;
@@ -147,20 +201,7 @@ fn main() {
     );
     // etcd-client is a Linux-only dev-dependency: the Windows test leg need not build it.
     #[cfg(target_os = "linux")]
-    runtime.block_on(etcd_grpc(&work, pairs_per_client, pg_rate));
-    // The servers' backends gone, so none is counted in the floor's CPU
-    // (an autovacuum worker may come and go: not for ever).
-    let gone = Instant::now();
-    while process_tree(cluster.pid()).len() > idle_postgres && gone.elapsed().as_secs() < 10 {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    for connections in [CLIENTS, 2] {
-        postgres_floor(&cluster, connections, if quick { 5 } else { 15 });
-    }
-    println!();
-    profile.print();
-    drop(cluster);
-    let _ = std::fs::remove_dir_all(&work);
+    runtime.block_on(etcd_grpc(work, pairs_per_client, pg_rate));
 }
 
 /// `leasedesk serve` processes over one store, with one user's token.
@@ -401,32 +442,8 @@ async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
     );
 }
 
-/// PostgreSQL alone, with no server in front: pgbench, its C benchmark
-/// with prepared statements, runs the fewest statements a lease pair can
-/// take on our schema (the artifact's row locked and its epoch counted, the
-/// lease row written and removed, each event numbered under the ledger's
-/// lock: two transactions of three statements), on `connections`
-/// connections, each on an artifact of its own. The floor PostgreSQL sets
-/// on this machine, whatever the servers in front of it do.
-fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) {
-    let database = format!("floor_{connections}");
-    let url = cluster.database_named(&database);
-    // Our schema, migrated by the store itself.
-    let migrated = std::process::Command::new(pairs::bin())
-        .args(["--database", &url, "user", "list"])
-        .output()
-        .unwrap();
-    assert!(migrated.status.success(), "{migrated:?}");
-    cluster.sql(
-        &database,
-        "INSERT INTO artifacts (id, path, path_key, head_version, created_at) \
-         SELECT 'floor-' || g, 'floor/' || g || '.psd', 'floor/' || g || '.psd', 1, 0 \
-         FROM generate_series(0, 63) g",
-    );
-    let script = std::env::temp_dir().join(format!("leasedesk-floor-{}.sql", std::process::id()));
-    std::fs::write(
-        &script,
-        r#"BEGIN;
+/// A lease pair as PostgreSQL alone runs it: two transactions of three statements.
+const FLOOR_SCRIPT: &str = r#"BEGIN;
 UPDATE artifacts SET lease_epoch = lease_epoch + 1, touched_at = GREATEST(touched_at, 1) WHERE id = 'floor-' || :client_id RETURNING lease_epoch, head_version;
 INSERT INTO leases (artifact_id, holder, participant, kind, acquired_at, expires_at) VALUES ('floor-' || :client_id, 'floor', 'bench', 'edit', 1, 60001);
 WITH turn AS (UPDATE ledger SET last_seq = last_seq + 1 RETURNING last_seq) INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data) SELECT last_seq, gen_random_uuid()::text, 'lease.acquired', 'floor-' || :client_id, 'bench', 'floor', 1, '{}' FROM turn;
@@ -436,9 +453,17 @@ UPDATE artifacts SET touched_at = GREATEST(touched_at, 2) WHERE id = 'floor-' ||
 DELETE FROM leases WHERE artifact_id = 'floor-' || :client_id;
 WITH turn AS (UPDATE ledger SET last_seq = last_seq + 1 RETURNING last_seq) INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data) SELECT last_seq, gen_random_uuid()::text, 'lease.released', 'floor-' || :client_id, 'bench', 'floor', 2, '{}' FROM turn;
 COMMIT;
-"#,
-    )
-    .unwrap();
+"#;
+
+/// PostgreSQL alone, with no server in front: pgbench, its C benchmark
+/// with prepared statements, runs the fewest statements a lease pair can
+/// take on our schema (the artifact's row locked and its epoch counted, the
+/// lease row written and removed, each event numbered under the ledger's
+/// lock: two transactions of three statements), on `connections`
+/// connections, each on an artifact of its own. The floor PostgreSQL sets
+/// on this machine, whatever the servers in front of it do.
+fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) -> f64 {
+    let (database, script) = floor_database(cluster, connections);
     // The backends exit with pgbench: their CPU is then the postmaster's
     // children's, once it has reaped them, as pgbench's own is ours.
     let postgres = || vec![("PostgreSQL", process_tree(cluster.pid()))];
@@ -486,6 +511,63 @@ COMMIT;
         ),
         "the floor PostgreSQL sets on this machine",
     );
+    rate
+}
+
+/// A database of our schema (migrated by the store itself) with an artifact
+/// for each of pgbench's connections, and the script of a pair.
+fn floor_database(cluster: &PgCluster, connections: usize) -> (String, PathBuf) {
+    let database = format!("floor_{connections}");
+    let url = cluster.database_named(&database);
+    let migrated = std::process::Command::new(pairs::bin())
+        .args(["--database", &url, "user", "list"])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    cluster.sql(
+        &database,
+        "INSERT INTO artifacts (id, path, path_key, head_version, created_at) \
+         SELECT 'floor-' || g, 'floor/' || g || '.psd', 'floor/' || g || '.psd', 1, 0 \
+         FROM generate_series(0, 63) g",
+    );
+    let script = std::env::temp_dir().join(format!(
+        "leasedesk-floor-{}-{connections}.sql",
+        std::process::id()
+    ));
+    std::fs::write(&script, FLOOR_SCRIPT).unwrap();
+    (database, script)
+}
+
+/// What PostgreSQL alone ran a pair, profiled as the servers' run is.
+fn floor_profile(cluster: &PgCluster, connections: usize, seconds: u32) -> PgProfile {
+    let (database, script) = floor_database(cluster, connections);
+    cluster.sql(&database, "CREATE EXTENSION pg_stat_statements");
+    cluster.sql(
+        &database,
+        "SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')",
+    );
+    let out = cluster.pgbench(
+        &database,
+        &[
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            &connections.to_string(),
+            "-T",
+            &seconds.to_string(),
+            "-f",
+            script.to_str().unwrap(),
+        ],
+    );
+    let _ = std::fs::remove_file(&script);
+    let pairs: f64 = out
+        .lines()
+        .find_map(|line| line.strip_prefix("number of transactions actually processed: "))
+        .and_then(|rest| rest.split(['/', ' ']).next()?.parse().ok())
+        .unwrap_or_else(|| panic!("pgbench printed no count: {out}"));
+    std::thread::sleep(Duration::from_millis(1500));
+    PgProfile::read(cluster, &database, pairs)
 }
 
 /// User + system CPU seconds of this process's children that have been waited for.
@@ -504,6 +586,10 @@ fn children_cpu_seconds() -> f64 {
 struct PgProfile {
     pairs: f64,
     statements: f64,
+    /// Less BEGIN and COMMIT (pgbench's script has 6 such statements a pair).
+    work: f64,
+    /// Of those, run inside another (foreign-key checks).
+    nested: f64,
     commits: f64,
     rollbacks: f64,
     wal_syncs: f64,
@@ -512,9 +598,10 @@ struct PgProfile {
 }
 
 impl PgProfile {
-    fn read(cluster: &PgCluster, pairs: f64) -> Self {
+    fn read(cluster: &PgCluster, database: &str, pairs: f64) -> Self {
         let number = |sql: &str| -> f64 {
-            let out = cluster.sql("bench", sql);
+            let sql = sql.replace("'bench'", &format!("'{database}'"));
+            let out = cluster.sql(database, &sql);
             out.trim()
                 .parse()
                 .unwrap_or_else(|_| panic!("{sql}: {out}"))
@@ -522,14 +609,20 @@ impl PgProfile {
         let statements = number(
             "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench'",
         );
+        let work = number(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench' AND query !~* '^\\s*(BEGIN|COMMIT)'",
+        );
+        let nested = number(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench' AND NOT toplevel",
+        );
         let commits = number("SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'");
         let rollbacks =
             number("SELECT xact_rollback FROM pg_stat_database WHERE datname = 'bench'");
         let wal_syncs = number("SELECT wal_sync FROM pg_stat_wal");
         let top = cluster
             .sql(
-                "bench",
-                "SELECT calls, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench' ORDER BY calls DESC LIMIT 15",
+                database,
+                &format!("SELECT calls, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '{database}' ORDER BY calls DESC LIMIT 20"),
             )
             .lines()
             .filter_map(|line| {
@@ -542,6 +635,8 @@ impl PgProfile {
         Self {
             pairs,
             statements,
+            work,
+            nested,
             commits,
             rollbacks,
             wal_syncs,
@@ -551,9 +646,11 @@ impl PgProfile {
 
     fn print(&self) {
         println!(
-            "PostgreSQL in the timed run ({:.0} pairs): {:.1} statements, {:.2} commits, {:.2} rollbacks and {:.2} WAL flushes (fsync) per pair.",
+            "PostgreSQL in the timed run ({:.0} pairs): {:.1} statements ({:.1} less BEGIN and COMMIT, of which {:.1} nested), {:.2} commits, {:.2} rollbacks and {:.2} WAL flushes (fsync) per pair.",
             self.pairs,
             self.statements / self.pairs,
+            self.work / self.pairs,
+            self.nested / self.pairs,
             self.commits / self.pairs,
             self.rollbacks / self.pairs,
             self.wal_syncs / self.pairs,

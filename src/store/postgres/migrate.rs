@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0001_schema.sql"),
     include_str!("../pg_migrations/0002_touched_at.sql"),
     include_str!("../pg_migrations/0003_wal_flush.sql"),
+    include_str!("../pg_migrations/0004_lease_foreign_keys.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

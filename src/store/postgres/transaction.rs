@@ -2,10 +2,10 @@
 //! which artifact each statement locks first (see `tx`). Rows map through
 //! the shared `store::rows`; never decode a row here by hand.
 
-use super::tx::PgTx;
 use super::tx::{
     owned, owned_fields, LOCK_ARTIFACT, LOCK_BY_CHECKOUT, LOCK_BY_EDIT, LOCK_BY_PROPOSAL,
 };
+use super::tx::{Columns, PgTx};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::model::*;
@@ -19,6 +19,16 @@ use crate::store::{
     Tx,
 };
 use tokio_postgres::types::ToSql;
+
+/// Writes an artifact's lease: `$1` its id, then [`rows::lease_fields`].
+macro_rules! put_lease_sql {
+    () => {
+        "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (artifact_id) DO UPDATE SET holder = $2, participant = $3, kind = $4,
+             checkout_id = $5, note = $6, acquired_at = $7, expires_at = $8"
+    };
+}
 
 /// An artifact's row as [`rows::artifact`] reads it, `id` being SQL for its id.
 fn artifact_where(id: &str) -> String {
@@ -158,7 +168,7 @@ impl Transaction for PgTx<'_> {
             .map(|(_, row)| vec![row]);
         let rows = match prefetched {
             Some(rows) => rows,
-            None => self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key], None)?,
+            None => self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?,
         };
         let Some(row) = rows.first() else {
             return Ok(None);
@@ -247,13 +257,15 @@ impl Transaction for PgTx<'_> {
     // ----- leases
 
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
-        self.defer(
-            "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (artifact_id) DO UPDATE SET holder = $2, participant = $3, kind = $4,
-                 checkout_id = $5, note = $6, acquired_at = $7, expires_at = $8",
-            owned_fields(rows::lease_fields(artifact_id, lease)),
-        )?;
+        // A new lease's epoch is counted in the same statement.
+        let sql = match self.take_epoch_count(artifact_id) {
+            true => concat!(
+                "WITH counted AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1) ",
+                put_lease_sql!()
+            ),
+            false => put_lease_sql!(),
+        };
+        self.defer(sql, owned_fields(rows::lease_fields(artifact_id, lease)))?;
         Ok(())
     }
 
@@ -288,10 +300,7 @@ impl Transaction for PgTx<'_> {
             .copied()
             .flatten();
         if let Some(epoch) = known {
-            self.defer(
-                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1",
-                owned![artifact_id.to_string()],
-            )?;
+            self.count_epoch_later(artifact_id)?;
             self.held
                 .borrow_mut()
                 .artifacts
@@ -367,21 +376,11 @@ impl Transaction for PgTx<'_> {
         let sql = format!(
             "SELECT {CHECKOUT_COLUMNS} FROM checkouts c JOIN artifacts a ON a.id = c.artifact_id WHERE c.id = $1"
         );
-        let key = id.to_string();
-        let rows = self.locked_query(
-            LOCK_BY_CHECKOUT,
-            &key,
-            None,
-            &sql,
-            &[&key],
-            Some(&artifact_where(
-                "(SELECT artifact_id FROM checkouts WHERE id = $1)",
-            )),
-        )?;
-        match rows.first() {
-            None => Ok(None),
-            Some(r) => resolved(self, rows::checkout(r)?).map(Some),
-        }
+        let by = "(SELECT artifact_id FROM checkouts WHERE id = $1)";
+        let row = self.with_artifact(LOCK_BY_CHECKOUT, &id.to_string(), by, &sql, |r| {
+            rows::checkout(r)
+        })?;
+        row.map(|row| resolved(self, row)).transpose()
     }
 
     fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>> {
@@ -416,21 +415,9 @@ impl Transaction for PgTx<'_> {
     // ----- edits
 
     fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
-        let key = id.to_string();
         let sql = format!("SELECT {EDIT_COLUMNS} FROM edits WHERE id = $1");
-        self.locked_query(
-            LOCK_BY_EDIT,
-            &key,
-            None,
-            &sql,
-            &[&key],
-            Some(&artifact_where(
-                "(SELECT artifact_id FROM edits WHERE id = $1)",
-            )),
-        )?
-        .first()
-        .map(rows::edit)
-        .transpose()
+        let by = "(SELECT artifact_id FROM edits WHERE id = $1)";
+        self.with_artifact(LOCK_BY_EDIT, &id.to_string(), by, &sql, |r| rows::edit(r))
     }
 
     fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
@@ -449,7 +436,7 @@ impl Transaction for PgTx<'_> {
     fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
         let sql = format!("SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE id = $1");
         let key = id.to_string();
-        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key], None)?
+        self.locked_query(LOCK_BY_PROPOSAL, &key, None, &sql, &[&key])?
             .first()
             .map(rows::proposal)
             .transpose()
@@ -551,6 +538,37 @@ impl Transaction for PgTx<'_> {
 }
 
 impl PgTx<'_> {
+    /// The row `sql` reads by `key` (`$1`), decoded by `decode`, in a write
+    /// with its artifact (`by` names it) locked first (see
+    /// [`PgTx::locked_query`]) and read ahead in the same statement: the
+    /// rules read the artifact of a check-out or edit next, and
+    /// `Transaction::artifact` then finds it.
+    fn with_artifact<T>(
+        &self,
+        lock: &str,
+        key: &str,
+        by: &str,
+        sql: &str,
+        decode: impl Fn(&Columns) -> Result<T>,
+    ) -> Result<Option<T>> {
+        // The artifact's columns, then the row's.
+        let count = |list: &str| list.split(',').count();
+        let artifact_columns = 2 + count(HEAD_COLUMNS) + count(LEASE_COLUMNS) + 1;
+        let both = format!("SELECT x.*, y.* FROM ({}) x, ({sql}) y", artifact_where(by));
+        let Some(row) = self
+            .locked_query(lock, key, None, &both, &[&key])?
+            .into_iter()
+            .next()
+        else {
+            return Ok(None);
+        };
+        let value = decode(&Columns(&row, artifact_columns))?;
+        if self.write {
+            *self.prefetched.borrow_mut() = Some((parsed(&row, 0)?, row));
+        }
+        Ok(Some(value))
+    }
+
     fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
         self.require_durable();
         self.defer(

@@ -34,8 +34,12 @@ pub(super) struct Again {
     pub(super) why: Error,
     /// The artifacts it locked, to lock first next time.
     pub(super) touched: Vec<ArtifactId>,
-    /// A queued write failed: next time each writer learns its own outcome.
+    /// A queued write failed, or a writer of the group did: next time each
+    /// writer runs in a savepoint and learns its own outcome.
     pub(super) careful: bool,
+    /// The writers of the group (by their turn) that failed, with their
+    /// error: the next attempt answers them so without running them.
+    pub(super) failed: Vec<(usize, Error)>,
 }
 
 /// SQLSTATEs that mean a concurrent write got there first: deadlock_detected,
@@ -72,6 +76,15 @@ pub struct PgTx<'a> {
     pub(super) careful: Cell<bool>,
     /// A queued write failed, where its writer could not be told apart.
     pub(super) queued_failed: Cell<bool>,
+    /// Writers of a group commit begun so far (see [`PgTx::in_savepoint`]).
+    pub(super) writers: Cell<usize>,
+    /// The writers of the group known to fail, with their error: from
+    /// earlier attempts, and the one that ended this attempt.
+    pub(super) failed: RefCell<Vec<(usize, Error)>>,
+    /// An artifact whose lease epoch is counted, not yet sent: it goes with
+    /// the lease's write (see [`PgTx::take_epoch_count`]), or alone before
+    /// any other statement.
+    pub(super) epoch_count: RefCell<Option<ArtifactId>>,
 }
 
 #[derive(Clone, Default)]
@@ -127,23 +140,26 @@ pub(super) const LOCK_BY_EDIT: &str =
 pub(super) const LOCK_BY_PROPOSAL: &str =
     lock_artifact!("(SELECT artifact_id FROM proposals WHERE id = $1)");
 
-/// The commit's events, numbered from the ledger's row (locked just before,
-/// so this statement sees every event committed before it). A contention
-/// already recorded is left out: its id is its contender and holder lease.
-const INSERT_EVENTS: &str = "WITH new AS (
+/// The commit's events, numbered from the ledger's row: its UPDATE waits for
+/// the row's lock and then counts from the last committed `last_seq`, whose
+/// new value numbers the events. A contention already recorded is left out:
+/// its id is its contender and holder lease (one recorded by a write
+/// committed meanwhile takes the unique key, and this write runs again).
+const INSERT_EVENTS: &str = "WITH new AS MATERIALIZED (
          SELECT e.*, row_number() OVER (ORDER BY e.ord) AS n
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
              WITH ORDINALITY AS e (id, type, artifact_id, participant, holder, at, data, ord)
          WHERE e.type <> 'lease.contended' OR NOT EXISTS (
              SELECT 1 FROM events x WHERE x.type = 'lease.contended' AND x.id = e.id)
-     ), added AS (
-         INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data)
-         SELECT l.last_seq + new.n, new.id, new.type, new.artifact_id, new.participant,
-             new.holder, new.at, new.data
-         FROM new, ledger l
-         RETURNING 1
+     ), counted AS (
+         SELECT count(*) AS n FROM new
+     ), turn AS (
+         UPDATE ledger SET last_seq = last_seq + (SELECT n FROM counted) RETURNING last_seq
      )
-     UPDATE ledger SET last_seq = last_seq + (SELECT count(*) FROM added)";
+     INSERT INTO events (seq, id, type, artifact_id, participant, holder, at, data)
+     SELECT turn.last_seq - counted.n + new.n, new.id, new.type, new.artifact_id,
+         new.participant, new.holder, new.at, new.data
+     FROM new, counted, turn";
 
 impl<'a> PgTx<'a> {
     pub(super) fn new(conn: Conn<'a>, write: bool, durable: bool, now: Option<Timestamp>) -> Self {
@@ -160,6 +176,9 @@ impl<'a> PgTx<'a> {
             prefetched: Default::default(),
             careful: Cell::new(true),
             queued_failed: Cell::new(false),
+            writers: Cell::new(0),
+            failed: Default::default(),
+            epoch_count: Default::default(),
         }
     }
 
@@ -180,6 +199,7 @@ impl<'a> PgTx<'a> {
                 why,
                 touched: self.touched(),
                 careful: self.queued_failed.get(),
+                failed: self.failed.take(),
             }),
             None => Attempt::Failed(e),
         }
@@ -196,6 +216,7 @@ impl<'a> PgTx<'a> {
     /// in the order they arrive, so later reads see them, and the first
     /// failure among them is that statement's failure.
     pub(super) fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
+        self.send_epoch_count()?;
         // A write: what was read ahead may be stale.
         self.prefetched.take();
         // Prepared now (once per connection), so the queue's order is the order sent.
@@ -212,12 +233,46 @@ impl<'a> PgTx<'a> {
     }
 
     /// Queues a statement of the simple protocol (a savepoint's).
-    pub(super) fn defer_simple(&self, sql: &'static str) {
+    pub(super) fn defer_simple(&self, sql: &'static str) -> Result<()> {
+        self.send_epoch_count()?;
         self.prefetched.take();
         let client = self.conn.client();
         self.deferred
             .borrow_mut()
             .push(Box::pin(async move { client.batch_execute(sql).await }));
+        Ok(())
+    }
+
+    /// Counts `artifact`'s lease epoch with the next write: a lease's (see
+    /// [`PgTx::take_epoch_count`]) or else its own statement.
+    pub(super) fn count_epoch_later(&self, artifact: ArtifactId) -> Result<()> {
+        self.send_epoch_count()?;
+        // A write: what was read ahead may be stale.
+        self.prefetched.take();
+        *self.epoch_count.borrow_mut() = Some(artifact);
+        Ok(())
+    }
+
+    /// Whether `artifact`'s epoch count is pending, which the caller's
+    /// statement now makes.
+    pub(super) fn take_epoch_count(&self, artifact: ArtifactId) -> bool {
+        let mut pending = self.epoch_count.borrow_mut();
+        let mine = *pending == Some(artifact);
+        if mine {
+            *pending = None;
+        }
+        mine
+    }
+
+    /// Queues a pending epoch count as a statement of its own.
+    fn send_epoch_count(&self) -> Result<()> {
+        let Some(artifact) = self.epoch_count.take() else {
+            return Ok(());
+        };
+        self.defer(
+            "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1",
+            owned![artifact.to_string()],
+        )
     }
 
     /// Sends the queued writes and then `next`, together, and waits for all:
@@ -226,6 +281,7 @@ impl<'a> PgTx<'a> {
         &self,
         next: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
+        self.send_epoch_count()?;
         let queued = std::mem::take(&mut *self.deferred.borrow_mut());
         if queued.is_empty() {
             return self.conn.wait(next).map_err(|e| self.failure(e));
@@ -254,10 +310,6 @@ impl<'a> PgTx<'a> {
     /// query `sql`, in one round trip: the query's snapshot is taken after the
     /// lock, so it sees what the lock's last holder committed. A read runs
     /// `sql` alone.
-    ///
-    /// `prefetch`, a query of the artifact by `key` ([`rows::artifact_select`]), runs
-    /// too, in the same round trip: the rules read the artifact of a
-    /// check-out or edit next, and `Transaction::artifact` then finds it.
     pub(super) fn locked_query(
         &self,
         lock: &str,
@@ -265,7 +317,6 @@ impl<'a> PgTx<'a> {
         artifact: Option<ArtifactId>,
         sql: &str,
         params: Params,
-        prefetch: Option<&str>,
     ) -> Result<Vec<Row>> {
         let held = artifact.is_some_and(|id| self.held.borrow().artifacts.contains_key(&id));
         if !self.write || held {
@@ -277,39 +328,23 @@ impl<'a> PgTx<'a> {
                 .or(self.now.get())
                 .ok_or_else(|| Error::Internal("a write without a time".into()))?,
         );
-        // All prepared first, so they go out in this order.
-        let (lock, read, also) = self.conn.wait(futures_util::future::join3(
+        // Both prepared first, so they go out in this order.
+        let (lock, read) = self.conn.wait(futures_util::future::join(
             self.conn.prepare(lock),
             self.conn.prepare(sql),
-            async {
-                match prefetch {
-                    Some(sql) => self.conn.prepare(sql).await.map(Some),
-                    None => Ok(None),
-                }
-            },
         ));
-        let (lock, read, also) = (
+        let (lock, read) = (
             lock.map_err(|e| self.failure(e))?,
             read.map_err(|e| self.failure(e))?,
-            also.map_err(|e| self.failure(e))?,
         );
-        let (locked, rows, prefetched) = self.after_deferred(async {
-            let (locked, rows, prefetched) = futures_util::future::join3(
+        let (locked, rows) = self.after_deferred(async {
+            let (locked, rows) = futures_util::future::join(
                 self.conn.client().query(&lock, &[&key, &now]),
                 self.conn.client().query(&read, params),
-                async {
-                    match &also {
-                        Some(also) => self.conn.client().query(also, &[&key]).await,
-                        None => Ok(Vec::new()),
-                    }
-                },
             )
             .await;
-            Ok((locked?, rows?, prefetched?))
+            Ok((locked?, rows?))
         })?;
-        if let Some(row) = prefetched.into_iter().next() {
-            *self.prefetched.borrow_mut() = Some((parsed(&row, 0)?, row));
-        }
         for row in &locked {
             let id: ArtifactId = parsed(row, 0)?;
             let touched: i64 = row.try_get(1)?;
@@ -342,14 +377,10 @@ impl<'a> PgTx<'a> {
         if events.is_empty() {
             return self.after_deferred(self.conn.client().batch_execute(commit));
         }
-        let (lock, insert) = self.conn.wait(futures_util::future::join(
-            self.conn.prepare("SELECT last_seq FROM ledger FOR UPDATE"),
-            self.conn.prepare(INSERT_EVENTS),
-        ));
-        let (lock, insert) = (
-            lock.map_err(|e| self.failure(e))?,
-            insert.map_err(|e| self.failure(e))?,
-        );
+        let insert = self
+            .conn
+            .wait(self.conn.prepare(INSERT_EVENTS))
+            .map_err(|e| self.failure(e))?;
         // One array a column, for the statement's unnest.
         let (mut ids, mut kinds, mut artifacts, mut participants) =
             (vec![], vec![], vec![], vec![]);
@@ -364,8 +395,7 @@ impl<'a> PgTx<'a> {
             data.push(e.data);
         }
         self.after_deferred(async {
-            let (locked, inserted, committed) = futures_util::future::join3(
-                self.conn.client().query(&lock, &[]),
+            let (inserted, committed) = futures_util::future::join(
                 self.conn.client().execute(
                     &insert,
                     &[
@@ -381,7 +411,6 @@ impl<'a> PgTx<'a> {
                 self.conn.client().batch_execute(commit),
             )
             .await;
-            locked?;
             inserted?;
             committed
         })
@@ -455,17 +484,42 @@ impl PgTx<'_> {
 
     /// `Transaction::savepoint`: `f`'s failure rolls back its writes, and
     /// forgets its locks and events.
+    ///
+    /// A group's writers rarely fail, so at first none pays for a savepoint
+    /// (two statements): one that fails ends the attempt, and the next
+    /// answers it with its error without running it again (a writer runs
+    /// after the same writers each attempt), the others in savepoints.
     pub(super) fn in_savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
-        self.defer_simple("SAVEPOINT writer");
+        let turn = self.writers.get();
+        self.writers.set(turn + 1);
+        let known = self
+            .failed
+            .borrow()
+            .iter()
+            .find(|(t, _)| *t == turn)
+            .cloned();
+        if let Some((_, error)) = known {
+            return Ok(Err(error));
+        }
+        if !self.careful.get() {
+            let outcome = f(self);
+            if let Some(again) = self.again.borrow().clone() {
+                return Err(again); // the whole transaction runs again
+            }
+            if let Err(error) = outcome {
+                self.failed.borrow_mut().push((turn, error));
+                self.queued_failed.set(true);
+                let again = Error::Internal("a writer of the group failed".into());
+                *self.again.borrow_mut() = Some(again.clone());
+                return Err(again);
+            }
+            return Ok(Ok(()));
+        }
+        self.defer_simple("SAVEPOINT writer")?;
         let events = self.events.borrow().len();
         let held = self.held.borrow().clone();
-        // The writer's queued writes are its outcome too: learnt now when
-        // careful, else with the next statement (a failure there runs the
-        // group again, carefully).
-        let outcome = match self.careful.get() {
-            true => f(self).and_then(|()| self.flush()),
-            false => f(self),
-        };
+        // The writer's queued writes are its outcome too: learnt now.
+        let outcome = f(self).and_then(|()| self.flush());
         if let Some(again) = self.again.borrow().clone() {
             return Err(again); // the whole transaction runs again
         }
@@ -482,8 +536,9 @@ impl PgTx<'_> {
             // Its locks and events went with it.
             self.events.borrow_mut().truncate(events);
             *self.held.borrow_mut() = held;
+            self.epoch_count.take();
         }
-        self.defer_simple("RELEASE SAVEPOINT writer");
+        self.defer_simple("RELEASE SAVEPOINT writer")?;
         Ok(outcome)
     }
 
@@ -508,6 +563,27 @@ impl PgTx<'_> {
             events.push(event);
         }
         Ok(())
+    }
+}
+
+/// A row's columns from `.1` on, read as a row of their own.
+pub(super) struct Columns<'r>(pub(super) &'r Row, pub(super) usize);
+
+impl rows::Row for Columns<'_> {
+    fn int(&self, i: usize) -> Result<i64> {
+        self.0.int(self.1 + i)
+    }
+    fn int_opt(&self, i: usize) -> Result<Option<i64>> {
+        self.0.int_opt(self.1 + i)
+    }
+    fn text(&self, i: usize) -> Result<String> {
+        self.0.text(self.1 + i)
+    }
+    fn text_opt(&self, i: usize) -> Result<Option<String>> {
+        self.0.text_opt(self.1 + i)
+    }
+    fn flag(&self, i: usize) -> Result<bool> {
+        self.0.flag(self.1 + i)
     }
 }
 
