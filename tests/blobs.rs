@@ -219,9 +219,6 @@ async fn a_check_in_whose_transaction_fails_removes_only_its_own_blob() {
 
     // The check-out is still open, and a check-in without the failure commits.
     let done = f.alice.check_in(c.id, bytes(b"new work")).await.unwrap();
-    assert!(matches!(
-        done.result,
-        Some(CheckinResult::Committed { version: 2, .. })
-    ));
+    assert_committed(&done.result, 2);
     assert_only_named_blobs(&f);
 }

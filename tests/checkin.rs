@@ -299,14 +299,7 @@ async fn rule8_a_lapse_recorded_by_the_sweeper_is_still_renewed_by_the_checkin(f
     f.advance(HOUR);
     f.store.sweep().unwrap();
     let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
-    assert!(
-        matches!(
-            done.result,
-            Some(CheckinResult::Committed { version: 2, .. })
-        ),
-        "{:?}",
-        done.result
-    );
+    assert_committed(&done.result, 2);
 }
 
 async fn a_download_lands_whole_when_its_digest_matches_and_not_at_all_otherwise(f: Fixture) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use leasedesk::desk::{self, CheckoutEnd, Desk, HistoryEntry, Reminder};
 use leasedesk::model::*;
-use leasedesk::workspace::{self, LocalState, Workspace};
+use leasedesk::workspace::{self, LocalState};
 
 use crate::harness::*;
 
@@ -18,8 +18,5 @@ mod previews;
 mod reminders;
 
 fn desk_for(f: &Fixture, backend: &Arc<dyn leasedesk::Backend>, name: &str) -> Desk {
-    let dir = f.dir.path().join(name);
-    let workspace =
-        Workspace::open(&dir.join("files"), &dir.join("state"), f.clock.clone()).unwrap();
-    Desk::new(backend.clone(), workspace, f.clock.clone())
+    desk_in(&f.dir.path().join(name), backend.clone(), f.clock.clone())
 }

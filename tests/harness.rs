@@ -293,6 +293,29 @@ pub fn with_note(note: &str) -> CheckoutRequest {
     }
 }
 
+/// The app's desk on `backend`, its workspace (files and state) in `dir`.
+pub fn desk_in(
+    dir: &std::path::Path,
+    backend: Arc<dyn Backend>,
+    clock: Clock,
+) -> leasedesk::desk::Desk {
+    let workspace = leasedesk::workspace::Workspace::open(
+        &dir.join("files"),
+        &dir.join("state"),
+        clock.clone(),
+    )
+    .unwrap();
+    leasedesk::desk::Desk::new(backend, workspace, clock)
+}
+
+/// That a check-in committed `version`.
+pub fn assert_committed(result: &Option<CheckinResult>, version: u64) {
+    assert!(
+        matches!(result, Some(CheckinResult::Committed { version: v, .. }) if *v == version),
+        "expected version {version} committed, got {result:?}"
+    );
+}
+
 /// The proposal a check-in became; a panic if it became none.
 pub fn proposal_of(done: Checkout) -> Proposal {
     let Some(CheckinResult::Proposal { proposal }) = done.result else {
@@ -327,6 +350,14 @@ impl Fixture {
         self.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
         let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
         (a, proposal_of(done))
+    }
+
+    /// Adds carol, a user the fixture does not know yet: her token.
+    pub fn add_carol(&self) -> String {
+        self.store
+            .add_account(&participant("user:carol"), false)
+            .unwrap()
+            .1
     }
 
     /// Alice checks `a` out and checks `data` in: the closed check-out.

@@ -33,6 +33,17 @@ impl Http {
         }
     }
 
+    /// GET `path` with `token`.
+    async fn get(&self, path: &str, token: &str) -> Answer {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    /// POST `body` (none if empty) to `path` with `token`.
+    async fn post(&self, path: &str, token: &str, body: &[u8]) -> Answer {
+        let body = (!body.is_empty()).then(|| body.to_vec());
+        self.call(Method::POST, path, Some(token), body).await
+    }
+
     async fn call(
         &self,
         method: Method,

@@ -110,10 +110,7 @@ async fn an_upload_whose_declared_digest_differs_stores_nothing(f: Fixture) {
         )
         .await
         .unwrap();
-    assert!(matches!(
-        done.result,
-        Some(CheckinResult::Committed { version: 2, .. })
-    ));
+    assert_committed(&done.result, 2);
 }
 
 async fn importing_an_existing_path_is_refused_and_keeps_the_artifact(f: Fixture) {

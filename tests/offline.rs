@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leasedesk::clock::Clock;
-use leasedesk::desk::Desk;
 use leasedesk::model::*;
-use leasedesk::workspace::{LocalState, Workspace};
+use leasedesk::workspace::LocalState;
 use leasedesk::{Backend, Bundled, Remote};
 
 use crate::harness::*;
@@ -102,13 +101,7 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
     let mut server = Restartable::start(store.clone()).await;
 
     let remote: Arc<dyn Backend> = Arc::new(Remote::new(&server.base(), &token).unwrap());
-    let workspace = Workspace::open(
-        &dir.path().join("files"),
-        &dir.path().join("state"),
-        Clock::system(),
-    )
-    .unwrap();
-    let desk = Desk::new(remote, workspace, Clock::system());
+    let desk = desk_in(dir.path(), remote, Clock::system());
     let checked_out = desk
         .check_out(hero.id, checkout_request(), None)
         .await
@@ -183,14 +176,7 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
         .check_in(checked_out.checkout.id, None, None, None)
         .await
         .expect("the check-in, pressed again, lands");
-    assert!(
-        matches!(
-            closed.checkout.result,
-            Some(CheckinResult::Committed { version: 2, .. })
-        ),
-        "{:?}",
-        closed.checkout.result
-    );
+    assert_committed(&closed.checkout.result, 2);
 }
 
 /// With no view fetched yet there is nothing to show: the error says so.
@@ -203,13 +189,7 @@ async fn a_desk_that_never_reached_its_server_says_it_cannot() {
         .unwrap();
     let remote: Arc<dyn Backend> =
         Arc::new(Remote::new(&format!("http://{closed_port}"), "no-token").unwrap());
-    let workspace = Workspace::open(
-        &dir.path().join("files"),
-        &dir.path().join("state"),
-        Clock::system(),
-    )
-    .unwrap();
-    let desk = Desk::new(remote, workspace, Clock::system());
+    let desk = desk_in(dir.path(), remote, Clock::system());
     let error = desk.overview().await.unwrap_err();
     assert_eq!(error.code(), "unavailable", "{error}");
 }

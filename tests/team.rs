@@ -384,14 +384,7 @@ async fn a_database_stopped_mid_checkin_is_a_clear_error_and_the_server_recovers
             Err(e) => panic!("after the database is back: {e}"),
         }
     };
-    assert!(
-        matches!(
-            done.result,
-            Some(CheckinResult::Committed { version: 2, .. })
-        ),
-        "{:?}",
-        done.result
-    );
+    assert_committed(&done.result, 2);
     let versions: Vec<u64> = alice
         .versions(a.id)
         .await

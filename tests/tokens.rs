@@ -7,10 +7,7 @@ use crate::harness::*;
 #[tokio::test]
 async fn a_token_names_its_participant_until_revoked() {
     let f = fixture();
-    let (_, token) = f
-        .store
-        .add_account(&participant("user:carol"), false)
-        .unwrap();
+    let token = f.add_carol();
     assert_eq!(
         f.store.authenticate(&token).await.unwrap(),
         participant("user:carol")
@@ -39,10 +36,7 @@ async fn a_token_names_its_participant_until_revoked() {
 #[tokio::test]
 async fn wrong_and_malformed_tokens_are_unauthorized() {
     let f = fixture();
-    let (_, token) = f
-        .store
-        .add_account(&participant("user:carol"), false)
-        .unwrap();
+    let token = f.add_carol();
     // Same id, another secret: found by id, refused by the hash.
     let mut forged = token.clone();
     let last = forged.pop().unwrap();
@@ -66,10 +60,7 @@ async fn wrong_and_malformed_tokens_are_unauthorized() {
 #[tokio::test]
 async fn tokens_are_stored_only_as_hashes() {
     let f = fixture();
-    let (_, token) = f
-        .store
-        .add_account(&participant("user:carol"), false)
-        .unwrap();
+    let token = f.add_carol();
     drop(f.store);
     let database = std::fs::read(f.dir.path().join("leasedesk.db")).unwrap();
     let wal = std::fs::read(f.dir.path().join("leasedesk.db-wal")).unwrap_or_default();

@@ -111,10 +111,7 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Modified);
 
     let done = check_in(&ws, &f, &out.checkout).await;
-    assert!(matches!(
-        done.checkout.result,
-        Some(CheckinResult::Committed { version: 2, .. })
-    ));
+    assert_committed(&done.checkout.result, 2);
     assert!(
         !workspace::is_writable(&local),
         "read-only again after check-in"
@@ -230,10 +227,7 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
         "the edit on the head goes on"
     );
     let done = check_in(&ws, &f, &out.checkout).await;
-    assert!(matches!(
-        done.checkout.result,
-        Some(CheckinResult::Committed { version: 2, .. })
-    ));
+    assert_committed(&done.checkout.result, 2);
 }
 
 async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them(f: Fixture) {
@@ -341,14 +335,7 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
     assert_eq!(read(&local), edit, "the copy is untouched");
 
     let done = check_in(&ws, &f, &out.checkout).await;
-    assert!(
-        matches!(
-            done.checkout.result,
-            Some(CheckinResult::Committed { version: 2, .. })
-        ),
-        "{:?}",
-        done.checkout.result
-    );
+    assert_committed(&done.checkout.result, 2);
 }
 
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {

@@ -276,14 +276,7 @@ async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_descr
         .check_in(mine.checkout.id, Some(draft), None, None)
         .await
         .unwrap();
-    assert!(
-        matches!(
-            closed.checkout.result,
-            Some(CheckinResult::Committed { version: 3, .. })
-        ),
-        "{:?}",
-        closed.checkout.result
-    );
+    assert_committed(&closed.checkout.result, 3);
     let head = &f.alice.versions(a.id).await.unwrap()[0];
     assert_eq!(head.message.as_deref(), Some("Restored version 1"));
     assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, b"v1");

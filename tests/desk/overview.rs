@@ -209,14 +209,7 @@ async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fix
         .check_in(elsewhere.id, None, None, None)
         .await
         .unwrap();
-    assert!(
-        matches!(
-            closed.checkout.result,
-            Some(CheckinResult::Committed { version: 2, .. })
-        ),
-        "{:?}",
-        closed.checkout.result
-    );
+    assert_committed(&closed.checkout.result, 2);
     let ended = alice.get_copy(elsewhere.id, None).await;
     assert!(
         matches!(ended, Err(leasedesk::Error::CheckoutClosed(_))),

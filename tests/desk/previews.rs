@@ -97,13 +97,11 @@ async fn a_preview_is_asked_of_the_server_once_per_digest_and_size() {
         Arc::new(leasedesk::Remote::new(&served.url, &served.token("alice")).unwrap());
     let home = tempfile::tempdir().unwrap();
     let open_desk = || {
-        let workspace = Workspace::open(
-            &home.path().join("files"),
-            &home.path().join("state"),
+        desk_in(
+            home.path(),
+            remote.clone(),
             leasedesk::clock::Clock::system(),
         )
-        .unwrap();
-        Desk::new(remote.clone(), workspace, leasedesk::clock::Clock::system())
     };
     let desk = open_desk();
     let picture = remote

@@ -10,12 +10,7 @@ async fn an_upload_over_the_limit_is_too_large_and_stores_nothing() {
     let http = Http::of(&f);
     let alice = f.server.as_ref().unwrap().token("user:alice");
     let answer = http
-        .call(
-            Method::POST,
-            "/v1/artifacts?path=big.psd",
-            Some(alice),
-            Some(vec![1u8; 3 << 20]),
-        )
+        .post("/v1/artifacts?path=big.psd", alice, &vec![1u8; 3 << 20])
         .await;
     refused(&answer, StatusCode::PAYLOAD_TOO_LARGE, "too_large");
     assert_eq!(answer.body["limit"], 1 << 20);
@@ -177,7 +172,7 @@ async fn no_get_acquires_or_renews_anything() {
         "/v1/proposals".to_owned(),
         "/v1/events?after=0".to_owned(),
     ] {
-        let answer = http.call(Method::GET, &path, Some(alice), None).await;
+        let answer = http.get(&path, alice).await;
         assert_eq!(
             (answer.status, answer.cache_control.as_deref()),
             (StatusCode::OK, Some("no-store")),
@@ -259,10 +254,7 @@ async fn an_upload_cut_off_midway_stores_nothing_and_keeps_the_checkout_open() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_are_retried_when_the_server_is_not_there_yet_and_changes_are_not() {
     let f = fixture();
-    let (_, token) = f
-        .store
-        .add_account(&participant("user:carol"), false)
-        .unwrap();
+    let token = f.add_carol();
     let a = f.import("a.psd", b"v1").await;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -41,36 +41,21 @@ async fn every_status_and_error_code_of_the_api() {
     );
 
     let created = http
-        .call(
-            Method::POST,
-            "/v1/artifacts?path=brand/hero.psd",
-            Some(alice),
-            Some(b"v1".to_vec()),
-        )
+        .post("/v1/artifacts?path=brand/hero.psd", alice, b"v1")
         .await;
     assert_eq!(created.status, StatusCode::CREATED);
     assert_eq!(created.body["head"]["version"], 1);
     let id = created.body["id"].as_str().unwrap().to_owned();
     refused(
         &http
-            .call(
-                Method::POST,
-                "/v1/artifacts?path=brand/hero.psd",
-                Some(bob),
-                Some(b"x".to_vec()),
-            )
+            .post("/v1/artifacts?path=brand/hero.psd", bob, b"x")
             .await,
         StatusCode::CONFLICT,
         "exists",
     );
     refused(
         &http
-            .call(
-                Method::GET,
-                &format!("/v1/artifacts/{}", uuid::Uuid::new_v4()),
-                Some(alice),
-                None,
-            )
+            .get(&format!("/v1/artifacts/{}", uuid::Uuid::new_v4()), alice)
             .await,
         StatusCode::NOT_FOUND,
         "not_found",
@@ -81,7 +66,7 @@ async fn every_status_and_error_code_of_the_api() {
     let bob_commits = |bytes: &'static [u8]| {
         let (http, checkouts) = (&http, &checkouts);
         async move {
-            let opened = http.call(Method::POST, checkouts, Some(bob), None).await;
+            let opened = http.post(checkouts, bob, b"").await;
             let checkout = opened.body["id"].as_str().expect("a check-out").to_owned();
             let path = format!("/v1/checkouts/{checkout}/checkin");
             let done = http
@@ -104,7 +89,7 @@ async fn every_status_and_error_code_of_the_api() {
         .await;
     assert_eq!(checkout.status, StatusCode::CREATED, "{}", checkout.body);
     let checkout_id = checkout.body["id"].as_str().unwrap().to_owned();
-    let busy = http.call(Method::POST, &checkouts, Some(bob), None).await;
+    let busy = http.post(&checkouts, bob, b"").await;
     refused(&busy, StatusCode::CONFLICT, "artifact_busy");
     assert_eq!(
         (
@@ -114,24 +99,16 @@ async fn every_status_and_error_code_of_the_api() {
         (Some("user:alice"), Some("sky"))
     );
     refused(
-        &http
-            .call(
-                Method::GET,
-                &format!("/v1/checkouts/{checkout_id}"),
-                Some(bob),
-                None,
-            )
-            .await,
+        &http.get(&format!("/v1/checkouts/{checkout_id}"), bob).await,
         StatusCode::FORBIDDEN,
         "forbidden",
     );
     refused(
         &http
-            .call(
-                Method::POST,
+            .post(
                 &format!("/v1/artifacts/{id}/break"),
-                Some(bob),
-                Some(br#"{"reason":"mine"}"#.to_vec()),
+                bob,
+                br#"{"reason":"mine"}"#,
             )
             .await,
         StatusCode::FORBIDDEN,
@@ -140,15 +117,10 @@ async fn every_status_and_error_code_of_the_api() {
 
     // A stale check-in: alice's lease lapses, bob commits; alice's file becomes a proposal.
     f.advance(HOUR);
-    let bobs = http.call(Method::POST, &checkouts, Some(bob), None).await;
+    let bobs = http.post(&checkouts, bob, b"").await;
     let bobs_id = bobs.body["id"].as_str().unwrap().to_owned();
     let committed = http
-        .call(
-            Method::POST,
-            &format!("/v1/checkouts/{bobs_id}/checkin"),
-            Some(bob),
-            Some(b"v2".to_vec()),
-        )
+        .post(&format!("/v1/checkouts/{bobs_id}/checkin"), bob, b"v2")
         .await;
     assert_eq!(
         (
@@ -158,11 +130,10 @@ async fn every_status_and_error_code_of_the_api() {
         (StatusCode::OK, Some("committed"))
     );
     let stale = http
-        .call(
-            Method::POST,
+        .post(
             &format!("/v1/checkouts/{checkout_id}/checkin"),
-            Some(alice),
-            Some(b"alice".to_vec()),
+            alice,
+            b"alice",
         )
         .await;
     assert_eq!(
@@ -176,11 +147,10 @@ async fn every_status_and_error_code_of_the_api() {
         .to_owned();
     refused(
         &http
-            .call(
-                Method::POST,
+            .post(
                 &format!("/v1/checkouts/{checkout_id}/checkin"),
-                Some(alice),
-                Some(b"other".to_vec()),
+                alice,
+                b"other",
             )
             .await,
         StatusCode::CONFLICT,
@@ -188,51 +158,30 @@ async fn every_status_and_error_code_of_the_api() {
     );
     bob_commits(b"v3").await;
     let proposal_stale = http
-        .call(
-            Method::POST,
-            &format!("/v1/proposals/{proposal_id}/accept"),
-            Some(alice),
-            None,
-        )
+        .post(&format!("/v1/proposals/{proposal_id}/accept"), alice, b"")
         .await;
     refused(&proposal_stale, StatusCode::CONFLICT, "proposal_stale");
     assert_eq!(proposal_stale.body["head"]["version"], 3);
     let rebuilt = http
-        .call(
-            Method::POST,
-            &format!("/v1/proposals/{proposal_id}/rebuild"),
-            Some(alice),
-            None,
-        )
+        .post(&format!("/v1/proposals/{proposal_id}/rebuild"), alice, b"")
         .await;
     assert_eq!(rebuilt.status, StatusCode::CREATED);
 
     // An edit whose base moved: stale, with the head.
     let edit = http
-        .call(
-            Method::POST,
-            &format!("/v1/artifacts/{id}/edits"),
-            Some(alice),
-            None,
-        )
+        .post(&format!("/v1/artifacts/{id}/edits"), alice, b"")
         .await;
     assert_eq!(edit.status, StatusCode::CREATED);
     let edit_id = edit.body["id"].as_str().unwrap().to_owned();
-    http.call(
-        Method::POST,
+    http.post(
         &format!("/v1/artifacts/{id}/break"),
-        Some(admin),
-        Some(br#"{"reason":"urgent"}"#.to_vec()),
+        admin,
+        br#"{"reason":"urgent"}"#,
     )
     .await;
     bob_commits(b"v4").await;
     let stale_edit = http
-        .call(
-            Method::POST,
-            &format!("/v1/edits/{edit_id}/commit"),
-            Some(alice),
-            Some(b"e".to_vec()),
-        )
+        .post(&format!("/v1/edits/{edit_id}/commit"), alice, b"e")
         .await;
     refused(&stale_edit, StatusCode::CONFLICT, "stale");
     assert_eq!(stale_edit.body["head"]["version"], 4);
