@@ -14,7 +14,7 @@
 
 use std::io::{BufRead, Read};
 
-use super::{fitted, Limits, NoPreview};
+use super::{damaged, fitted, Limits, NoPreview};
 
 const NAME: &str = "a Blender file";
 
@@ -106,10 +106,6 @@ pub fn render_compressed(
         "a {}-compressed file, not a Blender file: no preview for it",
         compression.name()
     )))
-}
-
-fn damaged(name: &str, detail: &str) -> NoPreview {
-    NoPreview(format!("{name}, damaged or truncated: {detail}"))
 }
 
 /// Block headers' layouts.

@@ -12,7 +12,7 @@ use zune_jpeg::zune_core::options::DecoderOptions;
 
 use super::colour::{rgba_to_srgb, Samples, ToSrgb};
 use super::scale::{eight_bits, shrink, shrink_interleaved};
-use super::{fitted, unreadable, Limits, NoPreview};
+use super::{damaged, fitted, unreadable, Limits, NoPreview};
 
 /// The largest side of a JPEG or TIFF read here (PSB's own maximum).
 const MAX_SIDE: u32 = 300_000;
@@ -96,9 +96,7 @@ pub fn jpeg<R: BufRead + Seek>(
     )?;
     // Asked for what it holds, the decoder hands the samples over as they are.
     decoder.set_options(decoder.options().jpeg_set_out_colorspace(space));
-    let mut samples = decoder
-        .decode()
-        .map_err(|e| NoPreview(format!("{what}, damaged or truncated: {e}")))?;
+    let mut samples = decoder.decode().map_err(|e| damaged(what, e))?;
     limits.check_time()?;
     let icc = decoder.icc_profile();
     let orientation = decoder
@@ -251,7 +249,7 @@ fn without_extra_sample<R: std::io::Read + Seek>(
                 "{what} of a kind that cannot be previewed"
             )))
         }
-        Err(e) => return Err(NoPreview(format!("{what}, damaged or truncated: {e}"))),
+        Err(e) => return Err(damaged(what, e)),
     };
     limits.check_time()?;
     // The tiff crate gives the colours alone, or (another version) every sample.
@@ -427,7 +425,7 @@ pub fn tiff<R: BufRead + Seek>(
                     "{what} of a layout that cannot be previewed (planar)"
                 )))
             }
-            Err(e) => return Err(NoPreview(format!("{what}, damaged or truncated: {e}"))),
+            Err(e) => return Err(damaged(what, e)),
         };
         limits.check_time()?;
         inks_to_rgba(&inks, width, height, icc.as_deref(), size, limits, what)

@@ -8,7 +8,7 @@
 
 use std::io::{Read, Seek};
 
-use super::{Limits, NoPreview};
+use super::{damaged, Limits, NoPreview};
 
 /// What a layered archive is.
 #[derive(Debug, Clone, Copy)]
@@ -52,12 +52,7 @@ pub fn render<R: Read + Seek>(
     let not_ours = || NoPreview(format!("{}: no preview for it", super::seems_to_be(head)));
     let mut archive = match zip::ZipArchive::new(reader) {
         Ok(archive) => archive,
-        Err(e) => {
-            return Err(NoPreview(format!(
-                "{}, damaged or truncated: {e}",
-                super::sniff::zip_kind(head)
-            )))
-        }
+        Err(e) => return Err(damaged(super::sniff::zip_kind(head), e)),
     };
     let kind = match read_mimetype(&mut archive).as_deref() {
         Some("application/x-krita") => Kind::Krita,
@@ -117,9 +112,7 @@ fn read_bounded<R: Read + Seek>(
             bytes >> 20
         ))
     };
-    let entry = archive
-        .by_index(index)
-        .map_err(|e| NoPreview(format!("{name}, damaged or truncated: {e}")))?;
+    let entry = archive.by_index(index).map_err(|e| damaged(name, e))?;
     if entry.size() > bound {
         return Err(too_large(entry.size()));
     }
@@ -132,7 +125,7 @@ fn read_bounded<R: Read + Seek>(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(NoPreview(format!("{name}, damaged or truncated: {e}"))),
+            Err(e) => return Err(damaged(name, e)),
         };
         png.extend_from_slice(&chunk[..n]);
         if png.len() as u64 > bound {

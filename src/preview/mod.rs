@@ -37,6 +37,12 @@ impl std::fmt::Display for NoPreview {
     }
 }
 
+/// A file that seems to be what it claims but cannot be read through: `name`
+/// says what it is, `detail` what went wrong. One wording for every reader.
+fn damaged(name: &str, detail: impl std::fmt::Display) -> NoPreview {
+    NoPreview(format!("{name}, damaged or truncated: {detail}"))
+}
+
 impl From<NoPreview> for crate::Error {
     fn from(no: NoPreview) -> Self {
         crate::Error::NoPreview(no.0)

@@ -12,7 +12,7 @@ use image::{DynamicImage, ImageDecoder, ImageFormat};
 use super::cmyk::{self, ExtraSample};
 use super::colour::rgba_to_srgb;
 use super::scale::{shrink, RESIZE_SCRATCH};
-use super::{fitted, Limits, NoPreview};
+use super::{damaged, fitted, Limits, NoPreview};
 
 /// No side may exceed this, whatever the budget: PSB's own maximum.
 const MAX_SIDE: u32 = 300_000;
@@ -221,6 +221,6 @@ pub fn describe(name: &str, error: image::ImageError) -> NoPreview {
         image::ImageError::IoError(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
             super::unreadable(e)
         }
-        other => NoPreview(format!("{name}, damaged or truncated: {other}")),
+        other => damaged(name, other),
     }
 }

@@ -11,7 +11,7 @@ use std::io::Read;
 use resvg::usvg::roxmltree;
 use resvg::{tiny_skia, usvg};
 
-use super::{fitted, Limits, NoPreview};
+use super::{damaged, fitted, Limits, NoPreview};
 
 const NAME: &str = "an SVG image";
 
@@ -52,7 +52,7 @@ pub fn render(
     reader
         .take(MAX_SVG_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| NoPreview(format!("{NAME}, damaged or truncated: {e}")))?;
+        .map_err(|e| damaged(NAME, e))?;
     if bytes.len() as u64 > MAX_SVG_BYTES {
         return Err(NoPreview(format!(
             "{NAME} of over {} MiB, more than an SVG preview reads",
@@ -77,7 +77,7 @@ pub fn render(
             entity_resolver: None,
         },
     )
-    .map_err(|e| NoPreview(format!("{NAME}, damaged or truncated: {e}")))?;
+    .map_err(|e| damaged(NAME, e))?;
     let options = usvg::Options {
         resources_dir: None,
         image_href_resolver: usvg::ImageHrefResolver {

@@ -6,9 +6,9 @@
 use std::io::{Read, Seek};
 
 use super::cursor::{be16, be32, Cursor, Short};
+use super::damaged;
 use super::resources;
 use super::thumbnail::Thumbnail;
-use super::damaged;
 use crate::preview::colour::{Samples, ToSrgb};
 use crate::preview::{Limits, NoPreview};
 
