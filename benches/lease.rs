@@ -43,17 +43,12 @@ fn main() {
     if let Some(mib) = flags.value("--big-mib") {
         sizes.big_file = mib.parse::<u64>().expect("--big-mib N") << 20;
     }
-    let tmp = std::env::var_os("LEASEDESK_BENCH_TMP")
-        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
-    let work = tmp.join("bench");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::work_dir("bench");
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
     // `--only NAME` runs one part: sqlite, pairs, cycles or big.
     let runs = |part: &str| flags.runs(part);
-    println!("| figure | measured | baseline / target |");
-    println!("|---|---|---|");
+    common::table_head();
     if runs("sqlite") {
         sqlite_baseline(&work, sizes.pairs);
     }
@@ -235,7 +230,7 @@ fn ratio(a: &[Duration], b: &[Duration]) -> f64 {
 }
 
 fn big_file(work: &Path, sizes: &Sizes) {
-    let bin = PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"));
+    let bin = common::bin();
     let source = work.join("big.bin");
     make_big_file(&source, sizes.big_file);
     let label = size_label(sizes.big_file);

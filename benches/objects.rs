@@ -8,11 +8,11 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row, settle, size_label};
+use common::{bin, make_big_file, median, peak_memory, row, settle, size_label};
 use leasedesk::{Backend, Remote, Upload};
 use object_store::{ObjectStoreExt, WriteMultipart};
 use testkit::s3;
@@ -27,18 +27,11 @@ fn main() {
     }
     let quick = flags.quick;
     let size: u64 = if quick { 64 << 20 } else { 256 << 20 };
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-objects");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::work_dir("bench-objects");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    println!("| figure | measured | baseline / target |");
-    println!("|---|---|---|");
+    common::table_head();
     runtime.block_on(check_in(&work, size));
     let _ = std::fs::remove_dir_all(&work);
-}
-
-fn bin() -> PathBuf {
-    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
 }
 
 /// A real `leasedesk serve --blobs s3://…` on 127.0.0.1:0, with one user's token.

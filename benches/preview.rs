@@ -45,11 +45,8 @@ fn main() {
         return;
     }
     let baseline = !args.iter().any(|a| a == "--without-baseline");
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-preview");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    println!("| figure | measured | baseline / target |");
-    println!("|---|---|---|");
+    let work = common::work_dir("bench-preview");
+    common::table_head();
     composite(flags.quick, baseline, &work);
     layers(flags.quick, baseline, &work);
     colour_management(flags.quick, &work);

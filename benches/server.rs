@@ -18,7 +18,7 @@ mod leases;
 mod transfers;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -55,13 +55,10 @@ fn main() {
             artifacts: 10_000,
         }
     };
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-server");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::work_dir("bench-server");
     let runtime = tokio::runtime::Runtime::new().unwrap();
 
-    println!("| figure | measured | baseline / target |");
-    println!("|---|---|---|");
+    common::table_head();
     if runs("http") {
         runtime.block_on(http_pairs(&work, &sizes));
     }

@@ -16,7 +16,6 @@ mod common;
 mod pairs;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,9 +33,7 @@ fn main() {
     }
     let quick = flags.quick;
     let (samples, pairs_per_client) = if quick { (100, 50) } else { (400, 300) };
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-stream");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
+    let work = common::work_dir("bench-stream");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let cluster = PgCluster::start(&["max_connections=200"]);
 

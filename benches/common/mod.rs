@@ -2,7 +2,7 @@
 //! and the peak memory of a process.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The flags `cargo xtask bench` passes to every bench: `--quick` (small
@@ -31,6 +31,28 @@ impl Flags {
     pub fn runs(&self, part: &str) -> bool {
         self.value("--only").is_none_or(|only| only == part)
     }
+}
+
+/// The `leasedesk` binary `cargo xtask bench` built (release) and names.
+pub fn bin() -> PathBuf {
+    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
+}
+
+/// A fresh folder `name` for a bench's files, under cargo's temp folder for
+/// benches (or `LEASEDESK_BENCH_TMP`, where a bench wants another disk).
+pub fn work_dir(name: &str) -> PathBuf {
+    let tmp = std::env::var_os("LEASEDESK_BENCH_TMP")
+        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
+    let work = tmp.join(name);
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    work
+}
+
+/// The head of the report's table: a figure, what was measured, what it is held to.
+pub fn table_head() {
+    println!("| figure | measured | baseline / target |");
+    println!("|---|---|---|");
 }
 
 pub fn row(figure: &str, measured: String, target: &str) {

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub fn bin() -> PathBuf {
-    PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
-}
+pub use crate::common::bin;
 
 /// The `leasedesk` CLI (and its `serve`) on the store named by `store`
 /// (`--data DIR`, and `--database URL` for PostgreSQL).

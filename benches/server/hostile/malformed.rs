@@ -435,6 +435,12 @@ pub(super) async fn malformed(work: &Path) {
     let (mut closed, mut closed_whole, mut silent, mut not_json, mut no_store_missing) =
         (0, 0, 0, 0, 0);
     for (i, outcome) in &outcomes {
+        // What went wrong with probe i (and its status), and what it sent.
+        let odd = |what: &str, status: Option<u16>| {
+            let status = status.map_or(String::new(), |s| format!("{s}, "));
+            let probe = &probes[*i];
+            eprintln!("{what} ({status}{}): {}", probe.kind, preview(&probe.bytes));
+        };
         match outcome {
             Outcome::Answered {
                 status,
@@ -444,39 +450,23 @@ pub(super) async fn malformed(work: &Path) {
                 *statuses.entry(*status).or_default() += 1;
                 if !json_error {
                     not_json += 1;
-                    eprintln!(
-                        "not a JSON error ({status}, {}): {}",
-                        probes[*i].kind,
-                        preview(&probes[*i].bytes)
-                    );
+                    odd("not a JSON error", Some(*status));
                 }
                 if !no_store {
                     no_store_missing += 1;
-                    eprintln!(
-                        "no Cache-Control: no-store ({status}, {}): {}",
-                        probes[*i].kind,
-                        preview(&probes[*i].bytes)
-                    );
+                    odd("no Cache-Control: no-store", Some(*status));
                 }
             }
             Outcome::Closed => {
                 closed += 1;
                 if !probes[*i].close_write {
                     closed_whole += 1;
-                    eprintln!(
-                        "closed, no answer ({}): {}",
-                        probes[*i].kind,
-                        preview(&probes[*i].bytes)
-                    );
+                    odd("closed, no answer", None);
                 }
             }
             Outcome::Silent => {
                 silent += 1;
-                eprintln!(
-                    "no answer in 20 s ({}): {}",
-                    probes[*i].kind,
-                    preview(&probes[*i].bytes)
-                );
+                odd("no answer in 20 s", None);
             }
         }
     }
