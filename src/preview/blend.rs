@@ -83,11 +83,11 @@ pub fn render_compressed(
     let mut stream: Box<dyn Read + '_> = match compression {
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(reader)),
         Compression::Zstd => {
-            let mut decoder = zstd::stream::read::Decoder::with_buffer(reader)
-                .map_err(|e| damaged(name, &e.to_string()))?;
+            let mut decoder =
+                zstd::stream::read::Decoder::with_buffer(reader).map_err(|e| damaged(name, e))?;
             decoder
                 .window_log_max(ZSTD_WINDOW_LOG_MAX)
-                .map_err(|e| damaged(name, &e.to_string()))?;
+                .map_err(|e| damaged(name, e))?;
             Box::new(decoder)
         }
     };
@@ -260,13 +260,13 @@ fn read_test_block(
     if width <= 0 || height <= 0 || width > MAX_THUMBNAIL_SIDE || height > MAX_THUMBNAIL_SIDE {
         return Err(damaged(
             name,
-            &format!("its thumbnail claims {width}×{height} pixels"),
+            format!("its thumbnail claims {width}×{height} pixels"),
         ));
     }
     if len - 8 != width * height * 4 {
         return Err(damaged(
             name,
-            &format!("its thumbnail's {width}×{height} pixels do not fill its {len} bytes"),
+            format!("its thumbnail's {width}×{height} pixels do not fill its {len} bytes"),
         ));
     }
     let (width, height) = (width as u32, height as u32);
