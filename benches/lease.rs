@@ -248,8 +248,7 @@ fn big_file(work: &Path, sizes: &Sizes) {
         std::fs::remove_file(&copy).unwrap();
         if cfg!(target_os = "linux") {
             quiet();
-            cp.push(measure(Command::new("cp").arg(&source).arg(&copy)).0);
-            std::fs::remove_file(&copy).unwrap();
+            cp.push(common::timed_cp(&source, &copy));
             quiet();
             let cp_then_sync = format!("cp {0} {1} && sync {1}", source.display(), copy.display());
             cp_sync.push(measure(Command::new("sh").arg("-c").arg(cp_then_sync)).0);

@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+
 use std::time::{Duration, Instant};
 
 use common::{bin, make_big_file, median, peak_memory, row, settle, size_label};
@@ -21,10 +21,9 @@ use tokio::io::AsyncReadExt;
 const RUNS: usize = 3;
 
 fn main() {
-    let flags = common::Flags::from_args();
-    if !flags.runs("objects") {
+    let Some(flags) = common::Flags::for_part("objects") else {
         return;
-    }
+    };
     let quick = flags.quick;
     let size: u64 = if quick { 64 << 20 } else { 256 << 20 };
     let work = common::work_dir("bench-objects");
@@ -89,15 +88,7 @@ async fn check_in(work: &Path, size: u64) {
     for rep in 0..RUNS {
         settle(&source);
         let copy = work.join("copy.bin");
-        let started = Instant::now();
-        assert!(Command::new("cp")
-            .arg(&source)
-            .arg(&copy)
-            .status()
-            .unwrap()
-            .success());
-        cp.push(started.elapsed());
-        std::fs::remove_file(&copy).unwrap();
+        cp.push(common::timed_cp(&source, &copy));
 
         // moto alone: the same bytes from a client, 8 MiB parts, two in flight.
         settle(&source);

@@ -40,10 +40,9 @@ fn main() {
         render_one(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
         return;
     }
-    let flags = common::Flags::from_args();
-    if !flags.runs("preview") {
+    let Some(flags) = common::Flags::for_part("preview") else {
         return;
-    }
+    };
     let baseline = !args.iter().any(|a| a == "--without-baseline");
     let work = common::work_dir("bench-preview");
     common::table_head();

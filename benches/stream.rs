@@ -27,10 +27,9 @@ use testkit::postgres::PgCluster;
 const CLIENTS: usize = 16;
 
 fn main() {
-    let flags = common::Flags::from_args();
-    if !flags.runs("stream") {
+    let Some(flags) = common::Flags::for_part("stream") else {
         return;
-    }
+    };
     let quick = flags.quick;
     let (samples, pairs_per_client) = if quick { (100, 50) } else { (400, 300) };
     let work = common::work_dir("bench-stream");

@@ -51,6 +51,12 @@ impl Cli {
         path.to_str().unwrap().to_owned()
     }
 
+    /// Alice imports `bytes` at `path`, from a file of that name beside the
+    /// data folder.
+    fn import(&self, path: &str, bytes: &[u8]) {
+        self.ok("user:alice", &["import", path, &self.file(path, bytes)]);
+    }
+
     /// `leasedesk --data DATA --as WHO`, ready for a command's arguments.
     fn command(&self, who: &str) -> Command {
         let mut command = self.kit.command();

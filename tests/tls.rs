@@ -63,6 +63,33 @@ impl Pair {
     }
 }
 
+/// `openssl req` with `how` and a new P-256 key: the key in `NAME.key` and in
+/// `NAME.pem` a certificate (`how` has `-x509`, valid two days) or, in
+/// `NAME.csr`, a request.
+fn new_key(dir: &Path, how: &[&str], name: &str, subject: &str) -> Pair {
+    let self_signed = how.contains(&"-x509");
+    let key = format!("{name}.key");
+    let out = format!("{name}.{}", if self_signed { "pem" } else { "csr" });
+    let mut args = vec!["req"];
+    args.extend_from_slice(how);
+    args.extend([
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ]);
+    args.extend(["-keyout", &key, "-out", &out, "-subj", subject]);
+    if self_signed {
+        args.extend(["-days", "2"]);
+    }
+    openssl(dir, &args);
+    Pair {
+        cert: dir.join(out),
+        key: dir.join(key),
+    }
+}
+
 /// A test CA, and server certificates for 127.0.0.1 / localhost it signs.
 struct Certificates {
     dir: tempfile::TempDir,
@@ -80,71 +107,28 @@ impl Certificates {
         )
         .unwrap();
         std::fs::write(dir.path().join("server.ext"), SERVER_EXTENSIONS).unwrap();
-        openssl(
+        let ca = new_key(
             dir.path(),
-            &[
-                "req",
-                "-x509",
-                "-config",
-                "ca.cnf",
-                "-extensions",
-                "ca",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=Leasedesk test CA/O=Studio",
-            ],
+            &["-x509", "-config", "ca.cnf", "-extensions", "ca"],
+            "ca",
+            "/CN=Leasedesk test CA/O=Studio",
         );
-        let ca = Pair {
-            cert: dir.path().join("ca.pem"),
-            key: dir.path().join("ca.key"),
-        };
         Self { dir, ca }
     }
 
     /// A server certificate named `name`, signed by the CA.
     fn server(&self, name: &str) -> Pair {
         let dir = self.dir.path();
-        let (key, csr, cert) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("{name}.pem"),
-        );
         let subject = format!("/CN=localhost/O=Studio {name}");
-        openssl(
-            dir,
-            &[
-                "req",
-                "-new",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                &key,
-                "-out",
-                &csr,
-                "-subj",
-                &subject,
-            ],
-        );
+        let request = new_key(dir, &["-new"], name, &subject);
+        let cert = format!("{name}.pem");
         openssl(
             dir,
             &[
                 "x509",
                 "-req",
                 "-in",
-                &csr,
+                request.cert.to_str().unwrap(),
                 "-CA",
                 "ca.pem",
                 "-CAkey",
@@ -160,7 +144,7 @@ impl Certificates {
         );
         Pair {
             cert: dir.join(cert),
-            key: dir.join(key),
+            key: request.key,
         }
     }
 
@@ -172,35 +156,12 @@ impl Certificates {
             format!("[req]\ndistinguished_name=dn\n[dn]\n[server]\n{SERVER_EXTENSIONS}"),
         )
         .unwrap();
-        let (key, cert) = (format!("{name}.key"), format!("{name}.pem"));
-        openssl(
+        new_key(
             dir,
-            &[
-                "req",
-                "-x509",
-                "-config",
-                "self.cnf",
-                "-extensions",
-                "server",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                &key,
-                "-out",
-                &cert,
-                "-days",
-                "2",
-                "-subj",
-                "/CN=localhost/O=Self-signed studio",
-            ],
-        );
-        Pair {
-            cert: dir.join(cert),
-            key: dir.join(key),
-        }
+            &["-x509", "-config", "self.cnf", "-extensions", "server"],
+            name,
+            "/CN=localhost/O=Self-signed studio",
+        )
     }
 
     fn path(&self, name: &str) -> PathBuf {

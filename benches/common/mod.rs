@@ -21,6 +21,12 @@ impl Flags {
         }
     }
 
+    /// The flags, if the bench's one part `part` is to run (see [`Flags::runs`]).
+    #[allow(dead_code)] // the lease and server benches run several parts
+    pub fn for_part(part: &str) -> Option<Self> {
+        Some(Self::from_args()).filter(|flags| flags.runs(part))
+    }
+
     /// The value given after `flag`, if any.
     pub fn value(&self, flag: &str) -> Option<&str> {
         let at = self.args.iter().position(|a| a == flag)?;
@@ -53,6 +59,21 @@ pub fn work_dir(name: &str) -> PathBuf {
 pub fn table_head() {
     println!("| figure | measured | baseline / target |");
     println!("|---|---|---|");
+}
+
+/// How long `cp SOURCE COPY` takes (the baseline of a copy); the copy is
+/// deleted after.
+pub fn timed_cp(source: &Path, copy: &Path) -> Duration {
+    let started = std::time::Instant::now();
+    let status = std::process::Command::new("cp")
+        .arg(source)
+        .arg(copy)
+        .status()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(status.success(), "cp: {status}");
+    std::fs::remove_file(copy).unwrap();
+    took
 }
 
 pub fn row(figure: &str, measured: String, target: &str) {

@@ -20,15 +20,7 @@ pub(crate) async fn upload(work: &Path, sizes: &Sizes) {
     let (mut cp, mut checkin) = (vec![], vec![]);
     for rep in 0..5 {
         quiet();
-        let started = Instant::now();
-        assert!(Command::new("cp")
-            .arg(&source)
-            .arg(&copy)
-            .status()
-            .unwrap()
-            .success());
-        cp.push(started.elapsed());
-        std::fs::remove_file(&copy).unwrap();
+        cp.push(crate::common::timed_cp(&source, &copy));
 
         let path = format!("big-{rep}.bin");
         cli(&["import", &path, small.to_str().unwrap()]);

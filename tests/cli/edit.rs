@@ -19,10 +19,7 @@ const PRINT_ENV: &str = if cfg!(windows) { "set & rem {}" } else { "env" };
 #[test]
 fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
     let cli = Cli::new();
-    cli.ok(
-        "user:alice",
-        &["import", "a.txt", &cli.file("a.txt", b"hello\n")],
-    );
+    cli.import("a.txt", b"hello\n");
 
     let done = cli.ok(
         "agent:bot",
@@ -79,10 +76,7 @@ fn an_agents_edit_commits_on_success_and_always_releases_its_lease() {
 fn an_agents_command_runs_without_the_token_and_server_in_its_environment() {
     let local = Cli::new();
     let token = local.add_participant(&["resizer", "--agent"]);
-    local.ok(
-        "user:alice",
-        &["import", "a.txt", &local.file("a.txt", b"hello\n")],
-    );
+    local.import("a.txt", b"hello\n");
     let server = local.serve();
     // The command prints its environment, one NAME=value per line, then leaves the file be.
     let printed = crate::harness::cli_on()

@@ -11,10 +11,7 @@ use super::Cli;
 #[test]
 fn following_events_on_a_data_folder_records_a_lapse_nobody_touches() {
     let cli = Cli::new();
-    cli.ok(
-        "user:alice",
-        &["import", "hero.psd", &cli.file("hero.psd", b"first")],
-    );
+    cli.import("hero.psd", b"first");
     let mut follow = cli
         .command("user:bob")
         .args(["--json", "events", "--follow"])

@@ -99,10 +99,7 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
     use std::io::{Read, Write};
     let local = Cli::new();
     let token = local.add_participant(&["alice"]);
-    local.ok(
-        "user:alice",
-        &["import", "a.psd", &local.file("a.psd", b"v1")],
-    );
+    local.import("a.psd", b"v1");
     let checkout = local.json("user:alice", &["checkout", "a.psd"]);
     let mut server = local.serve();
 
