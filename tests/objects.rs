@@ -278,17 +278,20 @@ async fn a_client_cut_off_mid_upload_leaves_no_object_and_the_check_out_open() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!blob_keys(&s3).contains(&blob_key("p", &body)));
-    assert_eq!(
-        alice.checkout(out.id).await.unwrap().state,
-        CheckoutState::Open
-    );
+    check_in_after_all(&alice, &out, &body).await;
+}
 
+/// After a check-in of `out` failed, the check-out is still open, and a
+/// check-in of `body` again closes it with `body` as the head.
+async fn check_in_after_all(alice: &dyn Backend, out: &Checkout, body: &[u8]) {
+    let still = alice.checkout(out.id).await.unwrap();
+    assert_eq!(still.state, CheckoutState::Open);
     let done = alice
-        .check_in(out.id, bytes(&body).with_digest(digest(&body)))
+        .check_in(out.id, bytes(body).with_digest(digest(body)))
         .await
         .unwrap();
     assert_eq!(done.state, CheckoutState::Closed);
-    assert!(read_content(&alice, artifact.id, None).await == body);
+    assert!(read_content(alice, out.artifact_id, None).await == body);
 }
 
 /// An upload whose bytes are stored but whose transaction never commits (a
@@ -429,18 +432,8 @@ async fn stopping_s3_during_an_upload_stores_nothing_and_the_check_in_works_afte
         other => panic!("{other:?}"),
     }
     assert!(!blob_keys(&s3).contains(&blob_key("f", &body)));
-    assert_eq!(
-        alice.checkout(out.id).await.unwrap().state,
-        CheckoutState::Open
-    );
-
-    let done = alice
-        .check_in(out.id, bytes(&body).with_digest(digest(&body)))
-        .await
-        .unwrap();
-    assert_eq!(done.state, CheckoutState::Closed);
+    check_in_after_all(&alice, &out, &body).await;
     assert!(blob_keys(&s3).contains(&blob_key("f", &body)));
-    assert!(read_content(&alice, artifact.id, None).await == body);
 }
 
 /// A 64 MiB import and its download through a real server on S3: the bytes

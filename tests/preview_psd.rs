@@ -157,6 +157,12 @@ fn assert_close(name: &str, ours: &image::RgbaImage, theirs: &image::RgbaImage, 
 }
 
 /// Each file `name.psd` in `dir` renders at full size as psd-tools reads it.
+/// Runs `script` and checks that each of `names` it writes renders as
+/// psd-tools renders it, within `tolerance`.
+fn psd_tools_match(script: &str, names: &[&str], tolerance: u8) {
+    assert_all_match(psd_tools_writes(script).path(), names, tolerance);
+}
+
 fn assert_all_match(dir: &Path, names: &[&str], tolerance: u8) {
     for name in names {
         let ours = render(&dir.join(format!("{name}.psd")), 4096)
@@ -167,7 +173,7 @@ fn assert_all_match(dir: &Path, names: &[&str], tolerance: u8) {
 
 #[test]
 fn psd_rgb_8_bit_rle_and_raw_match_psd_tools() {
-    let dir = psd_tools_writes(
+    psd_tools_match(
         r#"
 img = Image.fromarray(noise(37, 53, 3, 1), 'RGB')
 write('rle', PSDImage.frompil(img, compression=Compression.RLE))
@@ -176,13 +182,14 @@ write('raw', PSDImage.frompil(img, compression=Compression.RAW))
 write('row', PSDImage.frompil(Image.fromarray(noise(1, 70, 3, 2), 'RGB')))
 write('column', PSDImage.frompil(Image.fromarray(noise(70, 1, 3, 3), 'RGB')))
 "#,
+        &["rle", "raw", "row", "column"],
+        0,
     );
-    assert_all_match(dir.path(), &["rle", "raw", "row", "column"], 0);
 }
 
 #[test]
 fn psd_16_and_32_bit_match_psd_tools_with_light_encoded() {
-    let dir = psd_tools_writes(
+    psd_tools_match(
         r#"
 wide = noise(21, 34, 3, 4).astype(np.uint32) * 257 + np.arange(34, dtype=np.uint32)[None, :, None]
 for comp, name in ((Compression.RLE, 'rle16'), (Compression.RAW, 'raw16')):
@@ -193,13 +200,14 @@ write('rle32', with_planes('RGB', (34, 21), 32, planes_of(floats, '>f4'), Compre
 gray16 = noise(9, 12, 1, 6).astype(np.uint16) * 257
 write('gray16', with_profile(with_planes('L', (12, 9), 16, planes_of(gray16, '>u2'), Compression.RAW), GRAY_ICC))
 "#,
+        &["rle16", "raw16", "rle32", "gray16"],
+        1,
     );
-    assert_all_match(dir.path(), &["rle16", "raw16", "rle32", "gray16"], 1);
 }
 
 #[test]
 fn psd_zip_with_and_without_prediction_matches_psd_tools() {
-    let dir = psd_tools_writes(
+    psd_tools_match(
         r#"
 img = noise(29, 41, 4, 18)
 img[:, :, 3] = 255
@@ -209,9 +217,6 @@ for comp, name in ((Compression.ZIP, 'zip'), (Compression.ZIP_WITH_PREDICTION, '
     floats = img[:, :, :3].astype(np.float32) / 200.0
     write(f'{name}32', with_planes('RGB', (41, 29), 32, planes_of(floats, '>f4'), comp, version=2))
 "#,
-    );
-    assert_all_match(
-        dir.path(),
         &[
             "zip8",
             "zip16",

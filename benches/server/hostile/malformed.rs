@@ -137,42 +137,17 @@ fn probes(token: &str, artifact: &str, checkout: &str) -> Vec<Probe> {
         let short = headers == "Content-Length: 10";
         add("framing", bytes, short);
     }
-    add(
-        "header",
-        request(
-            "POST",
-            "/v1/artifacts?path=hostile/digest.bin",
-            &[
-                ("Authorization", &bearer),
-                ("Leasedesk-Digest", "blake3:zz"),
-            ],
-            b"bytes",
-        ),
-        false,
-    );
-    add(
-        "header",
-        request(
-            "POST",
-            "/v1/artifacts?path=hostile/digest2.bin",
-            &[
-                ("Authorization", &bearer),
-                ("Leasedesk-Digest", &format!("blake3:{}", "0".repeat(64))),
-            ],
-            b"bytes",
-        ),
-        false,
-    );
-    add(
-        "header",
-        request(
-            "POST",
-            "/v1/artifacts?path=hostile/message.bin",
-            &[("Authorization", &bearer), ("Leasedesk-Message", "%FF%FE")],
-            b"bytes",
-        ),
-        false,
-    );
+    // Upload headers with values the server must refuse as a client's error.
+    let zeros = format!("blake3:{}", "0".repeat(64));
+    for (path, header, value) in [
+        ("digest", "Leasedesk-Digest", "blake3:zz"),
+        ("digest2", "Leasedesk-Digest", zeros.as_str()),
+        ("message", "Leasedesk-Message", "%FF%FE"),
+    ] {
+        let path = format!("/v1/artifacts?path=hostile/{path}.bin");
+        let headers = [("Authorization", bearer.as_str()), (header, value)];
+        add("header", request("POST", &path, &headers, b"bytes"), false);
+    }
 
     // Chunked bodies, on an upload and on two JSON endpoints.
     let long_line = format!("5;{}\r\nhello\r\n0\r\n\r\n", "a".repeat(5000));
