@@ -3,7 +3,7 @@
 //! [`Error`] answered in our JSON; nothing here acts on the store.
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Path, Query};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::header::{self, HeaderMap};
 use axum::http::request::Parts;
 use futures_util::{StreamExt, TryStreamExt};
@@ -43,22 +43,23 @@ pub(in crate::server) fn bearer_of(headers: &HeaderMap) -> Result<&str, Error> {
         .ok_or_else(|| Error::Unauthorized("send Authorization: Bearer <token>".into()))
 }
 
-/// A path id, refused as `bad_request` when it is not a UUID.
+/// An id from a path or a query, refused as `bad_request` when it is not a UUID.
 pub(in crate::server) fn id<T: std::str::FromStr>(text: &str) -> ApiResult<T> {
     text.parse()
         .map_err(|_| ApiError(Error::BadRequest(format!("{text:?} is not a UUID"))))
 }
 
-/// The `{id}` segment of a path, as text; one that is not UTF-8 once
-/// percent-decoded is `bad_request` in our JSON (axum's own answer is text).
-pub(in crate::server) struct RawId(pub(in crate::server) String);
+/// The `{id}` segment of a path, parsed: one that is not UTF-8 once
+/// percent-decoded (axum's own answer is text) or not a UUID is
+/// `bad_request` in our JSON.
+pub(in crate::server) struct Id<T>(pub(in crate::server) T);
 
-impl<S: Send + Sync> FromRequestParts<S> for RawId {
+impl<S: Send + Sync, T: std::str::FromStr + Send> FromRequestParts<S> for Id<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         match Path::<String>::from_request_parts(parts, state).await {
-            Ok(Path(raw)) => Ok(RawId(raw)),
+            Ok(Path(raw)) => Ok(Id(id(&raw)?)),
             Err(e) => Err(ApiError(Error::BadRequest(format!(
                 "the id in the path is not valid: {}",
                 e.body_text()
@@ -88,21 +89,25 @@ fn body_error(e: axum::Error) -> Error {
 /// A JSON object body (empty means `{}`), read up to `MAX_JSON_BYTES` (past
 /// it: `too_large`); malformed JSON, a JSON value that is not an object, or
 /// unknown fields are `bad_request`.
-pub(in crate::server) async fn json_body<T: DeserializeOwned + Default>(
-    body: Body,
-) -> ApiResult<T> {
-    let mut bytes = Vec::new();
-    let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(body_error)?;
-        if bytes.len() + chunk.len() > MAX_JSON_BYTES {
-            return Err(ApiError(Error::TooLarge {
-                limit: MAX_JSON_BYTES as u64,
-            }));
+pub(in crate::server) struct JsonBody<T>(pub(in crate::server) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        let mut bytes = Vec::new();
+        let mut stream = request.into_body().into_data_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(body_error)?;
+            if bytes.len() + chunk.len() > MAX_JSON_BYTES {
+                return Err(ApiError(Error::TooLarge {
+                    limit: MAX_JSON_BYTES as u64,
+                }));
+            }
+            bytes.extend_from_slice(&chunk);
         }
-        bytes.extend_from_slice(&chunk);
+        Ok(JsonBody(json_object(&bytes)?))
     }
-    Ok(json_object(&bytes)?)
 }
 
 /// A JSON object (empty means `{}`); anything else is `bad_request`.
@@ -162,6 +167,18 @@ pub(in crate::server) fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Up
                 })?;
             Ok(upload.with_digest(digest))
         }
+    }
+}
+
+/// The request body as a streamed upload, read as `upload` reads it.
+pub(in crate::server) struct UploadBody(pub(in crate::server) Upload);
+
+impl<S: Send + Sync> FromRequest<S> for UploadBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
+        let (parts, body) = request.into_parts();
+        upload(&parts.headers, body).map(UploadBody)
     }
 }
 

@@ -4,8 +4,9 @@
 //! never holds a rule of its own.
 
 use axum::body::Body;
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
 use serde::Serialize;
 use tokio_util::io::ReaderStream;
 
@@ -18,6 +19,13 @@ pub(in crate::server) mod events;
 pub(in crate::server) mod health;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
+
+/// What a handler that makes something answers: 201 and its JSON.
+pub(in crate::server) type Created<T> = (StatusCode, Json<T>);
+
+pub(in crate::server) fn created<T>(made: T) -> Created<T> {
+    (StatusCode::CREATED, Json(made))
+}
 
 /// A list answered as `{"<key>": [...], ...}`, serialized as the client reads
 /// it, about 64 KiB at a time, rather than into one buffer as large as the

@@ -24,14 +24,16 @@ pub(super) struct Param {
 
 /// One operation: its method and path template, whether it needs a token,
 /// its parameters and body, the refusals of its own (beyond those every
-/// operation of its kind has, see `refusals`), and a note for its description.
+/// operation of its kind has, see `refusals`; written as statuses each with
+/// its codes: `"404 not_found no_preview, 422 invalid"`), and a note for its
+/// description.
 pub(super) struct Operation {
     pub method: &'static str,
     pub path: &'static str,
     pub token: bool,
     pub params: &'static [Param],
     pub body: Body,
-    pub refusals: &'static [(u16, &'static [&'static str])],
+    pub refusals: &'static str,
     pub note: &'static str,
 }
 
@@ -94,7 +96,7 @@ const fn op(
     path: &'static str,
     params: &'static [Param],
     body: Body,
-    refusals: &'static [(u16, &'static [&'static str])],
+    refusals: &'static str,
 ) -> Operation {
     Operation {
         method,
@@ -120,7 +122,6 @@ impl Operation {
     }
 }
 
-/// Every operation of the API, in the order of shared/API.md.
 const PATH_QUERY: Param = Param {
     name: "path",
     location: "query",
@@ -185,236 +186,45 @@ const LAST_EVENT_ID: Param = Param {
     description: "Where a reconnecting client resumes, over `after`; not a seq: 400 `bad_request`",
 };
 
+/// Every operation of the API, in the order of shared/API.md, one a row
+/// (kept on one line each, as a table reads, hence no rustfmt).
+#[rustfmt::skip]
 pub(super) const OPERATIONS: &[Operation] = &[
-    op("get", "/v1/health", &[], Body::None, &[])
+    op("get", "/v1/health", &[], Body::None, "")
         .without_token()
         .noting("Needs no token."),
-    op("get", "/v1/openapi.json", &[], Body::None, &[]),
-    op("get", "/v1/me", &[], Body::None, &[]),
-    op(
-        "post",
-        "/v1/artifacts",
-        &[PATH_QUERY, DIGEST, MESSAGE],
-        Body::Upload,
-        &[(409, &["exists"]), (422, &["invalid"])],
-    ),
-    op(
-        "get",
-        "/v1/artifacts",
-        &[PATH_FILTER],
-        Body::None,
-        &[(404, &["not_found"]), (422, &["invalid"])],
-    ),
-    op(
-        "get",
-        "/v1/artifacts/{id}",
-        &[ID],
-        Body::None,
-        &[(404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/artifacts/{id}/versions",
-        &[ID],
-        Body::None,
-        &[(404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/artifacts/{id}/content",
-        &[ID, VERSION],
-        Body::None,
-        &[(404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/artifacts/{id}/preview",
-        &[ID, VERSION, SIZE],
-        Body::None,
-        &[(404, &["not_found", "no_preview"]), (422, &["invalid"])],
-    ),
-    op(
-        "post",
-        "/v1/artifacts/{id}/checkouts",
-        &[ID],
-        Body::Json,
-        &[
-            (404, &["not_found"]),
-            (409, &["artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op("get", "/v1/checkouts", &[CHECKOUT_STATE], Body::None, &[]),
-    op(
-        "get",
-        "/v1/checkouts/{id}",
-        &[ID],
-        Body::None,
-        &[(403, &["forbidden"]), (404, &["not_found"])],
-    ),
-    op(
-        "post",
-        "/v1/checkouts/{id}/extend",
-        &[ID],
-        Body::Json,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["checkout_closed", "artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/checkouts/{id}/checkin",
-        &[ID, DIGEST, MESSAGE],
-        Body::Upload,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["checkout_closed"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/checkouts/{id}/cancel",
-        &[ID],
-        Body::None,
-        &[(403, &["forbidden"]), (404, &["not_found"])],
-    ),
-    op(
-        "post",
-        "/v1/artifacts/{id}/edits",
-        &[ID],
-        Body::Json,
-        &[
-            (404, &["not_found"]),
-            (409, &["artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/edits/{id}/commit",
-        &[ID, DIGEST, MESSAGE],
-        Body::Upload,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["stale", "checkout_closed"]),
-        ],
-    ),
-    op(
-        "delete",
-        "/v1/edits/{id}",
-        &[ID],
-        Body::None,
-        &[(403, &["forbidden"]), (404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/proposals",
-        &[ARTIFACT_OF_PROPOSALS, PROPOSAL_STATE],
-        Body::None,
-        &[],
-    ),
-    op(
-        "get",
-        "/v1/proposals/{id}",
-        &[ID],
-        Body::None,
-        &[(404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/proposals/{id}/content",
-        &[ID],
-        Body::None,
-        &[(404, &["not_found"])],
-    ),
-    op(
-        "get",
-        "/v1/proposals/{id}/preview",
-        &[ID, SIZE],
-        Body::None,
-        &[(404, &["not_found", "no_preview"]), (422, &["invalid"])],
-    ),
-    op(
-        "post",
-        "/v1/proposals/{id}/accept",
-        &[ID],
-        Body::None,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["proposal_stale", "artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/proposals/{id}/rebuild",
-        &[ID],
-        Body::None,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/proposals/{id}/reject",
-        &[ID],
-        Body::None,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (422, &["invalid"]),
-        ],
-    ),
-    op(
-        "post",
-        "/v1/artifacts/{id}/break",
-        &[ID],
-        Body::Json,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (422, &["invalid"]),
-        ],
-    )
-    .noting("For admins only (403 `forbidden` otherwise)."),
-    op(
-        "post",
-        "/v1/artifacts/{id}/rename",
-        &[ID],
-        Body::Json,
-        &[
-            (403, &["forbidden"]),
-            (404, &["not_found"]),
-            (409, &["exists", "artifact_busy"]),
-            (422, &["invalid"]),
-        ],
-    )
-    .noting("For admins only (403 `forbidden` otherwise)."),
-    op(
-        "get",
-        "/v1/events",
-        &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS],
-        Body::None,
-        &[(422, &["invalid"])],
-    )
-    .noting("`after` and `before` are refused together (422 `invalid`)."),
-    op(
-        "get",
-        "/v1/events/stream",
-        &[AFTER, LAST_EVENT_ID],
-        Body::None,
-        &[],
-    )
-    .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
+    op("get", "/v1/openapi.json", &[], Body::None, ""),
+    op("get", "/v1/me", &[], Body::None, ""),
+    op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE], Body::Upload, "409 exists, 422 invalid"),
+    op("get", "/v1/artifacts", &[PATH_FILTER], Body::None, "404 not_found, 422 invalid"),
+    op("get", "/v1/artifacts/{id}", &[ID], Body::None, "404 not_found"),
+    op("get", "/v1/artifacts/{id}/versions", &[ID], Body::None, "404 not_found"),
+    op("get", "/v1/artifacts/{id}/content", &[ID, VERSION], Body::None, "404 not_found"),
+    op("get", "/v1/artifacts/{id}/preview", &[ID, VERSION, SIZE], Body::None, "404 not_found no_preview, 422 invalid"),
+    op("post", "/v1/artifacts/{id}/checkouts", &[ID], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid"),
+    op("get", "/v1/checkouts", &[CHECKOUT_STATE], Body::None, ""),
+    op("get", "/v1/checkouts/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
+    op("post", "/v1/checkouts/{id}/extend", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed artifact_busy, 422 invalid"),
+    op("post", "/v1/checkouts/{id}/checkin", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed"),
+    op("post", "/v1/checkouts/{id}/cancel", &[ID], Body::None, "403 forbidden, 404 not_found"),
+    op("post", "/v1/artifacts/{id}/edits", &[ID], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid"),
+    op("post", "/v1/edits/{id}/commit", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 stale checkout_closed"),
+    op("delete", "/v1/edits/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
+    op("get", "/v1/proposals", &[ARTIFACT_OF_PROPOSALS, PROPOSAL_STATE], Body::None, ""),
+    op("get", "/v1/proposals/{id}", &[ID], Body::None, "404 not_found"),
+    op("get", "/v1/proposals/{id}/content", &[ID], Body::None, "404 not_found"),
+    op("get", "/v1/proposals/{id}/preview", &[ID, SIZE], Body::None, "404 not_found no_preview, 422 invalid"),
+    op("post", "/v1/proposals/{id}/accept", &[ID], Body::None, "403 forbidden, 404 not_found, 409 proposal_stale artifact_busy, 422 invalid"),
+    op("post", "/v1/proposals/{id}/rebuild", &[ID], Body::None, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
+    op("post", "/v1/proposals/{id}/reject", &[ID], Body::None, "403 forbidden, 404 not_found, 422 invalid"),
+    op("post", "/v1/artifacts/{id}/break", &[ID], Body::Json, "403 forbidden, 404 not_found, 422 invalid")
+        .noting("For admins only (403 `forbidden` otherwise)."),
+    op("post", "/v1/artifacts/{id}/rename", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 exists artifact_busy, 422 invalid")
+        .noting("For admins only (403 `forbidden` otherwise)."),
+    op("get", "/v1/events", &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS], Body::None, "422 invalid")
+        .noting("`after` and `before` are refused together (422 `invalid`)."),
+    op("get", "/v1/events/stream", &[AFTER, LAST_EVENT_ID], Body::None, "")
+        .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
 ];
 
 /// Every status `op` can answer besides its success, each with its error
@@ -452,8 +262,11 @@ pub(super) fn refusals(op: &Operation) -> Vec<(u16, Vec<&'static str>)> {
             add(507, &["storage_full"]);
         }
     }
-    for (status, codes) in op.refusals {
-        add(*status, codes);
+    for refusal in op.refusals.split(", ").filter(|r| !r.is_empty()) {
+        let mut words = refusal.split(' ');
+        let status = words.next().and_then(|s| s.parse().ok());
+        let codes: Vec<&'static str> = words.collect();
+        add(status.expect("a refusal starts with its status"), &codes);
     }
     all.sort_by_key(|(status, _)| *status);
     all

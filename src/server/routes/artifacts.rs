@@ -1,10 +1,8 @@
 //! Artifacts: list, import, one artifact, its versions and content, an
 //! admin's break and rename. Never a lease rule: those are in `rules`.
 
-use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::HeaderMap;
-use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -12,10 +10,8 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
-use super::super::request::{
-    id, in_range, json_body, query, refuse_non_utf8_path, upload, Caller, RawId,
-};
-use super::{bytes_response, JsonList};
+use super::super::request::{in_range, query, refuse_non_utf8_path, upload, Caller, Id, JsonBody};
+use super::{bytes_response, created, Created, JsonList};
 use crate::backend::Backend;
 use crate::bundled::Bundled;
 use crate::error::Error;
@@ -58,7 +54,7 @@ pub(in crate::server) async fn import(
     Caller(me): Caller,
     headers: HeaderMap,
     request: Request,
-) -> ApiResult<(StatusCode, Json<Artifact>)> {
+) -> ApiResult<Created<Artifact>> {
     refuse_non_utf8_path(request.uri())?;
     let q: PathQuery = query(request.uri())?;
     let path: RepoPath = q
@@ -66,23 +62,23 @@ pub(in crate::server) async fn import(
         .ok_or_else(|| Error::Invalid("say where the file goes: ?path=folder/file.psd".into()))?
         .parse()?;
     let upload = upload(&headers, request.into_body())?;
-    Ok((StatusCode::CREATED, Json(me.import(&path, upload).await?)))
+    Ok(created(me.import(&path, upload).await?))
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}", responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn artifact(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(artifact): Id<ArtifactId>,
 ) -> ApiResult<Json<Artifact>> {
-    Ok(Json(me.artifact(id(&raw)?).await?))
+    Ok(Json(me.artifact(artifact).await?))
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/versions", responses((status = 200, description = "Versions, newest first", body = VersionList)))]
 pub(in crate::server) async fn versions(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(artifact): Id<ArtifactId>,
 ) -> ApiResult<JsonList<Head>> {
-    Ok(JsonList::new("versions", me.versions(id(&raw)?).await?))
+    Ok(JsonList::new("versions", me.versions(artifact).await?))
 }
 
 #[derive(Deserialize, Default)]
@@ -94,12 +90,12 @@ struct VersionQuery {
 #[utoipa::path(get, path = "/v1/artifacts/{id}/content", responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn content(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(artifact): Id<ArtifactId>,
     request: Request,
 ) -> ApiResult<Response> {
     let q: VersionQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
-    let content = me.content(id(&raw)?, version).await?;
+    let content = me.content(artifact, version).await?;
     Ok(bytes_response(
         content.head.size,
         &content.head.digest,
@@ -116,11 +112,10 @@ pub struct BreakBody {
 #[utoipa::path(post, path = "/v1/artifacts/{id}/break", request_body = BreakBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn break_lease(
     Caller(me): Caller,
-    RawId(raw): RawId,
-    body: Body,
+    Id(artifact): Id<ArtifactId>,
+    JsonBody(request): JsonBody<BreakBody>,
 ) -> ApiResult<Json<Artifact>> {
-    let request: BreakBody = json_body(body).await?;
-    Ok(Json(me.break_lease(id(&raw)?, &request.reason).await?))
+    Ok(Json(me.break_lease(artifact, &request.reason).await?))
 }
 
 #[derive(Deserialize, Default, ToSchema)]
@@ -135,10 +130,8 @@ pub struct RenameBody {
 #[utoipa::path(post, path = "/v1/artifacts/{id}/rename", request_body = RenameBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn rename(
     Caller(me): Caller,
-    RawId(raw): RawId,
-    body: Body,
+    Id(artifact): Id<ArtifactId>,
+    JsonBody(request): JsonBody<RenameBody>,
 ) -> ApiResult<Json<Artifact>> {
-    let request: RenameBody = json_body(body).await?;
-    let artifact = id(&raw)?;
     Ok(Json(me.rename(artifact, &request.path.parse()?).await?))
 }

@@ -1,18 +1,15 @@
 //! Check-outs: a person's lease on an artifact, from check-out through
 //! extend to check-in or cancel. Never a lease rule: those are in `rules`.
 
-use axum::body::Body;
 use axum::extract::Request;
-use axum::http::header::HeaderMap;
-use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
-use super::super::request::{id, json_body, query, upload, Caller, RawId};
-use super::JsonList;
+use super::super::request::{query, Caller, Id, JsonBody, UploadBody};
+use super::{created, Created, JsonList};
 use crate::backend::Backend;
 use crate::bundled::Bundled;
 use crate::model::*;
@@ -30,14 +27,10 @@ pub(in crate::server) fn routes() -> Router<Bundled> {
 #[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", request_body = CheckoutRequest, responses((status = 201, body = Checkout)))]
 pub(in crate::server) async fn check_out(
     Caller(me): Caller,
-    RawId(raw): RawId,
-    body: Body,
-) -> ApiResult<(StatusCode, Json<Checkout>)> {
-    let request: CheckoutRequest = json_body(body).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(me.check_out(id(&raw)?, request).await?),
-    ))
+    Id(artifact): Id<ArtifactId>,
+    JsonBody(request): JsonBody<CheckoutRequest>,
+) -> ApiResult<Created<Checkout>> {
+    Ok(created(me.check_out(artifact, request).await?))
 }
 
 #[derive(Deserialize, Default, ToSchema)]
@@ -68,36 +61,33 @@ pub(in crate::server) async fn checkouts(
 #[utoipa::path(get, path = "/v1/checkouts/{id}", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn checkout(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(checkout): Id<CheckoutId>,
 ) -> ApiResult<Json<Checkout>> {
-    Ok(Json(me.checkout(id(&raw)?).await?))
+    Ok(Json(me.checkout(checkout).await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/extend", request_body = TtlBody, responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn extend(
     Caller(me): Caller,
-    RawId(raw): RawId,
-    body: Body,
+    Id(checkout): Id<CheckoutId>,
+    JsonBody(request): JsonBody<TtlBody>,
 ) -> ApiResult<Json<Checkout>> {
-    let request: TtlBody = json_body(body).await?;
-    Ok(Json(me.extend(id(&raw)?, request.ttl_seconds).await?))
+    Ok(Json(me.extend(checkout, request.ttl_seconds).await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn check_in(
     Caller(me): Caller,
-    RawId(raw): RawId,
-    headers: HeaderMap,
-    body: Body,
+    Id(checkout): Id<CheckoutId>,
+    UploadBody(upload): UploadBody,
 ) -> ApiResult<Json<Checkout>> {
-    let checkout = id(&raw)?;
-    Ok(Json(me.check_in(checkout, upload(&headers, body)?).await?))
+    Ok(Json(me.check_in(checkout, upload).await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn cancel(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(checkout): Id<CheckoutId>,
 ) -> ApiResult<Json<Checkout>> {
-    Ok(Json(me.cancel(id(&raw)?).await?))
+    Ok(Json(me.cancel(checkout).await?))
 }

@@ -9,7 +9,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::super::errors::ApiResult;
-use super::super::request::{id, in_range, query, Caller, RawId};
+use super::super::request::{in_range, query, Caller, Id};
 use crate::backend::Backend;
 use crate::bundled::Bundled;
 use crate::model::*;
@@ -65,23 +65,20 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
 #[utoipa::path(get, path = "/v1/artifacts/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn artifact_preview(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(artifact): Id<ArtifactId>,
     request: Request,
 ) -> ApiResult<Response> {
     let q: PreviewQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
     let size = preview_size(q.size)?;
-    let of = PreviewOf::Version {
-        artifact: id(&raw)?,
-        version,
-    };
+    let of = PreviewOf::Version { artifact, version };
     Ok(png_response(me.preview(of, size).await?, version.is_some()))
 }
 
 #[utoipa::path(get, path = "/v1/proposals/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn proposal_preview(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(proposal): Id<ProposalId>,
     request: Request,
 ) -> ApiResult<Response> {
     #[derive(Deserialize, Default)]
@@ -91,6 +88,6 @@ pub(in crate::server) async fn proposal_preview(
     }
     let q: SizeQuery = query(request.uri())?;
     let size = preview_size(q.size)?;
-    let of = PreviewOf::Proposal(id(&raw)?);
+    let of = PreviewOf::Proposal(proposal);
     Ok(png_response(me.preview(of, size).await?, true))
 }

@@ -2,15 +2,14 @@
 //! rebuilt or rejected. Never a lease rule: those are in `rules`.
 
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 
 use super::super::errors::ApiResult;
-use super::super::request::{id, query, Caller, RawId};
-use super::{bytes_response, JsonList};
+use super::super::request::{id, query, Caller, Id};
+use super::{bytes_response, created, Created, JsonList};
 use crate::backend::Backend;
 use crate::bundled::Bundled;
 use crate::model::*;
@@ -47,43 +46,40 @@ pub(in crate::server) async fn proposals(
 #[utoipa::path(get, path = "/v1/proposals/{id}", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn proposal(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(proposal): Id<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
-    Ok(Json(me.proposal(id(&raw)?).await?))
+    Ok(Json(me.proposal(proposal).await?))
 }
 
 #[utoipa::path(get, path = "/v1/proposals/{id}/content", responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn proposal_content(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(proposal): Id<ProposalId>,
 ) -> ApiResult<Response> {
-    let (proposal, reader) = me.proposal_content(id(&raw)?).await?;
+    let (proposal, reader) = me.proposal_content(proposal).await?;
     Ok(bytes_response(proposal.size, &proposal.digest, reader))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/accept", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn accept(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(proposal): Id<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
-    Ok(Json(me.accept_proposal(id(&raw)?).await?))
+    Ok(Json(me.accept_proposal(proposal).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", responses((status = 201, body = Proposal)))]
 pub(in crate::server) async fn rebuild(
     Caller(me): Caller,
-    RawId(raw): RawId,
-) -> ApiResult<(StatusCode, Json<Proposal>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(me.rebuild_proposal(id(&raw)?).await?),
-    ))
+    Id(proposal): Id<ProposalId>,
+) -> ApiResult<Created<Proposal>> {
+    Ok(created(me.rebuild_proposal(proposal).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/reject", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn reject(
     Caller(me): Caller,
-    RawId(raw): RawId,
+    Id(proposal): Id<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
-    Ok(Json(me.reject_proposal(id(&raw)?).await?))
+    Ok(Json(me.reject_proposal(proposal).await?))
 }
