@@ -63,11 +63,7 @@ impl Served {
     }
 
     fn connect(&self) -> TcpStream {
-        let socket = TcpStream::connect(self.process.addr()).unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        socket
+        crate::harness::connect(self.process.addr())
     }
 
     /// Sends `request` on a new connection and reads the answer to its end.

@@ -9,10 +9,9 @@
 //! way every other test does.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use testkit::ServeProcess;
@@ -60,10 +59,7 @@ impl Answer {
 
 /// `method path` with `token` and `body`, over a plain socket.
 fn call(served: &Served, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> Answer {
-    let mut socket = TcpStream::connect(served.process.addr()).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
+    let mut socket = crate::harness::connect(served.process.addr());
     let auth = token.map_or(String::new(), |t| format!("authorization: Bearer {t}\r\n"));
     let head = format!(
         "{method} {path} HTTP/1.1\r\nhost: test\r\n{auth}content-length: {}\r\nconnection: close\r\n\r\n",

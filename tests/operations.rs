@@ -364,10 +364,7 @@ async fn metrics_count_requests_by_route_template_and_status_class_on_their_own_
 async fn an_upload_counts_as_in_flight_until_it_is_stored() {
     let served = Served::start(&["--metrics-listen", "127.0.0.1:0"], &[]);
     let token = served.token();
-    let mut socket = TcpStream::connect(served.addr()).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
+    let mut socket = crate::harness::connect(served.addr());
     write!(
         socket,
         "POST /v1/artifacts?path=big.psd HTTP/1.1\r\nauthorization: Bearer {token}\r\ncontent-length: 10\r\nconnection: close\r\n\r\nhalf."
@@ -457,12 +454,8 @@ async fn connections_refused_at_the_cap_are_counted() {
         .collect();
     tokio::time::sleep(Duration::from_millis(200)).await;
     for _ in 0..3 {
-        let mut socket = TcpStream::connect(served.addr()).unwrap();
-        socket
-            .write_all(b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n")
-            .unwrap();
-        let mut answer = String::new();
-        socket.read_to_string(&mut answer).unwrap();
+        let answer =
+            crate::harness::exchange(served.addr(), b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n");
         assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     }
     assert_eq!(refused(&served.scrape().await), Some(3.0));

@@ -90,6 +90,16 @@ fn new_key(dir: &Path, how: &[&str], name: &str, subject: &str) -> Pair {
     }
 }
 
+/// Writes `data` to `file` and imports it through `remote` at `art/big.bin`.
+async fn import_big(remote: &Remote, file: &Path, data: &[u8]) -> leasedesk::model::Artifact {
+    std::fs::write(file, data).unwrap();
+    let path: leasedesk::model::RepoPath = "art/big.bin".parse().unwrap();
+    remote
+        .import(&path, leasedesk::Upload::file(file))
+        .await
+        .unwrap()
+}
+
 /// A test CA, and server certificates for 127.0.0.1 / localhost it signs.
 struct Certificates {
     dir: tempfile::TempDir,

@@ -113,13 +113,7 @@ async fn an_http2_client_that_stops_taking_its_download_is_dropped_after_the_sta
     // Larger than HTTP/2's windows (a few MiB), so the server must wait for
     // the client to take it.
     let data = vec![7u8; 24 << 20];
-    let file = certs.path("big.bin");
-    std::fs::write(&file, &data).unwrap();
-    let path: leasedesk::model::RepoPath = "art/big.bin".parse().unwrap();
-    let artifact = remote
-        .import(&path, leasedesk::Upload::file(&file))
-        .await
-        .unwrap();
+    let artifact = import_big(&remote, &certs.path("big.bin"), &data).await;
 
     let client = client_trusting(&certs.ca.cert).build().unwrap();
     let mut download = client

@@ -17,23 +17,17 @@ async fn http1_and_http2_are_both_negotiated_and_answer_our_json() {
         ),
     ] {
         let client = client.build().unwrap();
-        let me = client
-            .get(format!("{}/v1/me", served.url))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap();
+        let get = |path: &str| {
+            let request = client.get(format!("{}{path}", served.url));
+            request.bearer_auth(&token).send()
+        };
+        let me = get("/v1/me").await.unwrap();
         assert_eq!(me.version(), version);
         assert_eq!(me.status(), 200);
         let body: serde_json::Value = me.json().await.unwrap();
         assert_eq!(body["participant"], "user:alice", "{body}");
 
-        let missing = client
-            .get(format!("{}/v1/no-such-endpoint", served.url))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap();
+        let missing = get("/v1/no-such-endpoint").await.unwrap();
         assert_eq!(missing.version(), version);
         assert_eq!(missing.status(), 404);
         assert_eq!(missing.headers()["cache-control"], "no-store");
@@ -57,12 +51,10 @@ fn plain_http_off_loopback_needs_insecure_http() {
     assert!(served.url.starts_with("http://"), "{}", served.url);
     served.wait_for_log("--insecure-http");
     assert!(served.log_text().contains("WARN"), "{}", served.log_text());
-    let mut socket = TcpStream::connect(&served.addr).unwrap();
-    socket
-        .write_all(b"GET /v1/health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-        .unwrap();
-    let mut answer = String::new();
-    socket.read_to_string(&mut answer).unwrap();
+    let answer = crate::harness::exchange(
+        &served.addr,
+        b"GET /v1/health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
     // Loopback needs no flag.
@@ -164,13 +156,7 @@ async fn remote_over_https_uploads_downloads_and_follows_events() {
 
     // A few MiB, so the upload and the download span many frames.
     let data: Vec<u8> = (0..3 << 20).map(|i: u32| (i % 251) as u8).collect();
-    let file = certs.path("upload.bin");
-    std::fs::write(&file, &data).unwrap();
-    let path: leasedesk::model::RepoPath = "art/big.bin".parse().unwrap();
-    let artifact = remote
-        .import(&path, leasedesk::Upload::file(&file))
-        .await
-        .unwrap();
+    let artifact = import_big(&remote, &certs.path("upload.bin"), &data).await;
 
     let mut content = remote.content(artifact.id, None).await.unwrap();
     let mut downloaded = Vec::new();
