@@ -8,6 +8,11 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
+/// The agent commits its work (`agent's`) in edit `edit`.
+async fn agents_work(f: &Fixture, edit: EditId) -> leasedesk::Result<CheckinResult> {
+    f.agent.commit_edit(edit, bytes(b"agent's")).await
+}
+
 async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call(f: Fixture) {
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
@@ -110,7 +115,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
     // The edit's lease lapsed; alice takes the file and commits.
     f.check_out_and_in(a.id, b"v2").await;
 
-    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    let refused = agents_work(&f, edit.id).await;
     let Err(Error::Stale { head }) = refused else {
         panic!("expected Stale, got {refused:?}");
     };
@@ -136,7 +141,7 @@ async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
-    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    let refused = agents_work(&f, edit.id).await;
     assert!(
         matches!(&refused, Err(Error::Stale { head }) if head.version == 2),
         "{refused:?}"
@@ -151,7 +156,7 @@ async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
     for attempt in ["first", "retry"] {
-        let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+        let refused = agents_work(&f, edit.id).await;
         assert!(
             matches!(refused, Err(Error::Stale { .. })),
             "{attempt}: {refused:?}"
@@ -163,7 +168,7 @@ async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move(f: Fix
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
-    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    let refused = agents_work(&f, edit.id).await;
     assert!(
         matches!(refused, Err(Error::CheckoutClosed(_))),
         "{refused:?}"
@@ -207,11 +212,7 @@ async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head(f: F
     let a = f.import("a.png", b"v1").await;
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.advance(Duration::from_secs(60));
-    let result = f
-        .agent
-        .commit_edit(edit.id, bytes(b"agent's"))
-        .await
-        .unwrap();
+    let result = agents_work(&f, edit.id).await.unwrap();
     assert_eq!(
         result,
         CheckinResult::Committed {
@@ -221,13 +222,7 @@ async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head(f: F
     );
     assert_eq!(f.artifact(a.id).await.lease, None);
     // Retrying the commit returns the same result and commits nothing more.
-    assert_eq!(
-        f.agent
-            .commit_edit(edit.id, bytes(b"agent's"))
-            .await
-            .unwrap(),
-        result
-    );
+    assert_eq!(agents_work(&f, edit.id).await.unwrap(), result);
     assert_eq!(f.agent.versions(a.id).await.unwrap().len(), 2);
 }
 
@@ -236,7 +231,7 @@ async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file(f: Fi
     let edit = f.agent.begin_edit(a.id, None).await.unwrap();
     f.advance(Duration::from_secs(60));
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
-    let refused = f.agent.commit_edit(edit.id, bytes(b"agent's")).await;
+    let refused = agents_work(&f, edit.id).await;
     assert!(
         matches!(&refused, Err(Error::ArtifactBusy { lease: Some(l), .. }) if l.holder == c.holder),
         "{refused:?}"

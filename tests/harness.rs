@@ -324,6 +324,16 @@ pub fn proposal_of(done: Checkout) -> Proposal {
     proposal
 }
 
+/// Imports `data` at `p` through `backend` and checks it out: the open
+/// check-out, whose `artifact_id` is the new artifact.
+pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {
+    let artifact = backend.import(&path(p), bytes(data)).await.unwrap();
+    backend
+        .check_out(artifact.id, checkout_request())
+        .await
+        .unwrap()
+}
+
 /// The proposals of `artifact` that `backend` sees, in `state` (any if None).
 pub async fn proposals_of(
     backend: &dyn Backend,
@@ -547,6 +557,20 @@ pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [
         "the race exercised commits and stale check-ins: {outcomes:?}"
     );
     outcomes
+}
+
+/// Deterministic noise (xorshift), different for each seed and cheap to
+/// make, so a failure can be replayed.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect()
 }
 
 /// A plain connection to `addr` whose reads give up after 20 s.

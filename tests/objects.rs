@@ -34,19 +34,6 @@ fn s3_gives_a_fresh_empty_bucket_each_time() {
     assert_eq!(a.url("team"), format!("s3://{}/team", a.bucket));
 }
 
-/// Bytes that differ from one test (and size) to the next, cheaply.
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    let mut state = 0x9e37_79b9_u32 ^ u32::from(seed);
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as u8
-        })
-        .collect()
-}
-
 fn png(side: u32) -> Vec<u8> {
     let image = image::RgbaImage::from_fn(side, side, |x, y| {
         image::Rgba([(x * 7) as u8, (y * 5) as u8, 90, 255])
@@ -98,8 +85,8 @@ async fn s3_blobs_hold_each_version_under_its_digest_and_serve_it_and_its_previe
     let s3 = s3();
     let (data, alice) = open_on(&s3.url("team"), Failpoints::default());
     let v1 = png(300);
-    let v2 = pattern(20 << 20, 1); // three parts, digest declared
-    let v3 = pattern(12 << 20, 2); // two parts, digest unknown until the end
+    let v2 = noise(1, 20 << 20); // three parts, digest declared
+    let v3 = noise(2, 12 << 20); // two parts, digest unknown until the end
     let artifact = alice.import(&path("art/a.png"), bytes(&v1)).await.unwrap();
     let out = alice
         .check_out(artifact.id, checkout_request())
@@ -164,7 +151,7 @@ async fn file_blobs_live_in_the_shared_folder_and_serve_content_and_previews() {
     let url = url::Url::from_directory_path(shared.path()).unwrap();
     let (data, alice) = open_on(url.as_str(), Failpoints::default());
     let v1 = png(200);
-    let v2 = pattern(3 << 20, 3);
+    let v2 = noise(3, 3 << 20);
     let artifact = alice.import(&path("art/b.png"), bytes(&v1)).await.unwrap();
     let out = alice
         .check_out(artifact.id, checkout_request())
@@ -212,13 +199,9 @@ async fn file_blobs_live_in_the_shared_folder_and_serve_content_and_previews() {
 async fn a_digest_mismatch_on_s3_leaves_no_object_and_no_upload() {
     let s3 = s3();
     let (_data, alice) = open_on(&s3.url("team"), Failpoints::default());
-    let artifact = alice.import(&path("m.bin"), bytes(b"first")).await.unwrap();
-    let out = alice
-        .check_out(artifact.id, checkout_request())
-        .await
-        .unwrap();
+    let out = import_checked_out(&alice, "m.bin", b"first").await;
     let declared = digest(b"something else");
-    for sent in [pattern(1000, 4), pattern(20 << 20, 5)] {
+    for sent in [noise(4, 1000), noise(5, 20 << 20)] {
         let refused = alice
             .check_in(out.id, bytes(&sent).with_digest(declared.clone()))
             .await;
@@ -252,13 +235,9 @@ async fn a_client_cut_off_mid_upload_leaves_no_object_and_the_check_out_open() {
         let _ = stopped.await;
     }));
     let alice = Remote::new(&format!("http://{addr}"), &token).unwrap();
-    let artifact = alice.import(&path("cut.bin"), bytes(b"v1")).await.unwrap();
-    let out = alice
-        .check_out(artifact.id, checkout_request())
-        .await
-        .unwrap();
+    let out = import_checked_out(&alice, "cut.bin", b"v1").await;
 
-    let body = pattern(24 << 20, 6);
+    let body = noise(6, 24 << 20);
     let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
         "POST /v1/checkouts/{}/checkin HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {token}\r\nleasedesk-digest: {}\r\ncontent-length: {}\r\n\r\n",
@@ -303,7 +282,7 @@ async fn an_unnamed_young_object_is_left_by_failures_and_by_the_sweep() {
     let s3 = s3();
     let failing = Failpoints::new([(failpoint::at::BLOB_RENAMED, Action::Error)]);
     let (data, failing_alice) = open_on(&s3.url("q"), failing);
-    let unnamed = pattern(2000, 7);
+    let unnamed = noise(7, 2000);
     let failed = failing_alice.import(&path("u.bin"), bytes(&unnamed)).await;
     assert!(matches!(failed, Err(Error::Internal(_))), "{failed:?}");
     assert!(failing_alice.artifacts().await.unwrap().is_empty());
@@ -404,13 +383,9 @@ async fn stopping_s3_during_an_upload_stores_nothing_and_the_check_in_works_afte
     // A short request timeout, so the frozen store is given up on in seconds.
     let served = Served::start(&s3, "f", &[("AWS_TIMEOUT", "2s")]);
     let alice = served.client();
-    let artifact = alice.import(&path("f.bin"), bytes(b"v1")).await.unwrap();
-    let out = alice
-        .check_out(artifact.id, checkout_request())
-        .await
-        .unwrap();
+    let out = import_checked_out(&alice, "f.bin", b"v1").await;
 
-    let body = pattern(20 << 20, 8);
+    let body = noise(8, 20 << 20);
     let (mut sender, reader) = tokio::io::duplex(1 << 20);
     let upload = Upload::stream(reader).with_digest(digest(&body));
     let check_in = tokio::spawn({
@@ -452,7 +427,7 @@ async fn a_64_mib_blob_goes_up_and_down_through_s3_with_bounded_memory() {
     {
         let mut out = std::io::BufWriter::new(file.as_file());
         for i in 0..64 {
-            let chunk = pattern(1 << 20, i);
+            let chunk = noise(i, 1 << 20);
             hasher.update(&chunk);
             out.write_all(&chunk).unwrap();
         }

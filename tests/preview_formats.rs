@@ -417,19 +417,6 @@ fn other_formats_are_named() {
     }
 }
 
-/// Deterministic noise (xorshift), so a failure can be replayed.
-fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
-}
-
 /// Asserts a bad input is refused in words, not by a caught panic, within
 /// the time budget.
 fn assert_refused_calmly(bytes: &[u8], what: &str) {
@@ -525,7 +512,7 @@ fn random_bytes_are_refused() {
         for seed in 0..40u64 {
             let len = 1 + (seed as usize * 977) % 20_000;
             let mut bytes = magic.to_vec();
-            bytes.extend(noise(seed + 1000 * m as u64, len));
+            bytes.extend(harness::noise(seed + 1000 * m as u64, len));
             assert_refused_calmly(&bytes, &format!("magic {m}, seed {seed}"));
         }
     }
