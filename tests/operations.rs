@@ -82,6 +82,15 @@ impl Served {
     }
 }
 
+/// That the scrape's sample `name{labels}` is `expected` (None: absent).
+fn assert_sample(scrape: &str, name: &str, labels: &str, expected: Option<f64>) {
+    assert_eq!(
+        sample(scrape, name, labels),
+        expected,
+        "{name}{{{labels}}} in {scrape}"
+    );
+}
+
 /// The value of the sample `name{labels}` (labels as the text shows them,
 /// `""` for none), if the scrape has it.
 fn sample(scrape: &str, name: &str, labels: &str) -> Option<f64> {
@@ -178,16 +187,8 @@ async fn health_and_the_scrape_answer_within_seconds_when_the_store_hangs() {
     let scrape = served.scrape().await;
     let took = started.elapsed();
     assert!(took < Duration::from_secs(4), "the scrape took {took:?}");
-    assert_eq!(
-        sample(&scrape, "leasedesk_store_up", ""),
-        Some(0.0),
-        "{scrape}"
-    );
-    assert_eq!(
-        sample(&scrape, "leasedesk_live_leases", ""),
-        None,
-        "{scrape}"
-    );
+    assert_sample(&scrape, "leasedesk_store_up", "", Some(0.0));
+    assert_sample(&scrape, "leasedesk_live_leases", "", None);
 
     // The read still hangs: the health check says so at once, rather than
     // starting another that would hang too.
@@ -323,21 +324,9 @@ async fn metrics_count_requests_by_route_template_and_status_class_on_their_own_
     assert!(!after.contains("route=\"/metrics\""), "{after}");
 
     // The lease is live, read from the store at the scrape.
-    assert_eq!(
-        sample(&after, "leasedesk_live_leases", ""),
-        Some(1.0),
-        "{after}"
-    );
-    assert_eq!(
-        sample(&after, "leasedesk_store_up", ""),
-        Some(1.0),
-        "{after}"
-    );
-    assert_eq!(
-        sample(&after, "leasedesk_uploads_in_flight", ""),
-        Some(0.0),
-        "{after}"
-    );
+    assert_sample(&after, "leasedesk_live_leases", "", Some(1.0));
+    assert_sample(&after, "leasedesk_store_up", "", Some(1.0));
+    assert_sample(&after, "leasedesk_uploads_in_flight", "", Some(0.0));
     let batches = sample(&after, "leasedesk_group_commit_batch_size_count", "").unwrap();
     let writes = sample(&after, "leasedesk_group_commit_batch_size_sum", "").unwrap();
     assert!(batches >= 2.0 && writes >= batches, "{after}");
@@ -349,11 +338,7 @@ async fn metrics_count_requests_by_route_template_and_status_class_on_their_own_
         .unwrap();
     assert_eq!(cancelled.status(), 200);
     let last = served.scrape().await;
-    assert_eq!(
-        sample(&last, "leasedesk_live_leases", ""),
-        Some(0.0),
-        "{last}"
-    );
+    assert_sample(&last, "leasedesk_live_leases", "", Some(0.0));
     assert!(
         sample(&last, "leasedesk_group_commit_batch_size_count", "").unwrap() > batches,
         "the cancel was a write of its own: {last}"
@@ -377,11 +362,7 @@ async fn an_upload_counts_as_in_flight_until_it_is_stored() {
     socket.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
     let scrape = served.scrape().await;
-    assert_eq!(
-        sample(&scrape, "leasedesk_uploads_in_flight", ""),
-        Some(0.0),
-        "{scrape}"
-    );
+    assert_sample(&scrape, "leasedesk_uploads_in_flight", "", Some(0.0));
     assert_eq!(
         sample(
             &scrape,

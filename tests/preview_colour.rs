@@ -26,6 +26,17 @@ pub fn convert(args: &[&str]) {
     testkit::tool::run_ok(Command::new("convert").args(args), "ImageMagick's convert");
 }
 
+/// That `ours`, our preview of `file`, is ImageMagick's within a mean
+/// difference under `mean_below` and a 99th percentile of `p99_at_most` levels.
+fn assert_like_imagemagick(file: &Path, ours: &image::RgbaImage, mean_below: f64, p99_at_most: u8) {
+    let (mean, p99) = difference(ours, &imagemagick_view(file));
+    assert!(
+        mean < mean_below && p99 <= p99_at_most,
+        "{}: mean {mean:.2}, 99th percentile {p99}",
+        file.display()
+    );
+}
+
 /// What ImageMagick shows of `file` (its first image: a PSD's composite)
 /// through its embedded profile, as 8-bit sRGB.
 fn imagemagick_view(file: &Path) -> image::RgbaImage {
@@ -110,13 +121,8 @@ fn cmyk_psd_tiff_and_jpeg_previews_go_through_their_profile() {
     let source = source(dir.path());
     for name in ["swop.psd", "swop.tif", "swop.jpg"] {
         let file = cmyk(dir.path(), &source, "default_cmyk.icc", name);
-        let ours = preview(&file);
-        let (mean, p99) = difference(&ours, &imagemagick_view(&file));
         // Two engines interpolating one 33-point LUT: within 2 on average.
-        assert!(
-            mean < 2.0 && p99 <= 4,
-            "{name}: mean {mean:.2}, 99th percentile {p99}"
-        );
+        assert_like_imagemagick(&file, &preview(&file), 2.0, 4);
     }
 }
 
@@ -145,11 +151,7 @@ fn the_profile_decides_the_colours_of_the_same_inks() {
     // A 5-point LUT in four dimensions: the engines part more, most of all
     // in the rose's saturated reds, which sRGB cannot show (blue clipped to
     // 0), where each clips in its own way.
-    let (mean, p99) = difference(&ours_other, &imagemagick_view(&other));
-    assert!(
-        mean < 3.0 && p99 <= 32,
-        "other: mean {mean:.2}, 99th percentile {p99}"
-    );
+    assert_like_imagemagick(&other, &ours_other, 3.0, 32);
 }
 
 #[test]
@@ -172,13 +174,8 @@ fn grey_psd_tiff_and_jpeg_previews_go_through_their_profile() {
             "100",
             file.to_str().unwrap(),
         ]);
-        let ours = preview(&file);
-        let (mean, p99) = difference(&ours, &imagemagick_view(&file));
         // A curve, no LUT: within a level.
-        assert!(
-            mean < 1.0 && p99 <= 2,
-            "{name}: mean {mean:.2}, 99th percentile {p99}"
-        );
+        assert_like_imagemagick(&file, &preview(&file), 1.0, 2);
     }
 }
 
@@ -206,12 +203,8 @@ fn png_and_webp_previews_go_through_their_profile() {
     let untagged = image::open(&png).unwrap().to_rgba8();
     for file in [png, webp] {
         let ours = preview(&file);
-        let (mean, p99) = difference(&ours, &imagemagick_view(&file));
         // A matrix and curves, no LUT: within a level.
-        assert!(
-            mean < 1.0 && p99 <= 2,
-            "{file:?}: mean {mean:.2}, 99th percentile {p99}"
-        );
+        assert_like_imagemagick(&file, &ours, 1.0, 2);
         let (apart, _) = difference(&ours, &untagged);
         assert!(
             apart > 2.0,
