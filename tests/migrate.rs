@@ -59,6 +59,14 @@ fn team_location(dir: &std::path::Path, database: &str) -> Location {
     }
 }
 
+/// A team's store on a new PostgreSQL database, its data folder in the temp
+/// folder answered beside it, on the fixture's clock.
+async fn new_team(f: &Fixture) -> (tempfile::TempDir, Bundled) {
+    let dir = tempfile::tempdir().unwrap();
+    let location = team_location(dir.path(), &postgres_database());
+    (dir, open_team(f, location, Failpoints::default()).await)
+}
+
 /// The team's store, on the fixture's clock (a lease live there is live here).
 async fn open_team(f: &Fixture, location: Location, failpoints: Failpoints) -> Bundled {
     let clock = f.clock.clone();
@@ -81,14 +89,7 @@ async fn open_team(f: &Fixture, location: Location, failpoints: Failpoints) -> B
 async fn a_data_folder_moves_with_every_row_and_blob() {
     let f = fixture();
     let (a, token, revoked) = history(&f).await;
-    let database = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let team = open_team(
-        &f,
-        team_location(dir.path(), &database),
-        Failpoints::default(),
-    )
-    .await;
+    let (_dir, team) = new_team(&f).await;
     let mut copied = 0;
     let counts = f
         .store
@@ -219,14 +220,7 @@ async fn a_damaged_blob_stops_the_migration_naming_it() {
     let blob = f.dir.path().join("blobs").join(&hex[..2]).join(&hex);
     std::fs::set_permissions(&blob, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     std::fs::write(&blob, b"rot").unwrap();
-    let database = postgres_database();
-    let dir = tempfile::tempdir().unwrap();
-    let team = open_team(
-        &f,
-        team_location(dir.path(), &database),
-        Failpoints::default(),
-    )
-    .await;
+    let (_dir, team) = new_team(&f).await;
     let refused = f.store.migrate_into(&team, |_| {}).await;
     assert!(
         matches!(&refused, Err(Error::Invalid(m)) if m.contains(&hex) && m.contains("damaged")),
