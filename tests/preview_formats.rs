@@ -59,6 +59,16 @@ fn dimensions(stdout: &[u8]) -> (u32, u32) {
     (numbers.next().unwrap(), numbers.next().unwrap())
 }
 
+/// Each of `kinds`, made and previewed at 512 px, is the pixels made within
+/// `mean` and `worst` (see [`assert_close`]).
+fn assert_kinds_close(kinds: &[&str], mean: f64, worst: u8) {
+    for kind in kinds {
+        let made = make(kind);
+        let image = preview(&made.file, 512).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_close(&image, &made, mean, worst, kind);
+    }
+}
+
 /// Compares a preview with the expected pixels: mean absolute difference
 /// per channel at most `mean`, and no channel off by more than `worst`.
 fn assert_close(actual: &image::RgbaImage, made: &Made, mean: f64, worst: u8, what: &str) {
@@ -101,29 +111,25 @@ fn no_preview(result: Result<image::RgbaImage, NoPreview>, what: &str) -> String
 /// Lossless formats: exactly Pillow's pixels.
 #[test]
 fn lossless_rasters_match_pillows_pixels() {
-    for kind in [
-        "png-rgb",
-        "png-rgba",
-        "png-palette",
-        "gif-animated",
-        "webp",
-        "tiff-lzw",
-        "bmp",
-    ] {
-        let made = make(kind);
-        let image = preview(&made.file, 512).unwrap_or_else(|e| panic!("{kind}: {e}"));
-        assert_close(&image, &made, 0.0, 0, kind);
-    }
+    assert_kinds_close(
+        &[
+            "png-rgb",
+            "png-rgba",
+            "png-palette",
+            "gif-animated",
+            "webp",
+            "tiff-lzw",
+            "bmp",
+        ],
+        0.0,
+        0,
+    );
 }
 
 /// 16-bit grey PNG and TIFF come out as their high byte (within rounding).
 #[test]
 fn sixteen_bit_rasters_keep_their_values() {
-    for kind in ["png-gray16", "tiff-gray16"] {
-        let made = make(kind);
-        let image = preview(&made.file, 512).unwrap_or_else(|e| panic!("{kind}: {e}"));
-        assert_close(&image, &made, 0.6, 1, kind);
-    }
+    assert_kinds_close(&["png-gray16", "tiff-gray16"], 0.6, 1);
 }
 
 /// JPEG (lossy: decoders differ by a little) and CMYK JPEG and TIFF with
@@ -176,11 +182,7 @@ fn a_large_raster_is_fitted_and_resampled() {
 
 #[test]
 fn krita_and_openraster_show_their_merged_image() {
-    for kind in ["kra", "ora"] {
-        let made = make(kind);
-        let image = preview(&made.file, 512).unwrap_or_else(|e| panic!("{kind}: {e}"));
-        assert_close(&image, &made, 0.0, 0, kind);
-    }
+    assert_kinds_close(&["kra", "ora"], 0.0, 0);
     let unmerged = make("kra-unmerged");
     let message = no_preview(preview(&unmerged.file, 512), "kra without merged image");
     assert!(
