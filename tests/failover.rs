@@ -193,6 +193,24 @@ pub(crate) fn lines_of(from: impl Read + Send + 'static) -> Receiver<String> {
     said
 }
 
+/// `leasedesk --server SERVERS --json events --follow` with `token`: the
+/// process, and the lines it prints (events) and says (stderr) as they come.
+pub(crate) fn follow_events(
+    servers: &str,
+    token: &str,
+) -> (std::process::Child, Receiver<String>, Receiver<String>) {
+    let mut follow = crate::harness::leasedesk()
+        .args(["--server", servers, "--json", "events", "--follow"])
+        .env("LEASEDESK_TOKEN", token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let printed = lines_of(follow.stdout.take().unwrap());
+    let said = lines_of(follow.stderr.take().unwrap());
+    (follow, printed, said)
+}
+
 /// The CLI against `servers` with `token`.
 fn cli(servers: &str, token: &str, args: &[&str]) -> Output {
     crate::harness::leasedesk()
@@ -456,16 +474,8 @@ async fn events_follow_goes_on_on_the_other_server_after_a_kill_on(store: Shared
         all_events(&alice).await.last().unwrap().seq
     };
     let [mut first, second] = two_servers(&store, "");
-    let mut follow = crate::harness::leasedesk()
-        .args(["--server", &format!("{},{}", first.url, second.url)])
-        .args(["--json", "events", "--follow"])
-        .env("LEASEDESK_TOKEN", &token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let printed = lines_of(follow.stdout.take().unwrap());
-    let said = lines_of(follow.stderr.take().unwrap());
+    let servers = format!("{},{}", first.url, second.url);
+    let (mut follow, printed, said) = follow_events(&servers, &token);
     let mut seen = Vec::new();
     let mut read_until = |last: u64| {
         tokio::task::block_in_place(|| {

@@ -166,7 +166,7 @@ mod postgres {
     use leasedesk::Error;
 
     use super::*;
-    use crate::failover::lines_of;
+    use crate::failover::follow_events;
 
     /// A PostgreSQL cluster of the test's own (to stop and crash), a team
     /// store on it, and alice's token.
@@ -398,15 +398,7 @@ mod postgres {
         let alice = server.client(&token);
         alice.import(&path("a.psd"), bytes(b"a")).await.unwrap();
 
-        let mut follow = leasedesk()
-            .args(["--json", "--server", &server.url, "events", "--follow"])
-            .env("LEASEDESK_TOKEN", &token)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let printed = lines_of(follow.stdout.take().unwrap());
-        let said = lines_of(follow.stderr.take().unwrap());
+        let (mut follow, printed, said) = follow_events(&server.url, &token);
         let mut seqs = Vec::new();
         let mut read_until = |last: u64| {
             while seqs.last().is_none_or(|seq| *seq < last) {
