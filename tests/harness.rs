@@ -324,6 +324,11 @@ pub fn proposal_of(done: Checkout) -> Proposal {
     proposal
 }
 
+/// Imports `data` at `p` through `backend`.
+pub async fn import_as(backend: &dyn Backend, p: &str, data: &[u8]) -> Artifact {
+    backend.import(&path(p), bytes(data)).await.expect("import")
+}
+
 /// Imports `data` at `p` through `backend` and checks it out: the open
 /// check-out, whose `artifact_id` is the new artifact.
 pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {
@@ -378,10 +383,7 @@ impl Fixture {
 
     /// Imports `data` at `p` as alice.
     pub async fn import(&self, p: &str, data: &[u8]) -> Artifact {
-        self.alice
-            .import(&path(p), bytes(data))
-            .await
-            .expect("import")
+        import_as(self.alice.as_ref(), p, data).await
     }
 
     /// Where the store is, to open it again.

@@ -90,14 +90,8 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
         .add_account(&participant("user:alice"), false)
         .unwrap();
     let alice_here = store.acting_as(participant("user:alice"));
-    let hero = alice_here
-        .import(&path("hero.psd"), bytes(b"v1"))
-        .await
-        .unwrap();
-    let logo = alice_here
-        .import(&path("logo.ai"), bytes(b"v1"))
-        .await
-        .unwrap();
+    let hero = import_as(&alice_here, "hero.psd", b"v1").await;
+    let logo = import_as(&alice_here, "logo.ai", b"v1").await;
     let mut server = Restartable::start(store.clone()).await;
 
     let remote: Arc<dyn Backend> = Arc::new(Remote::new(&server.base(), &token).unwrap());

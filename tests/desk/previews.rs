@@ -104,14 +104,13 @@ async fn a_preview_is_asked_of_the_server_once_per_digest_and_size() {
         )
     };
     let desk = open_desk();
-    let picture = remote
-        .import(&path("dot.png"), bytes(&png_of([10, 200, 10, 255], 20, 10)))
-        .await
-        .unwrap();
-    let words = remote
-        .import(&path("notes.txt"), bytes(b"just words"))
-        .await
-        .unwrap();
+    let picture = import_as(
+        remote.as_ref(),
+        "dot.png",
+        &png_of([10, 200, 10, 255], 20, 10),
+    )
+    .await;
+    let words = import_as(remote.as_ref(), "notes.txt", b"just words").await;
     let head = PreviewOf::Version {
         artifact: picture.id,
         version: None,
