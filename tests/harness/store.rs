@@ -118,7 +118,8 @@ pub async fn wait_for_uploads(data: &std::path::Path, n: usize) {
     }
 }
 
-/// Whether this process runs as root (never on Windows, which has no such user).
+/// Whether this process runs as root (the TLS tests, Linux only, ask).
+#[cfg(target_os = "linux")]
 pub use testkit::postgres::running_as_root;
 
 /// A test PostgreSQL server (testkit's): one shared by the tests of this
