@@ -64,7 +64,9 @@ pub(in crate::server) async fn events(
 /// server at once; by another process within a second). The stream looks at
 /// its token again, uncached, before it sends what it read and at least once
 /// a second, so it ends within a second of a revocation and sends nothing
-/// written after it; and it ends at once when the server shuts down.
+/// written after it; and it ends at once when the server shuts down. While
+/// the store cannot be reached it stays open, sending keep-alives, and reads
+/// on from its last event once the store is back.
 #[utoipa::path(get, path = "/v1/events/stream", responses((status = 200, description = "Server-Sent Events, one Event per message", content_type = "text/event-stream")))]
 pub(in crate::server) async fn event_stream(
     Caller(me): Caller,
