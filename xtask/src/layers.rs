@@ -442,7 +442,7 @@ fn use_paths(tokens: &[Token]) -> Vec<(bool, Vec<String>, Option<String>)> {
                 .iter()
                 .position(|t| *t == Token::Semi)
                 .map_or(tokens.len(), |p| i + p);
-            expand_use(&tokens[i + 1..end], &mut Vec::new(), &mut |path, alias| {
+            expand_use(&tokens[i + 1..end], &[], &mut |path, alias| {
                 found.push((is_pub, path, alias))
             });
             i = end;
@@ -455,7 +455,7 @@ fn use_paths(tokens: &[Token]) -> Vec<(bool, Vec<String>, Option<String>)> {
 /// Expands `a::b::{c, d::{e as f}, *}` below `prefix`.
 fn expand_use(
     tokens: &[Token],
-    prefix: &mut Vec<String>,
+    prefix: &[String],
     emit: &mut dyn FnMut(Vec<String>, Option<String>),
 ) {
     // Split at top-level commas.
@@ -475,7 +475,7 @@ fn expand_use(
     }
     parts.push(&tokens[start..]);
     for part in parts {
-        let mut path = prefix.clone();
+        let mut path = prefix.to_vec();
         let mut alias = None;
         let mut i = 0;
         while i < part.len() {
@@ -492,7 +492,7 @@ fn expand_use(
                         .iter()
                         .rposition(|t| *t == Token::Close)
                         .unwrap_or(part.len());
-                    expand_use(&part[i + 1..close], &mut path, emit);
+                    expand_use(&part[i + 1..close], &path, emit);
                     path.clear();
                     break;
                 }
@@ -504,7 +504,6 @@ fn expand_use(
             emit(path, alias);
         }
     }
-    let _ = prefix;
 }
 
 /// Paths written out in code (outside `use`): `a::b::c` sequences.
