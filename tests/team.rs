@@ -14,6 +14,7 @@ use crate::failover::{ServeProcess, SharedStore};
 use crate::harness::*;
 use crate::races::check_history;
 
+mod group_commit;
 mod streams;
 
 /// `N` servers on `team`'s store.
@@ -22,7 +23,7 @@ fn servers_on<const N: usize>(team: &SharedStore) -> [ServeProcess; N] {
 }
 
 /// Every event of the ledger is numbered 1, 2, 3...: none skipped, none twice.
-async fn assert_dense(backend: &dyn Backend) -> usize {
+pub(crate) async fn assert_dense(backend: &dyn Backend) -> usize {
     let seqs: Vec<u64> = all_events(backend).await.iter().map(|e| e.seq).collect();
     assert_eq!(
         seqs,
@@ -364,101 +365,6 @@ async fn the_database_itself_refuses_a_second_lease_on_an_artifact() {
     );
     let lease = f.artifact(a.id).await.lease.unwrap();
     assert_eq!(lease.participant.as_str(), "user:alice");
-}
-
-/// A group commit whose queued write fails in the database runs again,
-/// each writer on its own: the write that failed is refused alone, every
-/// other writer of its group commits, and nothing of the failed one stays.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_write_that_fails_in_the_database_fails_alone_in_its_group_commit() {
-    let f = postgres_fixture().await;
-    let mut artifacts = Vec::new();
-    for n in 0..8 {
-        artifacts.push(f.import(&format!("group/{n}.psd"), b"v1").await);
-    }
-    // The lease row is among a check-out's queued writes: refused by the
-    // database only when it is sent, after the rules have answered.
-    f.sql(
-        "CREATE FUNCTION refuse_lease() RETURNS trigger LANGUAGE plpgsql AS
-             $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-         CREATE TRIGGER refuse_lease BEFORE INSERT OR UPDATE ON leases FOR EACH ROW
-             WHEN (NEW.note = 'refuse') EXECUTE FUNCTION refuse_lease()",
-    );
-    for round in 0..6 {
-        let refused = round % artifacts.len();
-        let refuse = || CheckoutRequest {
-            ttl_seconds: None,
-            note: Some("refuse".into()),
-        };
-        // Alone, after a pause: its commit also carries the notice of
-        // changes, and the next write on its connection must find it clean.
-        tokio::time::sleep(Duration::from_millis(60)).await;
-        let alone = f.alice.check_out(artifacts[refused].id, refuse()).await;
-        assert!(alone.is_err(), "round {round}: {alone:?}");
-        let results =
-            futures_util::future::join_all(artifacts.iter().enumerate().map(|(n, artifact)| {
-                let request = match n == refused {
-                    true => refuse(),
-                    false => checkout_request(),
-                };
-                f.alice.check_out(artifact.id, request)
-            }))
-            .await;
-        for (n, result) in results.into_iter().enumerate() {
-            let lease = f.artifact(artifacts[n].id).await.lease;
-            if n == refused {
-                assert!(result.is_err(), "round {round}: {result:?}");
-                assert!(lease.is_none(), "round {round}: {lease:?}");
-            } else {
-                let checkout = result.unwrap_or_else(|e| panic!("round {round}, {n}: {e}"));
-                assert_eq!(lease.unwrap().checkout_id, Some(checkout.id));
-                f.alice.cancel(checkout.id).await.unwrap();
-            }
-        }
-        let open = f.alice.checkouts(true).await.unwrap();
-        assert!(open.is_empty(), "round {round}: {open:?}");
-    }
-    let events = all_events(f.alice.as_ref()).await;
-    let refused_artifacts: Vec<_> = (0..6).map(|r| artifacts[r % 8].id).collect();
-    for (round, id) in refused_artifacts.iter().enumerate() {
-        let acquired = events
-            .iter()
-            .filter(|e| e.artifact_id == Some(*id) && e.kind == "lease.acquired")
-            .count();
-        // One a round but its own.
-        assert_eq!(acquired, 5, "artifact of round {round}");
-    }
-    assert_dense(f.alice.as_ref()).await;
-}
-
-/// A commit that fails (PostgreSQL refuses its events) while it carries the
-/// notice of changes leaves its connection outside any transaction: the
-/// next write on that connection commits.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_commit_leaves_its_connection_ready_for_the_next_write() {
-    let f = postgres_fixture().await;
-    let refused = f.import("refused.psd", b"v1").await;
-    let fine = f.import("fine.psd", b"v1").await;
-    f.sql(&format!(
-        "CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS
-             $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
-         CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW
-             WHEN (NEW.artifact_id = '{}') EXECUTE FUNCTION refuse_event()",
-        refused.id
-    ));
-    for round in 0..3 {
-        // After a pause, the next commit carries the notice.
-        tokio::time::sleep(Duration::from_millis(60)).await;
-        let failed = f.alice.check_out(refused.id, checkout_request()).await;
-        assert!(failed.is_err(), "round {round}: {failed:?}");
-        assert_eq!(f.artifact(refused.id).await.lease, None);
-        let checkout = f
-            .alice
-            .check_out(fine.id, checkout_request())
-            .await
-            .unwrap_or_else(|e| panic!("round {round}: {e}"));
-        f.alice.cancel(checkout.id).await.unwrap();
-    }
 }
 
 /// `status` on a team's database names it, never with its password.

@@ -37,9 +37,6 @@ pub(super) struct Again {
     /// A queued write failed, or a writer of the group did: next time each
     /// writer runs in a savepoint and learns its own outcome.
     pub(super) careful: bool,
-    /// The writers of the group (by their turn) that failed, with their
-    /// error: the next attempt answers them so without running them.
-    pub(super) failed: Vec<(usize, Error)>,
 }
 
 /// SQLSTATEs that mean a concurrent write got there first: deadlock_detected,
@@ -74,13 +71,9 @@ pub struct PgTx<'a> {
     /// Whether each writer of a group learns its queued writes' outcome
     /// before the next writer begins (see `PgStore::write_once`).
     pub(super) careful: Cell<bool>,
-    /// A queued write failed, where its writer could not be told apart.
+    /// A writer of a group failed, or a queued write whose writer could
+    /// not be told apart: the next attempt is careful.
     pub(super) queued_failed: Cell<bool>,
-    /// Writers of a group commit begun so far (see [`PgTx::in_savepoint`]).
-    pub(super) writers: Cell<usize>,
-    /// The writers of the group known to fail, with their error: from
-    /// earlier attempts, and the one that ended this attempt.
-    pub(super) failed: RefCell<Vec<(usize, Error)>>,
     /// An artifact whose lease epoch is counted, not yet sent: it goes with
     /// the lease's write (see [`PgTx::take_epoch_count`]), or alone before
     /// any other statement.
@@ -176,8 +169,6 @@ impl<'a> PgTx<'a> {
             prefetched: Default::default(),
             careful: Cell::new(true),
             queued_failed: Cell::new(false),
-            writers: Cell::new(0),
-            failed: Default::default(),
             epoch_count: Default::default(),
         }
     }
@@ -199,7 +190,6 @@ impl<'a> PgTx<'a> {
                 why,
                 touched: self.touched(),
                 careful: self.queued_failed.get(),
-                failed: self.failed.take(),
             }),
             None => Attempt::Failed(e),
         }
@@ -486,28 +476,17 @@ impl PgTx<'_> {
     /// forgets its locks and events.
     ///
     /// A group's writers rarely fail, so at first none pays for a savepoint
-    /// (two statements): one that fails ends the attempt, and the next
-    /// answers it with its error without running it again (a writer runs
-    /// after the same writers each attempt), the others in savepoints.
+    /// (two statements): one that fails ends the attempt, and the next runs
+    /// every writer again, each in a savepoint. The failed one runs again
+    /// too: its error may have rested on an earlier writer's change that
+    /// does not happen this time (another server wrote meanwhile).
     pub(super) fn in_savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
-        let turn = self.writers.get();
-        self.writers.set(turn + 1);
-        let known = self
-            .failed
-            .borrow()
-            .iter()
-            .find(|(t, _)| *t == turn)
-            .cloned();
-        if let Some((_, error)) = known {
-            return Ok(Err(error));
-        }
         if !self.careful.get() {
             let outcome = f(self);
             if let Some(again) = self.again.borrow().clone() {
                 return Err(again); // the whole transaction runs again
             }
-            if let Err(error) = outcome {
-                self.failed.borrow_mut().push((turn, error));
+            if outcome.is_err() {
                 self.queued_failed.set(true);
                 let again = Error::Internal("a writer of the group failed".into());
                 *self.again.borrow_mut() = Some(again.clone());

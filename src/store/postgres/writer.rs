@@ -49,20 +49,13 @@ impl PgStore {
         // time is read, so a file touched meanwhile cannot make it run again.
         let mut touched = std::collections::BTreeSet::new();
         let mut careful = false;
-        // The writers of a group that failed, answered so next time.
-        let mut failed: Vec<(usize, Error)> = Vec::new();
         let mut attempt = 1;
         let outcome = loop {
-            match self.write_once(conn, durability, &touched, careful, &failed, &mut f) {
+            match self.write_once(conn, durability, &touched, careful, &mut f) {
                 Err(Attempt::Again(again)) if attempt < MAX_ATTEMPTS => {
                     tracing::debug!("a write runs again (attempt {attempt}): {}", again.why);
                     touched.extend(again.touched);
                     careful |= again.careful;
-                    for (turn, error) in again.failed {
-                        if !failed.iter().any(|(known, _)| *known == turn) {
-                            failed.push((turn, error));
-                        }
-                    }
                     attempt += 1;
                 }
                 Err(Attempt::Again(Again { why: e, .. }) | Attempt::Failed(e)) => break Err(e),
@@ -103,15 +96,13 @@ impl PgStore {
     /// One attempt at a write. `careful`: each writer of a group commit runs
     /// in a savepoint and learns its queued writes' outcome before the next
     /// begins (after an attempt where one failed, so that failure is its
-    /// writer's alone). `failed`: writers of the group answered with their
-    /// error without running.
+    /// writer's alone).
     fn write_once<T>(
         &self,
         conn: Conn,
         durability: Durability,
         prelock: &std::collections::BTreeSet<ArtifactId>,
         careful: bool,
-        known_failed: &[(usize, Error)],
         f: &mut impl FnMut(&Tx) -> Result<T>,
     ) -> std::result::Result<T, Attempt> {
         let client = conn.client();
@@ -120,7 +111,6 @@ impl PgStore {
                 why: e.into(),
                 touched: Vec::new(),
                 careful: false,
-                failed: Vec::new(),
             }),
             false => Attempt::Failed(e.into()),
         };
@@ -158,7 +148,6 @@ impl PgStore {
             .and_then(|row| time(row.get(0)).map_err(Attempt::Failed))?;
         let tx = PgTx::new(conn, true, durability == Durability::Full, Some(now));
         tx.careful.set(careful);
-        *tx.failed.borrow_mut() = known_failed.to_vec();
         let outcome = f(&tx);
         if tx.again.borrow().is_some() {
             return Err(tx.attempt(Error::Internal("a write to run again".into())));
