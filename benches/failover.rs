@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+use testkit::WithEnvironment;
 
 const TARGET: Duration = Duration::from_secs(2);
 

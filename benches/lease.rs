@@ -6,6 +6,7 @@
 //! windows`, under Wine), with its files in `LEASEDESK_BENCH_TMP`.
 
 #[path = "common/mod.rs"]
+#[allow(dead_code)] // a served store is the server benches'
 mod common;
 
 use std::path::{Path, PathBuf};

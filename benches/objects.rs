@@ -12,10 +12,10 @@ use std::path::Path;
 
 use std::time::{Duration, Instant};
 
-use common::{bin, make_big_file, median, peak_memory, row, settle, size_label};
+use common::{bin, make_big_file, median, peak_memory, row, settle, size_label, Server};
 use leasedesk::{Backend, Remote, Upload};
 use object_store::{ObjectStoreExt, WriteMultipart};
-use testkit::s3;
+use testkit::{s3, WithEnvironment};
 use tokio::io::AsyncReadExt;
 
 const RUNS: usize = 3;
@@ -33,28 +33,14 @@ fn main() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-/// A real `leasedesk serve --blobs s3://…` on 127.0.0.1:0, with one user's token.
-struct Server {
-    process: testkit::ServeProcess,
-    url: String,
-    token: String,
-}
-
-impl Server {
-    fn start(data: &Path, bucket: &s3::S3) -> Self {
-        let cli = testkit::Cli::new(bin())
+/// A real `leasedesk serve --blobs s3://…` on 127.0.0.1:0.
+fn start_server(data: &Path, bucket: &s3::S3) -> Server {
+    Server::on(
+        testkit::Cli::new(bin())
             .envs(bucket.env.iter().map(|(k, v)| (k, v)))
             .data(data)
-            .blobs(&bucket.url("bench"))
-            .env("LEASEDESK_LOG", "warn");
-        let token = cli.add_user("bench");
-        let process = cli.serve().spawn();
-        Self {
-            url: process.url.clone(),
-            process,
-            token,
-        }
-    }
+            .blobs(&bucket.url("bench")),
+    )
 }
 
 /// `source` with one byte of `mark` appended: the same size but for one
@@ -78,7 +64,7 @@ async fn check_in(work: &Path, size: u64) {
     let label = size_label(size);
     let moto = s3::Moto::start();
     let bucket = moto.bucket();
-    let server = Server::start(&work.join("data"), &bucket);
+    let server = start_server(&work.join("data"), &bucket);
     let remote = Remote::new(&server.url, &server.token).unwrap();
     let small = work.join("small.bin");
     std::fs::write(&small, b"v1").unwrap();

@@ -8,6 +8,7 @@
 #[path = "common/mod.rs"]
 mod common;
 #[path = "common/pairs.rs"]
+#[allow(dead_code)] // serving a store by its flags is the stream and team benches'
 mod pairs;
 
 #[path = "server/hostile.rs"]
@@ -17,14 +18,13 @@ mod leases;
 #[path = "server/transfers.rs"]
 mod transfers;
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row, settle, size_label};
-use pairs::{add_user, bin, edit_pair, make_artifacts, measure_pairs, ms, percentile, Etcd};
+use common::{make_big_file, median, peak_memory, row, settle, size_label, Server};
+use pairs::{bin, edit_pair, make_artifacts, measure_pairs, ms, percentile, Etcd};
 use serde_json::{json, Value};
 
 use leases::{etcd_pairs, http_pairs};
@@ -80,13 +80,6 @@ fn main() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-/// A real `leasedesk serve` on 127.0.0.1:0 over `data`, with one user's token.
-struct Server {
-    process: testkit::ServeProcess,
-    url: String,
-    token: String,
-}
-
 impl Server {
     /// `host:port` of `url`, for raw TCP.
     fn addr(&self) -> String {
@@ -94,14 +87,7 @@ impl Server {
     }
 
     fn start(data: &Path) -> Self {
-        let store = [OsString::from("--data"), data.into()];
-        let token = add_user(&store, "bench");
-        let process = pairs::serve(&store, &[]);
-        Self {
-            url: process.url.clone(),
-            process,
-            token,
-        }
+        Self::on(testkit::Cli::new(bin()).data(data))
     }
 
     /// The most memory the server process has held so far.

@@ -17,6 +17,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use testkit::ServeProcess;
+use testkit::WithEnvironment;
 
 /// The system's shell, as an agent's command line calls it.
 const SHELL: [&str; 2] = if cfg!(windows) {

@@ -22,6 +22,7 @@ pub use store::*;
 
 #[allow(unused_imports)] // each test module uses a part
 pub use testkit::s3::{http, s3, Moto, S3};
+pub use testkit::WithEnvironment;
 
 pub struct Fixture {
     pub dir: TempDir,

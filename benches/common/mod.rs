@@ -44,6 +44,27 @@ pub fn bin() -> PathBuf {
     PathBuf::from(std::env::var("LEASEDESK_BIN").expect("run through cargo xtask bench"))
 }
 
+/// A real `leasedesk serve` on 127.0.0.1:0 over `cli`'s store, logging
+/// warnings only, with the token of a new user.
+pub struct Server {
+    pub process: testkit::ServeProcess,
+    pub url: String,
+    pub token: String,
+}
+
+impl Server {
+    pub fn on(cli: testkit::Cli) -> Self {
+        use testkit::WithEnvironment;
+        let token = cli.add_user("bench");
+        let process = cli.serve().env("LEASEDESK_LOG", "warn").spawn();
+        Self {
+            url: process.url.clone(),
+            process,
+            token,
+        }
+    }
+}
+
 /// A fresh folder `name` for a bench's files, under cargo's temp folder for
 /// benches (or `LEASEDESK_BENCH_TMP`, where a bench wants another disk).
 pub fn work_dir(name: &str) -> PathBuf {

@@ -119,6 +119,17 @@ impl<'a> Reading<'a> {
         check_cancel(self.intake.cancel)
     }
 
+    /// The `n` bytes just read into `buf`, counted and hashed (`buf` is cut
+    /// to them); false at the end of the input.
+    fn filled(&mut self, buf: &mut Vec<u8>, n: usize) -> Result<bool> {
+        if n == 0 {
+            return Ok(false);
+        }
+        buf.truncate(n);
+        self.take(buf)?;
+        Ok(true)
+    }
+
     /// Counts and hashes bytes just read: `TooLarge` past the limit.
     fn take(&mut self, bytes: &[u8]) -> Result<()> {
         self.size += bytes.len() as u64;

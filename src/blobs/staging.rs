@@ -32,16 +32,8 @@ pub(super) fn stage_file(
         read.check_cancel()?;
         let mut buf = pipe.buffer();
         let n = read_full(&mut source, &mut buf)?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.truncate(n);
-        read.take(&buf)?;
-        if !pipe.send_blocking(buf) {
-            return Ok(()); // the writer failed: its error is reported below
-        }
-        if pipe.is_writing() {
-            intake.failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
+        if !read.filled(&mut buf, n)? || !pipe.send_blocking(buf, &intake)? {
+            return Ok(()); // the end, or the writer failed: its error is reported below
         }
     })();
     let temp = pipe.finish()?;
@@ -63,16 +55,8 @@ pub(super) async fn stage_stream<R: AsyncRead + Unpin>(
             read.check_cancel()?;
             let mut buf = pipe.buffer();
             let n = read_full_async(&mut reader, &mut buf).await?;
-            if n == 0 {
+            if !read.filled(&mut buf, n)? || !pipe.send(buf, &intake).await? {
                 return Ok(());
-            }
-            buf.truncate(n);
-            read.take(&buf)?;
-            if !pipe.send(buf).await {
-                return Ok(());
-            }
-            if pipe.is_writing() {
-                intake.failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
             }
         }
     }
@@ -165,18 +149,28 @@ impl Pipe {
         Some((&writer.chunks, chunk))
     }
 
-    fn send_blocking(&mut self, chunk: Vec<u8>) -> bool {
-        match self.queue(chunk) {
+    fn send_blocking(&mut self, chunk: Vec<u8>, intake: &Intake) -> Result<bool> {
+        let sent = match self.queue(chunk) {
             None => true,
             Some((chunks, chunk)) => chunks.blocking_send(chunk).is_ok(),
-        }
+        };
+        self.sent(sent, intake)
     }
 
-    async fn send(&mut self, chunk: Vec<u8>) -> bool {
-        match self.queue(chunk) {
+    async fn send(&mut self, chunk: Vec<u8>, intake: &Intake<'_>) -> Result<bool> {
+        let sent = match self.queue(chunk) {
             None => true,
             Some((chunks, chunk)) => chunks.send(chunk).await.is_ok(),
+        };
+        self.sent(sent, intake)
+    }
+
+    /// Whether a chunk went to the writer; a failpoint once the upload streams.
+    fn sent(&self, sent: bool, intake: &Intake) -> Result<bool> {
+        if sent && self.is_writing() {
+            intake.failpoints.hit(failpoint::at::UPLOAD_STREAM)?;
         }
+        Ok(sent)
     }
 
     /// Waits for every chunk to be written. Blocking.

@@ -8,7 +8,7 @@ use super::leases::{acquire, after, edit_lease, release};
 use super::{commit_version, event, is_admin, load_artifact, propose, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::Tx;
+use crate::store::{Decision, Tx};
 
 /// A proposal `actor` may decide (its author or an admin): still open, or
 /// already in the state the decision leads to (a retry).
@@ -73,7 +73,7 @@ pub fn accept_proposal(
     }
     let blob = Blob::of(&proposal);
     let head = commit_version(tx, &mut artifact, &blob, &proposal.author, now)?;
-    tx.decide_proposal(id, ProposalState::Accepted, actor, now, None)?;
+    tx.decide_proposal(id, &Decision::new(ProposalState::Accepted, actor, now))?;
     event(
         tx,
         "proposal.accepted",
@@ -119,7 +119,8 @@ pub fn rebuild_proposal(
         old.checkout_id,
         now,
     )?;
-    tx.decide_proposal(id, ProposalState::Superseded, actor, now, Some(new.id))?;
+    let decision = Decision::new(ProposalState::Superseded, actor, now);
+    tx.decide_proposal(id, &decision.superseded_by(new.id))?;
     Ok(new)
 }
 
@@ -133,7 +134,7 @@ pub fn reject_proposal(
         Decidable::AlreadyDone(proposal) => return Ok(proposal),
         Decidable::Open(proposal) => proposal,
     };
-    tx.decide_proposal(id, ProposalState::Rejected, actor, now, None)?;
+    tx.decide_proposal(id, &Decision::new(ProposalState::Rejected, actor, now))?;
     event(
         tx,
         "proposal.rejected",

@@ -180,6 +180,33 @@ pub struct EditRow {
 }
 
 /// An event to append; the store gives it its sequence number.
+/// How a proposal leaves `open`: who decided and when are kept for history.
+pub struct Decision<'a> {
+    pub state: ProposalState,
+    pub by: &'a Participant,
+    pub at: Timestamp,
+    /// A rebuilt proposal's successor.
+    pub superseded_by: Option<ProposalId>,
+}
+
+impl<'a> Decision<'a> {
+    pub fn new(state: ProposalState, by: &'a Participant, at: Timestamp) -> Self {
+        Self {
+            state,
+            by,
+            at,
+            superseded_by: None,
+        }
+    }
+
+    pub fn superseded_by(self, successor: ProposalId) -> Self {
+        Self {
+            superseded_by: Some(successor),
+            ..self
+        }
+    }
+}
+
 pub struct NewEvent<'a> {
     pub id: Uuid,
     pub kind: &'a str,
@@ -325,15 +352,8 @@ pub trait Transaction {
 
     fn insert_proposal(&self, p: &Proposal) -> Result<()>;
 
-    /// Moves a proposal out of `open`; who decided and when are kept for history.
-    fn decide_proposal(
-        &self,
-        id: ProposalId,
-        state: ProposalState,
-        by: &Participant,
-        at: Timestamp,
-        superseded_by: Option<ProposalId>,
-    ) -> Result<()>;
+    /// Moves a proposal out of `open`, if it is open still.
+    fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()>;
 
     /// Appends an event; writes nothing if an event with its id exists
     /// already (a contender asking again).

@@ -9,7 +9,7 @@ use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
-use super::{CheckoutRow, EditRow, EditState, StoredResult};
+use super::{CheckoutRow, Decision, EditRow, EditState, StoredResult};
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -528,6 +528,17 @@ pub(super) fn proposal_fields(p: &Proposal) -> Result<Vec<Field>> {
         int(millis(p.created_at)),
         text_opt(p.message.as_ref()),
     ])
+}
+
+/// id, state, decided_by, decided_at, superseded_by
+pub(super) fn decision_fields(id: ProposalId, d: &Decision) -> Vec<Field> {
+    vec![
+        text(id),
+        text(proposal_state_str(d.state)),
+        text(d.by),
+        int(millis(d.at)),
+        text_opt(d.superseded_by),
+    ]
 }
 
 /// artifact_id, version, digest, size, author, committed_at, base_version, message

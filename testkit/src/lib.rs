@@ -10,4 +10,4 @@ pub mod s3;
 mod serve;
 pub mod tool;
 
-pub use serve::{ask_to_stop, peak_memory, Cli, Serve, ServeProcess};
+pub use serve::{ask_to_stop, peak_memory, Cli, Environment, Serve, ServeProcess, WithEnvironment};

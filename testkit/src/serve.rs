@@ -18,8 +18,64 @@ use std::time::{Duration, Instant};
 pub struct Cli {
     bin: PathBuf,
     store: Vec<OsString>,
-    env: Vec<(OsString, Option<OsString>)>,
+    env: Environment,
     dir: Option<Arc<tempfile::TempDir>>,
+}
+
+/// Variables given to a process, or taken from what it inherits.
+#[derive(Clone, Debug, Default)]
+pub struct Environment(Vec<(OsString, Option<OsString>)>);
+
+impl Environment {
+    fn apply(&self, command: &mut Command) {
+        for (key, value) in &self.0 {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+    }
+}
+
+/// The variables of a process to start ([`Cli`], [`Serve`]).
+pub trait WithEnvironment: Sized {
+    fn environment(&mut self) -> &mut Environment;
+
+    /// A variable the process gets.
+    fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        let value = Some(value.as_ref().to_owned());
+        self.environment().0.push((key.as_ref().to_owned(), value));
+        self
+    }
+
+    /// Several of [`WithEnvironment::env`].
+    fn envs<I, K, V>(self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        vars.into_iter().fold(self, |it, (k, v)| it.env(k, v))
+    }
+
+    /// A variable of this process that the process must not inherit.
+    fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.environment().0.push((key.as_ref().to_owned(), None));
+        self
+    }
+}
+
+impl WithEnvironment for Cli {
+    fn environment(&mut self) -> &mut Environment {
+        &mut self.env
+    }
+}
+
+impl WithEnvironment for Serve {
+    /// For the server alone (`LEASEDESK_LOG`, failpoints), after the CLI's.
+    fn environment(&mut self) -> &mut Environment {
+        &mut self.env
+    }
 }
 
 impl Cli {
@@ -28,7 +84,7 @@ impl Cli {
         Self {
             bin: bin.into(),
             store: Vec::new(),
-            env: Vec::new(),
+            env: Environment::default(),
             dir: None,
         }
     }
@@ -89,39 +145,11 @@ impl Cli {
         self
     }
 
-    /// A variable every process of this CLI gets.
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env
-            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
-        self
-    }
-
-    /// Several of [`Cli::env`].
-    pub fn envs<I, K, V>(self, vars: I) -> Self
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        vars.into_iter().fold(self, |cli, (k, v)| cli.env(k, v))
-    }
-
-    /// A variable of this process that the CLI's processes must not inherit.
-    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
-        self.env.push((key.as_ref().to_owned(), None));
-        self
-    }
-
     /// `leasedesk STORE…`, ready for a command's arguments.
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.bin);
         command.args(&self.store);
-        for (key, value) in &self.env {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
-            };
-        }
+        self.env.apply(&mut command);
         command
     }
 
@@ -158,7 +186,7 @@ impl Cli {
             cli: self.clone(),
             listen: "127.0.0.1:0".into(),
             flags: Vec::new(),
-            env: Vec::new(),
+            env: Environment::default(),
             stderr: None,
             log: None,
         }
@@ -180,7 +208,7 @@ pub struct Serve {
     cli: Cli,
     listen: String,
     flags: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
+    env: Environment,
     stderr: Option<Stdio>,
     log: Option<PathBuf>,
 }
@@ -214,23 +242,6 @@ impl Serve {
         self
     }
 
-    /// A variable for the server alone (`LEASEDESK_LOG`, failpoints).
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env
-            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
-        self
-    }
-
-    /// Several of [`Serve::env`].
-    pub fn envs<I, K, V>(self, vars: I) -> Self
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        vars.into_iter().fold(self, |serve, (k, v)| serve.env(k, v))
-    }
-
     /// Where the server's log (stderr) goes; inherited unless given.
     pub fn stderr(mut self, stderr: impl Into<Stdio>) -> Self {
         self.stderr = Some(stderr.into());
@@ -259,8 +270,8 @@ impl Serve {
             .arg("serve")
             .args(["--listen", &self.listen])
             .args(&self.flags)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped());
+        self.env.apply(&mut command);
         if let Some(stderr) = self.stderr {
             command.stderr(stderr);
         }

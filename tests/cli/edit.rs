@@ -2,6 +2,7 @@
 //! deadline, busy file), and run without the caller's token or server.
 
 use super::{stop, Cli, SHELL};
+use testkit::WithEnvironment;
 
 // A command line that names no `{}` gets the copy's path as one more
 // argument: `sh -c` takes it as `$0`, cmd would run it, so there `rem {}`

@@ -15,8 +15,8 @@ use crate::store::rows::{
     EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction,
-    Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, NewEvent, StoredResult,
+    Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -479,24 +479,11 @@ impl Transaction for PgTx<'_> {
         Ok(())
     }
 
-    fn decide_proposal(
-        &self,
-        id: ProposalId,
-        state: ProposalState,
-        by: &Participant,
-        at: Timestamp,
-        superseded_by: Option<ProposalId>,
-    ) -> Result<()> {
+    fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()> {
         self.defer(
             "UPDATE proposals SET state = $2, decided_by = $3, decided_at = $4, superseded_by = $5
              WHERE id = $1 AND state = 'open'",
-            owned![
-                id.to_string(),
-                proposal_state_str(state),
-                by.as_str().to_owned(),
-                millis(at),
-                superseded_by.map(|id| id.to_string()),
-            ],
+            owned_fields(rows::decision_fields(id, decision)),
         )?;
         Ok(())
     }

@@ -13,8 +13,8 @@ use crate::store::rows::{
     HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, EditRow, NewEvent, StoredResult, Transaction,
-    Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, NewEvent, StoredResult,
+    Transaction, Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -436,25 +436,11 @@ impl Transaction for SqliteTx<'_> {
         Ok(())
     }
 
-    /// Moves a proposal out of `open`; who decided and when are kept for history.
-    fn decide_proposal(
-        &self,
-        id: ProposalId,
-        state: ProposalState,
-        by: &Participant,
-        at: Timestamp,
-        superseded_by: Option<ProposalId>,
-    ) -> Result<()> {
+    fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()> {
         self.tx.execute(
             "UPDATE proposals SET state = ?2, decided_by = ?3, decided_at = ?4, superseded_by = ?5
              WHERE id = ?1 AND state = 'open'",
-            params![
-                id.to_string(),
-                proposal_state_str(state),
-                by.as_str(),
-                millis(at),
-                superseded_by.map(|id| id.to_string())
-            ],
+            params_from_iter(rows::decision_fields(id, decision)),
         )?;
         Ok(())
     }
