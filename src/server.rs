@@ -115,15 +115,8 @@ pub fn app(store: Bundled) -> Router {
 /// The API's routes over `store`; event streams end when `closing` says so.
 /// Requests are counted into `metrics` when given.
 fn app_with(store: Bundled, closing: Closing, metrics: Option<Metrics>) -> Router {
-    let routes = Router::new()
-        .merge(routes::health::routes())
+    let routes = routes::api()
         .route("/v1/openapi.json", get(openapi::openapi_json))
-        .merge(routes::artifacts::routes())
-        .merge(routes::previews::routes())
-        .merge(routes::checkouts::routes())
-        .merge(routes::edits::routes())
-        .merge(routes::proposals::routes())
-        .merge(routes::events::routes())
         .fallback(|| async { ApiError(Error::NotFound("no such endpoint".into())) })
         .method_not_allowed_fallback(|request: Request| async move {
             errors::method_not_allowed(request.method(), request.uri().path())

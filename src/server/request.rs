@@ -68,6 +68,20 @@ impl<S: Send + Sync, T: std::str::FromStr + Send> FromRequestParts<S> for Id<T> 
     }
 }
 
+/// The caller, and the id in the path of what they ask about. The token is
+/// checked first: a caller without one learns nothing of the id (401, not 400).
+pub(in crate::server) struct On<T>(pub(in crate::server) Bundled, pub(in crate::server) T);
+
+impl<T: std::str::FromStr + Send> FromRequestParts<Bundled> for On<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, store: &Bundled) -> Result<Self, ApiError> {
+        let Caller(me) = Caller::from_request_parts(parts, store).await?;
+        let Id(id) = Id::from_request_parts(parts, store).await?;
+        Ok(On(me, id))
+    }
+}
+
 /// Why a request body could not be read, for the caller: the body's own
 /// error and its causes (a malformed chunk, a stall, a client that left).
 fn body_error(e: axum::Error) -> Error {
@@ -124,6 +138,18 @@ pub fn json_object<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Err
     }
     serde_json::from_slice(bytes)
         .map_err(|e| Error::BadRequest(format!("the JSON body is not valid: {e}")))
+}
+
+/// The query string, parsed into `T`: a malformed one, or a parameter `T`
+/// does not know (where it denies them), is `bad_request`.
+pub(in crate::server) struct Params<T>(pub(in crate::server) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        query(&parts.uri).map(Params)
+    }
 }
 
 /// The query string; a malformed one is `bad_request`.

@@ -6,10 +6,12 @@
 use axum::body::Body;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
 use serde::Serialize;
 use tokio_util::io::ReaderStream;
 
+use crate::bundled::Bundled;
 use crate::model::Digest;
 
 pub(in crate::server) mod artifacts;
@@ -19,6 +21,47 @@ pub(in crate::server) mod events;
 pub(in crate::server) mod health;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
+
+use artifacts::*;
+use checkouts::*;
+use edits::*;
+use events::*;
+use health::*;
+use previews::*;
+use proposals::*;
+
+/// Every route of the API, in the order of API.md, but the OpenAPI
+/// document's (which lists these).
+pub(in crate::server) fn api() -> Router<Bundled> {
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/me", get(me))
+        .route("/v1/artifacts", get(artifacts).post(import))
+        .route("/v1/artifacts/{id}", get(artifact))
+        .route("/v1/artifacts/{id}/versions", get(versions))
+        .route("/v1/artifacts/{id}/content", get(content))
+        .route("/v1/artifacts/{id}/preview", get(artifact_preview))
+        .route("/v1/artifacts/{id}/checkouts", post(check_out))
+        .route("/v1/checkouts", get(checkouts))
+        .route("/v1/checkouts/{id}", get(checkout))
+        .route("/v1/checkouts/{id}/extend", post(extend))
+        .route("/v1/checkouts/{id}/checkin", post(check_in))
+        .route("/v1/checkouts/{id}/cancel", post(cancel))
+        .route("/v1/artifacts/{id}/edits", post(begin_edit))
+        .route("/v1/edits/{id}/commit", post(commit_edit))
+        .route("/v1/edits/{id}", delete(release_edit))
+        .route("/v1/proposals", get(proposals))
+        .route("/v1/proposals/{id}", get(proposal))
+        .route("/v1/proposals/{id}/content", get(proposal_content))
+        .route("/v1/proposals/{id}/preview", get(proposal_preview))
+        .route("/v1/proposals/{id}/accept", post(accept))
+        .route("/v1/proposals/{id}/rebuild", post(rebuild))
+        .route("/v1/proposals/{id}/reject", post(reject))
+        .route("/v1/artifacts/{id}/break", post(break_lease))
+        .route("/v1/artifacts/{id}/rename", post(rename))
+        .route("/v1/events", get(events))
+        .route("/v1/events/stream", get(event_stream))
+}
 
 /// What a handler that makes something answers: 201 and its JSON.
 pub(in crate::server) type Created<T> = (StatusCode, Json<T>);

@@ -4,28 +4,18 @@
 use axum::extract::Request;
 use axum::http::header::HeaderMap;
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
-use super::super::request::{in_range, query, refuse_non_utf8_path, upload, Caller, Id, JsonBody};
+use super::super::request::{
+    in_range, query, refuse_non_utf8_path, upload, Caller, JsonBody, On, Params,
+};
 use super::{bytes_response, created, Created, JsonList};
 use crate::backend::Backend;
-use crate::bundled::Bundled;
 use crate::error::Error;
 use crate::model::*;
-
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/artifacts", get(artifacts).post(import))
-        .route("/v1/artifacts/{id}", get(artifact))
-        .route("/v1/artifacts/{id}/versions", get(versions))
-        .route("/v1/artifacts/{id}/content", get(content))
-        .route("/v1/artifacts/{id}/break", post(break_lease))
-        .route("/v1/artifacts/{id}/rename", post(rename))
-}
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -67,33 +57,29 @@ pub(in crate::server) async fn import(
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}", responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn artifact(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
+    On(me, artifact): On<ArtifactId>,
 ) -> ApiResult<Json<Artifact>> {
     Ok(Json(me.artifact(artifact).await?))
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/versions", responses((status = 200, description = "Versions, newest first", body = VersionList)))]
 pub(in crate::server) async fn versions(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
+    On(me, artifact): On<ArtifactId>,
 ) -> ApiResult<JsonList<Head>> {
     Ok(JsonList::new("versions", me.versions(artifact).await?))
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct VersionQuery {
+pub(in crate::server) struct VersionQuery {
     version: Option<u64>,
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/content", responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn content(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
-    request: Request,
+    On(me, artifact): On<ArtifactId>,
+    Params(q): Params<VersionQuery>,
 ) -> ApiResult<Response> {
-    let q: VersionQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
     let content = me.content(artifact, version).await?;
     Ok(bytes_response(
@@ -111,8 +97,7 @@ pub struct BreakBody {
 
 #[utoipa::path(post, path = "/v1/artifacts/{id}/break", request_body = BreakBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn break_lease(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
+    On(me, artifact): On<ArtifactId>,
     JsonBody(request): JsonBody<BreakBody>,
 ) -> ApiResult<Json<Artifact>> {
     Ok(Json(me.break_lease(artifact, &request.reason).await?))
@@ -129,8 +114,7 @@ pub struct RenameBody {
 /// one stored before the path rules). Writes `artifact.renamed` {from, to}.
 #[utoipa::path(post, path = "/v1/artifacts/{id}/rename", request_body = RenameBody, responses((status = 200, body = Artifact)))]
 pub(in crate::server) async fn rename(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
+    On(me, artifact): On<ArtifactId>,
     JsonBody(request): JsonBody<RenameBody>,
 ) -> ApiResult<Json<Artifact>> {
     Ok(Json(me.rename(artifact, &request.path.parse()?).await?))

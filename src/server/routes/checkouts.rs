@@ -1,33 +1,19 @@
 //! Check-outs: a person's lease on an artifact, from check-out through
 //! extend to check-in or cancel. Never a lease rule: those are in `rules`.
 
-use axum::extract::Request;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
-use super::super::request::{query, Caller, Id, JsonBody, UploadBody};
+use super::super::request::{Caller, JsonBody, On, Params, UploadBody};
 use super::{created, Created, JsonList};
 use crate::backend::Backend;
-use crate::bundled::Bundled;
 use crate::model::*;
-
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/artifacts/{id}/checkouts", post(check_out))
-        .route("/v1/checkouts", get(checkouts))
-        .route("/v1/checkouts/{id}", get(checkout))
-        .route("/v1/checkouts/{id}/extend", post(extend))
-        .route("/v1/checkouts/{id}/checkin", post(check_in))
-        .route("/v1/checkouts/{id}/cancel", post(cancel))
-}
 
 #[utoipa::path(post, path = "/v1/artifacts/{id}/checkouts", request_body = CheckoutRequest, responses((status = 201, body = Checkout)))]
 pub(in crate::server) async fn check_out(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
+    On(me, artifact): On<ArtifactId>,
     JsonBody(request): JsonBody<CheckoutRequest>,
 ) -> ApiResult<Created<Checkout>> {
     Ok(created(me.check_out(artifact, request).await?))
@@ -39,17 +25,17 @@ pub struct TtlBody {
     pub ttl_seconds: Option<u64>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct StateQuery {
+    state: Option<CheckoutState>,
+}
+
 #[utoipa::path(get, path = "/v1/checkouts", responses((status = 200, description = "The caller's own check-outs", body = CheckoutList)))]
 pub(in crate::server) async fn checkouts(
     Caller(me): Caller,
-    request: Request,
+    Params(q): Params<StateQuery>,
 ) -> ApiResult<JsonList<Checkout>> {
-    #[derive(Deserialize, Default)]
-    #[serde(deny_unknown_fields)]
-    struct StateQuery {
-        state: Option<CheckoutState>,
-    }
-    let q: StateQuery = query(request.uri())?;
     let open_only = q.state == Some(CheckoutState::Open);
     let mut checkouts = me.checkouts(open_only).await?;
     if q.state == Some(CheckoutState::Closed) {
@@ -60,16 +46,14 @@ pub(in crate::server) async fn checkouts(
 
 #[utoipa::path(get, path = "/v1/checkouts/{id}", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn checkout(
-    Caller(me): Caller,
-    Id(checkout): Id<CheckoutId>,
+    On(me, checkout): On<CheckoutId>,
 ) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.checkout(checkout).await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/extend", request_body = TtlBody, responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn extend(
-    Caller(me): Caller,
-    Id(checkout): Id<CheckoutId>,
+    On(me, checkout): On<CheckoutId>,
     JsonBody(request): JsonBody<TtlBody>,
 ) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.extend(checkout, request.ttl_seconds).await?))
@@ -77,8 +61,7 @@ pub(in crate::server) async fn extend(
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn check_in(
-    Caller(me): Caller,
-    Id(checkout): Id<CheckoutId>,
+    On(me, checkout): On<CheckoutId>,
     UploadBody(upload): UploadBody,
 ) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.check_in(checkout, upload).await?))
@@ -86,8 +69,7 @@ pub(in crate::server) async fn check_in(
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn cancel(
-    Caller(me): Caller,
-    Id(checkout): Id<CheckoutId>,
+    On(me, checkout): On<CheckoutId>,
 ) -> ApiResult<Json<Checkout>> {
     Ok(Json(me.cancel(checkout).await?))
 }

@@ -6,14 +6,12 @@ use std::time::Duration;
 
 use axum::extract::Request;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::routing::get;
 use axum::Extension;
-use axum::Router;
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 
 use super::super::errors::ApiResult;
-use super::super::request::{bearer_of, id, in_range, query, Caller};
+use super::super::request::{bearer_of, id, in_range, query, Caller, Params};
 use super::super::Closing;
 use super::JsonList;
 use crate::backend::Backend;
@@ -22,15 +20,9 @@ use crate::error::Error;
 use crate::model::*;
 use crate::wire::LAST_EVENT_ID_HEADER;
 
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/events", get(events))
-        .route("/v1/events/stream", get(event_stream))
-}
-
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct EventsQuery {
+pub(in crate::server) struct EventsQuery {
     after: Option<u64>,
     before: Option<u64>,
     limit: Option<u64>,
@@ -40,9 +32,8 @@ struct EventsQuery {
 #[utoipa::path(get, path = "/v1/events", responses((status = 200, body = EventPage)))]
 pub(in crate::server) async fn events(
     Caller(me): Caller,
-    request: Request,
+    Params(q): Params<EventsQuery>,
 ) -> ApiResult<JsonList<Event>> {
-    let q: EventsQuery = query(request.uri())?;
     let limit = in_range("limit", q.limit)?
         .unwrap_or(100)
         .min(MAX_EVENTS_PAGE.into());

@@ -4,20 +4,13 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::json;
 
 use super::super::errors::ApiResult;
 use super::super::request::Caller;
 use crate::backend::Backend;
 use crate::bundled::Bundled;
-
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/health", get(health))
-        .route("/v1/me", get(me))
-}
 
 #[utoipa::path(get, path = "/v1/health", responses((status = 200, description = "The server is up", body = Object), (status = 503, description = "The database or the blob store cannot be reached: `{\"status\":\"unavailable\",\"reason\"}`", body = Object)))]
 pub(in crate::server) async fn health(State(store): State<Bundled>) -> Response {

@@ -1,29 +1,19 @@
 //! Previews: a version's or a proposal's image as PNG, fitted into a size.
 //! It never decodes a file itself: the preview cache and readers do.
 
-use axum::extract::Request;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use serde::Deserialize;
 
 use super::super::errors::ApiResult;
-use super::super::request::{in_range, query, Caller, Id};
+use super::super::request::{in_range, On, Params};
 use crate::backend::Backend;
-use crate::bundled::Bundled;
 use crate::model::*;
 use crate::wire::APPROXIMATE_HEADER;
 
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/artifacts/{id}/preview", get(artifact_preview))
-        .route("/v1/proposals/{id}/preview", get(proposal_preview))
-}
-
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct PreviewQuery {
+pub(in crate::server) struct PreviewQuery {
     version: Option<u64>,
     size: Option<u64>,
 }
@@ -64,29 +54,26 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn artifact_preview(
-    Caller(me): Caller,
-    Id(artifact): Id<ArtifactId>,
-    request: Request,
+    On(me, artifact): On<ArtifactId>,
+    Params(q): Params<PreviewQuery>,
 ) -> ApiResult<Response> {
-    let q: PreviewQuery = query(request.uri())?;
     let version = in_range("version", q.version)?;
     let size = preview_size(q.size)?;
     let of = PreviewOf::Version { artifact, version };
     Ok(png_response(me.preview(of, size).await?, version.is_some()))
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct SizeQuery {
+    size: Option<u64>,
+}
+
 #[utoipa::path(get, path = "/v1/proposals/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
 pub(in crate::server) async fn proposal_preview(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
-    request: Request,
+    On(me, proposal): On<ProposalId>,
+    Params(q): Params<SizeQuery>,
 ) -> ApiResult<Response> {
-    #[derive(Deserialize, Default)]
-    #[serde(deny_unknown_fields)]
-    struct SizeQuery {
-        size: Option<u64>,
-    }
-    let q: SizeQuery = query(request.uri())?;
     let size = preview_size(q.size)?;
     let of = PreviewOf::Proposal(proposal);
     Ok(png_response(me.preview(of, size).await?, true))

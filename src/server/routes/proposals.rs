@@ -1,41 +1,28 @@
 //! Proposals: check-ins that could not commit, listed, read, accepted,
 //! rebuilt or rejected. Never a lease rule: those are in `rules`.
 
-use axum::extract::Request;
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
 
 use super::super::errors::ApiResult;
-use super::super::request::{id, query, Caller, Id};
+use super::super::request::{id, Caller, On, Params};
 use super::{bytes_response, created, Created, JsonList};
 use crate::backend::Backend;
-use crate::bundled::Bundled;
 use crate::model::*;
 
-pub(in crate::server) fn routes() -> Router<Bundled> {
-    Router::new()
-        .route("/v1/proposals", get(proposals))
-        .route("/v1/proposals/{id}", get(proposal))
-        .route("/v1/proposals/{id}/content", get(proposal_content))
-        .route("/v1/proposals/{id}/accept", post(accept))
-        .route("/v1/proposals/{id}/rebuild", post(rebuild))
-        .route("/v1/proposals/{id}/reject", post(reject))
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(in crate::server) struct ProposalQuery {
+    artifact: Option<String>,
+    state: Option<ProposalState>,
 }
 
 #[utoipa::path(get, path = "/v1/proposals", responses((status = 200, body = ProposalList)))]
 pub(in crate::server) async fn proposals(
     Caller(me): Caller,
-    request: Request,
+    Params(q): Params<ProposalQuery>,
 ) -> ApiResult<JsonList<Proposal>> {
-    #[derive(Deserialize, Default)]
-    #[serde(deny_unknown_fields)]
-    struct ProposalQuery {
-        artifact: Option<String>,
-        state: Option<ProposalState>,
-    }
-    let q: ProposalQuery = query(request.uri())?;
     let filter = ProposalFilter {
         artifact: q.artifact.as_deref().map(id).transpose()?,
         state: q.state,
@@ -45,16 +32,14 @@ pub(in crate::server) async fn proposals(
 
 #[utoipa::path(get, path = "/v1/proposals/{id}", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn proposal(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
+    On(me, proposal): On<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.proposal(proposal).await?))
 }
 
 #[utoipa::path(get, path = "/v1/proposals/{id}/content", responses((status = 200, description = "The proposal's bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(in crate::server) async fn proposal_content(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
+    On(me, proposal): On<ProposalId>,
 ) -> ApiResult<Response> {
     let (proposal, reader) = me.proposal_content(proposal).await?;
     Ok(bytes_response(proposal.size, &proposal.digest, reader))
@@ -62,24 +47,21 @@ pub(in crate::server) async fn proposal_content(
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/accept", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn accept(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
+    On(me, proposal): On<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.accept_proposal(proposal).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/rebuild", responses((status = 201, body = Proposal)))]
 pub(in crate::server) async fn rebuild(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
+    On(me, proposal): On<ProposalId>,
 ) -> ApiResult<Created<Proposal>> {
     Ok(created(me.rebuild_proposal(proposal).await?))
 }
 
 #[utoipa::path(post, path = "/v1/proposals/{id}/reject", responses((status = 200, body = Proposal)))]
 pub(in crate::server) async fn reject(
-    Caller(me): Caller,
-    Id(proposal): Id<ProposalId>,
+    On(me, proposal): On<ProposalId>,
 ) -> ApiResult<Json<Proposal>> {
     Ok(Json(me.reject_proposal(proposal).await?))
 }
