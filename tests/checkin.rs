@@ -15,13 +15,7 @@ async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commit
     let seq = f.last_seq().await;
 
     let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
-    assert_eq!(
-        done.result,
-        Some(CheckinResult::Committed {
-            version: 2,
-            digest: digest(b"v2")
-        })
-    );
+    assert_eq!(done.result, committed(2, b"v2"));
     assert_eq!(
         f.kinds_after(seq).await,
         [
@@ -38,13 +32,7 @@ async fn rule8_a_lapsed_lease_nobody_took_is_renewed_by_the_checkin_which_commit
 async fn rule9_an_unchanged_file_commits_nothing(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let done = f.check_out_and_in(a.id, b"v1").await;
-    assert_eq!(
-        done.result,
-        Some(CheckinResult::Unchanged {
-            version: 1,
-            digest: digest(b"v1")
-        })
-    );
+    assert_eq!(done.result, unchanged(1, b"v1"));
     assert_eq!(done.state, CheckoutState::Closed);
     assert_eq!(
         f.alice.versions(a.id).await.unwrap().len(),
@@ -62,13 +50,7 @@ async fn rule9_an_unchanged_file_commits_nothing(f: Fixture) {
 async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkout(f: Fixture) {
     let a = f.import("a.psd", b"v1").await;
     let done = f.check_out_and_in(a.id, b"v2").await;
-    assert_eq!(
-        done.result,
-        Some(CheckinResult::Committed {
-            version: 2,
-            digest: digest(b"v2")
-        })
-    );
+    assert_eq!(done.result, committed(2, b"v2"));
     assert_eq!(done.state, CheckoutState::Closed);
     let head = f.artifact(a.id).await;
     assert_eq!(
@@ -88,16 +70,42 @@ async fn rule7_and_10_a_checkin_commits_on_the_records_base_and_ends_the_checkou
     );
 }
 
+/// What a check-in of `content` that made version `version` answers.
+fn committed(version: u64, content: &[u8]) -> Option<CheckinResult> {
+    Some(CheckinResult::Committed {
+        version,
+        digest: digest(content),
+    })
+}
+
+/// What a check-in of `content` that matched version `version` answers.
+fn unchanged(version: u64, content: &[u8]) -> Option<CheckinResult> {
+    Some(CheckinResult::Unchanged {
+        version,
+        digest: digest(content),
+    })
+}
+
+/// `a.psd`, checked out by Alice for a minute and then, an hour on, by Bob
+/// with `bob_request`: Alice's check-in now comes too late.
+async fn alice_lapses_and_bob_checks_out(
+    f: &Fixture,
+    bob_request: CheckoutRequest,
+) -> (Artifact, Checkout, Checkout) {
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
+    f.advance(HOUR);
+    let bob = f.bob.check_out(a.id, bob_request).await.unwrap();
+    (a, alice, bob)
+}
+
 /// Alice checks in her work on check-out `c`.
 async fn alices_work(f: &Fixture, c: CheckoutId) -> Checkout {
     f.alice.check_in(c, bytes(b"alice's work")).await.unwrap()
 }
 
 async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_proposal(f: Fixture) {
-    let a = f.import("a.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    let bob = f.bob.check_out(a.id, with_note("mine now")).await.unwrap();
+    let (a, alice, bob) = alice_lapses_and_bob_checks_out(&f, with_note("mine now")).await;
 
     let done = alices_work(&f, alice.id).await;
     let proposal = proposal_of(done.clone());
@@ -125,22 +133,13 @@ async fn rule11_a_stale_checkin_while_someone_else_holds_the_lease_becomes_a_pro
     assert_eq!(now.head.version, 1);
     assert_eq!(f.bob.checkout(bob.id).await.unwrap(), bob);
     let bob_done = f.bob.check_in(bob.id, bytes(b"bob's work")).await.unwrap();
-    assert_eq!(
-        bob_done.result,
-        Some(CheckinResult::Committed {
-            version: 2,
-            digest: digest(b"bob's work")
-        })
-    );
+    assert_eq!(bob_done.result, committed(2, b"bob's work"));
 }
 
 async fn rule11_a_stale_checkin_after_someone_committed_and_released_becomes_a_proposal(
     f: Fixture,
 ) {
-    let a = f.import("a.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    let (a, alice, bob) = alice_lapses_and_bob_checks_out(&f, checkout_request()).await;
     f.bob.check_in(bob.id, bytes(b"v2 by bob")).await.unwrap();
     assert_eq!(
         f.artifact(a.id).await.lease,
@@ -191,10 +190,7 @@ async fn rule12_a_retry_with_the_same_file_returns_the_same_result_and_changes_n
 }
 
 async fn rule12_a_retry_of_a_proposal_returns_the_same_proposal(f: Fixture) {
-    let a = f.import("a.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    let (a, alice, _bob) = alice_lapses_and_bob_checks_out(&f, checkout_request()).await;
     let first = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
     let retry = f.alice.check_in(alice.id, bytes(b"work")).await.unwrap();
     assert_eq!(retry, first);
@@ -244,13 +240,7 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back(f: Fixtur
         .check_in(c.id, leasedesk::Upload::file(&file))
         .await
         .unwrap();
-    assert_eq!(
-        done.result,
-        Some(CheckinResult::Committed {
-            version: 2,
-            digest: digest(&data)
-        })
-    );
+    assert_eq!(done.result, committed(2, &data));
     assert_eq!(f.artifact(a.id).await.head.size, data.len() as u64);
     assert!(read_content(f.alice.as_ref(), a.id, Some(2)).await == data);
     assert_eq!(read_content(f.alice.as_ref(), a.id, Some(1)).await, b"v1");
@@ -259,10 +249,7 @@ async fn checkin_of_a_local_file_streams_it_and_the_content_reads_back(f: Fixtur
 async fn rule11_a_checkin_is_stale_once_someone_else_took_the_file_even_without_committing(
     f: Fixture,
 ) {
-    let a = f.import("a.psd", b"v1").await;
-    let alice = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
-    f.advance(HOUR);
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    let (a, alice, bob) = alice_lapses_and_bob_checks_out(&f, checkout_request()).await;
     f.bob.cancel(bob.id).await.unwrap();
 
     let extend = f.alice.extend(alice.id, None).await;
