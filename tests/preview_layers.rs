@@ -73,9 +73,9 @@ def without_composite(name, psd, say_so):
         back._record.image_resources[Resource.VERSION_INFO] = ImageResource(key=Resource.VERSION_INFO, data=info)
     back.save(f'{out}/{name}.psd')
 
-def composited(name):
+def composited(name, shrunk=1):
     back = PSDImage.open(f'{out}/{name}.psd')
-    Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').save(f'{out}/{name}.png')
+    Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').reduce(shrunk).save(f'{out}/{name}.png')
 "#;
 
 fn preview(path: &std::path::Path, size: u32) -> Preview {
@@ -87,6 +87,22 @@ fn reference(dir: &std::path::Path, name: &str) -> image::RgbaImage {
     image::open(dir.join(format!("{name}.png")))
         .unwrap()
         .to_rgba8()
+}
+
+/// That `ours` is within a mean difference of `mean_below` and a 99th
+/// percentile of `p99_at_most` levels of `theirs`.
+fn assert_near(
+    what: &str,
+    ours: &image::RgbaImage,
+    theirs: &image::RgbaImage,
+    mean_below: f64,
+    p99_at_most: u8,
+) {
+    let (mean, p99) = difference(ours, theirs);
+    assert!(
+        mean < mean_below && p99 <= p99_at_most,
+        "{what}: mean {mean:.2}, 99th percentile {p99}"
+    );
 }
 
 #[test]
@@ -110,11 +126,7 @@ composited('grey')
             "{name}: nothing here needs more than we render"
         );
         // Floats against floats: within a level, but for rounding.
-        let (mean, p99) = difference(&ours.image, &theirs);
-        assert!(
-            mean < 0.5 && p99 <= 2,
-            "{name}: mean {mean:.2}, 99th percentile {p99}"
-        );
+        assert_near(name, &ours.image, &theirs, 0.5, 2);
         let alpha: Vec<u8> = ours.image.pixels().map(|p| p.0[3]).collect();
         assert!(
             alpha.iter().all(|&a| a == 255),
@@ -136,11 +148,7 @@ composited('grey')
         let light = leasedesk::preview::colour::encode_srgb(1.0 - (ink + 0.8 * ink * (1.0 - ink)));
         image::Rgba([light, light, light, 255])
     });
-    let (mean, p99) = difference(&grey, &through_dot_gain);
-    assert!(
-        mean < 1.0 && p99 <= 4,
-        "grey: mean {mean:.2}, 99th percentile {p99}"
-    );
+    assert_near("grey", &grey, &through_dot_gain, 1.0, 4);
 }
 
 #[test]
@@ -165,16 +173,17 @@ fn shrunk_layers_match_psd_tools_compositing_shrunk() {
     let dir = psd_tools_writes(&format!(
         "{LAYERED}
 without_composite('large', layered('RGB', (96, 64), scale=8), True)
-back = PSDImage.open(f'{{out}}/large.psd')
-Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').reduce(8).save(f'{{out}}/large.png')
+composited('large', shrunk=8)
 "
     ));
     let ours = preview(&dir.path().join("large.psd"), 96);
     assert_eq!(ours.image.dimensions(), (96, 64));
-    let (mean, p99) = difference(&ours.image, &reference(dir.path(), "large"));
-    assert!(
-        mean < 1.0 && p99 <= 2,
-        "mean {mean:.2}, 99th percentile {p99}"
+    assert_near(
+        "large",
+        &ours.image,
+        &reference(dir.path(), "large"),
+        1.0,
+        2,
     );
 }
 
@@ -288,18 +297,25 @@ fn render_bytes(bytes: &[u8], what: &str) -> Result<Preview, leasedesk::preview:
     result
 }
 
-#[test]
-fn layers_cut_short_anywhere_are_no_preview() {
+/// A 24×16 layered document saved without its composite, and where its
+/// composite (white, and not the real one) starts.
+fn small_without_composite() -> (Vec<u8>, usize) {
     let dir = psd_tools_writes(&format!(
         "{LAYERED}
 without_composite('small', layered('RGB', (24, 16)), True)
 "
     ));
     let bytes = std::fs::read(dir.path().join("small.psd")).unwrap();
+    let composite = bytes.len() - 2 - 24 * 16 * 3;
+    (bytes, composite)
+}
+
+#[test]
+fn layers_cut_short_anywhere_are_no_preview() {
+    let (bytes, composite) = small_without_composite();
     assert!(render_bytes(&bytes, "whole").is_ok());
     // Where the composite (white, and not the real one) starts: cut before
     // it, the layers are cut.
-    let composite = bytes.len() - 2 - 24 * 16 * 3;
     for cut in 0..composite {
         let result = render_bytes(&bytes[..cut], &format!("cut at {cut}"));
         assert!(result.is_err(), "cut at {cut} of {}: rendered", bytes.len());
@@ -310,13 +326,7 @@ without_composite('small', layered('RGB', (24, 16)), True)
 fn damaged_layer_records_are_no_preview_or_an_image_never_a_panic() {
     // Every byte of the layer section, in turn, set to values that break
     // lengths, counts, rectangles, compressions and keys.
-    let dir = psd_tools_writes(&format!(
-        "{LAYERED}
-without_composite('small', layered('RGB', (24, 16)), True)
-"
-    ));
-    let bytes = std::fs::read(dir.path().join("small.psd")).unwrap();
-    let composite = bytes.len() - 2 - 24 * 16 * 3;
+    let (bytes, composite) = small_without_composite();
     let resources = 26 + 4 + u32::from_be_bytes(bytes[26..30].try_into().unwrap()) as usize;
     let layers = resources
         + 4
@@ -346,8 +356,7 @@ fn layers_too_large_for_the_budget_are_composited_smaller_then_enlarged() {
     let dir = psd_tools_writes(&format!(
         "{LAYERED}
 without_composite('wide', layered('RGB', (96, 64), scale=12), True)
-back = PSDImage.open(f'{{out}}/wide.psd')
-Image.fromarray(np.asarray(back.composite(force=True).convert('RGBA')), 'RGBA').save(f'{{out}}/wide.png')
+composited('wide')
 "
     ));
     let limits = Limits {
