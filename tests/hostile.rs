@@ -66,11 +66,16 @@ impl Served {
         crate::harness::connect(self.process.addr())
     }
 
-    /// Sends `request` on a new connection and reads the answer to its end.
-    fn send(&self, request: &[u8]) -> Answer {
+    /// A new connection on which `request` (or its start) has been sent.
+    fn connect_and_write(&self, request: &[u8]) -> TcpStream {
         let mut socket = self.connect();
         socket.write_all(request).unwrap();
-        Answer::read(&mut socket)
+        socket
+    }
+
+    /// Sends `request` on a new connection and reads the answer to its end.
+    fn send(&self, request: &[u8]) -> Answer {
+        Answer::read(&mut self.connect_and_write(request))
     }
 
     fn get(&self, path: &str, token: &str) -> Answer {
@@ -246,15 +251,13 @@ fn begin_checkin(
     declared: usize,
     sent: &[u8],
 ) -> TcpStream {
-    let mut socket = served.connect();
     let mut request = format!(
         "POST /v1/checkouts/{checkout_id}/checkin HTTP/1.1\r\n{}content-length: {declared}\r\n\r\n",
         bearer(token)
     )
     .into_bytes();
     request.extend_from_slice(sent);
-    socket.write_all(&request).unwrap();
-    socket
+    served.connect_and_write(&request)
 }
 
 /// The check-out is still open and the artifact still has its one version.

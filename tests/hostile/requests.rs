@@ -4,19 +4,45 @@
 
 use super::*;
 
+/// A check-in begun on a server that drops an upload stalled for 2 s.
+struct UploadBegun {
+    served: Served,
+    token: String,
+    id: String,
+    checkout_id: String,
+    socket: TcpStream,
+}
+
+impl UploadBegun {
+    /// Alice checks a file out and begins a check-in that declares
+    /// `declared` bytes and sends only `sent`.
+    fn start(declared: usize, sent: &[u8]) -> Self {
+        let served = Served::start(&["--stall-timeout", "2s"]);
+        let token = served.token("alice");
+        let (id, checkout_id) = checked_out(&served, &token);
+        let socket = begin_checkin(&served, &token, &checkout_id, declared, sent);
+        Self {
+            served,
+            token,
+            id,
+            checkout_id,
+            socket,
+        }
+    }
+
+    /// The check-out is still open and the artifact still has its one version.
+    fn nothing_was_checked_in(&self) {
+        nothing_was_checked_in(&self.served, &self.token, &self.id, &self.checkout_id);
+    }
+}
+
 #[test]
 fn half_sent_requests_are_dropped_and_normal_clients_served_meanwhile() {
     let served = Served::start(&["--header-timeout", "2s"]);
     let token = served.token("alice");
     let opened = Instant::now();
     let mut idle: Vec<TcpStream> = (0..20)
-        .map(|_| {
-            let mut socket = served.connect();
-            socket
-                .write_all(b"GET /v1/me HTTP/1.1\r\nhost: x\r\n")
-                .unwrap();
-            socket
-        })
+        .map(|_| served.connect_and_write(b"GET /v1/me HTTP/1.1\r\nhost: x\r\n"))
         .collect();
     // Meanwhile a normal client is served at once.
     let answer = served.get("/v1/me", &token);
@@ -45,11 +71,7 @@ fn past_the_connection_cap_a_client_gets_503_in_json() {
     let served = Served::start(&["--max-connections", "4", "--header-timeout", "2s"]);
     let token = served.token("alice");
     let held: Vec<TcpStream> = (0..4)
-        .map(|_| {
-            let mut socket = served.connect();
-            socket.write_all(b"GET /v1/me HTTP/1.1\r\n").unwrap();
-            socket
-        })
+        .map(|_| served.connect_and_write(b"GET /v1/me HTTP/1.1\r\n"))
         .collect();
     std::thread::sleep(Duration::from_millis(200));
     served.get("/v1/me", &token).refused(503, "unavailable");
@@ -64,19 +86,16 @@ fn past_the_connection_cap_a_client_gets_503_in_json() {
 
 #[test]
 fn an_upload_that_stalls_is_dropped_and_the_checkout_stays_open() {
-    let served = Served::start(&["--stall-timeout", "2s"]);
-    let token = served.token("alice");
-    let (id, checkout_id) = checked_out(&served, &token);
-    let mut socket = begin_checkin(&served, &token, &checkout_id, 1000, b"ten bytes.");
+    let mut upload = UploadBegun::start(1000, b"ten bytes.");
     let started = Instant::now();
-    let answer = Answer::read(&mut socket);
+    let answer = Answer::read(&mut upload.socket);
     answer.refused(400, "bad_request");
     assert!(
         started.elapsed() >= Duration::from_millis(1900),
         "{:?}",
         started.elapsed()
     );
-    nothing_was_checked_in(&served, &token, &id, &checkout_id);
+    upload.nothing_was_checked_in();
 }
 
 #[test]
@@ -195,10 +214,8 @@ fn every_http_layer_error_is_our_json() {
         answer.refused(*status, code);
     }
     // A second, malformed request on a kept-alive connection is refused alike.
-    let mut socket = served.connect();
-    socket
-        .write_all(format!("GET /v1/me HTTP/1.1\r\n{auth}\r\nBROKEN\r\n\r\n").as_bytes())
-        .unwrap();
+    let twice = format!("GET /v1/me HTTP/1.1\r\n{auth}\r\nBROKEN\r\n\r\n");
+    let mut socket = served.connect_and_write(twice.as_bytes());
     let mut both = String::new();
     socket.read_to_string(&mut both).unwrap();
     let second = both.find("HTTP/1.1 400").expect("a second answer");
@@ -209,10 +226,8 @@ fn every_http_layer_error_is_our_json() {
         "{both}"
     );
     // A chunked upload cut off by a client that leaves: its error, not ours.
-    let mut socket = served.connect();
-    socket
-        .write_all(format!("POST /v1/artifacts?path=cut.psd HTTP/1.1\r\n{auth}transfer-encoding: chunked\r\n\r\n10\r\nabc").as_bytes())
-        .unwrap();
+    let cut = format!("POST /v1/artifacts?path=cut.psd HTTP/1.1\r\n{auth}transfer-encoding: chunked\r\n\r\n10\r\nabc");
+    let mut socket = served.connect_and_write(cut.as_bytes());
     socket.shutdown(Shutdown::Write).unwrap();
     Answer::read(&mut socket).refused(400, "bad_request");
     let artifacts = served.get("/v1/artifacts", &token);
@@ -238,16 +253,11 @@ fn every_http_layer_error_is_our_json() {
 fn a_client_that_leaves_mid_upload_is_not_an_internal_error() {
     let served = Served::start(&[]);
     let token = served.token("alice");
-    let mut socket = served.connect();
-    socket
-        .write_all(
-            format!(
-                "POST /v1/artifacts?path=big.psd HTTP/1.1\r\n{}content-length: 10000000\r\n\r\n",
-                bearer(&token)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    let request = format!(
+        "POST /v1/artifacts?path=big.psd HTTP/1.1\r\n{}content-length: 10000000\r\n\r\n",
+        bearer(&token)
+    );
+    let mut socket = served.connect_and_write(request.as_bytes());
     socket.write_all(&[7u8; 300_000]).unwrap();
     drop(socket);
     std::thread::sleep(Duration::from_millis(500));
@@ -262,10 +272,8 @@ fn a_client_that_leaves_mid_upload_is_not_an_internal_error() {
 fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
     let served = Served::start(&[]);
     let token = served.token("alice");
-    let mut socket = served.connect();
-    socket
-        .write_all(format!("GET /v1/me HTTP/1.1\r\n{}\r\n", bearer(&token)).as_bytes())
-        .unwrap();
+    let request = format!("GET /v1/me HTTP/1.1\r\n{}\r\n", bearer(&token));
+    let mut socket = served.connect_and_write(request.as_bytes());
     socket.shutdown(Shutdown::Write).unwrap();
     let answer = Answer::read(&mut socket);
     assert_eq!(answer.status, 200, "{answer:?}");
@@ -274,15 +282,13 @@ fn a_client_that_closes_its_side_after_a_whole_request_gets_its_answer() {
 
 #[test]
 fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
-    let served = Served::start(&["--stall-timeout", "2s"]);
-    let token = served.token("alice");
-    let (id, checkout_id) = checked_out(&served, &token);
-    let mut socket = begin_checkin(&served, &token, &checkout_id, 100000, b"");
+    let mut upload = UploadBegun::start(100000, b"");
+    let socket = &mut upload.socket;
     // A byte every 0.7 s: never a 2 s gap, but far below 1 KiB/s.
     let started = Instant::now();
     let answer = loop {
         if socket.write_all(b"x").is_err() {
-            break Answer::read(&mut socket);
+            break Answer::read(socket);
         }
         socket
             .set_read_timeout(Some(Duration::from_millis(700)))
@@ -292,7 +298,7 @@ fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
             socket
                 .set_read_timeout(Some(Duration::from_secs(5)))
                 .unwrap();
-            break Answer::read(&mut socket);
+            break Answer::read(socket);
         }
         assert!(started.elapsed() < Duration::from_secs(15), "never dropped");
     };
@@ -304,5 +310,5 @@ fn an_upload_that_trickles_in_is_dropped_and_the_checkout_stays_open() {
             .contains("slower than"),
         "{answer:?}"
     );
-    nothing_was_checked_in(&served, &token, &id, &checkout_id);
+    upload.nothing_was_checked_in();
 }

@@ -31,17 +31,11 @@ fn read_stream(socket: &mut TcpStream, within: Duration) -> (bool, Vec<Value>) {
 }
 
 fn open_stream(served: &Served, token: &str, extra: &str) -> TcpStream {
-    let mut socket = served.connect();
-    socket
-        .write_all(
-            format!(
-                "GET /v1/events/stream HTTP/1.1\r\n{}{extra}accept: text/event-stream\r\n\r\n",
-                bearer(token)
-            )
-            .as_bytes(),
-        )
-        .unwrap();
-    socket
+    let request = format!(
+        "GET /v1/events/stream HTTP/1.1\r\n{}{extra}accept: text/event-stream\r\n\r\n",
+        bearer(token)
+    );
+    served.connect_and_write(request.as_bytes())
 }
 
 #[test]
@@ -144,8 +138,8 @@ fn shutdown_ends_streams_at_once_and_bounds_uploads() {
     let mut served = Served::start(&[]);
     let token = served.token("alice");
     let mut streams: Vec<TcpStream> = (0..3).map(|_| open_stream(&served, &token, "")).collect();
-    let mut half = served.connect();
-    half.write_all(b"GET /v1/me HTTP/1.1\r\n").unwrap();
+    // Held open, half-sent, while the server stops.
+    let _half = served.connect_and_write(b"GET /v1/me HTTP/1.1\r\n");
     std::thread::sleep(Duration::from_millis(300));
     served.terminate();
     let took = served.exit_within(Duration::from_secs(5));
