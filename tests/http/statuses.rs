@@ -3,6 +3,12 @@
 
 use super::*;
 
+/// That `answer` is a 409 `code` showing the head that moved on, at `version`.
+fn refused_as_stale(answer: &Answer, code: &str, version: u64) {
+    refused(answer, StatusCode::CONFLICT, code);
+    assert_eq!(answer.body["head"]["version"], version);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_status_and_error_code_of_the_api() {
     let f = remote_fixture().await;
@@ -157,11 +163,8 @@ async fn every_status_and_error_code_of_the_api() {
         "checkout_closed",
     );
     bob_commits(b"v3").await;
-    let proposal_stale = http
-        .post(&format!("/v1/proposals/{proposal_id}/accept"), alice, b"")
-        .await;
-    refused(&proposal_stale, StatusCode::CONFLICT, "proposal_stale");
-    assert_eq!(proposal_stale.body["head"]["version"], 3);
+    let accept = format!("/v1/proposals/{proposal_id}/accept");
+    refused_as_stale(&http.post(&accept, alice, b"").await, "proposal_stale", 3);
     let rebuilt = http
         .post(&format!("/v1/proposals/{proposal_id}/rebuild"), alice, b"")
         .await;
@@ -180,11 +183,8 @@ async fn every_status_and_error_code_of_the_api() {
     )
     .await;
     bob_commits(b"v4").await;
-    let stale_edit = http
-        .post(&format!("/v1/edits/{edit_id}/commit"), alice, b"e")
-        .await;
-    refused(&stale_edit, StatusCode::CONFLICT, "stale");
-    assert_eq!(stale_edit.body["head"]["version"], 4);
+    let commit = format!("/v1/edits/{edit_id}/commit");
+    refused_as_stale(&http.post(&commit, alice, b"e").await, "stale", 4);
     let released = http
         .call(
             Method::DELETE,
