@@ -83,6 +83,26 @@ async fn bob_commits(f: &Fixture, id: ArtifactId, data: &[u8]) {
     f.bob.check_in(bob.id, bytes(data)).await.unwrap();
 }
 
+/// Alice's workspace with `hero.psd` (imported as `v1`) in it as a copy she
+/// does not hold: the workspace, the file and the copy's path.
+async fn a_read_only_copy(f: &Fixture) -> (Workspace, Artifact, PathBuf) {
+    let ws = workspace(f, "alice");
+    let a = f.import("hero.psd", b"v1").await;
+    update(&ws, f, a.id).await;
+    let local = ws.local_path(&a.path).unwrap();
+    (ws, a, local)
+}
+
+/// Alice's workspace with `p` (imported as `v1`) checked out into it: the
+/// workspace, the file, the check-out and the copy's path.
+async fn a_checked_out_copy(f: &Fixture, p: &str) -> (Workspace, Artifact, CheckedOut, PathBuf) {
+    let ws = workspace(f, "alice");
+    let a = f.import(p, b"v1").await;
+    let out = check_out(&ws, f, a.id).await;
+    let local = ws.local_path(&a.path).unwrap();
+    (ws, a, out, local)
+}
+
 async fn state(ws: &Workspace, f: &Fixture, id: ArtifactId, holding: bool) -> LocalState {
     ws.local_state(&f.artifact(id).await, holding).unwrap()
 }
@@ -121,11 +141,8 @@ async fn check_out_brings_the_head_and_makes_it_writable_check_in_makes_it_read_
 }
 
 async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    let out = check_out(&ws, &f, a.id).await;
+    let (ws, a, out, local) = a_checked_out_copy(&f, "hero.psd").await;
     ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
-    let local = ws.local_path(&a.path).unwrap();
     let identity = file_identity(&local);
 
     check_out(&ws, &f, a.id).await;
@@ -137,10 +154,7 @@ async fn a_copy_is_downloaded_only_when_its_digest_differs(f: Fixture) {
 }
 
 async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    update(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, local) = a_read_only_copy(&f).await;
     assert!(
         !workspace::is_writable(&local),
         "a copy you do not hold is read-only"
@@ -156,10 +170,7 @@ async fn another_users_commit_makes_the_copy_out_of_date_and_update_brings_it(f:
 }
 
 async fn cancel_keeps_your_changes_in_a_backup_and_puts_the_head_back(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("brand/hero.psd", b"v1").await;
-    let out = check_out(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, out, local) = a_checked_out_copy(&f, "brand/hero.psd").await;
     save_atomically(&local, b"my unfinished work");
 
     let done = ws.cancel(f.alice.as_ref(), &out.checkout).await.unwrap();
@@ -212,10 +223,7 @@ async fn a_stale_check_in_becomes_a_proposal_and_keeps_your_file_as_a_backup(f: 
 }
 
 async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_edit(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    update(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, local) = a_read_only_copy(&f).await;
     edit_without_checking_out(&local, b"edited first");
     assert_eq!(state(&ws, &f, a.id, false).await, LocalState::Modified);
 
@@ -231,10 +239,7 @@ async fn changes_made_before_checking_out_the_head_are_kept_as_the_start_of_the_
 }
 
 async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    update(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, local) = a_read_only_copy(&f).await;
     edit_without_checking_out(&local, b"edited v1");
     bob_commits(&f, a.id, b"v2 by bob").await;
 
@@ -251,10 +256,7 @@ async fn changes_to_an_older_version_are_backed_up_before_the_head_replaces_them
 /// the window) each keep a whole backup: none writes over another's name,
 /// which for a hard link would truncate the user's bytes.
 async fn restores_at_once_keep_every_backup_whole(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    update(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, local) = a_read_only_copy(&f).await;
     bob_commits(&f, a.id, b"v2 by bob").await;
     let head = f.artifact(a.id).await;
     for round in 0..5 {
@@ -308,10 +310,7 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
 /// Cancelling a check-in's upload part-way stores nothing and keeps the
 /// check-out open; checking in again then commits.
 async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    let out = check_out(&ws, &f, a.id).await;
-    let local = ws.local_path(&a.path).unwrap();
+    let (ws, a, out, local) = a_checked_out_copy(&f, "hero.psd").await;
     let edit: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(&local, &edit).unwrap();
     // The user clicks Cancel as the first chunk goes.
@@ -339,10 +338,8 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
 }
 
 async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
-    let ws = workspace(&f, "alice");
-    let a = f.import("hero.psd", b"v1").await;
-    let out = check_out(&ws, &f, a.id).await;
-    std::fs::remove_file(ws.local_path(&a.path).unwrap()).unwrap();
+    let (ws, a, out, local) = a_checked_out_copy(&f, "hero.psd").await;
+    std::fs::remove_file(&local).unwrap();
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
     let refused = ws
         .check_in(f.alice.as_ref(), &out.checkout, None, None)
