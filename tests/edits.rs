@@ -8,14 +8,21 @@ use leasedesk::Error;
 
 use crate::harness::*;
 
+/// The agent begins an edit of a new `a.png` (at `v1`), its lease for
+/// `ttl_seconds` (`None`: the default).
+async fn an_edit_of_a_new_file(f: &Fixture, ttl_seconds: Option<u64>) -> (Artifact, Edit) {
+    let a = f.import("a.png", b"v1").await;
+    let edit = f.agent.begin_edit(a.id, ttl_seconds).await.unwrap();
+    (a, edit)
+}
+
 /// The agent commits its work (`agent's`) in edit `edit`.
 async fn agents_work(f: &Fixture, edit: EditId) -> leasedesk::Result<CheckinResult> {
     f.agent.commit_edit(edit, bytes(b"agent's")).await
 }
 
 async fn rule13_an_edit_takes_a_45_second_lease_unique_per_call(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     assert_eq!(edit.holder, format!("edit:{}", edit.id));
     assert_eq!(
         edit.expires_at,
@@ -109,8 +116,7 @@ async fn rule13_the_edit_lease_is_released_on_timeout(f: Fixture) {
 }
 
 async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, Some(1)).await;
     f.advance(Duration::from_secs(2));
     // The edit's lease lapsed; alice takes the file and commits.
     f.check_out_and_in(a.id, b"v2").await;
@@ -136,8 +142,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
 }
 
 async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
@@ -150,8 +155,7 @@ async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_
 }
 
 async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, Some(1)).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, Some(1)).await;
     f.advance(Duration::from_secs(2));
     let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
@@ -165,8 +169,7 @@ async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
 }
 
 async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
     let refused = agents_work(&f, edit.id).await;
     assert!(
@@ -177,8 +180,7 @@ async fn rule14_a_broken_edit_cannot_commit_even_if_the_head_did_not_move(f: Fix
 }
 
 async fn rule13_an_edit_commit_never_renews_its_lease(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (_, edit) = an_edit_of_a_new_file(&f, None).await;
     let seq = f.last_seq().await;
     f.agent.commit_edit(edit.id, bytes(b"v2")).await.unwrap();
     assert_eq!(
@@ -209,8 +211,7 @@ async fn rule13_the_edit_lease_is_released_when_the_call_is_dropped(f: Fixture) 
 }
 
 async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.advance(Duration::from_secs(60));
     let result = agents_work(&f, edit.id).await.unwrap();
     assert_eq!(
@@ -227,8 +228,7 @@ async fn rule14_an_edit_whose_lease_lapsed_commits_if_nobody_moved_the_head(f: F
 }
 
 async fn rule14_a_lapsed_edit_is_refused_while_someone_else_holds_the_file(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.advance(Duration::from_secs(60));
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
     let refused = agents_work(&f, edit.id).await;
@@ -276,8 +276,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
 }
 
 async fn only_the_agent_that_began_an_edit_commits_or_releases_it(f: Fixture) {
-    let a = f.import("a.png", b"v1").await;
-    let edit = f.agent.begin_edit(a.id, None).await.unwrap();
+    let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     let commit = f.bob.commit_edit(edit.id, bytes(b"bob's bytes")).await;
     assert!(matches!(commit, Err(Error::Forbidden(_))), "{commit:?}");
     let hex = digest(b"bob's bytes").hex().to_owned();
