@@ -4,6 +4,14 @@
 
 use super::*;
 
+/// A remote fixture holding `a.psd` at `v1`, and HTTP to its server.
+async fn a_server_with_a_file() -> (Fixture, Http, leasedesk::model::Artifact) {
+    let f = remote_fixture().await;
+    let http = Http::of(&f);
+    let a = f.import("a.psd", b"v1").await;
+    (f, http, a)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_over_the_limit_is_too_large_and_stores_nothing() {
     let f = remote_fixture_with(1 << 20).await;
@@ -25,10 +33,8 @@ async fn an_upload_over_the_limit_is_too_large_and_stores_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_are_400_or_422_with_a_json_error_never_500() {
-    let f = remote_fixture().await;
-    let http = Http::of(&f);
+    let (f, http, a) = a_server_with_a_file().await;
     let alice = f.server.as_ref().unwrap().token("user:alice");
-    let a = f.import("a.psd", b"v1").await;
     let checkouts = format!("/v1/artifacts/{}/checkouts", a.id);
     let long = format!("/v1/artifacts?path={}", "a".repeat(1025));
     type Case<'a> = (Method, String, Option<&'a [u8]>, StatusCode, &'a str);
@@ -155,10 +161,8 @@ async fn malformed_requests_are_400_or_422_with_a_json_error_never_500() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_get_acquires_or_renews_anything() {
-    let f = remote_fixture().await;
-    let http = Http::of(&f);
+    let (f, http, a) = a_server_with_a_file().await;
     let alice = f.server.as_ref().unwrap().token("user:alice");
-    let a = f.import("a.psd", b"v1").await;
     let c = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     let before = (f.all_events().await, f.artifact(a.id).await);
     for path in [
@@ -213,8 +217,7 @@ async fn content_is_streamed_with_its_digest_as_etag() {
 async fn an_upload_cut_off_midway_stores_nothing_and_keeps_the_checkout_open() {
     let f = remote_fixture().await;
     let server = f.server.as_ref().unwrap();
-    let a = f.import("a.psd", b"v1").await;
-    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let c = import_checked_out(f.alice.as_ref(), "a.psd", b"v1").await;
     let address = server.base.trim_start_matches("http://").to_owned();
     let token = server.token("user:alice").to_owned();
     let path = format!("/v1/checkouts/{}/checkin", c.id);
@@ -246,7 +249,7 @@ async fn an_upload_cut_off_midway_stores_nothing_and_keeps_the_checkout_open() {
         c,
         "the check-out is still open"
     );
-    assert_eq!(f.artifact(a.id).await.head.version, 1);
+    assert_eq!(f.artifact(c.artifact_id).await.head.version, 1);
     let done = f.alice.check_in(c.id, bytes(b"v2")).await.unwrap();
     assert!(done.result.is_some(), "and can still be checked in");
 }

@@ -217,8 +217,7 @@ async fn a_reviewer_who_is_not_the_author_fetches_a_proposal_and_its_bytes(f: Fi
 async fn a_bad_description_header_is_422_and_stores_nothing() {
     let f = remote_fixture().await;
     let server = f.server.as_ref().unwrap();
-    let a = f.import("a.psd", b"v1").await;
-    let mine = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let mine = import_checked_out(f.alice.as_ref(), "a.psd", b"v1").await;
     let token = server.token("user:alice");
     let client = reqwest::Client::new();
     let too_long = "%C3%A9".repeat(MAX_MESSAGE_BYTES / 2) + "x";
@@ -267,7 +266,7 @@ async fn a_bad_description_header_is_422_and_stores_nothing() {
         .unwrap();
     assert_eq!(answer.status(), StatusCode::OK);
     assert_eq!(
-        f.artifact(a.id).await.head.message.as_deref(),
+        f.artifact(mine.artifact_id).await.head.message.as_deref(),
         Some("Relit the sky — warmer+"),
         "percent-decoded, and a + is a plus"
     );
