@@ -200,6 +200,14 @@ impl Served {
             .expect("serve started")
     }
 
+    /// Serves on TLS with `flags`, its certificate (`server`, for
+    /// `localhost`) from a new CA: the CA's files and the server.
+    fn tls_from_a_new_ca(flags: &[&str]) -> (Certificates, Self) {
+        let certs = Certificates::new();
+        let served = Self::tls(&certs.server("server"), flags);
+        (certs, served)
+    }
+
     /// Starts serve on `listen` with `flags`; its stderr if it exits instead.
     fn start(listen: &str, flags: &[&str]) -> Result<Self, String> {
         Self::start_with(|serve| serve.listen(listen).args(flags))

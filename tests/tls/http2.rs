@@ -37,18 +37,14 @@ async fn closed_within(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_http2_connection_holds_a_slot_until_the_idle_timeout() {
-    let certs = Certificates::new();
-    let served = Served::tls(
-        &certs.server("server"),
-        &[
-            "--idle-timeout",
-            "2s",
-            "--header-timeout",
-            "1s",
-            "--max-connections",
-            "1",
-        ],
-    );
+    let (certs, served) = Served::tls_from_a_new_ca(&[
+        "--idle-timeout",
+        "2s",
+        "--header-timeout",
+        "1s",
+        "--max-connections",
+        "1",
+    ]);
     let mut idle = idle_h2(&served.addr, &certs.ca.cert).await;
     // It counts against the cap: a second client is answered 503.
     let mut second = tls_connect(&served.addr, &certs.ca.cert).await;
@@ -65,8 +61,7 @@ async fn an_idle_http2_connection_holds_a_slot_until_the_idle_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_upload_that_stalls_is_refused_and_stores_nothing() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &["--stall-timeout", "2s"]);
+    let (certs, served) = Served::tls_from_a_new_ca(&["--stall-timeout", "2s"]);
     let token = served.token();
     let client = client_trusting(&certs.ca.cert).build().unwrap();
     // One chunk, then nothing, never the end.
@@ -106,8 +101,7 @@ async fn an_http2_upload_that_stalls_is_refused_and_stores_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_client_that_stops_taking_its_download_is_dropped_after_the_stall_timeout() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &["--stall-timeout", "2s"]);
+    let (certs, served) = Served::tls_from_a_new_ca(&["--stall-timeout", "2s"]);
     let token = served.token();
     let remote = Remote::with_trust(&served.url, &token, trusting(&certs.ca.cert)).unwrap();
     // Larger than HTTP/2's windows (a few MiB), so the server must wait for
@@ -182,11 +176,8 @@ fn hpack(headers: &[(&str, &str)]) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_upload_reset_by_its_client_leaves_the_connection_idle() {
     use tokio::io::AsyncWriteExt;
-    let certs = Certificates::new();
-    let served = Served::tls(
-        &certs.server("server"),
-        &["--idle-timeout", "2s", "--header-timeout", "1s"],
-    );
+    let (certs, served) =
+        Served::tls_from_a_new_ca(&["--idle-timeout", "2s", "--header-timeout", "1s"]);
     let token = format!("Bearer {}", served.token());
     let mut stream = idle_h2(&served.addr, &certs.ca.cert).await;
     // An upload that sends its headers and no byte of its body, so the

@@ -6,8 +6,7 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_and_http2_are_both_negotiated_and_answer_our_json() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &[]);
+    let (certs, served) = Served::tls_from_a_new_ca(&[]);
     let token = served.token();
     for (client, version) in [
         (client_trusting(&certs.ca.cert), reqwest::Version::HTTP_2),
@@ -105,11 +104,8 @@ async fn sighup_reloads_the_certificate_and_open_connections_go_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_and_garbage_clients_of_the_tls_port_are_dropped_within_the_header_timeout() {
-    let certs = Certificates::new();
-    let served = Served::tls(
-        &certs.server("server"),
-        &["--header-timeout", "2s", "--max-connections", "5"],
-    );
+    let (certs, served) =
+        Served::tls_from_a_new_ca(&["--header-timeout", "2s", "--max-connections", "5"]);
     // Four silent clients and one of garbage fill every slot, for at most
     // the header timeout.
     let silent: Vec<TcpStream> = (0..4)
@@ -148,8 +144,7 @@ async fn silent_and_garbage_clients_of_the_tls_port_are_dropped_within_the_heade
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_over_https_uploads_downloads_and_follows_events() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &[]);
+    let (certs, served) = Served::tls_from_a_new_ca(&[]);
     let token = served.token();
     let remote = Remote::with_trust(&served.url, &token, trusting(&certs.ca.cert)).unwrap();
     let mut events = Box::pin(remote.follow_events(0).await.unwrap());
@@ -175,8 +170,7 @@ async fn remote_over_https_uploads_downloads_and_follows_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_1_2_and_1_3_are_both_accepted() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &[]);
+    let (certs, served) = Served::tls_from_a_new_ca(&[]);
     for (version, expected) in [
         (&rustls::version::TLS12, rustls::ProtocolVersion::TLSv1_2),
         (&rustls::version::TLS13, rustls::ProtocolVersion::TLSv1_3),

@@ -6,8 +6,7 @@ use super::*;
 
 #[test]
 fn the_cli_trusts_a_server_through_leasedesk_ca_cert_and_refuses_it_without() {
-    let certs = Certificates::new();
-    let served = Served::tls(&certs.server("server"), &[]);
+    let (certs, served) = Served::tls_from_a_new_ca(&[]);
     assert!(served.url.starts_with("https://"), "{}", served.url);
     let token = served.token();
     let ls = |ca: Option<&Path>| {
