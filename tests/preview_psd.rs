@@ -449,17 +449,21 @@ write('psb', psd)
 
 /// A PSD header (26 bytes) and empty sections up to the image data.
 fn header(version: u16, channels: u16, height: u32, width: u32, depth: u16, mode: u16) -> Vec<u8> {
-    let mut bytes = b"8BPS".to_vec();
-    bytes.extend(version.to_be_bytes());
-    bytes.extend([0; 6]);
-    bytes.extend(channels.to_be_bytes());
-    bytes.extend(height.to_be_bytes());
-    bytes.extend(width.to_be_bytes());
-    bytes.extend(depth.to_be_bytes());
-    bytes.extend(mode.to_be_bytes());
-    bytes.extend([0; 8]); // colour mode data, image resources
-    bytes.extend(if version == 2 { vec![0; 8] } else { vec![0; 4] });
-    bytes
+    // The layer section's length: 8 bytes in a PSB (version 2), else 4.
+    let layers: &[u8] = if version == 2 { &[0; 8] } else { &[0; 4] };
+    [
+        b"8BPS".as_slice(),
+        &version.to_be_bytes(),
+        &[0; 6],
+        &channels.to_be_bytes(),
+        &height.to_be_bytes(),
+        &width.to_be_bytes(),
+        &depth.to_be_bytes(),
+        &mode.to_be_bytes(),
+        &[0; 8], // colour mode data, image resources
+        layers,
+    ]
+    .concat()
 }
 
 #[test]
