@@ -15,8 +15,7 @@ pub async fn filter_clears_and_keys_work_in_it(w: &World) {
     let filter = w.wait_for("#filter", "the filter").await;
     filter.click().await.unwrap();
     filter.send_keys("br").await.unwrap();
-    w.wait_text("#count-files", "3 of 5", |t| t == "3 of 5")
-        .await;
+    w.wait_text_is("#count-files", "3 of 5", "3 of 5").await;
     assert_eq!(w.texts(".row").await.len(), 3, "the rows while filtered");
 
     // The arrows move through the filtered list from the box; Enter opens
@@ -55,7 +54,7 @@ pub async fn filter_clears_and_keys_work_in_it(w: &World) {
 
     // Escape empties the box: every file again, "5", after a tab switch too.
     filter.send_keys(ESCAPE).await.unwrap();
-    w.wait_text("#count-files", "5", |t| t == "5").await;
+    w.wait_text_is("#count-files", "5", "5").await;
     assert_eq!(filter.prop("value").await.unwrap().as_deref(), Some(""));
     assert_eq!(w.texts(".row").await.len(), 5, "every file after Escape");
     w.click("tab-activity").await;
@@ -115,7 +114,7 @@ pub async fn detail_starts_at_its_top(w: &World) {
         "the detail scrolls: {scrolled}"
     );
     w.open_row("brand/banner.png").await;
-    w.wait_text("#detail-name", "banner's detail", |t| t == "banner.png")
+    w.wait_text_is("#detail-name", "banner's detail", "banner.png")
         .await;
     let top = w
         .eval("return document.getElementById('detail').scrollTop;")
@@ -132,11 +131,11 @@ pub async fn detail_starts_at_its_top(w: &World) {
 pub async fn zoom_is_shown_and_fits(w: &World) {
     w.press(ESCAPE).await; // no file chosen: the list has the window
     w.with_control("=").await;
-    w.wait_text("#zoom", "110 %", |t| t == "110 %").await;
+    w.wait_text_is("#zoom", "110 %", "110 %").await;
     for _ in 0..4 {
         w.with_control("=").await;
     }
-    w.wait_text("#zoom", "200 %", |t| t == "200 %").await;
+    w.wait_text_is("#zoom", "200 %", "200 %").await;
     let started = Instant::now();
     loop {
         let width = w.eval("return document.documentElement.clientWidth;").await;

@@ -61,10 +61,10 @@ pub async fn settings_check_the_address(w: &World) {
     let settings_file = w._home.path().join("config/settings.json");
     let before = std::fs::read_to_string(&settings_file).unwrap();
     w.click("open-settings").await;
-    w.wait_text(
+    w.wait_text_is(
         "#settings[open] .field > span",
         "the choice of store, in the designer's words",
-        |t| t == "Where your team's files live",
+        "Where your team's files live",
     )
     .await;
     w.choose_setting("settings-backend", "remote").await;

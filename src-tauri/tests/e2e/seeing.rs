@@ -69,10 +69,10 @@ async fn seeing_the_work() {
         "version 1's thumbnail",
     )
     .await;
-    w.wait_text(
+    w.wait_text_is(
         "#history [data-kind=checkout] .ending",
         "how the check-out ended",
-        |t| t == "checked in as version 2",
+        "checked in as version 2",
     )
     .await;
     // The README's picture shows the history itself, not what covers it.
@@ -162,10 +162,10 @@ async fn seeing_the_work() {
     assert_eq!(w.client.execute(absent, vec![]).await.unwrap(), json!(true));
     w.import("art/layers.psd", &layers_with_an_adjustment());
     w.open_row("art/layers.psd").await;
-    w.wait_text(
+    w.wait_text_is(
         "#preview-approximate",
         "the approximate preview's note",
-        |t| t == "approximate preview",
+        "approximate preview",
     )
     .await;
     let (width, height) = w

@@ -40,7 +40,7 @@ fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
 /// Settings show the server's certificate by `fingerprint`.
 async fn fingerprint_shown(w: &World, fingerprint: &str) {
     let what = format!("the certificate's fingerprint {fingerprint}");
-    w.wait_text("#settings-fingerprint", &what, |t| t == fingerprint)
+    w.wait_text_is("#settings-fingerprint", &what, fingerprint)
         .await;
 }
 

@@ -14,8 +14,7 @@ pub async fn readable_at_double_size(w: &World) {
     for _ in 0..5 {
         w.with_control("=").await;
     }
-    w.wait_text("#zoom", "the zoom shown", |t| t == "200 %")
-        .await;
+    w.wait_text_is("#zoom", "the zoom shown", "200 %").await;
     let layout = || async {
         w.client
             .execute(

@@ -36,6 +36,16 @@ impl World {
         self.wait_until(css, what, WAIT, test).await
     }
 
+    /// Waits up to `WAIT` for an element matching `css` whose text is `text`.
+    pub async fn wait_text_is(
+        &self,
+        css: &str,
+        what: &str,
+        text: &str,
+    ) -> fantoccini::elements::Element {
+        self.wait_text(css, what, |t| t == text).await
+    }
+
     /// As `wait_text`, answering the whole text that passed `test`.
     pub async fn text_when(&self, css: &str, what: &str, test: impl Fn(&str) -> bool) -> String {
         let element = self.wait_text(css, what, test).await;
