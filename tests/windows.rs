@@ -6,9 +6,10 @@
 
 use std::fs::File;
 use std::os::windows::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use leasedesk::model::{Artifact, ArtifactId};
 use leasedesk::workspace::{self, Workspace};
 use leasedesk::Error;
 
@@ -16,6 +17,31 @@ use crate::harness::*;
 
 fn workspace_at(f: &Fixture, root: &Path) -> Workspace {
     Workspace::open(root, &f.dir.path().join("state"), f.clock.clone()).unwrap()
+}
+
+/// A workspace in `files` where Alice has a copy of `p` (imported with
+/// `data`), not checked out: the fixture, the workspace, the file and the
+/// copy's path.
+async fn a_copy_in_a_workspace(p: &str, data: &[u8]) -> (Fixture, Workspace, Artifact, PathBuf) {
+    let f = fixture();
+    let ws = workspace_at(&f, &f.dir.path().join("files"));
+    let a = f.import(p, data).await;
+    get_latest(&f, &ws, a.id).await;
+    let local = ws.local_path(&a.path).unwrap();
+    (f, ws, a, local)
+}
+
+/// Brings the head of `a` into `ws` as Alice's copy, not checked out.
+async fn get_latest(f: &Fixture, ws: &Workspace, a: ArtifactId) {
+    ws.update(f.alice.as_ref(), &f.artifact(a).await)
+        .await
+        .unwrap();
+}
+
+/// Bob checks `a` out and in with `data`: a newer head.
+async fn bob_commits(f: &Fixture, a: ArtifactId, data: &[u8]) {
+    let bob = f.bob.check_out(a, checkout_request()).await.unwrap();
+    f.bob.check_in(bob.id, bytes(data)).await.unwrap();
 }
 
 /// Opens `path` as Photoshop keeps a document open: shared for reading, never
@@ -36,18 +62,8 @@ fn hold_as_an_editor_does(path: &Path) -> File {
 /// bringing the copy up to date writes the head.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_held_open_is_never_half_overwritten_and_gets_the_head_once_free() {
-    let f = fixture();
-    let ws = workspace_at(&f, &f.dir.path().join("files"));
-    let a = f.import("brand/hero.psd", b"version one").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
-    let local = ws.local_path(&a.path).unwrap();
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob
-        .check_in(bob.id, bytes(b"version two, by bob"))
-        .await
-        .unwrap();
+    let (f, ws, a, local) = a_copy_in_a_workspace("brand/hero.psd", b"version one").await;
+    bob_commits(&f, a.id, b"version two, by bob").await;
 
     let held = hold_as_an_editor_does(&local);
     let started = Instant::now();
@@ -140,23 +156,14 @@ async fn a_check_in_waits_out_a_scanners_short_hold() {
 /// plain rename on Windows refuses).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_read_only_attribute_follows_the_check_out() {
-    let f = fixture();
-    let ws = workspace_at(&f, &f.dir.path().join("files"));
-    let a = f.import("attr.psd", b"v1").await;
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
-    let local = ws.local_path(&a.path).unwrap();
+    let (f, ws, a, local) = a_copy_in_a_workspace("attr.psd", b"v1").await;
     assert!(std::fs::metadata(&local).unwrap().permissions().readonly());
     assert!(
         std::fs::write(&local, b"typed into it").is_err(),
         "Windows refuses to write a read-only file"
     );
-    let bob = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
-    ws.update(f.alice.as_ref(), &f.artifact(a.id).await)
-        .await
-        .unwrap();
+    bob_commits(&f, a.id, b"v2").await;
+    get_latest(&f, &ws, a.id).await;
     assert_eq!(std::fs::read(&local).unwrap(), b"v2");
     assert!(std::fs::metadata(&local).unwrap().permissions().readonly());
 
