@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 
 use common::row;
 use futures_util::StreamExt;
-use pairs::{add_user, edit_pair, import, make_artifacts, measure_pairs, ms, percentile, serve};
+use pairs::{
+    add_user, answered, edit_pair, import, make_artifacts, measure_pairs, ms, percentile,
+    release_edit, serve,
+};
 use testkit::postgres::PgCluster;
 
 const CLIENTS: usize = 16;
@@ -121,14 +124,8 @@ impl Servers {
     /// The first server's stream, read by a task: each event's kind and
     /// artifact with when it came.
     async fn follow(&self, url: &str) -> Arc<Mutex<Vec<(String, String, Instant)>>> {
-        let response = self
-            .http
-            .get(format!("{url}/v1/events/stream?after=0"))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
+        let stream = self.http.get(format!("{url}/v1/events/stream?after=0"));
+        let response = answered(stream.bearer_auth(&self.token), 200).await;
         let heard = Arc::new(Mutex::new(Vec::new()));
         let into = heard.clone();
         tokio::spawn(async move {
@@ -168,14 +165,8 @@ impl Servers {
                 .unwrap();
             answered.push(Instant::now());
             let edit: serde_json::Value = began.json().await.unwrap();
-            let released = self
-                .http
-                .delete(format!("{last}/v1/edits/{}", edit["id"].as_str().unwrap()))
-                .bearer_auth(&self.token)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(released.status(), 204);
+            let id = edit["id"].as_str().unwrap();
+            release_edit(&self.http, last, &self.token, id).await;
         }
         let deadline = Instant::now() + Duration::from_secs(30);
         let acquired = loop {

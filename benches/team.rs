@@ -386,12 +386,8 @@ impl Transport {
 /// with a connection of its own.
 #[cfg(target_os = "linux")]
 async fn etcd_grpc(work: &Path, pairs_per_client: usize, pg_rate: f64) {
-    let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
-        row(
-            "etcd lease grant + revoke over gRPC",
-            "not measured: etcd is not installed (apt-get install etcd-server)".into(),
-            "",
-        );
+    let figure = "etcd lease grant + revoke over gRPC";
+    let Some(etcd) = Etcd::start_or_report(&work.join("etcd"), figure).await else {
         return;
     };
     let mut clients = Vec::new();

@@ -65,14 +65,13 @@ pub async fn edit_pair(http: &reqwest::Client, url: &str, token: &str, artifact:
             .bearer_auth(token),
     )
     .await;
-    let id = edit["id"].as_str().expect("an edit");
-    let released = http
-        .delete(format!("{url}/v1/edits/{id}"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(released.status(), 204);
+    release_edit(http, url, token, edit["id"].as_str().expect("an edit")).await;
+}
+
+/// Releases the agent's edit `id` through the server at `url`.
+pub async fn release_edit(http: &reqwest::Client, url: &str, token: &str, id: &str) {
+    let release = http.delete(format!("{url}/v1/edits/{id}"));
+    answered(release.bearer_auth(token), 204).await;
 }
 
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -149,6 +148,20 @@ pub struct Etcd {
 }
 
 impl Etcd {
+    /// As `start`; when etcd is not installed, a row saying that `figure`
+    /// was not measured.
+    pub async fn start_or_report(dir: &Path, figure: &str) -> Option<Self> {
+        let etcd = Self::start(dir).await;
+        if etcd.is_none() {
+            crate::common::row(
+                figure,
+                "not measured: etcd is not installed (apt-get install etcd-server)".into(),
+                "",
+            );
+        }
+        etcd
+    }
+
     /// None when etcd is not installed (`apt-get install etcd-server`).
     pub async fn start(dir: &Path) -> Option<Self> {
         let etcd = which("etcd").ok()?;
@@ -192,6 +205,13 @@ impl Drop for Etcd {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends `request`, which must be answered with `status`: the answer.
+pub async fn answered(request: reqwest::RequestBuilder, status: u16) -> reqwest::Response {
+    let answer = request.send().await.unwrap();
+    assert_eq!(answer.status(), status);
+    answer
 }
 
 /// Sends `request` and reads its answer's JSON, both of which must work.

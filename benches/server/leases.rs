@@ -39,12 +39,8 @@ static LAST_HTTP_RATE: AtomicU64 = AtomicU64::new(0);
 
 /// etcd's lease grant + revoke through its JSON gateway, the same way.
 pub(crate) async fn etcd_pairs(work: &Path, sizes: &Sizes) {
-    let Some(etcd) = Etcd::start(&work.join("etcd")).await else {
-        row(
-            "etcd lease grant + revoke",
-            "not measured: etcd is not installed (apt-get install etcd-server)".into(),
-            "",
-        );
+    let Some(etcd) = Etcd::start_or_report(&work.join("etcd"), "etcd lease grant + revoke").await
+    else {
         return;
     };
     let (http, url) = (reqwest::Client::new(), etcd.url.clone());

@@ -79,13 +79,7 @@ pub(crate) async fn cached_preview(work: &Path) {
     let client = reqwest::Client::new();
     let ask = || async {
         let started = Instant::now();
-        let answer = client
-            .get(&url)
-            .bearer_auth(&server.token)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
+        let answer = pairs::answered(client.get(&url).bearer_auth(&server.token), 200).await;
         let png = answer.bytes().await.unwrap();
         assert!(png.starts_with(b"\x89PNG"));
         started.elapsed()

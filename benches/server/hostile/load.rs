@@ -33,13 +33,10 @@ pub(super) async fn idle_connections(work: &Path) {
         .build()
         .unwrap();
     let (mut times, mut served) = (Vec::new(), 0);
+    let me = format!("{}/v1/me", server.url);
     for _ in 0..50 {
         let started = Instant::now();
-        let answer = http
-            .get(format!("{}/v1/me", server.url))
-            .bearer_auth(&server.token)
-            .send()
-            .await;
+        let answer = http.get(&me).bearer_auth(&server.token).send().await;
         times.push(started.elapsed());
         if answer.is_ok_and(|r| r.status() == 200) {
             served += 1;
@@ -182,13 +179,7 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
     let at_start = server.peak_memory();
     let http = reqwest::Client::new();
     let page_url = format!("{}/v1/events?limit=10000", server.url);
-    let one = http
-        .get(&page_url)
-        .bearer_auth(&server.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(one.status(), 200);
+    let one = pairs::answered(http.get(&page_url).bearer_auth(&server.token), 200).await;
     let body = one.bytes().await.unwrap();
     let page: Value = serde_json::from_slice(&body).unwrap();
     let page_events = page["events"].as_array().unwrap().len();
@@ -203,8 +194,7 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
             for _ in 0..15 {
                 let (http, url, token) = (http.clone(), url.clone(), token.clone());
                 tasks.push(tokio::spawn(async move {
-                    let answer = http.get(&url).bearer_auth(&token).send().await.unwrap();
-                    assert_eq!(answer.status(), 200);
+                    let answer = pairs::answered(http.get(&url).bearer_auth(&token), 200).await;
                     answer.bytes().await.unwrap().len()
                 }));
             }
