@@ -3,7 +3,7 @@
 //! PostgreSQL ran a pair (pg_stat_statements), for the team's run and for
 //! pgbench alike. Never starts a Leasedesk server but to migrate a schema.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use testkit::postgres::PgCluster;
@@ -43,21 +43,13 @@ pub fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) -> 
     let postgres = || vec![("PostgreSQL", process_tree(cluster.pid()))];
     let settled = process_tree(cluster.pid()).len();
     let before = (cpu_seconds(&postgres())[0], children_cpu_seconds());
-    let out = cluster.pgbench(
+    let out = pgbench_pairs(
+        cluster,
         &database,
-        &[
-            "-n",
-            "-M",
-            "prepared",
-            "-j",
-            "2",
-            "-c",
-            &connections.to_string(),
-            "-T",
-            &seconds.to_string(),
-            "-f",
-            script.to_str().unwrap(),
-        ],
+        &script,
+        connections,
+        seconds,
+        &["-j", "2"],
     );
     let reaped = Instant::now();
     while process_tree(cluster.pid()).len() > settled && reaped.elapsed().as_secs() < 5 {
@@ -86,6 +78,23 @@ pub fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) -> 
         "the floor PostgreSQL sets on this machine",
     );
     rate
+}
+
+/// pgbench running the pair `script` on `database`, prepared, from
+/// `connections` connections for `seconds`, with `extra` flags: what it printed.
+fn pgbench_pairs(
+    cluster: &PgCluster,
+    database: &str,
+    script: &Path,
+    connections: usize,
+    seconds: u32,
+    extra: &[&str],
+) -> String {
+    let (connections, seconds) = (connections.to_string(), seconds.to_string());
+    let mut args = vec!["-n", "-M", "prepared", "-c", &connections, "-T", &seconds];
+    args.extend(["-f", script.to_str().unwrap()]);
+    args.extend(extra);
+    cluster.pgbench(database, &args)
 }
 
 /// A database of our schema (migrated by the store itself) with an artifact
@@ -117,20 +126,7 @@ pub fn floor_profile(cluster: &PgCluster, connections: usize, seconds: u32) -> P
     let (database, script) = floor_database(cluster, connections);
     cluster.sql(&database, "CREATE EXTENSION pg_stat_statements");
     cluster.sql(&database, RESET);
-    let out = cluster.pgbench(
-        &database,
-        &[
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            &connections.to_string(),
-            "-T",
-            &seconds.to_string(),
-            "-f",
-            script.to_str().unwrap(),
-        ],
-    );
+    let out = pgbench_pairs(cluster, &database, &script, connections, seconds, &[]);
     let _ = std::fs::remove_file(&script);
     let pairs: f64 = out
         .lines()
