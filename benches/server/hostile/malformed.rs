@@ -276,22 +276,26 @@ fn probes(token: &str, artifact: &str, checkout: &str) -> Vec<Probe> {
         "%2e%2e".to_owned(),
         format!("{artifact}%00"),
     ];
+    // Every route that takes an id, written as the server's routes are.
+    let routes_with_an_id = [
+        "GET /v1/artifacts/{id}",
+        "GET /v1/artifacts/{id}/versions",
+        "GET /v1/artifacts/{id}/content",
+        "GET /v1/artifacts/{id}/preview",
+        "GET /v1/checkouts/{id}",
+        "POST /v1/checkouts/{id}/extend",
+        "POST /v1/checkouts/{id}/checkin",
+        "POST /v1/checkouts/{id}/cancel",
+        "DELETE /v1/edits/{id}",
+        "POST /v1/edits/{id}/commit",
+        "GET /v1/proposals/{id}",
+        "POST /v1/proposals/{id}/accept",
+        "GET /v1/events?artifact={id}",
+    ];
     for id in &ids {
-        for (method, target) in [
-            ("GET", format!("/v1/artifacts/{id}")),
-            ("GET", format!("/v1/artifacts/{id}/versions")),
-            ("GET", format!("/v1/artifacts/{id}/content")),
-            ("GET", format!("/v1/artifacts/{id}/preview")),
-            ("GET", format!("/v1/checkouts/{id}")),
-            ("POST", format!("/v1/checkouts/{id}/extend")),
-            ("POST", format!("/v1/checkouts/{id}/checkin")),
-            ("POST", format!("/v1/checkouts/{id}/cancel")),
-            ("DELETE", format!("/v1/edits/{id}")),
-            ("POST", format!("/v1/edits/{id}/commit")),
-            ("GET", format!("/v1/proposals/{id}")),
-            ("POST", format!("/v1/proposals/{id}/accept")),
-            ("GET", format!("/v1/events?artifact={id}")),
-        ] {
+        for route in routes_with_an_id {
+            let (method, template) = route.split_once(' ').expect("METHOD /path");
+            let target = template.replace("{id}", id);
             add("id", request(method, &target, &auth, b""), false);
         }
     }
