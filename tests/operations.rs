@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use testkit::ServeProcess;
+use testkit::WithEnvironment;
 
 /// A `leasedesk serve` over its own data folder, its stderr in a file.
 struct Served {

@@ -22,6 +22,15 @@ fn servers_on<const N: usize>(team: &SharedStore) -> [ServeProcess; N] {
     std::array::from_fn(|_| ServeProcess::start(team, ""))
 }
 
+type Client = Arc<dyn Backend>;
+
+/// Two servers on `team`'s store, and a client of each with `token`.
+fn clients_of_two_servers(team: &SharedStore, token: &str) -> ([ServeProcess; 2], Client, Client) {
+    let servers: [ServeProcess; 2] = servers_on(team);
+    let (one, two) = (servers[0].client(token), servers[1].client(token));
+    (servers, one, two)
+}
+
 /// Every event of the ledger is numbered 1, 2, 3...: none skipped, none twice.
 pub(crate) async fn assert_dense(backend: &dyn Backend) -> usize {
     let seqs: Vec<u64> = all_events(backend).await.iter().map(|e| e.seq).collect();
@@ -121,8 +130,7 @@ fn one_took_the_name<A: std::fmt::Debug, B: std::fmt::Debug>(
 async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_leave_one() {
     let team = SharedStore::postgres();
     let token = team.account("user:alice");
-    let servers: [ServeProcess; 2] = servers_on(&team);
-    let (one, two) = (servers[0].client(&token), servers[1].client(&token));
+    let (_servers, one, two) = clients_of_two_servers(&team, &token);
     for round in 0..12 {
         // The same file on Windows and macOS, which do not tell case apart.
         let (upper, lower) = (
@@ -147,8 +155,7 @@ async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_l
 async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_one() {
     let team = SharedStore::postgres();
     let token = team.admin("user:admin");
-    let servers: [ServeProcess; 2] = servers_on(&team);
-    let (one, two) = (servers[0].client(&token), servers[1].client(&token));
+    let (_servers, one, two) = clients_of_two_servers(&team, &token);
     for round in 0..12 {
         let moved = one
             .import(&path(&format!("r{round}/draft.psd")), bytes(b"draft"))

@@ -17,6 +17,7 @@ use leasedesk::backend::Backend;
 use leasedesk::remote::{server_certificate, Remote, Trust};
 use leasedesk::Error;
 use testkit::ServeProcess;
+use testkit::WithEnvironment;
 
 mod http2;
 mod serving;

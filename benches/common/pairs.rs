@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::WithEnvironment;
 
 pub use crate::common::bin;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::Bundled;
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::Durability;
+use crate::store::{Durability, TokenRow, Tx};
 use crate::token;
 
 pub(super) type KnownTokens = std::collections::HashMap<String, (Participant, std::time::Instant)>;
@@ -32,12 +32,7 @@ impl Bundled {
         let new = token::generate()?;
         self.shared.store.write(Durability::Normal, |tx| {
             tx.insert_account(&account)?;
-            tx.insert_token(
-                &new.id,
-                participant,
-                &token::hash(&new.token),
-                account.created_at,
-            )
+            insert_token(tx, &new, participant, account.created_at)
         })?;
         Ok((account, new.token))
     }
@@ -50,7 +45,7 @@ impl Bundled {
             if tx.account(participant)?.is_none() {
                 return Err(Error::NotFound(format!("no participant {participant}")));
             }
-            tx.insert_token(&new.id, participant, &token::hash(&new.token), now)
+            insert_token(tx, &new, participant, now)
         })?;
         Ok(new.token)
     }
@@ -117,4 +112,19 @@ impl Bundled {
     pub fn accounts(&self) -> Result<Vec<Account>> {
         self.shared.store.read(|tx| tx.accounts())
     }
+}
+
+/// Keeps `new`'s hash, never the token.
+fn insert_token(
+    tx: &Tx,
+    new: &token::NewToken,
+    participant: &Participant,
+    at: Timestamp,
+) -> Result<()> {
+    tx.insert_token(&TokenRow {
+        id: &new.id,
+        participant,
+        hash: &token::hash(&new.token),
+        created_at: at,
+    })
 }

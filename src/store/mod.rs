@@ -180,6 +180,25 @@ pub struct EditRow {
 }
 
 /// An event to append; the store gives it its sequence number.
+/// Events after `bound`, oldest first (`older`: false), or before it,
+/// newest first (true); of one artifact, if given. Every seq is at most
+/// 2^63 - 1, the largest integer either store keeps.
+#[derive(Clone, Copy)]
+pub struct EventRows {
+    pub older: bool,
+    pub bound: i64,
+    pub limit: u32,
+    pub artifact: Option<ArtifactId>,
+}
+
+/// A participant's token as kept: its hash, never the token.
+pub struct TokenRow<'a> {
+    pub id: &'a str,
+    pub participant: &'a Participant,
+    pub hash: &'a str,
+    pub created_at: Timestamp,
+}
+
 /// How a proposal leaves `open`: who decided and when are kept for history.
 pub struct Decision<'a> {
     pub state: ProposalState,
@@ -240,13 +259,7 @@ pub trait Transaction {
 
     fn accounts(&self) -> Result<Vec<Account>>;
 
-    fn insert_token(
-        &self,
-        id: &str,
-        participant: &Participant,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<()>;
+    fn insert_token(&self, token: &TokenRow) -> Result<()>;
 
     /// The participant and hash of a token that is not revoked.
     fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>>;
@@ -359,13 +372,26 @@ pub trait Transaction {
     /// already (a contender asking again).
     fn insert_event(&self, e: NewEvent) -> Result<()>;
 
+    /// One page of the ledger (see [`EventRows`]).
+    fn event_rows(&self, page: EventRows) -> Result<Vec<Event>>;
+
     /// Events after `after`, oldest first (of one artifact, if given).
     fn events_after(
         &self,
         artifact: Option<ArtifactId>,
         after: u64,
         limit: u32,
-    ) -> Result<Vec<Event>>;
+    ) -> Result<Vec<Event>> {
+        let Ok(after) = i64::try_from(after) else {
+            return Ok(Vec::new()); // no seq is past 2^63 - 1
+        };
+        self.event_rows(EventRows {
+            older: false,
+            bound: after,
+            limit,
+            artifact,
+        })
+    }
 
     /// Events before `before`, newest first (of one artifact, if given).
     fn events_before(
@@ -373,7 +399,15 @@ pub trait Transaction {
         artifact: Option<ArtifactId>,
         before: u64,
         limit: u32,
-    ) -> Result<Vec<Event>>;
+    ) -> Result<Vec<Event>> {
+        let before = before.min(i64::MAX as u64) as i64;
+        self.event_rows(EventRows {
+            older: true,
+            bound: before,
+            limit,
+            artifact,
+        })
+    }
 
     fn last_event_seq(&self) -> Result<u64>;
 }

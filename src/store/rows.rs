@@ -9,7 +9,7 @@ use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
-use super::{CheckoutRow, Decision, EditRow, EditState, StoredResult};
+use super::{CheckoutRow, Decision, EditRow, EditState, StoredResult, TokenRow};
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -446,6 +446,16 @@ pub(super) fn account_fields(a: &Account) -> Vec<Field> {
         text(&a.participant),
         Field::Bool(a.admin),
         int(millis(a.created_at)),
+    ]
+}
+
+/// id, participant, hash, created_at
+pub(super) fn token_fields(t: &TokenRow) -> Vec<Field> {
+    vec![
+        text(t.id),
+        text(t.participant),
+        text(t.hash),
+        int(millis(t.created_at)),
     ]
 }
 

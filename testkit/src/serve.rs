@@ -135,13 +135,8 @@ impl Cli {
     }
 
     /// Arguments that name the store, given before the command.
-    pub fn store_args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        self.store
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+    pub fn store_args(mut self, args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> Self {
+        self.store.extend(owned(args));
         self
     }
 
@@ -193,6 +188,10 @@ impl Cli {
     }
 }
 
+fn owned(args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> impl Iterator<Item = OsString> {
+    args.into_iter().map(|a| a.as_ref().to_owned())
+}
+
 fn last_line(printed: &str) -> String {
     printed
         .lines()
@@ -232,13 +231,8 @@ impl Serve {
     }
 
     /// More flags for `serve`.
-    pub fn args<I, S>(mut self, args: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<OsStr>,
-    {
-        self.flags
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+    pub fn args(mut self, args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> Self {
+        self.flags.extend(owned(args));
         self
     }
 

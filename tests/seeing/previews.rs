@@ -231,109 +231,26 @@ async fn the_new_endpoints_answer_their_errors_in_json() {
     };
     let bob = Some(server.token("user:bob"));
     let anyone = None;
+    // One case a line, as a table.
+    #[rustfmt::skip]
     let cases = [
-        (
-            anyone,
-            format!("/v1/proposals/{}", proposal.id),
-            401,
-            "unauthorized",
-        ),
-        (
-            anyone,
-            format!("/v1/proposals/{}/content", proposal.id),
-            401,
-            "unauthorized",
-        ),
-        (
-            anyone,
-            format!("/v1/proposals/{}/preview", proposal.id),
-            401,
-            "unauthorized",
-        ),
-        (
-            anyone,
-            format!("/v1/artifacts/{}/preview", a.id),
-            401,
-            "unauthorized",
-        ),
-        (
-            bob,
-            format!("/v1/proposals/{}", ProposalId::new()),
-            404,
-            "not_found",
-        ),
-        (
-            bob,
-            format!("/v1/proposals/{}/content", ProposalId::new()),
-            404,
-            "not_found",
-        ),
-        (
-            bob,
-            format!("/v1/proposals/{}/preview", ProposalId::new()),
-            404,
-            "not_found",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview", ArtifactId::new()),
-            404,
-            "not_found",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview?version=7", a.id),
-            404,
-            "not_found",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview", a.id),
-            404,
-            "no_preview",
-        ),
-        (
-            bob,
-            format!("/v1/proposals/{}/preview?size=64", proposal.id),
-            404,
-            "no_preview",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview?size=15", a.id),
-            422,
-            "invalid",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview?size=4097", a.id),
-            422,
-            "invalid",
-        ),
-        (
-            bob,
-            format!("/v1/artifacts/{}/preview?size=99999999999", a.id),
-            422,
-            "invalid",
-        ),
-        (
-            bob,
-            format!("/v1/proposals/{}/preview?size=0", proposal.id),
-            422,
-            "invalid",
-        ),
-        (
-            bob,
-            "/v1/events?after=1&before=5".to_owned(),
-            422,
-            "invalid",
-        ),
-        (
-            bob,
-            "/v1/events?artifact=nope".to_owned(),
-            400,
-            "bad_request",
-        ),
+        (anyone, format!("/v1/proposals/{}", proposal.id), 401, "unauthorized"),
+        (anyone, format!("/v1/proposals/{}/content", proposal.id), 401, "unauthorized"),
+        (anyone, format!("/v1/proposals/{}/preview", proposal.id), 401, "unauthorized"),
+        (anyone, format!("/v1/artifacts/{}/preview", a.id), 401, "unauthorized"),
+        (bob, format!("/v1/proposals/{}", ProposalId::new()), 404, "not_found"),
+        (bob, format!("/v1/proposals/{}/content", ProposalId::new()), 404, "not_found"),
+        (bob, format!("/v1/proposals/{}/preview", ProposalId::new()), 404, "not_found"),
+        (bob, format!("/v1/artifacts/{}/preview", ArtifactId::new()), 404, "not_found"),
+        (bob, format!("/v1/artifacts/{}/preview?version=7", a.id), 404, "not_found"),
+        (bob, format!("/v1/artifacts/{}/preview", a.id), 404, "no_preview"),
+        (bob, format!("/v1/proposals/{}/preview?size=64", proposal.id), 404, "no_preview"),
+        (bob, format!("/v1/artifacts/{}/preview?size=15", a.id), 422, "invalid"),
+        (bob, format!("/v1/artifacts/{}/preview?size=4097", a.id), 422, "invalid"),
+        (bob, format!("/v1/artifacts/{}/preview?size=99999999999", a.id), 422, "invalid"),
+        (bob, format!("/v1/proposals/{}/preview?size=0", proposal.id), 422, "invalid"),
+        (bob, "/v1/events?after=1&before=5".to_owned(), 422, "invalid"),
+        (bob, "/v1/events?artifact=nope".to_owned(), 400, "bad_request"),
     ];
     for (token, path, status, code) in cases {
         let answer = get(path.clone(), token).await.unwrap();

@@ -15,8 +15,8 @@ use crate::store::rows::{
     EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, NewEvent, StoredResult,
-    Transaction, Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
+    StoredResult, TokenRow, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -75,21 +75,10 @@ impl Transaction for PgTx<'_> {
 
     // ----- tokens
 
-    fn insert_token(
-        &self,
-        id: &str,
-        participant: &Participant,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<()> {
+    fn insert_token(&self, token: &TokenRow) -> Result<()> {
         self.defer(
             "INSERT INTO tokens (id, participant, hash, created_at) VALUES ($1, $2, $3, $4)",
-            owned![
-                id.to_owned(),
-                participant.as_str().to_owned(),
-                hash.to_owned(),
-                millis(now),
-            ],
+            owned_fields(rows::token_fields(token)),
         )?;
         Ok(())
     }
@@ -494,26 +483,21 @@ impl Transaction for PgTx<'_> {
         self.queue_event(e)
     }
 
-    fn events_after(
-        &self,
-        artifact: Option<ArtifactId>,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        let Ok(after) = i64::try_from(after) else {
-            return Ok(Vec::new()); // no seq is past 2^63 - 1
+    fn event_rows(&self, page: EventRows) -> Result<Vec<Event>> {
+        let EventRows {
+            older,
+            bound,
+            limit,
+            artifact,
+        } = page;
+        let sql = rows::events_sql('$', older, artifact.is_some());
+        let limit = i64::from(limit);
+        let artifact = artifact.map(|id| id.to_string());
+        let rows = match &artifact {
+            None => self.query(&sql, &[&bound, &limit])?,
+            Some(id) => self.query(&sql, &[&bound, &limit, id])?,
         };
-        self.event_rows(false, after, limit, artifact)
-    }
-
-    fn events_before(
-        &self,
-        artifact: Option<ArtifactId>,
-        before: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        let before = before.min(i64::MAX as u64) as i64;
-        self.event_rows(true, before, limit, artifact)
+        rows.iter().map(rows::event).collect()
     }
 
     fn last_event_seq(&self) -> Result<u64> {

@@ -435,23 +435,6 @@ impl<'a> PgTx<'a> {
             self.conn.client().execute(&statement, params).await
         })
     }
-
-    pub(super) fn event_rows(
-        &self,
-        older: bool,
-        bound: i64,
-        limit: u32,
-        artifact: Option<ArtifactId>,
-    ) -> Result<Vec<Event>> {
-        let sql = rows::events_sql('$', older, artifact.is_some());
-        let limit = i64::from(limit);
-        let artifact = artifact.map(|id| id.to_string());
-        let rows = match &artifact {
-            None => self.query(&sql, &[&bound, &limit])?,
-            Some(id) => self.query(&sql, &[&bound, &limit, id])?,
-        };
-        rows.iter().map(rows::event).collect()
-    }
 }
 
 impl PgTx<'_> {

@@ -13,8 +13,8 @@ use crate::store::rows::{
     HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, NewEvent, StoredResult,
-    Transaction, Tx,
+    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
+    StoredResult, TokenRow, Transaction, Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -60,22 +60,6 @@ impl SqliteTx<'_> {
             params_from_iter(rows::version_fields(id, head, base)?),
         )?;
         Ok(())
-    }
-
-    fn event_rows(
-        &self,
-        older: bool,
-        bound: u64,
-        limit: u32,
-        artifact: Option<ArtifactId>,
-    ) -> Result<Vec<Event>> {
-        let sql = rows::events_sql('?', older, artifact.is_some());
-        match artifact {
-            None => self.all(&sql, params![bound, limit], |r| rows::event(r)),
-            Some(id) => self.all(&sql, params![bound, limit, id.to_string()], |r| {
-                rows::event(r)
-            }),
-        }
     }
 }
 
@@ -126,16 +110,10 @@ impl Transaction for SqliteTx<'_> {
 
     // ----- tokens
 
-    fn insert_token(
-        &self,
-        id: &str,
-        participant: &Participant,
-        hash: &str,
-        now: Timestamp,
-    ) -> Result<()> {
+    fn insert_token(&self, token: &TokenRow) -> Result<()> {
         self.tx.execute(
             "INSERT INTO tokens (id, participant, hash, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![id, participant.as_str(), hash, millis(now)],
+            params_from_iter(rows::token_fields(token)),
         )?;
         Ok(())
     }
@@ -468,29 +446,20 @@ impl Transaction for SqliteTx<'_> {
         Ok(())
     }
 
-    /// Events after `after`, oldest first (of one artifact, if given).
-    fn events_after(
-        &self,
-        artifact: Option<ArtifactId>,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        if i64::try_from(after).is_err() {
-            return Ok(Vec::new()); // no seq is past 2^63 - 1
+    fn event_rows(&self, page: EventRows) -> Result<Vec<Event>> {
+        let EventRows {
+            older,
+            bound,
+            limit,
+            artifact,
+        } = page;
+        let sql = rows::events_sql('?', older, artifact.is_some());
+        match artifact {
+            None => self.all(&sql, params![bound, limit], |r| rows::event(r)),
+            Some(id) => self.all(&sql, params![bound, limit, id.to_string()], |r| {
+                rows::event(r)
+            }),
         }
-        self.event_rows(false, after, limit, artifact)
-    }
-
-    /// Events before `before`, newest first (of one artifact, if given).
-    fn events_before(
-        &self,
-        artifact: Option<ArtifactId>,
-        before: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        // Every seq is below 2^63 - 1, so a larger bound is that bound.
-        let before = before.min(i64::MAX as u64);
-        self.event_rows(true, before, limit, artifact)
     }
 
     fn last_event_seq(&self) -> Result<u64> {
