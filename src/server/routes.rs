@@ -1,5 +1,6 @@
-//! The API's routes, one module per family of resources, each giving its own
-//! `Router`; and the answers they share (lists streamed as JSON, file bytes).
+//! The API's routes: one table of them here, their handlers in one module
+//! per family of resources; and the answers they share (lists streamed as
+//! JSON, file bytes).
 //! A handler authenticates, parses and calls [`crate::backend::Backend`]: it
 //! never holds a rule of its own.
 
