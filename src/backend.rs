@@ -205,6 +205,18 @@ pub trait Backend: Send + Sync {
     /// cannot be placed on a computer, which is what renaming fixes.
     async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact>;
 
+    /// Asks whoever holds the file under a check-out to release it, with a
+    /// message; asking again while one's request stands replaces its
+    /// message. The request, and whether it is new. Releases nothing.
+    async fn ask(&self, id: ArtifactId, message: Option<&str>) -> Result<(Request, bool)>;
+    /// The requests to and from the caller, newest first; only those that
+    /// still stand (open or replied) if `live_only`.
+    async fn requests(&self, live_only: bool) -> Result<Vec<Request>>;
+    /// The holder answers a request (again, if they like).
+    async fn reply(&self, id: RequestId, message: &str) -> Result<Request>;
+    /// The asker takes a request back.
+    async fn withdraw(&self, id: RequestId) -> Result<Request>;
+
     /// Events with a sequence number above `after`, oldest first, at most `limit`.
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
         self.query_events(EventQuery {

@@ -26,6 +26,11 @@ pub enum Error {
     #[error("{0}")]
     CheckoutClosed(String),
 
+    /// Nobody holds the file under a check-out (no live lease, or an
+    /// agent's edit): there is no holder to ask.
+    #[error("{0}")]
+    NotHeld(String),
+
     /// The head moved since the change's base.
     #[error("the file changed since your edit began: version {} by {} is the head now", .head.version, .head.author)]
     Stale { head: Box<Head> },
@@ -113,6 +118,7 @@ impl Error {
             Error::ArtifactBusy { .. } => "artifact_busy",
             Error::Forbidden(_) => "forbidden",
             Error::CheckoutClosed(_) => "checkout_closed",
+            Error::NotHeld(_) => "not_held",
             Error::Stale { .. } => "stale",
             Error::ProposalStale { .. } => "proposal_stale",
             Error::Exists(_) => "exists",

@@ -32,10 +32,12 @@ macro_rules! string_conversions {
 mod names;
 mod objects;
 mod path;
+mod requests;
 
 pub use names::*;
 pub use objects::*;
 pub use path::*;
+pub use requests::*;
 
 /// A value that breaks the API's rules for it (a path, a name, a ttl...): the
 /// message says which rule. It becomes `Error::Invalid` (422) wherever it

@@ -92,6 +92,16 @@ impl Remote {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> Result<T> {
+        Ok(self.json_with_status(method, path, body).await?.0)
+    }
+
+    /// [`Remote::json`], with the status of the answer (201 or 200).
+    async fn json_with_status<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<(T, reqwest::StatusCode)> {
         let resend = if method == Method::GET || method == Method::DELETE {
             Resend::Safe
         } else {
@@ -106,10 +116,12 @@ impl Remote {
                 })
             })
             .await?;
-        response
+        let status = response.status();
+        let value = response
             .json()
             .await
-            .map_err(|e| Error::Internal(format!("the server's answer could not be read: {e}")))
+            .map_err(|e| Error::Internal(format!("the server's answer could not be read: {e}")))?;
+        Ok((value, status))
     }
 
     async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T> {

@@ -7,8 +7,8 @@
 //! the caller then reports the refusal.
 //!
 //! Split by what changes together: [`leases`] (taking, releasing, breaking
-//! and lapsing a lease), [`artifacts`], [`checkouts`], [`edits`] and
-//! [`proposals`]; here what several of them share. Never reads the clock nor
+//! and lapsing a lease), [`artifacts`], [`checkouts`], [`edits`],
+//! [`proposals`] and [`requests`]; here what several of them share. Never reads the clock nor
 //! knows SQL: only `now` and [`Tx`].
 
 use serde_json::json;
@@ -23,12 +23,14 @@ mod checkouts;
 mod edits;
 mod leases;
 mod proposals;
+mod requests;
 
 pub use artifacts::{import, import_precheck, rename, version_head, visible};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use leases::{break_lease, sweep};
 pub use proposals::{accept_proposal, rebuild_proposal, reject_proposal};
+pub use requests::{ask, reply, withdraw};
 
 /// A refusal that commits what was recorded before it.
 pub type Refusable<T> = Result<Result<T>>;
@@ -186,4 +188,39 @@ fn propose(
         json!({ "proposal_id": proposal.id, "base_version": proposal.base_version, "provenance": proposal.provenance, "digest": proposal.digest, "message": proposal.message }),
     )?;
     Ok(proposal)
+}
+
+/// Ends every request that still stands on check-out `checkout`: called
+/// in the transaction that closes it (checked in, cancelled, lapsed, broken).
+fn end_requests(tx: &Tx, checkout: CheckoutId, now: Timestamp) -> Result<()> {
+    for mut row in tx.checkout_requests(checkout)? {
+        if !row.request.state.is_live() {
+            continue;
+        }
+        row.request.state = RequestState::Ended;
+        row.request.ended_at = Some(now);
+        tx.put_request(&row)?;
+        let holder = row.request.to.clone();
+        request_event(tx, "request.ended", &row.request, &holder, now)?;
+    }
+    Ok(())
+}
+
+/// A request's event: the message is read from the request, not copied.
+fn request_event(
+    tx: &Tx,
+    kind: &str,
+    request: &Request,
+    actor: &Participant,
+    now: Timestamp,
+) -> Result<()> {
+    event(
+        tx,
+        kind,
+        request.artifact_id,
+        actor,
+        None,
+        now,
+        json!({ "request_id": request.id }),
+    )
 }

@@ -10,6 +10,7 @@ mod edit;
 mod events;
 mod lease;
 mod output;
+mod requests;
 mod serve;
 
 use std::path::PathBuf;

@@ -45,6 +45,7 @@ async fn history(f: &Fixture) -> (ArtifactId, String, String) {
         .check_out(a.id, with_note("still mine"))
         .await
         .unwrap();
+    f.bob.ask(a.id, Some("may I?")).await.unwrap();
     let kept_token = f.store.new_token(&participant("user:alice")).unwrap();
     let revoked_token = f.store.new_token(&participant("user:bob")).unwrap();
     f.store.revoke_tokens(&participant("user:bob")).unwrap();
@@ -108,12 +109,17 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
         all_events(f.alice.as_ref()).await.len()
     );
     assert_eq!(count("participants"), 4);
+    assert_eq!(count("requests"), 1);
 
     // The same ledger, users, artifacts, versions (and their bytes) and proposals.
     let before = f.store.acting_as(participant("user:alice"));
     let after = team.acting_as(participant("user:alice"));
     assert_eq!(all_events(&after).await, all_events(&before).await);
     assert_eq!(team.accounts().unwrap(), f.store.accounts().unwrap());
+    assert_eq!(
+        after.requests(false).await.unwrap(),
+        before.requests(false).await.unwrap()
+    );
     assert_eq!(
         after.artifacts().await.unwrap(),
         before.artifacts().await.unwrap()

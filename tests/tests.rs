@@ -41,6 +41,7 @@ mod preview_layers;
 mod preview_psd;
 mod proposals;
 mod races;
+mod requests;
 mod restarts;
 mod seeing;
 #[cfg(target_os = "linux")]

@@ -245,6 +245,34 @@ impl Backend for Bundled {
         .await
     }
 
+    async fn ask(&self, id: ArtifactId, message: Option<&str>) -> Result<(Request, bool)> {
+        let message = message.map(str::to_owned);
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::ask(tx, me, id, message.as_deref(), now)
+        })
+        .await
+    }
+
+    async fn requests(&self, live_only: bool) -> Result<Vec<Request>> {
+        self.read(move |tx, me, _| tx.requests_of(me, live_only))
+            .await
+    }
+
+    async fn reply(&self, id: RequestId, message: &str) -> Result<Request> {
+        let message = message.to_owned();
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::reply(tx, me, id, &message, now)
+        })
+        .await
+    }
+
+    async fn withdraw(&self, id: RequestId) -> Result<Request> {
+        self.write(Durability::Normal, move |tx, me, now, _| {
+            rules::withdraw(tx, me, id, now)
+        })
+        .await
+    }
+
     async fn query_events(&self, query: EventQuery) -> Result<EventPage> {
         let query = EventQuery {
             limit: query.limit.clamp(1, MAX_EVENTS_PAGE),

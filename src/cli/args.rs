@@ -168,6 +168,27 @@ pub(super) enum Command {
     Rebuild { proposal: ProposalId },
     /// Close a proposal without committing it.
     Reject { proposal: ProposalId },
+    /// Ask whoever holds a file to release it; nothing is released by itself.
+    Ask {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        /// Why you ask (shown to the holder).
+        #[arg(short, long)]
+        message: Option<String>,
+    },
+    /// Requests to you and from you that still stand (every one with --all).
+    Requests {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Answer a request for a file you hold.
+    Reply {
+        request: RequestId,
+        #[arg(short, long)]
+        message: String,
+    },
+    /// Take back a request of yours.
+    Withdraw { request: RequestId },
     /// End someone's lease (admins only); their later check-in becomes a proposal.
     Break {
         #[arg(value_parser = stored_path)]

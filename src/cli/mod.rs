@@ -12,6 +12,7 @@ mod events;
 mod files;
 mod lease;
 mod proposals;
+mod requests;
 mod serve;
 
 use std::path::PathBuf;
@@ -41,6 +42,13 @@ pub async fn run(args: Args) -> ExitCode {
                 eprintln!("{}", error.to_body());
             } else {
                 eprintln!("leasedesk: {error}");
+                if let Error::ArtifactBusy {
+                    path,
+                    lease: Some(_),
+                } = &error
+                {
+                    eprintln!("leasedesk: to ask the holder to release it: leasedesk ask {path}");
+                }
             }
             match error {
                 Error::ArtifactBusy { .. } => ExitCode::from(EXIT_BUSY),
@@ -151,6 +159,14 @@ async fn execute(args: Args) -> Result<(), Error> {
         Command::Accept { proposal } => proposals::accept(store, proposal, &out).await,
         Command::Rebuild { proposal } => proposals::rebuild(store, proposal, &out).await,
         Command::Reject { proposal } => proposals::reject(store, proposal, &out).await,
+        Command::Ask { repo_path, message } => {
+            requests::ask(store, &repo_path, message.as_deref(), &out).await
+        }
+        Command::Requests { all } => requests::list(store, all, &out).await,
+        Command::Reply { request, message } => {
+            requests::reply(store, request, &message, &out).await
+        }
+        Command::Withdraw { request } => requests::withdraw(store, request, &out).await,
         Command::Rename { old, new } => admin::rename(store, &old, &new, &out).await,
         Command::Digest { .. } => unreachable!("handled before the store opens"),
         Command::Migrate {

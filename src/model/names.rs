@@ -1,4 +1,4 @@
-//! Ids and validated names: the four UUID ids, `Participant` and `Digest`,
+//! Ids and validated names: the UUID ids, `Participant` and `Digest`,
 //! each parsed once at the edge and trusted after. Knows no error type but
 //! `Invalid`; never depends on `error` or on the API objects.
 
@@ -64,6 +64,10 @@ id_type!(
 id_type!(
     /// Names one proposal.
     ProposalId
+);
+id_type!(
+    /// Names one request to a holder to release a file.
+    RequestId
 );
 
 /// Who acts: `user:NAME` or `agent:NAME`.

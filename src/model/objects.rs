@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{
-    ArtifactId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId, RepoPath, Timestamp,
-    MAX_TTL_SECONDS,
+    ArtifactId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId, RepoPath, Request,
+    Timestamp, MAX_TTL_SECONDS,
 };
 
 /// One committed version; an artifact's head is its newest.
@@ -245,6 +245,10 @@ list!(
 list!(
     /// `GET /v1/proposals`.
     ProposalList { proposals: Proposal }
+);
+list!(
+    /// `GET /v1/requests`: those to the caller and those from the caller.
+    RequestList { requests: Request }
 );
 
 /// Body of `POST /v1/artifacts/{id}/checkouts`.

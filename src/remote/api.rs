@@ -210,6 +210,42 @@ impl Backend for Remote {
         .await
     }
 
+    async fn ask(&self, id: ArtifactId, message: Option<&str>) -> Result<(Request, bool)> {
+        let body = match message {
+            Some(message) => json!({ "message": message }),
+            None => json!({}),
+        };
+        let (request, status) = self
+            .json_with_status(
+                Method::POST,
+                &format!("/v1/artifacts/{id}/requests"),
+                Some(body),
+            )
+            .await?;
+        Ok((request, status == reqwest::StatusCode::CREATED))
+    }
+
+    async fn requests(&self, live_only: bool) -> Result<Vec<Request>> {
+        let path = match live_only {
+            true => "/v1/requests?state=open",
+            false => "/v1/requests",
+        };
+        Ok(self.get::<RequestList>(path).await?.requests)
+    }
+
+    async fn reply(&self, id: RequestId, message: &str) -> Result<Request> {
+        self.post(
+            &format!("/v1/requests/{id}/reply"),
+            json!({ "message": message }),
+        )
+        .await
+    }
+
+    async fn withdraw(&self, id: RequestId) -> Result<Request> {
+        self.post(&format!("/v1/requests/{id}/withdraw"), json!({}))
+            .await
+    }
+
     async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
         self.post(&format!("/v1/artifacts/{id}/rename"), json!({ "path": to }))
             .await

@@ -55,6 +55,7 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         },
         ("forbidden", ..) => Error::Forbidden(message),
         ("checkout_closed", ..) => Error::CheckoutClosed(message),
+        ("not_held", ..) => Error::NotHeld(message),
         ("exists", ..) => Error::Exists(message),
         ("not_found", ..) => Error::NotFound(message),
         ("no_preview", ..) => Error::NoPreview(message),

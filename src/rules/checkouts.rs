@@ -10,7 +10,9 @@
 use serde_json::json;
 
 use super::leases::{acquire, after, checkout_lease, release};
-use super::{commit_unless_unchanged, event, load_artifact, propose, Blob, Refusable};
+use super::{
+    commit_unless_unchanged, end_requests, event, load_artifact, propose, Blob, Refusable,
+};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::*;
@@ -235,6 +237,7 @@ fn close(
 ) -> Result<()> {
     let holder = row.checkout.holder.clone();
     release(tx, artifact, &holder, now)?;
+    end_requests(tx, row.checkout.id, now)?;
     row.checkout.state = CheckoutState::Closed;
     tx.put_checkout(row, result, Some(now))?;
     event(

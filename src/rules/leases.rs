@@ -6,7 +6,7 @@
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{busy, event, load_artifact, require_admin, Refusable};
+use super::{busy, end_requests, event, load_artifact, require_admin, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::store::{EditState, NewEvent, Tx};
@@ -17,6 +17,9 @@ const CONTENDED_NAMESPACE: Uuid = Uuid::from_u128(0x6c65_6173_6564_6573_6b2d_636
 /// Records the lapse of a lease that expired unrecorded: `lease.expired`, once.
 fn record_lapse(tx: &Tx, artifact_id: ArtifactId, lease: &Lease, now: Timestamp) -> Result<()> {
     tx.delete_lease(artifact_id)?;
+    if let Some(checkout) = lease.checkout_id {
+        end_requests(tx, checkout, now)?;
+    }
     event(
         tx,
         "lease.expired",
@@ -210,6 +213,7 @@ pub fn break_lease(
         json!({ "reason": reason, "holder_participant": lease.participant, "checkout_id": lease.checkout_id }),
     )?;
     if let Some(checkout_id) = lease.checkout_id {
+        end_requests(tx, checkout_id, now)?;
         if let Some(mut row) = tx.checkout(checkout_id)? {
             row.checkout.broken = Some(Broken {
                 by: actor.clone(),

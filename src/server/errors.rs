@@ -32,7 +32,7 @@ pub fn status_of(error: &Error) -> StatusCode {
         Error::ArtifactBusy { .. } | Error::CheckoutClosed(_) | Error::Stale { .. } => {
             StatusCode::CONFLICT
         }
-        Error::ProposalStale { .. } | Error::Exists(_) => StatusCode::CONFLICT,
+        Error::ProposalStale { .. } | Error::Exists(_) | Error::NotHeld(_) => StatusCode::CONFLICT,
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
         Error::NotFound(_) | Error::NoPreview(_) => StatusCode::NOT_FOUND,
         Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,

@@ -11,6 +11,7 @@ use super::errors::ErrorBody;
 use super::request::Caller;
 use super::routes::{
     artifacts::*, checkouts::*, edits::*, events::*, health::*, previews::*, proposals::*,
+    requests::*,
 };
 use crate::model::*;
 
@@ -52,6 +53,10 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         rename,
         events,
         event_stream,
+        ask,
+        requests,
+        reply,
+        withdraw,
         artifact_preview,
         proposal,
         proposal_content,
@@ -71,7 +76,12 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         Proposal,
         Edit,
         Event,
-        EventPage
+        EventPage,
+        AskBody,
+        ReplyBody,
+        Request,
+        RequestState,
+        RequestList
     ))
 )]
 struct ApiDoc;
@@ -178,7 +188,11 @@ fn constrain_bodies(schemas: &mut Value) {
         json!({ "type": ["string", "null"], "maxLength": MAX_NOTE_BYTES });
     schemas["RenameBody"]["properties"]["path"] =
         json!({ "type": "string", "minLength": 1, "maxLength": 1024 });
-    for name in ["BreakBody", "RenameBody"] {
+    let message = |min: usize| json!({ "type": "string", "minLength": min, "maxLength": MAX_REQUEST_MESSAGE_CHARS });
+    schemas["AskBody"]["properties"]["message"] =
+        json!({ "anyOf": [message(0), { "type": "null" }] });
+    schemas["ReplyBody"]["properties"]["message"] = message(1);
+    for name in ["BreakBody", "RenameBody", "AskBody", "ReplyBody"] {
         schemas[name]["additionalProperties"] = json!(false);
     }
 }

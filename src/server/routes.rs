@@ -22,6 +22,7 @@ pub(in crate::server) mod events;
 pub(in crate::server) mod health;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
+pub(in crate::server) mod requests;
 
 use artifacts::*;
 use checkouts::*;
@@ -30,6 +31,7 @@ use events::*;
 use health::*;
 use previews::*;
 use proposals::*;
+use requests::*;
 
 /// Every route of the API, in the order of API.md, but the OpenAPI
 /// document's (which lists these).
@@ -62,6 +64,10 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/artifacts/{id}/rename", post(rename))
         .route("/v1/events", get(events))
         .route("/v1/events/stream", get(event_stream))
+        .route("/v1/artifacts/{id}/requests", post(ask))
+        .route("/v1/requests", get(requests))
+        .route("/v1/requests/{id}/reply", post(reply))
+        .route("/v1/requests/{id}/withdraw", post(withdraw))
 }
 
 /// What a handler that makes something answers: 201 and its JSON.

@@ -121,6 +121,23 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
         ],
     ),
     (
+        "requests",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("checkout_id", Text),
+            ("from_participant", Text),
+            ("to_participant", Text),
+            ("message", Text),
+            ("state", Text),
+            ("reply", Text),
+            ("created_at", Int),
+            ("replied_at", Int),
+            ("ended_at", Int),
+            ("notified_at", Int),
+        ],
+    ),
+    (
         "events",
         &[
             ("seq", Int),

@@ -154,6 +154,14 @@ pub struct CheckoutRow {
     pub lease_epoch: u64,
 }
 
+/// A request as stored: the public record, and when its holder was last
+/// told of it (asking again sooner tells nobody).
+#[derive(Clone, Debug)]
+pub struct RequestRow {
+    pub request: Request,
+    pub notified_at: Timestamp,
+}
+
 /// What a finished check-in or edit did, as stored (a proposal by id, so its
 /// current state is shown when the result is read again).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -367,6 +375,20 @@ pub trait Transaction {
 
     /// Moves a proposal out of `open`, if it is open still.
     fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()>;
+
+    // ----- requests
+
+    fn request(&self, id: RequestId) -> Result<Option<RequestRow>>;
+
+    /// The requests on one check-out, oldest first, in every state.
+    fn checkout_requests(&self, checkout: CheckoutId) -> Result<Vec<RequestRow>>;
+
+    /// The requests to or from `participant`, newest first; only those that
+    /// still stand if `live_only`.
+    fn requests_of(&self, participant: &Participant, live_only: bool) -> Result<Vec<Request>>;
+
+    /// Writes a request, new or changed.
+    fn put_request(&self, row: &RequestRow) -> Result<()>;
 
     /// Appends an event; writes nothing if an event with its id exists
     /// already (a contender asking again).

@@ -9,7 +9,7 @@ use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
-use super::{CheckoutRow, Decision, EditRow, EditState, StoredResult, TokenRow};
+use super::{CheckoutRow, Decision, EditRow, EditState, RequestRow, StoredResult, TokenRow};
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -47,6 +47,9 @@ spellings! {
     pub(super) ProposalState: proposal_state_str, proposal_state {
         Open => "open", Accepted => "accepted", Rejected => "rejected", Superseded => "superseded"
     } else Superseded;
+    RequestState: request_state_str, request_state {
+        Open => "open", Replied => "replied", Withdrawn => "withdrawn", Ended => "ended"
+    } else Ended;
 }
 
 /// A row of either store, read by column index.
@@ -327,6 +330,35 @@ pub(super) fn proposal(row: &(impl Row + ?Sized)) -> Result<Proposal> {
     })
 }
 
+/// A request's columns, its artifact's path among them: from [`REQUESTS_JOINED`].
+pub(super) const REQUEST_COLUMNS: &str =
+    "r.id, r.artifact_id, a.path, r.from_participant, r.to_participant, r.checkout_id, \
+     r.message, r.state, r.reply, r.created_at, r.replied_at, r.ended_at, r.notified_at";
+
+/// Requests with their artifact's row, for its current path.
+pub(super) const REQUESTS_JOINED: &str = "requests r JOIN artifacts a ON a.id = r.artifact_id";
+
+pub(super) fn request(row: &(impl Row + ?Sized)) -> Result<RequestRow> {
+    let optional_time = |i| row.int_opt(i)?.map(time).transpose();
+    Ok(RequestRow {
+        request: Request {
+            id: parsed(row, 0)?,
+            artifact_id: parsed(row, 1)?,
+            path: stored_path(row, 2)?,
+            from: parsed(row, 3)?,
+            to: parsed(row, 4)?,
+            checkout_id: parsed(row, 5)?,
+            message: row.text_opt(6)?,
+            state: request_state(&row.text(7)?),
+            reply: row.text_opt(8)?,
+            created_at: time_at(row, 9)?,
+            replied_at: optional_time(10)?,
+            ended_at: optional_time(11)?,
+        },
+        notified_at: time_at(row, 12)?,
+    })
+}
+
 pub(super) const EVENT_COLUMNS: &str = "seq, id, type, artifact_id, participant, holder, at, data";
 
 pub(super) fn event(row: &(impl Row + ?Sized)) -> Result<Event> {
@@ -548,6 +580,35 @@ pub(super) fn decision_fields(id: ProposalId, d: &Decision) -> Vec<Field> {
         text(d.by),
         int(millis(d.at)),
         text_opt(d.superseded_by),
+    ]
+}
+
+/// The columns [`request_fields`] gives, in its order.
+pub(super) const REQUEST_FIELDS: &str = "id, artifact_id, checkout_id, from_participant, \
+     to_participant, message, state, reply, created_at, replied_at, ended_at, notified_at";
+
+/// What writing a known request changes (its ids, people and time of
+/// asking never change).
+pub(super) const REQUEST_UPDATE: &str = "message = excluded.message, state = excluded.state, \
+     reply = excluded.reply, replied_at = excluded.replied_at, ended_at = excluded.ended_at, \
+     notified_at = excluded.notified_at";
+
+/// [`REQUEST_FIELDS`]
+pub(super) fn request_fields(row: &RequestRow) -> Vec<Field> {
+    let r = &row.request;
+    vec![
+        text(r.id),
+        text(r.artifact_id),
+        text(r.checkout_id),
+        text(&r.from),
+        text(&r.to),
+        text_opt(r.message.as_ref()),
+        text(request_state_str(r.state)),
+        text_opt(r.reply.as_ref()),
+        int(millis(r.created_at)),
+        Field::Int(r.replied_at.map(millis)),
+        Field::Int(r.ended_at.map(millis)),
+        int(millis(row.notified_at)),
     ]
 }
 

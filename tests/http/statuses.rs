@@ -277,6 +277,10 @@ async fn the_openapi_document_is_generated_and_lists_every_endpoint_of_the_contr
         ("post", "/v1/artifacts/{id}/rename"),
         ("get", "/v1/events"),
         ("get", "/v1/events/stream"),
+        ("post", "/v1/artifacts/{id}/requests"),
+        ("get", "/v1/requests"),
+        ("post", "/v1/requests/{id}/reply"),
+        ("post", "/v1/requests/{id}/withdraw"),
     ];
     for (method, path) in endpoints {
         assert!(

@@ -157,6 +157,14 @@ const PROPOSAL_STATE: Param = Param {
     schema: r#"{"type":"string","enum":["open","accepted","rejected","superseded"]}"#,
     description: "Only proposals in this state",
 };
+const REQUEST_STATE: Param = Param {
+    name: "state",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","enum":["open","replied","withdrawn","ended"]}"#,
+    description:
+        "Only requests in this state; `open` is every request that still stands (replied too)",
+};
 const BEFORE: Param = Param {
     name: "before",
     location: "query",
@@ -225,6 +233,13 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("`after` and `before` are refused together (422 `invalid`)."),
     op("get", "/v1/events/stream", &[AFTER, LAST_EVENT_ID], Body::None, "")
         .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
+    op("post", "/v1/artifacts/{id}/requests", &[ID], Body::Json, "404 not_found, 409 not_held, 422 invalid")
+        .noting("Asks the participant whose check-out holds the file to release it. Nothing is released by itself."),
+    op("get", "/v1/requests", &[REQUEST_STATE], Body::None, ""),
+    op("post", "/v1/requests/{id}/reply", &[ID], Body::Json, "403 forbidden, 404 not_found, 422 invalid")
+        .noting("Only the holder asked may reply (403 `forbidden` otherwise)."),
+    op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
+        .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
 ];
 
 /// Every status `op` can answer besides its success, each with its error

@@ -4,6 +4,7 @@
 
 use super::tx::{
     owned, owned_fields, LOCK_ARTIFACT, LOCK_BY_CHECKOUT, LOCK_BY_EDIT, LOCK_BY_PROPOSAL,
+    LOCK_BY_REQUEST,
 };
 use super::tx::{Columns, PgTx};
 use crate::clock::Clock;
@@ -12,11 +13,12 @@ use crate::model::*;
 use crate::store::rows::signed;
 use crate::store::rows::{
     self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS,
-    EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
+    EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS,
+    REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
-    StoredResult, TokenRow, Transaction, Tx,
+    RequestRow, StoredResult, TokenRow, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -475,6 +477,52 @@ impl Transaction for PgTx<'_> {
             owned_fields(rows::decision_fields(id, decision)),
         )?;
         Ok(())
+    }
+
+    // ----- requests
+
+    fn request(&self, id: RequestId) -> Result<Option<RequestRow>> {
+        let sql = format!("SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED} WHERE r.id = $1");
+        let key = id.to_string();
+        self.locked_query(LOCK_BY_REQUEST, &key, None, &sql, &[&key])?
+            .first()
+            .map(rows::request)
+            .transpose()
+    }
+
+    fn checkout_requests(&self, checkout: CheckoutId) -> Result<Vec<RequestRow>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED} WHERE r.checkout_id = $1
+             ORDER BY r.created_at, r.id"
+        );
+        self.query(&sql, &[&checkout.to_string()])?
+            .iter()
+            .map(rows::request)
+            .collect()
+    }
+
+    fn requests_of(&self, participant: &Participant, live_only: bool) -> Result<Vec<Request>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED}
+             WHERE (r.to_participant = $1 OR r.from_participant = $1)
+               AND (NOT $2 OR r.state IN ('open', 'replied'))
+             ORDER BY r.created_at DESC, r.id"
+        );
+        self.query(&sql, &[&participant.as_str(), &live_only])?
+            .iter()
+            .map(|r| rows::request(r).map(|row| row.request))
+            .collect()
+    }
+
+    fn put_request(&self, row: &RequestRow) -> Result<()> {
+        self.defer(
+            &format!(
+                "INSERT INTO requests ({REQUEST_FIELDS})
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                 ON CONFLICT (id) DO UPDATE SET {REQUEST_UPDATE}"
+            ),
+            owned_fields(rows::request_fields(row)),
+        )
     }
 
     // ----- events

@@ -132,6 +132,8 @@ pub(super) const LOCK_BY_EDIT: &str =
     lock_artifact!("(SELECT artifact_id FROM edits WHERE id = $1)");
 pub(super) const LOCK_BY_PROPOSAL: &str =
     lock_artifact!("(SELECT artifact_id FROM proposals WHERE id = $1)");
+pub(super) const LOCK_BY_REQUEST: &str =
+    lock_artifact!("(SELECT artifact_id FROM requests WHERE id = $1)");
 
 /// The commit's events, numbered from the ledger's row: its UPDATE waits for
 /// the row's lock and then counts from the last committed `last_seq`, whose

@@ -10,11 +10,12 @@ use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::{
     self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS,
-    HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
+    HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS,
+    REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
-    StoredResult, TokenRow, Transaction, Tx,
+    RequestRow, StoredResult, TokenRow, Transaction, Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -419,6 +420,45 @@ impl Transaction for SqliteTx<'_> {
             "UPDATE proposals SET state = ?2, decided_by = ?3, decided_at = ?4, superseded_by = ?5
              WHERE id = ?1 AND state = 'open'",
             params_from_iter(rows::decision_fields(id, decision)),
+        )?;
+        Ok(())
+    }
+
+    // ----- requests
+
+    fn request(&self, id: RequestId) -> Result<Option<RequestRow>> {
+        let sql = format!("SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED} WHERE r.id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::request(r))
+    }
+
+    fn checkout_requests(&self, checkout: CheckoutId) -> Result<Vec<RequestRow>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED} WHERE r.checkout_id = ?1
+             ORDER BY r.created_at, r.id"
+        );
+        self.all(&sql, [checkout.to_string()], |r| rows::request(r))
+    }
+
+    fn requests_of(&self, participant: &Participant, live_only: bool) -> Result<Vec<Request>> {
+        let sql = format!(
+            "SELECT {REQUEST_COLUMNS} FROM {REQUESTS_JOINED}
+             WHERE (r.to_participant = ?1 OR r.from_participant = ?1)
+               AND (?2 = 0 OR r.state IN ('open', 'replied'))
+             ORDER BY r.created_at DESC, r.id"
+        );
+        self.all(&sql, params![participant.as_str(), live_only], |r| {
+            rows::request(r).map(|row| row.request)
+        })
+    }
+
+    fn put_request(&self, row: &RequestRow) -> Result<()> {
+        self.tx.execute(
+            &format!(
+                "INSERT INTO requests ({REQUEST_FIELDS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 ON CONFLICT (id) DO UPDATE SET {REQUEST_UPDATE}"
+            ),
+            params_from_iter(rows::request_fields(row)),
         )?;
         Ok(())
     }
