@@ -9,7 +9,9 @@ use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
-use super::{CheckoutRow, Decision, EditRow, EditState, RequestRow, StoredResult, TokenRow};
+use super::{
+    CheckoutRow, Decision, EditRow, EditState, EventRows, RequestRow, StoredResult, TokenRow,
+};
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -375,16 +377,14 @@ pub(super) fn event(row: &(impl Row + ?Sized)) -> Result<Event> {
     })
 }
 
-/// The SQL of [`crate::store::Transaction::events_after`] (`older`: false)
-/// or `events_before` (true), of one artifact's events if `one_artifact`;
-/// `p` spells a numbered parameter (`$` or `?`): 1 the bound, 2 the limit,
-/// 3 the artifact.
-pub(super) fn events_sql(p: char, older: bool, one_artifact: bool) -> String {
-    let (cmp, order) = match older {
+/// The SQL of one [`EventRows`] page; `p` spells a numbered parameter (`$`
+/// or `?`): 1 the bound, 2 the limit, 3 the artifact.
+pub(super) fn events_sql(p: char, page: &EventRows) -> String {
+    let (cmp, order) = match page.older {
         false => (">", ""),
         true => ("<", " DESC"),
     };
-    let artifact = match one_artifact {
+    let artifact = match page.artifact.is_some() {
         true => format!("artifact_id = {p}3 AND "),
         false => String::new(),
     };

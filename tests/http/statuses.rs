@@ -227,6 +227,43 @@ async fn every_status_and_error_code_of_the_api() {
     );
 }
 
+/// `GET /v1/requests?state=S`: `open` is every request that still stands
+/// (a replied one too); any other state is that state alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_requests_list_answers_the_state_asked_for() {
+    let f = remote_fixture().await;
+    let http = Http::of(&f);
+    let bob = f.server.as_ref().unwrap().token("user:bob");
+    let mut asked = Vec::new();
+    for name in ["open.psd", "replied.psd", "withdrawn.psd"] {
+        let a = f.import(name, b"v1").await;
+        f.alice.check_out(a.id, checkout_request()).await.unwrap();
+        asked.push(f.bob.ask(a.id, None).await.unwrap().0.id);
+    }
+    f.alice.reply(asked[1], "soon").await.unwrap();
+    f.bob.withdraw(asked[2]).await.unwrap();
+    let listed = |state: &'static str| {
+        let http = &http;
+        async move {
+            let path = format!("/v1/requests?state={state}");
+            let answer = http.call(Method::GET, &path, Some(bob), None).await;
+            assert_eq!(answer.status, StatusCode::OK, "{state}");
+            let mut paths: Vec<String> = answer.body["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["path"].as_str().unwrap().to_owned())
+                .collect();
+            paths.sort();
+            paths
+        }
+    };
+    assert_eq!(listed("open").await, ["open.psd", "replied.psd"]);
+    assert_eq!(listed("replied").await, ["replied.psd"]);
+    assert_eq!(listed("withdrawn").await, ["withdrawn.psd"]);
+    assert_eq!(listed("ended").await, Vec::<String>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openapi_document_is_generated_and_lists_every_endpoint_of_the_contract() {
     let f = remote_fixture().await;

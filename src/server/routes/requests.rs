@@ -53,7 +53,7 @@ pub(in crate::server) async fn requests(
     // `open` is every request that still stands: a replied one too.
     let live_only = q.state.is_some_and(RequestState::is_live);
     let mut requests = me.requests(live_only).await?;
-    if let Some(state) = q.state.filter(|s| !s.is_live()) {
+    if let Some(state) = q.state.filter(|s| *s != RequestState::Open) {
         requests.retain(|r| r.state == state);
     }
     Ok(JsonList::new("requests", requests))

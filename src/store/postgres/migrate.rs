@@ -17,7 +17,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0002_touched_at.sql"),
     include_str!("../pg_migrations/0003_wal_flush.sql"),
     include_str!("../pg_migrations/0004_lease_foreign_keys.sql"),
-    include_str!("../pg_migrations/0005_requests.sql"),
+    // The same table as SQLite's: one text for both.
+    include_str!("../migrations/0006_requests.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

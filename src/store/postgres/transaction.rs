@@ -532,18 +532,11 @@ impl Transaction for PgTx<'_> {
     }
 
     fn event_rows(&self, page: EventRows) -> Result<Vec<Event>> {
-        let EventRows {
-            older,
-            bound,
-            limit,
-            artifact,
-        } = page;
-        let sql = rows::events_sql('$', older, artifact.is_some());
-        let limit = i64::from(limit);
-        let artifact = artifact.map(|id| id.to_string());
-        let rows = match &artifact {
+        let sql = rows::events_sql('$', &page);
+        let (bound, limit) = (page.bound, i64::from(page.limit));
+        let rows = match page.artifact.map(|id| id.to_string()) {
             None => self.query(&sql, &[&bound, &limit])?,
-            Some(id) => self.query(&sql, &[&bound, &limit, id])?,
+            Some(id) => self.query(&sql, &[&bound, &limit, &id])?,
         };
         rows.iter().map(rows::event).collect()
     }

@@ -487,14 +487,9 @@ impl Transaction for SqliteTx<'_> {
     }
 
     fn event_rows(&self, page: EventRows) -> Result<Vec<Event>> {
-        let EventRows {
-            older,
-            bound,
-            limit,
-            artifact,
-        } = page;
-        let sql = rows::events_sql('?', older, artifact.is_some());
-        match artifact {
+        let sql = rows::events_sql('?', &page);
+        let (bound, limit) = (page.bound, page.limit);
+        match page.artifact {
             None => self.all(&sql, params![bound, limit], |r| rows::event(r)),
             Some(id) => self.all(&sql, params![bound, limit, id.to_string()], |r| {
                 rows::event(r)
