@@ -176,6 +176,16 @@ pub trait Backend: Send + Sync {
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout>;
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout>;
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout>;
+    /// Checks out every artifact, or none (`Error::SomeBusy` names each
+    /// one someone else holds); the check-outs in the order asked.
+    async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<Checkout>>;
+    /// Keeps a file's bytes for the check-out's next change (again: replaced).
+    async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile>;
+    /// Checks in the staged bytes of these check-outs as one change: every
+    /// changed file commits, or, if any is stale, each becomes a proposal of
+    /// the change. The same check-outs again return the same change.
+    async fn commit_change(&self, request: ChangeRequest) -> Result<Change>;
+    async fn change(&self, id: ChangeId) -> Result<Change>;
 
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit>;
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult>;

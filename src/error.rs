@@ -1,6 +1,6 @@
 //! The one error type: each variant is something a caller acts on differently.
 
-use crate::model::{Digest, Head, Invalid, Lease};
+use crate::model::{BusyFile, Digest, Head, Invalid, Lease};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -20,6 +20,10 @@ pub enum Error {
         lease: Option<Box<Lease>>,
     },
 
+    /// Files of a multi-file check-out that others hold: none was taken.
+    #[error("{}", some_busy_message(.0))]
+    SomeBusy(Vec<BusyFile>),
+
     #[error("{0}")]
     Forbidden(String),
 
@@ -30,6 +34,10 @@ pub enum Error {
     /// agent's edit): there is no holder to ask.
     #[error("{0}")]
     NotHeld(String),
+
+    /// A check-out of a change has no file staged for it.
+    #[error("{0}")]
+    NotStaged(String),
 
     /// The head moved since the change's base.
     #[error("the file changed since your edit began: version {} by {} is the head now", .head.version, .head.author)]
@@ -111,14 +119,23 @@ fn busy_message(path: &str, lease: Option<&Lease>) -> String {
     }
 }
 
+fn some_busy_message(busy: &[BusyFile]) -> String {
+    let each: Vec<String> = busy
+        .iter()
+        .map(|b| busy_message(b.path.as_str(), Some(&b.lease)))
+        .collect();
+    format!("nothing was checked out: {}", each.join("; "))
+}
+
 impl Error {
     /// The error code of `shared/API.md`.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::ArtifactBusy { .. } => "artifact_busy",
+            Error::ArtifactBusy { .. } | Error::SomeBusy(_) => "artifact_busy",
             Error::Forbidden(_) => "forbidden",
             Error::CheckoutClosed(_) => "checkout_closed",
             Error::NotHeld(_) => "not_held",
+            Error::NotStaged(_) => "not_staged",
             Error::Stale { .. } => "stale",
             Error::ProposalStale { .. } => "proposal_stale",
             Error::Exists(_) => "exists",
@@ -146,6 +163,12 @@ impl Error {
             Error::ArtifactBusy { path, lease } => {
                 body["path"] = serde_json::json!(path);
                 body["lease"] = serde_json::json!(lease);
+            }
+            Error::SomeBusy(busy) => {
+                // `path` and `lease` as for one busy file, of the first.
+                body["path"] = serde_json::json!(busy.first().map(|b| &b.path));
+                body["lease"] = serde_json::json!(busy.first().map(|b| &b.lease));
+                body["busy"] = serde_json::json!(busy);
             }
             Error::Stale { head } | Error::ProposalStale { head } => {
                 body["head"] = serde_json::json!(head);

@@ -28,6 +28,8 @@ pub mod at {
     /// The SQLite store's checkpointer, before each checkpoint (`error`: the
     /// log only grows, as when checkpoints keep failing).
     pub const CHECKPOINT: &str = "store.checkpoint";
+    /// Inside a change's transaction, after its first file's write, before the second's.
+    pub const CHANGE_BETWEEN_FILES: &str = "change.between_files";
     /// The health check's or the metrics scrape's read of the store (`pause`: a store that hangs).
     pub const STORE_PROBE: &str = "store.probe";
 }

@@ -29,11 +29,13 @@ macro_rules! string_conversions {
     };
 }
 
+mod changes;
 mod names;
 mod objects;
 mod path;
 mod requests;
 
+pub use changes::*;
 pub use names::*;
 pub use objects::*;
 pub use path::*;

@@ -19,6 +19,7 @@ use crate::model::*;
 use crate::store::{NewEvent, StoredResult, Tx};
 
 mod artifacts;
+mod changes;
 mod checkouts;
 mod edits;
 mod leases;
@@ -26,6 +27,7 @@ mod proposals;
 mod requests;
 
 pub use artifacts::{import, import_precheck, rename, version_head, visible};
+pub use changes::{change, check_out_many, commit_change, stage};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use leases::{break_lease, sweep};
@@ -35,13 +37,15 @@ pub use requests::{ask, reply, withdraw};
 /// A refusal that commits what was recorded before it.
 pub type Refusable<T> = Result<Result<T>>;
 
-/// Bytes already hashed and stored as a blob.
+/// Bytes already hashed and stored as a blob, with what they come with.
 #[derive(Clone, Debug)]
 pub struct Blob {
     pub digest: Digest,
     pub size: u64,
     /// The description given with the upload (checked: see `check_message`).
     pub message: Option<String>,
+    /// The change they are part of, if any.
+    pub change: Option<ChangeId>,
 }
 
 impl Blob {
@@ -51,6 +55,7 @@ impl Blob {
             digest: proposal.digest.clone(),
             size: proposal.size,
             message: proposal.message.clone(),
+            change: proposal.change_id,
         }
     }
 }
@@ -116,6 +121,7 @@ fn commit_version(
         author: author.clone(),
         committed_at: now,
         message: blob.message.clone(),
+        change_id: blob.change,
     };
     tx.commit_version(artifact.id, &head, artifact.head.version)?;
     event(
@@ -125,7 +131,7 @@ fn commit_version(
         author,
         None,
         now,
-        json!({ "version": head.version, "digest": head.digest, "size": head.size, "base_version": artifact.head.version, "message": head.message }),
+        json!({ "version": head.version, "digest": head.digest, "size": head.size, "base_version": artifact.head.version, "message": head.message, "change_id": head.change_id }),
     )?;
     artifact.head = head.clone();
     Ok(head)
@@ -176,6 +182,7 @@ fn propose(
         state: ProposalState::Open,
         created_at: now,
         message: blob.message.clone(),
+        change_id: blob.change,
     };
     tx.insert_proposal(&proposal)?;
     event(
@@ -185,7 +192,7 @@ fn propose(
         author,
         None,
         now,
-        json!({ "proposal_id": proposal.id, "base_version": proposal.base_version, "provenance": proposal.provenance, "digest": proposal.digest, "message": proposal.message }),
+        json!({ "proposal_id": proposal.id, "base_version": proposal.base_version, "provenance": proposal.provenance, "digest": proposal.digest, "message": proposal.message, "change_id": proposal.change_id }),
     )?;
     Ok(proposal)
 }

@@ -4,6 +4,7 @@
 //! reaches the store only through the binary, never through the library.
 
 mod admin;
+mod changes;
 #[cfg(unix)]
 mod data_folder;
 mod edit;

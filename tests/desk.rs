@@ -12,6 +12,7 @@ use leasedesk::workspace::{self, LocalState};
 
 use crate::harness::*;
 
+mod changes;
 mod history;
 mod overview;
 mod previews;

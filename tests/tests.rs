@@ -11,6 +11,7 @@
 mod harness;
 
 mod blobs;
+mod changes;
 mod checkin;
 mod checkout;
 mod cli;

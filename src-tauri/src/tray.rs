@@ -154,6 +154,7 @@ mod tests {
             state: CheckoutState::Open,
             result: None,
             broken: None,
+            change_id: None,
         }
     }
 

@@ -133,6 +133,38 @@ impl Backend for Bundled {
         .await
     }
 
+    async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<Checkout>> {
+        self.write(Durability::Normal, move |tx, me, now, failpoints| {
+            rules::check_out_many(tx, me, &request, now, failpoints)
+        })
+        .await?
+    }
+
+    async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
+        self.upload_and_write(
+            upload,
+            move |tx, me| rules::checkin_precheck(tx, me, id),
+            // The head's own bytes are kept by its version already.
+            |(before, head_digest), digest| {
+                before.checkout.state != CheckoutState::Closed && *digest != head_digest
+            },
+            |_: &StagedFile| true,
+            move |tx, me, blob, _| rules::stage(tx, me, id, blob),
+        )
+        .await
+    }
+
+    async fn commit_change(&self, request: ChangeRequest) -> Result<Change> {
+        self.write(Durability::Full, move |tx, me, now, failpoints| {
+            rules::commit_change(tx, me, &request, now, failpoints)
+        })
+        .await
+    }
+
+    async fn change(&self, id: ChangeId) -> Result<Change> {
+        self.read(move |tx, _, _| rules::change(tx, id)).await
+    }
+
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
         self.write(Durability::Normal, move |tx, me, now, _| {
             rules::begin_edit(tx, me, id, ttl_seconds, now)

@@ -36,7 +36,8 @@ impl Drop for Sweeper {
 }
 
 impl Bundled {
-    /// Records `lease.expired` for every lease that lapsed unrecorded.
+    /// Records `lease.expired` for every lease that lapsed unrecorded, and
+    /// removes the blobs of staged bytes that closed check-outs dropped.
     pub fn sweep(&self) -> Result<usize> {
         let clock = self.clock().clone();
         let lapsed = self
@@ -46,7 +47,24 @@ impl Bundled {
         if lapsed > 0 {
             self.shared.changed.notify_waiters();
         }
+        self.remove_dropped_blobs()?;
         Ok(lapsed)
+    }
+
+    /// Removes each blob a closed check-out's staged bytes left (see
+    /// `Transaction::drop_blob`) unless a row names it again. An object
+    /// store's stays for its own sweep (see `Blobs::remove_unnamed`).
+    fn remove_dropped_blobs(&self) -> Result<()> {
+        let shared = &self.shared;
+        for digest in shared.store.read(|tx| tx.dropped_blobs(100))? {
+            shared
+                .blobs
+                .remove_unnamed(&digest, |d| shared.store.read(|tx| tx.names_blob(d)))?;
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.forget_dropped_blob(&digest))?;
+        }
+        Ok(())
     }
 
     /// Sweeps lapsed leases every `every`, so their `lease.expired` appears even

@@ -147,6 +147,7 @@ impl From<&Staged> for Blob {
             digest: staged.digest().clone(),
             size: staged.size(),
             message: None,
+            change: None,
         }
     }
 }

@@ -125,10 +125,10 @@ pub(super) enum Command {
         #[arg(short, long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Take a file's lease to edit it.
+    /// Take a file's lease to edit it; of several files, every one or none.
     Checkout {
-        #[arg(value_parser = stored_path)]
-        repo_path: RepoPath,
+        #[arg(value_parser = stored_path, required = true, num_args = 1..)]
+        repo_paths: Vec<RepoPath>,
         /// Shown to whoever is refused the file meanwhile.
         #[arg(long)]
         note: Option<String>,
@@ -143,15 +143,18 @@ pub(super) enum Command {
         #[arg(long, value_parser = parse_ttl)]
         ttl: Option<u64>,
     },
-    /// Upload FILE as your check-in of REPO_PATH and end the check-out.
+    /// Upload FILE as your check-in of REPO_PATH and end the check-out;
+    /// several files as REPO_PATH=FILE..., checked in as one change.
     Checkin {
-        #[arg(value_parser = stored_path)]
-        repo_path: RepoPath,
-        file: PathBuf,
-        /// What this version is (shown in the history).
+        /// REPO_PATH FILE, or REPO_PATH=FILE for each file of a change.
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<String>,
+        /// What this version (or change) is (shown in the history).
         #[arg(short, long)]
         message: Option<String>,
     },
+    /// Show a change of several files: each file and what became of it.
+    Change { change: ChangeId },
     /// End your check-out without checking anything in.
     Cancel {
         #[arg(value_parser = stored_path)]
@@ -305,6 +308,23 @@ pub(super) enum UserCommand {
 
 /// A path to look up, as stored: it may be one stored before the path rules
 /// (the strict parser is for paths being made: import, a rename's target).
+/// `checkin`'s files: `PATH FILE` (one file, as before), or `PATH=FILE` each.
+pub(super) fn checkin_files(args: &[String]) -> Result<Vec<(RepoPath, PathBuf)>, Error> {
+    if let [path, file] = args {
+        if !path.contains('=') {
+            return Ok(vec![(stored_path(path)?, PathBuf::from(file))]);
+        }
+    }
+    args.iter()
+        .map(|arg| match arg.split_once('=') {
+            Some((path, file)) if !file.is_empty() => Ok((stored_path(path)?, PathBuf::from(file))),
+            _ => Err(Error::Invalid(format!(
+                "{arg:?} is not PATH=FILE: name each file of a change as its path, '=', and the file to check in"
+            ))),
+        })
+        .collect()
+}
+
 pub(super) fn stored_path(text: &str) -> Result<RepoPath, Error> {
     RepoPath::stored(text).map_err(Error::from)
 }

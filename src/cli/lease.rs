@@ -114,7 +114,10 @@ pub(super) async fn break_lease(
 }
 
 /// The caller's newest open check-out of `path`.
-async fn my_open_checkout(store: &dyn Backend, path: &RepoPath) -> Result<Checkout, Error> {
+pub(super) async fn my_open_checkout(
+    store: &dyn Backend,
+    path: &RepoPath,
+) -> Result<Checkout, Error> {
     store
         .checkouts(true)
         .await?

@@ -7,6 +7,7 @@
 
 mod admin;
 mod args;
+mod changes;
 mod edit;
 mod events;
 mod files;
@@ -42,16 +43,20 @@ pub async fn run(args: Args) -> ExitCode {
                 eprintln!("{}", error.to_body());
             } else {
                 eprintln!("leasedesk: {error}");
-                if let Error::ArtifactBusy {
-                    path,
-                    lease: Some(_),
-                } = &error
-                {
+                let held: Vec<&str> = match &error {
+                    Error::ArtifactBusy {
+                        path,
+                        lease: Some(_),
+                    } => vec![path],
+                    Error::SomeBusy(busy) => busy.iter().map(|b| b.path.as_str()).collect(),
+                    _ => vec![],
+                };
+                for path in held {
                     eprintln!("leasedesk: to ask the holder to release it: leasedesk ask {path}");
                 }
             }
             match error {
-                Error::ArtifactBusy { .. } => ExitCode::from(EXIT_BUSY),
+                Error::ArtifactBusy { .. } | Error::SomeBusy(_) => ExitCode::from(EXIT_BUSY),
                 _ => ExitCode::FAILURE,
             }
         }
@@ -135,22 +140,28 @@ async fn execute(args: Args) -> Result<(), Error> {
         } => files::get(store, &repo_path, version, output, &out).await,
         Command::Versions { repo_path } => files::versions(store, &repo_path, &out).await,
         Command::Checkout {
-            repo_path,
+            repo_paths,
             note,
             ttl,
-        } => {
-            let request = CheckoutRequest {
-                ttl_seconds: ttl,
-                note,
-            };
-            lease::checkout(store, &repo_path, request, now, &out).await
-        }
+        } => match &repo_paths[..] {
+            [repo_path] => {
+                let request = CheckoutRequest {
+                    ttl_seconds: ttl,
+                    note,
+                };
+                lease::checkout(store, repo_path, request, now, &out).await
+            }
+            several => changes::checkout_many(store, several, ttl, note, now, &out).await,
+        },
         Command::Extend { repo_path, ttl } => lease::extend(store, &repo_path, ttl, &out).await,
-        Command::Checkin {
-            repo_path,
-            file,
-            message,
-        } => lease::checkin(store, &repo_path, file, message, &out).await,
+        Command::Checkin { files, message } => match args::checkin_files(&files)? {
+            single if single.len() == 1 && !files[0].contains('=') => {
+                let (repo_path, file) = single.into_iter().next().expect("one file");
+                lease::checkin(store, &repo_path, file, message, &out).await
+            }
+            several => changes::checkin_change(store, several, message, &out).await,
+        },
+        Command::Change { change } => changes::show(store, change, &out).await,
         Command::Cancel { repo_path } => lease::cancel(store, &repo_path, &out).await,
         Command::Break { repo_path, reason } => {
             lease::break_lease(store, &repo_path, &reason, &out).await

@@ -42,6 +42,46 @@ impl Desk {
         self.refused_offline(Action::CheckOut, outcome)
     }
 
+    /// Checks out several files together: every one, or none.
+    pub async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<CheckedOut>> {
+        let outcome = async {
+            self.workspace
+                .check_out_many(self.backend.as_ref(), request)
+                .await
+        }
+        .await;
+        self.refused_offline(Action::CheckOut, outcome)
+    }
+
+    /// Checks in your copies of several check-outs as one change described
+    /// by `message`; `cancel` stops it until the commit begins, leaving
+    /// every file as it was.
+    pub async fn check_in_change(
+        &self,
+        checkouts: &[CheckoutId],
+        message: Option<String>,
+        progress: Option<Progress>,
+        cancel: Option<Cancel>,
+    ) -> Result<(Change, Vec<Closed>)> {
+        let outcome = async {
+            let mut open = Vec::with_capacity(checkouts.len());
+            for id in checkouts {
+                open.push(self.backend.checkout(*id).await?);
+            }
+            let (change, closed) = self
+                .workspace
+                .check_in_change(self.backend.as_ref(), &open, message, progress, cancel)
+                .await?;
+            let closed = closed
+                .into_iter()
+                .map(|c| self.forget_draft(c))
+                .collect::<Result<Vec<_>>>()?;
+            Ok((change, closed))
+        }
+        .await;
+        self.refused_offline(Action::CheckIn, outcome)
+    }
+
     pub async fn extend(&self, checkout: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
         let outcome = async { self.backend.extend(checkout, ttl_seconds).await }.await;
         self.refused_offline(Action::Extend, outcome)

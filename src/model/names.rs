@@ -69,6 +69,10 @@ id_type!(
     /// Names one request to a holder to release a file.
     RequestId
 );
+id_type!(
+    /// Names one change: several files checked in together.
+    ChangeId
+);
 
 /// Who acts: `user:NAME` or `agent:NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{
-    ArtifactId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId, RepoPath, Request,
-    Timestamp, MAX_TTL_SECONDS,
+    ArtifactId, ChangeId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId, RepoPath,
+    Request, Timestamp, MAX_TTL_SECONDS,
 };
 
 /// One committed version; an artifact's head is its newest.
@@ -27,6 +27,9 @@ pub struct Head {
     /// The description given with the upload.
     #[serde(default)]
     pub message: Option<String>,
+    /// The change it came in, if it came with other files.
+    #[serde(default)]
+    pub change_id: Option<ChangeId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -114,6 +117,9 @@ pub struct Checkout {
     pub result: Option<CheckinResult>,
     /// Set when an admin broke this check-out's lease.
     pub broken: Option<Broken>,
+    /// The change that closed it, if it was checked in with other files.
+    #[serde(default)]
+    pub change_id: Option<ChangeId>,
 }
 
 /// What a check-in or an edit's commit did.
@@ -178,6 +184,9 @@ pub struct Proposal {
     /// The description given with the upload.
     #[serde(default)]
     pub message: Option<String>,
+    /// The change it was kept for: its proposals are decided together.
+    #[serde(default)]
+    pub change_id: Option<ChangeId>,
 }
 
 /// An agent's short hold on a file, for one call.

@@ -118,6 +118,28 @@ impl Backend for Remote {
             .await
     }
 
+    async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<Checkout>> {
+        #[derive(Deserialize)]
+        struct Taken {
+            checkouts: Vec<Checkout>,
+        }
+        let taken: Taken = self.post("/v1/checkouts", json!(request)).await?;
+        Ok(taken.checkouts)
+    }
+
+    async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
+        self.post_upload(&format!("/v1/checkouts/{id}/stage"), upload)
+            .await
+    }
+
+    async fn commit_change(&self, request: ChangeRequest) -> Result<Change> {
+        self.post("/v1/changes", json!(request)).await
+    }
+
+    async fn change(&self, id: ChangeId) -> Result<Change> {
+        self.get(&format!("/v1/changes/{id}")).await
+    }
+
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
         self.post(&format!("/v1/artifacts/{id}/edits"), ttl_body(ttl_seconds))
             .await

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde::Deserialize;
 
 use crate::error::Error;
-use crate::model::{Digest, Head, Lease};
+use crate::model::{BusyFile, Digest, Head, Lease};
 
 /// The API's error body, back into the error the bundled backend returns.
 pub(super) async fn error_from(response: reqwest::Response) -> Error {
@@ -20,6 +20,7 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         expected: Option<Digest>,
         actual: Option<Digest>,
         limit: Option<u64>,
+        busy: Option<Vec<BusyFile>>,
     }
     let status = response.status();
     let body: Body = match response.json().await {
@@ -37,6 +38,9 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
     };
     let message = body.message;
     match (body.error.as_str(), body.head, body.expected, body.actual) {
+        ("artifact_busy", ..) if body.busy.is_some() => {
+            Error::SomeBusy(body.busy.unwrap_or_default())
+        }
         ("artifact_busy", ..) => Error::ArtifactBusy {
             path: body.path.unwrap_or_default(),
             lease: body.lease.map(Box::new),
@@ -56,6 +60,7 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         ("forbidden", ..) => Error::Forbidden(message),
         ("checkout_closed", ..) => Error::CheckoutClosed(message),
         ("not_held", ..) => Error::NotHeld(message),
+        ("not_staged", ..) => Error::NotStaged(message),
         ("exists", ..) => Error::Exists(message),
         ("not_found", ..) => Error::NotFound(message),
         ("no_preview", ..) => Error::NoPreview(message),

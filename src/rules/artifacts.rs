@@ -39,6 +39,7 @@ pub fn import(
         author: actor.clone(),
         committed_at: now,
         message: blob.message.clone(),
+        change_id: None,
     };
     tx.insert_artifact(id, path, &head)?;
     event(

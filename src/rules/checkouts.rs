@@ -51,12 +51,14 @@ pub fn check_out(
         state: CheckoutState::Open,
         result: None,
         broken: None,
+        change_id: None,
     };
     tx.put_checkout(
         &CheckoutRow {
             checkout: checkout.clone(),
             checkin_digest: None,
             lease_epoch: tx.lease_epoch(artifact_id)?,
+            staged: None,
         },
         None,
         None,
@@ -87,7 +89,12 @@ fn checked_note(note: Option<&str>) -> Result<Option<String>> {
 }
 
 /// Loads a check-out its actor acts on; anyone else is refused.
-fn own_checkout(tx: &Tx, actor: &Participant, id: CheckoutId, action: &str) -> Result<CheckoutRow> {
+pub(super) fn own_checkout(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    action: &str,
+) -> Result<CheckoutRow> {
     let row = tx
         .checkout(id)?
         .ok_or_else(|| Error::NotFound(format!("no check-out {id}")))?;
@@ -174,17 +181,7 @@ pub fn check_in(
         };
     }
     let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
-    // Stale (a proposal) once anyone else took the file, or an admin broke the lease.
-    let holds_lease = match &row.checkout.broken {
-        Some(_) => false,
-        None if !lease_still_ours(tx, &artifact, &row)? => false,
-        None => {
-            let expires_at = row.checkout.expires_at.max(after(now, 60));
-            let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, expires_at);
-            acquire(tx, &mut artifact, wanted, now)?.is_ok()
-        }
-    };
-    let current = holds_lease && artifact.head.version == row.checkout.version;
+    let current = still_current(tx, actor, &row, &mut artifact, now)?;
     let result = if blob.digest == artifact.head.digest || current {
         commit_unless_unchanged(tx, &mut artifact, blob, actor, now)?
     } else {
@@ -201,6 +198,30 @@ pub fn check_in(
     close(tx, &mut row, &mut artifact, actor, Some(&result), now)?;
     row.checkout.result = Some(tx.resolve_result(result)?);
     Ok(row.checkout)
+}
+
+/// Whether a check-in under `row` would commit: it holds its lease (taken
+/// again, for a minute at least, if nobody took the file meanwhile) and the
+/// head is still the version it checked out. Stale (a proposal) once anyone
+/// else took the file, or an admin broke the lease.
+pub(super) fn still_current(
+    tx: &Tx,
+    actor: &Participant,
+    row: &CheckoutRow,
+    artifact: &mut Artifact,
+    now: Timestamp,
+) -> Result<bool> {
+    let holds_lease = match &row.checkout.broken {
+        Some(_) => false,
+        None if !lease_still_ours(tx, artifact, row)? => false,
+        None => {
+            let id = row.checkout.id;
+            let expires_at = row.checkout.expires_at.max(after(now, 60));
+            let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, expires_at);
+            acquire(tx, artifact, wanted, now)?.is_ok()
+        }
+    };
+    Ok(holds_lease && artifact.head.version == row.checkout.version)
 }
 
 /// The check-out and its artifact's head digest before an upload: to refuse
@@ -226,8 +247,9 @@ pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> R
 }
 
 /// Closes a check-out with its `result` (none for a cancel): its lease
-/// released, its row closed, and `checkout.closed` recorded.
-fn close(
+/// released, its requests ended, bytes still staged for it dropped, its row
+/// closed, and `checkout.closed` recorded.
+pub(super) fn close(
     tx: &Tx,
     row: &mut CheckoutRow,
     artifact: &mut Artifact,
@@ -238,6 +260,9 @@ fn close(
     let holder = row.checkout.holder.clone();
     release(tx, artifact, &holder, now)?;
     end_requests(tx, row.checkout.id, now)?;
+    if let Some(staged) = row.staged.take() {
+        tx.drop_blob(&staged.digest)?;
+    }
     row.checkout.state = CheckoutState::Closed;
     tx.put_checkout(row, result, Some(now))?;
     event(

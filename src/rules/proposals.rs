@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use super::leases::{acquire, after, edit_lease, release};
-use super::{commit_version, event, is_admin, load_artifact, propose, Blob, Refusable};
+use super::leases::{acquire, after, edit_lease, live_lease, release};
+use super::{busy, commit_version, event, is_admin, load_artifact, propose, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::store::{Decision, Tx};
@@ -43,53 +43,85 @@ fn decidable_proposal(
     }
 }
 
+/// The open proposals decided with `proposal`: those of its change, or it alone.
+fn decided_together(tx: &Tx, proposal: &Proposal) -> Result<Vec<Proposal>> {
+    let Some(change) = proposal.change_id else {
+        return Ok(vec![proposal.clone()]);
+    };
+    let mut group: Vec<Proposal> = tx
+        .change_proposals(change)?
+        .into_iter()
+        .filter(|p| p.state == ProposalState::Open)
+        .collect();
+    if !group.iter().any(|p| p.id == proposal.id) {
+        group.push(proposal.clone());
+    }
+    Ok(group)
+}
+
 /// Commits an open proposal as the new head, if the head is still what it was
-/// made against, under a short lease of its own (refused while anyone holds the file).
+/// made against, under a short lease of its own (refused while anyone holds
+/// the file); a change's proposals all together, or none of them.
 pub fn accept_proposal(
     tx: &Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
 ) -> Refusable<Proposal> {
-    let mut proposal = match decidable_proposal(tx, actor, id, "accept", ProposalState::Accepted)? {
+    let proposal = match decidable_proposal(tx, actor, id, "accept", ProposalState::Accepted)? {
         Decidable::AlreadyDone(proposal) => return Ok(Ok(proposal)),
         Decidable::Open(proposal) => proposal,
     };
-    let mut artifact = load_artifact(tx, proposal.artifact_id)?;
-    if artifact.head.digest != proposal.test_digest {
-        return Ok(Err(Error::ProposalStale {
-            head: Box::new(artifact.head),
-        }));
+    let group = decided_together(tx, &proposal)?;
+    // Every file checked before any is written: all or none.
+    let mut artifacts = Vec::with_capacity(group.len());
+    for member in &group {
+        let mut artifact = load_artifact(tx, member.artifact_id)?;
+        if artifact.head.digest != member.test_digest {
+            return Ok(Err(Error::ProposalStale {
+                head: Box::new(artifact.head),
+            }));
+        }
+        if let Some(lease) = live_lease(tx, &mut artifact, now)? {
+            return Ok(Err(busy(&artifact, lease)));
+        }
+        artifacts.push(artifact);
     }
-    let holder = Lease::edit_holder(EditId::new());
-    let wanted = edit_lease(
-        holder.clone(),
-        actor,
-        now,
-        after(now, DEFAULT_EDIT_TTL_SECONDS),
-    );
-    if let Err(refusal) = acquire(tx, &mut artifact, wanted, now)? {
-        return Ok(Err(refusal));
+    for (member, mut artifact) in group.iter().zip(artifacts) {
+        let holder = Lease::edit_holder(EditId::new());
+        let wanted = edit_lease(
+            holder.clone(),
+            actor,
+            now,
+            after(now, DEFAULT_EDIT_TTL_SECONDS),
+        );
+        // Nobody holds it (checked above, in this transaction).
+        acquire(tx, &mut artifact, wanted, now)??;
+        let head = commit_version(tx, &mut artifact, &Blob::of(member), &member.author, now)?;
+        tx.decide_proposal(
+            member.id,
+            &Decision::new(ProposalState::Accepted, actor, now),
+        )?;
+        event(
+            tx,
+            "proposal.accepted",
+            artifact.id,
+            actor,
+            None,
+            now,
+            json!({ "proposal_id": member.id, "version": head.version }),
+        )?;
+        release(tx, &mut artifact, &holder, now)?;
     }
-    let blob = Blob::of(&proposal);
-    let head = commit_version(tx, &mut artifact, &blob, &proposal.author, now)?;
-    tx.decide_proposal(id, &Decision::new(ProposalState::Accepted, actor, now))?;
-    event(
-        tx,
-        "proposal.accepted",
-        artifact.id,
-        actor,
-        None,
-        now,
-        json!({ "proposal_id": id, "version": head.version }),
-    )?;
-    release(tx, &mut artifact, &holder, now)?;
-    proposal.state = ProposalState::Accepted;
-    Ok(Ok(proposal))
+    Ok(Ok(Proposal {
+        state: ProposalState::Accepted,
+        ..proposal
+    }))
 }
 
 /// Makes a new proposal of the same bytes against the current head; the old one
-/// is superseded. A retry returns the same new proposal.
+/// is superseded (a change's proposals all together). A retry returns the
+/// same new proposal.
 pub fn rebuild_proposal(
     tx: &Tx,
     actor: &Participant,
@@ -108,42 +140,55 @@ pub fn rebuild_proposal(
         }
         Decidable::Open(proposal) => proposal,
     };
-    let artifact = load_artifact(tx, old.artifact_id)?;
-    let blob = Blob::of(&old);
-    let new = propose(
-        tx,
-        &artifact,
-        &blob,
-        &old.author,
-        old.provenance.clone(),
-        old.checkout_id,
-        now,
-    )?;
-    let decision = Decision::new(ProposalState::Superseded, actor, now);
-    tx.decide_proposal(id, &decision.superseded_by(new.id))?;
-    Ok(new)
+    let mut rebuilt = None;
+    for member in decided_together(tx, &old)? {
+        let artifact = load_artifact(tx, member.artifact_id)?;
+        let new = propose(
+            tx,
+            &artifact,
+            &Blob::of(&member),
+            &member.author,
+            member.provenance.clone(),
+            member.checkout_id,
+            now,
+        )?;
+        let decision = Decision::new(ProposalState::Superseded, actor, now);
+        tx.decide_proposal(member.id, &decision.superseded_by(new.id))?;
+        if member.id == id {
+            rebuilt = Some(new);
+        }
+    }
+    rebuilt.ok_or_else(|| Error::Internal(format!("proposal {id} was not rebuilt")))
 }
 
+/// Rejects a proposal (a change's proposals all together).
 pub fn reject_proposal(
     tx: &Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
 ) -> Result<Proposal> {
-    let mut proposal = match decidable_proposal(tx, actor, id, "reject", ProposalState::Rejected)? {
+    let proposal = match decidable_proposal(tx, actor, id, "reject", ProposalState::Rejected)? {
         Decidable::AlreadyDone(proposal) => return Ok(proposal),
         Decidable::Open(proposal) => proposal,
     };
-    tx.decide_proposal(id, &Decision::new(ProposalState::Rejected, actor, now))?;
-    event(
-        tx,
-        "proposal.rejected",
-        proposal.artifact_id,
-        actor,
-        None,
-        now,
-        json!({ "proposal_id": id }),
-    )?;
-    proposal.state = ProposalState::Rejected;
-    Ok(proposal)
+    for member in decided_together(tx, &proposal)? {
+        tx.decide_proposal(
+            member.id,
+            &Decision::new(ProposalState::Rejected, actor, now),
+        )?;
+        event(
+            tx,
+            "proposal.rejected",
+            member.artifact_id,
+            actor,
+            None,
+            now,
+            json!({ "proposal_id": member.id }),
+        )?;
+    }
+    Ok(Proposal {
+        state: ProposalState::Rejected,
+        ..proposal
+    })
 }

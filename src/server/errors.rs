@@ -29,10 +29,13 @@ impl From<crate::model::Invalid> for ApiError {
 
 pub fn status_of(error: &Error) -> StatusCode {
     match error {
-        Error::ArtifactBusy { .. } | Error::CheckoutClosed(_) | Error::Stale { .. } => {
+        Error::ArtifactBusy { .. } | Error::SomeBusy(_) | Error::CheckoutClosed(_) => {
             StatusCode::CONFLICT
         }
-        Error::ProposalStale { .. } | Error::Exists(_) | Error::NotHeld(_) => StatusCode::CONFLICT,
+        Error::Stale { .. } | Error::ProposalStale { .. } | Error::NotStaged(_) => {
+            StatusCode::CONFLICT
+        }
+        Error::Exists(_) | Error::NotHeld(_) => StatusCode::CONFLICT,
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
         Error::NotFound(_) | Error::NoPreview(_) => StatusCode::NOT_FOUND,
         Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,

@@ -10,8 +10,8 @@ use utoipa::OpenApi;
 use super::errors::ErrorBody;
 use super::request::Caller;
 use super::routes::{
-    artifacts::*, checkouts::*, edits::*, events::*, health::*, previews::*, proposals::*,
-    requests::*,
+    artifacts::*, changes::*, checkouts::*, edits::*, events::*, health::*, previews::*,
+    proposals::*, requests::*,
 };
 use crate::model::*;
 
@@ -57,6 +57,10 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         requests,
         reply,
         withdraw,
+        check_out_many,
+        stage,
+        commit_change,
+        change,
         artifact_preview,
         proposal,
         proposal_content,
@@ -81,7 +85,15 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         ReplyBody,
         Request,
         RequestState,
-        RequestList
+        RequestList,
+        CheckoutsRequest,
+        CheckoutsTaken,
+        StagedFile,
+        ChangeRequest,
+        Change,
+        ChangeFile,
+        ChangeOutcome,
+        BusyFile
     ))
 )]
 struct ApiDoc;
@@ -180,12 +192,26 @@ fn complete(operation: &mut Value, op: &Operation) {
 /// lengths, and that fields they do not have are refused.
 fn constrain_bodies(schemas: &mut Value) {
     let ttl = json!({ "type": ["integer", "null"], "minimum": 1, "maximum": MAX_TTL_SECONDS });
-    for name in ["TtlBody", "CheckoutRequest"] {
+    for name in ["TtlBody", "CheckoutRequest", "CheckoutsRequest"] {
         schemas[name]["properties"]["ttl_seconds"] = ttl.clone();
         schemas[name]["additionalProperties"] = json!(false);
     }
-    schemas["CheckoutRequest"]["properties"]["note"] =
-        json!({ "type": ["string", "null"], "maxLength": MAX_NOTE_BYTES });
+    for name in ["CheckoutRequest", "CheckoutsRequest"] {
+        schemas[name]["properties"]["note"] =
+            json!({ "type": ["string", "null"], "maxLength": MAX_NOTE_BYTES });
+    }
+    for (name, ids) in [
+        ("CheckoutsRequest", "artifact_ids"),
+        ("ChangeRequest", "checkouts"),
+    ] {
+        let list = &mut schemas[name]["properties"][ids];
+        list["minItems"] = json!(1);
+        list["maxItems"] = json!(MAX_CHANGE_FILES);
+        list["uniqueItems"] = json!(true);
+    }
+    schemas["ChangeRequest"]["properties"]["message"] =
+        json!({ "type": ["string", "null"], "maxLength": MAX_MESSAGE_BYTES });
+    schemas["ChangeRequest"]["additionalProperties"] = json!(false);
     schemas["RenameBody"]["properties"]["path"] =
         json!({ "type": "string", "minLength": 1, "maxLength": 1024 });
     let message = |min: usize| json!({ "type": "string", "minLength": min, "maxLength": MAX_REQUEST_MESSAGE_CHARS });

@@ -16,6 +16,7 @@ use crate::bundled::Bundled;
 use crate::model::Digest;
 
 pub(in crate::server) mod artifacts;
+pub(in crate::server) mod changes;
 pub(in crate::server) mod checkouts;
 pub(in crate::server) mod edits;
 pub(in crate::server) mod events;
@@ -25,6 +26,7 @@ pub(in crate::server) mod proposals;
 pub(in crate::server) mod requests;
 
 use artifacts::*;
+use changes::*;
 use checkouts::*;
 use edits::*;
 use events::*;
@@ -45,7 +47,7 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/artifacts/{id}/content", get(content))
         .route("/v1/artifacts/{id}/preview", get(artifact_preview))
         .route("/v1/artifacts/{id}/checkouts", post(check_out))
-        .route("/v1/checkouts", get(checkouts))
+        .route("/v1/checkouts", get(checkouts).post(check_out_many))
         .route("/v1/checkouts/{id}", get(checkout))
         .route("/v1/checkouts/{id}/extend", post(extend))
         .route("/v1/checkouts/{id}/checkin", post(check_in))
@@ -68,6 +70,9 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/requests", get(requests))
         .route("/v1/requests/{id}/reply", post(reply))
         .route("/v1/requests/{id}/withdraw", post(withdraw))
+        .route("/v1/checkouts/{id}/stage", post(stage))
+        .route("/v1/changes", post(commit_change))
+        .route("/v1/changes/{id}", get(change))
 }
 
 /// What a handler that makes something answers: 201 and its JSON.

@@ -48,6 +48,7 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("committed_at", Int),
             ("base_version", Int),
             ("message", Text),
+            ("change_id", Text),
         ],
     ),
     (
@@ -82,6 +83,9 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("broken_by", Text),
             ("broken_reason", Text),
             ("broken_at", Int),
+            ("staged_digest", Text),
+            ("staged_size", Int),
+            ("change_id", Text),
         ],
     ),
     (
@@ -118,8 +122,21 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("decided_at", Int),
             ("superseded_by", Text),
             ("message", Text),
+            ("change_id", Text),
         ],
     ),
+    (
+        "changes",
+        &[
+            ("id", Text),
+            ("author", Text),
+            ("message", Text),
+            ("created_at", Int),
+            ("outcome", Text),
+            ("checkouts", Text),
+        ],
+    ),
+    ("dropped_blobs", &[("digest", Text)]),
     (
         "requests",
         &[

@@ -152,6 +152,19 @@ pub struct CheckoutRow {
     pub checkin_digest: Option<Digest>,
     /// The artifact's lease epoch when this check-out last took its lease.
     pub lease_epoch: u64,
+    /// The bytes staged for its next change, until it closes.
+    pub staged: Option<StagedFile>,
+}
+
+/// A change as stored: its files are its check-outs, in this order.
+#[derive(Clone, Debug)]
+pub struct ChangeRow {
+    pub id: ChangeId,
+    pub author: Participant,
+    pub message: Option<String>,
+    pub created_at: Timestamp,
+    pub outcome: ChangeOutcome,
+    pub checkouts: Vec<CheckoutId>,
 }
 
 /// A request as stored: the public record, and when its holder was last
@@ -306,8 +319,8 @@ pub trait Transaction {
 
     fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>>;
 
-    /// Whether a version or a proposal (of any state: rows are never deleted)
-    /// names `digest`: the rows whose bytes are served, so their blob must stay.
+    /// Whether a version, a proposal (of any state: rows are never deleted)
+    /// or a check-out's staged bytes name `digest`: their blob must stay.
     fn names_blob(&self, digest: &Digest) -> Result<bool>;
 
     /// Every digest [`Tx::names_blob`] would find.
@@ -375,6 +388,25 @@ pub trait Transaction {
 
     /// Moves a proposal out of `open`, if it is open still.
     fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()>;
+
+    // ----- changes
+
+    fn insert_change(&self, change: &ChangeRow) -> Result<()>;
+
+    fn change(&self, id: ChangeId) -> Result<Option<ChangeRow>>;
+
+    /// The proposals kept for one change, in every state.
+    fn change_proposals(&self, id: ChangeId) -> Result<Vec<Proposal>>;
+
+    /// Notes that a closed check-out's staged bytes are no longer named by
+    /// it: their blob goes once no other row names it.
+    fn drop_blob(&self, digest: &Digest) -> Result<()>;
+
+    /// Blobs dropped (see [`Transaction::drop_blob`]) and not yet looked at, at most `limit`.
+    fn dropped_blobs(&self, limit: u32) -> Result<Vec<Digest>>;
+
+    /// A dropped blob looked at: removed, or named again.
+    fn forget_dropped_blob(&self, digest: &Digest) -> Result<()>;
 
     // ----- requests
 

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use super::{
-    CheckoutRow, Decision, EditRow, EditState, EventRows, RequestRow, StoredResult, TokenRow,
+    ChangeRow, CheckoutRow, Decision, EditRow, EditState, EventRows, RequestRow, StoredResult,
+    TokenRow,
 };
 use crate::error::{Error, Result};
 use crate::model::*;
@@ -52,6 +53,9 @@ spellings! {
     RequestState: request_state_str, request_state {
         Open => "open", Replied => "replied", Withdrawn => "withdrawn", Ended => "ended"
     } else Ended;
+    ChangeOutcome: change_outcome_str, change_outcome {
+        Committed => "committed", Proposal => "proposal"
+    } else Proposal;
 }
 
 /// A row of either store, read by column index.
@@ -179,7 +183,10 @@ pub(super) fn account(row: &(impl Row + ?Sized)) -> Result<Account> {
 }
 
 pub(super) const HEAD_COLUMNS: &str =
-    "v.version, v.digest, v.size, v.author, v.committed_at, v.message";
+    "v.version, v.digest, v.size, v.author, v.committed_at, v.message, v.change_id";
+
+/// How many columns [`HEAD_COLUMNS`] has.
+const HEAD_WIDTH: usize = 7;
 
 /// A head whose [`HEAD_COLUMNS`] begin at column `i`.
 pub(super) fn head(row: &(impl Row + ?Sized), i: usize) -> Result<Head> {
@@ -190,12 +197,14 @@ pub(super) fn head(row: &(impl Row + ?Sized), i: usize) -> Result<Head> {
         author: parsed(row, i + 3)?,
         committed_at: time_at(row, i + 4)?,
         message: row.text_opt(i + 5)?,
+        change_id: parsed_opt(row, i + 6)?,
     })
 }
 
 /// A version ([`HEAD_COLUMNS`], then its base version).
 pub(super) fn version(row: &(impl Row + ?Sized)) -> Result<(Head, Option<u64>)> {
-    Ok((head(row, 0)?, row.int_opt(6)?.map(unsigned).transpose()?))
+    let base = row.int_opt(HEAD_WIDTH)?;
+    Ok((head(row, 0)?, base.map(unsigned).transpose()?))
 }
 
 pub(super) const LEASE_COLUMNS: &str =
@@ -224,8 +233,11 @@ pub(super) fn lapsed_lease(row: &(impl Row + ?Sized)) -> Result<(ArtifactId, Lea
     Ok((parsed(row, 0)?, lease))
 }
 
+/// The column of [`artifact_select`] that holds the artifact's lease epoch.
+pub(super) const LEASE_EPOCH_COLUMN: usize = 2 + HEAD_WIDTH + 7;
+
 /// An artifact with its head and lease row ([`artifact`] reads them), then
-/// (column 15) its lease epoch; `rest` is SQL after the joins.
+/// (column [`LEASE_EPOCH_COLUMN`]) its lease epoch; `rest` is SQL after the joins.
 pub(super) fn artifact_select(rest: &str) -> String {
     format!(
         "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
@@ -241,13 +253,13 @@ pub(super) fn artifact(row: &(impl Row + ?Sized)) -> Result<Artifact> {
         id: parsed(row, 0)?,
         path: stored_path(row, 1)?,
         head: head(row, 2)?,
-        lease: lease(row, 8)?,
+        lease: lease(row, 2 + HEAD_WIDTH)?,
     })
 }
 
 pub(super) const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
      c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
-     c.lease_epoch";
+     c.lease_epoch, c.staged_digest, c.staged_size, c.change_id";
 
 /// A check-out row ([`CHECKOUT_COLUMNS`]) and its stored result, which the
 /// store resolves (a proposal in its current state).
@@ -278,9 +290,17 @@ pub(super) fn checkout(row: &(impl Row + ?Sized)) -> Result<(CheckoutRow, Option
             state: checkout_state(&state),
             result: None,
             broken,
+            change_id: parsed_opt(row, 18)?,
         },
         checkin_digest: parsed_opt(row, 10)?,
         lease_epoch: count(row, 15)?,
+        staged: match row.text_opt(16)? {
+            None => None,
+            Some(_) => Some(StagedFile {
+                digest: parsed(row, 16)?,
+                size: count(row, 17)?,
+            }),
+        },
     };
     Ok((checkout, json(row, 11)?))
 }
@@ -309,7 +329,7 @@ pub(super) fn edit(row: &(impl Row + ?Sized)) -> Result<EditRow> {
 
 pub(super) const PROPOSAL_COLUMNS: &str =
     "id, artifact_id, base_version, test_digest, provenance_version, \
-     provenance_digest, digest, size, author, checkout_id, state, created_at, message";
+     provenance_digest, digest, size, author, checkout_id, state, created_at, message, change_id";
 
 pub(super) fn proposal(row: &(impl Row + ?Sized)) -> Result<Proposal> {
     let state = row.text(10)?;
@@ -329,6 +349,7 @@ pub(super) fn proposal(row: &(impl Row + ?Sized)) -> Result<Proposal> {
         state: proposal_state(&state),
         created_at: time_at(row, 11)?,
         message: row.text_opt(12)?,
+        change_id: parsed_opt(row, 13)?,
     })
 }
 
@@ -359,6 +380,47 @@ pub(super) fn request(row: &(impl Row + ?Sized)) -> Result<RequestRow> {
         },
         notified_at: time_at(row, 12)?,
     })
+}
+
+/// Whether a row names a blob (`p` spells the parameter: `$` or `?`): a
+/// version, a proposal (of any state: rows are never deleted), or bytes
+/// staged for a check-out's next change.
+pub(super) fn names_blob_sql(p: char) -> String {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = {p}1)
+             OR EXISTS (SELECT 1 FROM proposals WHERE digest = {p}1)
+             OR EXISTS (SELECT 1 FROM checkouts WHERE staged_digest = {p}1)"
+    )
+}
+
+/// Every digest [`names_blob_sql`] would find.
+pub(super) const BLOB_DIGESTS: &str =
+    "SELECT digest FROM versions UNION SELECT digest FROM proposals
+     UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL";
+
+pub(super) const CHANGE_COLUMNS: &str = "id, author, message, created_at, outcome, checkouts";
+
+pub(super) fn change(row: &(impl Row + ?Sized)) -> Result<ChangeRow> {
+    Ok(ChangeRow {
+        id: parsed(row, 0)?,
+        author: parsed(row, 1)?,
+        message: row.text_opt(2)?,
+        created_at: time_at(row, 3)?,
+        outcome: change_outcome(&row.text(4)?),
+        checkouts: json(row, 5)?.unwrap_or_default(),
+    })
+}
+
+/// [`CHANGE_COLUMNS`]
+pub(super) fn change_fields(c: &ChangeRow) -> Vec<Field> {
+    vec![
+        text(c.id),
+        text(&c.author),
+        text_opt(c.message.as_ref()),
+        int(millis(c.created_at)),
+        text(change_outcome_str(c.outcome)),
+        text(to_json(&c.checkouts)),
+    ]
 }
 
 pub(super) const EVENT_COLUMNS: &str = "seq, id, type, artifact_id, participant, holder, at, data";
@@ -507,7 +569,7 @@ pub(super) fn lease_fields(artifact_id: ArtifactId, lease: &Lease) -> Vec<Field>
 
 /// id, artifact_id, version, digest, actor, note, created_at, expires_at,
 /// state, closed_at, checkin_digest, result, broken_by, broken_reason,
-/// broken_at, lease_epoch
+/// broken_at, lease_epoch, staged_digest, staged_size, change_id
 pub(super) fn checkout_fields(
     row: &CheckoutRow,
     result: Option<&StoredResult>,
@@ -532,6 +594,9 @@ pub(super) fn checkout_fields(
         text_opt(broken.map(|b| &b.reason)),
         Field::Int(broken.map(|b| millis(b.at))),
         count_field(row.lease_epoch)?,
+        text_opt(row.staged.as_ref().map(|s| &s.digest)),
+        Field::Int(row.staged.as_ref().map(|s| signed(s.size)).transpose()?),
+        text_opt(c.change_id),
     ])
 }
 
@@ -569,6 +634,7 @@ pub(super) fn proposal_fields(p: &Proposal) -> Result<Vec<Field>> {
         text(proposal_state_str(p.state)),
         int(millis(p.created_at)),
         text_opt(p.message.as_ref()),
+        text_opt(p.change_id),
     ])
 }
 
@@ -612,7 +678,8 @@ pub(super) fn request_fields(row: &RequestRow) -> Vec<Field> {
     ]
 }
 
-/// artifact_id, version, digest, size, author, committed_at, base_version, message
+/// artifact_id, version, digest, size, author, committed_at, base_version,
+/// message, change_id
 pub(super) fn version_fields(id: ArtifactId, head: &Head, base: Option<u64>) -> Result<Vec<Field>> {
     Ok(vec![
         text(id),
@@ -623,5 +690,6 @@ pub(super) fn version_fields(id: ArtifactId, head: &Head, base: Option<u64>) -> 
         int(millis(head.committed_at)),
         Field::Int(base.map(signed).transpose()?),
         text_opt(head.message.as_ref()),
+        text_opt(head.change_id),
     ])
 }

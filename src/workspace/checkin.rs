@@ -34,6 +34,22 @@ impl Workspace {
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<Closed> {
+        let local = self.checked_in_copy(checkout)?;
+        let mut upload = Upload::file(&local);
+        upload.progress = progress;
+        upload.cancel = cancel;
+        upload.message = message;
+        let done = backend.check_in(checkout.id, upload).await?;
+        let backup = self.after_check_in(backend, checkout, &done.result).await?;
+        Ok(Closed {
+            checkout: done,
+            backup,
+        })
+    }
+
+    /// The local copy of `checkout`'s file, if it may be checked in: it
+    /// exists and was last brought to the version checked out.
+    pub(super) fn checked_in_copy(&self, checkout: &Checkout) -> Result<std::path::PathBuf> {
         let local = self.local_path(&checkout.path)?;
         if !local.is_file() {
             return Err(Error::NotFound(format!(
@@ -55,12 +71,20 @@ impl Workspace {
                 checkout.version
             )));
         }
-        let mut upload = Upload::file(&local);
-        upload.progress = progress;
-        upload.cancel = cancel;
-        upload.message = message;
-        let done = backend.check_in(checkout.id, upload).await?;
-        let backup = match &done.result {
+        Ok(local)
+    }
+
+    /// What a check-in's `result` leaves here: a committed (or unchanged)
+    /// copy read-only at its version; else the head back, with your file
+    /// kept as a backup (answered).
+    pub(super) async fn after_check_in(
+        &self,
+        backend: &dyn Backend,
+        checkout: &Checkout,
+        result: &Option<CheckinResult>,
+    ) -> Result<Option<std::path::PathBuf>> {
+        let local = self.local_path(&checkout.path)?;
+        Ok(match result {
             Some(CheckinResult::Committed { version, digest })
             | Some(CheckinResult::Unchanged { version, digest }) => {
                 self.inner.index.set_synced(
@@ -77,10 +101,6 @@ impl Workspace {
             Some(CheckinResult::Proposal { .. }) | None => {
                 self.restore_head(backend, checkout).await?
             }
-        };
-        Ok(Closed {
-            checkout: done,
-            backup,
         })
     }
 

@@ -87,7 +87,7 @@ impl Workspace {
 
     /// Makes the local copy the check-out's version, writable (see
     /// [`Workspace::check_out`] for what happens to changes already there).
-    async fn place_copy_to_edit(
+    pub(super) async fn place_copy_to_edit(
         &self,
         backend: &dyn Backend,
         checkout: &Checkout,
@@ -102,6 +102,7 @@ impl Workspace {
             author: checkout.actor.clone(),
             committed_at: checkout.created_at,
             message: None,
+            change_id: None,
         };
         let _turn = self.lock_copy(&checkout.path).await;
         let synced = self.inner.index.synced(&checkout.path)?;

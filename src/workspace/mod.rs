@@ -11,6 +11,7 @@
 //! takes or lets go of a lease but on the caller's word.
 
 mod beside;
+mod changes;
 mod checkin;
 mod copies;
 mod index;

@@ -59,6 +59,7 @@ fn lease_from(created_at: Timestamp, expires_at: Timestamp) -> Checkout {
         state: CheckoutState::Open,
         result: None,
         broken: None,
+        change_id: None,
     }
 }
 

@@ -56,8 +56,8 @@ pub fn sql_at(
     }
 }
 
-/// The digests (as hex) that a version or a proposal of the store at `data`
-/// names: every row that serves bytes.
+/// The digests (as hex) that a version, a proposal or a check-out's staged
+/// bytes of the store at `data` name: every row whose bytes must stay.
 pub fn named_blobs_at(
     data: &std::path::Path,
     database: Option<&str>,
@@ -65,7 +65,8 @@ pub fn named_blobs_at(
     sql_at(
         data,
         database,
-        "SELECT digest FROM versions UNION SELECT digest FROM proposals",
+        "SELECT digest FROM versions UNION SELECT digest FROM proposals
+         UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL",
     )
     .expect("the digests")
     .into_iter()

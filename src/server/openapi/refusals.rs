@@ -240,6 +240,13 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Only the holder asked may reply (403 `forbidden` otherwise)."),
     op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
+    op("post", "/v1/checkouts", &[], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid")
+        .noting("Takes every lease or none: if anyone else holds any file, 409 `artifact_busy` with `busy` listing each."),
+    op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed")
+        .noting("Keeps the file for the check-out's next change; staging again replaces it."),
+    op("post", "/v1/changes", &[], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed not_staged, 422 invalid")
+        .noting("Commits every file in one transaction, or keeps every changed file as a proposal of the change if any is stale. The same check-outs again return the same change."),
+    op("get", "/v1/changes/{id}", &[ID], Body::None, "404 not_found"),
 ];
 
 /// Every status `op` can answer besides its success, each with its error

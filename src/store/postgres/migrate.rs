@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0004_lease_foreign_keys.sql"),
     // The same table as SQLite's: one text for both.
     include_str!("../migrations/0006_requests.sql"),
+    include_str!("../migrations/0007_changes.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

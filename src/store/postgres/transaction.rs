@@ -12,13 +12,13 @@ use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::signed;
 use crate::store::rows::{
-    self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS,
-    EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS,
-    REQUEST_FIELDS, REQUEST_UPDATE,
+    self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS,
+    CHANGE_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
+    REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
-    RequestRow, StoredResult, TokenRow, Transaction, Tx,
+    head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
+    NewEvent, RequestRow, StoredResult, TokenRow, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -165,7 +165,7 @@ impl Transaction for PgTx<'_> {
             return Ok(None);
         };
         if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
-            *epoch = Some(count(row, 15)?);
+            *epoch = Some(count(row, rows::LEASE_EPOCH_COLUMN)?);
         }
         rows::artifact(row).map(Some)
     }
@@ -227,22 +227,15 @@ impl Transaction for PgTx<'_> {
 
     fn names_blob(&self, digest: &Digest) -> Result<bool> {
         Ok(self
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = $1)
-                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = $1)",
-                &[&digest.as_str()],
-            )?
+            .query_one(&rows::names_blob_sql('$'), &[&digest.as_str()])?
             .try_get(0)?)
     }
 
     fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
-        self.query(
-            "SELECT digest FROM versions UNION SELECT digest FROM proposals",
-            &[],
-        )?
-        .iter()
-        .map(|r| parsed(r, 0))
-        .collect()
+        self.query(BLOB_DIGESTS, &[])?
+            .iter()
+            .map(|r| parsed(r, 0))
+            .collect()
     }
 
     // ----- leases
@@ -393,11 +386,12 @@ impl Transaction for PgTx<'_> {
     ) -> Result<()> {
         self.defer(
             "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
-                 state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                 state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch,
+                 staged_digest, staged_size, change_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
              ON CONFLICT (id) DO UPDATE SET expires_at = $8, state = $9, closed_at = $10,
                  checkin_digest = $11, result = $12, broken_by = $13, broken_reason = $14, broken_at = $15,
-                 lease_epoch = $16",
+                 lease_epoch = $16, staged_digest = $17, staged_size = $18, change_id = $19",
             owned_fields(rows::checkout_fields(row, result, closed_at)?),
         )?;
         Ok(())
@@ -464,7 +458,7 @@ impl Transaction for PgTx<'_> {
     fn insert_proposal(&self, p: &Proposal) -> Result<()> {
         self.require_durable();
         self.defer(
-            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"),
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"),
             owned_fields(rows::proposal_fields(p)?),
         )?;
         Ok(())
@@ -477,6 +471,57 @@ impl Transaction for PgTx<'_> {
             owned_fields(rows::decision_fields(id, decision)),
         )?;
         Ok(())
+    }
+
+    // ----- changes
+
+    fn insert_change(&self, change: &ChangeRow) -> Result<()> {
+        self.require_durable();
+        self.defer(
+            &format!("INSERT INTO changes ({CHANGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"),
+            owned_fields(rows::change_fields(change)),
+        )
+    }
+
+    fn change(&self, id: ChangeId) -> Result<Option<ChangeRow>> {
+        let sql = format!("SELECT {CHANGE_COLUMNS} FROM changes WHERE id = $1");
+        self.query_opt(&sql, &[&id.to_string()])?
+            .map(|r| rows::change(&r))
+            .transpose()
+    }
+
+    fn change_proposals(&self, id: ChangeId) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE change_id = $1 ORDER BY created_at, id"
+        );
+        self.query(&sql, &[&id.to_string()])?
+            .iter()
+            .map(rows::proposal)
+            .collect()
+    }
+
+    fn drop_blob(&self, digest: &Digest) -> Result<()> {
+        self.defer(
+            "INSERT INTO dropped_blobs (digest) VALUES ($1) ON CONFLICT DO NOTHING",
+            owned![digest.to_string()],
+        )
+    }
+
+    fn dropped_blobs(&self, limit: u32) -> Result<Vec<Digest>> {
+        self.query(
+            "SELECT digest FROM dropped_blobs LIMIT $1",
+            &[&i64::from(limit)],
+        )?
+        .iter()
+        .map(|r| parsed(r, 0))
+        .collect()
+    }
+
+    fn forget_dropped_blob(&self, digest: &Digest) -> Result<()> {
+        self.defer(
+            "DELETE FROM dropped_blobs WHERE digest = $1",
+            owned![digest.to_string()],
+        )
     }
 
     // ----- requests
@@ -584,8 +629,8 @@ impl PgTx<'_> {
     fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
         self.require_durable();
         self.defer(
-            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message, change_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             owned_fields(rows::version_fields(id, head, base)?),
         )?;
         Ok(())

@@ -24,6 +24,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
     (include_str!("../migrations/0004_blob_names.sql"), None),
     (include_str!("../migrations/0005_messages.sql"), None),
     (include_str!("../migrations/0006_requests.sql"), None),
+    (include_str!("../migrations/0007_changes.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

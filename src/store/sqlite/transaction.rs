@@ -9,13 +9,13 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::{
-    self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS,
-    HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS,
-    REQUEST_FIELDS, REQUEST_UPDATE,
+    self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS, CHANGE_COLUMNS,
+    CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED,
+    REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
-    head_moved, inserted_once, resolved, CheckoutRow, Decision, EditRow, EventRows, NewEvent,
-    RequestRow, StoredResult, TokenRow, Transaction, Tx,
+    head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
+    NewEvent, RequestRow, StoredResult, TokenRow, Transaction, Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -56,8 +56,8 @@ impl SqliteTx<'_> {
     fn insert_version(&self, id: ArtifactId, head: &Head, base: Option<u64>) -> Result<()> {
         self.require_durable();
         self.tx.execute(
-            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO versions (artifact_id, version, digest, size, author, committed_at, base_version, message, change_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params_from_iter(rows::version_fields(id, head, base)?),
         )?;
         Ok(())
@@ -241,20 +241,13 @@ impl Transaction for SqliteTx<'_> {
     fn names_blob(&self, digest: &Digest) -> Result<bool> {
         Ok(self
             .tx
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = ?1)
-                 OR EXISTS (SELECT 1 FROM proposals WHERE digest = ?1)",
-            )?
+            .prepare_cached(&rows::names_blob_sql('?'))?
             .query_row([digest.as_str()], |r| r.get(0))?)
     }
 
     /// Every digest [`Tx::names_blob`] would find.
     fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>> {
-        let digests = self.all(
-            "SELECT digest FROM versions UNION SELECT digest FROM proposals",
-            [],
-            |r| rows::parsed(r, 0),
-        )?;
+        let digests = self.all(BLOB_DIGESTS, [], |r| rows::parsed(r, 0))?;
         Ok(digests.into_iter().collect())
     }
 
@@ -343,11 +336,12 @@ impl Transaction for SqliteTx<'_> {
         self.tx
             .prepare_cached(
                 "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
-                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                     state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch,
+                 staged_digest, staged_size, change_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
                  ON CONFLICT (id) DO UPDATE SET expires_at = ?8, state = ?9, closed_at = ?10,
                      checkin_digest = ?11, result = ?12, broken_by = ?13, broken_reason = ?14, broken_at = ?15,
-                     lease_epoch = ?16",
+                     lease_epoch = ?16, staged_digest = ?17, staged_size = ?18, change_id = ?19",
             )?
             .execute(params_from_iter(rows::checkout_fields(row, result, closed_at)?))?;
         Ok(())
@@ -409,7 +403,7 @@ impl Transaction for SqliteTx<'_> {
     fn insert_proposal(&self, p: &Proposal) -> Result<()> {
         self.require_durable();
         self.tx.execute(
-            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+            &format!("INSERT INTO proposals ({PROPOSAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
             params_from_iter(rows::proposal_fields(p)?),
         )?;
         Ok(())
@@ -449,6 +443,50 @@ impl Transaction for SqliteTx<'_> {
         self.all(&sql, params![participant.as_str(), live_only], |r| {
             rows::request(r).map(|row| row.request)
         })
+    }
+
+    // ----- changes
+
+    fn insert_change(&self, change: &ChangeRow) -> Result<()> {
+        self.tx.execute(
+            &format!("INSERT INTO changes ({CHANGE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+            params_from_iter(rows::change_fields(change)),
+        )?;
+        Ok(())
+    }
+
+    fn change(&self, id: ChangeId) -> Result<Option<ChangeRow>> {
+        let sql = format!("SELECT {CHANGE_COLUMNS} FROM changes WHERE id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::change(r))
+    }
+
+    fn change_proposals(&self, id: ChangeId) -> Result<Vec<Proposal>> {
+        let sql = format!(
+            "SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE change_id = ?1 ORDER BY created_at, id"
+        );
+        self.all(&sql, [id.to_string()], |r| rows::proposal(r))
+    }
+
+    fn drop_blob(&self, digest: &Digest) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO dropped_blobs (digest) VALUES (?1) ON CONFLICT DO NOTHING",
+            )?
+            .execute([digest.as_str()])?;
+        Ok(())
+    }
+
+    fn dropped_blobs(&self, limit: u32) -> Result<Vec<Digest>> {
+        self.all("SELECT digest FROM dropped_blobs LIMIT ?1", [limit], |r| {
+            rows::parsed(r, 0)
+        })
+    }
+
+    fn forget_dropped_blob(&self, digest: &Digest) -> Result<()> {
+        self.tx
+            .prepare_cached("DELETE FROM dropped_blobs WHERE digest = ?1")?
+            .execute([digest.as_str()])?;
+        Ok(())
     }
 
     fn put_request(&self, row: &RequestRow) -> Result<()> {
