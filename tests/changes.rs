@@ -183,6 +183,10 @@ async fn a_checkout_of_several_files_is_all_or_none_and_names_every_busy_file(f:
             "a file twice",
         ),
         (together(vec![files[0].id], Some(0)), "a ttl out of range"),
+        (
+            together((0..1001).map(|_| ArtifactId::new()).collect(), None),
+            "over 1000 files",
+        ),
     ] {
         let refused = f.alice.check_out_many(request).await;
         assert!(
