@@ -1,9 +1,10 @@
 //! What the desktop app shows and does, without the desktop: the file list
 //! with each file's holder and local state (`overview`), each action the user
 //! can take on a lease (`leases`), proposals and versions beside the head
-//! (`beside`), previews (`previews`), the ledger (`events`, `history`) and
-//! reminders, through the workspace and one backend. Nothing here acts on its
-//! own: every lease change starts with a call from the user's click.
+//! (`beside`), previews (`previews`), the ledger (`events`, `history`),
+//! reminders, and requests to a holder (`requests`), through the workspace
+//! and one backend. Nothing here acts on its own: every lease change starts
+//! with a call from the user's click; a request never releases anything.
 
 mod beside;
 mod events;
@@ -13,6 +14,7 @@ mod offline;
 mod overview;
 mod previews;
 mod reminders;
+mod requests;
 
 pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use beside::Decision;
@@ -21,6 +23,7 @@ pub use leases::Restored;
 pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
 pub use reminders::{due_reminders, time_left, Reminder};
+pub use requests::{is_request_event, news, waiting_for_answer, RequestNews, Told};
 
 use std::sync::Arc;
 

@@ -44,6 +44,10 @@ pub enum Action {
     Update,
     Add,
     Restore,
+    /// Asking a holder to release a file.
+    Ask,
+    /// Replying to a request, or taking one back.
+    Reply,
     /// A read only the server can answer (history, a version's copy, a proposal's file).
     Read,
 }
@@ -75,6 +79,10 @@ impl Action {
             }
             Action::Add => "so the file was not added: it is where it was",
             Action::Restore => "so nothing was restored: your copy is as it was",
+            Action::Ask => "so your request was not sent: ask again once the server is back",
+            Action::Reply => {
+                "so your answer was not sent: the request is as it was. Send it again once the server is back"
+            }
             Action::Read => "and this needs it: try again once the server is back",
         };
         Error::Unavailable(format!("the server cannot be reached, {why}"))
@@ -105,6 +113,8 @@ pub(super) struct Seen {
     pub artifacts: Vec<Artifact>,
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
+    /// The requests to and from you that still stand.
+    pub requests: Vec<Request>,
     pub fetched_at: Timestamp,
 }
 
@@ -199,6 +209,8 @@ mod tests {
             Action::Update,
             Action::Add,
             Action::Restore,
+            Action::Ask,
+            Action::Reply,
             Action::Read,
         ];
         let distinct: std::collections::HashSet<String> = all.into_iter().map(message).collect();
@@ -226,6 +238,7 @@ mod tests {
             artifacts: Vec::new(),
             checkouts: Vec::new(),
             proposals: Vec::new(),
+            requests: Vec::new(),
             fetched_at: fetched,
         });
         let mut watcher = link.connection.subscribe();

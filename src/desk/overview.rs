@@ -36,6 +36,9 @@ pub struct Overview {
     /// Your open check-outs, soonest expiry first.
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
+    /// The requests to and from you that still stand (open or replied),
+    /// newest first.
+    pub requests: Vec<Request>,
     /// Set when no server answered: this is the view fetched then, with
     /// local states as they are now.
     pub offline_since: Option<Timestamp>,
@@ -61,14 +64,16 @@ impl Desk {
                 artifact: None,
                 state: Some(ProposalState::Open),
             }),
+            self.backend.requests(true),
         );
         let seen = match fetched {
-            Ok((me, artifacts, checkouts, proposals)) => {
+            Ok((me, artifacts, checkouts, proposals, requests)) => {
                 let seen = offline::Seen {
                     me,
                     artifacts,
                     checkouts,
                     proposals,
+                    requests,
                     fetched_at: self.clock.now(),
                 };
                 *self.link.seen() = Some(seen.clone());
@@ -95,6 +100,7 @@ impl Desk {
             artifacts,
             checkouts,
             proposals,
+            requests,
             ..
         } = seen;
         let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
@@ -139,6 +145,7 @@ impl Desk {
             files,
             checkouts,
             proposals,
+            requests,
             offline_since,
             server: None,
             default_checkout_seconds: crate::model::DEFAULT_CHECKOUT_TTL_SECONDS,

@@ -3,6 +3,7 @@ import type { Checkout } from "./Checkout";
 import type { FileRow } from "./FileRow";
 import type { Participant } from "./Participant";
 import type { Proposal } from "./Proposal";
+import type { Request } from "./Request";
 
 /**
  * Everything the window shows at once.
@@ -12,6 +13,11 @@ export type Overview = { me: Participant, now: string, files: Array<FileRow>,
  * Your open check-outs, soonest expiry first.
  */
 checkouts: Array<Checkout>, proposals: Array<Proposal>, 
+/**
+ * The requests to and from you that still stand (open or replied),
+ * newest first.
+ */
+requests: Array<Request>, 
 /**
  * Set when no server answered: this is the view fetched then, with
  * local states as they are now.
