@@ -261,6 +261,51 @@ pub fn notify_when_free(state: State<'_, AppState>, artifact: ArtifactId, on: bo
     }
 }
 
+/// Asks the holder of `artifact` to release it, with `message`; you are
+/// then told when it is free, as "Notify me when it's free" does.
+#[tauri::command]
+pub async fn ask_holder(
+    state: State<'_, AppState>,
+    artifact: ArtifactId,
+    message: Option<String>,
+) -> UiResult<Request> {
+    let asked = async |desk: &Desk| desk.ask(artifact, message.as_deref()).await;
+    let request = state.on_desk(asked).await?;
+    state.waiting().insert(artifact);
+    Ok(request)
+}
+
+/// The requests to and from you that still stand, newest first.
+#[tauri::command]
+pub async fn requests(state: State<'_, AppState>) -> UiResult<Vec<Request>> {
+    state.on_desk(async |desk| desk.requests().await).await
+}
+
+/// The holder's short answer to `request`; the tray counts it answered.
+#[tauri::command]
+pub async fn reply_request(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    request: RequestId,
+    message: String,
+) -> UiResult<Request> {
+    let replied = async |desk: &Desk| desk.reply(request, &message).await;
+    state.changing_leases(&app, replied).await
+}
+
+#[tauri::command]
+pub async fn withdraw_request(state: State<'_, AppState>, request: RequestId) -> UiResult<Request> {
+    state
+        .on_desk(async |desk| desk.withdraw(request).await)
+        .await
+}
+
+/// What a click outside the window asked of it (`asking::Intent`), once.
+#[tauri::command]
+pub fn take_intent(state: State<'_, AppState>) -> Option<crate::asking::Intent> {
+    state.intent().take()
+}
+
 #[tauri::command]
 pub async fn reveal(path: PathBuf) -> UiResult<()> {
     crate::reveal_in_folder(path.clone()).await.map_err(|e| {

@@ -5,12 +5,14 @@
 //! # Layout
 //!
 //! - [`commands`]: the window's commands, thin calls into the core.
+//! - [`asking`]: requests to a holder told (window and desktop) and answered.
 //! - [`session`]: the open backend (bundled or remote) and workspace.
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
 //! - [`preview`]: the `preview:` URI scheme the window's pictures load from.
 //! - [`tray`]: the tray menu and tooltip as functions of your check-outs.
 //! - [`settings`], [`keychain`], [`error`].
 
+pub mod asking;
 pub mod commands;
 pub mod error;
 pub mod keychain;
@@ -46,6 +48,8 @@ pub struct AppState {
     uploads: Mutex<HashMap<String, leasedesk::backend::Cancel>>,
     /// A token kept for this run only, when no keychain took it: (server, token).
     run_token: Mutex<Option<(String, String)>>,
+    /// What a click outside the window asked of it, until it takes it.
+    intent: Mutex<Option<asking::Intent>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -67,6 +71,9 @@ impl AppState {
     }
     fn run_token(&self) -> MutexGuard<'_, Option<(String, String)>> {
         lock(&self.run_token)
+    }
+    fn intent(&self) -> MutexGuard<'_, Option<asking::Intent>> {
+        lock(&self.intent)
     }
 
     /// The server the open session uses (none for the bundled store).
@@ -164,39 +171,55 @@ pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: Ch
         "notice",
         serde_json::json!({ "title": title, "body": body, "extend": checkout }),
     );
-    // Straight to the desktop's notification service through notify-rust
-    // (the crate under the notification plugin): the button's click comes
-    // back here, to this check-out, with no action types to register.
+    let app2 = app.clone();
+    desktop_notification(app, title, body, &[("extend", "Extend")], move |action| {
+        if action == "extend" {
+            let (app, extend) = (app2.clone(), tray::Action::Extend(checkout));
+            tauri::async_runtime::spawn(async move { on_user_action(&app, extend).await });
+        }
+    });
+}
+
+/// A desktop notification with buttons (`actions`: id and label), which
+/// stays until dismissed: the buttons are the point. A click comes back to
+/// `on_action` with the button's id. On Linux it goes straight to the
+/// desktop's notification service through notify-rust (the crate under the
+/// notification plugin), so no action types need registering; elsewhere it
+/// is a plain notification, the window's notice carrying the buttons.
+pub fn desktop_notification(
+    app: &AppHandle,
+    title: &str,
+    body: &str,
+    actions: &[(&str, &str)],
+    on_action: impl Fn(&str) + Send + 'static,
+) {
     #[cfg(target_os = "linux")]
     {
-        let shown = notify_rust::Notification::new()
+        let _ = app;
+        let mut notification = notify_rust::Notification::new();
+        notification
             .appname("Leasedesk")
             .summary(title)
             .body(body)
-            .action("extend", "Extend")
-            // It stays until dismissed: its button is the point.
-            .timeout(notify_rust::Timeout::Never)
-            .show();
-        match shown {
+            .timeout(notify_rust::Timeout::Never);
+        for (id, label) in actions {
+            notification.action(id, label);
+        }
+        match notification.show() {
+            // Blocks until the notification is acted on or closed.
             Ok(handle) => {
-                let app = app.clone();
-                // Blocks until the notification is acted on or closed.
                 tauri::async_runtime::spawn_blocking(move || {
-                    handle.wait_for_action(|action| {
-                        if action == "extend" {
-                            let extend = tray::Action::Extend(checkout);
-                            tauri::async_runtime::spawn(async move {
-                                on_user_action(&app, extend).await
-                            });
-                        }
-                    })
+                    handle.wait_for_action(|action| on_action(action))
                 });
             }
             Err(e) => tracing::debug!("no desktop notification: {e}"),
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = app.notification().builder().title(title).body(body).show();
+    {
+        let _ = (actions, on_action);
+        let _ = app.notification().builder().title(title).body(body).show();
+    }
 }
 
 /// An error's message as a sentence: capital first, full stop last.
@@ -238,12 +261,21 @@ pub async fn reveal_in_folder(path: PathBuf) -> Result<(), String> {
     }
 }
 
-/// Redraws the tray's menu and tooltip from your check-outs.
+/// Redraws the tray's menu and tooltip from your check-outs and the
+/// requests waiting for your answer.
 pub async fn tray_refresh(app: &AppHandle) {
-    let checkouts = match app.state::<AppState>().desk().await {
+    let (checkouts, waiting) = match app.state::<AppState>().desk().await {
         // Offline, the check-outs last seen: their leases still run out.
-        Ok(desk) => desk.my_checkouts().await.unwrap_or_default(),
-        Err(_) => Vec::new(),
+        Ok(desk) => {
+            let (checkouts, requests, me) =
+                tokio::join!(desk.my_checkouts(), desk.requests(), desk.backend().me());
+            let waiting = match (requests, me) {
+                (Ok(requests), Ok(me)) => leasedesk::desk::waiting_for_answer(&requests, &me),
+                _ => 0,
+            };
+            (checkouts.unwrap_or_default(), waiting)
+        }
+        Err(_) => (Vec::new(), 0),
     };
     let now = chrono::Utc::now();
     // The tray's handle holds an `Rc`: even finding it clones that, so it is
@@ -254,10 +286,10 @@ pub async fn tray_refresh(app: &AppHandle) {
         let Some(tray) = handle.tray_by_id("main") else {
             return;
         };
-        if let Ok(menu) = tray::menu(&handle, &tray::entries(&checkouts, now)) {
+        if let Ok(menu) = tray::menu(&handle, &tray::entries(&checkouts, waiting, now)) {
             let _ = tray.set_menu(Some(menu));
         }
-        let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, now)));
+        let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, waiting, now)));
     });
 }
 
@@ -284,7 +316,7 @@ fn show_main(app: &AppHandle) {
 
 fn build_tray(app: &AppHandle) -> tauri::Result<()> {
     let icon = tauri::image::Image::from_bytes(include_bytes!("../../icons/tray.png"))?;
-    let menu = tray::menu(app, &tray::entries(&[], chrono::Utc::now()))?;
+    let menu = tray::menu(app, &tray::entries(&[], 0, chrono::Utc::now()))?;
     tauri::tray::TrayIconBuilder::with_id("main")
         .icon(icon)
         .tooltip("Leasedesk")
@@ -308,6 +340,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
     let outcome: Result<(), leasedesk::Error> = async {
         match action {
             tray::Action::Open => show_main(app),
+            tray::Action::ShowRequests => asking::ask_window(app, asking::Intent::ShowRequests),
             tray::Action::Quit => app.exit(0),
             tray::Action::Extend(id) => {
                 let checkout = desk.extend(id, None).await?;
@@ -442,6 +475,7 @@ pub fn run() {
                 waiting: Default::default(),
                 uploads: Default::default(),
                 run_token: Default::default(),
+                intent: Default::default(),
             });
             // No tray host (a bare X server): the window still serves.
             if let Err(e) = build_tray(&handle) {
@@ -482,6 +516,11 @@ pub fn run() {
             commands::events,
             commands::recent_events,
             commands::notify_when_free,
+            commands::ask_holder,
+            commands::requests,
+            commands::reply_request,
+            commands::withdraw_request,
+            commands::take_intent,
             commands::reveal,
             commands::settings,
             commands::save_settings,

@@ -1,6 +1,7 @@
 //! What runs in the background while a session is open: the file watcher, the
-//! event ledger follower and the lease reminders. None of it takes, extends
-//! or releases a lease; it only tells the window, the tray and the user.
+//! event ledger follower (requests to a holder told through `asking`) and
+//! the lease reminders. None of it takes, extends or releases a lease; it
+//! only tells the window, the tray and the user.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -126,6 +127,8 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
     };
     // Failed tries in a row to open the stream, for the wait before the next.
     let mut attempt = 0;
+    let mut told = desk::Told::default();
+    wait_for_files_asked_for(&app, &desk).await;
     loop {
         match &source {
             Source::Bundled(store) => {
@@ -133,7 +136,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                 match desk.backend().events(after, 500).await {
                     Ok(page) if !page.events.is_empty() => {
                         after = page.next;
-                        on_events(&app, &desk, page.events).await;
+                        on_events(&app, &desk, page.events, &mut told).await;
                         continue;
                     }
                     _ => {}
@@ -151,7 +154,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                     while let Some(Ok(event)) = stream.next().await {
                         after = after.max(event.seq);
                         attempt = 0;
-                        on_events(&app, &desk, vec![event]).await;
+                        on_events(&app, &desk, vec![event], &mut told).await;
                     }
                 }
                 desk.probe().await;
@@ -162,8 +165,22 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
     }
 }
 
-async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>) {
+/// A file you asked for is one you are told of when it is free: after a
+/// restart too, while your request stands.
+async fn wait_for_files_asked_for(app: &AppHandle, desk: &Desk) {
+    if let (Ok(requests), Ok(me)) = tokio::join!(desk.requests(), desk.backend().me()) {
+        let mine = requests.iter().filter(|r| r.from == me);
+        app.state::<AppState>()
+            .waiting()
+            .extend(mine.map(|r| r.artifact_id));
+    }
+}
+
+async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut desk::Told) {
     let me = desk.backend().me().await.ok();
+    if let Some(me) = &me {
+        crate::asking::on_request_events(app, desk, me, &events, told).await;
+    }
     let state = app.state::<AppState>();
     for event in &events {
         let Some(artifact) = event.artifact_id else {

@@ -1,5 +1,5 @@
-//! The tray: its menu and tooltip as plain functions of your check-outs (so
-//! they are tested without a tray host), and the Tauri menu built from them.
+//! The tray: its menu and tooltip as plain functions of your check-outs and
+//! the requests waiting for your answer (so they are tested without a tray host), and the Tauri menu built from them.
 //! The tray's handle holds an `Rc`: it is touched on the main thread only, and
 //! a background task asks for a refresh through `run_on_main_thread`.
 
@@ -16,6 +16,10 @@ pub enum Entry {
         label: String,
     },
     Separator,
+    /// "2 requests waiting": opens My check-outs, where they are answered.
+    Requests {
+        count: usize,
+    },
     CheckOutFile,
     Open,
     Quit,
@@ -27,20 +31,24 @@ pub enum Action {
     Extend(CheckoutId),
     CheckIn(CheckoutId),
     Reveal(CheckoutId),
+    ShowRequests,
     CheckOutFile,
     Open,
     Quit,
 }
 
-pub fn entries(checkouts: &[Checkout], now: Timestamp) -> Vec<Entry> {
-    let mut entries: Vec<Entry> = checkouts
-        .iter()
-        .map(|c| Entry::Checkout {
-            id: c.id,
-            label: format!("{} — {}", c.path.file_name(), time_left(c.expires_at - now)),
-        })
-        .collect();
-    if !entries.is_empty() {
+/// The menu: the requests waiting for your answer (when any), your
+/// check-outs, then the fixed items.
+pub fn entries(checkouts: &[Checkout], waiting: usize, now: Timestamp) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    if waiting > 0 {
+        entries.extend([Entry::Requests { count: waiting }, Entry::Separator]);
+    }
+    entries.extend(checkouts.iter().map(|c| Entry::Checkout {
+        id: c.id,
+        label: format!("{} — {}", c.path.file_name(), time_left(c.expires_at - now)),
+    }));
+    if !checkouts.is_empty() {
         entries.push(Entry::Separator);
     }
     entries.extend([
@@ -52,8 +60,25 @@ pub fn entries(checkouts: &[Checkout], now: Timestamp) -> Vec<Entry> {
     entries
 }
 
-/// "Leasedesk: 2 files checked out; the next lease ends at 17:30 (hero.psd)".
-pub fn tooltip(checkouts: &[Checkout], now: Timestamp) -> String {
+/// "Leasedesk: 2 files checked out; the next lease ends at 17:30
+/// (hero.psd). 2 requests waiting" (the last part when any wait for your answer).
+pub fn tooltip(checkouts: &[Checkout], waiting: usize, now: Timestamp) -> String {
+    let held = held_tooltip(checkouts, now);
+    match waiting {
+        0 => held,
+        n => format!("{held}. {}", requests_waiting(n)),
+    }
+}
+
+/// "1 request waiting", "2 requests waiting": for your answer.
+pub fn requests_waiting(count: usize) -> String {
+    match count {
+        1 => "1 request waiting".into(),
+        n => format!("{n} requests waiting"),
+    }
+}
+
+fn held_tooltip(checkouts: &[Checkout], now: Timestamp) -> String {
     let Some(next) = checkouts.iter().min_by_key(|c| c.expires_at) else {
         return "Leasedesk: no files checked out".into();
     };
@@ -88,6 +113,7 @@ pub fn time_left(left: TimeDelta) -> String {
 pub fn action(menu_id: &str) -> Option<Action> {
     match menu_id {
         "check-out-file" => return Some(Action::CheckOutFile),
+        "requests" => return Some(Action::ShowRequests),
         "open" => return Some(Action::Open),
         "quit" => return Some(Action::Quit),
         _ => {}
@@ -120,6 +146,10 @@ pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<
                 )?));
             }
             Entry::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
+            Entry::Requests { count } => items.push(Box::new(item(
+                "requests".into(),
+                &format!("{}…", requests_waiting(*count)),
+            )?)),
             Entry::CheckOutFile => items.push(Box::new(item(
                 "check-out-file".into(),
                 "Check out a file…",
@@ -137,25 +167,22 @@ mod tests {
     use super::*;
     use leasedesk::model::*;
 
+    /// An open check-out of alice's, read as the API gives one (fields the
+    /// tray does not look at are left to their defaults).
     fn checkout(path: &str, expires_in: TimeDelta, now: Timestamp) -> Checkout {
-        Checkout {
-            id: CheckoutId::new(),
-            artifact_id: ArtifactId::new(),
-            path: path.parse().unwrap(),
-            version: 1,
-            digest: "blake3:0000000000000000000000000000000000000000000000000000000000000000"
-                .parse()
-                .unwrap(),
-            actor: "user:alice".parse().unwrap(),
-            holder: "checkout:x:user:alice".into(),
-            note: None,
-            created_at: now,
-            expires_at: now + expires_in,
-            state: CheckoutState::Open,
-            result: None,
-            broken: None,
-            change_id: None,
-        }
+        serde_json::from_value(serde_json::json!({
+            "id": CheckoutId::new(),
+            "artifact_id": ArtifactId::new(),
+            "path": path,
+            "version": 1,
+            "digest": "blake3:0000000000000000000000000000000000000000000000000000000000000000",
+            "actor": "user:alice",
+            "holder": "checkout:x:user:alice",
+            "created_at": now,
+            "expires_at": now + expires_in,
+            "state": "open",
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -165,7 +192,7 @@ mod tests {
             checkout("brand/hero.psd", TimeDelta::minutes(80), now),
             checkout("shot.blend", TimeDelta::minutes(4), now),
         ];
-        let entries = entries(&held, now);
+        let entries = entries(&held, 0, now);
         assert_eq!(
             entries[0],
             Entry::Checkout {
@@ -196,7 +223,7 @@ mod tests {
     fn with_nothing_checked_out_the_menu_has_only_the_fixed_items() {
         let now = chrono::Utc::now();
         assert_eq!(
-            entries(&[], now),
+            entries(&[], 0, now),
             vec![
                 Entry::CheckOutFile,
                 Entry::Open,
@@ -204,7 +231,7 @@ mod tests {
                 Entry::Quit
             ]
         );
-        assert_eq!(tooltip(&[], now), "Leasedesk: no files checked out");
+        assert_eq!(tooltip(&[], 0, now), "Leasedesk: no files checked out");
     }
 
     #[test]
@@ -214,7 +241,7 @@ mod tests {
             checkout("a.psd", TimeDelta::hours(3), now),
             checkout("b.psd", TimeDelta::minutes(30), now),
         ];
-        let tip = tooltip(&held, now);
+        let tip = tooltip(&held, 0, now);
         let at = held[1]
             .expires_at
             .with_timezone(&Local)
@@ -225,7 +252,7 @@ mod tests {
             format!("Leasedesk: 2 files checked out; the next lease ends at {at} (b.psd)")
         );
         let lapsed = [checkout("a.psd", TimeDelta::minutes(-1), now)];
-        assert!(tooltip(&lapsed, now).ends_with("its lease has lapsed"));
+        assert!(tooltip(&lapsed, 0, now).ends_with("its lease has lapsed"));
     }
 
     #[test]
@@ -235,8 +262,36 @@ mod tests {
         assert_eq!(action(&format!("checkin:{id}")), Some(Action::CheckIn(id)));
         assert_eq!(action(&format!("reveal:{id}")), Some(Action::Reveal(id)));
         assert_eq!(action("quit"), Some(Action::Quit));
+        assert_eq!(action("requests"), Some(Action::ShowRequests));
         assert_eq!(action("extend:not-a-uuid"), None);
         assert_eq!(action("explode:1"), None);
+    }
+
+    #[test]
+    fn requests_waiting_come_first_in_the_menu_and_last_in_the_tooltip() {
+        let now = chrono::Utc::now();
+        let held = [checkout("brand/hero.psd", TimeDelta::hours(2), now)];
+        let menu = entries(&held, 2, now);
+        assert_eq!(
+            &menu[..3],
+            &[
+                Entry::Requests { count: 2 },
+                Entry::Separator,
+                Entry::Checkout {
+                    id: held[0].id,
+                    label: "hero.psd — 2 h 00 min left".into()
+                }
+            ]
+        );
+        let tip = tooltip(&held, 2, now);
+        assert!(
+            tip.starts_with("Leasedesk: 1 file checked out (hero.psd)"),
+            "{tip}"
+        );
+        assert!(tip.ends_with(". 2 requests waiting"), "{tip}");
+        assert!(tooltip(&held, 1, now).ends_with(". 1 request waiting"));
+        assert!(!tooltip(&held, 0, now).contains("request"));
+        assert_eq!(requests_waiting(1), "1 request waiting");
     }
 
     #[test]

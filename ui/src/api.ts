@@ -23,11 +23,14 @@ import type { HistoryPage } from "./generated/HistoryPage";
 import type { Restored } from "./generated/Restored";
 import type { CertificateView } from "./generated/CertificateView";
 import type { Connected } from "./generated/Connected";
+import type { Request } from "./generated/Request";
+import type { Asked } from "./generated/Asked";
+import type { Intent } from "./generated/Intent";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
 export type { CheckoutEnd } from "./generated/CheckoutEnd";
-export type { HistoryPage, Restored };
+export type { HistoryPage, Restored, Request, Asked, Intent };
 export type { LocalState } from "./generated/LocalState";
 export type { CheckinResult } from "./generated/CheckinResult";
 
@@ -90,6 +93,14 @@ export const api = {
   /** Puts version N into your checked-out copy, keeping the current bytes as a backup. */
   restoreVersion: (artifact: string, version: number) => invoke<Restored>("restore_version", { artifact, version }),
   notifyWhenFree: (artifact: string, on: boolean) => invoke<void>("notify_when_free", { artifact, on }),
+  /** Asks the holder to release the file, with a message; you are told when it is free. Releases nothing. */
+  askHolder: (artifact: string, message: string | null) => invoke<Request>("ask_holder", { artifact, message }),
+  /** The requests to and from you that still stand, newest first. */
+  requests: () => invoke<Request[]>("requests"),
+  replyRequest: (request: string, message: string) => invoke<Request>("reply_request", { request, message }),
+  withdrawRequest: (request: string) => invoke<Request>("withdraw_request", { request }),
+  /** What a click on the desktop's notification or the tray asked of the window, once. */
+  takeIntent: () => invoke<Intent | null>("take_intent"),
   reveal: (path: string) => invoke<void>("reveal", { path }),
   settings: () => invoke<SettingsView>("settings"),
   saveSettings: (settings: Settings, token: string | null) => invoke<SettingsView>("save_settings", { settings, token }),

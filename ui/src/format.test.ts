@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
+import type { Request } from "./api";
+import { askedNotice, askLabel, charactersLeft, replyLine, requestLine, requestsWaiting } from "./format";
 import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
@@ -296,5 +298,50 @@ describe("a server's certificate", () => {
     expect(changed.title).toBe("The server's certificate changed");
     expect(changed.detail).toContain("not the one you trusted");
     expect(changed.action).toBe("open-settings");
+  });
+});
+
+describe("asking the holder", () => {
+  const request: Request = {
+    id: "r1", artifact_id: "a1", path: "brand/hero.psd", from: "user:bob", to: "user:alice", checkout_id: "c1",
+    message: "need it for the logo fix", state: "open", reply: null,
+    created_at: inMinutes(-5), replied_at: null, ended_at: null,
+  };
+  const clockOf = (m: number) => clock(inMinutes(m), now);
+
+  it("names the holder on the button", () => {
+    expect(askLabel("user:alice")).toBe("Ask alice to release…");
+    expect(askLabel("agent:resizer")).toBe("Ask resizer (agent) to release…");
+  });
+
+  it("says who asked, when, and what", () => {
+    expect(requestLine(request, "user:alice", now)).toBe(`bob asked at ${clockOf(-5)}: “need it for the logo fix”`);
+    expect(requestLine({ ...request, message: null }, "user:alice", now)).toBe(`bob asked at ${clockOf(-5)}`);
+    expect(requestLine(request, "user:bob", now)).toBe(`You asked at ${clockOf(-5)}: “need it for the logo fix”`);
+  });
+
+  it("gives the answer only once there is one", () => {
+    expect(replyLine(request, "user:bob", now)).toBeNull();
+    const replied = { ...request, state: "replied" as const, reply: "20 more minutes", replied_at: inMinutes(-1) };
+    expect(replyLine(replied, "user:bob", now)).toBe(`alice answered at ${clockOf(-1)}: “20 more minutes”`);
+    expect(replyLine(replied, "user:alice", now)).toBe(`You answered at ${clockOf(-1)}: “20 more minutes”`);
+  });
+
+  it("tells the asker that nothing is released without the holder", () => {
+    const said = askedNotice(request);
+    expect(said.title).toBe("alice is asked to release hero.psd");
+    expect(said.detail).toContain("Nothing is released until they choose to");
+  });
+
+  it("counts characters as a person does, and requests as the tray does", () => {
+    expect(charactersLeft("héllo 👋", 1000)).toBe("7 of 1000 characters");
+    expect(requestsWaiting(1)).toBe("1 request waiting");
+    expect(requestsWaiting(2)).toBe("2 requests waiting");
+  });
+
+  it("explains a request to a file nobody holds any more", () => {
+    const said = explain({ code: "not_held", message: "nobody holds brand/hero.psd: check it out" }, now);
+    expect(said.title).toBe("Nobody holds it under a check-out now");
+    expect(said.detail).toBe("Nobody holds brand/hero.psd: check it out. Your request was not sent.");
   });
 });

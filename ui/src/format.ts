@@ -1,5 +1,5 @@
 // Pure formatting and wording: what the window says, tested without a window.
-import type { AppError, Artifact, Checkout, Closed, Event, LocalState } from "./api";
+import type { AppError, Artifact, Checkout, Closed, Event, LocalState, Request } from "./api";
 import type { CheckoutEnd } from "./generated/CheckoutEnd";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
@@ -230,6 +230,8 @@ export function explain(error: AppError, now: number): Explanation {
       return { title: "Not found", detail: error.message };
     case "reveal":
       return revealFailed(error.path ?? "");
+    case "not_held":
+      return { title: "Nobody holds it under a check-out now", detail: `${sentence(error.message)} Your request was not sent.` };
     default:
       return { title: "Something went wrong", detail: error.message };
   }
@@ -603,4 +605,42 @@ export const ZOOM_LEVELS = [0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 1.75, 2, 2.5
 export function nextZoom(level: number, step: 1 | -1): number {
   if (step > 0) return ZOOM_LEVELS.find((l) => l > level + 0.001) ?? ZOOM_LEVELS[ZOOM_LEVELS.length - 1];
   return [...ZOOM_LEVELS].reverse().find((l) => l < level - 0.001) ?? ZOOM_LEVELS[0];
+}
+
+// ----- asking the holder
+
+/** The button on a busy file: "Ask bob to release…". */
+export function askLabel(holder: string): string {
+  return `Ask ${participantName(holder)} to release…`;
+}
+
+/** "12 of 1000 characters": what a request's or a reply's message may still take. */
+export function charactersLeft(typed: string, max: number): string {
+  return `${[...typed].length} of ${max} characters`;
+}
+
+/** What a request said and when: "bob asked at 14:02: “need it for the logo fix”". */
+export function requestLine(request: Request, me: string | null | undefined, now: number): string {
+  const said = request.message ? `: “${request.message}”` : "";
+  return `${personFirst(request.from, me)} asked at ${clock(request.created_at, now)}${said}`;
+}
+
+/** The holder's answer, when there is one: "alice answered at 14:05: “20 more minutes”". */
+export function replyLine(request: Request, me: string | null | undefined, now: number): string | null {
+  if (request.reply === null) return null;
+  const at = request.replied_at ? ` at ${clock(request.replied_at, now)}` : "";
+  return `${personFirst(request.to, me)} answered${at}: “${request.reply}”`;
+}
+
+/** The asker's notice once the request is sent. */
+export function askedNotice(request: Request): Explanation {
+  return {
+    title: `${participantName(request.to)} is asked to release ${fileName(request.path)}`,
+    detail: "You will see the answer here, and be told when the file is free. Nothing is released until they choose to.",
+  };
+}
+
+/** "1 request waiting", "3 requests waiting" (for your answer), as the tray says it. */
+export function requestsWaiting(count: number): string {
+  return count === 1 ? "1 request waiting" : `${count} requests waiting`;
 }

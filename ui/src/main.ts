@@ -7,7 +7,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, on, type FileRow } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleReload, select, setView, showError, state, type View } from "./app";
 import { extend, notifyWhenFree } from "./actions";
-import { fileName, folderOf, nextZoom, offlineDetail, offlineMark, participantName, serverLine, timeLeft, urgency, zoomPercent } from "./format";
+import { fileName, folderOf, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
 import { setUpActivity, loadActivity } from "./views/activity";
 import { setUpCheckouts } from "./views/checkouts";
@@ -15,6 +15,7 @@ import { setUpDetail } from "./views/detail";
 import { setUpFiles } from "./views/files";
 import { setUpProposals } from "./views/proposals";
 import { openSettings } from "./views/settings";
+import { setUpRequests } from "./requests";
 
 hooks.openSettings = () => void openSettings();
 hooks.notifyWhenFree = notifyWhenFree;
@@ -28,6 +29,10 @@ onRender(() => {
   offline.hidden = !since;
   offline.replaceChildren(...(since ? [h("strong", {}, offlineMark(since, Date.now())), " ", offlineDetail] : []));
   $("count-mine").textContent = overview?.checkouts.length ? String(overview.checkouts.length) : "";
+  // Requests waiting for your answer are counted on My check-outs, as in the tray.
+  const asking = overview?.requests.filter((r) => r.to === overview.me && r.state === "open").length ?? 0;
+  $("tab-mine").dataset.requests = String(asking);
+  $("tab-mine").title = asking ? requestsWaiting(asking) : "";
   $("count-proposals").textContent = overview?.proposals.length ? String(overview.proposals.length) : "";
 });
 setUpFiles();
@@ -35,6 +40,7 @@ setUpCheckouts();
 setUpProposals();
 setUpActivity();
 setUpDetail();
+setUpRequests();
 
 async function addFiles(paths: string[]) {
   if (!paths.length) return;

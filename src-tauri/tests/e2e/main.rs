@@ -5,13 +5,14 @@
 //! runs this under Xvfb and a session bus with an unlocked keyring; it tells
 //! the test where the tools are (`TAURI_DRIVER`, `LEASEDESK_BIN`).
 //!
-//! One module a scenario, over the shared harness (`../window/`); a module
+//! One module a scenario (`asking`: requests to a holder), over the shared harness (`../window/`); a module
 //! never holds a helper another could use (that goes to the harness). Each
 //! step saves a screenshot in `target/e2e-screenshots/`.
 
 #[path = "../window/mod.rs"]
 mod window;
 
+mod asking;
 mod daily;
 mod offline;
 mod seeing;

@@ -1,7 +1,10 @@
-// Your check-outs: each with its time left and the actions on it.
-import { onRender, rowOf, select, setView, state } from "../app";
+// Your check-outs: each with its time left, the actions on it, and the
+// requests others made of it (who, what, when) with Check in, Release and Reply.
+import type { Request } from "../api";
+import { onRender, rowOf, scheduleReload, select, setView, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, extend } from "../actions";
-import { clock, fileName, localStateLabels } from "../format";
+import { clock, fileName, localStateLabels, replyLine, requestLine } from "../format";
+import { requestButtons, requestsOn } from "../requests";
 import { $, button, cards, h } from "../h";
 import { holdWhileBusy } from "./detail";
 import { countdown } from "./files";
@@ -24,10 +27,27 @@ function renderMine(now: number) {
       h("p", { class: "muted" }, c.path),
       h("p", {}, countdown(c.expires_at, now), ` left, until ${clock(c.expires_at, now)}`),
       row ? h("p", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])) : null,
-      actions);
+      actions,
+      requestList(requestsOn(c.id), now));
   });
+}
+
+/** The requests on one check-out of yours, newest first, each with its answers. */
+function requestList(requests: Request[], now: number): HTMLElement | null {
+  if (!requests.length) return null;
+  const me = state.overview?.me;
+  return h("ul", { class: "requests", "aria-label": "Requests" }, ...requests.map((r) => {
+    const reply = replyLine(r, me, now);
+    return h("li", { class: `request ${r.state}`, "data-request": r.id, "data-from": r.from },
+      h("p", { class: "request-line" }, requestLine(r, me, now)),
+      reply ? h("p", { class: "reply muted" }, reply) : null,
+      h("div", { class: "actions" }, ...requestButtons(r, true)));
+  }));
 }
 
 export function setUpCheckouts() {
   onRender(renderMine);
+  // Asking again replaces a request's message without an event: opening
+  // the view fetches the requests as they are now.
+  $("tab-mine").addEventListener("click", () => scheduleReload());
 }

@@ -4,7 +4,8 @@
 import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, progressOf, updateFile } from "../actions";
-import { bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, revealFailed, unplaceableAdvice } from "../format";
+import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice } from "../format";
+import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { openCompare } from "./compare";
 import { countdown, extensionOf, holderCell, lazyImage, moveSelection } from "./files";
@@ -63,10 +64,14 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       h("strong", {}, `${who} ${lease.participant === me ? "have" : "has"} it until ${clock(lease.expires_at, now)}`),
       lease.note ? h("p", {}, `“${lease.note}”`) : null));
     // No Check out while someone holds it: what can be done instead.
-    const waiting = state.waiting.has(artifact.id);
+    const asked = myRequestFor(artifact.id);
+    const waiting = state.waiting.has(artifact.id) || asked !== undefined;
     actions.append(
       button(waiting ? "You will be told when it's free" : "Notify me when it's free", () => void notifyWhenFree(artifact.id, !waiting), waiting ? "ghost" : "primary", { id: "action-notify", "aria-pressed": String(waiting) }),
     );
+    // While your request stands it is what you are told by; it ends with their check-out.
+    if (asked) actions.querySelector<HTMLButtonElement>("#action-notify")!.disabled = true;
+    if (lease.kind === "checkout" && lease.participant !== me) parts.push(askSection(artifact.id, lease.participant, now));
   } else {
     parts.push(h("div", { class: "checkout-form" },
       h("label", {}, "Note for others ", h("input", { id: "checkout-note", type: "text", placeholder: "What you are doing (optional)", maxlength: "200" })),
@@ -104,6 +109,36 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (busy) holdWhileBusy(actions);
   parts.push(actions);
   return h("div", { class: "detail-main" }, ...parts);
+}
+
+/** Whose request the open form is for (the file's id), if one is open. */
+let askingFor: string | null = null;
+
+/** Asking the holder: the form (message, Send), or your request as it stands with the holder's answer. */
+function askSection(artifact: string, holder: string, now: number): HTMLElement {
+  const me = state.overview?.me;
+  const asked = myRequestFor(artifact);
+  if (asked) {
+    const reply = replyLine(asked, me, now);
+    return h("div", { class: "asked", id: "asked", role: "status" },
+      h("p", { id: "asked-line" }, requestLine(asked, me, now)),
+      reply ? h("p", { class: "reply", id: "asked-reply" }, reply) : h("p", { class: "muted" }, `No answer from ${person(holder, me)} yet.`),
+      h("div", { class: "actions" }, button("Withdraw the request", () => void withdraw(asked), "ghost small", { id: "action-withdraw" })));
+  }
+  if (askingFor !== artifact) {
+    return h("div", { class: "ask" }, button(askLabel(holder), () => { askingFor = artifact; render(); }, "", { id: "action-ask" }));
+  }
+  const { box } = messageField("ask-message", "What you need it for (optional)");
+  const send = () => {
+    const message = ($("ask-message") as HTMLTextAreaElement | null)?.value ?? "";
+    askingFor = null;
+    void askHolder(artifact, message);
+  };
+  return h("div", { class: "ask open" },
+    h("label", { class: "field" }, h("span", {}, askLabel(holder).replace("…", "")), box),
+    h("div", { class: "actions" },
+      button("Send request", send, "primary", { id: "ask-send" }),
+      button("Back", () => { askingFor = null; render(); }, "ghost", { id: "ask-back" })));
 }
 
 /** Back to the list, on a narrow window: the file stays chosen, its row in sight. */
@@ -192,6 +227,7 @@ function renderDetail(now: number) {
   if (!row || state.view !== "files") return;
   const focused = document.activeElement?.id;
   const typed = ($("checkout-note") as HTMLInputElement | null)?.value;
+  const asking = ($("ask-message") as HTMLTextAreaElement | null)?.value;
   // Each part is replaced only when it changed: a click must not land on a
   // panel swapped out from under it by a reload, nor an image load again.
   const fresh = detailPanel(row, now);
@@ -202,6 +238,11 @@ function renderDetail(now: number) {
     else panel.prepend(fresh);
     const note = $("checkout-note") as HTMLInputElement | null;
     if (note && typed) note.value = typed;
+    const message = $("ask-message") as HTMLTextAreaElement | null;
+    if (message && asking) {
+      message.value = asking;
+      message.dispatchEvent(new Event("input"));
+    }
     if (focused && panel.querySelector(`#${focused}`)) $(focused).focus();
   }
   const figure = previewFigure(row);
