@@ -455,6 +455,34 @@ async fn a_change_is_refused_before_anything_commits(f: Fixture) {
     assert_eq!(done.outcome, ChangeOutcome::Committed);
 }
 
+async fn a_change_with_two_checkouts_of_one_file_is_refused(f: Fixture) {
+    let a = f.import("a.psd", b"v1").await;
+    let first = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
+    f.advance(Duration::from_secs(61));
+    let second = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    for (checkout, data) in [(&first, b"first"), (&second, b"again")] {
+        f.alice.stage(checkout.id, bytes(data)).await.unwrap();
+    }
+    let both = f
+        .alice
+        .commit_change(change_of(&[first, second.clone()], ""))
+        .await;
+    assert!(matches!(both, Err(Error::Invalid(_))), "{both:?}");
+    assert_eq!(f.artifact(a.id).await.head.version, 1);
+    assert!(f
+        .alice
+        .proposals(ProposalFilter::default())
+        .await
+        .unwrap()
+        .is_empty());
+    let alone = f
+        .alice
+        .commit_change(change_of(&[second], ""))
+        .await
+        .unwrap();
+    assert_eq!(alone.outcome, ChangeOutcome::Committed);
+}
+
 async fn two_changes_sharing_a_file_cannot_both_commit(f: Fixture) {
     let files = three_files(&f).await;
     let alices = f
@@ -557,6 +585,7 @@ crate::contract!(
     a_retried_change_returns_the_same_answer,
     a_change_is_refused_before_anything_commits,
     two_changes_sharing_a_file_cannot_both_commit,
+    a_change_with_two_checkouts_of_one_file_is_refused,
 );
 
 mod blob_folder {

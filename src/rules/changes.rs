@@ -91,8 +91,14 @@ pub fn commit_change(
     if let Some(done) = retried(tx, &rows, &request.checkouts)? {
         return Ok(done);
     }
+    let mut artifacts = std::collections::HashSet::with_capacity(rows.len());
     for row in &rows {
         let path = &row.checkout.path;
+        if !artifacts.insert(row.checkout.artifact_id) {
+            return Err(Error::Invalid(format!(
+                "{path} is in the change twice (two check-outs of it): leave one out"
+            )));
+        }
         if row.checkout.state == CheckoutState::Closed {
             return Err(Error::CheckoutClosed(format!(
                 "your check-out of {path} is closed: leave it out of the change, or check the file out again"
@@ -116,6 +122,8 @@ pub fn commit_change(
         .any(|(row, artifact, current)| !current && staged(row).digest != artifact.head.digest);
     let id = ChangeId::new();
     let mut done = Vec::with_capacity(files.len());
+    // The event names each file by id only: each file's own events say more.
+    let mut recorded = Vec::with_capacity(files.len());
     for (i, (mut row, mut artifact, _)) in files.into_iter().enumerate() {
         if i == 1 {
             failpoints.hit(failpoint::at::CHANGE_BETWEEN_FILES)?;
@@ -146,6 +154,9 @@ pub fn commit_change(
         row.checkin_digest = Some(blob.digest.clone());
         row.checkout.change_id = Some(id);
         close(tx, &mut row, &mut artifact, actor, Some(&result), now)?;
+        recorded.push(
+            json!({ "artifact_id": artifact.id, "checkout_id": row.checkout.id, "result": result }),
+        );
         done.push(ChangeFile {
             artifact_id: artifact.id,
             path: artifact.path,
@@ -183,7 +194,7 @@ pub fn commit_change(
         participant: Some(actor),
         holder: None,
         at: now,
-        data: json!({ "change_id": id, "files": change.files }),
+        data: json!({ "change_id": id, "files": recorded }),
     })?;
     Ok(change)
 }
