@@ -339,6 +339,17 @@ describe("asking the holder", () => {
     expect(requestsWaiting(2)).toBe("2 requests waiting");
   });
 
+  it("tells the activity feed who asked, answered and withdrew", () => {
+    const event = (type: string, participant: string): Event => ({
+      seq: 1, id: "e", type, artifact_id: "a1", participant, holder: null, at: inMinutes(0), data: { request_id: "r1" },
+    });
+    const pathOf = () => "brand/hero.psd";
+    expect(describeAction([event("request.opened", "user:bob")], "user:alice", pathOf)).toBe("bob asked for hero.psd");
+    expect(describeAction([event("request.replied", "user:alice")], "user:alice", pathOf)).toBe("You answered a request for hero.psd");
+    expect(describeAction([event("request.withdrawn", "user:bob")], "user:alice", pathOf)).toBe("bob withdrew a request for hero.psd");
+    expect(describeAction([event("request.ended", "user:alice")], "user:alice", pathOf)).toBe("A request for hero.psd ended");
+  });
+
   it("explains a request to a file nobody holds any more", () => {
     const said = explain({ code: "not_held", message: "nobody holds brand/hero.psd: check it out" }, now);
     expect(said.title).toBe("Nobody holds it under a check-out now");

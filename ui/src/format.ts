@@ -340,6 +340,13 @@ export function describeAction(steps: Event[], me: string | null | undefined, pa
   if (released) return `${actor(released)} released ${name}`;
   const renamed = step("artifact.renamed");
   if (renamed) return `${actor(renamed)} renamed ${String(data(renamed).from ?? "a file")} to ${String(data(renamed).to ?? "")}`;
+  const asked = step("request.opened");
+  if (asked) return `${actor(asked)} asked for ${name}`;
+  const answered = step("request.replied");
+  if (answered) return `${actor(answered)} answered a request for ${name}`;
+  const withdrawn = step("request.withdrawn");
+  if (withdrawn) return `${actor(withdrawn)} withdrew a request for ${name}`;
+  if (step("request.ended")) return `A request for ${name} ended`;
   return `${actor(first)}: ${first.type}${first.artifact_id ? ` on ${name}` : ""}`;
 }
 
