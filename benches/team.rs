@@ -8,9 +8,12 @@
 //! PostgreSQL's time goes (from a second cluster, with the profiler): statements,
 //! transactions and WAL flushes per pair (pg_stat_statements, pg_stat_wal),
 //! and CPU per pair of each process.
+//! Then a request to a holder delivered to the holder's app, over the two
+//! servers on PostgreSQL (`team/requests.rs`, issue 23).
 //! `--quick` makes fewer pairs; `--only team` runs this alone (any other
 //! `--only` skips it); `--only team-pg` runs only the two servers on
-//! PostgreSQL, PostgreSQL alone and the profile of both (statements a pair).
+//! PostgreSQL, PostgreSQL alone and the profile of both (statements a pair);
+//! `--only team-requests` only the request figure.
 
 #[path = "team/alone.rs"]
 mod alone;
@@ -19,6 +22,8 @@ mod alone;
 mod common;
 #[path = "common/pairs.rs"]
 mod pairs;
+#[path = "team/requests.rs"]
+mod requests;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -36,7 +41,8 @@ const WARM_UP: usize = 20;
 fn main() {
     let flags = common::Flags::from_args();
     let only_pg = flags.value("--only") == Some("team-pg");
-    if !flags.runs("team") && !only_pg {
+    let only_requests = flags.value("--only") == Some("team-requests");
+    if !flags.runs("team") && !only_pg && !only_requests {
         return;
     }
     let quick = flags.quick;
@@ -60,6 +66,12 @@ fn main() {
     // each statement a little).
     let cluster = PgCluster::start(&["max_connections=100"]);
     let idle_postgres = process_tree(cluster.pid()).len();
+    if only_requests {
+        request_figure(&cluster, &work, &runtime, quick);
+        drop(cluster);
+        let _ = std::fs::remove_dir_all(&work);
+        return;
+    }
 
     let on_postgres = {
         let store = on_database(&cluster, "bench", &work.join("team-pg"));
@@ -107,6 +119,7 @@ fn main() {
             pairs_per_client,
             &on_postgres,
         );
+        request_figure(&cluster, &work, &runtime, quick);
     }
     // The servers' backends gone, so none is counted in the floor's CPU
     // (an autovacuum worker may come and go: not for ever).
@@ -188,6 +201,21 @@ fn others_beside(
     // etcd-client is a Linux-only dev-dependency: the Windows test leg need not build it.
     #[cfg(target_os = "linux")]
     runtime.block_on(etcd_grpc(work, pairs_per_client, pg_rate));
+}
+
+/// A request delivered to the holder's app (`requests`), two servers on a
+/// database of its own.
+fn request_figure(
+    cluster: &PgCluster,
+    work: &Path,
+    runtime: &tokio::runtime::Runtime,
+    quick: bool,
+) {
+    let store = on_database(cluster, "bench_requests", &work.join("requests-pg"));
+    let samples = if quick { 50 } else { 400 };
+    runtime
+        .block_on(requests::delivered(&store, samples))
+        .report();
 }
 
 /// A store's flags: rows in `database` of `cluster`, blobs in `data`.
