@@ -85,14 +85,14 @@ describe("check-in outcomes", () => {
   const artifact: Artifact = {
     id: "a",
     path: "brand/hero.psd",
-    head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString(), message: null },
+    head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString(), message: null, change_id: null },
     lease: null,
   };
   const closed = (result: Closed["checkout"]["result"], backup: string | null = null): Closed => ({
     backup,
     checkout: {
       id: "c", artifact_id: "a", path: "brand/hero.psd", version: 6, digest: "d", actor: "user:alice", holder: "h",
-      note: null, created_at: inMinutes(-60), expires_at: inMinutes(0), state: "closed", result, broken: null,
+      note: null, created_at: inMinutes(-60), expires_at: inMinutes(0), state: "closed", result, broken: null, change_id: null,
     },
   });
 
@@ -103,7 +103,7 @@ describe("check-in outcomes", () => {
   it("a proposal says who committed first and where the file went", () => {
     const proposal = {
       id: "p", artifact_id: "a", base_version: 7, test_digest: "d", provenance: { version: 7, digest: "d" }, digest: "e", size: 1, author: "user:alice",
-      checkout_id: "c", state: "open" as const, created_at: new Date(now).toISOString(), message: null,
+      checkout_id: "c", state: "open" as const, created_at: new Date(now).toISOString(), message: null, change_id: null,
     };
     const said = checkinOutcome(closed({ outcome: "proposal", proposal }, "/ws/brand/hero (my changes 2026-11-29 1405).psd"), artifact, now);
     expect(said).toBe(
@@ -194,7 +194,7 @@ describe("the file list", () => {
 describe("a lost lease", () => {
   const mine = {
     id: "c", artifact_id: "a", path: "hero.psd", version: 1, digest: "d", actor: "user:alice", holder: "h",
-    note: null, created_at: inMinutes(-60), expires_at: inMinutes(-1), state: "open" as const, result: null, broken: null,
+    note: null, created_at: inMinutes(-60), expires_at: inMinutes(-1), state: "open" as const, result: null, broken: null, change_id: null,
   };
 
   it("is your open check-out without the file's live lease", () => {

@@ -26,7 +26,8 @@ describe("the selection", () => {
     s = clicked(s, order, "d", shift);
     expect(inOrder(s, order)).toEqual(["b", "c", "d"]);
     s = clicked(s, order, "a", shift);
-    expect(inOrder(s, order)).toEqual(["a", "b"], "the range replaces the last one, from the same anchor");
+    // The range replaces the last one, from the same anchor.
+    expect(inOrder(s, order)).toEqual(["a", "b"]);
   });
 
   it("adds a range to what is chosen with Ctrl+Shift", () => {
@@ -44,7 +45,7 @@ describe("the selection", () => {
     s = moved(s, order, -1, true);
     expect(inOrder(s, order)).toEqual(["b", "c"]);
     s = moved(s, order, 10, false);
-    expect(inOrder(s, order)).toEqual(["e"], "clamped to the end");
+    expect(inOrder(s, order)).toEqual(["e"]); // clamped to the end
   });
 
   it("toggles with a checkbox or Space", () => {
