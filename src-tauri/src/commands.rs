@@ -29,7 +29,7 @@ pub struct Moved {
     total: Option<u64>,
 }
 
-fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::Progress {
+pub(crate) fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::Progress {
     let last = std::sync::atomic::AtomicU64::new(0);
     std::sync::Arc::new(move |sent: u64| {
         let before = last.load(std::sync::atomic::Ordering::Relaxed);
@@ -42,7 +42,7 @@ fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::
 
 /// The desk's error as the window gets it: offline (and since when) when
 /// the desk found no server.
-fn told(desk: &Desk) -> impl Fn(leasedesk::Error) -> UiError + '_ {
+pub(crate) fn told(desk: &Desk) -> impl Fn(leasedesk::Error) -> UiError + '_ {
     |error| UiError::from_desk(error, desk.connection())
 }
 
@@ -567,7 +567,7 @@ pub async fn test_connection(
 
 impl AppState {
     /// `act` on the open desk; its error as the window gets it (`told`).
-    async fn on_desk<T>(
+    pub(crate) async fn on_desk<T>(
         &self,
         act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,
     ) -> UiResult<T> {
@@ -577,7 +577,7 @@ impl AppState {
 
     /// As `on_desk`, for an act that changes your leases: once it is done,
     /// the tray lists them again.
-    async fn changing_leases<T>(
+    pub(crate) async fn changing_leases<T>(
         &self,
         app: &AppHandle,
         act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,

@@ -13,6 +13,7 @@
 //! - [`settings`], [`keychain`], [`error`].
 
 pub mod asking;
+pub mod changes;
 pub mod commands;
 pub mod error;
 pub mod keychain;
@@ -521,6 +522,9 @@ pub fn run() {
             commands::reply_request,
             commands::withdraw_request,
             commands::take_intent,
+            changes::check_out_files,
+            changes::check_in_files,
+            changes::change,
             commands::reveal,
             commands::settings,
             commands::save_settings,

@@ -1,7 +1,8 @@
 // What a click does to a file: each starts from the user's click, runs
 // through `run` (busy meanwhile, errors shown) and says what happened.
 import { api, type Checkout, type FileRow, type Proposal, type Decision } from "./api";
-import { notice, render, rowOf, run, setView, state } from "./app";
+import { notice, render, rowOf, run, scheduleReload, setView, showError, state } from "./app";
+import { changeNotice, severalFiles, sharingNote } from "./changes";
 import { bytes, checkinOutcome, clock, fileName } from "./format";
 import { $, button, h } from "./h";
 
@@ -28,13 +29,29 @@ export async function checkIn(checkout: Checkout) {
   const dialog = $("checkin") as HTMLDialogElement;
   const message = h("textarea", { id: "checkin-message", rows: "3", maxlength: "4000", placeholder: "What changed, for the history" });
   message.value = draft;
+  // Your other check-outs with the same note are offered, unticked: the designer decides.
+  const others = sharingNote(checkout, state.overview?.checkouts ?? []);
+  const boxes = others.map((c) => h("input", { type: "checkbox", "data-with": c.id, id: `with-${c.id}` }));
+  const offer = others.length ? h("fieldset", { class: "with-others", id: "checkin-with-others" },
+    h("legend", {}, `Also check in, as one change (same note “${checkout.note}”):`),
+    ...others.map((c, i) => h("label", {}, boxes[i], ` ${fileName(c.path)}`))) : null;
   const confirm = button("Check in", () => {
     dialog.close();
-    void upload(checkout, message.value.trim() || null);
+    const with_ = others.filter((_, i) => boxes[i].checked);
+    const text = message.value.trim() || null;
+    if (with_.length) void uploadChange([checkout, ...with_], text);
+    else void upload(checkout, text);
   }, "primary", { id: "checkin-confirm" });
+  for (const box of boxes) {
+    box.addEventListener("change", () => {
+      const ticked = boxes.filter((b) => b.checked).length;
+      confirm.textContent = ticked ? `Check in ${severalFiles(ticked + 1)}` : "Check in";
+    });
+  }
   dialog.replaceChildren(h("form", { method: "dialog", class: "checkin-form" },
     h("h2", { id: "checkin-title" }, `Check in ${fileName(checkout.path)}`),
     h("label", { class: "field" }, h("span", {}, "Description"), message),
+    offer,
     h("div", { class: "actions" }, confirm, button("Back", () => dialog.close(), "ghost", { id: "checkin-back" }))));
   message.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
@@ -137,4 +154,87 @@ export async function decide(proposal: Proposal, decision: Decision) {
     };
     notice(`Proposal ${words[decision]}`, "", "success");
   }
+}
+
+// ----- several files at once
+
+/** The key of a change's upload in `state.uploads`: one bar for the set. */
+export const CHANGE_UPLOAD = "change";
+
+/** Runs `action` with every file of `ids` busy meanwhile; errors shown. */
+async function onAll<T>(ids: string[], action: () => Promise<T>): Promise<T | undefined> {
+  for (const id of ids) state.busy.add(id);
+  render();
+  try {
+    return await action();
+  } catch (error) {
+    showError(error);
+    return undefined;
+  } finally {
+    for (const id of ids) state.busy.delete(id);
+    scheduleReload();
+  }
+}
+
+export async function checkOutSeveral(ids: string[]) {
+  const note = $<HTMLInputElement>("several-note")?.value.trim() || null;
+  const hours = Number($<HTMLSelectElement>("several-hours")?.value ?? "0");
+  const done = await onAll(ids, () => api.checkOutFiles(ids, note, hours > 0 ? hours * 3600 : null));
+  if (done) notice(`${severalFiles(done.length)} are yours`, "They are writable now, each until its lease ends.", "success");
+}
+
+export async function cancelSeveral(mine: Checkout[]) {
+  const ids = mine.map((c) => c.artifact_id);
+  const done = await onAll(ids, async () => {
+    for (const c of mine) await api.cancelCheckout(c.id);
+    return true;
+  });
+  if (done) notice(`${mine.length} check-outs cancelled`, "Your changes, if any, are kept as backups beside the files.", "success");
+}
+
+/** Asks for one description of the whole change, then checks the files in. */
+export function checkInSeveral(mine: Checkout[], draft = "") {
+  const dialog = $("checkin") as HTMLDialogElement;
+  const message = h("textarea", { id: "checkin-message", rows: "3", maxlength: "4000", placeholder: "What changed, for the history" });
+  message.value = draft || (mine.find((c) => c.note)?.note ?? "");
+  const confirm = button(`Check in ${severalFiles(mine.length)}`, () => {
+    dialog.close();
+    void uploadChange(mine, message.value.trim() || null);
+  }, "primary", { id: "checkin-confirm" });
+  dialog.replaceChildren(h("form", { method: "dialog", class: "checkin-form" },
+    h("h2", { id: "checkin-title" }, `Check in ${severalFiles(mine.length)} as one change`),
+    h("ul", { class: "several-files" }, ...mine.map((c) => h("li", {}, fileName(c.path)))),
+    h("label", { class: "field" }, h("span", {}, "Description"), message),
+    h("div", { class: "actions" }, confirm, button("Back", () => dialog.close(), "ghost", { id: "checkin-back" }))));
+  message.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      confirm.click();
+    }
+  });
+  dialog.showModal();
+  message.focus();
+}
+
+export async function uploadChange(mine: Checkout[], message: string | null) {
+  const upload = `change-${Date.now()}`;
+  state.uploads.set(CHANGE_UPLOAD, { upload, sent: 0, size: 0 });
+  render();
+  const done = await onAll(mine.map((c) => c.artifact_id), () =>
+    api.checkInFiles(mine.map((c) => c.id), upload, message, ({ sent, total }) => {
+      const progress = state.uploads.get(CHANGE_UPLOAD);
+      if (progress) {
+        progress.sent = sent;
+        progress.size = total ?? 0;
+        updateProgress(CHANGE_UPLOAD);
+      }
+    }),
+  );
+  state.uploads.delete(CHANGE_UPLOAD);
+  if (done) {
+    const said = changeNotice(done.change);
+    notice(said.title, said.body, said.proposal ? "info" : "success",
+      said.proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);
+  }
+  render();
 }

@@ -26,11 +26,13 @@ import type { Connected } from "./generated/Connected";
 import type { Request } from "./generated/Request";
 import type { Asked } from "./generated/Asked";
 import type { Intent } from "./generated/Intent";
+import type { Change } from "./generated/Change";
+import type { ChangeDone } from "./generated/ChangeDone";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
 export type { CheckoutEnd } from "./generated/CheckoutEnd";
-export type { HistoryPage, Restored, Request, Asked, Intent };
+export type { HistoryPage, Restored, Request, Asked, Intent, Change, ChangeDone };
 export type { LocalState } from "./generated/LocalState";
 export type { CheckinResult } from "./generated/CheckinResult";
 
@@ -70,6 +72,14 @@ export const api = {
   extend: (checkout: string, ttlSeconds: number | null) => invoke<Checkout>("extend", { checkout, ttlSeconds }),
   checkIn: (checkout: string, upload: string, message: string | null, onProgress?: (m: Moved) => void) =>
     invoke<Closed>("check_in", { checkout, upload, message, onProgress: progressChannel(onProgress) }),
+  /** Checks out every file or none (a busy refusal names each held file). */
+  checkOutFiles: (artifacts: string[], note: string | null, ttlSeconds: number | null) =>
+    invoke<CheckedOut[]>("check_out_files", { artifacts, note, ttlSeconds }),
+  /** Checks in your copies of these check-outs as one change, with one progress for the set;
+   *  `cancelUpload(upload)` stops it until the commit begins. */
+  checkInFiles: (checkouts: string[], upload: string, message: string | null, onProgress?: (m: Moved) => void) =>
+    invoke<ChangeDone>("check_in_files", { checkouts, upload, message, onProgress: progressChannel(onProgress) }),
+  change: (id: string) => invoke<Change>("change", { id }),
   /** The description a check-in starts with: "Restored version N", the note, or "". */
   checkinDraft: (checkout: string) => invoke<string>("checkin_draft", { checkout }),
   /** Closes the window to the tray (the app goes on running there). */

@@ -4,6 +4,7 @@
 import { api, isAppError, type AppError, type FileRow, type Overview, type Event } from "./api";
 import { explain } from "./format";
 import { $, button, h } from "./h";
+import { noSelection, type Selection } from "./selection";
 
 export type View = "files" | "mine" | "proposals" | "activity";
 
@@ -13,6 +14,9 @@ export interface UiState {
   filter: string;
   view: View;
   selected: string | null; // artifact id
+  /** The files chosen together (Ctrl/Shift-click, the checkboxes, the
+   *  keyboard); with two or more, the detail acts on all of them. */
+  several: Selection;
   /** On a narrow window the chosen file's detail takes the list's place:
    *  opened by a click or Enter, closed by "All files". */
   detailOpen: boolean;
@@ -31,6 +35,7 @@ export const state: UiState = {
   filter: "",
   view: "files",
   selected: null,
+  several: noSelection(),
   detailOpen: false,
   activity: [],
   busy: new Set(),
@@ -189,7 +194,9 @@ export function setView(view: View) {
   render();
 }
 
+/** Chooses one file (or none): its detail shows. */
 export function select(artifact: string | null) {
   state.selected = artifact;
+  state.several = artifact ? { chosen: new Set([artifact]), anchor: artifact, focus: artifact } : noSelection();
   render();
 }

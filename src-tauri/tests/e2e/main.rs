@@ -13,6 +13,7 @@
 mod window;
 
 mod asking;
+mod changes;
 mod daily;
 mod offline;
 mod seeing;

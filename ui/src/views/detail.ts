@@ -10,6 +10,7 @@ import { $, button, h } from "../h";
 import { openCompare } from "./compare";
 import { countdown, extensionOf, holderCell, lazyImage, moveSelection } from "./files";
 import { historySection } from "./history";
+import { severalPanel } from "./several";
 
 const PREVIEW_SIZE = 640;
 const COMPARE_SIZE = 4096;
@@ -225,11 +226,15 @@ function renderDetail(now: number) {
   panel.hidden = !row || state.view !== "files";
   document.body.dataset.detail = !panel.hidden && state.detailOpen ? "open" : "closed";
   if (!row || state.view !== "files") return;
+  const chosen = chosenRows();
+  if (chosen.length > 1) return renderSeveral(panel, chosen, now);
   const focused = document.activeElement?.id;
   const typed = ($("checkout-note") as HTMLInputElement | null)?.value;
   const asking = ($("ask-message") as HTMLTextAreaElement | null)?.value;
   // Each part is replaced only when it changed: a click must not land on a
   // panel swapped out from under it by a reload, nor an image load again.
+  // Back from several files to one: the one's panel is drawn anew.
+  panel.querySelector(".detail-main.several")?.remove();
   const fresh = detailPanel(row, now);
   const main = panel.querySelector(".detail-main");
   const another = panel.dataset.id !== row.artifact.id;
@@ -259,6 +264,26 @@ function renderDetail(now: number) {
   // Another file's detail starts at its top, its name in sight.
   if (another) panel.scrollTop = 0;
   panel.dataset.id = row.artifact.id;
+}
+
+/** The chosen files that are shown, in list order. */
+function chosenRows(): FileRow[] {
+  if (state.several.chosen.size < 2) return [];
+  return state.shown.filter((r) => state.several.chosen.has(r.artifact.id));
+}
+
+/** Several files chosen: what they allow together, in the detail's place. */
+function renderSeveral(panel: HTMLElement, rows: FileRow[], now: number) {
+  const focused = document.activeElement?.id;
+  const typed = ($("several-note") as HTMLInputElement | null)?.value;
+  const fresh = severalPanel(rows, now);
+  const main = panel.querySelector(".detail-main");
+  if (main?.outerHTML === fresh.outerHTML) return;
+  panel.replaceChildren(fresh);
+  panel.dataset.id = "";
+  const note = $("several-note") as HTMLInputElement | null;
+  if (note && typed) note.value = typed;
+  if (focused && panel.querySelector(`#${focused}`)) $(focused).focus();
 }
 
 export function setUpDetail() {

@@ -4,6 +4,7 @@
 // digest in the app, and by address in the browser).
 import { previewUrl, type FileRow } from "../api";
 import { onRender, render, select, state } from "../app";
+import { clicked, everything, inOrder, moved, noSelection, pruned, toggled, type Selection } from "../selection";
 import { $, h } from "../h";
 import { clock, fileName, filesCount, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
 
@@ -62,6 +63,7 @@ export function extensionOf(path: string): string {
 function fileRow(row: FileRow, index: number, now: number): HTMLElement {
   const selected = row.artifact.id === state.selected;
   const artifact = row.artifact;
+  const choose = h("input", { type: "checkbox", tabindex: "-1", "aria-label": `Choose ${fileName(artifact.path)}`, "data-choose": artifact.id });
   const node = h("div", {
     class: `row${selected ? " selected" : ""}${row.mine ? " is-mine" : ""}`,
     role: "row",
@@ -72,6 +74,7 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     "data-version": String(artifact.head.version),
     style: `top:${index * ROW_HEIGHT}px`,
   },
+    h("span", { role: "gridcell", class: "choose" }, choose),
     h("span", { role: "gridcell", class: "thumb-cell" },
       lazyImage(previewUrl({ artifact: artifact.id, version: artifact.head.version }, THUMB_SIZE), "", extensionOf(artifact.path), thumbObserver())),
     h("span", { class: "name", role: "gridcell" }, h("strong", {}, fileName(artifact.path)), h("span", { class: "folder" }, folderOf(artifact.path))),
@@ -92,6 +95,10 @@ function refreshShown() {
   state.shown = files
     .filter((r) => matches(r.artifact.path, r.artifact.lease ? participantName(r.artifact.lease.participant) : undefined, state.filter))
     .sort((a, b) => byPath.compare(a.artifact.path, b.artifact.path));
+  // Nothing a filter hides stays chosen: an action on the choice acts on what is seen.
+  state.several = pruned(state.several, order());
+  const all = $<HTMLInputElement>("choose-all");
+  all.checked = state.shown.length > 1 && state.several.chosen.size === state.shown.length;
   $("count-files").textContent = state.overview ? filesCount(state.shown.length, files.length, state.filter) : "";
   const empty = $("files-empty");
   empty.hidden = state.shown.length > 0 || !state.overview;
@@ -125,8 +132,12 @@ export function renderRows(now: number) {
     const kept = rendered.get(row.artifact.id);
     const node = kept && kept.drawn === drawn ? kept.node : fileRow(row, i, now);
     const selected = row.artifact.id === state.selected;
+    const chosen = state.several.chosen.has(row.artifact.id);
     node.classList.toggle("selected", selected);
-    node.setAttribute("aria-selected", String(selected));
+    node.classList.toggle("chosen", chosen && state.several.chosen.size > 1);
+    node.setAttribute("aria-selected", String(chosen || selected));
+    const box = node.querySelector<HTMLInputElement>("[data-choose]");
+    if (box) box.checked = chosen && state.several.chosen.size > 1;
     next.set(row.artifact.id, { node, drawn });
   }
   for (const [id, { node }] of rendered) {
@@ -160,12 +171,46 @@ function openSelected() {
   $("detail").querySelector<HTMLButtonElement>(".actions button:not([disabled])")?.focus();
 }
 
-/** The keys of a list: in the list itself and in the filter box above it. */
+/** The shown files' ids, in list order. */
+function order(): string[] {
+  return state.shown.map((r) => r.artifact.id);
+}
+
+/** Chooses several files (or one): the detail acts on all of them. */
+function choose(selection: Selection) {
+  state.several = selection;
+  state.selected = selection.focus ?? inOrder(selection, order())[0] ?? null;
+  const at = state.shown.findIndex((r) => r.artifact.id === selection.focus);
+  if (at >= 0) scrollIntoView(at);
+  render();
+}
+
+function scrollIntoView(index: number) {
+  const list = $("file-list");
+  const top = index * ROW_HEIGHT;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;
+}
+
+/** The keys of a list: in the list itself and in the filter box above it.
+ *  Shift with an arrow extends the choice, Space (in the list) toggles the
+ *  file, Ctrl+A (in the list) chooses every file shown. */
 function listKeys(e: KeyboardEvent) {
   const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 10, PageUp: -10 };
-  if (e.key in moves) {
+  const inList = e.target === $("file-list");
+  if (e.key in moves && e.shiftKey) {
+    e.preventDefault();
+    const from = state.several.focus ? state.several : { ...state.several, focus: state.selected, anchor: state.selected };
+    choose(moved(from, order(), moves[e.key], true));
+  } else if (e.key in moves) {
     e.preventDefault();
     moveSelection(moves[e.key]);
+  } else if (inList && e.key === " " && state.selected) {
+    e.preventDefault();
+    choose(toggled(state.several, state.several.focus ?? state.selected));
+  } else if (inList && e.key.toLowerCase() === "a" && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    choose(everything(order()));
   } else if (e.key === "Enter") {
     e.preventDefault();
     openSelected();
@@ -194,8 +239,21 @@ export function setUpFiles() {
     const row = (e.target as HTMLElement).closest<HTMLElement>(".row");
     if (!row || e.button !== 0) return;
     state.detailOpen = true;
-    select(row.dataset.id!);
+    const id = row.dataset.id!;
+    const box = (e.target as HTMLElement).closest("[data-choose]") !== null;
+    const mods = { toggle: box || e.ctrlKey || e.metaKey, range: e.shiftKey };
+    if (!mods.toggle && !mods.range) select(id);
+    else {
+      // The checkbox draws its tick from the choice, not from its own click.
+      if (box) e.preventDefault();
+      choose(clicked(state.several, order(), id, mods));
+    }
   });
+  list.addEventListener("click", (e) => {
+    if ((e.target as HTMLElement).closest("[data-choose]")) e.preventDefault();
+  });
+  const all = $<HTMLInputElement>("choose-all");
+  all.addEventListener("change", () => choose(all.checked ? everything(order()) : noSelection()));
   const filter = $<HTMLInputElement>("filter");
   filter.addEventListener("input", () => setFilter(filter.value));
   filter.addEventListener("keydown", (e) => {

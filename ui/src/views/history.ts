@@ -2,9 +2,11 @@
 // author, time, description, size), check-outs and how they ended, proposals
 // and what became of them, renames. Older entries page in with `next_before`.
 // From a version: open a copy, restore it (while you hold the check-out),
-// or pick two to compare.
-import { api, isAppError, previewUrl, type FileRow, type Head, type HistoryEntry, type HistoryPage } from "../api";
-import { notice, rowOf, run, showError, state } from "../app";
+// or pick two to compare. A version that came with other files says so,
+// linking to them.
+import { api, isAppError, previewUrl, type Change, type FileRow, type Head, type HistoryEntry, type HistoryPage } from "../api";
+import { notice, rowOf, run, select, showError, state } from "../app";
+import { partOfChange } from "../changes";
 import { bytes, checkoutEnding, clock, fileName, person, personFirst, proposalStateWords, span } from "../format";
 import { button, h } from "../h";
 import { openCompare } from "./compare";
@@ -134,8 +136,33 @@ function versionItem(head: Head, into: Shown, row: FileRow, now: number): HTMLEl
         head.version === artifact.head.version ? h("span", { class: "badge" }, "head") : null,
         ` by ${person(head.author, state.overview?.me)}, ${clock(head.committed_at, now)} · ${bytes(head.size)}`),
       head.message ? h("p", { class: "description" }, head.message) : h("p", { class: "description muted" }, "No description"),
+      head.change_id ? changeLine(head.change_id, artifact.id) : null,
       secondPick ? compareButton(row, into.picked, "history-compare-here") : null,
       actions));
+}
+
+/** Changes read once per window: a change never changes. */
+const changes = new Map<string, Promise<Change>>();
+
+/** "part of a change of 3 files", with the others as links to their detail. */
+function changeLine(id: string, artifact: string): HTMLElement {
+  const line = h("p", { class: "change-line", "data-change": id }, "part of a change");
+  let change = changes.get(id);
+  if (!change) {
+    change = api.change(id);
+    changes.set(id, change);
+    change.catch(() => changes.delete(id));
+  }
+  change.then((c) => {
+    const others = c.files.filter((f) => f.artifact_id !== artifact);
+    line.replaceChildren(`${partOfChange(c.files.length)}: `, ...others.flatMap((f, i) => [
+      i ? ", " : "",
+      button(fileName(f.path), () => select(f.artifact_id), "link", { "data-change-file": f.artifact_id }),
+    ]));
+  }, () => {
+    // The change could not be read now: the line keeps saying what it knows.
+  });
+  return line;
 }
 
 function compareVersions(row: FileRow, picked: number[]) {

@@ -6,6 +6,7 @@ import { api, previewUrl, type Proposal } from "../api";
 import { ask, notice, onRender, rowOf, run, showError, state } from "../app";
 import { decide } from "../actions";
 import { acceptQuestion, bytes, clock, decisionWords, fileName, proposalSummary, whose, whoseFirst } from "../format";
+import { groupedByChange, severalFiles } from "../changes";
 import { $, button, cards, h } from "../h";
 import { closeCompare, openCompare } from "./compare";
 import { extensionOf, lazyImage } from "./files";
@@ -13,36 +14,53 @@ import { extensionOf, lazyImage } from "./files";
 const COMPARE_SIZE = 4096;
 const THUMB = 96;
 
-export function compareWithHead(p: Proposal) {
+/** Compares a proposal with its file's head; `change` (its change's
+ *  proposals, when it has several) gives steps to the others. */
+export function compareWithHead(p: Proposal, change: Proposal[] = [p]) {
   const row = rowOf(p.artifact_id);
   const name = row ? fileName(row.artifact.path) : "A file";
   const head = row?.artifact.head;
   const version = head?.version ?? p.base_version;
   const me = state.overview?.me;
   const open = p.state === "open" && state.overview?.proposals.some((q) => q.id === p.id);
+  const at = Math.max(0, change.findIndex((q) => q.id === p.id));
+  const steps = change.length > 1 ? h("div", { class: "steps", role: "group", "aria-label": "Files of the change", id: "compare-steps" },
+    stepButton("‹ Previous file", change[at - 1], change, "compare-previous"),
+    h("span", { id: "compare-step" }, `File ${at + 1} of ${change.length} of the change`),
+    stepButton("Next file ›", change[at + 1], change, "compare-next")) : null;
+  const decision = open ? decisionPanel(p, "compare", change) : undefined;
+  const side = steps ? h("div", { class: "compare-side" }, steps, decision ?? null) : decision;
   openCompare(`${name}: proposal and head`,
     { label: `${whoseFirst(p.author, me)} proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE), file: { digest: p.digest, size: p.size } },
     { label: `Version ${version} (head)`, src: previewUrl({ artifact: p.artifact_id, version }, COMPARE_SIZE), file: head ? { digest: head.digest, size: head.size } : undefined },
     "side",
-    open ? decisionPanel(p, "compare") : undefined);
+    side);
+}
+
+function stepButton(label: string, to: Proposal | undefined, change: Proposal[], id: string): HTMLButtonElement {
+  const step = button(label, () => to && compareWithHead(to, change), "ghost small", { id });
+  step.disabled = !to;
+  return step;
 }
 
 /** Accept, rebuild and reject, each with what it does in words. `where`
  *  tells the buttons' ids apart (a card, or the compare view). */
-export function decisionPanel(p: Proposal, where: "card" | "compare"): HTMLElement {
+export function decisionPanel(p: Proposal, where: "card" | "compare", change: Proposal[] = [p]): HTMLElement {
   const head = rowOf(p.artifact_id)?.artifact.head;
   const me = state.overview?.me;
   if (!head) return h("div", { class: "decision" });
   const words = decisionWords(p, head, me);
-  const current = head.version === p.base_version;
+  // A change's proposals are decided together: accepted only if every head is still theirs.
+  const current = change.every((q) => rowOf(q.artifact_id)?.artifact.head.version === q.base_version);
   const id = (what: string) => (where === "compare" ? `compare-${what}` : `${what}-${p.id}`);
   const accept = button("Accept", () => void acceptProposal(p), current ? "primary" : "", { id: id("accept"), "data-accept": p.id });
   accept.disabled = !current;
   const choices: [HTMLElement, string][] = [[accept, words.accept]];
   if (!current) choices.push([button("Rebuild", () => void decided(p, "rebuild"), "primary", { id: id("rebuild"), "data-rebuild": p.id }), words.rebuild]);
   choices.push([button("Reject", () => void decided(p, "reject"), "ghost", { id: id("reject"), "data-reject": p.id }), words.reject]);
+  const together = change.length > 1 ? h("p", { class: "together" }, `Each choice acts on all ${severalFiles(change.length)} of the change together.`) : null;
   return h("div", { class: "decision", role: "group", "aria-label": "Decide" },
-    ...choices.map(([b, said]) => h("div", { class: "choice" }, b, h("span", { class: "said" }, said))));
+    together, ...choices.map(([b, said]) => h("div", { class: "choice" }, b, h("span", { class: "said" }, said))));
 }
 
 /** Accepts, asking first when the head it supersedes is someone else's. */
@@ -70,7 +88,9 @@ function renderProposals(now: number) {
   if (state.view !== "proposals") return;
   const proposals = state.overview?.proposals ?? [];
   const me = state.overview?.me;
-  cards($("view-proposals"), proposals, "No open proposals.", (p) => {
+  cards($("view-proposals"), groupedByChange(proposals), "No open proposals.", (change) => {
+    if (change.length > 1) return changeCard(change, now);
+    const p = change[0];
     const row = rowOf(p.artifact_id);
     const head = row?.artifact.head;
     const path = row?.artifact.path ?? "";
@@ -86,6 +106,26 @@ function renderProposals(now: number) {
           button("Save beside the head", () => void saveBeside(p), "ghost", { "data-save-beside": p.id, title: "Puts the proposal's file beside the head's, in your workspace folder" })),
         decisionPanel(p, "card")));
   });
+}
+
+/** A change's proposals as one card: each file, one decision for all. */
+function changeCard(change: Proposal[], now: number): HTMLLIElement {
+  const me = state.overview?.me;
+  const first = change[0];
+  return h("li", { class: "card proposal-card change-card", "data-change": first.change_id ?? "" },
+    h("div", { class: "card-body" },
+      h("h3", {}, `A change of ${severalFiles(change.length)}`),
+      h("p", { class: "muted" }, `${whoseFirst(first.author, me)} · ${clock(first.created_at, now)}`),
+      first.message ? h("p", { class: "description" }, `“${first.message}”`) : null,
+      h("ul", { class: "change-files" }, ...change.map((p) => {
+        const row = rowOf(p.artifact_id);
+        const path = row?.artifact.path ?? "";
+        return h("li", { "data-proposal": p.id },
+          lazyImage(previewUrl({ proposal: p.id }, THUMB), `${whose(p.author, me)} proposal`, extensionOf(path), null),
+          h("span", {}, h("strong", {}, row ? fileName(path) : "A file"), " ", h("span", { class: "summary" }, proposalSummary(p, row?.artifact.head, me))),
+          button("Compare with the head", () => compareWithHead(p, change), "ghost small", { "data-compare": p.id }));
+      })),
+      decisionPanel(change.find((p) => rowOf(p.artifact_id)?.artifact.head.version !== p.base_version) ?? first, "card", change)));
 }
 
 export function setUpProposals() {

@@ -1,0 +1,102 @@
+//! The window's commands for several files at once: checked out together
+//! (every one or none), checked in as one change with one progress for the
+//! set (cancellable until the commit begins), and a change read back for
+//! the history and the proposals.
+
+use std::sync::atomic::Ordering;
+
+use leasedesk::backend::Cancel;
+use leasedesk::desk::Desk;
+use leasedesk::model::*;
+use leasedesk::workspace::{CheckedOut, Closed};
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+
+use crate::commands::{progress, told, Moved};
+use crate::error::{UiError, UiResult};
+use crate::{tray_refresh, AppState};
+
+/// A change checked in: what the server made of it, and what each file's
+/// copy became here (a backup where a proposal's head took its place).
+#[derive(Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ChangeDone {
+    pub change: Change,
+    pub closed: Vec<Closed>,
+}
+
+#[tauri::command]
+pub async fn check_out_files(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    artifacts: Vec<ArtifactId>,
+    note: Option<String>,
+    ttl_seconds: Option<u64>,
+) -> UiResult<Vec<CheckedOut>> {
+    let request = CheckoutsRequest {
+        artifact_ids: artifacts.clone(),
+        ttl_seconds,
+        note: note.filter(|n| !n.trim().is_empty()),
+    };
+    let checked_out = async |desk: &Desk| {
+        let done = desk.check_out_many(request).await?;
+        for artifact in &artifacts {
+            state.waiting().remove(artifact);
+        }
+        Ok(done)
+    };
+    state.changing_leases(&app, checked_out).await
+}
+
+/// Checks in the copies of `checkouts` as one change described by
+/// `message`. `upload` names it for `cancel_upload`, which stops it until
+/// the commit begins.
+#[tauri::command]
+pub async fn check_in_files(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    checkouts: Vec<CheckoutId>,
+    message: Option<String>,
+    upload: String,
+    on_progress: Channel<Moved>,
+) -> UiResult<ChangeDone> {
+    let desk = state.desk().await?;
+    // One bar for the set: measured against the copies that go up.
+    let mut total = 0;
+    for id in &checkouts {
+        let open = desk.backend().checkout(*id).await.map_err(told(&desk))?;
+        let local = desk.workspace().local_path(&open.path).ok();
+        total += local
+            .and_then(|l| std::fs::metadata(l).ok())
+            .map_or(0, |m| m.len());
+    }
+    let cancel = Cancel::default();
+    state.uploads().insert(upload.clone(), cancel.clone());
+    let outcome = desk
+        .check_in_change(
+            &checkouts,
+            message,
+            Some(progress(on_progress, Some(total))),
+            Some(cancel.clone()),
+        )
+        .await
+        .map(|(change, closed)| ChangeDone { change, closed })
+        .map_err(|e| match cancel.load(Ordering::Relaxed) {
+            true => UiError::new(
+                "cancelled",
+                "The check-in was cancelled: nothing was committed and every file is still checked out.",
+            ),
+            false => told(&desk)(e),
+        });
+    state.uploads().remove(&upload);
+    tray_refresh(&app).await;
+    outcome
+}
+
+#[tauri::command]
+pub async fn change(state: State<'_, AppState>, id: ChangeId) -> UiResult<Change> {
+    state
+        .on_desk(async |desk| desk.backend().change(id).await)
+        .await
+}
