@@ -29,7 +29,10 @@ pub struct Moved {
     total: Option<u64>,
 }
 
-pub(crate) fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk::backend::Progress {
+pub(crate) fn progress(
+    channel: Channel<Moved>,
+    total: Option<u64>,
+) -> leasedesk::backend::Progress {
     let last = std::sync::atomic::AtomicU64::new(0);
     std::sync::Arc::new(move |sent: u64| {
         let before = last.load(std::sync::atomic::Ordering::Relaxed);
