@@ -167,6 +167,13 @@ describe("the activity feed", () => {
     expect(describeAction([event("checkout.closed", { result: { outcome: "proposal", proposal_id: "p" } }), event("proposal.created")], "user:alice", pathOf)).toBe(
       "bob checked in hero.psd late: it became a proposal",
     );
+    const files = [{ artifact_id: "a" }, { artifact_id: "b" }, { artifact_id: "c" }];
+    expect(one({ ...event("change.committed", { change_id: "c1", files }, "user:alice"), artifact_id: null })).toBe(
+      "You checked in a change of 3 files",
+    );
+    expect(one(event("change.proposed", { change_id: "c2", files: files.slice(1) }))).toBe(
+      "bob checked in a change of 2 files late: it became proposals, to be decided together",
+    );
   });
 
   it("keeps two actions apart when their times differ, even on one file", () => {

@@ -291,6 +291,15 @@ export function describeAction(steps: Event[], me: string | null | undefined, pa
   const actor = (e: Event) => (e.participant ? personFirst(e.participant, me) : "Someone");
   const data = (e: Event) => e.data as Record<string, unknown>;
   const quoted = (text: unknown) => (typeof text === "string" && text.trim() ? `: “${text.trim()}”` : "");
+  // A change spans files: its own event, apart from each file's.
+  const change = step("change.committed") ?? step("change.proposed");
+  if (change) {
+    const files = Array.isArray(data(change).files) ? (data(change).files as unknown[]).length : 0;
+    const several = files === 1 ? "1 file" : `${files} files`;
+    return change.type === "change.committed"
+      ? `${actor(change)} checked in a change of ${several}`
+      : `${actor(change)} checked in a change of ${several} late: it became proposals, to be decided together`;
+  }
   const committed = step("version.committed");
   const accepted = step("proposal.accepted");
   if (accepted) {
