@@ -32,6 +32,25 @@ fn together(artifact_ids: Vec<ArtifactId>, ttl_seconds: Option<u64>) -> Checkout
     }
 }
 
+/// Stages `data(n, checkout)` for each check-out as `who`, then checks them
+/// in as one change described by `message`.
+async fn stage_and_commit(
+    who: &dyn leasedesk::Backend,
+    checkouts: &[Checkout],
+    data: impl Fn(usize, &Checkout) -> String,
+    message: &str,
+) -> Change {
+    for (n, checkout) in checkouts.iter().enumerate() {
+        let bytes_of = data(n, checkout);
+        who.stage(checkout.id, bytes(bytes_of.as_bytes()))
+            .await
+            .unwrap();
+    }
+    who.commit_change(change_of(checkouts, message))
+        .await
+        .unwrap()
+}
+
 fn change_of(checkouts: &[Checkout], message: &str) -> ChangeRequest {
     ChangeRequest {
         checkouts: checkouts.iter().map(|c| c.id).collect(),
@@ -221,17 +240,8 @@ async fn stale_change(f: &Fixture, files: &[Artifact]) -> (Vec<Checkout>, Change
         .await
         .unwrap();
     f.bob.check_in(bobs.id, bytes(b"b by bob")).await.unwrap();
-    for (n, checkout) in taken.iter().enumerate() {
-        f.alice
-            .stage(checkout.id, bytes(format!("alice's {n}").as_bytes()))
-            .await
-            .unwrap();
-    }
-    let change = f
-        .alice
-        .commit_change(change_of(&taken, "alice's take"))
-        .await
-        .unwrap();
+    let alices = |n, _: &Checkout| format!("alice's {n}");
+    let change = stage_and_commit(f.alice.as_ref(), &taken, alices, "alice's take").await;
     (taken, change)
 }
 
@@ -355,17 +365,8 @@ async fn a_retried_change_returns_the_same_answer(f: Fixture) {
         .check_out_many(together(ids(&files), None))
         .await
         .unwrap();
-    for checkout in &taken {
-        f.alice
-            .stage(checkout.id, bytes(checkout.path.as_str().as_bytes()))
-            .await
-            .unwrap();
-    }
-    let first = f
-        .alice
-        .commit_change(change_of(&taken, "once"))
-        .await
-        .unwrap();
+    let paths = |_, c: &Checkout| c.path.to_string();
+    let first = stage_and_commit(f.alice.as_ref(), &taken, paths, "once").await;
     let mut reordered = change_of(&taken, "once");
     reordered.checkouts.reverse();
     assert_eq!(f.alice.commit_change(reordered).await.unwrap(), first);
@@ -496,29 +497,10 @@ async fn two_changes_sharing_a_file_cannot_both_commit(f: Fixture) {
         .check_out_many(together(ids(&files[1..]), None))
         .await
         .unwrap();
-    for (checkout, who) in alices
-        .iter()
-        .map(|c| (c, &f.alice))
-        .chain(bobs.iter().map(|c| (c, &f.bob)))
-    {
-        who.stage(
-            checkout.id,
-            bytes(format!("{} by {}", checkout.path, checkout.actor).as_bytes()),
-        )
-        .await
-        .unwrap();
-    }
-    let bobs_change = f
-        .bob
-        .commit_change(change_of(&bobs, "bob's"))
-        .await
-        .unwrap();
+    let theirs = |_, c: &Checkout| format!("{} by {}", c.path, c.actor);
+    let bobs_change = stage_and_commit(f.bob.as_ref(), &bobs, theirs, "bob's").await;
     assert_eq!(bobs_change.outcome, ChangeOutcome::Committed);
-    let alices_change = f
-        .alice
-        .commit_change(change_of(&alices, "alice's"))
-        .await
-        .unwrap();
+    let alices_change = stage_and_commit(f.alice.as_ref(), &alices, theirs, "alice's").await;
     assert_eq!(
         alices_change.outcome,
         ChangeOutcome::Proposal,

@@ -38,17 +38,13 @@ fn several_paths_are_checked_out_and_checked_in_as_one_change() {
     let a = cli.file("a-new", b"a v2");
     let b = cli.file("b-same", b"b.psd");
     let c = cli.file("c-new", b"c v2");
-    let change = cli.json(
-        "user:alice",
-        &[
-            "checkin",
-            &format!("a.indd={a}"),
-            &format!("b.psd={b}"),
-            &format!("c.png={c}"),
-            "-m",
-            "new logo",
-        ],
+    let (a, b, c) = (
+        format!("a.indd={a}"),
+        format!("b.psd={b}"),
+        format!("c.png={c}"),
     );
+    let checkin = ["checkin", &a, &b, &c, "-m", "new logo"];
+    let change = cli.json("user:alice", &checkin);
     assert_eq!(change["outcome"], "committed", "{change}");
     assert_eq!(change["message"], "new logo");
     let outcomes: Vec<&Value> = change["files"]
@@ -66,17 +62,7 @@ fn several_paths_are_checked_out_and_checked_in_as_one_change() {
         "{shown}"
     );
     // A retry after a lost answer gets the same change.
-    let again = cli.json(
-        "user:alice",
-        &[
-            "checkin",
-            &format!("a.indd={a}"),
-            &format!("b.psd={b}"),
-            &format!("c.png={c}"),
-            "-m",
-            "new logo",
-        ],
-    );
+    let again = cli.json("user:alice", &checkin);
     assert_eq!(again, change);
 
     // One PATH FILE works as before.

@@ -22,36 +22,21 @@ export async function extend(checkout: Checkout) {
   if (done) notice(`${fileName(done.path)} extended`, `Your lease now ends at ${clock(done.expires_at, Date.now())}.`, "success");
 }
 
-/** Asks what changed (prefilled with the check-out's draft: "Restored
- *  version N", else its note), then checks in with that description. */
-export async function checkIn(checkout: Checkout) {
-  const draft = await api.checkinDraft(checkout.id).catch(() => checkout.note ?? "");
+/** The check-in dialog: a description (`draft` to start with), what else
+ *  the form holds (`parts`), and a confirm button that `send`s the
+ *  description (null when blank). Answers the confirm button. */
+function describeDialog(title: string, draft: string, confirmLabel: string, parts: Node[], send: (message: string | null) => void): HTMLButtonElement {
   const dialog = $("checkin") as HTMLDialogElement;
   const message = h("textarea", { id: "checkin-message", rows: "3", maxlength: "4000", placeholder: "What changed, for the history" });
   message.value = draft;
-  // Your other check-outs with the same note are offered, unticked: the designer decides.
-  const others = sharingNote(checkout, state.overview?.checkouts ?? []);
-  const boxes = others.map((c) => h("input", { type: "checkbox", "data-with": c.id, id: `with-${c.id}` }));
-  const offer = others.length ? h("fieldset", { class: "with-others", id: "checkin-with-others" },
-    h("legend", {}, `Also check in, as one change (same note “${checkout.note}”):`),
-    ...others.map((c, i) => h("label", {}, boxes[i], ` ${fileName(c.path)}`))) : null;
-  const confirm = button("Check in", () => {
+  const confirm = button(confirmLabel, () => {
     dialog.close();
-    const with_ = others.filter((_, i) => boxes[i].checked);
-    const text = message.value.trim() || null;
-    if (with_.length) void uploadChange([checkout, ...with_], text);
-    else void upload(checkout, text);
+    send(message.value.trim() || null);
   }, "primary", { id: "checkin-confirm" });
-  for (const box of boxes) {
-    box.addEventListener("change", () => {
-      const ticked = boxes.filter((b) => b.checked).length;
-      confirm.textContent = ticked ? `Check in ${severalFiles(ticked + 1)}` : "Check in";
-    });
-  }
   dialog.replaceChildren(h("form", { method: "dialog", class: "checkin-form" },
-    h("h2", { id: "checkin-title" }, `Check in ${fileName(checkout.path)}`),
+    h("h2", { id: "checkin-title" }, title),
+    ...parts,
     h("label", { class: "field" }, h("span", {}, "Description"), message),
-    offer,
     h("div", { class: "actions" }, confirm, button("Back", () => dialog.close(), "ghost", { id: "checkin-back" }))));
   message.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
@@ -62,6 +47,31 @@ export async function checkIn(checkout: Checkout) {
   dialog.showModal();
   message.focus();
   message.select();
+  return confirm;
+}
+
+/** Asks what changed (prefilled with the check-out's draft: "Restored
+ *  version N", else its note), then checks in with that description. Your
+ *  other check-outs with the same note are offered, unticked: the designer
+ *  decides whether they go in with it, as one change. */
+export async function checkIn(checkout: Checkout) {
+  const draft = await api.checkinDraft(checkout.id).catch(() => checkout.note ?? "");
+  const others = sharingNote(checkout, state.overview?.checkouts ?? []);
+  const boxes = others.map((c) => h("input", { type: "checkbox", "data-with": c.id, id: `with-${c.id}` }));
+  const offer = others.length ? [h("fieldset", { class: "with-others", id: "checkin-with-others" },
+    h("legend", {}, `Also check in, as one change (same note “${checkout.note}”):`),
+    ...others.map((c, i) => h("label", {}, boxes[i], ` ${fileName(c.path)}`)))] : [];
+  const confirm = describeDialog(`Check in ${fileName(checkout.path)}`, draft, "Check in", offer, (message) => {
+    const along = others.filter((_, i) => boxes[i].checked);
+    if (along.length) void uploadChange([checkout, ...along], message);
+    else void upload(checkout, message);
+  });
+  for (const box of boxes) {
+    box.addEventListener("change", () => {
+      const ticked = boxes.filter((b) => b.checked).length;
+      confirm.textContent = ticked ? `Check in ${severalFiles(ticked + 1)}` : "Check in";
+    });
+  }
 }
 
 async function upload(checkout: Checkout, message: string | null) {
@@ -193,27 +203,11 @@ export async function cancelSeveral(mine: Checkout[]) {
 }
 
 /** Asks for one description of the whole change, then checks the files in. */
-export function checkInSeveral(mine: Checkout[], draft = "") {
-  const dialog = $("checkin") as HTMLDialogElement;
-  const message = h("textarea", { id: "checkin-message", rows: "3", maxlength: "4000", placeholder: "What changed, for the history" });
-  message.value = draft || (mine.find((c) => c.note)?.note ?? "");
-  const confirm = button(`Check in ${severalFiles(mine.length)}`, () => {
-    dialog.close();
-    void uploadChange(mine, message.value.trim() || null);
-  }, "primary", { id: "checkin-confirm" });
-  dialog.replaceChildren(h("form", { method: "dialog", class: "checkin-form" },
-    h("h2", { id: "checkin-title" }, `Check in ${severalFiles(mine.length)} as one change`),
-    h("ul", { class: "several-files" }, ...mine.map((c) => h("li", {}, fileName(c.path)))),
-    h("label", { class: "field" }, h("span", {}, "Description"), message),
-    h("div", { class: "actions" }, confirm, button("Back", () => dialog.close(), "ghost", { id: "checkin-back" }))));
-  message.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-      e.preventDefault();
-      confirm.click();
-    }
-  });
-  dialog.showModal();
-  message.focus();
+export function checkInSeveral(mine: Checkout[]) {
+  const draft = mine.find((c) => c.note)?.note ?? "";
+  const files = h("ul", { class: "several-files" }, ...mine.map((c) => h("li", {}, fileName(c.path))));
+  describeDialog(`Check in ${severalFiles(mine.length)} as one change`, draft, `Check in ${severalFiles(mine.length)}`, [files],
+    (message) => void uploadChange(mine, message));
 }
 
 export async function uploadChange(mine: Checkout[], message: string | null) {
