@@ -1,11 +1,12 @@
 // The file list: a virtual list (only the rows in view exist in the page, so
 // 10,000 files scroll smoothly), each row with a thumbnail that loads only
 // once the row is in view, from the `preview` protocol (cached on disk by
-// digest in the app, and by address in the browser).
+// digest in the app, and by address in the browser), a few at a time.
 import { previewUrl, type FileRow } from "../api";
 import { onRender, render, select, state } from "../app";
 import { clicked, everything, inOrder, moved, noSelection, pruned, toggled, type Selection } from "../selection";
 import { $, h } from "../h";
+import { aborted, turns, type Turn } from "../turns";
 import { clock, fileName, filesCount, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
@@ -29,29 +30,95 @@ export function countdown(expiresAt: string, now: number): HTMLElement {
   return h("span", { class: `countdown ${urgency(expiresAt, now)}`, "data-expires": expiresAt, title: `until ${clock(expiresAt, now)}` }, timeLeft(expiresAt, now));
 }
 
+/** Thumbnails loaded and decoded at a time, at most: the web process's main
+ *  thread then handles a few answers a frame, not every row scrolled past. */
+export const DECODES_AT_ONCE = 4;
+const decodes = turns(DECODES_AT_ONCE);
+/** The turn of each image that asked for one and is not shown yet. */
+const asked = new WeakMap<HTMLImageElement, Turn>();
+
 /** An image that asks for its address only once it scrolls into view, and
- *  says "no preview" (the file's kind) when there is none. */
+ *  says "no preview" (the file's kind) when there is none. With no
+ *  observer it asks at once. Either way it waits for its turn among the
+ *  decodes (`DECODES_AT_ONCE`) and shows once decoded: `decode()` of an
+ *  `<img decoding="async">`, which WebKit decodes on its image decoding
+ *  thread. (Measured in WebKitGTK 2.50 against `createImageBitmap` of the
+ *  fetched bytes, here or in a worker, drawn into a canvas: those took
+ *  twice as long for the same frames; see docs/BENCHMARKS.md.) */
 export function lazyImage(src: string, label: string, kind: string, observer: IntersectionObserver | null): HTMLElement {
   const img = h("img", { alt: label, "data-src": src, decoding: "async", draggable: "false" });
   const box = h("span", { class: "thumb", "data-kind": kind }, img);
-  img.addEventListener("error", () => box.classList.add("none"));
-  img.addEventListener("load", () => box.classList.add("loaded"));
   if (observer) observer.observe(img);
-  else img.src = src;
+  else askTurn(img);
   return box;
 }
 
+/** Queues `img`'s load and decode (once). An image that has left the page
+ *  by its turn is skipped. */
+function askTurn(img: HTMLImageElement) {
+  if (asked.has(img) || img.src) return;
+  asked.set(img, decodes.add((signal) => decodeInto(img, signal)));
+}
+
+/** Gives `img`'s turn up: a waiting one never runs; a running one, when
+ *  `evenRunning`, stops its load (its row has left the page). */
+function giveUpTurn(img: HTMLImageElement, evenRunning: boolean) {
+  const turn = asked.get(img);
+  if (!turn || (turn.state === "running" && !evenRunning)) return;
+  const wasRunning = turn.state === "running";
+  turn.cancel();
+  asked.delete(img);
+  if (wasRunning) img.removeAttribute("src");
+}
+
+async function decodeInto(img: HTMLImageElement, signal: AbortSignal) {
+  const box = img.parentElement!;
+  if (!img.isConnected) {
+    asked.delete(img);
+    return;
+  }
+  img.src = img.dataset.src!;
+  try {
+    await Promise.race([img.decode(), aborted(signal)]);
+    box.classList.add("loaded");
+  } catch {
+    // Given up (the row left the page), or no picture: a 404 `no_preview`.
+    if (!signal.aborted) box.classList.add("none");
+  }
+  if (signal.aborted) return;
+  asked.delete(img);
+  thumbs?.unobserve(img);
+}
+
+/** How long a row stays in view before it asks for its thumbnail: rows
+ *  that fly past in a fast scroll (a 13-row page at 240 px a frame is in
+ *  view for 3 frames) never load one, and the frames go to scrolling. */
+export const SETTLE_MS = 100;
+const settling = new WeakMap<HTMLImageElement, number>();
+
 let thumbs: IntersectionObserver | null = null;
+/** Rows that stay in view ask for their thumbnail; rows scrolled past before
+ *  their turn give it up (and ask again if they come back). */
 function thumbObserver(): IntersectionObserver {
   thumbs ??= new IntersectionObserver((entries) => {
     for (const entry of entries) {
-      if (!entry.isIntersecting) continue;
       const img = entry.target as HTMLImageElement;
-      img.src = img.dataset.src!;
-      thumbs!.unobserve(img);
+      clearTimeout(settling.get(img));
+      settling.delete(img);
+      if (entry.isIntersecting) settling.set(img, window.setTimeout(() => askTurn(img), SETTLE_MS));
+      else giveUpTurn(img, false);
     }
   }, { root: $("file-list") });
   return thumbs;
+}
+
+/** A row that leaves the page stops watching its thumbnail and stops its load. */
+function forgetThumbnail(node: HTMLElement) {
+  const img = node.querySelector("img");
+  if (!img) return;
+  thumbs?.unobserve(img);
+  clearTimeout(settling.get(img));
+  giveUpTurn(img, true);
 }
 
 export function extensionOf(path: string): string {
@@ -142,8 +209,7 @@ export function renderRows(now: number) {
   }
   for (const [id, { node }] of rendered) {
     if (next.get(id)?.node !== node) {
-      const img = node.querySelector("img");
-      if (img) thumbs?.unobserve(img);
+      forgetThumbnail(node);
       node.remove();
     }
   }
@@ -232,6 +298,10 @@ export function setUpFiles() {
   });
   const list = $("file-list");
   list.addEventListener("scroll", () => renderRows(Date.now()), { passive: true });
+  // The list grows when the notices' strip below it empties: rows for the room.
+  new ResizeObserver(() => {
+    if (state.view === "files") renderRows(Date.now());
+  }).observe(list);
   list.addEventListener("keydown", listKeys);
   // A file is chosen as the button goes down (as in a file manager): a row
   // drawn again before the button comes up cannot swallow the choice.
