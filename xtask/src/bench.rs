@@ -13,7 +13,7 @@ use crate::ui::build_ui;
 use crate::{bench_windows, cargo, cargo_program, check, target_dir};
 
 /// The `--only` parts of `src-tauri/benches/app.rs`.
-const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "compare"];
+const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
@@ -27,35 +27,13 @@ pub fn bench(args: &[String]) -> Result<()> {
     if args.windows(2).any(|pair| pair == ["--only", "windows"]) {
         return bench_windows::bench_windows();
     }
-    let b3sum = cargo_installed("b3sum", "bench-tools")?;
-    // etcd is the baseline of the server's lease figures; the team figure
-    // runs on a PostgreSQL of its own; etcd-client's build needs protoc.
-    ensure_debian_packages(&[
-        "etcd-server",
-        "postgresql-15",
-        "protobuf-compiler",
-        "libprotobuf-dev",
-        "openssl",
-    ])?;
-    check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
     let only = args
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1));
-    for bench in [
-        "lease", "server", "preview", "failover", "objects", "team", "stream",
-    ] {
-        // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
-        if bench == "failover" && only.is_some_and(|part| part != "failover") {
-            continue;
-        }
-        check(
-            cargo()
-                .args(["bench", "--bench", bench, "--"])
-                .args(args)
-                .env("LEASEDESK_BIN", target_dir().join("release/leasedesk"))
-                .env("B3SUM", &b3sum),
-        )?;
+    // A part of the app's bench needs none of the comparisons below.
+    if !only.is_some_and(|part| APP_BENCH_PARTS.contains(&part.as_str())) {
+        core_benches(args, only)?;
     }
     // The app's figures: a release build in a real window, under Xvfb; not
     // built when `--only` names a part of the benches above.
@@ -77,4 +55,35 @@ pub fn bench(args: &[String]) -> Result<()> {
                 target_dir().join("release/leasedesk-app"),
             ),
     )
+}
+
+/// The core's benches (`benches/*.rs`), each given `args`.
+fn core_benches(args: &[String], only: Option<&String>) -> Result<()> {
+    let b3sum = cargo_installed("b3sum", "bench-tools")?;
+    // etcd is the baseline of the server's lease figures; the team figure
+    // runs on a PostgreSQL of its own; etcd-client's build needs protoc.
+    ensure_debian_packages(&[
+        "etcd-server",
+        "postgresql-15",
+        "protobuf-compiler",
+        "libprotobuf-dev",
+        "openssl",
+    ])?;
+    check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
+    for bench in [
+        "lease", "server", "preview", "failover", "objects", "team", "stream",
+    ] {
+        // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
+        if bench == "failover" && only.is_some_and(|part| part != "failover") {
+            continue;
+        }
+        check(
+            cargo()
+                .args(["bench", "--bench", bench, "--"])
+                .args(args)
+                .env("LEASEDESK_BIN", target_dir().join("release/leasedesk"))
+                .env("B3SUM", &b3sum),
+        )?;
+    }
+    Ok(())
 }
