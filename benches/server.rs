@@ -1,9 +1,11 @@
 //! `cargo xtask bench`, part two: the server's figures against a real
 //! `leasedesk serve` process on loopback, each beside its baseline from the same
 //! run (etcd's lease grant + revoke, `cp`). Prints a Markdown report.
-//! `--quick` uses small sizes; `--only http|etcd|upload|list|hostile|preview` runs one
-//! part (`hostile`: issue 9's figures, malformed requests over raw TCP, idle
-//! connections, memory under the largest pages, shutdown with streams open).
+//! `--quick` uses small sizes; `--only http|etcd|upload|list|hostile|preview|changes`
+//! runs one part (`hostile`: issue 9's figures, malformed requests over raw TCP, idle
+//! connections, memory under the largest pages, shutdown with streams open;
+//! `changes`: issue 23's change of 50 files against 50 single check-ins, bundled
+//! and over HTTP).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -11,6 +13,8 @@ mod common;
 #[allow(dead_code)] // serving a store by its flags is the stream and team benches'
 mod pairs;
 
+#[path = "server/changes.rs"]
+mod changes;
 #[path = "server/hostile.rs"]
 mod hostile;
 #[path = "server/leases.rs"]
@@ -18,7 +22,7 @@ mod leases;
 #[path = "server/transfers.rs"]
 mod transfers;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -76,6 +80,9 @@ fn main() {
     }
     if runs("preview") {
         runtime.block_on(cached_preview(&work));
+    }
+    if runs("changes") {
+        runtime.block_on(changes::run(&work, quick));
     }
     let _ = std::fs::remove_dir_all(&work);
 }
