@@ -193,8 +193,8 @@ impl World {
         }
     }
 
-    /// Dismisses the notices, as a user would before reaching what they cover
-    /// (they stack over the detail's lower part).
+    /// Dismisses the notices, as a user would once read (while shown, their
+    /// strip at the window's foot makes the views shorter).
     pub async fn dismiss_notices(&self) {
         self.client
             .execute(

@@ -46,31 +46,60 @@ impl Drop for KilledGroup {
     }
 }
 
-/// Ends the app itself too: closing its window only hides it (the app lives
-/// on in the tray), and a second app would give way to a first left running.
-pub fn end_app_instances() {
-    let app = env!("CARGO_BIN_EXE_leasedesk-app");
-    let _ = Command::new("pkill").args(["-KILL", "-f", app]).status();
-    let started = Instant::now();
-    while Command::new("pgrep")
-        .args(["-f", app])
+/// The app's processes on this test's session bus, oldest first: the ones
+/// a second app would give way to. An app on another bus (another run's,
+/// a developer's) is not this test's, and is left alone.
+pub fn app_processes() -> Vec<u32> {
+    let bus = format!(
+        "DBUS_SESSION_BUS_ADDRESS={}\0",
+        std::env::var("DBUS_SESSION_BUS_ADDRESS").unwrap_or_default()
+    );
+    let Ok(out) = Command::new("pgrep")
+        .args(["-f", env!("CARGO_BIN_EXE_leasedesk-app")])
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        if started.elapsed() > Duration::from_secs(5) {
-            break;
-        }
+    else {
+        return Vec::new();
+    };
+    let started = |pid: u32| -> u64 {
+        // stat's 22nd field, counted after the command's closing parenthesis.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let (_, rest) = s.rsplit_once(')')?;
+                rest.split_whitespace().nth(19)?.parse().ok()
+            })
+            .unwrap_or(0)
+    };
+    let mut pids: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(bus.len()).any(|w| w == bus.as_bytes()))
+        })
+        .collect();
+    pids.sort_by_key(|&pid| started(pid));
+    pids
+}
+
+/// Ends the app itself too, by its ids: closing its window only hides it
+/// (the app lives on in the tray), and a second app would give way to a
+/// first left running.
+pub fn end_app_instances() {
+    for pid in app_processes() {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let started = Instant::now();
+    while !app_processes().is_empty() && started.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 /// The oldest process of the app under test, if one runs.
 pub fn oldest_app_process() -> Option<u32> {
-    let out = Command::new("pgrep")
-        .args(["-o", "-f", env!("CARGO_BIN_EXE_leasedesk-app")])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    app_processes().first().copied()
 }
 
 /// The WebKit web process the app started, if one runs.
