@@ -120,8 +120,9 @@ async fn release(app: &AppHandle, checkout: CheckoutId) {
     tray_refresh(app).await;
 }
 
-/// Looks at each request event for news of yours and tells it; a request
-/// is told to its holder once (`told`), however often it is asked.
+/// Looks at each request event for news of yours and tells it; each
+/// `request.opened` is told to its holder once (`told`): the rules write
+/// one a quarter hour at most, however often the request is asked.
 pub async fn on_request_events(
     app: &AppHandle,
     desk: &Desk,
@@ -136,7 +137,7 @@ pub async fn on_request_events(
         let Ok(Some(news)) = desk.request_news(event, me).await else {
             continue;
         };
-        if matches!(news, RequestNews::Asked(_)) && !told.first(news.request().id) {
+        if matches!(news, RequestNews::Asked(_)) && !told.first(event.id) {
             continue;
         }
         tell(app, &news);

@@ -102,17 +102,18 @@ pub fn waiting_for_answer(requests: &[Request], me: &Participant) -> usize {
         .count()
 }
 
-/// The requests already told, by id: a request is told once, however many
-/// times it is asked again (a flood of asks makes one notification; the
-/// rules already write at most one `request.opened` a quarter hour).
+/// The `request.opened` events already told, by event id: each is told
+/// once, even if a stream that lost its place delivers it again. The rules
+/// write at most one a quarter hour for an asker and a check-out, so a
+/// flood of asks makes one notification, and asking again later reminds.
 #[derive(Debug, Default)]
 pub struct Told {
-    told: HashSet<RequestId>,
+    told: HashSet<uuid::Uuid>,
 }
 
 impl Told {
-    /// Whether `id` is news: true the first time only.
-    pub fn first(&mut self, id: RequestId) -> bool {
+    /// Whether the event `id` is news: true the first time only.
+    pub fn first(&mut self, id: uuid::Uuid) -> bool {
         self.told.insert(id)
     }
 }
@@ -278,12 +279,15 @@ mod tests {
     }
 
     #[test]
-    fn a_request_is_told_once_however_often_it_comes() {
+    fn a_request_event_is_told_once_however_often_it_comes() {
         let mut told = Told::default();
-        let (a, b) = (RequestId::new(), RequestId::new());
+        let (a, b) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
         assert!(told.first(a));
-        assert!((0..1000).all(|_| !told.first(a)), "a flood tells once");
-        assert!(told.first(b), "another request is news");
+        assert!(
+            (0..1000).all(|_| !told.first(a)),
+            "delivered again, told once"
+        );
+        assert!(told.first(b), "a later request.opened is news");
     }
 
     #[test]
