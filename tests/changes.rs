@@ -32,6 +32,17 @@ fn together(artifact_ids: Vec<ArtifactId>, ttl_seconds: Option<u64>) -> Checkout
     }
 }
 
+/// `who` checks `files` out together (for `ttl_seconds`, if given).
+async fn take(
+    who: &dyn leasedesk::Backend,
+    files: &[Artifact],
+    ttl_seconds: Option<u64>,
+) -> Vec<Checkout> {
+    who.check_out_many(together(ids(files), ttl_seconds))
+        .await
+        .unwrap()
+}
+
 /// Stages `data(n, checkout)` for each check-out as `who`, then checks them
 /// in as one change described by `message`.
 async fn stage_and_commit(
@@ -60,11 +71,7 @@ fn change_of(checkouts: &[Checkout], message: &str) -> ChangeRequest {
 
 async fn three_files_are_checked_out_together_and_in_as_one_change(f: Fixture) {
     let files = three_files(&f).await;
-    let taken = f
-        .alice
-        .check_out_many(together(ids(&files), None))
-        .await
-        .unwrap();
+    let taken = take(f.alice.as_ref(), &files, None).await;
     let taken_ids: Vec<ArtifactId> = taken.iter().map(|c| c.artifact_id).collect();
     assert_eq!(taken_ids, ids(&files), "in the order asked");
     for (checkout, file) in taken.iter().zip(&files) {
@@ -228,11 +235,7 @@ async fn a_checkout_of_several_files_is_all_or_none_and_names_every_busy_file(f:
 /// Alice's check-outs of `files` lapse, and bob commits a new version of
 /// the second file meanwhile: her change of them is stale.
 async fn stale_change(f: &Fixture, files: &[Artifact]) -> (Vec<Checkout>, Change) {
-    let taken = f
-        .alice
-        .check_out_many(together(ids(files), Some(60)))
-        .await
-        .unwrap();
+    let taken = take(f.alice.as_ref(), files, Some(60)).await;
     f.advance(Duration::from_secs(61));
     let bobs = f
         .bob
@@ -360,11 +363,7 @@ async fn the_proposals_of_a_change_are_rebuilt_and_rejected_together(f: Fixture)
 
 async fn a_retried_change_returns_the_same_answer(f: Fixture) {
     let files = three_files(&f).await;
-    let taken = f
-        .alice
-        .check_out_many(together(ids(&files), None))
-        .await
-        .unwrap();
+    let taken = take(f.alice.as_ref(), &files, None).await;
     let paths = |_, c: &Checkout| c.path.to_string();
     let first = stage_and_commit(f.alice.as_ref(), &taken, paths, "once").await;
     let mut reordered = change_of(&taken, "once");
@@ -381,11 +380,7 @@ async fn a_retried_change_returns_the_same_answer(f: Fixture) {
 
 async fn a_change_is_refused_before_anything_commits(f: Fixture) {
     let files = three_files(&f).await;
-    let mine = f
-        .alice
-        .check_out_many(together(ids(&files[..2]), None))
-        .await
-        .unwrap();
+    let mine = take(f.alice.as_ref(), &files[..2], None).await;
     f.alice.stage(mine[0].id, bytes(b"a v2")).await.unwrap();
     let bobs = f
         .bob
@@ -486,17 +481,9 @@ async fn a_change_with_two_checkouts_of_one_file_is_refused(f: Fixture) {
 
 async fn two_changes_sharing_a_file_cannot_both_commit(f: Fixture) {
     let files = three_files(&f).await;
-    let alices = f
-        .alice
-        .check_out_many(together(ids(&files[..2]), Some(60)))
-        .await
-        .unwrap();
+    let alices = take(f.alice.as_ref(), &files[..2], Some(60)).await;
     f.advance(Duration::from_secs(61));
-    let bobs = f
-        .bob
-        .check_out_many(together(ids(&files[1..]), None))
-        .await
-        .unwrap();
+    let bobs = take(f.bob.as_ref(), &files[1..], None).await;
     let theirs = |_, c: &Checkout| format!("{} by {}", c.path, c.actor);
     let bobs_change = stage_and_commit(f.bob.as_ref(), &bobs, theirs, "bob's").await;
     assert_eq!(bobs_change.outcome, ChangeOutcome::Committed);

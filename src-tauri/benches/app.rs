@@ -13,6 +13,9 @@
 //! `--quick` uses small sizes; `--only startup-hash|window|compare` runs one
 //! part, `--only scroll` the scrolling of `window` alone.
 
+#[path = "../tests/window/on_this_bus.rs"]
+mod on_this_bus;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -358,33 +361,7 @@ fn tree_memory(root: u32) -> u64 {
 /// app that a test or a developer runs in another session.
 fn app_processes() -> Vec<u32> {
     let app = std::env::var("LEASEDESK_APP_BIN").unwrap_or_else(|_| "release/leasedesk-app".into());
-    let bus = format!(
-        "DBUS_SESSION_BUS_ADDRESS={}\0",
-        std::env::var("DBUS_SESSION_BUS_ADDRESS").unwrap_or_default()
-    );
-    let Ok(out) = Command::new("pgrep").args(["-f", &app]).output() else {
-        return Vec::new();
-    };
-    let started = |pid: u32| -> u64 {
-        // Field 22 of stat, counted after the command's closing parenthesis.
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(19)?.parse().ok())
-            })
-            .unwrap_or(0)
-    };
-    let mut pids: Vec<u32> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.windows(bus.len()).any(|w| w == bus.as_bytes()))
-        })
-        .collect();
-    pids.sort_by_key(|&pid| started(pid));
-    pids
+    on_this_bus::processes_on_this_bus(&app)
 }
 
 fn app_pid() -> Option<u32> {

@@ -62,20 +62,22 @@ pub async fn check_in_files(
     on_progress: Channel<Moved>,
 ) -> UiResult<ChangeDone> {
     let desk = state.desk().await?;
-    // One bar for the set: measured against the copies that go up.
-    let mut total = 0;
+    let mut open = Vec::with_capacity(checkouts.len());
     for id in &checkouts {
-        let open = desk.backend().checkout(*id).await.map_err(told(&desk))?;
-        let local = desk.workspace().local_path(&open.path).ok();
-        total += local
-            .and_then(|l| std::fs::metadata(l).ok())
-            .map_or(0, |m| m.len());
+        open.push(desk.backend().checkout(*id).await.map_err(told(&desk))?);
     }
+    // One bar for the set: measured against the copies that go up.
+    let total = open
+        .iter()
+        .filter_map(|c| desk.workspace().local_path(&c.path).ok())
+        .filter_map(|local| std::fs::metadata(local).ok())
+        .map(|m| m.len())
+        .sum();
     let cancel = Cancel::default();
     state.uploads().insert(upload.clone(), cancel.clone());
     let outcome = desk
         .check_in_change(
-            &checkouts,
+            &open,
             message,
             Some(progress(on_progress, Some(total))),
             Some(cancel.clone()),

@@ -53,24 +53,20 @@ impl Desk {
         self.refused_offline(Action::CheckOut, outcome)
     }
 
-    /// Checks in your copies of several check-outs as one change described
-    /// by `message`; `cancel` stops it until the commit begins, leaving
-    /// every file as it was.
+    /// Checks in your copies of several open check-outs (as the caller
+    /// last read them) as one change described by `message`; `cancel` stops
+    /// it until the commit begins, leaving every file as it was.
     pub async fn check_in_change(
         &self,
-        checkouts: &[CheckoutId],
+        checkouts: &[Checkout],
         message: Option<String>,
         progress: Option<Progress>,
         cancel: Option<Cancel>,
     ) -> Result<(Change, Vec<Closed>)> {
         let outcome = async {
-            let mut open = Vec::with_capacity(checkouts.len());
-            for id in checkouts {
-                open.push(self.backend.checkout(*id).await?);
-            }
             let (change, closed) = self
                 .workspace
-                .check_in_change(self.backend.as_ref(), &open, message, progress, cancel)
+                .check_in_change(self.backend.as_ref(), checkouts, message, progress, cancel)
                 .await?;
             let closed = closed
                 .into_iter()

@@ -25,11 +25,12 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
         std::fs::write(&local, new).unwrap();
     }
     let ids: Vec<CheckoutId> = taken.iter().map(|t| t.checkout.id).collect();
+    let open: Vec<Checkout> = taken.iter().map(|t| t.checkout.clone()).collect();
 
     // Cancelled before the commit: every check-out open, every copy as it was.
     let cancel = Arc::new(AtomicBool::new(true));
     let refused = alice
-        .check_in_change(&ids, Some("new".into()), None, Some(cancel))
+        .check_in_change(&open, Some("new".into()), None, Some(cancel))
         .await;
     assert!(refused.is_err(), "{refused:?}");
     for (id, file) in ids.iter().zip(&files) {
@@ -48,7 +49,7 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
         seen.store(n, Ordering::Relaxed);
     });
     let (change, closed) = alice
-        .check_in_change(&ids, Some("new logo".into()), Some(progress), None)
+        .check_in_change(&open, Some("new logo".into()), Some(progress), None)
         .await
         .unwrap();
     assert_eq!(change.outcome, ChangeOutcome::Committed);

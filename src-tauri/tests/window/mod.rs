@@ -11,6 +11,7 @@
 
 mod desktop;
 mod files;
+mod on_this_bus;
 mod page;
 mod process;
 mod screens;
