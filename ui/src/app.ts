@@ -2,7 +2,7 @@
 // an action runs (busy while it runs, its error shown, the list reloaded), and
 // a render that each view hooks into. Every lease change starts from a click.
 import { api, isAppError, type AppError, type FileRow, type Overview, type Event } from "./api";
-import { explain } from "./format";
+import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { noSelection, type Selection } from "./selection";
 
@@ -68,7 +68,7 @@ export function notice(title: string, body = "", kind: "info" | "error" | "succe
   notices.append(box);
   // A few at a time: the oldest gives way.
   while (notices.children.length > 3) notices.firstElementChild?.remove();
-  setTimeout(() => box.remove(), kind === "error" ? 15_000 : 7_000);
+  setTimeout(() => box.remove(), noticeLasts(kind, actions.length > 0));
 }
 
 /** Set by the settings view: the button an error about the connection offers. */

@@ -2,7 +2,7 @@
 // (issue 20): each would read wrong, or do wrong, if the code were wrong.
 import { describe, expect, it } from "vitest";
 import {
-  acceptQuestion, comparedLine, decisionWords, explain, filesCount, leaseChoices, nextZoom, person, personFirst,
+  acceptQuestion, comparedLine, decisionWords, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
   proposalSummary, revealFailed, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 
@@ -117,5 +117,14 @@ describe("the window's zoom", () => {
     expect(nextZoom(1.3, 1)).toBe(1.5);
     expect(zoomPercent(1.25)).toBe("125 %");
     expect(zoomPercent(2)).toBe("200 %");
+  });
+});
+
+describe("a notice's life", () => {
+  it("stays a minute when it offers buttons, so a request can be answered from it", () => {
+    expect(noticeLasts("info", true)).toBe(60_000);
+    expect(noticeLasts("error", true)).toBe(60_000);
+    expect(noticeLasts("info", false)).toBe(7_000);
+    expect(noticeLasts("error", false)).toBe(15_000);
   });
 });

@@ -660,3 +660,11 @@ export function askedNotice(request: Request): Explanation {
 export function requestsWaiting(count: number): string {
   return count === 1 ? "1 request waiting" : `${count} requests waiting`;
 }
+
+/** How long a notice stays before it goes by itself, in milliseconds. One that
+ *  offers buttons (a request to answer, Open Settings) stays long enough to be
+ *  read and answered; the rest go once read. */
+export function noticeLasts(kind: "info" | "error" | "success", offersActions: boolean): number {
+  if (offersActions) return 60_000;
+  return kind === "error" ? 15_000 : 7_000;
+}
