@@ -241,3 +241,29 @@ pub trait Backend: Send + Sync {
     /// or before one (newest first, for paging back through a history).
     async fn query_events(&self, query: EventQuery) -> Result<EventPage>;
 }
+
+/// A studio's people and folders: invites, devices, groups and folder
+/// permissions (`shared/API.md`, "Joining a studio", "Folder permissions").
+/// Listing people and every change but to one's own devices is for admins.
+#[async_trait]
+pub trait Studio: Send + Sync {
+    /// An invite for someone new, or a device more for a participant; its
+    /// code is shown only now.
+    async fn invite(&self, request: InviteRequest) -> Result<Invite>;
+    /// An invite for another device of the caller's.
+    async fn invite_myself(&self, expires_seconds: Option<u64>) -> Result<Invite>;
+    async fn my_devices(&self) -> Result<MyDevices>;
+    /// Revokes one of the caller's devices (this one too: it is signed out).
+    async fn revoke_my_device(&self, id: &str) -> Result<()>;
+    async fn members(&self) -> Result<Vec<Member>>;
+    /// Revokes anyone's device; its token stops working at once.
+    async fn revoke_device(&self, owner: &Participant, id: &str) -> Result<()>;
+    async fn groups(&self) -> Result<Vec<Group>>;
+    /// Makes or replaces a group.
+    async fn put_group(&self, group: Group) -> Result<Group>;
+    /// Removes a group no rule names.
+    async fn delete_group(&self, name: &GroupName) -> Result<()>;
+    async fn permission_rules(&self) -> Result<Vec<Rule>>;
+    /// Replaces every rule; for the next request on every server.
+    async fn put_permission_rules(&self, rules: Vec<Rule>) -> Result<Vec<Rule>>;
+}

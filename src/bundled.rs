@@ -1,7 +1,8 @@
 //! The bundled backend: the rules in-process over a store (an SQLite file in
 //! the data folder, or PostgreSQL) and its blobs. Several processes may share
 //! a data folder. Split by what changes together: [`operations`] (the
-//! `Backend` trait), [`writes`] (group commit), [`uploads`], [`accounts`],
+//! `Backend` trait), [`writes`] (group commit), [`uploads`], [`accounts`] and
+//! [`studio`] (devices, invites, groups, permissions),
 //! [`health`], [`sweeper`], [`migrate`]. Never decides a lease itself: the
 //! rules do, given the `now` of their transaction.
 
@@ -20,6 +21,7 @@ mod accounts;
 mod health;
 mod migrate;
 mod operations;
+mod studio;
 mod sweeper;
 mod uploads;
 mod writes;
@@ -75,6 +77,10 @@ impl Location {
 pub struct Bundled {
     shared: Arc<Shared>,
     participant: Participant,
+    /// The device (token id) the participant called from, on a server.
+    device: Option<String>,
+    /// Acting as the store's owner (see [`Bundled::as_owner`]).
+    owner: bool,
 }
 
 struct Shared {
@@ -93,6 +99,8 @@ struct Shared {
     queued_writes: std::sync::Mutex<Vec<Box<dyn writes::Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<accounts::KnownTokens>,
+    /// Failed invite redeems by address, this minute.
+    failed_redeems: studio::FailedRedeems,
     /// The SQLite file, which the health check finds still there.
     /// The SQLite file, if the rows are in one.
     database_file: Option<PathBuf>,
@@ -154,6 +162,7 @@ impl Bundled {
             previews,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
+            failed_redeems: Default::default(),
             database_file,
             batch_sizes: prometheus_client::metrics::histogram::Histogram::new(
                 prometheus_client::metrics::histogram::exponential_buckets(1.0, 2.0, 10),
@@ -163,6 +172,8 @@ impl Bundled {
         Ok(Self {
             shared: Arc::new(shared),
             participant: os_user(),
+            device: None,
+            owner: false,
         })
     }
 
@@ -171,7 +182,15 @@ impl Bundled {
         Self {
             shared: self.shared.clone(),
             participant,
+            device: None,
+            owner: false,
         }
+    }
+
+    /// The same caller, known to call from the device (token) `id`.
+    pub fn on_device(mut self, id: &str) -> Self {
+        self.device = Some(id.to_owned());
+        self
     }
 
     pub fn participant(&self) -> &Participant {

@@ -53,6 +53,14 @@ pub enum Error {
     #[error("{0}")]
     NotFound(String),
 
+    /// An invite code that is unknown, used or lapsed: one answer for all three.
+    #[error("{0}")]
+    InviteInvalid(String),
+
+    /// Too many failed tries from one address: wait a minute.
+    #[error("{0}")]
+    TooMany(String),
+
     /// The file has no image Leasedesk can read; the message says what it seems to be.
     #[error("{0}")]
     NoPreview(String),
@@ -140,6 +148,8 @@ impl Error {
             Error::ProposalStale { .. } => "proposal_stale",
             Error::Exists(_) => "exists",
             Error::NotFound(_) => "not_found",
+            Error::InviteInvalid(_) => "invite_invalid",
+            Error::TooMany(_) => "too_many",
             Error::NoPreview(_) => "no_preview",
             Error::Invalid(_) => "invalid",
             Error::BadRequest(_) => "bad_request",

@@ -58,7 +58,7 @@ pub mod trust;
 pub mod wire;
 pub mod workspace;
 
-pub use backend::{Backend, Content, Upload};
+pub use backend::{Backend, Content, Studio, Upload};
 pub use bundled::{Bundled, Location, Options};
 pub use error::{Error, Result};
 pub use remote::{Remote, Trust};

@@ -34,12 +34,14 @@ mod names;
 mod objects;
 mod path;
 mod requests;
+mod studio;
 
 pub use changes::*;
 pub use names::*;
 pub use objects::*;
 pub use path::*;
 pub use requests::*;
+pub use studio::*;
 
 /// A value that breaks the API's rules for it (a path, a name, a ttl...): the
 /// message says which rule. It becomes `Error::Invalid` (422) wherever it

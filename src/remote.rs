@@ -11,6 +11,7 @@ mod api;
 mod errors;
 mod follow;
 mod servers;
+mod studio;
 mod transfer;
 
 use std::sync::atomic::Ordering;
@@ -81,9 +82,12 @@ impl Remote {
     }
 
     fn request(&self, base: &str, method: Method, path: &str) -> RequestBuilder {
-        self.http
-            .request(method, format!("{base}{path}"))
-            .bearer_auth(&self.token)
+        let request = self.http.request(method, format!("{base}{path}"));
+        match self.token.is_empty() {
+            // Redeeming an invite: the one call made before a token exists.
+            true => request,
+            false => request.bearer_auth(&self.token),
+        }
     }
 
     async fn json<T: DeserializeOwned>(

@@ -17,7 +17,9 @@ use uuid::Uuid;
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::store::{NewEvent, StoredResult, Tx};
+use access::Caller;
 
+pub mod access;
 mod artifacts;
 mod changes;
 mod checkouts;
@@ -25,14 +27,15 @@ mod edits;
 mod leases;
 mod proposals;
 mod requests;
+pub mod studio;
 
 pub use artifacts::{import, import_precheck, rename, version_head, visible};
 pub use changes::{change, check_out_many, commit_change, stage};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use leases::{break_lease, sweep};
-pub use proposals::{accept_proposal, rebuild_proposal, reject_proposal};
-pub use requests::{ask, reply, withdraw};
+pub use proposals::{accept_proposal, proposal, proposals, rebuild_proposal, reject_proposal};
+pub use requests::{ask, reply, requests, withdraw};
 
 /// A refusal that commits what was recorded before it.
 pub type Refusable<T> = Result<Result<T>>;
@@ -82,8 +85,25 @@ fn event(
 }
 
 fn load_artifact(tx: &Tx, id: ArtifactId) -> Result<Artifact> {
-    tx.artifact(id)?
-        .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))
+    tx.artifact(id)?.ok_or_else(|| no_artifact(id))
+}
+
+/// The refusal for an artifact id that never was, and for one the caller
+/// may not see: the same words.
+fn no_artifact(id: ArtifactId) -> Error {
+    Error::NotFound(format!("no artifact {id}"))
+}
+
+/// An artifact the actor can see, with what it may do to it.
+pub fn readable(tx: &Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
+    Caller::of(tx, actor)?.see(load_artifact(tx, id)?)
+}
+
+/// An artifact the actor may change (`forbidden` if it may only read it).
+fn writable(tx: &Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
+    let artifact = load_artifact(tx, id)?;
+    Caller::of(tx, actor)?.require_write(&artifact.path, || no_artifact(id))?;
+    Ok(artifact)
 }
 
 fn busy(artifact: &Artifact, lease: Lease) -> Error {
@@ -93,7 +113,7 @@ fn busy(artifact: &Artifact, lease: Lease) -> Error {
     }
 }
 
-fn is_admin(tx: &Tx, participant: &Participant) -> Result<bool> {
+pub(crate) fn is_admin(tx: &Tx, participant: &Participant) -> Result<bool> {
     Ok(tx.account(participant)?.is_some_and(|a| a.admin))
 }
 

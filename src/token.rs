@@ -37,3 +37,41 @@ pub fn hash(token: &str) -> String {
 pub fn matches(token: &str, stored: &str) -> bool {
     blake3::Hash::from_hex(stored).is_ok_and(|stored| stored == blake3::hash(token.as_bytes()))
 }
+
+/// A new invite code: 160 random bits in Crockford's base32, in groups of
+/// four for reading aloud (`7KQ2-…`). Shown once; the store keeps its hash.
+pub fn generate_invite_code() -> Result<String> {
+    const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut bytes = [0u8; 20];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
+    let mut bits = 0u32;
+    let mut held = 0;
+    let mut code = String::with_capacity(39);
+    for byte in bytes {
+        bits = (bits << 8) | u32::from(byte);
+        held += 8;
+        while held >= 5 {
+            held -= 5;
+            if code.len() % 5 == 4 {
+                code.push('-');
+            }
+            code.push(ALPHABET[((bits >> held) & 31) as usize] as char);
+        }
+    }
+    Ok(code)
+}
+
+/// The hash an invite is kept under, of its code as typed: case, spaces and
+/// dashes aside, and the letters people mistake for digits read as those.
+pub fn invite_hash(code: &str) -> String {
+    let normal: String = code
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .map(|c| match c.to_ascii_uppercase() {
+            'O' => '0',
+            'I' | 'L' => '1',
+            other => other,
+        })
+        .collect();
+    blake3::hash(normal.as_bytes()).to_hex().to_string()
+}

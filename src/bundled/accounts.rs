@@ -10,7 +10,9 @@ use crate::model::*;
 use crate::store::{Durability, TokenRow, Tx};
 use crate::token;
 
-pub(super) type KnownTokens = std::collections::HashMap<String, (Participant, std::time::Instant)>;
+/// Tokens found good lately, by hash: whose, the token's (device's) id, and when.
+pub(super) type KnownTokens =
+    std::collections::HashMap<String, (Participant, String, std::time::Instant)>;
 
 /// How long a token found good is trusted before the store is asked again.
 const TOKEN_RECHECK: Duration = Duration::from_secs(1);
@@ -32,7 +34,7 @@ impl Bundled {
         let new = token::generate()?;
         self.shared.store.write(Durability::Normal, |tx| {
             tx.insert_account(&account)?;
-            insert_token(tx, &new, participant, account.created_at)
+            insert_token(tx, &new, participant, account.created_at, CLI_DEVICE)
         })?;
         Ok((account, new.token))
     }
@@ -45,7 +47,7 @@ impl Bundled {
             if tx.account(participant)?.is_none() {
                 return Err(Error::NotFound(format!("no participant {participant}")));
             }
-            insert_token(tx, &new, participant, now)
+            insert_token(tx, &new, participant, now, CLI_DEVICE)
         })?;
         Ok(new.token)
     }
@@ -57,7 +59,7 @@ impl Bundled {
             .known_tokens
             .lock()
             .expect("token cache")
-            .retain(|_, (p, _)| p != participant);
+            .retain(|_, (p, _, _)| p != participant);
         let now = self.clock().now();
         self.shared.store.write(Durability::Normal, |tx| {
             if tx.account(participant)?.is_none() {
@@ -73,7 +75,7 @@ impl Bundled {
     /// takes effect within that second.
     pub async fn authenticate(&self, bearer: &str) -> Result<Participant> {
         let hash = token::hash(bearer);
-        if let Some((participant, checked)) = self
+        if let Some((participant, _, checked)) = self
             .shared
             .known_tokens
             .lock()
@@ -94,18 +96,41 @@ impl Bundled {
         let id = token::id_of(bearer).ok_or_else(refused)?.to_owned();
         let hash = token::hash(bearer);
         let now = std::time::Instant::now();
-        let found = self.read(move |tx, _, _| tx.live_token(&id)).await?;
-        let mut known = self.shared.known_tokens.lock().expect("token cache");
-        match found {
-            Some((participant, stored)) if token::matches(bearer, &stored) => {
-                known.retain(|_, (_, checked)| now.duration_since(*checked) < TOKEN_RECHECK);
-                known.insert(hash, (participant.clone(), now));
-                Ok(participant)
+        let looked_up = id.clone();
+        let found = self.read(move |tx, _, _| tx.live_token(&looked_up)).await?;
+        let live = {
+            let mut known = self.shared.known_tokens.lock().expect("token cache");
+            match found {
+                Some(live) if token::matches(bearer, &live.hash) => {
+                    known.retain(|_, (_, _, checked)| now.duration_since(*checked) < TOKEN_RECHECK);
+                    known.insert(hash, (live.participant.clone(), id.clone(), now));
+                    live
+                }
+                _ => {
+                    known.remove(&hash);
+                    return Err(refused());
+                }
             }
-            _ => {
-                known.remove(&hash);
-                Err(refused())
-            }
+        };
+        self.note_use(&id, live.last_used_at).await;
+        Ok(live.participant)
+    }
+
+    /// Keeps a device's last use to the minute: one write a minute at most.
+    async fn note_use(&self, id: &str, last: Option<Timestamp>) {
+        let minute = to_the_minute(self.clock().now());
+        if last.is_some_and(|last| last >= minute) {
+            return;
+        }
+        let (store, id) = (self.shared.clone(), id.to_owned());
+        let noted = super::in_place(move || {
+            store
+                .store
+                .write(Durability::Normal, |tx| tx.touch_token(&id, minute))
+        })
+        .await;
+        if let Err(e) = noted {
+            tracing::warn!("a device's last use was not kept: {e}");
         }
     }
 
@@ -114,17 +139,28 @@ impl Bundled {
     }
 }
 
-/// Keeps `new`'s hash, never the token.
-fn insert_token(
+/// The device a token made by `user add` or `user token` is filed under.
+pub(super) const CLI_DEVICE: &str = "cli";
+
+/// Keeps `new`'s hash, never the token, as the device `device`.
+pub(super) fn insert_token(
     tx: &Tx,
     new: &token::NewToken,
     participant: &Participant,
     at: Timestamp,
+    device: &str,
 ) -> Result<()> {
     tx.insert_token(&TokenRow {
         id: &new.id,
         participant,
         hash: &token::hash(&new.token),
         created_at: at,
+        device,
     })
+}
+
+/// `at`, its seconds and milliseconds dropped.
+pub(super) fn to_the_minute(at: Timestamp) -> Timestamp {
+    let seconds = at.timestamp().div_euclid(60) * 60;
+    chrono::DateTime::from_timestamp(seconds, 0).unwrap_or(at)
 }

@@ -13,6 +13,7 @@ use crate::backend::{Backend, Content, Upload};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::rules;
+use crate::rules::access::Caller;
 use crate::store::{Durability, EditState};
 
 #[async_trait]
@@ -27,7 +28,7 @@ impl Backend for Bundled {
         let checked = path.clone();
         self.upload_and_write(
             upload,
-            move |tx, _| rules::import_precheck(tx, &checked),
+            move |tx, me| rules::import_precheck(tx, me, &checked),
             |(), _| true,
             |_: &Artifact| true,
             move |tx, me, blob, now| rules::import(tx, me, &path, blob, now),
@@ -36,10 +37,12 @@ impl Backend for Bundled {
     }
 
     async fn artifacts(&self) -> Result<Vec<Artifact>> {
-        self.read(|tx, _, now| {
+        self.read(|tx, me, now| {
+            let caller = Caller::of(tx, me)?;
             Ok(tx
                 .artifacts()?
                 .into_iter()
+                .filter_map(|a| caller.see(a).ok())
                 .map(|a| rules::visible(a, now))
                 .collect())
         })
@@ -47,31 +50,24 @@ impl Backend for Bundled {
     }
 
     async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
-        self.read(move |tx, _, now| {
-            tx.artifact(id)?
-                .map(|a| rules::visible(a, now))
-                .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))
-        })
-        .await
+        self.read(move |tx, me, now| Ok(rules::visible(rules::readable(tx, me, id)?, now)))
+            .await
     }
 
     async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
         let path = path.clone();
-        self.read(move |tx, _, now| {
-            let id = tx
-                .artifact_id_by_path(&path)?
-                .ok_or_else(|| Error::NotFound(format!("no artifact at {path}")))?;
-            let artifact = tx.artifact(id)?.expect("artifact found by path exists");
+        self.read(move |tx, me, now| {
+            let unknown = || Error::NotFound(format!("no artifact at {path}"));
+            let id = tx.artifact_id_by_path(&path)?.ok_or_else(unknown)?;
+            let artifact = rules::readable(tx, me, id).map_err(|_| unknown())?;
             Ok(rules::visible(artifact, now))
         })
         .await
     }
 
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {
-        self.read(move |tx, _, _| {
-            if tx.artifact(id)?.is_none() {
-                return Err(Error::NotFound(format!("no artifact {id}")));
-            }
+        self.read(move |tx, me, _| {
+            rules::readable(tx, me, id)?;
             Ok(tx.versions(id)?.into_iter().map(|(head, _)| head).collect())
         })
         .await
@@ -79,7 +75,7 @@ impl Backend for Bundled {
 
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
         let head = self
-            .read(move |tx, _, _| rules::version_head(tx, id, version))
+            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
             .await?;
         let reader = self.shared.blobs.open_read(&head.digest).await?;
         Ok(Content { head, reader })
@@ -98,8 +94,13 @@ impl Backend for Bundled {
     }
 
     async fn checkouts(&self, open_only: bool) -> Result<Vec<Checkout>> {
-        self.read(move |tx, me, _| tx.checkouts_of(me, open_only))
-            .await
+        self.read(move |tx, me, _| {
+            let caller = Caller::of(tx, me)?;
+            let mut checkouts = tx.checkouts_of(me, open_only)?;
+            checkouts.retain(|c| caller.level(&c.path) != Level::None);
+            Ok(checkouts)
+        })
+        .await
     }
 
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
@@ -162,7 +163,7 @@ impl Backend for Bundled {
     }
 
     async fn change(&self, id: ChangeId) -> Result<Change> {
-        self.read(move |tx, _, _| rules::change(tx, id)).await
+        self.read(move |tx, me, _| rules::change(tx, me, id)).await
     }
 
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
@@ -199,15 +200,13 @@ impl Backend for Bundled {
     }
 
     async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
-        self.read(move |tx, _, _| tx.proposals(&filter)).await
+        self.read(move |tx, me, _| rules::proposals(tx, me, &filter))
+            .await
     }
 
     async fn proposal(&self, id: ProposalId) -> Result<Proposal> {
-        self.read(move |tx, _, _| {
-            tx.proposal(id)?
-                .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))
-        })
-        .await
+        self.read(move |tx, me, _| rules::proposal(tx, me, id))
+            .await
     }
 
     async fn proposal_content(
@@ -223,7 +222,7 @@ impl Backend for Bundled {
         crate::previews::check_size(size)?;
         let digest = match of {
             PreviewOf::Version { artifact, version } => {
-                self.read(move |tx, _, _| rules::version_head(tx, artifact, version))
+                self.read(move |tx, me, _| rules::version_head(tx, me, artifact, version))
                     .await?
                     .digest
             }
@@ -286,7 +285,7 @@ impl Backend for Bundled {
     }
 
     async fn requests(&self, live_only: bool) -> Result<Vec<Request>> {
-        self.read(move |tx, me, _| tx.requests_of(me, live_only))
+        self.read(move |tx, me, _| rules::requests(tx, me, live_only))
             .await
     }
 
@@ -312,8 +311,12 @@ impl Backend for Bundled {
         };
         let shared = self.shared.clone();
         let durable = in_place(move || shared.store.durable_events()).await?;
-        self.read(move |tx, _, _| {
-            let (events, next) = match (query.after, query.before) {
+        self.read(move |tx, me, _| {
+            let caller = Caller::of(tx, me)?;
+            if let Some(artifact) = query.artifact {
+                rules::readable(tx, me, artifact)?;
+            }
+            let (mut events, next) = match (query.after, query.before) {
                 (Some(_), Some(_)) => {
                     return Err(Error::Invalid(
                         "ask for events after a sequence number or before one, not both".into(),
@@ -334,6 +337,31 @@ impl Backend for Bundled {
                     (events, next)
                 }
             };
+            // Events of files the caller cannot see are left out; `next`
+            // still moves past them.
+            if !caller.unlimited() {
+                let mut seen = std::collections::HashMap::new();
+                let mut kept = Vec::with_capacity(events.len());
+                for event in events {
+                    let visible = match event.artifact_id {
+                        None => true,
+                        Some(id) => match seen.get(&id) {
+                            Some(visible) => *visible,
+                            None => {
+                                let visible = tx
+                                    .artifact(id)?
+                                    .is_some_and(|a| caller.level(&a.path) != Level::None);
+                                seen.insert(id, visible);
+                                visible
+                            }
+                        },
+                    };
+                    if visible {
+                        kept.push(event);
+                    }
+                }
+                events = kept;
+            }
             Ok(EventPage { events, next })
         })
         .await

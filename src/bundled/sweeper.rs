@@ -87,6 +87,8 @@ impl Bundled {
                 let backend = Bundled {
                     shared,
                     participant: participant.clone(),
+                    device: None,
+                    owner: false,
                 };
                 // A failed sweep is retried at the next tick; operations record lapses too.
                 let _ = tokio::task::spawn_blocking(move || {

@@ -60,12 +60,13 @@ pub(super) fn user(target: &Target, command: UserCommand, out: &Output) -> Resul
                     .join("\n")
             });
         }
+        _ => unreachable!("the studio's commands are `studio::user`'s"),
     }
     Ok(())
 }
 
 /// `alice` means user:alice; `agent:resizer` and `user:alice` are taken as they are.
-fn named(name: &str) -> Result<Participant, Error> {
+pub(super) fn named(name: &str) -> Result<Participant, Error> {
     if name.contains(':') {
         Ok(name.parse::<Participant>()?)
     } else {

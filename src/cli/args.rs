@@ -70,9 +70,22 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 pub(super) enum Command {
-    /// Manage participants.
+    /// Manage participants, their invites and devices.
     #[command(subcommand)]
     User(UserCommand),
+    /// (admin) Manage groups, which folder permissions can name.
+    #[command(subcommand)]
+    Group(GroupCommand),
+    /// (admin) Let WHO (everyone, group:NAME, NAME, agent:NAME) have LEVEL
+    /// (none, read, write) in FOLDER (brand/, or "" for every file),
+    /// replacing their rule there.
+    Allow {
+        who: String,
+        level: String,
+        folder: String,
+    },
+    /// (admin) List the folder permissions.
+    Permissions,
     /// Show where commands go (the server that answers, or the data folder)
     /// and who you are there.
     Status,
@@ -304,6 +317,34 @@ pub(super) enum UserCommand {
     Token { name: String },
     /// Revoke every token of a participant (NAME, or agent:NAME).
     Revoke { name: String },
+    /// (admin) Make a one-time invite for NAME (someone new, or a device
+    /// more for a participant); prints its code, and its link when the
+    /// server's public URL is known.
+    Invite {
+        name: String,
+        #[arg(long, conflicts_with = "admin")]
+        agent: bool,
+        #[arg(long)]
+        admin: bool,
+        /// When the code lapses: 30m, 8h, 7d (default 7d, at most 30d).
+        #[arg(long, value_parser = parse_ttl)]
+        expires: Option<u64>,
+    },
+    /// (admin) List participants with their devices and when each was last
+    /// used; of one participant (NAME) if given.
+    Devices { name: Option<String> },
+    /// (admin) Revoke one device of a participant: its token stops working.
+    RevokeDevice { name: String, id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum GroupCommand {
+    /// (admin) Make or replace group NAME with these members (NAME, or agent:NAME).
+    Set { name: String, members: Vec<String> },
+    /// (admin) Remove group NAME (no rule may name it).
+    Rm { name: String },
+    /// (admin) List the groups.
+    List,
 }
 
 /// A path to look up, as stored: it may be one stored before the path rules

@@ -15,6 +15,7 @@ mod lease;
 mod proposals;
 mod requests;
 mod serve;
+mod studio;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,7 +29,7 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Error, Remote, Upload};
 
 pub use args::Args;
-use args::Command;
+use args::{Command, UserCommand};
 
 /// Exit code of a refusal because someone else holds the file (EX_TEMPFAIL):
 /// an agent plans again or retries later.
@@ -116,10 +117,21 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
     };
     let store = target.backend();
+    let as_given = args.as_participant.is_some();
     let now = chrono::Utc::now();
 
     match args.command {
+        Command::User(
+            command @ (UserCommand::Invite { .. }
+            | UserCommand::Devices { .. }
+            | UserCommand::RevokeDevice { .. }),
+        ) => studio::user(&target, as_given, command, &out).await,
         Command::User(command) => admin::user(&target, command, &out),
+        Command::Group(command) => studio::group(&target, as_given, command, &out).await,
+        Command::Allow { who, level, folder } => {
+            studio::allow(&target, as_given, &who, &level, &folder, &out).await
+        }
+        Command::Permissions => studio::permissions(&target, as_given, &out).await,
         Command::Status => admin::status(&target, args.data, args.database.as_deref(), &out).await,
         Command::Import {
             repo_path,

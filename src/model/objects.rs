@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{
-    ArtifactId, ChangeId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId, RepoPath,
-    Request, Timestamp, MAX_TTL_SECONDS,
+    Access, ArtifactId, ChangeId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId,
+    RepoPath, Request, Timestamp, MAX_TTL_SECONDS,
 };
 
 /// One committed version; an artifact's head is its newest.
@@ -77,6 +77,9 @@ pub struct Artifact {
     pub head: Head,
     /// The live lease; a lapsed, released or broken one is not shown.
     pub lease: Option<Lease>,
+    /// What the caller may do with it (folder permissions).
+    #[serde(default)]
+    pub access: Access,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -63,6 +63,8 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         ("not_staged", ..) => Error::NotStaged(message),
         ("exists", ..) => Error::Exists(message),
         ("not_found", ..) => Error::NotFound(message),
+        ("invite_invalid", ..) => Error::InviteInvalid(message),
+        ("too_many", ..) => Error::TooMany(message),
         ("no_preview", ..) => Error::NoPreview(message),
         ("invalid", ..) => Error::Invalid(message),
         ("bad_request", ..) => Error::BadRequest(message),

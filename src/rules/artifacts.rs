@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::access::Caller;
 use super::leases::live_lease;
 use super::{busy, event, load_artifact, require_admin, Blob};
 use crate::error::{Error, Result};
@@ -11,10 +12,13 @@ use crate::model::*;
 use crate::store::Tx;
 
 /// Version `version` of an artifact, or its head when `None`.
-pub fn version_head(tx: &Tx, id: ArtifactId, version: Option<u64>) -> Result<Head> {
-    let artifact = tx
-        .artifact(id)?
-        .ok_or_else(|| Error::NotFound(format!("no artifact {id}")))?;
+pub fn version_head(
+    tx: &Tx,
+    actor: &Participant,
+    id: ArtifactId,
+    version: Option<u64>,
+) -> Result<Head> {
+    let artifact = super::readable(tx, actor, id)?;
     match version {
         None => Ok(artifact.head),
         Some(n) => tx
@@ -30,7 +34,7 @@ pub fn import(
     blob: &Blob,
     now: Timestamp,
 ) -> Result<Artifact> {
-    import_precheck(tx, path)?;
+    import_precheck(tx, actor, path)?;
     let id = ArtifactId::new();
     let head = Head {
         version: 1,
@@ -54,32 +58,54 @@ pub fn import(
     load_artifact(tx, id)
 }
 
-/// Refuses an import to a path that is taken (before its bytes are read, too).
-pub fn import_precheck(tx: &Tx, path: &RepoPath) -> Result<()> {
+/// Refuses an import to a path the actor may not write to, or that is taken
+/// (before its bytes are read, too). The folder's rule is asked first, so a
+/// file the actor cannot see is never named: see [`refuse_collisions`].
+pub fn import_precheck(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<()> {
+    let caller = Caller::of(tx, actor)?;
+    caller.require_write_new(path)?;
     if let Some(id) = tx.artifact_id_by_path(path)? {
         let taken = load_artifact(tx, id)?;
-        if taken.path == *path {
+        if taken.path == *path && caller.sees(&taken) {
             return Err(Error::Exists(format!(
                 "{path} already exists (version {}): check it out to change it",
                 taken.head.version
             )));
         }
     }
-    refuse_collisions(tx, path, None)
+    refuse_collisions(tx, &caller, path, None)
 }
 
 /// Refuses a path that a computer's folder could not hold beside the store's
 /// other artifacts (`other_than`, being renamed, does not count): one that
 /// differs from another only in case or Unicode normalization, one that lies
 /// under another artifact's path, and one that is a folder of artifacts.
-fn refuse_collisions(tx: &Tx, path: &RepoPath, other_than: Option<ArtifactId>) -> Result<()> {
+///
+/// A file the caller cannot see is never named: the refusal is then the
+/// same whatever is there. Most such files are refused before this, by the
+/// folder's rule (`Caller::require_write_new`).
+fn refuse_collisions(
+    tx: &Tx,
+    caller: &Caller,
+    path: &RepoPath,
+    other_than: Option<ArtifactId>,
+) -> Result<()> {
     let others = |found: Vec<(ArtifactId, RepoPath)>| {
         found
             .into_iter()
             .find(|(id, _)| Some(*id) != other_than)
             .map(|(_, taken)| taken)
     };
+    let unseen = |taken: &RepoPath| caller.level(taken) == Level::None;
+    let refused_unnamed = || {
+        Err(Error::Exists(format!(
+            "{path} cannot be added there: choose another name or place"
+        )))
+    };
     if let Some(taken) = others(tx.artifacts_with_key(&path.collision_key())?) {
+        if unseen(&taken) {
+            return refused_unnamed();
+        }
         return Err(Error::Exists(format!(
             "{path} would be the same file as {taken} on Windows and macOS, which do not tell \
              case or accents written two ways apart: choose another name"
@@ -87,12 +113,18 @@ fn refuse_collisions(tx: &Tx, path: &RepoPath, other_than: Option<ArtifactId>) -
     }
     for folder in path.folder_keys() {
         if let Some(taken) = others(tx.artifacts_with_key(&folder)?) {
+            if unseen(&taken) {
+                return refused_unnamed();
+            }
             return Err(Error::Exists(format!(
                 "{path} would lie under {taken}, which is a file, not a folder: choose another place"
             )));
         }
     }
     if let Some(taken) = others(tx.artifacts_under_key(&path.collision_key(), 2)?) {
+        if unseen(&taken) {
+            return refused_unnamed();
+        }
         return Err(Error::Exists(format!(
             "{path} is a folder of other files ({taken}), so no file can have that name"
         )));
@@ -125,7 +157,7 @@ pub fn rename(
             )));
         }
     }
-    refuse_collisions(tx, to, Some(artifact_id))?;
+    refuse_collisions(tx, &Caller::of(tx, actor)?, to, Some(artifact_id))?;
     let from = std::mem::replace(&mut artifact.path, to.clone());
     tx.rename_artifact(artifact_id, to)?;
     event(

@@ -6,8 +6,9 @@
 use serde_json::json;
 use uuid::Uuid;
 
+use super::access::Caller;
 use super::checkouts::{check_out, close, own_checkout, still_current};
-use super::{commit_unless_unchanged, load_artifact, propose, Blob, Refusable};
+use super::{commit_unless_unchanged, load_artifact, propose, writable, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
 use crate::model::*;
@@ -25,7 +26,9 @@ pub fn check_out_many(
     check_distinct(&request.artifact_ids, "files")?;
     let mut busy = Vec::new();
     for &id in &request.artifact_ids {
-        let artifact = load_artifact(tx, id)?;
+        // A file the actor may not change refuses the whole set, before
+        // anything is said about who holds which.
+        let artifact = writable(tx, actor, id)?;
         if let Some(lease) = artifact.lease.filter(|l| l.is_live(now)) {
             busy.push(BusyFile {
                 artifact_id: id,
@@ -53,7 +56,7 @@ pub fn check_out_many(
 /// Keeps `blob` as the bytes of check-out `id`'s next change, replacing
 /// any staged before.
 pub fn stage(tx: &Tx, actor: &Participant, id: CheckoutId, blob: &Blob) -> Result<StagedFile> {
-    let mut row = own_checkout(tx, actor, id, "stage a file for")?;
+    let mut row = own_checkout(tx, actor, id, "stage a file for", Level::Write)?;
     if row.checkout.state == CheckoutState::Closed {
         return Err(Error::CheckoutClosed(format!(
             "your check-out of {} is closed: check the file out again",
@@ -86,9 +89,9 @@ pub fn commit_change(
     let rows = request
         .checkouts
         .iter()
-        .map(|&id| own_checkout(tx, actor, id, "check in"))
+        .map(|&id| own_checkout(tx, actor, id, "check in", Level::Write))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(done) = retried(tx, &rows, &request.checkouts)? {
+    if let Some(done) = retried(tx, actor, &rows, &request.checkouts)? {
         return Ok(done);
     }
     let mut artifacts = std::collections::HashSet::with_capacity(rows.len());
@@ -207,14 +210,19 @@ fn staged(row: &CheckoutRow) -> &StagedFile {
 
 /// The change these check-outs already made, if every one of them is
 /// closed by one change of exactly these check-outs (a retry).
-fn retried(tx: &Tx, rows: &[CheckoutRow], asked: &[CheckoutId]) -> Result<Option<Change>> {
+fn retried(
+    tx: &Tx,
+    actor: &Participant,
+    rows: &[CheckoutRow],
+    asked: &[CheckoutId],
+) -> Result<Option<Change>> {
     let Some(id) = rows[0].checkout.change_id else {
         return Ok(None);
     };
     if rows.iter().any(|r| r.checkout.change_id != Some(id)) {
         return Ok(None);
     }
-    let made = change(tx, id)?;
+    let made = change(tx, actor, id)?;
     let mut theirs: Vec<CheckoutId> = made.files.iter().map(|f| f.checkout_id).collect();
     let mut ours = asked.to_vec();
     theirs.sort();
@@ -222,11 +230,12 @@ fn retried(tx: &Tx, rows: &[CheckoutRow], asked: &[CheckoutId]) -> Result<Option
     Ok((theirs == ours).then_some(made))
 }
 
-/// A change, its files in the order its check-outs were given.
-pub fn change(tx: &Tx, id: ChangeId) -> Result<Change> {
-    let row = tx
-        .change(id)?
-        .ok_or_else(|| Error::NotFound(format!("no change {id}")))?;
+/// A change, its files in the order its check-outs were given: those the
+/// caller can see. A change of none of them is not there for it.
+pub fn change(tx: &Tx, caller: &Participant, id: ChangeId) -> Result<Change> {
+    let unknown = || Error::NotFound(format!("no change {id}"));
+    let row = tx.change(id)?.ok_or_else(unknown)?;
+    let caller = Caller::of(tx, caller)?;
     let mut files = Vec::with_capacity(row.checkouts.len());
     for checkout in &row.checkouts {
         let closed = tx
@@ -235,6 +244,9 @@ pub fn change(tx: &Tx, id: ChangeId) -> Result<Change> {
                 Error::Internal(format!("check-out {checkout} of change {id} is missing"))
             })?
             .checkout;
+        if caller.level(&closed.path) == Level::None {
+            continue;
+        }
         let result = closed.result.ok_or_else(|| {
             Error::Internal(format!("check-out {checkout} of change {id} has no result"))
         })?;
@@ -244,6 +256,9 @@ pub fn change(tx: &Tx, id: ChangeId) -> Result<Change> {
             checkout_id: closed.id,
             result,
         });
+    }
+    if files.is_empty() {
+        return Err(unknown());
     }
     Ok(Change {
         id,

@@ -9,9 +9,10 @@
 
 use serde_json::json;
 
+use super::access::Caller;
 use super::leases::{acquire, after, checkout_lease, release};
 use super::{
-    commit_unless_unchanged, end_requests, event, load_artifact, propose, Blob, Refusable,
+    commit_unless_unchanged, end_requests, event, load_artifact, propose, writable, Blob, Refusable,
 };
 use crate::error::{Error, Result};
 use crate::failpoint::{self, Failpoints};
@@ -28,7 +29,7 @@ pub fn check_out(
 ) -> Refusable<Checkout> {
     let ttl = lease_seconds(request.ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
     let note = checked_note(request.note.as_deref())?;
-    let mut artifact = load_artifact(tx, artifact_id)?;
+    let mut artifact = writable(tx, actor, artifact_id)?;
     let id = CheckoutId::new();
     let wanted = checkout_lease(id, actor, note.clone(), now, after(now, ttl));
     let lease = match acquire(tx, &mut artifact, wanted, now)? {
@@ -88,27 +89,37 @@ fn checked_note(note: Option<&str>) -> Result<Option<String>> {
     }
 }
 
-/// Loads a check-out its actor acts on; anyone else is refused.
+/// Loads a check-out its actor acts on, needing `need` on its file (`read`
+/// to see or cancel it, `write` to change the file); anyone else is
+/// refused, and a check-out of a file the actor can no longer see is not
+/// there for it.
 pub(super) fn own_checkout(
     tx: &Tx,
     actor: &Participant,
     id: CheckoutId,
     action: &str,
+    need: Level,
 ) -> Result<CheckoutRow> {
-    let row = tx
-        .checkout(id)?
-        .ok_or_else(|| Error::NotFound(format!("no check-out {id}")))?;
+    let unknown = || Error::NotFound(format!("no check-out {id}"));
+    let row = tx.checkout(id)?.ok_or_else(unknown)?;
+    let caller = Caller::of(tx, actor)?;
+    if caller.level(&row.checkout.path) == Level::None {
+        return Err(unknown());
+    }
     if row.checkout.actor != *actor {
         return Err(Error::Forbidden(format!(
             "only {}, who checked out {}, may {action} it",
             row.checkout.actor, row.checkout.path
         )));
     }
+    if need == Level::Write {
+        caller.require_write(&row.checkout.path, unknown)?;
+    }
     Ok(row)
 }
 
 pub fn checkout(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<Checkout> {
-    Ok(own_checkout(tx, actor, id, "see")?.checkout)
+    Ok(own_checkout(tx, actor, id, "see", Level::Read)?.checkout)
 }
 
 pub fn extend(
@@ -119,7 +130,7 @@ pub fn extend(
     now: Timestamp,
 ) -> Refusable<Checkout> {
     let ttl = lease_seconds(ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
-    let mut row = own_checkout(tx, actor, id, "extend")?;
+    let mut row = own_checkout(tx, actor, id, "extend", Level::Write)?;
     let path = &row.checkout.path;
     if row.checkout.state == CheckoutState::Closed {
         return Err(Error::CheckoutClosed(format!(
@@ -169,7 +180,7 @@ pub fn check_in(
     blob: &Blob,
     now: Timestamp,
 ) -> Result<Checkout> {
-    let mut row = own_checkout(tx, actor, id, "check in")?;
+    let mut row = own_checkout(tx, actor, id, "check in", Level::Write)?;
     if row.checkout.state == CheckoutState::Closed {
         // A retry of the same check-in returns the first one's result.
         return match &row.checkin_digest {
@@ -231,13 +242,13 @@ pub fn checkin_precheck(
     actor: &Participant,
     id: CheckoutId,
 ) -> Result<(CheckoutRow, Digest)> {
-    let row = own_checkout(tx, actor, id, "check in")?;
+    let row = own_checkout(tx, actor, id, "check in", Level::Write)?;
     let head = load_artifact(tx, row.checkout.artifact_id)?.head;
     Ok((row, head.digest))
 }
 
 pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> Result<Checkout> {
-    let mut row = own_checkout(tx, actor, id, "cancel")?;
+    let mut row = own_checkout(tx, actor, id, "cancel", Level::Read)?;
     if row.checkout.state == CheckoutState::Closed {
         return Ok(row.checkout);
     }

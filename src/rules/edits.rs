@@ -1,8 +1,9 @@
 //! An agent's edit: a lease of seconds, committed only while the head is
 //! still its base, or released. Never reads the clock: every function takes `now`.
 
+use super::access::Caller;
 use super::leases::{acquire, after, edit_lease, release};
-use super::{commit_unless_unchanged, load_artifact, Blob, Refusable};
+use super::{commit_unless_unchanged, load_artifact, writable, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::store::{EditRow, EditState, Tx};
@@ -15,7 +16,7 @@ pub fn begin_edit(
     now: Timestamp,
 ) -> Refusable<Edit> {
     let ttl = lease_seconds(ttl_seconds, DEFAULT_EDIT_TTL_SECONDS)?;
-    let mut artifact = load_artifact(tx, artifact_id)?;
+    let mut artifact = writable(tx, actor, artifact_id)?;
     let id = EditId::new();
     let wanted = edit_lease(Lease::edit_holder(id), actor, now, after(now, ttl));
     let lease = match acquire(tx, &mut artifact, wanted, now)? {
@@ -43,15 +44,24 @@ pub fn begin_edit(
     Ok(Ok(edit))
 }
 
-fn own_edit(tx: &Tx, actor: &Participant, id: EditId) -> Result<EditRow> {
-    let row = tx
-        .edit(id)?
-        .ok_or_else(|| Error::NotFound(format!("no edit {id}")))?;
+/// An edit its participant acts on, needing `need` on its file; an edit of
+/// a file the actor can no longer see is not there for it.
+fn own_edit(tx: &Tx, actor: &Participant, id: EditId, need: Level) -> Result<EditRow> {
+    let unknown = || Error::NotFound(format!("no edit {id}"));
+    let row = tx.edit(id)?.ok_or_else(unknown)?;
+    let path = load_artifact(tx, row.edit.artifact_id)?.path;
+    let caller = Caller::of(tx, actor)?;
+    if caller.level(&path) == Level::None {
+        return Err(unknown());
+    }
     if row.edit.participant != *actor {
         return Err(Error::Forbidden(format!(
             "only {}, who began edit {id}, may commit or release it",
             row.edit.participant
         )));
+    }
+    if need == Level::Write {
+        caller.require_write(&path, unknown)?;
     }
     Ok(row)
 }
@@ -66,7 +76,7 @@ pub fn commit_edit(
     blob: &Blob,
     now: Timestamp,
 ) -> Refusable<CheckinResult> {
-    let mut row = own_edit(tx, actor, id)?;
+    let mut row = own_edit(tx, actor, id, Level::Write)?;
     if row.state == EditState::Committed {
         return match (&row.commit_digest, row.result.clone()) {
             (Some(first), Some(stored)) if *first == blob.digest => {
@@ -122,14 +132,14 @@ pub fn commit_edit(
 /// an unknown edit early, and to know whether the upload's bytes will need
 /// storing (only for an open edit whose base is still the head).
 pub fn edit_precheck(tx: &Tx, actor: &Participant, id: EditId) -> Result<(EditRow, Head)> {
-    let row = own_edit(tx, actor, id)?;
+    let row = own_edit(tx, actor, id, Level::Write)?;
     let head = load_artifact(tx, row.edit.artifact_id)?.head;
     Ok((row, head))
 }
 
 /// Ends an edit without committing. Idempotent.
 pub fn release_edit(tx: &Tx, actor: &Participant, id: EditId, now: Timestamp) -> Result<()> {
-    let mut row = own_edit(tx, actor, id)?;
+    let mut row = own_edit(tx, actor, id, Level::Read)?;
     if row.state != EditState::Open {
         return Ok(());
     }

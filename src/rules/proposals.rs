@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::access::Caller;
 use super::leases::{acquire, after, edit_lease, live_lease, release};
 use super::{busy, commit_version, event, is_admin, load_artifact, propose, Blob, Refusable};
 use crate::error::{Error, Result};
@@ -24,15 +25,20 @@ fn decidable_proposal(
     action: &str,
     done: ProposalState,
 ) -> Result<Decidable> {
-    let proposal = tx
-        .proposal(id)?
-        .ok_or_else(|| Error::NotFound(format!("no proposal {id}")))?;
+    let unknown = || Error::NotFound(format!("no proposal {id}"));
+    let proposal = tx.proposal(id)?.ok_or_else(unknown)?;
+    let path = load_artifact(tx, proposal.artifact_id)?.path;
+    let caller = Caller::of(tx, actor)?;
+    if caller.level(&path) == Level::None {
+        return Err(unknown());
+    }
     if proposal.author != *actor && !is_admin(tx, actor)? {
         return Err(Error::Forbidden(format!(
             "only {}, who made proposal {id}, or an admin may {action} it",
             proposal.author
         )));
     }
+    caller.require_write(&path, unknown)?;
     match proposal.state {
         ProposalState::Open => Ok(Decidable::Open(proposal)),
         state if state == done => Ok(Decidable::AlreadyDone(proposal)),
@@ -41,6 +47,42 @@ fn decidable_proposal(
             format!("{state:?}").to_lowercase()
         ))),
     }
+}
+
+/// A proposal of a file the caller can see.
+pub fn proposal(tx: &Tx, actor: &Participant, id: ProposalId) -> Result<Proposal> {
+    let unknown = || Error::NotFound(format!("no proposal {id}"));
+    let proposal = tx.proposal(id)?.ok_or_else(unknown)?;
+    let path = load_artifact(tx, proposal.artifact_id)?.path;
+    if Caller::of(tx, actor)?.level(&path) == Level::None {
+        return Err(unknown());
+    }
+    Ok(proposal)
+}
+
+/// The proposals of files the caller can see.
+pub fn proposals(tx: &Tx, actor: &Participant, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+    let caller = Caller::of(tx, actor)?;
+    let mut all = tx.proposals(filter)?;
+    if !caller.unlimited() {
+        let mut paths = std::collections::HashMap::new();
+        let mut seen = Vec::with_capacity(all.len());
+        for proposal in all {
+            let level = match paths.get(&proposal.artifact_id) {
+                Some(level) => *level,
+                None => {
+                    let level = caller.level(&load_artifact(tx, proposal.artifact_id)?.path);
+                    paths.insert(proposal.artifact_id, level);
+                    level
+                }
+            };
+            if level != Level::None {
+                seen.push(proposal);
+            }
+        }
+        all = seen;
+    }
+    Ok(all)
 }
 
 /// The open proposals decided with `proposal`: those of its change, or it alone.

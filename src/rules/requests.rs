@@ -5,8 +5,9 @@
 //! a lease: only the holder's own check-in or cancel does. Never reads the
 //! clock: every function takes `now`.
 
+use super::access::Caller;
 use super::leases::live_lease;
-use super::{load_artifact, request_event};
+use super::{readable, request_event};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::store::{RequestRow, Tx};
@@ -23,7 +24,7 @@ pub fn ask(
     now: Timestamp,
 ) -> Result<(Request, bool)> {
     let message = check_request_message(message)?;
-    let mut artifact = load_artifact(tx, artifact_id)?;
+    let mut artifact = readable(tx, actor, artifact_id)?;
     let path = artifact.path.clone();
     let lease = match live_lease(tx, &mut artifact, now)? {
         Some(lease) if lease.kind == LeaseKind::Edit => {
@@ -95,7 +96,7 @@ pub fn reply(
             "say what you answer: the reply is empty".into(),
         ));
     };
-    let mut row = known_request(tx, id)?;
+    let mut row = known_request(tx, actor, id)?;
     let request = &row.request;
     if request.to != *actor {
         return Err(Error::Forbidden(format!(
@@ -124,7 +125,7 @@ pub fn reply(
 
 /// The asker takes a request back; a request already over stays as it is.
 pub fn withdraw(tx: &Tx, actor: &Participant, id: RequestId, now: Timestamp) -> Result<Request> {
-    let mut row = known_request(tx, id)?;
+    let mut row = known_request(tx, actor, id)?;
     if row.request.from != *actor {
         return Err(Error::Forbidden(format!(
             "only {}, who asked, may withdraw this request",
@@ -141,7 +142,20 @@ pub fn withdraw(tx: &Tx, actor: &Participant, id: RequestId, now: Timestamp) -> 
     Ok(row.request)
 }
 
-fn known_request(tx: &Tx, id: RequestId) -> Result<RequestRow> {
-    tx.request(id)?
-        .ok_or_else(|| Error::NotFound(format!("no request {id}")))
+/// A request about a file the actor can see.
+fn known_request(tx: &Tx, actor: &Participant, id: RequestId) -> Result<RequestRow> {
+    let unknown = || Error::NotFound(format!("no request {id}"));
+    let row = tx.request(id)?.ok_or_else(unknown)?;
+    if Caller::of(tx, actor)?.level(&row.request.path) == Level::None {
+        return Err(unknown());
+    }
+    Ok(row)
+}
+
+/// The requests to and from the actor about files it can see.
+pub fn requests(tx: &Tx, actor: &Participant, live_only: bool) -> Result<Vec<Request>> {
+    let caller = Caller::of(tx, actor)?;
+    let mut requests = tx.requests_of(actor, live_only)?;
+    requests.retain(|r| caller.level(&r.path) != Level::None);
+    Ok(requests)
 }

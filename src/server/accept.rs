@@ -41,8 +41,10 @@ pub(in crate::server) async fn serve(
             let _ = socket.set_nodelay(true);
             match slot {
                 Some(slot) => {
+                    // Handlers that count by address (failed invite redeems) read it here.
+                    let peer = socket.peer_addr().ok().map(|a| PeerAddress(a.ip()));
                     let (router, limits, closing) = (
-                        router.clone(),
+                        router.clone().layer(axum::Extension(peer)),
                         config.limits.clone(),
                         Closing(closing.clone()),
                     );
@@ -95,6 +97,10 @@ pub(in crate::server) async fn serve(
         connections.shutdown().await;
     }
 }
+
+/// The address a connection came from.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::server) struct PeerAddress(pub(in crate::server) std::net::IpAddr);
 
 /// The loop both servers share: accepts until `shutdown`, handing each
 /// socket to `serve_one` with a slot, or with none past `cap` connections

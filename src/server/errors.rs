@@ -37,7 +37,8 @@ pub fn status_of(error: &Error) -> StatusCode {
         }
         Error::Exists(_) | Error::NotHeld(_) => StatusCode::CONFLICT,
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
-        Error::NotFound(_) | Error::NoPreview(_) => StatusCode::NOT_FOUND,
+        Error::NotFound(_) | Error::NoPreview(_) | Error::InviteInvalid(_) => StatusCode::NOT_FOUND,
+        Error::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
         Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
         Error::BadRequest(_) | Error::DigestMismatch { .. } => StatusCode::BAD_REQUEST,
         Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,

@@ -11,7 +11,7 @@ use super::errors::ErrorBody;
 use super::request::Caller;
 use super::routes::{
     artifacts::*, changes::*, checkouts::*, edits::*, events::*, health::*, previews::*,
-    proposals::*, requests::*,
+    proposals::*, requests::*, studio::*,
 };
 use crate::model::*;
 
@@ -64,7 +64,19 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         artifact_preview,
         proposal,
         proposal_content,
-        proposal_preview
+        proposal_preview,
+        invite,
+        invite_myself,
+        redeem,
+        my_devices,
+        revoke_my_device,
+        participants,
+        revoke_device,
+        groups,
+        put_group,
+        delete_group,
+        permissions,
+        put_permissions
     ),
     components(schemas(
         ErrorBody,
@@ -93,7 +105,25 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         Change,
         ChangeFile,
         ChangeOutcome,
-        BusyFile
+        BusyFile,
+        Access,
+        Device,
+        Member,
+        MemberList,
+        MyDevices,
+        InviteRequest,
+        MyInviteBody,
+        Invite,
+        RedeemBody,
+        Redeemed,
+        Group,
+        GroupList,
+        GroupBody,
+        Level,
+        Rule,
+        Rules,
+        RuleBody,
+        RulesBody
     ))
 )]
 struct ApiDoc;

@@ -27,8 +27,10 @@ impl FromRequestParts<Bundled> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, store: &Bundled) -> Result<Self, ApiError> {
-        let participant = store.authenticate(bearer_of(&parts.headers)?).await?;
-        Ok(Caller(store.acting_as(participant)))
+        let bearer = bearer_of(&parts.headers)?;
+        let participant = store.authenticate(bearer).await?;
+        let device = crate::token::id_of(bearer).unwrap_or_default();
+        Ok(Caller(store.acting_as(participant).on_device(device)))
     }
 }
 
@@ -62,6 +64,25 @@ impl<S: Send + Sync, T: std::str::FromStr + Send> FromRequestParts<S> for Id<T> 
             Ok(Path(raw)) => Ok(Id(id(&raw)?)),
             Err(e) => Err(ApiError(Error::BadRequest(format!(
                 "the id in the path is not valid: {}",
+                e.body_text()
+            )))),
+        }
+    }
+}
+
+/// The named segments of a path (a group's name, a participant and a
+/// device): one that is not UTF-8 once percent-decoded is `bad_request` in
+/// our JSON; what they must be, the handler checks.
+pub(in crate::server) struct Segments<T>(pub(in crate::server) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Segments<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(segments)) => Ok(Segments(segments)),
+            Err(e) => Err(ApiError(Error::BadRequest(format!(
+                "the path is not valid: {}",
                 e.body_text()
             )))),
         }

@@ -7,7 +7,7 @@
 use axum::body::Body;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use serde::Serialize;
 use tokio_util::io::ReaderStream;
@@ -24,6 +24,7 @@ pub(in crate::server) mod health;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
 pub(in crate::server) mod requests;
+pub(in crate::server) mod studio;
 
 use artifacts::*;
 use changes::*;
@@ -34,6 +35,7 @@ use health::*;
 use previews::*;
 use proposals::*;
 use requests::*;
+use studio::*;
 
 /// Every route of the API, in the order of API.md, but the OpenAPI
 /// document's (which lists these).
@@ -73,6 +75,19 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/checkouts/{id}/stage", post(stage))
         .route("/v1/changes", post(commit_change))
         .route("/v1/changes/{id}", get(change))
+        .route("/v1/invites", post(invite))
+        .route("/v1/me/invites", post(invite_myself))
+        .route("/v1/invites/redeem", post(redeem))
+        .route("/v1/me/devices", get(my_devices))
+        .route("/v1/me/devices/{id}", delete(revoke_my_device))
+        .route("/v1/participants", get(participants))
+        .route(
+            "/v1/participants/{participant}/devices/{id}",
+            delete(revoke_device),
+        )
+        .route("/v1/groups", get(groups))
+        .route("/v1/groups/{name}", put(put_group).delete(delete_group))
+        .route("/v1/permissions", get(permissions).put(put_permissions))
 }
 
 /// What a handler that makes something answers: 201 and its JSON.

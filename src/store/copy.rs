@@ -24,7 +24,24 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("hash", Text),
             ("created_at", Int),
             ("revoked_at", Int),
+            ("device", Text),
+            ("last_used_at", Int),
         ],
+    ),
+    (
+        "invites",
+        &[
+            ("hash", Text),
+            ("participant", Text),
+            ("admin", Bool),
+            ("created_at", Int),
+            ("expires_at", Int),
+            ("used_at", Int),
+        ],
+    ),
+    (
+        "permissions",
+        &[("id", Int), ("stamp", Text), ("document", Text)],
     ),
     (
         "artifacts",

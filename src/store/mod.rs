@@ -212,12 +212,68 @@ pub struct EventRows {
     pub artifact: Option<ArtifactId>,
 }
 
-/// A participant's token as kept: its hash, never the token.
+/// A participant's token as kept: its hash, never the token. Each token is
+/// one device, and its id is the device's.
 pub struct TokenRow<'a> {
     pub id: &'a str,
     pub participant: &'a Participant,
     pub hash: &'a str,
     pub created_at: Timestamp,
+    pub device: &'a str,
+}
+
+/// A live token as found by its id.
+pub struct LiveToken {
+    pub participant: Participant,
+    pub hash: String,
+    pub last_used_at: Option<Timestamp>,
+}
+
+/// An invite as kept: the hash of its code, never the code.
+#[derive(Clone, Debug)]
+pub struct InviteRow {
+    pub hash: String,
+    pub participant: Participant,
+    pub admin: bool,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
+/// A studio's rows: devices (tokens), invites, and the permissions document
+/// (`rules::access`). Part of every [`Transaction`].
+pub trait StudioRows {
+    fn insert_token(&self, token: &TokenRow) -> Result<()>;
+
+    /// A token that is not revoked.
+    fn live_token(&self, id: &str) -> Result<Option<LiveToken>>;
+
+    /// Notes a token's use, to the minute.
+    fn touch_token(&self, id: &str, at: Timestamp) -> Result<()>;
+
+    /// Revokes every live token of a participant; returns how many.
+    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize>;
+
+    /// Revokes one live token of a participant; whether there was one.
+    fn revoke_device(&self, participant: &Participant, id: &str, now: Timestamp) -> Result<bool>;
+
+    /// A participant's live devices, oldest first.
+    fn devices(&self, participant: &Participant) -> Result<Vec<Device>>;
+
+    fn insert_invite(&self, invite: &InviteRow) -> Result<()>;
+
+    /// Marks the invite whose code hashes to `hash` used, if it is unused
+    /// and not lapsed at `now`, and returns it; one caller at most ever
+    /// gets it.
+    fn take_invite(&self, hash: &str, now: Timestamp) -> Result<Option<InviteRow>>;
+
+    /// The permissions document's stamp; `None` if there never was one.
+    fn permissions_stamp(&self) -> Result<Option<String>>;
+
+    /// The permissions document with its own stamp.
+    fn permissions(&self) -> Result<Option<(String, Permissions)>>;
+
+    /// Replaces the permissions document, under a new stamp.
+    fn put_permissions(&self, stamp: &str, document: &Permissions) -> Result<()>;
 }
 
 /// How a proposal leaves `open`: who decided and when are kept for history.
@@ -258,7 +314,7 @@ pub struct NewEvent<'a> {
 }
 
 /// The typed reads and writes of one transaction, the same on every store.
-pub trait Transaction {
+pub trait Transaction: StudioRows {
     /// The time of this transaction, read once: `clock`'s if it is a manual
     /// (test) clock, else the store's own. SQLite's is the backend's clock
     /// read after the write lock is taken, so times follow commit order;
@@ -279,14 +335,6 @@ pub trait Transaction {
     fn insert_account(&self, account: &Account) -> Result<()>;
 
     fn accounts(&self) -> Result<Vec<Account>>;
-
-    fn insert_token(&self, token: &TokenRow) -> Result<()>;
-
-    /// The participant and hash of a token that is not revoked.
-    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>>;
-
-    /// Revokes every live token of a participant; returns how many.
-    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize>;
 
     /// The artifact at `path`, or else the one whose path has its collision
     /// key (the same file on a computer: `Hero.psd` finds `hero.psd`).

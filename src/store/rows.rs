@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use super::{
-    ChangeRow, CheckoutRow, Decision, EditRow, EditState, EventRows, RequestRow, StoredResult,
-    TokenRow,
+    ChangeRow, CheckoutRow, Decision, EditRow, EditState, EventRows, InviteRow, LiveToken,
+    RequestRow, StoredResult, TokenRow,
 };
 use crate::error::{Error, Result};
 use crate::model::*;
@@ -182,6 +182,62 @@ pub(super) fn account(row: &(impl Row + ?Sized)) -> Result<Account> {
     })
 }
 
+pub(super) const DEVICE_COLUMNS: &str = "id, device, created_at, last_used_at";
+
+/// A device: a live token's row, read by [`DEVICE_COLUMNS`]. A token made
+/// before devices had names is the device "cli".
+pub(super) fn device(row: &(impl Row + ?Sized)) -> Result<Device> {
+    Ok(Device {
+        id: row.text(0)?,
+        name: row.text_opt(1)?.unwrap_or_else(|| "cli".to_owned()),
+        created_at: time_at(row, 2)?,
+        last_used_at: row.int_opt(3)?.map(time).transpose()?,
+    })
+}
+
+/// A live token's participant, hash and last use.
+pub(super) fn live_token(row: &(impl Row + ?Sized)) -> Result<LiveToken> {
+    Ok(LiveToken {
+        participant: parsed(row, 0)?,
+        hash: row.text(1)?,
+        last_used_at: row.int_opt(2)?.map(time).transpose()?,
+    })
+}
+
+pub(super) const INVITE_COLUMNS: &str = "hash, participant, admin, created_at, expires_at";
+
+pub(super) fn invite(row: &(impl Row + ?Sized)) -> Result<InviteRow> {
+    Ok(InviteRow {
+        hash: row.text(0)?,
+        participant: parsed(row, 1)?,
+        admin: row.flag(2)?,
+        created_at: time_at(row, 3)?,
+        expires_at: time_at(row, 4)?,
+    })
+}
+
+/// hash, participant, admin, created_at, expires_at
+pub(super) fn invite_fields(i: &InviteRow) -> Vec<Field> {
+    vec![
+        text(&i.hash),
+        text(&i.participant),
+        Field::Bool(i.admin),
+        int(millis(i.created_at)),
+        int(millis(i.expires_at)),
+    ]
+}
+
+/// The permissions document as stored.
+pub(super) fn permissions(stamp: String, document: &str) -> Result<(String, Permissions)> {
+    let document = serde_json::from_str(document)
+        .map_err(|e| Error::Internal(format!("the stored permissions do not read: {e}")))?;
+    Ok((stamp, document))
+}
+
+pub(super) fn permissions_text(document: &Permissions) -> Result<String> {
+    serde_json::to_string(document).map_err(|e| Error::Internal(format!("permissions: {e}")))
+}
+
 pub(super) const HEAD_COLUMNS: &str =
     "v.version, v.digest, v.size, v.author, v.committed_at, v.message, v.change_id";
 
@@ -254,6 +310,8 @@ pub(super) fn artifact(row: &(impl Row + ?Sized)) -> Result<Artifact> {
         path: stored_path(row, 1)?,
         head: head(row, 2)?,
         lease: lease(row, 2 + HEAD_WIDTH)?,
+        // The caller's, which the rules set.
+        access: Access::Write,
     })
 }
 
@@ -550,6 +608,7 @@ pub(super) fn token_fields(t: &TokenRow) -> Vec<Field> {
         text(t.participant),
         text(t.hash),
         int(millis(t.created_at)),
+        text(t.device),
     ]
 }
 

@@ -165,6 +165,27 @@ const REQUEST_STATE: Param = Param {
     description:
         "Only requests in this state; `open` is every request that still stands (replied too)",
 };
+const DEVICE: Param = Param {
+    name: "id",
+    location: "path",
+    required: true,
+    schema: r#"{"type":"string","maxLength":64}"#,
+    description: "A device's id, as its list gives it; one the caller has not: 404 `not_found`",
+};
+const PARTICIPANT: Param = Param {
+    name: "participant",
+    location: "path",
+    required: true,
+    schema: r#"{"type":"string","pattern":"^(user|agent):[A-Za-z0-9._@-]{1,64}$"}"#,
+    description: "`user:NAME` or `agent:NAME`; else 400 `bad_request`",
+};
+const GROUP: Param = Param {
+    name: "name",
+    location: "path",
+    required: true,
+    schema: r#"{"type":"string","pattern":"^[A-Za-z0-9._@-]{1,64}$"}"#,
+    description: "1 to 64 letters, digits or `. _ - @`; else 422 `invalid`",
+};
 const BEFORE: Param = Param {
     name: "before",
     location: "query",
@@ -203,19 +224,19 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Needs no token."),
     op("get", "/v1/openapi.json", &[], Body::None, ""),
     op("get", "/v1/me", &[], Body::None, ""),
-    op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE], Body::Upload, "409 exists, 422 invalid"),
+    op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 409 exists, 422 invalid"),
     op("get", "/v1/artifacts", &[PATH_FILTER], Body::None, "404 not_found, 422 invalid"),
     op("get", "/v1/artifacts/{id}", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/versions", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/content", &[ID, VERSION], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/preview", &[ID, VERSION, SIZE], Body::None, "404 not_found no_preview, 422 invalid"),
-    op("post", "/v1/artifacts/{id}/checkouts", &[ID], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid"),
+    op("post", "/v1/artifacts/{id}/checkouts", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
     op("get", "/v1/checkouts", &[CHECKOUT_STATE], Body::None, ""),
     op("get", "/v1/checkouts/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
     op("post", "/v1/checkouts/{id}/extend", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed artifact_busy, 422 invalid"),
     op("post", "/v1/checkouts/{id}/checkin", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed"),
     op("post", "/v1/checkouts/{id}/cancel", &[ID], Body::None, "403 forbidden, 404 not_found"),
-    op("post", "/v1/artifacts/{id}/edits", &[ID], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid"),
+    op("post", "/v1/artifacts/{id}/edits", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
     op("post", "/v1/edits/{id}/commit", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 stale checkout_closed"),
     op("delete", "/v1/edits/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
     op("get", "/v1/proposals", &[ARTIFACT_OF_PROPOSALS, PROPOSAL_STATE], Body::None, ""),
@@ -240,13 +261,37 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Only the holder asked may reply (403 `forbidden` otherwise)."),
     op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
-    op("post", "/v1/checkouts", &[], Body::Json, "404 not_found, 409 artifact_busy, 422 invalid")
+    op("post", "/v1/checkouts", &[], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
         .noting("Takes every lease or none: if anyone else holds any file, 409 `artifact_busy` with `busy` listing each."),
     op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed")
         .noting("Keeps the file for the check-out's next change; staging again replaces it."),
     op("post", "/v1/changes", &[], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed not_staged, 422 invalid")
         .noting("Commits every file in one transaction, or keeps every changed file as a proposal of the change if any is stale. The same check-outs again return the same change."),
     op("get", "/v1/changes/{id}", &[ID], Body::None, "404 not_found"),
+    op("post", "/v1/invites", &[], Body::Json, "403 forbidden, 422 invalid")
+        .noting("For admins only. The code is shown only now; inviting a participant again adds a device (its flags must match, else 422 `invalid`)."),
+    op("post", "/v1/me/invites", &[], Body::Json, "403 forbidden, 422 invalid")
+        .noting("A code for another device of the caller's."),
+    op("post", "/v1/invites/redeem", &[], Body::Json, "404 invite_invalid, 422 invalid, 429 too_many, 500 internal")
+        .without_token()
+        .noting("Needs no token. An unknown, used or lapsed code is the same 404 `invite_invalid`; past 10 failures a minute from one address, 429 `too_many`."),
+    op("get", "/v1/me/devices", &[], Body::None, ""),
+    op("delete", "/v1/me/devices/{id}", &[DEVICE], Body::None, "404 not_found")
+        .noting("That device's token stops working at once (this one's too)."),
+    op("get", "/v1/participants", &[], Body::None, "403 forbidden")
+        .noting("For admins only."),
+    op("delete", "/v1/participants/{participant}/devices/{id}", &[PARTICIPANT, DEVICE], Body::None, "403 forbidden, 404 not_found")
+        .noting("For admins only."),
+    op("get", "/v1/groups", &[], Body::None, "403 forbidden")
+        .noting("For admins only."),
+    op("put", "/v1/groups/{name}", &[GROUP], Body::Json, "403 forbidden, 422 invalid")
+        .noting("For admins only. Every member must be a participant."),
+    op("delete", "/v1/groups/{name}", &[GROUP], Body::None, "403 forbidden, 404 not_found, 422 invalid")
+        .noting("For admins only. A group a rule names is kept (422 `invalid`)."),
+    op("get", "/v1/permissions", &[], Body::None, "403 forbidden")
+        .noting("For admins only."),
+    op("put", "/v1/permissions", &[], Body::Json, "403 forbidden, 422 invalid")
+        .noting("For admins only. Replaces every rule, for the next request on every server. A rule naming a group that does not exist, a folder that is not a prefix ending in `/` (or `\"\"`), or a level that is not none, read or write: 422 `invalid`, and the rules stay as they were."),
 ];
 
 /// Every status `op` can answer besides its success, each with its error

@@ -110,6 +110,8 @@ pub(in crate::server) async fn event_stream(
                         pending = page.events;
                         pending.reverse();
                     }
+                    // Only events of files the caller cannot see: read on past them.
+                    Ok(page) if page.next > after => after = page.next,
                     Ok(_) => {
                         let _ = tokio::time::timeout(Duration::from_secs(1), changed).await;
                     }

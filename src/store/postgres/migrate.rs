@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     // The same table as SQLite's: one text for both.
     include_str!("../migrations/0006_requests.sql"),
     include_str!("../migrations/0007_changes.sql"),
+    include_str!("../migrations/0008_studio.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

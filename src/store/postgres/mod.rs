@@ -47,6 +47,7 @@ mod connect;
 mod durable;
 mod migrate;
 mod notices;
+mod studio;
 mod transaction;
 pub(super) mod tx;
 mod writer;

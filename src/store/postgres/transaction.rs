@@ -18,7 +18,7 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    NewEvent, RequestRow, StoredResult, TokenRow, Transaction, Tx,
+    NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -73,32 +73,6 @@ impl Transaction for PgTx<'_> {
     fn accounts(&self) -> Result<Vec<Account>> {
         let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants ORDER BY participant");
         self.query(&sql, &[])?.iter().map(rows::account).collect()
-    }
-
-    // ----- tokens
-
-    fn insert_token(&self, token: &TokenRow) -> Result<()> {
-        self.defer(
-            "INSERT INTO tokens (id, participant, hash, created_at) VALUES ($1, $2, $3, $4)",
-            owned_fields(rows::token_fields(token)),
-        )?;
-        Ok(())
-    }
-
-    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
-        self.query_opt(
-            "SELECT participant, hash FROM tokens WHERE id = $1 AND revoked_at IS NULL",
-            &[&id],
-        )?
-        .map(|r| Ok((parsed(&r, 0)?, r.try_get(1)?)))
-        .transpose()
-    }
-
-    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
-        Ok(self.execute(
-            "UPDATE tokens SET revoked_at = $2 WHERE participant = $1 AND revoked_at IS NULL",
-            &[&participant.as_str(), &millis(now)],
-        )? as usize)
     }
 
     // ----- artifacts and versions

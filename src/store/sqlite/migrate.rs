@@ -25,6 +25,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
     (include_str!("../migrations/0005_messages.sql"), None),
     (include_str!("../migrations/0006_requests.sql"), None),
     (include_str!("../migrations/0007_changes.sql"), None),
+    (include_str!("../migrations/0008_studio.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

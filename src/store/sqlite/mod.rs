@@ -6,6 +6,7 @@
 
 mod connect;
 mod migrate;
+mod studio;
 mod transaction;
 
 use std::cell::Cell;

@@ -15,7 +15,7 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    NewEvent, RequestRow, StoredResult, TokenRow, Transaction, Tx,
+    NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
 
 /// One transaction on the SQLite store.
@@ -26,7 +26,7 @@ pub struct SqliteTx<'a> {
 
 impl SqliteTx<'_> {
     /// Every row `sql` finds, each mapped by `f`.
-    fn all<T>(
+    pub(super) fn all<T>(
         &self,
         sql: &str,
         params: impl rusqlite::Params,
@@ -42,7 +42,7 @@ impl SqliteTx<'_> {
     }
 
     /// The first row `sql` finds, mapped by `f`.
-    fn first<T>(
+    pub(super) fn first<T>(
         &self,
         sql: &str,
         params: impl rusqlite::Params,
@@ -107,33 +107,6 @@ impl Transaction for SqliteTx<'_> {
     fn accounts(&self) -> Result<Vec<Account>> {
         let sql = format!("SELECT {ACCOUNT_COLUMNS} FROM participants ORDER BY participant");
         self.all(&sql, [], |r| rows::account(r))
-    }
-
-    // ----- tokens
-
-    fn insert_token(&self, token: &TokenRow) -> Result<()> {
-        self.tx.execute(
-            "INSERT INTO tokens (id, participant, hash, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params_from_iter(rows::token_fields(token)),
-        )?;
-        Ok(())
-    }
-
-    /// The participant and hash of a token that is not revoked.
-    fn live_token(&self, id: &str) -> Result<Option<(Participant, String)>> {
-        self.first(
-            "SELECT participant, hash FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
-            [id],
-            |r| Ok((rows::parsed(r, 0)?, rows::Row::text(r, 1)?)),
-        )
-    }
-
-    /// Revokes every live token of a participant; returns how many.
-    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
-        Ok(self.tx.execute(
-            "UPDATE tokens SET revoked_at = ?2 WHERE participant = ?1 AND revoked_at IS NULL",
-            params![participant.as_str(), millis(now)],
-        )?)
     }
 
     // ----- artifacts and versions

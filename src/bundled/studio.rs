@@ -1,0 +1,248 @@
+//! A studio's people and folders over the store: invites and devices,
+//! groups and permissions (`rules::studio` decides). A guessed invite code
+//! costs a guesser its minute, not the store a write: past
+//! [`REDEEMS_PER_MINUTE`] failures from one address, redeems from there are
+//! refused before the store is asked.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use super::accounts::insert_token;
+use super::{in_place, Bundled};
+use crate::backend::Studio;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::rules::studio as rules;
+use crate::store::{Durability, InviteRow};
+use crate::token;
+
+/// Failed redeems a minute from one address before the rest are refused.
+pub const REDEEMS_PER_MINUTE: u32 = 10;
+
+/// Failed redeems by address: when the minute began, and how many.
+#[derive(Default)]
+pub(super) struct FailedRedeems(Mutex<HashMap<IpAddr, (Instant, u32)>>);
+
+impl FailedRedeems {
+    fn refuses(&self, from: IpAddr) -> bool {
+        let failed = self.0.lock().expect("failed redeems");
+        failed
+            .get(&from)
+            .is_some_and(|(since, count)| since.elapsed() < MINUTE && *count >= REDEEMS_PER_MINUTE)
+    }
+
+    fn count(&self, from: IpAddr) {
+        let mut failed = self.0.lock().expect("failed redeems");
+        // Bounded: addresses whose minute is over are forgotten.
+        if failed.len() > 10_000 {
+            failed.retain(|_, (since, _)| since.elapsed() < MINUTE);
+        }
+        let entry = failed.entry(from).or_insert((Instant::now(), 0));
+        if entry.0.elapsed() >= MINUTE {
+            *entry = (Instant::now(), 0);
+        }
+        entry.1 += 1;
+    }
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+impl Bundled {
+    /// The same store, acting as its owner: the CLI on the data folder or
+    /// the database, who may do what admins do.
+    pub fn as_owner(&self) -> Self {
+        Self {
+            owner: true,
+            ..self.clone()
+        }
+    }
+
+    fn acting(&self) -> rules::Acting<'_> {
+        match self.owner {
+            true => rules::Acting::Owner,
+            false => rules::Acting::As(&self.participant),
+        }
+    }
+
+    /// Runs `f` in one write transaction, acting as this caller.
+    fn studio_write<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&crate::store::Tx, rules::Acting, Timestamp) -> Result<T> + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<T>> + Send {
+        let this = self.clone();
+        let mut f = f;
+        in_place(move || {
+            let clock = this.shared.options.clock.clone();
+            this.shared.store.write(Durability::Normal, |tx| {
+                let now = tx.now(&clock)?;
+                f(tx, this.acting(), now)
+            })
+        })
+    }
+
+    /// Runs `f` on one read transaction, acting as this caller.
+    async fn studio_read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&crate::store::Tx, rules::Acting) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let this = self.clone();
+        in_place(move || this.shared.store.read(|tx| f(tx, this.acting()))).await
+    }
+
+    /// Redeems an invite for the device `device`, from the address `from`
+    /// (counted against its failures). Needs no token.
+    pub async fn redeem_invite(
+        &self,
+        code: &str,
+        device: &str,
+        from: Option<IpAddr>,
+    ) -> Result<Redeemed> {
+        let too_many = || {
+            Error::TooMany(format!(
+                "more than {REDEEMS_PER_MINUTE} invites that did not work were tried from here this minute: wait a minute"
+            ))
+        };
+        if from.is_some_and(|from| self.shared.failed_redeems.refuses(from)) {
+            return Err(too_many());
+        }
+        let device = device_name(device)?;
+        let hash = token::invite_hash(code);
+        let new = token::generate()?;
+        let (id, secret) = (new.id.clone(), new.token.clone());
+        let name = device.clone();
+        let redeemed = self
+            .studio_write(move |tx, _, now| {
+                let invite = rules::redeem(tx, &hash, now)?;
+                insert_token(tx, &new, &invite.participant, now, &name)?;
+                Ok((invite, now))
+            })
+            .await;
+        match redeemed {
+            Ok((invite, now)) => Ok(Redeemed {
+                participant: invite.participant,
+                device: Device {
+                    id,
+                    name: device,
+                    created_at: now,
+                    last_used_at: None,
+                },
+                token: secret,
+            }),
+            Err(e @ Error::InviteInvalid(_)) => {
+                if let Some(from) = from {
+                    self.shared.failed_redeems.count(from);
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[async_trait]
+impl Studio for Bundled {
+    /// An invite for someone (admins only); the code is shown only now.
+    async fn invite(&self, request: InviteRequest) -> Result<Invite> {
+        let code = token::generate_invite_code()?;
+        let hash = token::invite_hash(&code);
+        let row = self
+            .studio_write(move |tx, acting, now| {
+                rules::invite(tx, acting, &request, hash.clone(), now)
+            })
+            .await?;
+        Ok(shown(code, row))
+    }
+
+    /// An invite for another device of the caller's.
+    async fn invite_myself(&self, expires_seconds: Option<u64>) -> Result<Invite> {
+        let code = token::generate_invite_code()?;
+        let hash = token::invite_hash(&code);
+        let me = self.participant.clone();
+        let row = self
+            .studio_write(move |tx, _, now| {
+                rules::invite_myself(tx, &me, expires_seconds, hash.clone(), now)
+            })
+            .await?;
+        Ok(shown(code, row))
+    }
+
+    /// The caller's devices, and the one it calls from.
+    async fn my_devices(&self) -> Result<MyDevices> {
+        let current = self.device.clone().unwrap_or_default();
+        self.read(move |tx, me, _| {
+            Ok(MyDevices {
+                devices: tx.devices(me)?,
+                current,
+            })
+        })
+        .await
+    }
+
+    /// Revokes a device of the caller (this one too: it is then signed out).
+    async fn revoke_my_device(&self, id: &str) -> Result<()> {
+        let owner = self.participant.clone();
+        self.revoke_device(&owner, id).await
+    }
+
+    /// Revokes a device: the caller's own, or anyone's by an admin. Its
+    /// token stops working here at once, and on every server within a second.
+    async fn revoke_device(&self, owner: &Participant, id: &str) -> Result<()> {
+        let (owner, revoked) = (owner.clone(), id.to_owned());
+        self.studio_write(move |tx, acting, now| {
+            rules::revoke_device(tx, acting, &owner, &revoked, now)
+        })
+        .await?;
+        self.shared
+            .known_tokens
+            .lock()
+            .expect("token cache")
+            .retain(|_, (_, token_id, _)| token_id != id);
+        Ok(())
+    }
+
+    /// Every participant and its devices (admins only).
+    async fn members(&self) -> Result<Vec<Member>> {
+        self.studio_read(|tx, acting| rules::members(tx, acting))
+            .await
+    }
+
+    async fn groups(&self) -> Result<Vec<Group>> {
+        self.studio_read(|tx, acting| Ok(rules::permissions(tx, acting, "list the groups")?.groups))
+            .await
+    }
+
+    async fn put_group(&self, group: Group) -> Result<Group> {
+        self.studio_write(move |tx, acting, _| rules::put_group(tx, acting, group.clone()))
+            .await
+    }
+
+    async fn delete_group(&self, name: &GroupName) -> Result<()> {
+        let name = name.clone();
+        self.studio_write(move |tx, acting, _| rules::delete_group(tx, acting, &name))
+            .await
+    }
+
+    async fn permission_rules(&self) -> Result<Vec<Rule>> {
+        self.studio_read(|tx, acting| {
+            Ok(rules::permissions(tx, acting, "read the permissions")?.rules)
+        })
+        .await
+    }
+
+    async fn put_permission_rules(&self, rules: Vec<Rule>) -> Result<Vec<Rule>> {
+        self.studio_write(move |tx, acting, _| rules::put_rules(tx, acting, rules.clone()))
+            .await
+    }
+}
+
+fn shown(code: String, row: InviteRow) -> Invite {
+    Invite {
+        code,
+        participant: row.participant,
+        expires_at: row.expires_at,
+    }
+}

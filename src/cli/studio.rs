@@ -1,0 +1,247 @@
+//! A studio's admin commands: `user invite | devices | revoke-device`,
+//! `group`, `allow` and `permissions`. On a server they need an admin's
+//! token; on a data folder or database (`--data`, `--database`) they act as
+//! its owner, who may do what admins do, unless `--as` names someone.
+
+use leasedesk::model::*;
+use leasedesk::{Error, Studio};
+
+use super::args::{GroupCommand, UserCommand};
+use super::{local_time, Output, Target};
+
+/// Who the studio's commands act as: the server's admin, or the store's owner.
+fn studio(target: &Target, as_given: bool) -> Box<dyn Studio> {
+    match target {
+        Target::Server(remote) => Box::new(remote.clone()),
+        Target::Local(store) if as_given => Box::new(store.clone()),
+        Target::Local(store) => Box::new(store.as_owner()),
+    }
+}
+
+/// `leasedesk://join?server=URL&code=CODE`, when the server's public URL is
+/// known: the server the CLI speaks to, or `LEASEDESK_PUBLIC_URL`.
+pub(super) fn join_link(target: &Target, code: &str) -> Option<String> {
+    let server = match target {
+        Target::Server(remote) => Some(remote.server()),
+        Target::Local(_) => std::env::var("LEASEDESK_PUBLIC_URL")
+            .ok()
+            .filter(|url| !url.trim().is_empty()),
+    }?;
+    Some(format!(
+        "leasedesk://join?server={}&code={}",
+        query_encoded(server.trim()),
+        query_encoded(code)
+    ))
+}
+
+fn query_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `user invite | devices | revoke-device`.
+pub(super) async fn user(
+    target: &Target,
+    as_given: bool,
+    command: UserCommand,
+    out: &Output,
+) -> Result<(), Error> {
+    let studio = studio(target, as_given);
+    match command {
+        UserCommand::Invite {
+            name,
+            agent,
+            admin,
+            expires,
+        } => {
+            let invite = studio
+                .invite(InviteRequest {
+                    name,
+                    admin,
+                    agent,
+                    expires_seconds: expires,
+                })
+                .await?;
+            let link = join_link(target, &invite.code);
+            out.print(
+                &serde_json::json!({ "invite": invite, "link": link }),
+                || {
+                    let mut said = format!(
+                        "an invite for {} until {} (shown once):\n{}",
+                        invite.participant,
+                        local_time(invite.expires_at),
+                        invite.code
+                    );
+                    if let Some(link) = &link {
+                        said.push('\n');
+                        said.push_str(link);
+                    }
+                    said
+                },
+            );
+        }
+        UserCommand::Devices { name } => {
+            let mut members = studio.members().await?;
+            if let Some(name) = name {
+                let participant = super::admin::named(&name)?;
+                members.retain(|m| m.participant == participant);
+                if members.is_empty() {
+                    return Err(Error::NotFound(format!("no participant {participant}")));
+                }
+            }
+            out.print(&members, || {
+                let mut lines = Vec::new();
+                for member in &members {
+                    lines.push(format!(
+                        "{}{}",
+                        member.participant,
+                        if member.admin { "  admin" } else { "" }
+                    ));
+                    for device in &member.devices {
+                        let used = device.last_used_at.map_or("never used".to_owned(), |at| {
+                            format!("last used {}", local_time(at))
+                        });
+                        lines.push(format!("  {}  {}  {used}", device.id, device.name));
+                    }
+                }
+                lines.join("\n")
+            });
+        }
+        UserCommand::RevokeDevice { name, id } => {
+            let participant = super::admin::named(&name)?;
+            studio.revoke_device(&participant, &id).await?;
+            out.print(
+                &serde_json::json!({ "participant": participant, "revoked": id }),
+                || format!("revoked device {id} of {participant}"),
+            );
+        }
+        _ => unreachable!("the data folder's own commands are `admin::user`'s"),
+    }
+    Ok(())
+}
+
+/// `group set | rm | list`.
+pub(super) async fn group(
+    target: &Target,
+    as_given: bool,
+    command: GroupCommand,
+    out: &Output,
+) -> Result<(), Error> {
+    let studio = studio(target, as_given);
+    match command {
+        GroupCommand::Set { name, members } => {
+            let group = Group {
+                name: name.parse()?,
+                members: members
+                    .iter()
+                    .map(|m| super::admin::named(m))
+                    .collect::<Result<_, _>>()?,
+            };
+            let group = studio.put_group(group).await?;
+            out.print(&group, || group_line(&group));
+        }
+        GroupCommand::Rm { name } => {
+            let name: GroupName = name.parse()?;
+            studio.delete_group(&name).await?;
+            out.print(&serde_json::json!({ "removed": name }), || {
+                format!("removed group {name}")
+            });
+        }
+        GroupCommand::List => {
+            let groups = studio.groups().await?;
+            out.print(&groups, || {
+                groups.iter().map(group_line).collect::<Vec<_>>().join("\n")
+            });
+        }
+    }
+    Ok(())
+}
+
+fn group_line(group: &Group) -> String {
+    let members: Vec<&str> = group.members.iter().map(|m| m.as_str()).collect();
+    format!("{}: {}", group.name, members.join(" "))
+}
+
+/// `allow WHO LEVEL FOLDER`: WHO's rule in FOLDER, replaced or added.
+pub(super) async fn allow(
+    target: &Target,
+    as_given: bool,
+    who: &str,
+    level: &str,
+    folder: &str,
+    out: &Output,
+) -> Result<(), Error> {
+    // `alice` is user:alice, as elsewhere in the CLI.
+    let who = match who {
+        "everyone" => who.to_owned(),
+        w if w.contains(':') => w.to_owned(),
+        w => format!("user:{w}"),
+    };
+    let rule = Rule::parse(folder, &who, level)?;
+    let studio = studio(target, as_given);
+    let mut rules = studio.permission_rules().await?;
+    rules.retain(|r| !(folder_key(&r.folder) == folder_key(&rule.folder) && r.who == rule.who));
+    rules.push(rule.clone());
+    let rules = studio.put_permission_rules(rules).await?;
+    out.print(&Rules { rules }, || {
+        format!(
+            "{} may {} in {}",
+            rule.who,
+            level_words(rule.level),
+            folder_words(&rule.folder)
+        )
+    });
+    Ok(())
+}
+
+/// `permissions`: every rule, by folder.
+pub(super) async fn permissions(
+    target: &Target,
+    as_given: bool,
+    out: &Output,
+) -> Result<(), Error> {
+    let mut rules = studio(target, as_given).permission_rules().await?;
+    rules.sort_by(|a, b| a.folder.cmp(&b.folder));
+    out.print(
+        &Rules {
+            rules: rules.clone(),
+        },
+        || {
+            rules
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}  {}  {}",
+                        folder_words(&r.folder),
+                        r.who,
+                        r.level.as_str()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        },
+    );
+    Ok(())
+}
+
+fn level_words(level: Level) -> &'static str {
+    match level {
+        Level::None => "not see the files",
+        Level::Read => "view, not change, the files",
+        Level::Write => "view and change the files",
+    }
+}
+
+fn folder_words(folder: &str) -> &str {
+    if folder.is_empty() {
+        "every folder"
+    } else {
+        folder
+    }
+}

@@ -1,0 +1,100 @@
+//! A studio's rows on SQLite: devices (tokens), invites and the permissions
+//! document. Rows map through the shared `store::rows`.
+
+use rusqlite::{params, params_from_iter, OptionalExtension};
+
+use super::transaction::SqliteTx;
+use crate::error::Result;
+use crate::model::*;
+use crate::store::rows::{self, millis, DEVICE_COLUMNS, INVITE_COLUMNS};
+use crate::store::{InviteRow, LiveToken, StudioRows, TokenRow};
+
+impl StudioRows for SqliteTx<'_> {
+    fn insert_token(&self, token: &TokenRow) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO tokens (id, participant, hash, created_at, device) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params_from_iter(rows::token_fields(token)),
+        )?;
+        Ok(())
+    }
+
+    fn live_token(&self, id: &str) -> Result<Option<LiveToken>> {
+        self.first(
+            "SELECT participant, hash, last_used_at FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
+            [id],
+            |r| rows::live_token(r),
+        )
+    }
+
+    fn touch_token(&self, id: &str, at: Timestamp) -> Result<()> {
+        self.tx.execute(
+            "UPDATE tokens SET last_used_at = ?2 WHERE id = ?1",
+            params![id, millis(at)],
+        )?;
+        Ok(())
+    }
+
+    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize> {
+        Ok(self.tx.execute(
+            "UPDATE tokens SET revoked_at = ?2 WHERE participant = ?1 AND revoked_at IS NULL",
+            params![participant.as_str(), millis(now)],
+        )?)
+    }
+
+    fn revoke_device(&self, participant: &Participant, id: &str, now: Timestamp) -> Result<bool> {
+        let revoked = self.tx.execute(
+            "UPDATE tokens SET revoked_at = ?3 WHERE participant = ?1 AND id = ?2 AND revoked_at IS NULL",
+            params![participant.as_str(), id, millis(now)],
+        )?;
+        Ok(revoked > 0)
+    }
+
+    fn devices(&self, participant: &Participant) -> Result<Vec<Device>> {
+        let sql = format!(
+            "SELECT {DEVICE_COLUMNS} FROM tokens WHERE participant = ?1 AND revoked_at IS NULL
+             ORDER BY created_at, id"
+        );
+        self.all(&sql, [participant.as_str()], |r| rows::device(r))
+    }
+
+    fn insert_invite(&self, invite: &InviteRow) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO invites (hash, participant, admin, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params_from_iter(rows::invite_fields(invite)),
+        )?;
+        Ok(())
+    }
+
+    fn take_invite(&self, hash: &str, now: Timestamp) -> Result<Option<InviteRow>> {
+        let sql = format!(
+            "UPDATE invites SET used_at = ?2 WHERE hash = ?1 AND used_at IS NULL AND expires_at > ?2
+             RETURNING {INVITE_COLUMNS}"
+        );
+        self.first(&sql, params![hash, millis(now)], |r| rows::invite(r))
+    }
+
+    fn permissions_stamp(&self) -> Result<Option<String>> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT stamp FROM permissions WHERE id = 1")?
+            .query_row([], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn permissions(&self) -> Result<Option<(String, Permissions)>> {
+        self.first(
+            "SELECT stamp, document FROM permissions WHERE id = 1",
+            [],
+            |r| rows::permissions(rows::Row::text(r, 0)?, &rows::Row::text(r, 1)?),
+        )
+    }
+
+    fn put_permissions(&self, stamp: &str, document: &Permissions) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO permissions (id, stamp, document) VALUES (1, ?1, ?2)
+             ON CONFLICT (id) DO UPDATE SET stamp = ?1, document = ?2",
+            params![stamp, rows::permissions_text(document)?],
+        )?;
+        Ok(())
+    }
+}
