@@ -9,7 +9,7 @@ use chrono::TimeZone;
 use leasedesk::clock::Clock;
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
-use leasedesk::{Backend, Bundled, Location, Options, Remote, Upload};
+use leasedesk::{Backend, Bundled, Location, Options, Remote, Studio, Upload};
 use tempfile::TempDir;
 
 mod net;
@@ -368,6 +368,41 @@ impl Fixture {
         self.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
         let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
         (a, proposal_of(done))
+    }
+
+    /// `p`'s studio calls: over HTTP with its token on a served fixture,
+    /// else in-process.
+    pub fn studio(&self, p: &str) -> Arc<dyn Studio> {
+        match &self.server {
+            Some(server) => Arc::new(Remote::new(&server.base, server.token(p)).expect("client")),
+            None => Arc::new(self.store.acting_as(participant(p))),
+        }
+    }
+
+    /// Redeems an invite's code as the device `device`, as a new computer
+    /// would: over HTTP without a token on a served fixture.
+    pub async fn redeem(&self, code: &str, device: &str) -> leasedesk::Result<Redeemed> {
+        match &self.server {
+            Some(server) => {
+                Remote::redeem(&server.base, leasedesk::Trust::default(), code, device).await
+            }
+            None => self.store.redeem_invite(code, device, None).await,
+        }
+    }
+
+    /// The backend and studio calls of a redeemed device: its token over
+    /// HTTP on a served fixture, else its participant in-process.
+    pub fn device(&self, redeemed: &Redeemed) -> (Arc<dyn Backend>, Arc<dyn Studio>) {
+        match &self.server {
+            Some(server) => {
+                let remote = Remote::new(&server.base, &redeemed.token).expect("client");
+                (Arc::new(remote.clone()), Arc::new(remote))
+            }
+            None => {
+                let store = self.store.acting_as(redeemed.participant.clone());
+                (Arc::new(store.clone()), Arc::new(store))
+            }
+        }
     }
 
     /// Adds carol, a user the fixture does not know yet: her token.

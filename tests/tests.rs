@@ -45,6 +45,7 @@ mod races;
 mod requests;
 mod restarts;
 mod seeing;
+mod studio;
 #[cfg(target_os = "linux")]
 mod team;
 #[cfg(target_os = "linux")]
