@@ -13,6 +13,7 @@ mod lease;
 mod output;
 mod requests;
 mod serve;
+mod studio;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -73,13 +73,20 @@ async fn a_none_folder_hides_its_files_and_a_read_folder_refuses_changes(f: Fixt
     let listed = bob.artifacts().await.unwrap();
     assert_eq!(
         paths(&listed),
-        ["brand/approved/logo.psd", "brand/open.psd", "exports/hero.png"]
+        [
+            "brand/approved/logo.psd",
+            "brand/open.psd",
+            "exports/hero.png"
+        ]
     );
     let access: Vec<Access> = listed.iter().map(|a| a.access).collect();
     assert_eq!(access, [Access::Read, Access::Write, Access::Write]);
     // Alice, with no rule, sees and may change everything; so does the admin.
     assert_eq!(f.alice.artifacts().await.unwrap().len(), 4);
-    assert_eq!(f.admin.artifact(s.q3.id).await.unwrap().access, Access::Write);
+    assert_eq!(
+        f.admin.artifact(s.q3.id).await.unwrap().access,
+        Access::Write
+    );
 
     // The hidden file answers exactly as an id that never was.
     let never = ArtifactId::new();
@@ -130,7 +137,8 @@ async fn a_none_folder_hides_its_files_and_a_read_folder_refuses_changes(f: Fixt
         ))
     );
     assert!(matches!(
-        bob.import(&path("brand/approved/new.psd"), bytes(b"x")).await,
+        bob.import(&path("brand/approved/new.psd"), bytes(b"x"))
+            .await,
         Err(Error::Forbidden(_))
     ));
     // Several files, one of them hidden or read-only: nothing is taken.
@@ -146,13 +154,20 @@ async fn a_none_folder_hides_its_files_and_a_read_folder_refuses_changes(f: Fixt
         assert_eq!(f.artifact(s.open.id).await.lease, None, "nothing was taken");
     }
     // Asking the holder is reading: allowed on a read-only file.
-    let alice = f.alice.check_out(s.logo.id, checkout_request()).await.unwrap();
+    let alice = f
+        .alice
+        .check_out(s.logo.id, checkout_request())
+        .await
+        .unwrap();
     let (request, _) = bob.ask(s.logo.id, Some("may I?")).await.unwrap();
     assert_eq!(request.checkout_id, alice.id);
 
     // The agent writes its exports and reads the rest.
     let edit = f.agent.begin_edit(s.export.id, None).await.unwrap();
-    f.agent.commit_edit(edit.id, bytes(b"hero export 2")).await.unwrap();
+    f.agent
+        .commit_edit(edit.id, bytes(b"hero export 2"))
+        .await
+        .unwrap();
     assert!(matches!(
         f.agent.begin_edit(s.open.id, None).await,
         Err(Error::Forbidden(m)) if m == "you can view this store, not change it"
@@ -170,9 +185,18 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
     let hidden = f.import("finance/q4.xlsx", b"q4 v1").await;
     let late = f.alice.check_out(hidden.id, for_seconds(60)).await.unwrap();
     f.advance(Duration::from_secs(3600));
-    let admins = f.admin.check_out(hidden.id, checkout_request()).await.unwrap();
+    let admins = f
+        .admin
+        .check_out(hidden.id, checkout_request())
+        .await
+        .unwrap();
     f.admin.check_in(admins.id, bytes(b"q4 v2")).await.unwrap();
-    let proposal = proposal_of(f.alice.check_in(late.id, bytes(b"alice's q4")).await.unwrap());
+    let proposal = proposal_of(
+        f.alice
+            .check_in(late.id, bytes(b"alice's q4"))
+            .await
+            .unwrap(),
+    );
     f.check_out_and_in(s.open.id, b"open v2").await;
     let everything = f.all_events().await;
     let last = everything.last().unwrap().seq;
@@ -188,10 +212,11 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
         .unwrap();
     assert_eq!(page.next, last, "the page moves past what it leaves out");
     assert!(!page.events.is_empty());
-    assert!(page
-        .events
-        .iter()
-        .all(|e| e.artifact_id == Some(s.open.id)), "{:?}", page.events);
+    assert!(
+        page.events.iter().all(|e| e.artifact_id == Some(s.open.id)),
+        "{:?}",
+        page.events
+    );
     // A page of nothing but hidden events is empty, and still moves on.
     let hidden_seqs: Vec<u64> = everything
         .iter()
@@ -219,15 +244,31 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
         .unwrap()
         .is_empty());
     assert_eq!(f.bob.reject_proposal(proposal.id).await, Err(unknown));
-    assert_eq!(f.alice.proposals(ProposalFilter::default()).await.unwrap().len(), 1);
+    assert_eq!(
+        f.alice
+            .proposals(ProposalFilter::default())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 
     // Bob's own check-out of a file moved into the hidden folder is no
     // longer his to see: not in his list, not by its id.
     let b = f.import("brand/moving.psd", b"m").await;
     let mine = f.bob.check_out(b.id, checkout_request()).await.unwrap();
     f.bob.cancel(mine.id).await.unwrap();
-    f.admin.rename(b.id, &path("finance/moved.psd")).await.unwrap();
-    assert!(f.bob.checkouts(false).await.unwrap().iter().all(|c| c.id != mine.id));
+    f.admin
+        .rename(b.id, &path("finance/moved.psd"))
+        .await
+        .unwrap();
+    assert!(f
+        .bob
+        .checkouts(false)
+        .await
+        .unwrap()
+        .iter()
+        .all(|c| c.id != mine.id));
     assert_eq!(
         f.bob.checkout(mine.id).await,
         Err(Error::NotFound(format!("no check-out {}", mine.id)))
@@ -250,8 +291,17 @@ async fn rules_and_groups_are_checked_and_kept_whole(f: Fixture) {
         .put_permission_rules(vec![rule("brand/", "user:mallory", "read")])
         .await;
     assert!(matches!(stranger, Err(Error::Invalid(_))), "{stranger:?}");
-    for (folder, who, level) in [("brand", "everyone", "read"), ("/abs/", "everyone", "read"), ("a//", "everyone", "read"), ("brand/", "root", "read"), ("brand/", "everyone", "admin")] {
-        assert!(Rule::parse(folder, who, level).is_err(), "{folder} {who} {level}");
+    for (folder, who, level) in [
+        ("brand", "everyone", "read"),
+        ("/abs/", "everyone", "read"),
+        ("a//", "everyone", "read"),
+        ("brand/", "root", "read"),
+        ("brand/", "everyone", "admin"),
+    ] {
+        assert!(
+            Rule::parse(folder, who, level).is_err(),
+            "{folder} {who} {level}"
+        );
     }
     assert_eq!(admin.permission_rules().await.unwrap(), first);
 
@@ -262,26 +312,47 @@ async fn rules_and_groups_are_checked_and_kept_whole(f: Fixture) {
     };
     let kept = admin.put_group(clients).await.unwrap();
     assert_eq!(kept.members, [participant("user:bob")], "members once each");
-    let with_group = vec![rule("clients/", "group:clients", "write"), rule("", "group:clients", "read")];
+    let with_group = vec![
+        rule("clients/", "group:clients", "write"),
+        rule("", "group:clients", "read"),
+    ];
     admin.put_permission_rules(with_group).await.unwrap();
     let name: GroupName = "clients".parse().unwrap();
-    assert!(matches!(admin.delete_group(&name).await, Err(Error::Invalid(_))));
+    assert!(matches!(
+        admin.delete_group(&name).await,
+        Err(Error::Invalid(_))
+    ));
     assert_eq!(admin.groups().await.unwrap().len(), 1);
     let nobody = Group {
         name: "ghosts".parse().unwrap(),
         members: vec![participant("user:mallory")],
     };
-    assert!(matches!(admin.put_group(nobody).await, Err(Error::Invalid(_))));
+    assert!(matches!(
+        admin.put_group(nobody).await,
+        Err(Error::Invalid(_))
+    ));
     admin.put_permission_rules(Vec::new()).await.unwrap();
     admin.delete_group(&name).await.unwrap();
-    assert!(matches!(admin.delete_group(&name).await, Err(Error::NotFound(_))));
+    assert!(matches!(
+        admin.delete_group(&name).await,
+        Err(Error::NotFound(_))
+    ));
 
     let bob = f.studio("user:bob");
-    assert!(matches!(bob.permission_rules().await, Err(Error::Forbidden(_))));
-    assert!(matches!(bob.put_permission_rules(Vec::new()).await, Err(Error::Forbidden(_))));
+    assert!(matches!(
+        bob.permission_rules().await,
+        Err(Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        bob.put_permission_rules(Vec::new()).await,
+        Err(Error::Forbidden(_))
+    ));
     assert!(matches!(bob.groups().await, Err(Error::Forbidden(_))));
     assert!(matches!(bob.members().await, Err(Error::Forbidden(_))));
-    assert!(matches!(bob.invite(invite_for("eve")).await, Err(Error::Forbidden(_))));
+    assert!(matches!(
+        bob.invite(invite_for("eve")).await,
+        Err(Error::Forbidden(_))
+    ));
 }
 
 /// The precedence of API.md: the deepest folder with a rule for the caller
@@ -289,7 +360,10 @@ async fn rules_and_groups_are_checked_and_kept_whole(f: Fixture) {
 /// beats everyone's; among groups the highest level wins.
 async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
     let admin = f.studio("user:admin");
-    for (name, members) in [("a", vec!["user:bob"]), ("b", vec!["user:bob", "user:alice"])] {
+    for (name, members) in [
+        ("a", vec!["user:bob"]),
+        ("b", vec!["user:bob", "user:alice"]),
+    ] {
         admin
             .put_group(Group {
                 name: name.parse().unwrap(),
@@ -298,7 +372,13 @@ async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
             .await
             .unwrap();
     }
-    for p in ["top.psd", "x/one.psd", "x/y/two.psd", "x/y/z/three.psd", "q/four.psd"] {
+    for p in [
+        "top.psd",
+        "x/one.psd",
+        "x/y/two.psd",
+        "x/y/z/three.psd",
+        "q/four.psd",
+    ] {
         f.import(p, p.as_bytes()).await;
     }
     admin
@@ -315,7 +395,10 @@ async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
         .await
         .unwrap();
     let seen = |artifacts: Vec<Artifact>| -> Vec<(String, Access)> {
-        artifacts.into_iter().map(|a| (a.path.to_string(), a.access)).collect()
+        artifacts
+            .into_iter()
+            .map(|a| (a.path.to_string(), a.access))
+            .collect()
     };
     let owned = |list: &[(&str, Access)]| -> Vec<(String, Access)> {
         list.iter().map(|(p, a)| (p.to_string(), *a)).collect()
@@ -323,17 +406,31 @@ async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
     use Access::{Read, Write};
     assert_eq!(
         seen(f.bob.artifacts().await.unwrap()),
-        owned(&[("q/four.psd", Read), ("top.psd", Read), ("x/one.psd", Write), ("x/y/two.psd", Read), ("x/y/z/three.psd", Write)])
+        owned(&[
+            ("q/four.psd", Read),
+            ("top.psd", Read),
+            ("x/one.psd", Write),
+            ("x/y/two.psd", Read),
+            ("x/y/z/three.psd", Write)
+        ])
     );
     // Alice: `Q/` covers `q/` (one folder on Windows and macOS).
     assert_eq!(
         seen(f.alice.artifacts().await.unwrap()),
-        owned(&[("top.psd", Read), ("x/one.psd", Write), ("x/y/z/three.psd", Write)])
+        owned(&[
+            ("top.psd", Read),
+            ("x/one.psd", Write),
+            ("x/y/z/three.psd", Write)
+        ])
     );
     // The agent is in no group: everyone's rules.
     assert_eq!(
         seen(f.agent.artifacts().await.unwrap()),
-        owned(&[("q/four.psd", Read), ("top.psd", Read), ("x/y/z/three.psd", Write)])
+        owned(&[
+            ("q/four.psd", Read),
+            ("top.psd", Read),
+            ("x/y/z/three.psd", Write)
+        ])
     );
 }
 
@@ -349,7 +446,11 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
         start_time() + chrono::Duration::days(7),
         "a week by default"
     );
-    assert!(invite.code.len() >= 32, "at least 128 bits: {}", invite.code);
+    assert!(
+        invite.code.len() >= 32,
+        "at least 128 bits: {}",
+        invite.code
+    );
 
     // Typed by hand: case, spaces and dashes do not matter.
     let typed = invite.code.to_lowercase().replace('-', " ");
@@ -358,7 +459,10 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
     assert_eq!(laptop.device.name, "carol's laptop");
     let invalid = |r: leasedesk::Result<Redeemed>| matches!(r, Err(Error::InviteInvalid(_)));
     assert!(invalid(f.redeem(&invite.code, "again").await), "used");
-    assert!(invalid(f.redeem("7KQ2-0000-0000-0000", "guess").await), "unknown");
+    assert!(
+        invalid(f.redeem("7KQ2-0000-0000-0000", "guess").await),
+        "unknown"
+    );
     let lapsing = admin
         .invite(InviteRequest {
             expires_seconds: Some(3600),
@@ -375,7 +479,10 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
                 ..invite_for("erin")
             })
             .await;
-        assert!(matches!(refused, Err(Error::Invalid(_))), "{bad}: {refused:?}");
+        assert!(
+            matches!(refused, Err(Error::Invalid(_))),
+            "{bad}: {refused:?}"
+        );
     }
 
     // Carol works from her laptop, then adds her desktop herself.
@@ -406,7 +513,10 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
 
     // The admin sees both; revoking the laptop stops it alone.
     let members = admin.members().await.unwrap();
-    let carol_row = members.iter().find(|m| m.participant == participant("user:carol")).unwrap();
+    let carol_row = members
+        .iter()
+        .find(|m| m.participant == participant("user:carol"))
+        .unwrap();
     assert_eq!(carol_row.devices.len(), 2);
     assert!(!carol_row.admin && !carol_row.agent);
     admin
@@ -416,19 +526,32 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
     if f.server.is_some() {
         assert!(matches!(carol.me().await, Err(Error::Unauthorized(_))));
     }
-    assert!(matches!(f.store.authenticate(&laptop.token).await, Err(Error::Unauthorized(_))));
+    assert!(matches!(
+        f.store.authenticate(&laptop.token).await,
+        Err(Error::Unauthorized(_))
+    ));
     assert_eq!(carol_desk.me().await.unwrap(), participant("user:carol"));
     assert!(matches!(
-        admin.revoke_device(&participant("user:carol"), &laptop.device.id).await,
+        admin
+            .revoke_device(&participant("user:carol"), &laptop.device.id)
+            .await,
         Err(Error::NotFound(_))
     ));
     // Carol signs her desktop out herself; nobody else may revoke it.
     assert!(matches!(
-        f.studio("user:bob").revoke_device(&participant("user:carol"), &desktop.device.id).await,
+        f.studio("user:bob")
+            .revoke_device(&participant("user:carol"), &desktop.device.id)
+            .await,
         Err(Error::Forbidden(_))
     ));
-    desk_studio.revoke_my_device(&desktop.device.id).await.unwrap();
-    assert!(matches!(f.store.authenticate(&desktop.token).await, Err(Error::Unauthorized(_))));
+    desk_studio
+        .revoke_my_device(&desktop.device.id)
+        .await
+        .unwrap();
+    assert!(matches!(
+        f.store.authenticate(&desktop.token).await,
+        Err(Error::Unauthorized(_))
+    ));
 }
 
 /// Two computers redeem one code at the same moment: exactly one gets a token.
@@ -436,7 +559,10 @@ async fn a_code_redeemed_twice_at_once_gives_one_token(f: Fixture) {
     let admin = f.studio("user:admin");
     let f = Arc::new(f);
     for round in 0..10 {
-        let invite = admin.invite(invite_for(&format!("twin{round}"))).await.unwrap();
+        let invite = admin
+            .invite(invite_for(&format!("twin{round}")))
+            .await
+            .unwrap();
         let tries: Vec<_> = (0..2)
             .map(|n| {
                 let (f, code) = (f.clone(), invite.code.clone());
@@ -464,19 +590,30 @@ async fn a_rule_change_is_never_half_seen(f: Fixture) {
         f.import(p, p.as_bytes()).await;
     }
     let admin = f.studio("user:admin");
-    let hide = |folder: &str| vec![rule(folder, "user:bob", "none"), rule(folder, "user:alice", "none")];
+    let hide = |folder: &str| {
+        vec![
+            rule(folder, "user:bob", "none"),
+            rule(folder, "user:alice", "none"),
+        ]
+    };
     admin.put_permission_rules(hide("right/")).await.unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..16)
         .map(|n| {
-            let who: Arc<dyn Backend> = if n % 2 == 0 { f.bob.clone() } else { f.alice.clone() };
+            let who: Arc<dyn Backend> = if n % 2 == 0 {
+                f.bob.clone()
+            } else {
+                f.alice.clone()
+            };
             let stop = stop.clone();
             tokio::spawn(async move {
                 let mut answers = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) || answers == 0 {
                     let listed = who.artifacts().await.unwrap();
-                    let folders: std::collections::BTreeSet<&str> =
-                        listed.iter().map(|a| a.path.as_str().split('/').next().unwrap()).collect();
+                    let folders: std::collections::BTreeSet<&str> = listed
+                        .iter()
+                        .map(|a| a.path.as_str().split('/').next().unwrap())
+                        .collect();
                     assert_eq!(folders.len(), 1, "answered under a mix: {listed:?}");
                     assert_eq!(listed.len(), 2, "{listed:?}");
                     answers += 1;

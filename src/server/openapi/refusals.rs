@@ -205,7 +205,7 @@ const ARTIFACT_OF_EVENTS: Param = Param {
     location: "query",
     required: false,
     schema: UUID,
-    description: "That artifact's events only; not a UUID: 400 `bad_request`",
+    description: "That artifact's events only; not a UUID: 400 `bad_request`; one that does not exist for the caller: 404 `not_found`",
 };
 const LAST_EVENT_ID: Param = Param {
     name: "Last-Event-ID",
@@ -250,8 +250,8 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("For admins only (403 `forbidden` otherwise)."),
     op("post", "/v1/artifacts/{id}/rename", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 exists artifact_busy, 422 invalid")
         .noting("For admins only (403 `forbidden` otherwise)."),
-    op("get", "/v1/events", &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS], Body::None, "422 invalid")
-        .noting("`after` and `before` are refused together (422 `invalid`)."),
+    op("get", "/v1/events", &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS], Body::None, "404 not_found, 422 invalid")
+        .noting("`after` and `before` are refused together (422 `invalid`). An `artifact` that does not exist for the caller is 404 `not_found`. Events of files the caller cannot see are left out: a page may skip sequence numbers, and `next` moves past them."),
     op("get", "/v1/events/stream", &[AFTER, LAST_EVENT_ID], Body::None, "")
         .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
     op("post", "/v1/artifacts/{id}/requests", &[ID], Body::Json, "404 not_found, 409 not_held, 422 invalid")
