@@ -133,13 +133,16 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
         match &source {
             Source::Bundled(store) => {
                 let changed = store.changed();
-                match desk.backend().events(after, 500).await {
-                    Ok(page) if !page.events.is_empty() => {
-                        after = page.next;
+                if let Ok(page) = desk.backend().events(after, 500).await {
+                    // A page may skip events of files the user cannot see.
+                    let moved = page.next > after;
+                    after = page.next;
+                    if !page.events.is_empty() {
                         on_events(&app, &desk, page.events, &mut told).await;
+                    }
+                    if moved {
                         continue;
                     }
-                    _ => {}
                 }
                 // Another process may write the same store: look again now and then.
                 let _ = tokio::time::timeout(Duration::from_secs(2), changed).await;

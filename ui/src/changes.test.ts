@@ -15,14 +15,14 @@ function checkout(id: string, note: string | null = null): Checkout {
   };
 }
 
-function row(id: string, holder: "free" | "mine" | "bob" | "lapsed"): FileRow {
+function row(id: string, holder: "free" | "mine" | "bob" | "lapsed", access: "read" | "write" = "write"): FileRow {
   const mine = holder === "mine" ? checkout(id) : null;
   const lease = holder === "free" ? null : {
     holder: "x", participant: holder === "bob" ? "user:bob" : "user:alice", kind: "checkout" as const, checkout_id: mine?.id ?? null,
     note: null, acquired_at: earlier, expires_at: holder === "lapsed" ? earlier : later,
   };
   return {
-    artifact: { id: `a-${id}`, path: `layout/${id}.psd`, head: { version: 1, digest: "blake3:00", size: 1, author: "user:alice", committed_at: earlier, message: null, change_id: null }, lease },
+    artifact: { id: `a-${id}`, path: `layout/${id}.psd`, head: { version: 1, digest: "blake3:00", size: 1, author: "user:alice", committed_at: earlier, message: null, change_id: null }, lease, access },
     local: "up_to_date", mine, local_path: null,
   };
 }
@@ -34,6 +34,7 @@ describe("several chosen files", () => {
     expect(held.checkOut).toBeNull();
     expect(held.heldByOthers.map((r) => r.artifact.id)).toEqual(["a-b"]);
     expect(whatSeveralAllow([row("a", "free"), row("b", "mine")], now).checkOut).toBeNull();
+    expect(whatSeveralAllow([row("a", "free"), row("b", "free", "read")], now).checkOut).toBeNull();
   });
 
   it("are checked in together only when every one is your open check-out", () => {

@@ -19,7 +19,7 @@ export function whatSeveralAllow(rows: FileRow[], now: number): SeveralAllow {
   const live = (row: FileRow) => row.artifact.lease !== null && Date.parse(row.artifact.lease.expires_at) > now;
   const mine = rows.flatMap((r) => (isMine(r.mine) ? [r.mine] : []));
   const heldByOthers = rows.filter((r) => !isMine(r.mine) && live(r));
-  const free = rows.filter((r) => !isMine(r.mine) && !live(r) && r.local !== "unplaceable");
+  const free = rows.filter((r) => !isMine(r.mine) && !live(r) && r.local !== "unplaceable" && r.artifact.access !== "read");
   return {
     checkOut: free.length === rows.length ? rows.map((r) => r.artifact.id) : null,
     checkIn: mine.length === rows.length ? mine : null,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import {
   acceptQuestion, comparedLine, decisionWords, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
-  proposalSummary, revealFailed, serverAddressProblem, settingsProblem, whose, zoomPercent,
+  proposalSummary, revealFailed, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 
 describe("the Files count", () => {
@@ -126,5 +126,12 @@ describe("a notice's life", () => {
     expect(noticeLasts("error", true)).toBe(60_000);
     expect(noticeLasts("info", false)).toBe(7_000);
     expect(noticeLasts("error", false)).toBe(15_000);
+  });
+});
+
+describe("a file you may only view", () => {
+  it("says which folder, in place of Check out", () => {
+    expect(viewOnly("brand/approved/logo.psd")).toBe("You can view brand/approved/, not change it");
+    expect(viewOnly("logo.psd")).toBe("You can view this file, not change it");
   });
 });

@@ -87,6 +87,7 @@ describe("check-in outcomes", () => {
     path: "brand/hero.psd",
     head: { version: 7, digest: "d", size: 1, author: "user:bob", committed_at: new Date(now).toISOString(), message: null, change_id: null },
     lease: null,
+    access: "write",
   };
   const closed = (result: Closed["checkout"]["result"], backup: string | null = null): Closed => ({
     backup,

@@ -668,3 +668,9 @@ export function noticeLasts(kind: "info" | "error" | "success", offersActions: b
   if (offersActions) return 60_000;
   return kind === "error" ? 15_000 : 7_000;
 }
+
+/** In place of Check out, on a file the folder's rules let you only view. */
+export function viewOnly(path: string): string {
+  const folder = folderOf(path);
+  return folder ? `You can view ${folder}/, not change it` : "You can view this file, not change it";
+}

@@ -4,7 +4,7 @@
 import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, progressOf, updateFile } from "../actions";
-import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice } from "../format";
+import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { openCompare } from "./compare";
@@ -73,6 +73,8 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     // While your request stands it is what you are told by; it ends with their check-out.
     if (asked) actions.querySelector<HTMLButtonElement>("#action-notify")!.disabled = true;
     if (lease.kind === "checkout" && lease.participant !== me) parts.push(askSection(artifact.id, lease.participant, now));
+  } else if (artifact.access === "read") {
+    parts.push(h("p", { class: "hint", role: "status", id: "view-only" }, viewOnly(artifact.path)));
   } else {
     parts.push(h("div", { class: "checkout-form" },
       h("label", {}, "Note for others ", h("input", { id: "checkout-note", type: "text", placeholder: "What you are doing (optional)", maxlength: "200" })),
