@@ -13,6 +13,7 @@ use serde_json::Value;
 use testkit::ServeProcess;
 
 mod files;
+mod invites;
 mod requests;
 mod streams;
 

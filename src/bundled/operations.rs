@@ -337,24 +337,41 @@ impl Backend for Bundled {
                     (events, next)
                 }
             };
-            // Events of files the caller cannot see are left out; `next`
-            // still moves past them.
+            // Events of files the caller cannot see are left out, and so are
+            // such files in an event of several (a change's), which is left
+            // out when none is left. `next` still moves past them.
             if !caller.unlimited() {
                 let mut seen = std::collections::HashMap::new();
+                let mut sees = |id: ArtifactId| -> Result<bool> {
+                    if let Some(visible) = seen.get(&id) {
+                        return Ok(*visible);
+                    }
+                    let visible = tx
+                        .artifact(id)?
+                        .is_some_and(|a| caller.level(&a.path) != Level::None);
+                    seen.insert(id, visible);
+                    Ok(visible)
+                };
                 let mut kept = Vec::with_capacity(events.len());
-                for event in events {
-                    let visible = match event.artifact_id {
-                        None => true,
-                        Some(id) => match seen.get(&id) {
-                            Some(visible) => *visible,
-                            None => {
-                                let visible = tx
-                                    .artifact(id)?
-                                    .is_some_and(|a| caller.level(&a.path) != Level::None);
-                                seen.insert(id, visible);
-                                visible
+                for mut event in events {
+                    let visible = match (event.artifact_id, event.data.get_mut("files")) {
+                        (Some(id), _) => sees(id)?,
+                        (None, None) => true,
+                        (None, Some(files)) => {
+                            let mut shown = Vec::new();
+                            for file in files.as_array().into_iter().flatten() {
+                                let id =
+                                    file["artifact_id"].as_str().and_then(|id| id.parse().ok());
+                                if let Some(id) = id {
+                                    if sees(id)? {
+                                        shown.push(file.clone());
+                                    }
+                                }
                             }
-                        },
+                            let any = !shown.is_empty();
+                            *files = serde_json::Value::Array(shown);
+                            any
+                        }
                     };
                     if visible {
                         kept.push(event);

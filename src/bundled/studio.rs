@@ -2,7 +2,8 @@
 //! groups and permissions (`rules::studio` decides). A guessed invite code
 //! costs a guesser its minute, not the store a write: past
 //! [`REDEEMS_PER_MINUTE`] failures from one address, redeems from there are
-//! refused before the store is asked.
+//! refused before the store is asked. A redeem takes its try before it asks
+//! the store, so redeems sent at once cannot pass the limit together.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -23,19 +24,15 @@ use crate::token;
 /// Failed redeems a minute from one address before the rest are refused.
 pub const REDEEMS_PER_MINUTE: u32 = 10;
 
-/// Failed redeems by address: when the minute began, and how many.
+/// Failed redeems by address: when the minute began, and how many (those
+/// still running counted as failed until they are known).
 #[derive(Default)]
 pub(super) struct FailedRedeems(Mutex<HashMap<IpAddr, (Instant, u32)>>);
 
 impl FailedRedeems {
-    fn refuses(&self, from: IpAddr) -> bool {
-        let failed = self.0.lock().expect("failed redeems");
-        failed
-            .get(&from)
-            .is_some_and(|(since, count)| since.elapsed() < MINUTE && *count >= REDEEMS_PER_MINUTE)
-    }
-
-    fn count(&self, from: IpAddr) {
+    /// Takes one of this minute's tries of `from` for a redeem about to ask
+    /// the store: the minute's start, or `None` once its tries are used.
+    fn take_try(&self, from: IpAddr) -> Option<Instant> {
         let mut failed = self.0.lock().expect("failed redeems");
         // Bounded: addresses whose minute is over are forgotten.
         if failed.len() > 10_000 {
@@ -45,7 +42,23 @@ impl FailedRedeems {
         if entry.0.elapsed() >= MINUTE {
             *entry = (Instant::now(), 0);
         }
+        if entry.1 >= REDEEMS_PER_MINUTE {
+            return None;
+        }
         entry.1 += 1;
+        Some(entry.0)
+    }
+
+    /// Gives back a try of the minute that began `since` that did not fail
+    /// (the code worked, or the request was refused before any code was
+    /// looked at).
+    fn give_back(&self, from: IpAddr, since: Instant) {
+        let mut failed = self.0.lock().expect("failed redeems");
+        if let Some((minute, count)) = failed.get_mut(&from) {
+            if *minute == since {
+                *count = count.saturating_sub(1);
+            }
+        }
     }
 }
 
@@ -106,23 +119,27 @@ impl Bundled {
                 "more than {REDEEMS_PER_MINUTE} invites that did not work were tried from here this minute: wait a minute"
             ))
         };
-        if from.is_some_and(|from| self.shared.failed_redeems.refuses(from)) {
-            return Err(too_many());
-        }
-        let device = device_name(device)?;
-        let hash = token::invite_hash(code);
-        let new = token::generate()?;
-        let (id, secret) = (new.id.clone(), new.token.clone());
-        let name = device.clone();
-        let redeemed = self
-            .studio_write(move |tx, _, now| {
-                let invite = rules::redeem(tx, &hash, now)?;
-                insert_token(tx, &new, &invite.participant, now, &name)?;
-                Ok((invite, now))
-            })
-            .await;
-        match redeemed {
-            Ok((invite, now)) => Ok(Redeemed {
+        let tried = match from {
+            None => None,
+            Some(from) => {
+                let failed = &self.shared.failed_redeems;
+                Some((from, failed.take_try(from).ok_or_else(too_many)?))
+            }
+        };
+        let redeemed: Result<Redeemed> = async {
+            let device = device_name(device)?;
+            let hash = token::invite_hash(code);
+            let new = token::generate()?;
+            let (id, secret) = (new.id.clone(), new.token.clone());
+            let name = device.clone();
+            let (invite, now) = self
+                .studio_write(move |tx, _, now| {
+                    let invite = rules::redeem(tx, &hash, now)?;
+                    insert_token(tx, &new, &invite.participant, now, &name)?;
+                    Ok((invite, now))
+                })
+                .await?;
+            Ok(Redeemed {
                 participant: invite.participant,
                 device: Device {
                     id,
@@ -131,15 +148,15 @@ impl Bundled {
                     last_used_at: None,
                 },
                 token: secret,
-            }),
-            Err(e @ Error::InviteInvalid(_)) => {
-                if let Some(from) = from {
-                    self.shared.failed_redeems.count(from);
-                }
-                Err(e)
-            }
-            Err(e) => Err(e),
+            })
         }
+        .await;
+        if let Some((from, since)) = tried {
+            if !matches!(redeemed, Err(Error::InviteInvalid(_))) {
+                self.shared.failed_redeems.give_back(from, since);
+            }
+        }
+        redeemed
     }
 }
 
@@ -201,6 +218,9 @@ impl Studio for Bundled {
             .lock()
             .expect("token cache")
             .retain(|_, (_, token_id, _)| token_id != id);
+        // The event streams here look at their tokens again now, so the
+        // device's ends at once rather than within their second.
+        self.shared.changed.notify_waiters();
         Ok(())
     }
 

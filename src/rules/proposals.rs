@@ -85,8 +85,11 @@ pub fn proposals(tx: &Tx, actor: &Participant, filter: &ProposalFilter) -> Resul
     Ok(all)
 }
 
-/// The open proposals decided with `proposal`: those of its change, or it alone.
-fn decided_together(tx: &Tx, proposal: &Proposal) -> Result<Vec<Proposal>> {
+/// The open proposals decided with `proposal`: those of its change, or it
+/// alone. Deciding them acts on each one's file, so `actor` must be allowed
+/// to change every one; a file it cannot see is refused without a word of
+/// it (its path, holder or head).
+fn decided_together(tx: &Tx, actor: &Participant, proposal: &Proposal) -> Result<Vec<Proposal>> {
     let Some(change) = proposal.change_id else {
         return Ok(vec![proposal.clone()]);
     };
@@ -97,6 +100,17 @@ fn decided_together(tx: &Tx, proposal: &Proposal) -> Result<Vec<Proposal>> {
         .collect();
     if !group.iter().any(|p| p.id == proposal.id) {
         group.push(proposal.clone());
+    }
+    let caller = Caller::of(tx, actor)?;
+    for member in &group {
+        let path = load_artifact(tx, member.artifact_id)?.path;
+        caller.require_write(&path, || {
+            Error::Forbidden(format!(
+                "proposal {} is decided together with the other files of its change, \
+                 and you may not change every one of them: ask an admin",
+                proposal.id
+            ))
+        })?;
     }
     Ok(group)
 }
@@ -114,7 +128,7 @@ pub fn accept_proposal(
         Decidable::AlreadyDone(proposal) => return Ok(Ok(proposal)),
         Decidable::Open(proposal) => proposal,
     };
-    let group = decided_together(tx, &proposal)?;
+    let group = decided_together(tx, actor, &proposal)?;
     // Every file checked before any is written: all or none.
     let mut artifacts = Vec::with_capacity(group.len());
     for member in &group {
@@ -183,7 +197,7 @@ pub fn rebuild_proposal(
         Decidable::Open(proposal) => proposal,
     };
     let mut rebuilt = None;
-    for member in decided_together(tx, &old)? {
+    for member in decided_together(tx, actor, &old)? {
         let artifact = load_artifact(tx, member.artifact_id)?;
         let new = propose(
             tx,
@@ -214,7 +228,7 @@ pub fn reject_proposal(
         Decidable::AlreadyDone(proposal) => return Ok(proposal),
         Decidable::Open(proposal) => proposal,
     };
-    for member in decided_together(tx, &proposal)? {
+    for member in decided_together(tx, actor, &proposal)? {
         tx.decide_proposal(
             member.id,
             &Decision::new(ProposalState::Rejected, actor, now),

@@ -1,0 +1,634 @@
+//! Invites and the studio's admin endpoints against a hostile client (API.md
+//! "Joining a studio", "Folder permissions"): a guesser of codes gets ten
+//! tries a minute from an address, however fast it sends; a code redeemed
+//! twice at once makes one token; malformed redeems are our JSON, never a
+//! 500; bad rules change nothing; and a participant who is not an admin
+//! reaches no admin endpoint. Over the server of a remote fixture (the real
+//! `leasedesk serve` code on 127.0.0.1:0), from several loopback addresses
+//! where a test needs them.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// A plain HTTP client of the fixture's server, from one address.
+#[derive(Clone)]
+struct Api {
+    client: reqwest::Client,
+    base: String,
+}
+
+impl Api {
+    fn of(f: &Fixture) -> Self {
+        Self::from(f, IpAddr::V4(Ipv4Addr::LOCALHOST))
+    }
+
+    /// A client whose connections come from `address` (any of 127.0.0.0/8).
+    fn from(f: &Fixture, address: IpAddr) -> Self {
+        Self {
+            client: reqwest::Client::builder()
+                .local_address(address)
+                .build()
+                .unwrap(),
+            base: f.server.as_ref().expect("a served fixture").base.clone(),
+        }
+    }
+
+    /// The status and JSON body (null if none) of one request.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Vec<u8>>,
+    ) -> (u16, Value) {
+        let mut request = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    async fn send_json(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Value,
+    ) -> (u16, Value) {
+        let body = body.to_string().into_bytes();
+        self.call(method, path, Some(token), Some(body)).await
+    }
+
+    /// POST /v1/invites/redeem with `body` as sent, and no token.
+    async fn redeem(&self, body: impl Into<Vec<u8>>) -> (u16, Value) {
+        self.call(Method::POST, "/v1/invites/redeem", None, Some(body.into()))
+            .await
+    }
+
+    /// The admin's invite for `name`: its code.
+    async fn invite(&self, admin: &str, name: &str) -> String {
+        let (status, body) = self
+            .send_json(Method::POST, "/v1/invites", admin, json!({ "name": name }))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["code"].as_str().unwrap().to_owned()
+    }
+}
+
+fn token<'f>(f: &'f Fixture, p: &str) -> &'f str {
+    f.server.as_ref().unwrap().token(p)
+}
+
+/// Loopback address 127.0.0.`n`.
+fn loopback(n: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, n))
+}
+
+/// A code shaped like a real one (32 symbols of the codes' alphabet in
+/// groups of four), random, so almost surely no invite's.
+fn random_code() -> String {
+    const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let (a, b) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    let symbols: Vec<char> = a
+        .as_bytes()
+        .iter()
+        .chain(b.as_bytes())
+        .map(|byte| ALPHABET[usize::from(byte % 32)] as char)
+        .collect();
+    symbols
+        .chunks(4)
+        .map(|group| group.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn redeem_body(code: &str, device: &str) -> Vec<u8> {
+    json!({ "code": code, "device": device })
+        .to_string()
+        .into_bytes()
+}
+
+/// `(status, code)` of an answer: the error code, or "" for a success.
+fn outcome((status, body): &(u16, Value)) -> (u16, String) {
+    (
+        *status,
+        body["error"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// A guesser sends 10,000 well-formed codes from one address, 32 at a
+/// time: exactly ten are judged (404 `invite_invalid`), every other is 429
+/// `too_many`, and a real code from there is refused too for the rest of
+/// the minute (the minute is the server's own clock, not waited for here),
+/// without being used up: from another address it works. Alice is served
+/// throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_guesser_gets_ten_codes_a_minute_from_one_address() {
+    let f = remote_fixture().await;
+    let api = Api::of(&f);
+    let (admin, alice) = (token(&f, "user:admin"), token(&f, "user:alice").to_owned());
+    f.import("brand/open.psd", b"open").await;
+    let real = api.invite(admin, "carol").await;
+
+    let guessing = Arc::new(AtomicBool::new(true));
+    let reads = tokio::spawn({
+        let (api, guessing) = (api.clone(), guessing.clone());
+        async move {
+            let mut statuses = BTreeMap::new();
+            while guessing.load(Ordering::Relaxed) {
+                let (status, _) = api.get("/v1/artifacts", &alice).await;
+                *statuses.entry(status).or_insert(0) += 1;
+            }
+            statuses
+        }
+    });
+    let started = Instant::now();
+    let answers: Vec<(u16, String)> = futures_util::stream::iter(0..10_000)
+        .map(|_| {
+            let api = api.clone();
+            async move { outcome(&api.redeem(redeem_body(&random_code(), "guesser")).await) }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    let took = started.elapsed();
+    let real_then = api.redeem(redeem_body(&real, "carol's laptop")).await;
+    guessing.store(false, Ordering::Relaxed);
+    let reads = reads.await.unwrap();
+
+    let mut counts: BTreeMap<(u16, String), usize> = BTreeMap::new();
+    for answer in answers {
+        *counts.entry(answer).or_default() += 1;
+    }
+    eprintln!(
+        "figure: 10000 guessed codes in {} ms: {counts:?}",
+        took.as_millis()
+    );
+    eprintln!("figure: alice's list answered meanwhile: {reads:?}");
+    assert!(
+        took < Duration::from_secs(55),
+        "the guesses took {took:?}: the server's minute may have turned"
+    );
+    let judged = counts
+        .get(&(404, "invite_invalid".into()))
+        .copied()
+        .unwrap_or(0);
+    let refused = counts.get(&(429, "too_many".into())).copied().unwrap_or(0);
+    assert_eq!((judged, refused), (10, 9_990), "{counts:?}");
+    assert_eq!(
+        outcome(&real_then),
+        (429, "too_many".into()),
+        "{}",
+        real_then.1
+    );
+    assert!(real_then.1["message"]
+        .as_str()
+        .is_some_and(|m| !m.is_empty()));
+    assert!(reads.get(&200).is_some_and(|n| *n > 0), "{reads:?}");
+    assert_eq!(reads.keys().collect::<Vec<_>>(), vec![&200], "{reads:?}");
+
+    // The refused code was not used up: from another address it works.
+    let elsewhere = Api::from(&f, loopback(2));
+    let (status, redeemed) = elsewhere.redeem(redeem_body(&real, "carol's laptop")).await;
+    assert_eq!(status, 201, "{redeemed}");
+    let carol = redeemed["token"].as_str().unwrap();
+    assert_eq!(
+        api.get("/v1/me", carol).await.1["participant"],
+        "user:carol"
+    );
+}
+
+/// Twenty codes, each redeemed by two devices at the same moment (all forty
+/// at once, each pair from its own address): one device of each pair gets
+/// a working token, the other `invite_invalid`; each participant gains
+/// exactly one device per code.
+async fn a_code_redeemed_twice_at_once_makes_one_device(f: Fixture) {
+    let api = Api::of(&f);
+    let admin = token(&f, "user:admin");
+    let mut codes = Vec::new();
+    for i in 0..20 {
+        // Half for new participants, half more devices of bob's.
+        let name = if i % 2 == 0 {
+            format!("guest{i}")
+        } else {
+            "bob".into()
+        };
+        codes.push((api.invite(admin, &name).await, name));
+    }
+    let pairs = codes.iter().enumerate().map(|(i, (code, _))| {
+        let api = Api::from(&f, loopback(10 + i as u8));
+        async move {
+            let (a, b) = tokio::join!(
+                api.redeem(redeem_body(code, "first")),
+                api.redeem(redeem_body(code, "second"))
+            );
+            [a, b]
+        }
+    });
+    let answers = futures_util::future::join_all(pairs).await;
+    for ((_, name), pair) in codes.iter().zip(&answers) {
+        let mut outcomes: Vec<(u16, String)> = pair.iter().map(outcome).collect();
+        outcomes.sort();
+        assert_eq!(
+            outcomes,
+            vec![(201, String::new()), (404, "invite_invalid".into())],
+            "{pair:?}"
+        );
+        let made = pair.iter().find(|(status, _)| *status == 201).unwrap();
+        let participant = format!("user:{name}");
+        assert_eq!(made.1["participant"], participant);
+        let me = api.get("/v1/me", made.1["token"].as_str().unwrap()).await;
+        assert_eq!(me, (200, json!({ "participant": participant })));
+    }
+    let (_, members) = api.get("/v1/participants", admin).await;
+    let devices = |p: &str| {
+        members["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["participant"] == p)
+            .map_or(0, |m| m["devices"].as_array().unwrap().len())
+    };
+    assert_eq!(devices("user:bob"), 1 + 10);
+    for i in (0..20).step_by(2) {
+        assert_eq!(devices(&format!("user:guest{i}")), 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_code_redeemed_twice_at_once_makes_one_device_on_sqlite() {
+    a_code_redeemed_twice_at_once_makes_one_device(remote_fixture().await).await
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_code_redeemed_twice_at_once_makes_one_device_on_postgres() {
+    a_code_redeemed_twice_at_once_makes_one_device(team_fixture().await).await
+}
+
+/// Malformed redeems are refused in our JSON with the status their fault
+/// calls for, never a 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_redeems_are_refused_in_our_json_never_500() {
+    let f = remote_fixture().await;
+    let api = Api::of(&f);
+    let code = random_code();
+    let long_code = "A".repeat(100 << 10);
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        ("no fields", b"{}".to_vec(), 400, "bad_request"),
+        (
+            "no device",
+            json!({ "code": code }).to_string().into(),
+            400,
+            "bad_request",
+        ),
+        (
+            "no code",
+            json!({ "device": "laptop" }).to_string().into(),
+            400,
+            "bad_request",
+        ),
+        (
+            "an unknown field",
+            json!({ "code": code, "device": "laptop", "admin": true })
+                .to_string()
+                .into(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a code that is a number",
+            json!({ "code": 7, "device": "laptop" }).to_string().into(),
+            400,
+            "bad_request",
+        ),
+        // Over the 64 KiB of any JSON body.
+        (
+            "a code of 100 KB",
+            redeem_body(&long_code, "laptop"),
+            413,
+            "too_large",
+        ),
+        (
+            "an empty device name",
+            redeem_body(&code, ""),
+            422,
+            "invalid",
+        ),
+        (
+            "a blank device name",
+            redeem_body(&code, "   "),
+            422,
+            "invalid",
+        ),
+        (
+            "a device name of 65 characters",
+            redeem_body(&code, &"d".repeat(65)),
+            422,
+            "invalid",
+        ),
+        (
+            "a device name with a control character",
+            redeem_body(&code, "lap\u{7}top"),
+            422,
+            "invalid",
+        ),
+        (
+            "a device name with a newline",
+            redeem_body(&code, "lap\ntop"),
+            422,
+            "invalid",
+        ),
+        (
+            "not JSON",
+            b"code=abc&device=laptop".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "a JSON array",
+            b"[\"abc\", \"laptop\"]".to_vec(),
+            400,
+            "bad_request",
+        ),
+        ("a JSON string", b"\"abc\"".to_vec(), 400, "bad_request"),
+        (
+            "bytes that are not UTF-8",
+            b"{\"code\":\"\xff\xfe\",\"device\":\"x\"}".to_vec(),
+            400,
+            "bad_request",
+        ),
+        (
+            "JSON cut short",
+            b"{\"code\":\"abc\",\"dev".to_vec(),
+            400,
+            "bad_request",
+        ),
+    ];
+    for (what, body, status, code) in cases {
+        let answer = api.redeem(body).await;
+        assert_eq!(
+            outcome(&answer),
+            (status, code.to_owned()),
+            "{what}: {}",
+            answer.1
+        );
+        assert!(
+            answer.1["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{what}: {}",
+            answer.1
+        );
+    }
+    // A device name of 64 characters is a name: only the code is wrong.
+    let answer = api.redeem(redeem_body(&code, &"d".repeat(64))).await;
+    assert_eq!(
+        outcome(&answer),
+        (404, "invite_invalid".into()),
+        "{}",
+        answer.1
+    );
+}
+
+/// Bad rules are refused whole (422) and leave the rules as they were; a
+/// group a rule names cannot be removed; and bob, who is no admin, reaches
+/// none of the admin endpoints, nor makes himself one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
+    let f = remote_fixture().await;
+    let api = Api::of(&f);
+    let (admin, bob, alice) = (
+        token(&f, "user:admin"),
+        token(&f, "user:bob"),
+        token(&f, "user:alice"),
+    );
+    let group = api
+        .send_json(
+            Method::PUT,
+            "/v1/groups/clients",
+            admin,
+            json!({ "members": ["user:bob"] }),
+        )
+        .await;
+    assert_eq!(group.0, 200, "{}", group.1);
+    let good = json!([
+        { "folder": "finance/", "who": "group:clients", "level": "none" },
+        { "folder": "brand/approved/", "who": "user:bob", "level": "read" },
+    ]);
+    let set = api
+        .send_json(
+            Method::PUT,
+            "/v1/permissions",
+            admin,
+            json!({ "rules": good }),
+        )
+        .await;
+    assert_eq!(set.0, 200, "{}", set.1);
+    let rules_before = api.get("/v1/permissions", admin).await;
+    assert_eq!(rules_before, (200, json!({ "rules": good })));
+    let groups_before = api.get("/v1/groups", admin).await;
+
+    let bad = [
+        (
+            "a group that does not exist",
+            json!({ "folder": "brand/", "who": "group:ghost", "level": "read" }),
+        ),
+        (
+            "a folder without its slash",
+            json!({ "folder": "brand", "who": "user:bob", "level": "read" }),
+        ),
+        (
+            "an absolute folder",
+            json!({ "folder": "/abs/", "who": "user:bob", "level": "read" }),
+        ),
+        (
+            "a folder that climbs",
+            json!({ "folder": "../up/", "who": "user:bob", "level": "read" }),
+        ),
+        (
+            "a level that is not one",
+            json!({ "folder": "brand/", "who": "user:bob", "level": "admin" }),
+        ),
+        (
+            "a who that is not one",
+            json!({ "folder": "brand/", "who": "root", "level": "read" }),
+        ),
+        (
+            "someone who is not a participant",
+            json!({ "folder": "brand/", "who": "user:mallory", "level": "read" }),
+        ),
+    ];
+    for (what, rule) in bad {
+        let mut rules = good.as_array().unwrap().clone();
+        rules.push(rule);
+        let answer = api
+            .send_json(
+                Method::PUT,
+                "/v1/permissions",
+                admin,
+                json!({ "rules": rules }),
+            )
+            .await;
+        assert_eq!(
+            outcome(&answer),
+            (422, "invalid".into()),
+            "{what}: {}",
+            answer.1
+        );
+        assert_eq!(
+            api.get("/v1/permissions", admin).await,
+            rules_before,
+            "{what}"
+        );
+    }
+    let removed = api
+        .call(Method::DELETE, "/v1/groups/clients", Some(admin), None)
+        .await;
+    assert_eq!(outcome(&removed), (422, "invalid".into()), "{}", removed.1);
+    assert_eq!(api.get("/v1/groups", admin).await, groups_before);
+
+    // Bob, no admin, at every admin endpoint.
+    let (_, alices) = api.get("/v1/me/devices", alice).await;
+    let alices_device = alices["current"].as_str().unwrap().to_owned();
+    let as_bob: Vec<(Method, String, Option<Value>)> = vec![
+        (
+            Method::POST,
+            "/v1/invites".into(),
+            Some(json!({ "name": "mallory" })),
+        ),
+        (
+            Method::POST,
+            "/v1/invites".into(),
+            Some(json!({ "name": "bob", "admin": true })),
+        ),
+        (
+            Method::POST,
+            "/v1/invites".into(),
+            Some(json!({ "name": "admin", "admin": true })),
+        ),
+        (Method::GET, "/v1/participants".into(), None),
+        (
+            Method::DELETE,
+            format!("/v1/participants/user:alice/devices/{alices_device}"),
+            None,
+        ),
+        (
+            Method::DELETE,
+            "/v1/participants/user:alice/devices/no-such-device".into(),
+            None,
+        ),
+        (Method::GET, "/v1/groups".into(), None),
+        (
+            Method::PUT,
+            "/v1/groups/clients".into(),
+            Some(json!({ "members": [] })),
+        ),
+        (
+            Method::PUT,
+            "/v1/groups/admins".into(),
+            Some(json!({ "members": ["user:bob"] })),
+        ),
+        (
+            Method::PUT,
+            "/v1/groups/ghosts".into(),
+            Some(json!({ "members": ["user:nobody"] })),
+        ),
+        (Method::DELETE, "/v1/groups/clients".into(), None),
+        (Method::DELETE, "/v1/groups/ghosts".into(), None),
+        (Method::GET, "/v1/permissions".into(), None),
+        (
+            Method::PUT,
+            "/v1/permissions".into(),
+            Some(
+                json!({ "rules": [{ "folder": "finance/", "who": "user:bob", "level": "write" }] }),
+            ),
+        ),
+        (
+            Method::PUT,
+            "/v1/permissions".into(),
+            Some(json!({ "rules": [] })),
+        ),
+    ];
+    for (method, path, body) in as_bob {
+        let body = body.map(|b| b.to_string().into_bytes());
+        let answer = api.call(method.clone(), &path, Some(bob), body).await;
+        assert_eq!(
+            outcome(&answer),
+            (403, "forbidden".into()),
+            "{method} {path}: {}",
+            answer.1
+        );
+    }
+    // His own devices are his: an invite for another of them (not an
+    // admin's, whatever he asks), but not another's device.
+    let escalate = api
+        .send_json(
+            Method::POST,
+            "/v1/me/invites",
+            bob,
+            json!({ "admin": true }),
+        )
+        .await;
+    assert_eq!(
+        outcome(&escalate),
+        (400, "bad_request".into()),
+        "{}",
+        escalate.1
+    );
+    let mine = api
+        .send_json(Method::POST, "/v1/me/invites", bob, json!({}))
+        .await;
+    assert_eq!((mine.0, &mine.1["participant"]), (201, &json!("user:bob")));
+    let other = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/me/devices/{alices_device}"),
+            Some(bob),
+            None,
+        )
+        .await;
+    assert_eq!(outcome(&other), (404, "not_found".into()), "{}", other.1);
+
+    // Nothing changed: the rules, the groups, alice's device, bob's flags.
+    assert_eq!(api.get("/v1/permissions", admin).await, rules_before);
+    assert_eq!(api.get("/v1/groups", admin).await, groups_before);
+    assert_eq!(api.get("/v1/me", alice).await.0, 200);
+    let (_, members) = api.get("/v1/participants", admin).await;
+    let listed: Vec<(&str, bool)> = members["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["participant"].as_str().unwrap(),
+                m["admin"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(listed.contains(&("user:bob", false)), "{listed:?}");
+    assert!(
+        !listed.iter().any(|(p, _)| *p == "user:mallory"),
+        "{listed:?}"
+    );
+}
