@@ -2,13 +2,15 @@
 //! with each file's holder and local state (`overview`), each action the user
 //! can take on a lease (`leases`), proposals and versions beside the head
 //! (`beside`), previews (`previews`), the ledger (`events`, `history`),
-//! reminders, and requests to a holder (`requests`), through the workspace
-//! and one backend. Nothing here acts on its own: every lease change starts
-//! with a call from the user's click; a request never releases anything.
+//! reminders, requests to a holder (`requests`), and joining a studio from
+//! an invite (`join`), through the workspace and one backend. Nothing here
+//! acts on its own: every lease change starts with a call from the user's
+//! click; a request never releases anything.
 
 mod beside;
 mod events;
 mod history;
+mod join;
 mod leases;
 mod offline;
 mod overview;
@@ -19,6 +21,7 @@ mod requests;
 pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use beside::Decision;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
+pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leases::Restored;
 pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};

@@ -411,19 +411,27 @@ pub async fn server_certificate(state: State<'_, AppState>) -> UiResult<Option<C
     let Some(server) = https.filter(|_| settings.backend == BackendChoice::Remote) else {
         return Ok(None);
     };
-    let seen =
-        leasedesk::remote::server_certificate(server, &crate::session::trust_of(&settings)).await?;
-    let changed = settings
-        .pinned_sha256
-        .as_deref()
-        .is_some_and(|pin| !pin.eq_ignore_ascii_case(&seen.sha256));
-    Ok(Some(CertificateView {
-        server: server.to_owned(),
-        sha256: seen.sha256,
-        subject: seen.subject,
-        trusted: seen.trusted,
-        changed,
-    }))
+    Ok(Some(CertificateView::of(server, &settings).await?))
+}
+
+impl CertificateView {
+    /// The certificate `server` shows, as `settings` would trust it.
+    pub(crate) async fn of(server: &str, settings: &Settings) -> UiResult<Self> {
+        let seen =
+            leasedesk::remote::server_certificate(server, &crate::session::trust_of(settings))
+                .await?;
+        let changed = settings
+            .pinned_sha256
+            .as_deref()
+            .is_some_and(|pin| !pin.eq_ignore_ascii_case(&seen.sha256));
+        Ok(CertificateView {
+            server: server.to_owned(),
+            sha256: seen.sha256,
+            subject: seen.subject,
+            trusted: seen.trusted,
+            changed,
+        })
+    }
 }
 
 /// Trusts the certificate whose fingerprint the user was shown: its SHA-256
@@ -435,6 +443,15 @@ pub async fn trust_certificate(
     state: State<'_, AppState>,
     sha256: String,
 ) -> UiResult<SettingsView> {
+    let mut settings = state.settings().clone();
+    settings.pinned_sha256 = Some(checked_pin(&sha256)?);
+    state.save_and_open(&app, settings).await?;
+    let refused = state.refusal().await;
+    Ok(state.settings_view(refused).await)
+}
+
+/// A fingerprint the user chose to trust, as the settings keep it.
+pub(crate) fn checked_pin(sha256: &str) -> UiResult<String> {
     let pin = sha256.trim().to_ascii_lowercase();
     if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(UiError::new(
@@ -442,20 +459,18 @@ pub async fn trust_certificate(
             format!("{sha256:?} is not a SHA-256 fingerprint (64 hexadecimal digits)"),
         ));
     }
-    let mut settings = state.settings().clone();
-    settings.pinned_sha256 = Some(pin);
-    state.save_and_open(&app, settings).await?;
-    let refused = state.refusal().await;
-    Ok(state.settings_view(refused).await)
+    Ok(pin)
 }
 
 #[derive(Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct SettingsView {
     settings: Settings,
+    /// No settings were ever saved: the window opens on the first run's choice.
+    first_run: bool,
     has_token: bool,
     /// Set when the keychain could not be used (the token then lasts this run).
-    keychain_note: Option<String>,
+    pub(crate) keychain_note: Option<String>,
     /// Why no backend is open, if none is.
     session_error: Option<UiError>,
 }
@@ -591,7 +606,7 @@ impl AppState {
     }
 
     /// Saves `settings` in the settings file and opens the session on them.
-    async fn save_and_open(&self, app: &AppHandle, settings: Settings) -> UiResult<()> {
+    pub(crate) async fn save_and_open(&self, app: &AppHandle, settings: Settings) -> UiResult<()> {
         settings.save(&self.dirs.settings_file()).map_err(|e| {
             UiError::new("settings", format!("The settings could not be saved: {e}"))
         })?;
@@ -608,7 +623,7 @@ impl AppState {
 
     /// The settings as the dialog shows them; `refused`, when given, is why
     /// the session is refused.
-    async fn settings_view(&self, refused: Option<leasedesk::Error>) -> SettingsView {
+    pub(crate) async fn settings_view(&self, refused: Option<leasedesk::Error>) -> SettingsView {
         let settings = self.settings().clone();
         let url = settings.server_url.trim();
         let in_memory = self.run_token().as_ref().is_some_and(|(u, _)| u == url);
@@ -625,6 +640,7 @@ impl AppState {
             None => self.session_error().clone(),
         };
         SettingsView {
+            first_run: !self.dirs.settings_file().exists(),
             has_token: stored || in_memory,
             keychain_note,
             session_error,

@@ -21,6 +21,7 @@ pub mod live;
 pub mod preview;
 pub mod session;
 pub mod settings;
+pub mod studio;
 pub mod tray;
 
 use std::collections::{HashMap, HashSet};
@@ -531,6 +532,11 @@ pub fn run() {
             commands::server_certificate,
             commands::trust_certificate,
             commands::test_connection,
+            studio::read_invite,
+            studio::join_studio,
+            studio::my_devices,
+            studio::revoke_my_device,
+            studio::add_computer,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

@@ -20,29 +20,14 @@ fn studio(target: &Target, as_given: bool) -> Box<dyn Studio> {
 
 /// `leasedesk://join?server=URL&code=CODE`, when the server's public URL is
 /// known: the server the CLI speaks to, or `LEASEDESK_PUBLIC_URL`.
-pub(super) fn join_link(target: &Target, code: &str) -> Option<String> {
+fn join_link(target: &Target, code: &str) -> Option<String> {
     let server = match target {
         Target::Server(remote) => Some(remote.server()),
         Target::Local(_) => std::env::var("LEASEDESK_PUBLIC_URL")
             .ok()
             .filter(|url| !url.trim().is_empty()),
     }?;
-    Some(format!(
-        "leasedesk://join?server={}&code={}",
-        query_encoded(server.trim()),
-        query_encoded(code)
-    ))
-}
-
-fn query_encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    Some(leasedesk::desk::join_link(&server, code))
 }
 
 /// `user invite | devices | revoke-device`.

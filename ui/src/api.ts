@@ -28,6 +28,9 @@ import type { Asked } from "./generated/Asked";
 import type { Intent } from "./generated/Intent";
 import type { Change } from "./generated/Change";
 import type { ChangeDone } from "./generated/ChangeDone";
+import type { JoinView } from "./generated/JoinView";
+import type { MyDevices } from "./generated/MyDevices";
+import type { NewComputer } from "./generated/NewComputer";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -120,6 +123,16 @@ export const api = {
   testConnection: (settings: Settings, token: string | null) => invoke<Connected>("test_connection", { settings, token }),
   /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
   trustCertificate: (sha256: string) => invoke<SettingsView>("trust_certificate", { sha256 }),
+  /** An invite link or code read: its server, the certificate it shows, this computer's name. Sends nothing. */
+  readInvite: (text: string) => invoke<JoinView>("read_invite", { text }),
+  /** Redeems the code for this device (trusting `sha256`'s certificate if given) and opens the studio's store. */
+  joinStudio: (server: string, code: string, device: string, sha256: string | null) =>
+    invoke<SettingsView>("join_studio", { server, code, device, sha256 }),
+  myDevices: () => invoke<MyDevices>("my_devices"),
+  /** Revokes a device of yours: null when it was this one (signed out). */
+  revokeMyDevice: (id: string) => invoke<MyDevices | null>("revoke_my_device", { id }),
+  /** A one-time code, and its link, for another computer of yours. */
+  addComputer: () => invoke<NewComputer>("add_computer"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -2,7 +2,7 @@
 // (issue 20): each would read wrong, or do wrong, if the code were wrong.
 import { describe, expect, it } from "vitest";
 import {
-  acceptQuestion, comparedLine, decisionWords, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
+  acceptQuestion, comparedLine, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
   proposalSummary, revealFailed, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 
@@ -133,5 +133,15 @@ describe("a file you may only view", () => {
   it("says which folder, in place of Check out", () => {
     expect(viewOnly("brand/approved/logo.psd")).toBe("You can view brand/approved/, not change it");
     expect(viewOnly("logo.psd")).toBe("You can view this file, not change it");
+  });
+});
+
+describe("your devices", () => {
+  it("name this one and say when each was last used", () => {
+    const now = Date.parse("2026-12-02T15:00:00Z");
+    const laptop = { id: "a1", name: "carol's laptop", created_at: "", last_used_at: null };
+    expect(deviceLine(laptop, "b2", now)).toBe("carol's laptop, not used yet");
+    const desk = { id: "b2", name: "studio desktop", created_at: "", last_used_at: new Date(now).toISOString() };
+    expect(deviceLine(desk, "b2", now)).toMatch(/^studio desktop \(this device\), last used \d\d:\d\d$/);
   });
 });

@@ -674,3 +674,9 @@ export function viewOnly(path: string): string {
   const folder = folderOf(path);
   return folder ? `You can view ${folder}/, not change it` : "You can view this file, not change it";
 }
+
+/** A device in your list: its name, whether it is this one, when it was last used. */
+export function deviceLine(device: { id: string; name: string; last_used_at: string | null }, current: string, now: number): string {
+  const used = device.last_used_at ? `last used ${clock(device.last_used_at, now)}` : "not used yet";
+  return `${device.name}${device.id === current ? " (this device)" : ""}, ${used}`;
+}

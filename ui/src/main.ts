@@ -15,6 +15,7 @@ import { setUpDetail } from "./views/detail";
 import { setUpFiles } from "./views/files";
 import { setUpProposals } from "./views/proposals";
 import { openSettings } from "./views/settings";
+import { offerFirstRun, openJoin } from "./views/join";
 import { setUpRequests } from "./requests";
 
 hooks.openSettings = () => void openSettings();
@@ -142,3 +143,6 @@ setInterval(tick, 1000);
 window.addEventListener("resize", () => render());
 void reload();
 void loadActivity();
+void offerFirstRun();
+// A leasedesk://join link opened while the app runs (or that started it).
+void on<string>("join-link", (link) => openJoin(link));

@@ -15,6 +15,7 @@ mod window;
 mod asking;
 mod changes;
 mod daily;
+mod joining;
 mod offline;
 mod seeing;
 mod servers;

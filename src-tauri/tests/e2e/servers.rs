@@ -3,39 +3,12 @@
 //! several servers in Settings with the first not answering. Never trusts a
 //! certificate the user was not shown.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::window::*;
-
-/// A self-signed certificate for 127.0.0.1 into `cert` and `key` (each
-/// written beside and renamed, as a renewal would); its SHA-256 as
-/// `openssl x509 -fingerprint` says it ("AB:CD:…").
-fn self_signed(cert: &Path, key: &Path, name: &str) -> String {
-    let (new_cert, new_key) = (cert.with_extension("new"), key.with_extension("new"));
-    let mut request = Command::new("openssl");
-    request
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        ])
-        .args(["-subj", &format!("/CN={name}/O=Studio")])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
-        .arg("-keyout")
-        .arg(&new_key)
-        .arg("-out")
-        .arg(&new_cert);
-    succeeded(&mut request, "openssl (Debian's openssl package)");
-    std::fs::rename(new_key, key).unwrap();
-    std::fs::rename(new_cert, cert).unwrap();
-    let mut fingerprint = Command::new("openssl");
-    fingerprint.args(["x509", "-noout", "-fingerprint", "-sha256", "-in"]);
-    let said = succeeded(fingerprint.arg(cert), "openssl's fingerprint");
-    let said = String::from_utf8(said).unwrap();
-    said.trim().rsplit('=').next().unwrap().to_uppercase()
-}
 
 /// Settings show the server's certificate by `fingerprint`.
 async fn fingerprint_shown(w: &World, fingerprint: &str) {

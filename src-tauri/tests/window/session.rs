@@ -191,6 +191,29 @@ impl World {
         world
     }
 
+    /// The app on a fresh profile: no settings saved yet, so it opens on
+    /// the first run's choice; `server` is the studio it may join.
+    pub async fn fresh(server: Server) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
+        std::fs::create_dir_all(&shots).unwrap();
+        let (client, driver) = launch(home.path(), &shots.join("fresh-app.log")).await;
+        let world = Self {
+            kind: Backend::Remote,
+            client,
+            workspace: home.path().join("Leasedesk"),
+            store: home.path().join("data/store"),
+            server: Some(server),
+            shots,
+            _driver: driver,
+            _home: home,
+        };
+        world
+            .wait_for("body[data-ready=true]", "the window's first list")
+            .await;
+        world
+    }
+
     /// Ends the app and starts it again on the same folders: new connections.
     pub async fn relaunch(&mut self) {
         let log = self.shots.join(format!("{}-app-again.log", self.name()));

@@ -2,7 +2,11 @@
 import type { Settings } from "./Settings";
 import type { UiError } from "./UiError";
 
-export type SettingsView = { settings: Settings, has_token: boolean, 
+export type SettingsView = { settings: Settings, 
+/**
+ * No settings were ever saved: the window opens on the first run's choice.
+ */
+first_run: boolean, has_token: boolean, 
 /**
  * Set when the keychain could not be used (the token then lasts this run).
  */

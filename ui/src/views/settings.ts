@@ -4,10 +4,11 @@
 // connection; errors are said here, in this dialog's words.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { api, isAppError, type AppError, type SettingsView } from "../api";
-import { notice, scheduleReload, showError } from "../app";
-import { explain, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
+import { ask, notice, scheduleReload, showError } from "../app";
+import { clock, deviceLine, explain, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
+import { openJoin } from "./join";
 
 export async function openSettings() {
   const dialog = $("settings") as HTMLDialogElement;
@@ -50,10 +51,15 @@ export async function openSettings() {
       say(tested, isAppError(error) ? settingsProblem(error) : String(error), "error");
     }
   }, "ghost", { id: "settings-test" });
+  const join = button("Join with an invite…", () => {
+    dialog.close();
+    openJoin();
+  }, "ghost", { id: "settings-join" });
+  const devices = h("div", { id: "settings-devices" });
   const remoteOnly = h("div", {},
     field("Server address", url, "Several addresses may be given, separated by commas: when one does not answer, the next is used."),
     field("Token", token, "Kept in your system keychain, never in a file."),
-    h("div", { class: "actions" }, testConnection), tested);
+    h("div", { class: "actions" }, testConnection, join), tested, devices);
   const bundledOnly = h("div", {}, field("Your name", name));
   const sync = () => { remoteOnly.hidden = backend.value !== "remote"; bundledOnly.hidden = backend.value !== "bundled"; };
   backend.addEventListener("change", () => {
@@ -114,6 +120,48 @@ export async function openSettings() {
   };
   const certificateRefused = (error: AppError | null) =>
     error !== null && (error.code === "certificate_untrusted" || error.code === "certificate_changed");
+  /** This device and your others, each revocable, and a code for one more. */
+  const showDevices = async () => {
+    let mine;
+    try {
+      mine = await api.myDevices();
+    } catch {
+      return devices.replaceChildren();
+    }
+    const fresh = h("div", { id: "settings-new-computer" });
+    const rows = mine.devices.map((d) => {
+      const thisOne = d.id === mine.current;
+      const revoke = button(thisOne ? "Sign out this device" : "Revoke", async () => {
+        const sure = await ask(thisOne
+          ? { title: "Sign out this device?", body: "Its token stops working and is forgotten here. To come back, you need a new invite.", confirm: "Sign out" }
+          : { title: `Revoke ${d.name}?`, body: "Its token stops working at once; that computer must be invited again.", confirm: "Revoke" });
+        if (!sure) return;
+        try {
+          const left = await api.revokeMyDevice(d.id);
+          if (left === null) {
+            dialog.close();
+            scheduleReload();
+          } else void showDevices();
+        } catch (error) {
+          say(status, isAppError(error) ? problem(error) : String(error), "error");
+        }
+      }, thisOne ? "ghost" : "danger small", { "data-revoke": d.id });
+      return h("li", { "data-device": d.id }, h("span", {}, deviceLine(d, mine.current, Date.now())), revoke);
+    });
+    const add = button("Add another computer", async () => {
+      try {
+        const made = await api.addComputer();
+        fresh.replaceChildren(
+          h("p", {}, "On the other computer, open this link, or paste it (or the code) in Join your studio. It works once, until ", clock(made.invite.expires_at, Date.now()), "."),
+          h("input", { id: "settings-new-link", type: "text", readonly: "", value: made.link }),
+          h("p", { id: "settings-new-code", class: "fingerprint" }, made.invite.code));
+      } catch (error) {
+        say(status, isAppError(error) ? problem(error) : String(error), "error");
+      }
+    }, "ghost", { id: "settings-add-computer" });
+    devices.replaceChildren(h("h3", {}, "Your devices"), h("ul", { class: "devices" }, ...rows), h("div", { class: "actions" }, add), fresh);
+  };
+  if (s.backend === "remote" && !view.session_error) void showDevices();
   if (view.session_error) say(status, problem(view.session_error), "error");
   if (certificateRefused(view.session_error)) void lookAtCertificate();
   // The pin changes only through "Trust this certificate".

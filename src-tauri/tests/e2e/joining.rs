@@ -1,0 +1,164 @@
+//! Joining a studio as a designer meets it: a fresh profile opens on a
+//! choice, not an empty list; the invite link an admin made is pasted, the
+//! studio's self-signed server shown by its fingerprint, this computer
+//! named; the studio's files show, the token is in the keychain and in no
+//! file. Settings list this device, make a code for another computer, and
+//! sign this one out.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::window::*;
+
+/// The studio's owner at the server's data folder (`--json`), invite links
+/// pointing at `url`.
+fn owner(data: &Path, url: &str, args: &[&str]) -> serde_json::Value {
+    let mut command = Command::new(tool("LEASEDESK_BIN"));
+    command
+        .arg("--data")
+        .arg(data)
+        .arg("--json")
+        .args(args)
+        .env("LEASEDESK_PUBLIC_URL", url);
+    serde_json::from_slice(&succeeded(&mut command, &format!("{args:?}"))).unwrap()
+}
+
+async fn joining_a_studio(home: tempfile::TempDir) {
+    let tls = home.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let fingerprint = self_signed(&cert, &key, "files.studio.lan");
+    let data = home.path().join("server");
+    let server = start_server_with(
+        &data,
+        vec![
+            "--tls-cert".into(),
+            cert.into(),
+            "--tls-key".into(),
+            key.into(),
+        ],
+    );
+    let source = home.path().join("hero.psd");
+    std::fs::write(&source, b"poster v1").unwrap();
+    run_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--as",
+        "user:alice",
+        "import",
+        "brand/hero.psd",
+        source.to_str().unwrap(),
+    ]);
+    // The studio's owner invites carol from the command line.
+    let url = server.url.clone();
+    let w = World::fresh(server).await;
+    let invited = owner(&data, &url, &["user", "invite", "carol"]);
+    let link = invited["link"].as_str().expect("a link").to_owned();
+    assert!(
+        link.starts_with("leasedesk://join?server=https%3A%2F%2F127.0.0.1"),
+        "{link}"
+    );
+
+    // The first run: a choice, not an empty list.
+    w.wait_for("#join[open] #first-run-join", "the first run's choice")
+        .await;
+    w.wait_for("#first-run-here", "Work on this computer").await;
+    w.screenshot("join-01-first-run").await;
+    w.click("first-run-join").await;
+    w.type_into("#join-invite", &link).await;
+    w.click("join-continue").await;
+    w.wait_text_is(
+        "#join-server",
+        "the invite's server",
+        &format!("Server: {url}"),
+    )
+    .await;
+    w.wait_text_is(
+        "#join-fingerprint",
+        "the server's fingerprint",
+        &fingerprint,
+    )
+    .await;
+    let device = w.wait_for("#join-device", "this computer's name").await;
+    assert!(
+        !device
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .is_empty(),
+        "the computer's name by default"
+    );
+    w.screenshot("join-02-invite").await;
+    // Not before the fingerprint is checked.
+    w.click("join-submit").await;
+    w.wait_text("#join-status", "the refusal to join unchecked", |t| {
+        t.contains("Check the fingerprint")
+    })
+    .await;
+    device.clear().await.unwrap();
+    device.send_keys("carol's laptop").await.unwrap();
+    w.click("join-fingerprint-matches").await;
+    w.click("join-submit").await;
+    w.wait_for(&World::row("brand/hero.psd"), "the studio's files")
+        .await;
+    assert!(w.absent("#join[open]").await, "the dialog closed");
+    w.screenshot("join-03-joined").await;
+
+    // The token went to the keychain, never to a file; the pin to the settings.
+    let token = leasedesk_app::keychain::read(&url)
+        .unwrap()
+        .expect("a token in the keychain");
+    let settings = std::fs::read_to_string(w._home.path().join("config/settings.json")).unwrap();
+    assert!(!settings.contains(&token), "{settings}");
+    assert!(
+        settings.contains(&fingerprint.replace(':', "").to_lowercase()),
+        "{settings}"
+    );
+    let members = owner(&data, &url, &["user", "devices", "carol"]);
+    assert_eq!(members[0]["devices"][0]["name"], "carol's laptop");
+
+    // Settings: this device, a code for another computer, and signing out.
+    w.click("open-settings").await;
+    w.wait_text("#settings-devices li", "this device in the list", |t| {
+        t.starts_with("carol's laptop (this device), last used")
+    })
+    .await;
+    w.click("settings-add-computer").await;
+    let new_link = w
+        .wait_for("#settings-new-link", "another computer's link")
+        .await;
+    let new_link = new_link.prop("value").await.unwrap().unwrap_or_default();
+    assert!(
+        new_link.starts_with("leasedesk://join?server="),
+        "{new_link}"
+    );
+    w.screenshot("join-04-devices").await;
+    w.click_css("#settings-devices [data-revoke]", "Sign out this device")
+        .await;
+    w.click("confirm-yes").await;
+    let asked = Instant::now();
+    while leasedesk_app::keychain::read(&url).unwrap().is_some() {
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "the token forgotten here"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let members = owner(&data, &url, &["user", "devices", "carol"]);
+    assert_eq!(
+        members[0]["devices"].as_array().unwrap().len(),
+        0,
+        "revoked on the server"
+    );
+    w.screenshot("join-05-signed-out").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_designer_joins_a_studio_from_an_invite_link() {
+    let home = tempfile::tempdir().unwrap();
+    tokio::time::timeout(SCENARIO_LIMIT, joining_a_studio(home))
+        .await
+        .expect("the scenario within its limit");
+}

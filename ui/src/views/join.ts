@@ -1,0 +1,107 @@
+// Joining a studio: the first run's choice (work on this computer, or join
+// your studio), and the join dialog. An invite link or code is pasted (or
+// opened from a leasedesk://join link), its server shown with the
+// fingerprint of a certificate this computer does not trust, this device
+// named (the computer's name unless changed), then the code redeemed and
+// the token kept in the keychain.
+import { api, isAppError, type SettingsView } from "../api";
+import type { JoinView } from "../generated/JoinView";
+import { notice, scheduleReload } from "../app";
+import { fingerprint, settingsProblem } from "../format";
+import { $, button, h } from "../h";
+import { loadActivity } from "./activity";
+
+const dialog = () => $("join") as HTMLDialogElement;
+
+function say(where: HTMLElement, text: string, error = false) {
+  where.textContent = text;
+  where.className = error ? "warning" : "muted";
+}
+
+function done(saved: SettingsView) {
+  dialog().close();
+  if (saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
+  scheduleReload();
+  void loadActivity();
+}
+
+/** A fresh profile opens on a choice, not on an empty list. */
+export async function offerFirstRun() {
+  const view = await api.settings();
+  if (!view.first_run) return;
+  const status = h("p", { class: "muted", role: "status", id: "join-status" });
+  const here = button("Work on this computer", async () => {
+    try {
+      done(await api.saveSettings({ ...view.settings, backend: "bundled" }, null));
+    } catch (error) {
+      say(status, isAppError(error) ? settingsProblem(error) : String(error), true);
+    }
+  }, "primary", { id: "first-run-here" });
+  const studio = button("Join your studio", () => openJoin(), "", { id: "first-run-join" });
+  dialog().replaceChildren(h("form", { method: "dialog", class: "settings-form first-run" },
+    h("h2", { id: "join-title" }, "Welcome to Leasedesk"),
+    h("div", { class: "choices" },
+      h("div", { class: "choice" }, here, h("p", { class: "muted" }, "Your files and their check-outs stay on this computer. No server is needed.")),
+      h("div", { class: "choice" }, studio, h("p", { class: "muted" }, "Paste the invite link or code your studio sent you, and work on the team's files."))),
+    status));
+  dialog().showModal();
+}
+
+/** The join dialog, with `text` (a link opened from outside) already in. */
+export function openJoin(text = "") {
+  const invite = h("input", { id: "join-invite", type: "text", spellcheck: "false", placeholder: "leasedesk://join?… or 7KQ2-…", value: text });
+  const status = h("p", { class: "muted", role: "status", id: "join-status" });
+  const next = h("div", { id: "join-next" });
+  const read = button("Continue", () => void readInvite(invite.value, next, status), "primary", { id: "join-continue" });
+  invite.addEventListener("input", () => next.replaceChildren());
+  dialog().replaceChildren(h("form", { method: "dialog", class: "settings-form" },
+    h("h2", { id: "join-title" }, "Join your studio"),
+    h("label", { class: "field" }, h("span", {}, "Invite link or code"), invite,
+      h("small", { class: "muted" }, "Your studio's admin sends it; it works once.")),
+    h("div", { class: "actions" }, read),
+    next, status,
+    h("div", { class: "actions sticky" }, button("Close", () => dialog().close(), "ghost", { id: "join-close" }))));
+  if (!dialog().open) dialog().showModal();
+  if (text) void readInvite(text, next, status);
+}
+
+async function readInvite(text: string, next: HTMLElement, status: HTMLElement) {
+  say(status, "Reading the invite…");
+  let view: JoinView;
+  try {
+    view = await api.readInvite(text);
+  } catch (error) {
+    next.replaceChildren();
+    return say(status, isAppError(error) ? settingsProblem(error) : String(error), true);
+  }
+  say(status, "");
+  const device = h("input", { id: "join-device", type: "text", maxlength: "64", value: view.device });
+  const certificate = view.certificate;
+  const untrusted = certificate !== null && !certificate.trusted;
+  const matches = h("input", { id: "join-fingerprint-matches", type: "checkbox" });
+  const join = button("Join", async () => {
+    if (untrusted && !matches.checked) return say(status, "Check the fingerprint with your studio first, then tick the box.", true);
+    say(status, "Joining…");
+    try {
+      const saved = await api.joinStudio(view.server, view.code, device.value.trim(), certificate && !certificate.trusted ? certificate.sha256 : null);
+      if (saved.session_error) return say(status, settingsProblem(saved.session_error), true);
+      done(saved);
+    } catch (error) {
+      say(status, isAppError(error) ? settingsProblem(error) : String(error), true);
+    }
+  }, "primary", { id: "join-submit" });
+  next.replaceChildren(h("p", { id: "join-server" }, `Server: ${view.server}`));
+  if (certificate && !certificate.trusted) {
+    next.append(h("div", { class: "certificate" },
+      h("p", {}, "This computer does not know the server's certificate; it may be your studio's own. Join only if this fingerprint is the one your studio gives you."),
+      h("dl", {},
+        h("dt", {}, "Fingerprint (SHA-256)"), h("dd", { id: "join-fingerprint", class: "fingerprint" }, fingerprint(certificate.sha256)),
+        h("dt", {}, "Subject"), h("dd", {}, certificate.subject)),
+      h("label", { class: "check" }, matches, " The fingerprint matches")));
+  }
+  next.append(
+    h("label", { class: "field" }, h("span", {}, "This computer's name"), device,
+      h("small", { class: "muted" }, "How this device shows in your list of devices.")),
+    h("div", { class: "actions" }, join));
+  device.focus();
+}
