@@ -52,6 +52,8 @@ pub struct AppState {
     run_token: Mutex<Option<(String, String)>>,
     /// What a click outside the window asked of it, until it takes it.
     intent: Mutex<Option<asking::Intent>>,
+    /// The invite link the app was started with, until the window takes it.
+    join_link: Mutex<Option<String>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -76,6 +78,9 @@ impl AppState {
     }
     fn intent(&self) -> MutexGuard<'_, Option<asking::Intent>> {
         lock(&self.intent)
+    }
+    fn join_link(&self) -> MutexGuard<'_, Option<String>> {
+        lock(&self.join_link)
     }
 
     /// The server the open session uses (none for the bundled store).
@@ -445,8 +450,13 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
 
 pub fn run() {
     tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            show_main(app)
+        // A second start (an invite link opened meanwhile, say) shows this
+        // window, and hands it the link.
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            show_main(app);
+            if let Some(link) = studio::invite_link(args) {
+                let _ = app.emit("join-link", link);
+            }
         }))
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
@@ -478,6 +488,7 @@ pub fn run() {
                 uploads: Default::default(),
                 run_token: Default::default(),
                 intent: Default::default(),
+                join_link: Mutex::new(studio::invite_link(std::env::args())),
             });
             // No tray host (a bare X server): the window still serves.
             if let Err(e) = build_tray(&handle) {
@@ -537,6 +548,7 @@ pub fn run() {
             studio::my_devices,
             studio::revoke_my_device,
             studio::add_computer,
+            studio::take_join_link,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

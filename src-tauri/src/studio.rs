@@ -163,3 +163,39 @@ pub async fn add_computer(state: State<'_, AppState>) -> UiResult<NewComputer> {
         invite,
     })
 }
+
+/// The invite link among a start's arguments: Windows' registry and the
+/// Linux desktop entry start the app with the link as its argument.
+pub fn invite_link(args: impl IntoIterator<Item = String>) -> Option<String> {
+    args.into_iter()
+        .skip(1)
+        .find(|arg| arg.starts_with("leasedesk://join"))
+}
+
+/// The link the app was started with, once.
+#[tauri::command]
+pub fn take_join_link(state: State<'_, AppState>) -> Option<String> {
+    state.join_link().take()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invite_link;
+
+    #[test]
+    fn the_link_a_start_was_given_is_found_among_its_arguments() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let link = "leasedesk://join?server=https%3A%2F%2Fa&code=7KQ2-ABCD-EFGH-JKMN";
+        assert_eq!(
+            invite_link(args(&["leasedesk-app", link])).as_deref(),
+            Some(link)
+        );
+        assert_eq!(invite_link(args(&["leasedesk-app"])), None);
+        // The program's own path is never taken for a link.
+        assert_eq!(invite_link(args(&[link])), None);
+        assert_eq!(
+            invite_link(args(&["leasedesk-app", "https://evil.example"])),
+            None
+        );
+    }
+}

@@ -40,6 +40,8 @@ RequestExecutionLevel user
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${PRODUCT}"
 !define AUMID_KEY "Software\Classes\AppUserModelId\${AUMID}"
 !define RUN_KEY "Software\Microsoft\Windows\CurrentVersion\Run"
+; leasedesk://join?… (an invite) opens the app: the scheme, per user.
+!define SCHEME_KEY "Software\Classes\leasedesk"
 !define WEBVIEW2_CLIENT "Microsoft\EdgeUpdate\Clients\{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}"
 !define WEBVIEW2_BOOTSTRAPPER "https://go.microsoft.com/fwlink/p/?LinkId=2124703"
 
@@ -205,6 +207,13 @@ Section "Install"
   WriteRegStr HKCU "${AUMID_KEY}" "DisplayName" "${PRODUCT}"
   WriteRegStr HKCU "${AUMID_KEY}" "IconUri" "$INSTDIR\leasedesk.png"
 
+  ; Invite links (leasedesk://join?server=…&code=…) open the app, which
+  ; takes the link from its command line (or hands it to the running one).
+  WriteRegStr HKCU "${SCHEME_KEY}" "" "URL:Leasedesk invite"
+  WriteRegStr HKCU "${SCHEME_KEY}" "URL Protocol" ""
+  WriteRegStr HKCU "${SCHEME_KEY}\DefaultIcon" "" '"$INSTDIR\${APP_EXE}",0'
+  WriteRegStr HKCU "${SCHEME_KEY}\shell\open\command" "" '"$INSTDIR\${APP_EXE}" "%1"'
+
   ; Apps & features (Add or remove programs).
   WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayName" "${PRODUCT}"
   WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayVersion" "${VERSION}"
@@ -233,6 +242,7 @@ SectionEnd
 Section "Uninstall"
   DeleteRegValue HKCU "${RUN_KEY}" "${PRODUCT}"
   DeleteRegKey HKCU "${AUMID_KEY}"
+  DeleteRegKey HKCU "${SCHEME_KEY}"
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
   Delete "$SMPROGRAMS\${PRODUCT}.lnk"
   Delete "$INSTDIR\${APP_EXE}"

@@ -133,6 +133,8 @@ export const api = {
   revokeMyDevice: (id: string) => invoke<MyDevices | null>("revoke_my_device", { id }),
   /** A one-time code, and its link, for another computer of yours. */
   addComputer: () => invoke<NewComputer>("add_computer"),
+  /** The invite link the app was started with (leasedesk://join?…), once. */
+  takeJoinLink: () => invoke<string | null>("take_join_link"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

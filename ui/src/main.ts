@@ -143,6 +143,7 @@ setInterval(tick, 1000);
 window.addEventListener("resize", () => render());
 void reload();
 void loadActivity();
-void offerFirstRun();
-// A leasedesk://join link opened while the app runs (or that started it).
+// Started by an invite link: its join dialog; else, on a fresh profile, the first run's choice.
+void api.takeJoinLink().then((link) => (link ? openJoin(link) : offerFirstRun()));
+// An invite link opened while the app runs.
 void on<string>("join-link", (link) => openJoin(link));

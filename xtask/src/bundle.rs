@@ -58,7 +58,7 @@ pub fn bundle() -> Result<()> {
     std::fs::create_dir_all(&applications)?;
     std::fs::write(
         applications.join("leasedesk.desktop"),
-        "[Desktop Entry]\nType=Application\nName=Leasedesk\nComment=Check files out, see who holds what, check in\nExec=leasedesk-app\nIcon=leasedesk\nCategories=Graphics;Office;\nStartupNotify=true\n",
+        "[Desktop Entry]\nType=Application\nName=Leasedesk\nComment=Check files out, see who holds what, check in\nExec=leasedesk-app %u\nIcon=leasedesk\nCategories=Graphics;Office;\nMimeType=x-scheme-handler/leasedesk;\nStartupNotify=true\n",
     )?;
     let control = stage.join("DEBIAN");
     std::fs::create_dir_all(&control)?;

@@ -24,6 +24,8 @@ const WEBVIEW2_LOADER: &str = "WebView2Loader.dll";
 const UNINSTALL_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Leasedesk";
 const AUMID_KEY: &str = r"HKCU\Software\Classes\AppUserModelId\dev.leasedesk.desk";
 const RUN_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
+/// Invite links, `leasedesk://join?…`, open the app.
+const SCHEME_KEY: &str = r"HKCU\Software\Classes\leasedesk";
 
 /// Cross-builds the CLI and the app for Windows in `profile` ("release" for
 /// `cargo xtask bundle`) and makes the per-user installer
@@ -185,7 +187,7 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
     if linux(&install).exists() {
         let _ = std::fs::remove_dir_all(linux(&install));
         let _ = std::fs::remove_file(linux(&shortcut));
-        for key in [UNINSTALL_KEY, AUMID_KEY] {
+        for key in [UNINSTALL_KEY, AUMID_KEY, SCHEME_KEY] {
             let _ = run_wine(wine.command("reg").args(["delete", key, "/f"]));
         }
         let _ = run_wine(
@@ -262,6 +264,18 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
             ),
         );
     }
+    // As text: how reg.exe prints an empty value and the default one varies.
+    let scheme = reg_query(wine, SCHEME_KEY, None).unwrap_or_default();
+    checks.check(
+        scheme.contains("URL Protocol"),
+        format!(r"{SCHEME_KEY} is a URL scheme (found {scheme:?})"),
+    );
+    let open = reg_query(wine, &format!(r"{SCHEME_KEY}\shell\open\command"), None);
+    let command = format!(r#""{install}\{APP}" "%1""#);
+    checks.check(
+        open.as_deref().unwrap_or_default().contains(&command),
+        format!(r"leasedesk:// links open {command} (found {open:?})"),
+    );
     let run = reg_query(wine, RUN_KEY, Some("Leasedesk"));
     let autostart = format!(r#""{install}\{APP}""#);
     checks.check(
@@ -324,7 +338,7 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         !linux(&shortcut).exists(),
         format!("the uninstaller removes {shortcut}"),
     );
-    for key in [UNINSTALL_KEY, AUMID_KEY] {
+    for key in [UNINSTALL_KEY, AUMID_KEY, SCHEME_KEY] {
         checks.check(
             reg_query(wine, key, None).is_none(),
             format!("the uninstaller removes {key}"),
