@@ -10,6 +10,7 @@
 //! UUID per edit, so a compiled document is never confused with another
 //! store's.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -95,8 +96,10 @@ impl Compiled {
 }
 
 /// The compiled documents this process has read lately, by stamp.
-fn compiled_cache() -> &'static Mutex<Vec<(String, Arc<Compiled>)>> {
-    static CACHE: OnceLock<Mutex<Vec<(String, Arc<Compiled>)>>> = OnceLock::new();
+type Cache = Mutex<Vec<(String, Arc<Compiled>)>>;
+
+fn compiled_cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(Mutex::default)
 }
 
@@ -131,9 +134,14 @@ fn compiled(tx: &Tx, stamp: &str) -> Result<Arc<Compiled>> {
 pub struct Caller {
     /// `None`: no rule names them; they may write everywhere.
     folders: Option<Arc<Folders>>,
+    /// The decisions made so far in this transaction, by the folder part of
+    /// the path (all before its last `/`): a listing of 10,000 files in 100
+    /// folders computes 100 collision keys, not 10,000.
+    decided: RefCell<HashMap<String, Decision>>,
 }
 
 /// The deciding rule for a path: the level, and the folder its rule names.
+#[derive(Clone)]
 pub struct Decision {
     pub level: Level,
     pub folder: Option<String>,
@@ -143,15 +151,20 @@ impl Caller {
     /// The caller's rules as of this transaction.
     pub fn of(tx: &Tx, participant: &Participant) -> Result<Caller> {
         let Some(stamp) = tx.permissions_stamp()? else {
-            return Ok(Caller { folders: None });
+            return Ok(Caller::with(None));
         };
         if super::is_admin(tx, participant)? {
-            return Ok(Caller { folders: None });
+            return Ok(Caller::with(None));
         }
         let folders = compiled(tx, &stamp)?.folders_of(participant);
-        Ok(Caller {
-            folders: (!folders.is_empty()).then_some(folders),
-        })
+        Ok(Caller::with((!folders.is_empty()).then_some(folders)))
+    }
+
+    fn with(folders: Option<Arc<Folders>>) -> Caller {
+        Caller {
+            folders,
+            decided: RefCell::default(),
+        }
     }
 
     /// Whether no rule limits the caller anywhere.
@@ -161,29 +174,36 @@ impl Caller {
 
     /// The deepest folder with a rule for the caller decides; with none, `write`.
     pub fn decide(&self, path: &RepoPath) -> Decision {
-        let Some(folders) = &self.folders else {
-            return Decision {
-                level: Level::Write,
-                folder: None,
-            };
-        };
-        let deepest_first = path.folder_keys().into_iter().rev().chain([String::new()]);
-        for key in deepest_first {
-            if let Some((level, folder)) = folders.get(&key) {
-                return Decision {
-                    level: *level,
-                    folder: Some(folder.clone()),
-                };
-            }
-        }
-        Decision {
-            level: Level::Write,
-            folder: None,
-        }
+        self.on_decision(path, Decision::clone)
     }
 
     pub fn level(&self, path: &RepoPath) -> Level {
-        self.decide(path).level
+        self.on_decision(path, |decision| decision.level)
+    }
+
+    /// `what` of the decision for `path`.
+    fn on_decision<T>(&self, path: &RepoPath, what: impl FnOnce(&Decision) -> T) -> T {
+        let Some(folders) = &self.folders else {
+            return what(&WRITE);
+        };
+        // The folder keys of a path depend on its folder part alone (all
+        // before its last `/`): case folding and upper-casing map each
+        // character by itself, NFC never composes a character with the `/`
+        // before it, and nothing folds or normalizes into a `/`. So the
+        // files of one folder share their decision, made once.
+        let folder = path
+            .as_str()
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
+        if let Some(decision) = self.decided.borrow().get(folder) {
+            return what(decision);
+        }
+        let decision = deepest(folders, path);
+        let answer = what(&decision);
+        self.decided
+            .borrow_mut()
+            .insert(folder.to_owned(), decision);
+        answer
     }
 
     /// Whether the artifact exists for the caller.
@@ -243,6 +263,27 @@ impl Caller {
     }
 }
 
+/// The decision where no rule limits the caller.
+const WRITE: Decision = Decision {
+    level: Level::Write,
+    folder: None,
+};
+
+/// The deepest folder above `path` with a rule in `folders` decides; with
+/// none, `write`.
+fn deepest(folders: &Folders, path: &RepoPath) -> Decision {
+    let deepest_first = path.folder_keys().into_iter().rev().chain([String::new()]);
+    for key in deepest_first {
+        if let Some((level, folder)) = folders.get(&key) {
+            return Decision {
+                level: *level,
+                folder: Some(folder.clone()),
+            };
+        }
+    }
+    WRITE
+}
+
 fn read_only(decision: &Decision) -> Error {
     let folder = decision.folder.as_deref().unwrap_or_default();
     let folder = if folder.is_empty() {
@@ -283,4 +324,65 @@ pub fn check_permissions(tx: &Tx, document: &Permissions) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folders whose keys fold, compose or change case, and names that
+    /// start with a combining mark or fold to several characters.
+    const FOLDERS: &[&str] = &[
+        "",
+        "brand",
+        "Brand",
+        "BRAND/Approved",
+        "brand/approved",
+        "Cafe\u{301}",
+        "Café",
+        "straße",
+        "STRASSE",
+        "ı/İ",
+        "i/I",
+        "ΣΊΣΥΦΟΣ",
+        "σίσυφος",
+        "a\u{338}",
+        "=\u{338}",
+    ];
+    const NAMES: &[&str] = &["x.psd", "\u{301}e.psd", "\u{338}.psd", "ß", "ς", "Ǆ.psd"];
+
+    fn path(folder: &str, name: &str) -> RepoPath {
+        let path = match folder {
+            "" => name.to_owned(),
+            folder => format!("{folder}/{name}"),
+        };
+        RepoPath::stored(&path).unwrap()
+    }
+
+    /// What `Caller::decide` keeps per folder is what every path of that
+    /// folder would have been decided alone.
+    #[test]
+    fn the_files_of_a_folder_share_their_folder_keys_and_their_decision() {
+        let mut folders = Folders::new();
+        let levels = [Level::None, Level::Read, Level::Write];
+        for (n, folder) in FOLDERS.iter().enumerate().step_by(2) {
+            let rule = format!("{folder}/").trim_start_matches('/').to_owned();
+            folders.insert(folder_key(&rule), (levels[n % 3], rule));
+        }
+        let caller = Caller::with(Some(Arc::new(folders.clone())));
+        for name in NAMES {
+            for folder in FOLDERS {
+                let path = path(folder, name);
+                assert_eq!(
+                    path.folder_keys(),
+                    self::path(folder, "x.psd").folder_keys(),
+                    "{path}"
+                );
+                let (remembered, alone) = (caller.decide(&path), deepest(&folders, &path));
+                assert_eq!(remembered.level, alone.level, "{path}");
+                assert_eq!(remembered.folder, alone.folder, "{path}");
+                assert_eq!(caller.level(&path), alone.level, "{path}");
+            }
+        }
+    }
 }
