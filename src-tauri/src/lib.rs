@@ -12,6 +12,7 @@
 //! - [`tray`]: the tray menu and tooltip as functions of your check-outs.
 //! - [`settings`], [`keychain`], [`error`].
 
+pub mod admin;
 pub mod asking;
 pub mod changes;
 pub mod commands;
@@ -549,6 +550,13 @@ pub fn run() {
             studio::revoke_my_device,
             studio::add_computer,
             studio::take_join_link,
+            admin::studio,
+            admin::studio_invite,
+            admin::studio_revoke_device,
+            admin::studio_put_group,
+            admin::studio_delete_group,
+            admin::studio_put_rules,
+            admin::studio_preview,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

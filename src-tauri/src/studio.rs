@@ -146,22 +146,28 @@ pub async fn revoke_my_device(
     Ok(None)
 }
 
-/// A code for another computer of yours, and its link.
+/// A one-time invite code and its link: for another computer of yours, or someone new.
 #[derive(Serialize, ts_rs::TS)]
 #[ts(export)]
-pub struct NewComputer {
+pub struct InviteLink {
     invite: Invite,
     link: String,
 }
 
+impl InviteLink {
+    pub(crate) fn new(link: String, invite: Invite) -> Self {
+        Self { invite, link }
+    }
+}
+
 #[tauri::command]
-pub async fn add_computer(state: State<'_, AppState>) -> UiResult<NewComputer> {
+pub async fn add_computer(state: State<'_, AppState>) -> UiResult<InviteLink> {
     let remote = remote(&state).await?;
     let invite = remote.invite_myself(None).await?;
-    Ok(NewComputer {
-        link: join_link(&remote.server(), &invite.code),
+    Ok(InviteLink::new(
+        join_link(&remote.server(), &invite.code),
         invite,
-    })
+    ))
 }
 
 /// The invite link among a start's arguments: Windows' registry and the

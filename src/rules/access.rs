@@ -326,6 +326,20 @@ pub fn check_permissions(tx: &Tx, document: &Permissions) -> Result<()> {
     Ok(())
 }
 
+/// What `participant` would find under `permissions` (the rules being
+/// edited, say), for each of `paths`: the same decision an operation makes.
+/// An admin is never limited.
+pub fn preview_levels(
+    permissions: &Permissions,
+    participant: &Participant,
+    admin: bool,
+    paths: &[RepoPath],
+) -> Vec<Level> {
+    let folders = Arc::new(Compiled::new(permissions.clone()).resolve(participant));
+    let caller = Caller::with((!admin && !folders.is_empty()).then_some(folders));
+    paths.iter().map(|path| caller.level(path)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

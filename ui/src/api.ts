@@ -30,7 +30,12 @@ import type { Change } from "./generated/Change";
 import type { ChangeDone } from "./generated/ChangeDone";
 import type { JoinView } from "./generated/JoinView";
 import type { MyDevices } from "./generated/MyDevices";
-import type { NewComputer } from "./generated/NewComputer";
+import type { InviteLink } from "./generated/InviteLink";
+import type { StudioView } from "./generated/StudioView";
+import type { RuleRow } from "./generated/RuleRow";
+import type { SeenFile } from "./generated/SeenFile";
+import type { Group } from "./generated/Group";
+import type { Rule } from "./generated/Rule";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -132,9 +137,20 @@ export const api = {
   /** Revokes a device of yours: null when it was this one (signed out). */
   revokeMyDevice: (id: string) => invoke<MyDevices | null>("revoke_my_device", { id }),
   /** A one-time code, and its link, for another computer of yours. */
-  addComputer: () => invoke<NewComputer>("add_computer"),
+  addComputer: () => invoke<InviteLink>("add_computer"),
   /** The invite link the app was started with (leasedesk://join?…), once. */
   takeJoinLink: () => invoke<string | null>("take_join_link"),
+  /** The studio (people, devices, groups, rules): an admin's; `forbidden` for anyone else. */
+  studio: () => invoke<StudioView>("studio"),
+  studioInvite: (name: string, role: "user" | "admin" | "agent", expiresSeconds: number) =>
+    invoke<InviteLink>("studio_invite", { name, role, expiresSeconds }),
+  studioRevokeDevice: (participant: string, id: string) => invoke<void>("studio_revoke_device", { participant, id }),
+  studioPutGroup: (name: string, members: string[]) => invoke<Group>("studio_put_group", { name, members }),
+  studioDeleteGroup: (name: string) => invoke<void>("studio_delete_group", { name }),
+  /** Replaces every rule with these. */
+  studioPutRules: (rules: RuleRow[]) => invoke<Rule[]>("studio_put_rules", { rules }),
+  /** What `participant` would see under `rules` (not saved): each file with its level. */
+  studioPreview: (participant: string, rules: RuleRow[]) => invoke<SeenFile[]>("studio_preview", { participant, rules }),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

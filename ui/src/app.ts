@@ -6,7 +6,7 @@ import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { noSelection, type Selection } from "./selection";
 
-export type View = "files" | "mine" | "proposals" | "activity";
+export type View = "files" | "mine" | "proposals" | "activity" | "studio";
 
 export interface UiState {
   overview: Overview | null;
@@ -190,7 +190,7 @@ export function setView(view: View) {
   for (const tab of document.querySelectorAll<HTMLButtonElement>("[role=tab]")) {
     tab.setAttribute("aria-selected", String(tab.dataset.view === view));
   }
-  for (const name of ["files", "mine", "proposals", "activity"]) $(`view-${name}`).hidden = name !== view;
+  for (const name of ["files", "mine", "proposals", "activity", "studio"]) $(`view-${name}`).hidden = name !== view;
   render();
 }
 

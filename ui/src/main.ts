@@ -16,6 +16,7 @@ import { setUpFiles } from "./views/files";
 import { setUpProposals } from "./views/proposals";
 import { openSettings } from "./views/settings";
 import { offerFirstRun, openJoin } from "./views/join";
+import { loadStudio } from "./views/studio";
 import { setUpRequests } from "./requests";
 
 hooks.openSettings = () => void openSettings();
@@ -123,7 +124,11 @@ for (const tab of document.querySelectorAll<HTMLButtonElement>("[role=tab]")) {
 $("add").addEventListener("click", () => void pickAndAdd());
 $("open-settings").addEventListener("click", () => void openSettings());
 
-void on("store-changed", () => scheduleReload());
+void on("store-changed", () => {
+  scheduleReload();
+  // Another store, or another person on it: an admin's tab, or none.
+  void loadStudio();
+});
 void on<FileRow>("row", (row) => replaceRow(row));
 void on<{ title: string; body: string; extend?: string }>("notice", (n) => {
   const checkout = n.extend && state.overview?.checkouts.find((c) => c.id === n.extend);
@@ -143,6 +148,7 @@ setInterval(tick, 1000);
 window.addEventListener("resize", () => render());
 void reload();
 void loadActivity();
+void loadStudio();
 // Started by an invite link: its join dialog; else, on a fresh profile, the first run's choice.
 void api.takeJoinLink().then((link) => (link ? openJoin(link) : offerFirstRun()));
 // An invite link opened while the app runs.

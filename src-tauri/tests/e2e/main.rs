@@ -20,5 +20,6 @@ mod offline;
 mod seeing;
 mod servers;
 mod settings;
+mod studio;
 mod tray;
 mod zoom;

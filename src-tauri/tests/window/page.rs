@@ -133,6 +133,24 @@ impl World {
         self.wait_for(&format!("#settings[open] #{id}"), id).await
     }
 
+    /// Chooses `value` in the list `css`, once it shows.
+    pub async fn choose(&self, css: &str, value: &str) {
+        let list = self.wait_for(css, css).await;
+        list.select_by_value(value).await.unwrap();
+    }
+
+    /// Waits until nothing matches `css` (within 10 s).
+    pub async fn wait_until_absent(&self, css: &str, what: &str) {
+        let started = Instant::now();
+        while !self.absent(css).await {
+            if started.elapsed() > Duration::from_secs(10) {
+                self.screenshot("failure").await;
+                panic!("{}: {what}: {css} still there after 10 s", self.name());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Chooses `value` in the Settings dialog's list `id`.
     pub async fn choose_setting(&self, id: &str, value: &str) {
         let field = self.settings_field(id).await;

@@ -11,6 +11,22 @@ use super::files::save_atomically;
 use super::session::World;
 
 impl World {
+    /// Joins from the first run's choice with an invite `link` to a plain
+    /// HTTP server, as the device `device`; waits for the studio's list.
+    pub async fn join_from_first_run(&self, link: &str, device: &str, a_file: &str) {
+        self.wait_for("#join[open] #first-run-join", "the first run's choice")
+            .await;
+        self.click("first-run-join").await;
+        self.type_into("#join-invite", link).await;
+        self.click("join-continue").await;
+        let name = self.wait_for("#join-device", "this computer's name").await;
+        name.clear().await.unwrap();
+        name.send_keys(device).await.unwrap();
+        self.click("join-submit").await;
+        self.wait_for(&World::row(a_file), "the studio's files")
+            .await;
+    }
+
     /// Clicks the open file's Check out and waits for the row to show you.
     pub async fn check_out_here(&self, row: &str) {
         // Enabled: while an earlier action runs, its buttons are disabled and a click does nothing.

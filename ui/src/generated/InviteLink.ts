@@ -4,4 +4,4 @@ import type { Invite } from "./Invite";
 /**
  * A code for another computer of yours, and its link.
  */
-export type NewComputer = { invite: Invite, link: string, };
+export type InviteLink = { invite: Invite, link: string, };
