@@ -33,6 +33,7 @@ use leasedesk::desk::Desk;
 use leasedesk::model::{ArtifactId, CheckinResult, CheckoutId};
 use leasedesk::workspace::Closed;
 use tauri::{AppHandle, Emitter, Manager, WindowEvent};
+use tauri_plugin_deep_link::DeepLinkExt;
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_notification::NotificationExt;
 
@@ -304,7 +305,7 @@ pub async fn tray_refresh(app: &AppHandle) {
 /// Shows the window, building it again if it was closed: a closed window is
 /// dropped with its web view, so the app idles in the tray without WebKit's
 /// web process (a third of its memory).
-fn show_main(app: &AppHandle) {
+pub(crate) fn show_main(app: &AppHandle) {
     let window = match app.get_webview_window("main") {
         Some(window) => window,
         None => {
@@ -452,13 +453,14 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
 pub fn run() {
     tauri::Builder::default()
         // A second start (an invite link opened meanwhile, say) shows this
-        // window, and hands it the link.
+        // window, and hands its link to the deep-link plugin (below).
         .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             show_main(app);
-            if let Some(link) = studio::invite_link(args) {
-                let _ = app.emit("join-link", link);
-            }
+            app.deep_link().handle_cli_arguments(args.into_iter());
         }))
+        // leasedesk:// links: the start's argument on Windows and Linux, an
+        // Apple event on macOS.
+        .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
@@ -489,8 +491,13 @@ pub fn run() {
                 uploads: Default::default(),
                 run_token: Default::default(),
                 intent: Default::default(),
-                join_link: Mutex::new(studio::invite_link(std::env::args())),
+                join_link: Mutex::new(studio::join_link_among(
+                    &app.deep_link().get_current()?.unwrap_or_default(),
+                )),
             });
+            let opened = handle.clone();
+            app.deep_link()
+                .on_open_url(move |event| studio::received(&opened, &event.urls()));
             // No tray host (a bare X server): the window still serves.
             if let Err(e) = build_tray(&handle) {
                 tracing::warn!("no tray: {e}");

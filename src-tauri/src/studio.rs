@@ -8,7 +8,7 @@ use leasedesk::desk::{computer_name, join_link, read_invitation};
 use leasedesk::model::{Invite, MyDevices};
 use leasedesk::{Remote, Studio};
 use serde::Serialize;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Emitter, Manager, State, Url};
 
 use crate::commands::{checked_pin, CertificateView, SettingsView};
 use crate::error::{UiError, UiResult};
@@ -170,12 +170,25 @@ pub async fn add_computer(state: State<'_, AppState>) -> UiResult<InviteLink> {
     ))
 }
 
-/// The invite link among a start's arguments: Windows' registry and the
-/// Linux desktop entry start the app with the link as its argument.
-pub fn invite_link(args: impl IntoIterator<Item = String>) -> Option<String> {
-    args.into_iter()
-        .skip(1)
-        .find(|arg| arg.starts_with("leasedesk://join"))
+/// The invite link among the links the app was opened with (from the
+/// deep-link plugin: a start's argument, a second start's, or macOS's
+/// Apple event); any other leasedesk:// link is not ours to follow.
+pub fn join_link_among(urls: &[Url]) -> Option<String> {
+    urls.iter()
+        .find(|url| url.scheme() == "leasedesk" && url.host_str() == Some("join"))
+        .map(Url::to_string)
+}
+
+/// A link opened while the app runs: kept for the window, which is shown
+/// and told to take it (so a window that is loading meanwhile takes it at
+/// its start instead, and never twice).
+pub fn received(app: &AppHandle, urls: &[Url]) {
+    let Some(link) = join_link_among(urls) else {
+        return;
+    };
+    *app.state::<AppState>().join_link() = Some(link);
+    crate::show_main(app);
+    let _ = app.emit("join-link", ());
 }
 
 /// The link the app was started with, once.
@@ -186,22 +199,19 @@ pub fn take_join_link(state: State<'_, AppState>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::invite_link;
+    use super::join_link_among;
 
     #[test]
-    fn the_link_a_start_was_given_is_found_among_its_arguments() {
-        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    fn the_join_link_is_found_among_the_links_opened() {
+        let urls = |list: &[&str]| list.iter().map(|s| s.parse().unwrap()).collect::<Vec<_>>();
         let link = "leasedesk://join?server=https%3A%2F%2Fa&code=7KQ2-ABCD-EFGH-JKMN";
+        assert_eq!(join_link_among(&urls(&[link])).as_deref(), Some(link));
         assert_eq!(
-            invite_link(args(&["leasedesk-app", link])).as_deref(),
+            join_link_among(&urls(&["leasedesk://settings", link])).as_deref(),
             Some(link)
         );
-        assert_eq!(invite_link(args(&["leasedesk-app"])), None);
-        // The program's own path is never taken for a link.
-        assert_eq!(invite_link(args(&[link])), None);
-        assert_eq!(
-            invite_link(args(&["leasedesk-app", "https://evil.example"])),
-            None
-        );
+        assert_eq!(join_link_among(&urls(&["leasedesk://open?path=a"])), None);
+        assert_eq!(join_link_among(&urls(&["https://join/?code=1"])), None);
+        assert_eq!(join_link_among(&[]), None);
     }
 }

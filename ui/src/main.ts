@@ -151,5 +151,5 @@ void loadActivity();
 void loadStudio();
 // Started by an invite link: its join dialog; else, on a fresh profile, the first run's choice.
 void api.takeJoinLink().then((link) => (link ? openJoin(link) : offerFirstRun()));
-// An invite link opened while the app runs.
-void on<string>("join-link", (link) => openJoin(link));
+// A link opened while the app runs: taken once, whoever asks first.
+void on("join-link", () => void api.takeJoinLink().then((link) => link && openJoin(link)));

@@ -153,6 +153,41 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         "revoked on the server"
     );
     w.screenshot("join-05-signed-out").await;
+
+    // The other computer's link clicked in a browser while the app runs:
+    // the desktop starts the app with the link, that start hands it to the
+    // running one (single instance, deep link) and ends, and the running
+    // app's join dialog reads it.
+    w.wait_for("body[data-ready=true]", "the window after signing out")
+        .await;
+    let mut second = Command::new(env!("CARGO_BIN_EXE_leasedesk-app"))
+        .arg(&new_link)
+        .env("LEASEDESK_APP_HOME", w._home.path())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let ended = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            second.kill().unwrap();
+            panic!("the second start did not hand over and end within 20 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(ended.success(), "the second start: {ended}");
+    w.wait_for(
+        "#join[open] #join-device",
+        "the join dialog on the handed link",
+    )
+    .await;
+    let shown = w.wait_for("#join-invite", "the link").await;
+    assert_eq!(
+        shown.prop("value").await.unwrap().as_deref(),
+        Some(new_link.as_str())
+    );
+    w.screenshot("join-06-link-handed-over").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
