@@ -2,6 +2,6 @@
 import type { Invite } from "./Invite";
 
 /**
- * A code for another computer of yours, and its link.
+ * A one-time invite code and its link: for another computer of yours, or someone new.
  */
 export type InviteLink = { invite: Invite, link: string, };
