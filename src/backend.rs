@@ -161,7 +161,19 @@ pub trait Backend: Send + Sync {
 
     /// Stores a new artifact at `path` as its version 1.
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact>;
-    async fn artifacts(&self) -> Result<Vec<Artifact>>;
+    /// Every artifact the caller may read, by path.
+    async fn artifacts(&self) -> Result<Vec<Artifact>> {
+        Ok(self
+            .artifact_page(ArtifactQuery::default())
+            .await?
+            .artifacts)
+    }
+    /// A page of artifacts by path, under a folder, containing a text or
+    /// held (every one without a limit), as of an event sequence number.
+    async fn artifact_page(&self, query: ArtifactQuery) -> Result<ArtifactPage>;
+    /// The folders directly under `folder` (`""` for the top), with the
+    /// files under each and how many are held.
+    async fn folders(&self, folder: &str) -> Result<FolderList>;
     async fn artifact(&self, id: ArtifactId) -> Result<Artifact>;
     async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact>;
     /// Versions, newest first.

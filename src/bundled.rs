@@ -147,9 +147,10 @@ impl Bundled {
         let (blobs, previews) = Blobs::open(dir, location.blobs.as_deref())?;
         // Blobs of uploads that a killed process never named. Best effort: a
         // failed sweep is tried again at the next open.
-        let swept = store
-            .read(|tx| tx.blob_digests())
-            .and_then(|named| blobs.sweep_unnamed(&named, |d| store.read(|tx| tx.names_blob(d))));
+        let swept = blobs.sweep_unnamed(
+            || store.read(|tx| tx.blob_digests()),
+            |d| store.read(|tx| tx.names_blob(d)),
+        );
         if let Err(e) = swept {
             tracing::warn!("unnamed blobs stay until the next open: {e}");
         }

@@ -30,6 +30,7 @@ macro_rules! string_conversions {
 }
 
 mod changes;
+mod listing;
 mod names;
 mod objects;
 mod path;
@@ -37,6 +38,7 @@ mod requests;
 mod studio;
 
 pub use changes::*;
+pub use listing::*;
 pub use names::*;
 pub use objects::*;
 pub use path::*;

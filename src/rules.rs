@@ -25,6 +25,7 @@ mod changes;
 mod checkouts;
 mod edits;
 mod leases;
+mod listing;
 mod proposals;
 mod requests;
 pub mod studio;
@@ -34,6 +35,7 @@ pub use changes::{change, check_out_many, commit_change, stage};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use leases::{break_lease, sweep};
+pub use listing::{artifact_page, folders};
 pub use proposals::{accept_proposal, proposal, proposals, rebuild_proposal, reject_proposal};
 pub use requests::{ask, reply, requests, withdraw};
 

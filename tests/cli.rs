@@ -10,6 +10,7 @@ mod data_folder;
 mod edit;
 mod events;
 mod lease;
+mod listing;
 mod output;
 mod requests;
 mod serve;

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::harness::*;
 use leasedesk::Backend;
 
+mod listing;
 mod permissions;
 mod requests;
 mod statuses;

@@ -23,6 +23,7 @@ mod failover;
 mod hostile;
 mod http;
 mod inputs;
+mod listing;
 #[cfg(target_os = "linux")]
 mod migrate;
 #[cfg(target_os = "linux")]

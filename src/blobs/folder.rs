@@ -11,7 +11,6 @@
 //! taken before the rename; a shared folder keeps these rules only on a file
 //! system that shares locks (NFSv4, SMB3).
 
-use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +22,9 @@ use super::{digest_named, open_local, Intake};
 use crate::error::{Error, Result};
 use crate::model::Digest;
 use crate::owner_only;
+
+/// The start of a hold's lock file's name in `tmp/`, before the digest's hex.
+const HOLD_PREFIX: &str = "hold-";
 
 #[derive(Clone, Debug)]
 pub struct BlobStore {
@@ -44,7 +46,11 @@ impl BlobStore {
 
     fn remove_stale_temp_files(&self) -> Result<()> {
         for entry in fs::read_dir(self.temp_dir())? {
-            let path = entry?.path();
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with(HOLD_PREFIX) {
+                continue; // the journal of interrupted uploads: see `sweep_interrupted`
+            }
+            let path = entry.path();
             // A live upload (maybe another process's) holds a lock on its file,
             // and a hold's file may have been made again since it was opened here.
             if let Ok(file) = File::open(&path) {
@@ -68,32 +74,33 @@ impl BlobStore {
         Ok(store)
     }
 
-    /// Removes every blob that no committed row names (`named` is the set a
-    /// snapshot found; `is_named` asks again, fresh, before each removal) and
-    /// no upload holds: what a process killed before its commit left behind.
-    /// Returns how many it removed.
-    pub fn sweep_unnamed(
-        &self,
-        named: &HashSet<Digest>,
-        is_named: impl Fn(&Digest) -> Result<bool>,
-    ) -> Result<usize> {
+    /// Removes the blobs of uploads a killed process left unfinished, and
+    /// looks at nothing else: an open costs what was interrupted, never
+    /// what is stored. An upload holds its digest (a lock file in `tmp/`)
+    /// from before its blob takes the digest's name until the transaction
+    /// that would name it in a row has ended, and the last holder out
+    /// removes the lock file; so a lock file that no live process holds is
+    /// an upload that never finished. Its blob goes unless `is_named` finds
+    /// a row naming it (the commit may have happened just before the kill).
+    /// Returns how many blobs it removed.
+    pub fn sweep_interrupted(&self, is_named: impl Fn(&Digest) -> Result<bool>) -> Result<usize> {
         let mut removed = 0;
-        for shard in 0..=255u8 {
-            for entry in fs::read_dir(self.root.join(format!("{shard:02x}")))? {
-                let name = entry?.file_name();
-                let Some(digest) = name.to_str().and_then(digest_named) else {
-                    continue; // not a blob of ours: leave it be
-                };
-                if !named.contains(&digest) && self.remove_unnamed(&digest, &is_named)? {
-                    removed += 1;
-                }
+        for entry in fs::read_dir(self.temp_dir())? {
+            let name = entry?.file_name();
+            let held = name.to_str().and_then(|n| n.strip_prefix(HOLD_PREFIX));
+            let Some(digest) = held.and_then(digest_named) else {
+                continue;
+            };
+            if self.remove_unnamed(&digest, &is_named)? {
+                removed += 1;
             }
         }
         Ok(removed)
     }
 
     fn hold_path(&self, digest: &Digest) -> PathBuf {
-        self.temp_dir().join(format!("hold-{}", digest.hex()))
+        self.temp_dir()
+            .join(format!("{HOLD_PREFIX}{}", digest.hex()))
     }
 
     /// Opens the lock file of `digest`'s holds, as it is named now (a removal

@@ -420,14 +420,17 @@ impl Blobs {
         }
     }
 
-    /// Removes what uploads that were never named left (see each store's sweep).
+    /// Removes what uploads that were never named left: a folder's, those
+    /// of the uploads a killed process left unfinished (see
+    /// [`BlobStore::sweep_interrupted`]); an object store's, once a day,
+    /// every old object that `named` (what rows name, read only then) lacks.
     pub fn sweep_unnamed(
         &self,
-        named: &HashSet<Digest>,
+        named: impl FnOnce() -> Result<HashSet<Digest>> + Send,
         is_named: impl Fn(&Digest) -> Result<bool> + Send + Sync,
     ) -> Result<usize> {
         match self {
-            Blobs::Folder(store) => store.sweep_unnamed(named, is_named),
+            Blobs::Folder(store) => store.sweep_interrupted(is_named),
             Blobs::Objects(objects) => objects.sweep_unnamed(named, is_named),
         }
     }

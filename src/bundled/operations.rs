@@ -36,17 +36,24 @@ impl Backend for Bundled {
         .await
     }
 
-    async fn artifacts(&self) -> Result<Vec<Artifact>> {
-        self.read(|tx, me, now| {
-            let caller = Caller::of(tx, me)?;
-            Ok(tx
-                .artifacts()?
-                .into_iter()
-                .filter_map(|a| caller.see(a).ok())
-                .map(|a| rules::visible(a, now))
-                .collect())
-        })
-        .await
+    async fn artifact_page(&self, query: ArtifactQuery) -> Result<ArtifactPage> {
+        let query = query.checked()?;
+        // As of an event a crash cannot undo: the page may show later ones
+        // too, which the caller then applies again (see `durable_events`).
+        let shared = self.shared.clone();
+        let durable = in_place(move || shared.store.durable_events()).await?;
+        let mut page = self
+            .read(move |tx, me, now| rules::artifact_page(tx, me, &query, now))
+            .await?;
+        page.seq = page.seq.min(durable);
+        Ok(page)
+    }
+
+    async fn folders(&self, folder: &str) -> Result<FolderList> {
+        check_folder(folder)?;
+        let folder = folder.to_owned();
+        self.read(move |tx, me, now| rules::folders(tx, me, &folder, now))
+            .await
     }
 
     async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {

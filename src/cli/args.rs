@@ -104,8 +104,25 @@ pub(super) enum Command {
         old: RepoPath,
         new: RepoPath,
     },
-    /// List files with their head version and holder.
-    Ls,
+    /// List files with their head version and holder, page by page as the
+    /// server sends them.
+    Ls {
+        /// Only the files under this folder (brand/ or brand).
+        #[arg(value_parser = folder)]
+        folder: Option<String>,
+        /// Only the files whose path contains TEXT, ignoring case.
+        #[arg(long, value_name = "TEXT")]
+        search: Option<String>,
+        /// Only the files someone holds now.
+        #[arg(long)]
+        held: bool,
+    },
+    /// List the folders in FOLDER (default: the top), with how many files
+    /// each holds and how many of those are held.
+    Folders {
+        #[arg(value_parser = folder)]
+        folder: Option<String>,
+    },
     /// Show who holds a file, with their note and the time left.
     Who {
         #[arg(value_parser = stored_path)]
@@ -410,4 +427,15 @@ fn parse_scaled(text: &str, units: &[(&str, u64)], what: &str) -> Result<u64, St
             format!("unknown unit {unit:?}: use {}", names.join(", "))
         })?;
     Ok(number.saturating_mul(*scale))
+}
+
+/// A folder as the API names it (`brand/`), given with or without its
+/// final `/`.
+fn folder(s: &str) -> Result<String, String> {
+    let folder = match s.is_empty() || s.ends_with('/') {
+        true => s.to_owned(),
+        false => format!("{s}/"),
+    };
+    check_folder(&folder).map_err(|e| e.to_string())?;
+    Ok(folder)
 }

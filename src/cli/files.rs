@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use leasedesk::model::*;
 use leasedesk::{Backend, Error, Upload};
 
-use super::{described, local_time, size, time_left, Output};
+use super::{described, local_time, say, size, time_left, Output};
 
 /// `import`: a new file at `path`, as version 1.
 pub(super) async fn import(
@@ -29,27 +29,86 @@ pub(super) async fn import(
     Ok(())
 }
 
-/// `ls`: every file with its head and holder.
-pub(super) async fn ls(store: &dyn Backend, now: Timestamp, out: &Output) -> Result<(), Error> {
-    let artifacts = store.artifacts().await?;
-    out.print(&artifacts, || {
-        let rows: Vec<String> = artifacts
-            .iter()
-            .map(|a| {
+/// How many files `ls` asks for at a time.
+pub(super) const LS_PAGE: u32 = 1000;
+
+/// `ls`: the files `query` finds with their heads and holders, printed a
+/// page at a time as they come (with `--json`, one array, an item a line).
+pub(super) async fn ls(
+    store: &dyn Backend,
+    mut query: ArtifactQuery,
+    now: Timestamp,
+    out: &Output,
+) -> Result<(), Error> {
+    let mut listed = 0u64;
+    if out.json {
+        say("[");
+    }
+    loop {
+        let page = store.artifact_page(query.clone()).await?;
+        for a in &page.artifacts {
+            if out.json {
+                let item = serde_json::to_string(a).expect("an artifact serializes");
+                say(&format!("{}{item}", if listed > 0 { "," } else { "" }));
+            } else {
                 let holder = a.lease.as_ref().map_or_else(
                     || "free".to_owned(),
                     |l| format!("{} ({} left)", l.participant, time_left(l.expires_at - now)),
                 );
-                format!("{}  v{}  {}", a.path, a.head.version, holder)
+                say(&format!("{}  v{}  {}", a.path, a.head.version, holder));
+            }
+            listed += 1;
+        }
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    if out.json {
+        say("]");
+    } else if listed == 0 {
+        let everything = query.prefix.is_none() && query.text.is_none() && !query.held;
+        say(match everything {
+            true => "no files yet: leasedesk import REPO_PATH FILE",
+            false => "no files found",
+        });
+    }
+    Ok(())
+}
+
+/// `folders`: the folders in `folder`, with their files and how many are held.
+pub(super) async fn folders(store: &dyn Backend, folder: &str, out: &Output) -> Result<(), Error> {
+    let list = store.folders(folder).await?;
+    out.print(&list, || {
+        let mut rows: Vec<String> = list
+            .folders
+            .iter()
+            .map(|f| {
+                let files = plural(f.files, "file");
+                match f.held {
+                    0 => format!("{}  {files}", f.path),
+                    held => format!("{}  {files}, {held} held", f.path),
+                }
             })
             .collect();
-        if rows.is_empty() {
-            "no files yet: leasedesk import REPO_PATH FILE".into()
-        } else {
-            rows.join("\n")
+        if list.files > 0 || rows.is_empty() {
+            let here = if folder.is_empty() {
+                "at the top"
+            } else {
+                "directly in it"
+            };
+            rows.push(format!("{} {here}", plural(list.files, "file")));
         }
+        rows.join("\n")
     });
     Ok(())
+}
+
+fn plural(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }
 
 /// `who`: the file's lease, or whose version it is when it is free.

@@ -138,7 +138,22 @@ async fn execute(args: Args) -> Result<(), Error> {
             file,
             message,
         } => files::import(store, &repo_path, file, message, &out).await,
-        Command::Ls => files::ls(store, now, &out).await,
+        Command::Ls {
+            folder,
+            search,
+            held,
+        } => {
+            let query = ArtifactQuery {
+                prefix: folder,
+                text: search,
+                held,
+                ..ArtifactQuery::page(files::LS_PAGE)
+            };
+            files::ls(store, query, now, &out).await
+        }
+        Command::Folders { folder } => {
+            files::folders(store, folder.as_deref().unwrap_or(""), &out).await
+        }
         Command::Who { repo_path } => files::who(store, &repo_path, now, &out).await,
         Command::History {
             repo_path,

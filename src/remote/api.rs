@@ -46,6 +46,34 @@ impl Backend for Remote {
         Ok(self.get::<ArtifactList>("/v1/artifacts").await?.artifacts)
     }
 
+    async fn artifact_page(&self, query: ArtifactQuery) -> Result<ArtifactPage> {
+        let query = query.checked()?;
+        let mut asked = Vec::new();
+        if let Some(limit) = query.limit {
+            asked.push(format!("limit={limit}"));
+        }
+        for (name, value) in [
+            ("after", &query.after),
+            ("prefix", &query.prefix),
+            ("q", &query.text),
+        ] {
+            if let Some(value) = value {
+                asked.push(format!("{name}={}", encoded(value)));
+            }
+        }
+        if query.held {
+            asked.push("held=true".into());
+        }
+        self.get(&format!("/v1/artifacts?{}", asked.join("&")))
+            .await
+    }
+
+    async fn folders(&self, folder: &str) -> Result<FolderList> {
+        check_folder(folder)?;
+        self.get(&format!("/v1/folders?prefix={}", encoded(folder)))
+            .await
+    }
+
     async fn artifact(&self, id: ArtifactId) -> Result<Artifact> {
         self.get(&format!("/v1/artifacts/{id}")).await
     }

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::Tx;
+use crate::store::{Hidden, Tx};
 
 /// A document made ready for lookups.
 struct Compiled {
@@ -206,6 +206,44 @@ impl Caller {
         answer
     }
 
+    /// The level for the files directly in `folder` (`brand/`, or `""`).
+    pub fn level_in(&self, folder: &str) -> Level {
+        let Some(folders) = &self.folders else {
+            return Level::Write;
+        };
+        let key = folder_key(folder);
+        let above = key.match_indices('/').map(|(at, _)| &key[..at]);
+        let deepest_first = std::iter::once(key.as_str())
+            .filter(|key| !key.is_empty())
+            .chain(above.rev())
+            .chain([""]);
+        for key in deepest_first {
+            if let Some((level, _)) = folders.get(key) {
+                return *level;
+            }
+        }
+        Level::Write
+    }
+
+    /// What the caller may not see, as parts of the store for a query:
+    /// each folder whose rule for them is `none`, less the nearest folders
+    /// beneath it with rules of their own, which decide for their files.
+    pub fn hidden(&self) -> Vec<Hidden> {
+        let Some(folders) = &self.folders else {
+            return Vec::new();
+        };
+        let mut hidden: Vec<Hidden> = folders
+            .iter()
+            .filter(|(_, (level, _))| *level == Level::None)
+            .map(|(key, _)| Hidden {
+                key: key.clone(),
+                except: nearest_beneath(folders.keys(), key),
+            })
+            .collect();
+        hidden.sort_by(|a, b| a.key.cmp(&b.key));
+        hidden
+    }
+
     /// Whether the artifact exists for the caller.
     pub fn sees(&self, artifact: &Artifact) -> bool {
         self.level(&artifact.path) != Level::None
@@ -282,6 +320,36 @@ fn deepest(folders: &Folders, path: &RepoPath) -> Decision {
         }
     }
     WRITE
+}
+
+/// Whether the folder key `key` is `folder`'s or lies beneath it.
+pub fn key_within(key: &str, folder: &str) -> bool {
+    folder.is_empty()
+        || key == folder
+        || key
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The keys among `keys` strictly beneath `folder` with none of the others
+/// between them and `folder`.
+fn nearest_beneath<'a>(
+    keys: impl Iterator<Item = &'a String> + Clone,
+    folder: &str,
+) -> Vec<String> {
+    let beneath = |key: &str, of: &str| key != of && key_within(key, of);
+    let mut nearest: Vec<String> = keys
+        .clone()
+        .filter(|key| beneath(key, folder))
+        .filter(|key| {
+            !keys
+                .clone()
+                .any(|between| beneath(between, folder) && beneath(key, between))
+        })
+        .cloned()
+        .collect();
+    nearest.sort();
+    nearest
 }
 
 fn read_only(decision: &Decision) -> Error {

@@ -45,6 +45,7 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/me", get(me))
         .route("/v1/artifacts", get(artifacts).post(import))
         .route("/v1/artifacts/{id}", get(artifact))
+        .route("/v1/folders", get(folders))
         .route("/v1/artifacts/{id}/versions", get(versions))
         .route("/v1/artifacts/{id}/content", get(content))
         .route("/v1/artifacts/{id}/preview", get(artifact_preview))
@@ -113,6 +114,15 @@ impl<T> JsonList<T> {
             items,
             rest: String::new(),
         }
+    }
+
+    /// The list followed by these fields.
+    fn with_fields(mut self, fields: serde_json::Map<String, serde_json::Value>) -> Self {
+        for (name, value) in fields {
+            self.rest
+                .push_str(&format!(",{}:{value}", serde_json::Value::from(name)));
+        }
+        self
     }
 }
 

@@ -55,6 +55,16 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
         ],
     ),
     (
+        "folders",
+        &[
+            ("path", Text),
+            ("parent", Text),
+            ("key", Text),
+            ("files", Int),
+            ("direct", Int),
+        ],
+    ),
+    (
         "versions",
         &[
             ("artifact_id", Text),

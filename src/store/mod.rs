@@ -4,6 +4,7 @@
 //! on either through the same calls.
 
 pub mod copy;
+mod listing;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
@@ -314,6 +315,39 @@ pub struct NewEvent<'a> {
 }
 
 /// The typed reads and writes of one transaction, the same on every store.
+/// What [`Transaction::artifact_page`] lists, by path.
+pub struct ListQuery<'a> {
+    /// Paths after this one (which need not exist).
+    pub after: Option<&'a str>,
+    /// Paths under this folder (`brand/`; `""` for every path).
+    pub folder: &'a str,
+    /// The collision key of a text the path's key must contain.
+    pub text_key: Option<String>,
+    /// Only artifacts whose lease is live at this time.
+    pub held_at: Option<Timestamp>,
+    /// What the caller may not see.
+    pub hidden: &'a [Hidden],
+    /// At most this many.
+    pub limit: Option<u32>,
+}
+
+/// Files a caller may not see: those whose path's key lies under the
+/// folder key `key` (`""`: every file) and under none of `except`, the
+/// folders beneath it whose own rules decide for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hidden {
+    pub key: String,
+    pub except: Vec<String>,
+}
+
+/// A folder's row: its path, its key, and the files under it at any depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FolderRow {
+    pub path: String,
+    pub key: String,
+    pub files: u64,
+}
+
 pub trait Transaction: StudioRows {
     /// The time of this transaction, read once: `clock`'s if it is a manual
     /// (test) clock, else the store's own. SQLite's is the backend's clock
@@ -355,6 +389,20 @@ pub trait Transaction: StudioRows {
 
     /// Every artifact by path, with its head and its lease row, lapsed or not.
     fn artifacts(&self) -> Result<Vec<Artifact>>;
+
+    /// Artifacts by path as `query` says, with their heads and lease rows.
+    fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>>;
+
+    /// The folders directly under `folder` by path, and how many files
+    /// are directly in `folder` (from counts each import and rename keeps).
+    fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)>;
+
+    /// The files under the folders whose key is `key` that lie within the
+    /// folder `within` (`""`: anywhere).
+    fn files_under_key(&self, key: &str, within: &str) -> Result<u64>;
+
+    /// The paths under `folder` whose lease is live at `now`.
+    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>>;
 
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()>;
 

@@ -295,9 +295,15 @@ pub(super) const LEASE_EPOCH_COLUMN: usize = 2 + HEAD_WIDTH + 7;
 /// An artifact with its head and lease row ([`artifact`] reads them), then
 /// (column [`LEASE_EPOCH_COLUMN`]) its lease epoch; `rest` is SQL after the joins.
 pub(super) fn artifact_select(rest: &str) -> String {
+    artifact_select_from("artifacts a", rest)
+}
+
+/// [`artifact_select`] with `from` naming the artifacts `a` (a join that
+/// finds them, say).
+pub(super) fn artifact_select_from(from: &str, rest: &str) -> String {
     format!(
         "SELECT a.id, a.path, {HEAD_COLUMNS}, {LEASE_COLUMNS}, a.lease_epoch
-         FROM artifacts a
+         FROM {from}
          JOIN versions v ON v.artifact_id = a.id AND v.version = a.head_version
          LEFT JOIN leases l ON l.artifact_id = a.id
          {rest}"

@@ -305,11 +305,12 @@ impl ObjectBlobs {
     /// At most once a day (a stamp object says when it last ran), deletes
     /// every blob object that no committed row names and that was last
     /// written more than a day ago: what failed or refused uploads left.
-    /// `named` is a snapshot; `is_named` asks afresh before each deletion.
-    /// Returns how many it deleted.
+    /// `named` reads a snapshot of what rows name, only when a sweep is due;
+    /// `is_named` asks afresh before each deletion. Returns how many it
+    /// deleted.
     pub fn sweep_unnamed(
         &self,
-        named: &HashSet<Digest>,
+        named: impl FnOnce() -> Result<HashSet<Digest>> + Send,
         is_named: impl Fn(&Digest) -> Result<bool> + Send + Sync,
     ) -> Result<usize> {
         self.on_own_runtime(|store| async move {
@@ -323,6 +324,7 @@ impl ObjectBlobs {
                 .put(&stamp, Bytes::new().into())
                 .await
                 .map_err(|e| self.unavailable(e))?;
+            let named = named()?;
             let blobs = self.prefix.clone().join("blobs");
             let mut listing = store.list(Some(&blobs));
             let mut removed = 0;

@@ -136,6 +136,43 @@ const PATH_FILTER: Param = Param {
     schema: PATH_SCHEMA,
     description: "Only the artifact at this path (as stored); none there is 404 `not_found`",
 };
+const PAGE_LIMIT: Param = Param {
+    name: "limit",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"integer","minimum":1,"maximum":10000}"#,
+    description: "One page of at most this many, sorted by path (bytewise on the NFC form); outside 1 to 10000: 422 `invalid`",
+};
+const PAGE_AFTER: Param = Param {
+    name: "after",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","maxLength":1024}"#,
+    description:
+        "The artifacts whose path sorts after this one (the last page's `next`); it need not exist",
+};
+const PREFIX: Param = Param {
+    name: "prefix",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","maxLength":1025}"#,
+    description:
+        "A folder, ending in `/` (`brand/`), or `\"\"` for the top; anything else is 422 `invalid`",
+};
+const SEARCH: Param = Param {
+    name: "q",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"string","minLength":2,"maxLength":200}"#,
+    description: "The artifacts whose path contains this text, ignoring case; 2 to 200 characters, else 422 `invalid`",
+};
+const HELD: Param = Param {
+    name: "held",
+    location: "query",
+    required: false,
+    schema: r#"{"type":"boolean"}"#,
+    description: "`true`: only the artifacts with a live lease",
+};
 const CHECKOUT_STATE: Param = Param {
     name: "state",
     location: "query",
@@ -225,7 +262,10 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("get", "/v1/openapi.json", &[], Body::None, ""),
     op("get", "/v1/me", &[], Body::None, ""),
     op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 409 exists, 422 invalid"),
-    op("get", "/v1/artifacts", &[PATH_FILTER], Body::None, "404 not_found, 422 invalid"),
+    op("get", "/v1/artifacts", &[PATH_FILTER, PAGE_LIMIT, PAGE_AFTER, PREFIX, SEARCH, HELD], Body::None, "404 not_found, 422 invalid")
+        .noting("Without `limit`, every artifact the caller may read; with it, one page. `path` is not combined with the others (422 `invalid`)."),
+    op("get", "/v1/folders", &[PREFIX], Body::None, "422 invalid")
+        .noting("What the caller may not read is neither listed nor counted; a folder with nothing they may read is left out."),
     op("get", "/v1/artifacts/{id}", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/versions", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/content", &[ID, VERSION], Body::None, "404 not_found"),

@@ -23,20 +23,72 @@ struct PathQuery {
     path: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts", responses((status = 200, description = "Every artifact, with head and live lease", body = ArtifactList)))]
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ListParams {
+    path: Option<String>,
+    limit: Option<u64>,
+    after: Option<String>,
+    prefix: Option<String>,
+    q: Option<String>,
+    held: Option<bool>,
+}
+
+#[utoipa::path(get, path = "/v1/artifacts", responses((status = 200, description = "The artifacts by path: every one, or a page (with `limit`) under a folder, containing a text, or held; `next` is the page's last path (null on the last page), `seq` the event the list is as of", body = ArtifactPage)))]
 pub(in crate::server) async fn artifacts(
     Caller(me): Caller,
     request: Request,
 ) -> ApiResult<JsonList<Artifact>> {
     refuse_non_utf8_path(request.uri())?;
-    let q: PathQuery = query(request.uri())?;
-    let artifacts = match q.path {
+    let q: ListParams = query(request.uri())?;
+    if let Some(path) = q.path {
+        if q.limit.is_some()
+            || q.after.is_some()
+            || q.prefix.is_some()
+            || q.q.is_some()
+            || q.held.is_some()
+        {
+            return Err(Error::Invalid(
+                "ask for the artifact at a path, or for a list, not both".into(),
+            )
+            .into());
+        }
         // An addition to API.md: the artifact at one path, for clients that
         // know paths (as stored: an old path that cannot be placed is found too).
-        Some(path) => vec![me.artifact_by_path(&RepoPath::stored(&path)?).await?],
-        None => me.artifacts().await?,
-    };
-    Ok(JsonList::new("artifacts", artifacts))
+        let found = me.artifact_by_path(&RepoPath::stored(&path)?).await?;
+        return Ok(JsonList::new("artifacts", vec![found]));
+    }
+    let page = me
+        .artifact_page(ArtifactQuery {
+            // Out of the page's range, whatever the number: 422 (past
+            // 2^63 - 1: 400, as for every number).
+            limit: in_range("limit", q.limit)?.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
+            after: q.after,
+            prefix: q.prefix,
+            text: q.q,
+            held: q.held.unwrap_or(false),
+        })
+        .await?;
+    let mut fields = serde_json::Map::new();
+    fields.insert("next".into(), page.next.into());
+    fields.insert("seq".into(), page.seq.into());
+    Ok(JsonList::new("artifacts", page.artifacts).with_fields(fields))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FolderParams {
+    prefix: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/folders", responses((status = 200, description = "The folders directly under `prefix`, each with the files under it the caller may read and how many are held; `files`: those directly in `prefix`", body = FolderList)))]
+pub(in crate::server) async fn folders(
+    Caller(me): Caller,
+    request: Request,
+) -> ApiResult<Json<FolderList>> {
+    refuse_non_utf8_path(request.uri())?;
+    let q: FolderParams = query(request.uri())?;
+    Ok(Json(me.folders(q.prefix.as_deref().unwrap_or("")).await?))
 }
 
 #[utoipa::path(post, path = "/v1/artifacts", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = Artifact)))]

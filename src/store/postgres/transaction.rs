@@ -10,6 +10,7 @@ use super::tx::{Columns, PgTx};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::model::*;
+use crate::store::listing::{self, Dialect};
 use crate::store::rows::signed;
 use crate::store::rows::{
     self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS,
@@ -18,7 +19,7 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -112,6 +113,12 @@ impl Transaction for PgTx<'_> {
     }
 
     fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        let old = self.query_one(
+            "SELECT path FROM artifacts WHERE id = $1",
+            &[&id.to_string()],
+        )?;
+        self.count_files(&RepoPath::stored(old.get::<_, &str>(0))?, -1)?;
+        self.count_files(path, 1)?;
         self.defer(
             "UPDATE artifacts SET path = $2, path_key = $3 WHERE id = $1",
             owned![
@@ -149,6 +156,47 @@ impl Transaction for PgTx<'_> {
         self.query(&sql, &[])?.iter().map(rows::artifact).collect()
     }
 
+    fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
+        let (sql, fields) = listing::artifact_page_sql(query, Dialect::Postgres);
+        self.query(&sql, &bound(&fields))?
+            .iter()
+            .map(rows::artifact)
+            .collect()
+    }
+
+    fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)> {
+        let folders = self
+            .query(&listing::subfolders_sql('$'), &[&folder])?
+            .iter()
+            .map(|r| {
+                Ok(FolderRow {
+                    path: r.get(0),
+                    key: r.get(1),
+                    files: count(r, 2)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let direct = self.query_opt(&listing::direct_files_sql('$'), &[&folder])?;
+        Ok((
+            folders,
+            direct.map(|r| count(&r, 0)).transpose()?.unwrap_or(0),
+        ))
+    }
+
+    fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {
+        let (sql, fields) = listing::files_under_key_sql(key, within, Dialect::Postgres);
+        count(&self.query_one(&sql, &bound(&fields))?, 0)
+    }
+
+    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>> {
+        let (sql, fields) = listing::held_paths_sql(folder, now, Dialect::Postgres);
+        Ok(self
+            .query(&sql, &bound(&fields))?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
         // A new row is this transaction's alone until it commits.
         self.held.borrow_mut().artifacts.insert(id, Some(0));
@@ -163,6 +211,7 @@ impl Transaction for PgTx<'_> {
                 millis(head.committed_at),
             ],
         )?;
+        self.count_files(path, 1)?;
         self.insert_version(id, head, None)
     }
 
@@ -568,7 +617,27 @@ impl Transaction for PgTx<'_> {
     }
 }
 
+/// Parameters for a query from their values.
+fn bound(fields: &[rows::Field]) -> Vec<&(dyn ToSql + Sync)> {
+    fields.iter().map(|f| f as _).collect()
+}
+
 impl PgTx<'_> {
+    /// Adds `by` files (1 or -1) to each folder above `path`.
+    fn count_files(&self, path: &RepoPath, by: i64) -> Result<()> {
+        for row in listing::folder_counts(path, by) {
+            let folder = row[0].clone();
+            self.defer(&listing::count_files_sql('$'), owned_fields(row))?;
+            if by < 0 {
+                self.defer(
+                    &listing::forget_empty_folder_sql('$'),
+                    owned_fields(vec![folder]),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// The row `sql` reads by `key` (`$1`), decoded by `decode`, in a write
     /// with its artifact (`by` names it) locked first (see
     /// [`PgTx::locked_query`]) and read ahead in the same statement: the

@@ -7,7 +7,8 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::{connect, SqliteStore};
 use crate::error::{Error, Result};
-use crate::model::collision_key;
+use crate::model::{collision_key, RepoPath};
+use crate::store::listing;
 use crate::store::rows::{Field, Kind};
 
 /// A migration's step that SQL cannot do.
@@ -26,6 +27,10 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
     (include_str!("../migrations/0006_requests.sql"), None),
     (include_str!("../migrations/0007_changes.sql"), None),
     (include_str!("../migrations/0008_studio.sql"), None),
+    (
+        include_str!("../migrations/0009_folders.sql"),
+        Some(count_folders),
+    ),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and
@@ -39,6 +44,21 @@ fn fill_path_keys(tx: &rusqlite::Transaction) -> Result<()> {
     let mut update = tx.prepare("UPDATE artifacts SET path_key = ?2 WHERE id = ?1")?;
     for (id, path) in rows {
         update.execute(params![id, collision_key(&path)])?;
+    }
+    Ok(())
+}
+
+/// Counts the files of every folder of the artifacts stored before folder
+/// counts, as each import would have.
+fn count_folders(tx: &rusqlite::Transaction) -> Result<()> {
+    let mut paths = tx.prepare("SELECT path FROM artifacts")?;
+    let mut count = tx.prepare(&listing::count_files_sql('?'))?;
+    let mut rows = paths.query([])?;
+    while let Some(row) = rows.next()? {
+        let path = RepoPath::stored(&row.get::<_, String>(0)?)?;
+        for folder in listing::folder_counts(&path, 1) {
+            count.execute(rusqlite::params_from_iter(&folder))?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use rusqlite::{params, params_from_iter};
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::model::*;
+use crate::store::listing::{self, Dialect};
 use crate::store::rows::{
     self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS, CHANGE_COLUMNS,
     CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED,
@@ -15,8 +16,13 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
+
+/// Past this many paths containing a search's text, a page walks the paths
+/// in order instead of sorting the matches: a text that common fills a
+/// page within a few times its length.
+const FEW_MATCHES: i64 = 20_000;
 
 /// One transaction on the SQLite store.
 pub struct SqliteTx<'a> {
@@ -25,6 +31,34 @@ pub struct SqliteTx<'a> {
 }
 
 impl SqliteTx<'_> {
+    /// Adds `by` files (1 or -1) to each folder above `path`.
+    fn count_files(&self, path: &RepoPath, by: i64) -> Result<()> {
+        let mut count = self.tx.prepare_cached(&listing::count_files_sql('?'))?;
+        let mut forget = self
+            .tx
+            .prepare_cached(&listing::forget_empty_folder_sql('?'))?;
+        for row in listing::folder_counts(path, by) {
+            count.execute(params_from_iter(&row))?;
+            if by < 0 {
+                forget.execute([&row[0]])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether so few paths contain `key` (3 characters or more) that
+    /// sorting the search index's matches beats walking every path.
+    fn few_matches(&self, key: &str) -> Result<bool> {
+        let found: i64 = self
+            .tx
+            .prepare_cached(
+                "SELECT count(*) FROM
+                 (SELECT 1 FROM artifact_search WHERE artifact_search MATCH ?1 LIMIT ?2)",
+            )?
+            .query_row(params![listing::fts_phrase(key), FEW_MATCHES], |r| r.get(0))?;
+        Ok(found < FEW_MATCHES)
+    }
+
     /// Every row `sql` finds, each mapped by `f`.
     pub(super) fn all<T>(
         &self,
@@ -144,11 +178,22 @@ impl Transaction for SqliteTx<'_> {
 
     /// Moves an artifact to `path` (the rules checked it is free).
     fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()> {
+        let old: String = self.tx.query_row(
+            "SELECT path FROM artifacts WHERE id = ?1",
+            [id.to_string()],
+            |r| r.get(0),
+        )?;
         self.tx.execute(
             "UPDATE artifacts SET path = ?2, path_key = ?3 WHERE id = ?1",
             params![id.to_string(), path.as_str(), path.collision_key()],
         )?;
-        Ok(())
+        self.tx.execute(
+            "UPDATE artifact_search SET key = ?2
+             WHERE rowid = (SELECT search_row FROM artifacts WHERE id = ?1)",
+            params![id.to_string(), path.collision_key()],
+        )?;
+        self.count_files(&RepoPath::stored(&old)?, -1)?;
+        self.count_files(path, 1)
     }
 
     /// An artifact with its head and its lease row, lapsed or not.
@@ -163,18 +208,70 @@ impl Transaction for SqliteTx<'_> {
         self.all(&sql, [], |r| rows::artifact(r))
     }
 
+    fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
+        let search_index = match &query.text_key {
+            Some(key) if key.chars().count() >= 3 => self.few_matches(key)?,
+            _ => false,
+        };
+        let (sql, fields) = listing::artifact_page_sql(query, Dialect::Sqlite { search_index });
+        self.all(&sql, params_from_iter(fields), |r| rows::artifact(r))
+    }
+
+    fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)> {
+        let folders = self.all(&listing::subfolders_sql('?'), [folder], |r| {
+            Ok(FolderRow {
+                path: r.get(0)?,
+                key: r.get(1)?,
+                files: rows::count(r, 2)?,
+            })
+        })?;
+        let direct = self.first(&listing::direct_files_sql('?'), [folder], |r| {
+            rows::count(r, 0)
+        })?;
+        Ok((folders, direct.unwrap_or(0)))
+    }
+
+    fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {
+        let (sql, fields) = listing::files_under_key_sql(
+            key,
+            within,
+            Dialect::Sqlite {
+                search_index: false,
+            },
+        );
+        let found = self.first(&sql, params_from_iter(fields), |r| rows::count(r, 0))?;
+        Ok(found.unwrap_or(0))
+    }
+
+    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>> {
+        let (sql, fields) = listing::held_paths_sql(
+            folder,
+            now,
+            Dialect::Sqlite {
+                search_index: false,
+            },
+        );
+        self.all(&sql, params_from_iter(fields), |r| Ok(r.get(0)?))
+    }
+
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
         self.tx.execute(
-            "INSERT INTO artifacts (id, path, path_key, head_version, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO artifact_search (key, id) VALUES (?1, ?2)",
+            params![path.collision_key(), id.to_string()],
+        )?;
+        self.tx.execute(
+            "INSERT INTO artifacts (id, path, path_key, head_version, created_at, search_row)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 id.to_string(),
                 path.as_str(),
                 path.collision_key(),
                 head.version,
-                millis(head.committed_at)
+                millis(head.committed_at),
+                self.tx.last_insert_rowid()
             ],
         )?;
+        self.count_files(path, 1)?;
         self.insert_version(id, head, None)
     }
 

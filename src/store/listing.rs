@@ -1,0 +1,280 @@
+//! The SQL of lists by page, folder and search (`shared/API.md`, "A million
+//! files"), which both stores share, each spelling its parameters and its
+//! search. Every list walks an index: pages the path's, a search the
+//! trigrams' (FTS5 on SQLite, `pg_trgm` on PostgreSQL), `held` the leases'.
+//!
+//! A folder's counts are rows (`folders`) that the import or rename which
+//! changes them updates in its own transaction: a listing reads a row per
+//! child folder, never the files under them. Folder permissions are
+//! conditions on the path's key ([`Hidden`]), so what a caller may not see
+//! is skipped by the query and never reaches a page.
+
+use super::rows::{artifact_select_from, millis, Field};
+use super::{Hidden, ListQuery};
+use crate::model::{folder_range_end, folders_above, RepoPath};
+
+/// How a store spells what differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Dialect {
+    /// `search_index`: a text is found through `artifact_search`, the
+    /// paths' keys by trigram (a text of 3 characters or more, matching
+    /// few enough files to sort them).
+    Sqlite {
+        search_index: bool,
+    },
+    Postgres,
+}
+
+/// Parameters numbered as a store spells them (`?1`, `$1`).
+pub(super) struct Bound {
+    sigil: char,
+    pub(super) fields: Vec<Field>,
+}
+
+impl Bound {
+    pub(super) fn new(dialect: Dialect) -> Self {
+        let sigil = match dialect {
+            Dialect::Postgres => '$',
+            Dialect::Sqlite { .. } => '?',
+        };
+        Self {
+            sigil,
+            fields: Vec::new(),
+        }
+    }
+
+    fn bind(&mut self, field: Field) -> String {
+        self.fields.push(field);
+        format!("{}{}", self.sigil, self.fields.len())
+    }
+
+    fn text(&mut self, text: impl Into<String>) -> String {
+        self.bind(Field::Text(Some(text.into())))
+    }
+
+    fn int(&mut self, n: i64) -> String {
+        self.bind(Field::Int(Some(n)))
+    }
+}
+
+/// The SQL of [`super::Transaction::artifact_page`] (columns as
+/// `rows::artifact` reads them) and its parameters.
+pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String, Vec<Field>) {
+    let mut bound = Bound::new(dialect);
+    let mut from = "artifacts a".to_owned();
+    let mut conditions = Vec::new();
+    if let Some(after) = query.after {
+        conditions.push(format!("a.path > {}", bound.text(after)));
+    }
+    if let Some(end) = folder_range_end(query.folder) {
+        let (start, end) = (bound.text(query.folder), bound.text(end));
+        conditions.push(format!("a.path >= {start} AND a.path < {end}"));
+    }
+    if let Some(at) = query.held_at {
+        conditions.push(format!("l.expires_at > {}", bound.int(millis(at))));
+    }
+    if let Some(key) = &query.text_key {
+        match dialect {
+            Dialect::Sqlite { search_index } => {
+                if search_index {
+                    // The matches first, then sorted: few, by the caller's choice.
+                    from = format!(
+                        "(SELECT id FROM artifact_search WHERE artifact_search MATCH {}) s
+                         CROSS JOIN artifacts a ON a.id = s.id",
+                        bound.text(fts_phrase(key))
+                    );
+                }
+                conditions.push(format!(
+                    "instr(a.path_key, {}) > 0",
+                    bound.text(key.as_str())
+                ));
+            }
+            Dialect::Postgres => {
+                let pattern = format!("%{}%", like_escaped(key));
+                conditions.push(format!("a.path_key LIKE {}", bound.text(pattern)));
+            }
+        }
+    }
+    if !query.hidden.is_empty() {
+        let hidden: Vec<String> = query
+            .hidden
+            .iter()
+            .map(|h| hidden_condition(&mut bound, h))
+            .collect();
+        conditions.push(format!("NOT ({})", hidden.join(" OR ")));
+    }
+    let mut rest = String::new();
+    if !conditions.is_empty() {
+        rest = format!("WHERE {}", conditions.join(" AND "));
+    }
+    rest.push_str(" ORDER BY a.path");
+    if let Some(limit) = query.limit {
+        rest.push_str(&format!(" LIMIT {}", bound.int(limit.into())));
+    }
+    (artifact_select_from(&from, &rest), bound.fields)
+}
+
+/// Whether a path's key lies in the hidden part `h`.
+fn hidden_condition(bound: &mut Bound, h: &Hidden) -> String {
+    let mut parts = Vec::new();
+    if !h.key.is_empty() {
+        parts.push(under_key(bound, &h.key));
+    }
+    for except in &h.except {
+        parts.push(format!("NOT ({})", under_key(bound, except)));
+    }
+    match parts.is_empty() {
+        true => "1 = 1".to_owned(),
+        false => format!("({})", parts.join(" AND ")),
+    }
+}
+
+/// A path key under the folder key `key`: a range of the key's index, as
+/// `0` follows `/` in byte order.
+fn under_key(bound: &mut Bound, key: &str) -> String {
+    let (start, end) = (bound.text(format!("{key}/")), bound.text(format!("{key}0")));
+    format!("a.path_key >= {start} AND a.path_key < {end}")
+}
+
+/// An FTS5 query for the text as one phrase: with trigram tokens, the
+/// rows that contain it (3 characters or more).
+pub(super) fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// `text` for a LIKE pattern, its own `%`, `_` and `\` taken literally.
+fn like_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// The folders directly under a folder, by path.
+pub(super) fn subfolders_sql(p: char) -> String {
+    format!("SELECT path, key, files FROM folders WHERE parent = {p}1 ORDER BY path")
+}
+
+/// The files directly in a folder.
+pub(super) fn direct_files_sql(p: char) -> String {
+    format!("SELECT direct FROM folders WHERE path = {p}1")
+}
+
+/// The SQL of [`super::Transaction::files_under_key`] and its parameters.
+pub(super) fn files_under_key_sql(
+    key: &str,
+    within: &str,
+    dialect: Dialect,
+) -> (String, Vec<Field>) {
+    let mut bound = Bound::new(dialect);
+    let mut sql = format!(
+        "SELECT CAST(COALESCE(SUM(files), 0) AS BIGINT) FROM folders WHERE key = {}",
+        bound.text(key)
+    );
+    if let Some(end) = folder_range_end(within) {
+        let (start, end) = (bound.text(within), bound.text(end));
+        sql.push_str(&format!(" AND path >= {start} AND path < {end}"));
+    }
+    (sql, bound.fields)
+}
+
+/// The SQL of [`super::Transaction::held_paths`] and its parameters.
+pub(super) fn held_paths_sql(
+    folder: &str,
+    now: crate::model::Timestamp,
+    dialect: Dialect,
+) -> (String, Vec<Field>) {
+    let mut bound = Bound::new(dialect);
+    let mut sql = format!(
+        "SELECT a.path FROM leases l JOIN artifacts a ON a.id = l.artifact_id
+         WHERE l.expires_at > {}",
+        bound.int(millis(now))
+    );
+    if let Some(end) = folder_range_end(folder) {
+        let (start, end) = (bound.text(folder), bound.text(end));
+        sql.push_str(&format!(" AND a.path >= {start} AND a.path < {end}"));
+    }
+    (sql, bound.fields)
+}
+
+/// Adds `by` files (1 or -1) to each folder above a path: `$1` the folder,
+/// `$2` its parent (NULL for the whole store's `""`), `$3` its key, `$4`
+/// the files under it, `$5` those directly in it.
+pub(super) fn count_files_sql(p: char) -> String {
+    format!(
+        "INSERT INTO folders (path, parent, key, files, direct) VALUES ({p}1, {p}2, {p}3, {p}4, {p}5)
+         ON CONFLICT (path) DO UPDATE SET files = folders.files + excluded.files,
+             direct = folders.direct + excluded.direct"
+    )
+}
+
+/// Forgets a folder with no file left under it: `$1` the folder.
+pub(super) fn forget_empty_folder_sql(p: char) -> String {
+    format!("DELETE FROM folders WHERE path = {p}1 AND files = 0")
+}
+
+/// The rows [`count_files_sql`] binds for a path's folders, outermost
+/// first, adding `by` files.
+pub(super) fn folder_counts(path: &RepoPath, by: i64) -> Vec<Vec<Field>> {
+    let key = path.collision_key();
+    // A folder's key is its path key's part up to the same `/`: folding
+    // maps each character alone and never makes or takes a `/`.
+    let keys = std::iter::once("").chain(key.match_indices('/').map(|(at, _)| &key[..at]));
+    let folders = folders_above(path.as_str());
+    let direct_at = folders.len() - 1;
+    folders
+        .into_iter()
+        .zip(keys)
+        .enumerate()
+        .map(|(i, ((folder, parent), key))| {
+            vec![
+                Field::Text(Some(folder.to_owned())),
+                Field::Text(parent.map(str::to_owned)),
+                Field::Text(Some(key.to_owned())),
+                Field::Int(Some(by)),
+                Field::Int(Some(if i == direct_at { by } else { 0 })),
+            ]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_folders_are_counted_with_their_keys() {
+        let path: RepoPath = "Brand/Été/a.psd".parse().unwrap();
+        let rows = folder_counts(&path, 1);
+        let texts: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|f| match f {
+                        Field::Text(t) => t.clone().unwrap_or("NULL".into()),
+                        Field::Int(n) => n.unwrap().to_string(),
+                        Field::Bool(b) => b.to_string(),
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ["", "NULL", "", "1", "0"],
+                ["Brand/", "", "BRAND", "1", "0"],
+                ["Brand/Été/", "Brand/", "BRAND/ÉTÉ", "1", "1"],
+            ]
+        );
+    }
+
+    #[test]
+    fn search_texts_are_taken_literally() {
+        assert_eq!(like_escaped("50%_a\\b"), "50\\%\\_a\\\\b");
+        assert_eq!(fts_phrase("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

@@ -1,0 +1,455 @@
+//! Lists by page, folder and search (API.md, "A million files"), on every
+//! backend: pages that walk every file once in path order, wherever they
+//! start; a folder, a text and `held` that narrow them together; folder
+//! counts kept through imports, renames and leases; and folder permissions
+//! applied to every answer and every count.
+
+use leasedesk::model::*;
+use leasedesk::{Backend, Error};
+
+use crate::harness::*;
+
+/// The files of these tests, in no order: folders at several depths, case
+/// and accents, and the characters a LIKE pattern would take for wildcards.
+const FILES: &[&str] = &[
+    "brand/Hero.psd",
+    "brand/logo.ai",
+    "brand/superhero/cape.psd",
+    "brand/Été/affiche.psd",
+    "brand/2026/q1/banner.psd",
+    "brand/2026/q2/banner.psd",
+    "exports/hero-small.png",
+    "exports/a_b.png",
+    "exports/axb.png",
+    "exports/100%.png",
+    "finance/q3.xlsx",
+    "finance/public/summary.pdf",
+    "readme.txt",
+    "zz/last.psd",
+];
+
+async fn import_all(f: &Fixture) -> Vec<Artifact> {
+    let mut imported = Vec::new();
+    for p in FILES {
+        imported.push(f.import(p, p.as_bytes()).await);
+    }
+    imported
+}
+
+/// Every page of `query` (with `limit`), in order, and the `seq` of each.
+async fn walk(backend: &dyn Backend, query: ArtifactQuery) -> (Vec<String>, Vec<u64>) {
+    let mut query = query;
+    let (mut paths, mut seqs) = (Vec::new(), Vec::new());
+    loop {
+        let page = backend.artifact_page(query.clone()).await.unwrap();
+        let limit = query.limit.unwrap() as usize;
+        assert!(page.artifacts.len() <= limit, "a page over its limit");
+        if let Some(next) = &page.next {
+            assert_eq!(
+                page.artifacts.len(),
+                limit,
+                "a page short of its limit before the end"
+            );
+            assert_eq!(
+                Some(next),
+                page.artifacts.last().map(|a| a.path.to_string()).as_ref()
+            );
+        }
+        paths.extend(page.artifacts.iter().map(|a| a.path.to_string()));
+        seqs.push(page.seq);
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => return (paths, seqs),
+        }
+    }
+}
+
+fn sorted(paths: impl IntoIterator<Item = impl ToString>) -> Vec<String> {
+    let mut paths: Vec<String> = paths.into_iter().map(|p| p.to_string()).collect();
+    paths.sort(); // bytewise, as the API sorts
+    paths
+}
+
+fn query() -> ArtifactQuery {
+    ArtifactQuery::page(3)
+}
+
+async fn pages_walk_every_file_once_in_path_order(f: Fixture) {
+    import_all(&f).await;
+    let (walked, seqs) = walk(f.alice.as_ref(), query()).await;
+    assert_eq!(walked, sorted(FILES));
+    let everything = f.alice.artifacts().await.unwrap();
+    assert_eq!(walked, sorted(everything.iter().map(|a| &a.path)));
+    // Each page is as of the last event: nothing happened meanwhile.
+    let last = f.last_seq().await;
+    assert!(
+        seqs.iter().all(|&seq| seq == last),
+        "{seqs:?} against {last}"
+    );
+    // A page as large as the store has no next page.
+    let one = f
+        .alice
+        .artifact_page(ArtifactQuery::page(MAX_PAGE))
+        .await
+        .unwrap();
+    assert_eq!((one.artifacts.len(), one.next), (FILES.len(), None));
+    // Without a limit, the whole list at once.
+    let all = f
+        .alice
+        .artifact_page(ArtifactQuery::default())
+        .await
+        .unwrap();
+    assert_eq!((all.artifacts.len(), all.next), (FILES.len(), None));
+}
+
+async fn after_a_path_that_does_not_exist_pages_from_the_next(f: Fixture) {
+    import_all(&f).await;
+    let from = |after: &str| ArtifactQuery {
+        after: Some(after.into()),
+        ..ArtifactQuery::page(2)
+    };
+    let page = f.alice.artifact_page(from("brand/Hf")).await.unwrap();
+    let paths: Vec<_> = page.artifacts.iter().map(|a| a.path.to_string()).collect();
+    assert_eq!(paths, ["brand/logo.ai", "brand/superhero/cape.psd"]);
+    // Past every path: an empty last page.
+    let page = f.alice.artifact_page(from("zzz")).await.unwrap();
+    assert_eq!((page.artifacts.len(), page.next), (0, None));
+    // Before every path: all of them, from the first.
+    let (walked, _) = walk(f.alice.as_ref(), from("")).await;
+    assert_eq!(walked, sorted(FILES));
+    // `after` in another normal form sorts as its NFC form.
+    let page = f
+        .alice
+        .artifact_page(from("brand/E\u{301}te\u{301}/"))
+        .await
+        .unwrap();
+    assert_eq!(page.artifacts[0].path.as_str(), "brand/Été/affiche.psd");
+}
+
+async fn a_folder_a_search_and_held_narrow_the_list_together(f: Fixture) {
+    let imported = import_all(&f).await;
+    let id_of = |p: &str| imported.iter().find(|a| a.path.as_str() == p).unwrap().id;
+    let find = |prefix: Option<&str>, text: Option<&str>, held: bool| ArtifactQuery {
+        prefix: prefix.map(Into::into),
+        text: text.map(Into::into),
+        held,
+        ..query()
+    };
+    let found = |q: ArtifactQuery| async { walk(f.alice.as_ref(), q).await.0 };
+
+    assert_eq!(
+        found(find(Some("brand/2026/"), None, false)).await,
+        ["brand/2026/q1/banner.psd", "brand/2026/q2/banner.psd"]
+    );
+    // A folder is a folder: `brand/20` is not one of `brand/2026/`'s.
+    assert!(found(find(Some("brand/20/"), None, false)).await.is_empty());
+    assert_eq!(found(find(Some(""), None, false)).await, sorted(FILES));
+    // Case and accents are ignored; 2 characters are enough.
+    let heroes = [
+        "brand/Hero.psd",
+        "brand/superhero/cape.psd",
+        "exports/hero-small.png",
+    ];
+    assert_eq!(found(find(None, Some("HERO"), false)).await, heroes);
+    assert_eq!(found(find(None, Some("hEr"), false)).await, heroes);
+    assert_eq!(
+        found(find(None, Some("été/"), false)).await,
+        ["brand/Été/affiche.psd"]
+    );
+    assert_eq!(
+        found(find(None, Some("xl"), false)).await,
+        ["finance/q3.xlsx"]
+    );
+    // A search's text is taken literally: `_` and `%` are no wildcards.
+    assert_eq!(
+        found(find(None, Some("a_b"), false)).await,
+        ["exports/a_b.png"]
+    );
+    assert_eq!(
+        found(find(None, Some("0%."), false)).await,
+        ["exports/100%.png"]
+    );
+    assert!(found(find(None, Some("nowhere"), false)).await.is_empty());
+
+    // Held: a live lease, not a lapsed one nor one given back.
+    assert!(found(find(None, None, true)).await.is_empty());
+    let cape = f
+        .bob
+        .check_out(id_of("brand/superhero/cape.psd"), for_seconds(60))
+        .await
+        .unwrap();
+    let small = f
+        .alice
+        .check_out(id_of("exports/hero-small.png"), for_seconds(600))
+        .await
+        .unwrap();
+    let logo = f
+        .alice
+        .check_out(id_of("brand/logo.ai"), checkout_request())
+        .await
+        .unwrap();
+    f.alice.cancel(logo.id).await.unwrap();
+    assert_eq!(
+        found(find(None, None, true)).await,
+        ["brand/superhero/cape.psd", "exports/hero-small.png"]
+    );
+    assert_eq!(
+        found(find(Some("brand/"), Some("hero"), true)).await,
+        ["brand/superhero/cape.psd"]
+    );
+    let page = f
+        .alice
+        .artifact_page(find(None, Some("hero"), true))
+        .await
+        .unwrap();
+    assert_eq!(
+        page.artifacts[0].lease.as_ref().unwrap().checkout_id,
+        Some(cape.id)
+    );
+    f.advance(std::time::Duration::from_secs(61));
+    assert_eq!(
+        found(find(None, Some("hero"), true)).await,
+        ["exports/hero-small.png"]
+    );
+    let _ = small;
+}
+
+async fn folders_count_files_and_held_files_at_every_depth(f: Fixture) {
+    let imported = import_all(&f).await;
+    let id_of = |p: &str| imported.iter().find(|a| a.path.as_str() == p).unwrap().id;
+    let count = |path: &str, files: u64, held: u64| FolderCount {
+        path: path.into(),
+        files,
+        held,
+    };
+    let top = f.alice.folders("").await.unwrap();
+    assert_eq!(
+        top,
+        FolderList {
+            folders: vec![
+                count("brand/", 6, 0),
+                count("exports/", 4, 0),
+                count("finance/", 2, 0),
+                count("zz/", 1, 0),
+            ],
+            files: 1,
+        }
+    );
+    f.bob
+        .check_out(id_of("brand/2026/q2/banner.psd"), checkout_request())
+        .await
+        .unwrap();
+    f.bob
+        .check_out(id_of("brand/Hero.psd"), for_seconds(30))
+        .await
+        .unwrap();
+    let brand = f.alice.folders("brand/").await.unwrap();
+    assert_eq!(
+        brand,
+        FolderList {
+            folders: vec![
+                count("brand/2026/", 2, 1),
+                count("brand/superhero/", 1, 0),
+                count("brand/Été/", 1, 0),
+            ],
+            files: 2,
+        }
+    );
+    assert_eq!(
+        f.alice.folders("").await.unwrap().folders[0],
+        count("brand/", 6, 2)
+    );
+    // A lapsed lease is not held.
+    f.advance(std::time::Duration::from_secs(31));
+    assert_eq!(
+        f.alice.folders("").await.unwrap().folders[0],
+        count("brand/", 6, 1)
+    );
+    // A folder with no file is no folder.
+    assert_eq!(
+        f.alice.folders("nowhere/").await.unwrap(),
+        FolderList::default()
+    );
+
+    // A rename moves the counts; a folder left empty is gone.
+    f.admin
+        .rename(id_of("zz/last.psd"), &path("brand/2026/q3/last.psd"))
+        .await
+        .unwrap();
+    let top = f.alice.folders("").await.unwrap();
+    assert_eq!(top.folders[0], count("brand/", 7, 1));
+    assert!(top.folders.iter().all(|f| f.path != "zz/"), "{top:?}");
+    let year = f.alice.folders("brand/2026/").await.unwrap();
+    let paths: Vec<_> = year.folders.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["brand/2026/q1/", "brand/2026/q2/", "brand/2026/q3/"]
+    );
+    // The files a folder holds are the files a page of it lists.
+    for folder in &f.alice.folders("").await.unwrap().folders {
+        let (listed, _) = walk(
+            f.alice.as_ref(),
+            ArtifactQuery {
+                prefix: Some(folder.path.clone()),
+                ..query()
+            },
+        )
+        .await;
+        assert_eq!(listed.len() as u64, folder.files, "{}", folder.path);
+    }
+}
+
+async fn what_a_caller_may_not_read_is_neither_listed_nor_counted(f: Fixture) {
+    let imported = import_all(&f).await;
+    let id_of = |p: &str| imported.iter().find(|a| a.path.as_str() == p).unwrap().id;
+    f.alice
+        .check_out(id_of("finance/q3.xlsx"), checkout_request())
+        .await
+        .unwrap();
+    f.alice
+        .check_out(id_of("finance/public/summary.pdf"), checkout_request())
+        .await
+        .unwrap();
+    f.studio("user:admin")
+        .put_permission_rules(vec![
+            Rule::parse("finance/", "user:bob", "none").unwrap(),
+            Rule::parse("finance/public/", "user:bob", "read").unwrap(),
+            Rule::parse("brand/2026/", "everyone", "none").unwrap(),
+            Rule::parse("brand/2026/q2/", "user:bob", "write").unwrap(),
+        ])
+        .await
+        .unwrap();
+    let (bob_sees, _) = walk(f.bob.as_ref(), query()).await;
+    let hidden = ["finance/q3.xlsx", "brand/2026/q1/banner.psd"];
+    let expected = sorted(FILES.iter().filter(|p| !hidden.contains(p)));
+    assert_eq!(bob_sees, expected);
+    // The pages' cursors never name a hidden file either.
+    let mut after = None;
+    loop {
+        let page = f
+            .bob
+            .artifact_page(ArtifactQuery {
+                after,
+                ..ArtifactQuery::page(1)
+            })
+            .await
+            .unwrap();
+        if let Some(next) = &page.next {
+            assert!(!hidden.contains(&next.as_str()), "{next}");
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    let bob_finds = |text: &str| {
+        f.bob.artifact_page(ArtifactQuery {
+            text: Some(text.into()),
+            ..ArtifactQuery::page(100)
+        })
+    };
+    assert!(bob_finds("q3.x").await.unwrap().artifacts.is_empty());
+    assert_eq!(bob_finds("finance").await.unwrap().artifacts.len(), 1);
+    let bob_held = f
+        .bob
+        .artifact_page(ArtifactQuery {
+            held: true,
+            ..ArtifactQuery::page(100)
+        })
+        .await
+        .unwrap();
+    let held: Vec<_> = bob_held.artifacts.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(held, ["finance/public/summary.pdf"]);
+    assert_eq!(bob_held.artifacts[0].access, Access::Read);
+
+    // Counts: bob's leave out what he may not read; a folder of nothing
+    // he may read is not listed.
+    let count = |path: &str, files: u64, held: u64| FolderCount {
+        path: path.into(),
+        files,
+        held,
+    };
+    let top = f.bob.folders("").await.unwrap();
+    assert_eq!(
+        top.folders,
+        [
+            count("brand/", 5, 0),
+            count("exports/", 4, 0),
+            count("finance/", 1, 1),
+            count("zz/", 1, 0),
+        ]
+    );
+    assert_eq!(
+        f.bob.folders("finance/").await.unwrap(),
+        FolderList {
+            folders: vec![count("finance/public/", 1, 1)],
+            files: 0,
+        }
+    );
+    let year = f.bob.folders("brand/2026/").await.unwrap();
+    assert_eq!(year.folders, [count("brand/2026/q2/", 1, 0)]);
+    // Everyone's rule hides brand/2026/ from alice (bob's own rule opens
+    // q2/ to him alone); the admin sees all.
+    let top = f.alice.folders("").await.unwrap();
+    assert_eq!(top.folders[0], count("brand/", 4, 0));
+    assert_eq!(top.folders[2], count("finance/", 2, 2));
+    let top = f.admin.folders("").await.unwrap();
+    assert_eq!(top.folders[0], count("brand/", 6, 0));
+    let (admin_sees, _) = walk(f.admin.as_ref(), query()).await;
+    assert_eq!(admin_sees, sorted(FILES));
+}
+
+async fn a_query_out_of_bounds_is_invalid(f: Fixture) {
+    import_all(&f).await;
+    let bad = [
+        ArtifactQuery::page(0),
+        ArtifactQuery::page(MAX_PAGE + 1),
+        ArtifactQuery {
+            text: Some("h".into()),
+            ..query()
+        },
+        ArtifactQuery {
+            text: Some("h".repeat(201)),
+            ..query()
+        },
+        ArtifactQuery {
+            prefix: Some("brand".into()),
+            ..query()
+        },
+    ];
+    for q in bad {
+        match f.alice.artifact_page(q.clone()).await {
+            Err(Error::Invalid(_)) => {}
+            other => panic!("{q:?}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        f.alice.folders("brand").await,
+        Err(Error::Invalid(_))
+    ));
+    assert!(matches!(
+        f.alice.folders("../").await,
+        Err(Error::Invalid(_))
+    ));
+    // 200 characters are a search (that finds nothing).
+    let long = ArtifactQuery {
+        text: Some("é".repeat(200)),
+        ..query()
+    };
+    assert!(f
+        .alice
+        .artifact_page(long)
+        .await
+        .unwrap()
+        .artifacts
+        .is_empty());
+}
+
+crate::contract!(
+    pages_walk_every_file_once_in_path_order,
+    after_a_path_that_does_not_exist_pages_from_the_next,
+    a_folder_a_search_and_held_narrow_the_list_together,
+    folders_count_files_and_held_files_at_every_depth,
+    what_a_caller_may_not_read_is_neither_listed_nor_counted,
+    a_query_out_of_bounds_is_invalid,
+);
