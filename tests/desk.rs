@@ -14,6 +14,7 @@ use crate::harness::*;
 
 mod changes;
 mod history;
+mod mirror;
 mod overview;
 mod previews;
 mod reminders;

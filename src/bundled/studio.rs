@@ -90,10 +90,13 @@ impl Bundled {
         let mut f = f;
         in_place(move || {
             let clock = this.shared.options.clock.clone();
-            this.shared.store.write(Durability::Normal, |tx| {
+            let written = this.shared.store.write(Durability::Normal, |tx| {
                 let now = tx.now(&clock)?;
                 f(tx, this.acting(), now)
-            })
+            });
+            // A permissions change is an event: the streams tell it at once.
+            this.shared.changed.notify_waiters();
+            written
         })
     }
 
@@ -236,13 +239,13 @@ impl Studio for Bundled {
     }
 
     async fn put_group(&self, group: Group) -> Result<Group> {
-        self.studio_write(move |tx, acting, _| rules::put_group(tx, acting, group.clone()))
+        self.studio_write(move |tx, acting, now| rules::put_group(tx, acting, group.clone(), now))
             .await
     }
 
     async fn delete_group(&self, name: &GroupName) -> Result<()> {
         let name = name.clone();
-        self.studio_write(move |tx, acting, _| rules::delete_group(tx, acting, &name))
+        self.studio_write(move |tx, acting, now| rules::delete_group(tx, acting, &name, now))
             .await
     }
 
@@ -254,7 +257,7 @@ impl Studio for Bundled {
     }
 
     async fn put_permission_rules(&self, rules: Vec<Rule>) -> Result<Vec<Rule>> {
-        self.studio_write(move |tx, acting, _| rules::put_rules(tx, acting, rules.clone()))
+        self.studio_write(move |tx, acting, now| rules::put_rules(tx, acting, rules.clone(), now))
             .await
     }
 }

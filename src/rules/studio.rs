@@ -26,7 +26,7 @@ impl Acting<'_> {
 }
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::{InviteRow, Tx};
+use crate::store::{InviteRow, NewEvent, Tx};
 
 /// An invite for `request.name` (a new participant, or a device more for
 /// one), kept by its code's hash. Admins only.
@@ -180,14 +180,29 @@ pub fn permissions(tx: &Tx, actor: Acting, what: &str) -> Result<Permissions> {
         .unwrap_or_default())
 }
 
-/// Checks and stores a new permissions document under a new stamp.
-fn put_permissions(tx: &Tx, document: &Permissions) -> Result<()> {
+/// Checks and stores a new permissions document under a new stamp, with a
+/// `permissions.changed` event for everyone: what a client lists may have
+/// changed in ways no event of a file tells it (a file hidden from it says
+/// nothing), so it lists again. The event says nothing of the rules.
+fn put_permissions(tx: &Tx, actor: Acting, document: &Permissions, now: Timestamp) -> Result<()> {
     check_permissions(tx, document)?;
-    tx.put_permissions(&Uuid::new_v4().to_string(), document)
+    tx.put_permissions(&Uuid::new_v4().to_string(), document)?;
+    tx.insert_event(NewEvent {
+        id: Uuid::new_v4(),
+        kind: "permissions.changed",
+        artifact_id: None,
+        participant: match actor {
+            Acting::As(participant) => Some(participant),
+            Acting::Owner => None,
+        },
+        holder: None,
+        at: now,
+        data: serde_json::json!({}),
+    })
 }
 
 /// Makes or replaces a group. Admins only; its members must be participants.
-pub fn put_group(tx: &Tx, actor: Acting, group: Group) -> Result<Group> {
+pub fn put_group(tx: &Tx, actor: Acting, group: Group, now: Timestamp) -> Result<Group> {
     let mut document = permissions(tx, actor, "change a group")?;
     for member in &group.members {
         if tx.account(member)?.is_none() {
@@ -202,12 +217,12 @@ pub fn put_group(tx: &Tx, actor: Acting, group: Group) -> Result<Group> {
     document.groups.retain(|g| g.name != group.name);
     document.groups.push(group.clone());
     document.groups.sort_by(|a, b| a.name.cmp(&b.name));
-    put_permissions(tx, &document)?;
+    put_permissions(tx, actor, &document, now)?;
     Ok(group)
 }
 
 /// Removes a group that no rule names. Admins only.
-pub fn delete_group(tx: &Tx, actor: Acting, name: &GroupName) -> Result<()> {
+pub fn delete_group(tx: &Tx, actor: Acting, name: &GroupName, now: Timestamp) -> Result<()> {
     let mut document = permissions(tx, actor, "remove a group")?;
     let naming: Vec<&str> = document
         .rules
@@ -225,13 +240,13 @@ pub fn delete_group(tx: &Tx, actor: Acting, name: &GroupName) -> Result<()> {
     if document.groups.len() == before {
         return Err(Error::NotFound(format!("no group {name}")));
     }
-    put_permissions(tx, &document)
+    put_permissions(tx, actor, &document, now)
 }
 
 /// Replaces every rule. Admins only.
-pub fn put_rules(tx: &Tx, actor: Acting, rules: Vec<Rule>) -> Result<Vec<Rule>> {
+pub fn put_rules(tx: &Tx, actor: Acting, rules: Vec<Rule>, now: Timestamp) -> Result<Vec<Rule>> {
     let mut document = permissions(tx, actor, "change the permissions")?;
     document.rules = rules;
-    put_permissions(tx, &document)?;
+    put_permissions(tx, actor, &document, now)?;
     Ok(document.rules)
 }

@@ -2,7 +2,8 @@
 //! workspace): what each local file was last synced to, and digests of local
 //! files by size, mtime and inode, so a large file is hashed again only when
 //! it changed. And the description drafted for a check-out's next check-in
-//! ("Restored version 2"), so a restart keeps it.
+//! ("Restored version 2"), so a restart keeps it. And the mirror of the
+//! studio's list (`mirror`).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -82,12 +83,13 @@ impl Index {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(super::mirror::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+    pub(super) fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -15,6 +15,7 @@ mod changes;
 mod checkin;
 mod copies;
 mod index;
+mod mirror;
 mod place;
 pub mod watch;
 
@@ -31,8 +32,9 @@ use crate::error::{Error, Result};
 use crate::model::*;
 
 pub use beside::backup_path;
-use index::Index;
+pub use index::Index;
 pub use index::{Stat, Synced};
+pub use mirror::{MirrorState, RowChange, Table};
 pub use place::{is_writable, join_under};
 
 /// How a local copy stands against the store.
@@ -118,6 +120,11 @@ impl Workspace {
     }
 
     /// Where the workspace keeps its own files (never in the workspace).
+    /// The mirror of the studio's list (see `desk::mirror`).
+    pub fn mirror(&self) -> &Index {
+        &self.inner.index
+    }
+
     pub fn state_dir(&self) -> &Path {
         &self.inner.state_dir
     }

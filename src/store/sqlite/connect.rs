@@ -59,7 +59,21 @@ pub(super) fn sync_wal(path: &Path) -> Result<()> {
 
 /// A connection set up as every one of the store's is.
 pub(super) fn connect(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)?;
+    configure(Connection::open(path)?)
+}
+
+/// A connection to the database made at open, never a new empty one: a file
+/// moved or deleted meanwhile fails to open (and the health check says so)
+/// rather than being made again, empty, where the store's was.
+pub(super) fn connect_existing(path: &Path) -> Result<Connection> {
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    configure(Connection::open_with_flags(path, flags)?)
+}
+
+fn configure(conn: Connection) -> Result<Connection> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

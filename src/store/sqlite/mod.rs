@@ -18,7 +18,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{Durability, Transaction, Tx};
 use crate::error::Result;
 use crate::failpoint::{self, Failpoints};
-use connect::{connect, spawn_checkpointer, sync_wal, FullSync};
+use connect::{connect, connect_existing, spawn_checkpointer, sync_wal, FullSync};
 use migrate::migrate;
 pub use transaction::SqliteTx;
 
@@ -154,7 +154,7 @@ impl SqliteStore {
         let mut conn = match idle {
             Some(conn) => conn,
             None => {
-                let conn = connect(&self.path)?;
+                let conn = connect_existing(&self.path)?;
                 conn.pragma_update(None, "query_only", true)?;
                 conn
             }

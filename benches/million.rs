@@ -1,0 +1,425 @@
+//! `cargo xtask bench --only million` (issue 25): a studio of a million
+//! files. A store of 1,000,000 artifacts in 1,000 folders (`f042/hero-0001234.psd`,
+//! 1 in 100 held) is filled in bulk by SQL, so that the fill is not the
+//! measure; then, on SQLite and on PostgreSQL, in-process (the bundled
+//! backend) and over HTTP (a `Remote` client of `leasedesk::server::run` on
+//! 127.0.0.1:0 in this process):
+//! - the first page of 1,000 files;
+//! - a search for a 4-letter text found in 1,000 paths (`kiwi`), and in
+//!   52,000 (`hero`);
+//! - the top folder listing with counts (1,000 folders);
+//! - a full walk by pages of 1,000;
+//! - a `leasedesk serve` process's peak memory above idle while 8 clients
+//!   walk every page at once.
+//!
+//! Then `leasedesk status` on a data folder of 1,000,000 blobs (empty files
+//! named by digests: an open must not look at them). `--quick`: 20,000
+//! files in 20 folders.
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // the big-file helpers are other benches'
+mod common;
+#[path = "common/pairs.rs"]
+#[allow(dead_code)] // etcd and the lease pairs are other benches'
+mod pairs;
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leasedesk::bundled::Location;
+use leasedesk::model::*;
+use leasedesk::{Backend, Bundled, Options, Remote};
+use testkit::postgres::PgCluster;
+
+use common::row;
+use pairs::{ms, percentile};
+
+/// The words of the file names, one in 19 each: `hero` is in 1/19 of the
+/// paths; `kiwi` replaces them in 1 path in 1,000.
+const WORDS: [&str; 19] = [
+    "hero",
+    "logo",
+    "cape",
+    "banner",
+    "poster",
+    "render",
+    "frame",
+    "layout",
+    "icon",
+    "mockup",
+    "storyboard",
+    "texture",
+    "model",
+    "sketch",
+    "cover",
+    "spread",
+    "badge",
+    "sticker",
+    "flyer",
+];
+const RARE: &str = "kiwi";
+const COMMON: &str = "hero";
+const PAGE: u32 = 1000;
+const WALKERS: usize = 8;
+
+struct Sizes {
+    files: u64,
+    folders: u64,
+    samples: usize,
+}
+
+fn main() {
+    let Some(flags) = common::Flags::for_part("million") else {
+        return;
+    };
+    let sizes = match flags.quick {
+        true => Sizes {
+            files: 20_000,
+            folders: 20,
+            samples: 30,
+        },
+        false => Sizes {
+            files: 1_000_000,
+            folders: 1_000,
+            samples: 200,
+        },
+    };
+    let work = common::work_dir("bench-million");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    println!(
+        "{} files in {} folders; load average at start {}",
+        sizes.files,
+        sizes.folders,
+        load_average()
+    );
+    println!();
+    common::table_head();
+
+    let data = work.join("sqlite");
+    let started = Instant::now();
+    fill_sqlite(&data, &sizes);
+    println!(
+        "<!-- SQLite filled in {:.1} s -->",
+        started.elapsed().as_secs_f64()
+    );
+    let store_args: Vec<OsString> = vec!["--data".into(), data.clone().into()];
+    runtime.block_on(measure(
+        "SQLite",
+        &Location::folder(&data),
+        &store_args,
+        &sizes,
+    ));
+
+    let cluster = PgCluster::start(&["fsync=on"]);
+    let url = cluster.database();
+    let database = url.rsplit('/').next().unwrap().to_owned();
+    let pg_data = work.join("postgres");
+    let location = Location {
+        data: pg_data.clone(),
+        database: Some(url.clone()),
+        blobs: None,
+    };
+    drop(Bundled::open_at(&location, Options::default()).expect("migrate PostgreSQL"));
+    let started = Instant::now();
+    fill_postgres(&cluster, &database, &sizes);
+    println!(
+        "<!-- PostgreSQL filled in {:.1} s -->",
+        started.elapsed().as_secs_f64()
+    );
+    let store_args: Vec<OsString> = vec![
+        "--data".into(),
+        pg_data.into(),
+        "--database".into(),
+        url.into(),
+    ];
+    runtime.block_on(measure("PostgreSQL", &location, &store_args, &sizes));
+    drop(cluster);
+
+    status_on_many_blobs(&work.join("blobs"), sizes.files);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The figures of one store, in-process and over HTTP, then a server
+/// process's memory under 8 walks.
+async fn measure(store_name: &str, location: &Location, store_args: &[OsString], sizes: &Sizes) {
+    let location = location.clone();
+    let store =
+        tokio::task::spawn_blocking(move || Bundled::open_at(&location, Options::default()))
+            .await
+            .unwrap()
+            .expect("open the store");
+    let bench = "user:bench".parse::<Participant>().unwrap();
+    let (_, token) = store.add_account(&bench, false).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(leasedesk::server::run(listener, store.clone(), async {
+        let _ = stopped.await;
+    }));
+    let backends: [(&str, Arc<dyn Backend>); 2] = [
+        ("bundled", Arc::new(store.acting_as(bench))),
+        ("HTTP", Arc::new(Remote::new(&base, &token).unwrap())),
+    ];
+    for (how, backend) in &backends {
+        let on = format!("{store_name}, {how}");
+        let first = timed(sizes.samples, || {
+            backend.artifact_page(ArtifactQuery::page(PAGE))
+        })
+        .await;
+        assert_eq!(first.1.artifacts.len(), PAGE as usize);
+        row(
+            &format!("first page of 1,000 files ({on})"),
+            spread(&first.0),
+            "p50 and p99 < 20 ms",
+        );
+        for (text, found) in [(RARE, sizes.files / 1000), (COMMON, sizes.files / 19)] {
+            let search = || {
+                backend.artifact_page(ArtifactQuery {
+                    text: Some(text.into()),
+                    ..ArtifactQuery::page(PAGE)
+                })
+            };
+            let (times, page) = timed(sizes.samples / 2, search).await;
+            assert_eq!(
+                page.artifacts.len() as u64,
+                found.min(PAGE as u64),
+                "{text}"
+            );
+            row(
+                &format!("search for `{text}` (in about {found} paths), first page ({on})"),
+                spread(&times),
+                "p50 and p99 < 50 ms",
+            );
+        }
+        let (times, top) = timed(sizes.samples / 2, || backend.folders("")).await;
+        assert_eq!(top.folders.len() as u64, sizes.folders);
+        assert_eq!(
+            top.folders.iter().map(|f| f.files).sum::<u64>(),
+            sizes.files
+        );
+        row(
+            &format!(
+                "top folder listing, {} folders with counts ({on})",
+                sizes.folders
+            ),
+            spread(&times),
+            "< 20 ms",
+        );
+        let started = Instant::now();
+        let walked = walk(backend.as_ref()).await;
+        assert_eq!(walked, sizes.files);
+        row(
+            &format!("full walk by pages of 1,000 ({on})"),
+            format!("{:.2} s", started.elapsed().as_secs_f64()),
+            "",
+        );
+    }
+    let _ = stop.send(());
+    let _ = server.await;
+    drop(backends);
+    drop(store);
+
+    let token = pairs::add_user(store_args, "walker");
+    let serve = pairs::serve(store_args, &[]);
+    let pid = serve.child.id();
+    let client = Remote::new(&serve.url, &token).unwrap();
+    client
+        .artifact_page(ArtifactQuery::page(PAGE))
+        .await
+        .unwrap();
+    let idle = resident_memory(pid);
+    // The high-water mark from here on (Linux: clear_refs 5 resets VmHWM).
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("reset the peak");
+    let started = Instant::now();
+    let walks: Vec<_> = (0..WALKERS)
+        .map(|_| {
+            let client = Remote::new(&serve.url, &token).unwrap();
+            tokio::spawn(async move { walk(&client).await })
+        })
+        .collect();
+    for walk in walks {
+        assert_eq!(walk.await.unwrap(), sizes.files);
+    }
+    let took = started.elapsed();
+    let peak = common::peak_memory(pid);
+    row(
+        &format!("`leasedesk serve` peak memory during 8 concurrent walks ({store_name})"),
+        format!(
+            "{} MiB above idle ({} MiB idle, walks done in {:.1} s)",
+            peak.saturating_sub(idle) >> 20,
+            idle >> 20,
+            took.as_secs_f64()
+        ),
+        "< 64 MiB above idle",
+    );
+}
+
+/// Runs `call` `samples` times (after 3 to warm up): the times, and the last answer.
+async fn timed<T, F, Fut>(samples: usize, call: F) -> (Vec<Duration>, T)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = leasedesk::Result<T>>,
+{
+    for _ in 0..3 {
+        call().await.unwrap();
+    }
+    let mut times = Vec::with_capacity(samples);
+    let mut last = None;
+    for _ in 0..samples {
+        let started = Instant::now();
+        last = Some(call().await.unwrap());
+        times.push(started.elapsed());
+    }
+    times.sort();
+    (times, last.unwrap())
+}
+
+fn spread(sorted: &[Duration]) -> String {
+    format!(
+        "p50 {}, p99 {}",
+        ms(percentile(sorted, 0.50)),
+        ms(percentile(sorted, 0.99))
+    )
+}
+
+/// Walks every page of the store: how many files.
+async fn walk(backend: &dyn Backend) -> u64 {
+    let mut query = ArtifactQuery::page(PAGE);
+    let mut files = 0;
+    loop {
+        let page = backend.artifact_page(query.clone()).await.unwrap();
+        files += page.artifacts.len() as u64;
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => return files,
+        }
+    }
+}
+
+/// The path of file `i` in PostgreSQL's SQL, as SQLite's `printf` makes it.
+fn pg_path_sql(folders: u64) -> String {
+    let words: Vec<String> = WORDS.iter().map(|w| format!("'{w}'")).collect();
+    format!(
+        "'f' || lpad((i % {folders})::text, 3, '0') || '/'
+         || CASE WHEN i % 1000 = 7 THEN '{RARE}' ELSE (ARRAY[{}])[i % 19 + 1] END
+         || '-' || lpad(i::text, 7, '0') || '.psd'",
+        words.join(",")
+    )
+}
+
+/// A data folder made by the program (its schema), then filled in bulk.
+fn fill_sqlite(data: &Path, sizes: &Sizes) {
+    drop(Bundled::open(data).expect("make the data folder"));
+    let db = rusqlite::Connection::open(data.join("leasedesk.db")).unwrap();
+    db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;")
+        .unwrap();
+    let now = chrono::Utc::now().timestamp_millis();
+    let far = now + 86_400_000;
+    let words: Vec<String> = WORDS
+        .iter()
+        .enumerate()
+        .map(|(n, w)| format!("({n}, '{w}')"))
+        .collect();
+    let n = sizes.files;
+    let folders = sizes.folders;
+    db.execute_batch(&format!(
+        "BEGIN;
+         CREATE TEMP TABLE words (n INTEGER PRIMARY KEY, w TEXT);
+         INSERT INTO words VALUES {words};
+         WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < {n})
+         INSERT INTO artifacts (id, path, path_key, head_version, lease_epoch, created_at, search_row)
+         SELECT printf('%08x-0000-4000-8000-%012x', i, i), path, upper(path), 1, 0, {now}, i + 1
+         FROM (SELECT i, printf('f%03d/%s-%07d.psd', i % {folders},
+                   CASE WHEN i % 1000 = 7 THEN '{RARE}' ELSE (SELECT w FROM words WHERE n = i % 19) END,
+                   i) AS path
+               FROM seq);
+         INSERT INTO versions (artifact_id, version, digest, size, author, committed_at)
+         SELECT id, 1, 'blake3:' || printf('%064x', search_row), 1000, 'user:alice', {now} FROM artifacts;
+         INSERT INTO artifact_search (rowid, key, id) SELECT search_row, path_key, id FROM artifacts;
+         INSERT INTO folders (path, parent, key, files, direct)
+         SELECT substr(path, 1, 5), '', upper(substr(path, 1, 4)), count(*), count(*)
+         FROM artifacts GROUP BY 1;
+         INSERT INTO folders VALUES ('', NULL, '', {n}, 0);
+         INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+         SELECT id, 'user:bob', 'user:bob', 'edit', NULL, NULL, {now}, {far}
+         FROM artifacts WHERE path LIKE '%00.psd';
+         COMMIT;",
+        words = words.join(", ")
+    ))
+    .unwrap();
+}
+
+/// A PostgreSQL database made by the program (its schema), then filled in
+/// bulk, its search index made after the rows.
+fn fill_postgres(cluster: &PgCluster, database: &str, sizes: &Sizes) {
+    let now = chrono::Utc::now().timestamp_millis();
+    let far = now + 86_400_000;
+    let name = pg_path_sql(sizes.folders);
+    let n = sizes.files;
+    cluster.sql(
+        database,
+        &format!(
+            "BEGIN;
+             DROP INDEX artifacts_search;
+             INSERT INTO artifacts (id, path, path_key, head_version, lease_epoch, created_at)
+             SELECT lpad(to_hex(i), 8, '0') || '-0000-4000-8000-' || lpad(to_hex(i), 12, '0'),
+                    p, upper(p), 1, 0, {now}
+             FROM (SELECT i, {name} AS p FROM generate_series(0, {n} - 1) AS i) s;
+             INSERT INTO versions (artifact_id, version, digest, size, author, committed_at)
+             SELECT id, 1, 'blake3:' || lpad(replace(id, '-', ''), 64, '0'), 1000, 'user:alice', {now}
+             FROM artifacts;
+             INSERT INTO folders (path, parent, key, files, direct)
+             SELECT substr(path, 1, 5), '', upper(substr(path, 1, 4)), count(*), count(*)
+             FROM artifacts GROUP BY 1;
+             INSERT INTO folders VALUES ('', NULL, '', {n}, 0);
+             INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
+             SELECT id, 'user:bob', 'user:bob', 'edit', NULL, NULL, {now}, {far}
+             FROM artifacts WHERE path LIKE '%00.psd';
+             CREATE INDEX artifacts_search ON artifacts USING gin (path_key gin_trgm_ops);
+             COMMIT;
+             VACUUM ANALYZE;"
+        ),
+    );
+}
+
+/// `leasedesk status` on a data folder whose blob folder holds `count`
+/// files named by digests: the median of 20 runs.
+fn status_on_many_blobs(data: &Path, count: u64) {
+    drop(Bundled::open(data).expect("make the data folder"));
+    let blobs = data.join("blobs");
+    for i in 0..count {
+        let hex = blake3::hash(&i.to_le_bytes()).to_hex();
+        let shard = blobs.join(&hex[..2]);
+        std::fs::File::create(shard.join(hex.as_str())).unwrap();
+    }
+    let cli = pairs::cli(&["--data".into(), data.into()]);
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        cli.ok(&["status"]);
+        times.push(started.elapsed());
+    }
+    row(
+        &format!("`leasedesk status` on a data folder of {count} blobs"),
+        format!("median {}", ms(common::median(times))),
+        "< 100 ms",
+    );
+}
+
+/// The resident memory of process `pid` now (VmRSS), in bytes.
+fn resident_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb << 10)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}

@@ -1,0 +1,216 @@
+//! The mirror of the studio's list (`workspace::mirror`), kept exact: filled
+//! by pages on first use, then kept up to date by the events after its
+//! sequence number, each re-reading the one artifact it names, never the
+//! whole list.
+//!
+//! A page is exact as of its `seq`; a walk's pages are each as of their own,
+//! so the events after the first page's `seq` are applied to the whole walk:
+//! an artifact imported, renamed or changed meanwhile is read again, by id,
+//! and ends once in the mirror, as it is now. What no event can tell (a
+//! file hidden by a new permission says nothing) comes with
+//! `permissions.changed`, and so does a resync. A resync fills a second
+//! table and swaps it in whole: a fill cut off leaves the mirror as it was.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::Desk;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::workspace::{RowChange, Table};
+
+/// Files a fill asks for at a time.
+pub const MIRROR_PAGE: u32 = 2000;
+/// Events a catch-up reads at a time.
+const EVENT_PAGE: u32 = 1000;
+/// Fills cut short by a permissions change, in a row, before giving up.
+const FILL_TRIES: usize = 3;
+
+/// How far a fill is: `loaded` of about `total` files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FillProgress {
+    #[ts(type = "number")]
+    pub loaded: u64,
+    #[ts(type = "number")]
+    pub total: u64,
+}
+
+/// What a sync did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synced {
+    /// Filled anew by pages (first use, another origin, a store gone back
+    /// in time, or a permissions change).
+    Filled,
+    /// Brought up to date by this many events.
+    CaughtUp(usize),
+}
+
+/// Whether events read so far can be applied, or the list must be filled
+/// again (what `permissions.changed` means).
+enum CatchUp {
+    /// Applied `applied` events, through `seq`.
+    Through {
+        seq: u64,
+        applied: usize,
+    },
+    Refill,
+}
+
+/// The artifacts an event names: its own, or a change's files.
+fn named(event: &Event) -> Vec<ArtifactId> {
+    let mut ids: Vec<ArtifactId> = event.artifact_id.into_iter().collect();
+    if let Some(files) = event.data.get("files").and_then(|f| f.as_array()) {
+        ids.extend(
+            files
+                .iter()
+                .filter_map(|f| f["artifact_id"].as_str()?.parse::<ArtifactId>().ok()),
+        );
+    }
+    ids
+}
+
+impl Desk {
+    /// Makes the mirror exact now, for `origin` (the server or data folder
+    /// this desk works on; with the participant, what the mirror is of).
+    /// Fills it by pages when there is none of this origin, or when
+    /// `check_store` finds the store behind the mirror (restored from a
+    /// backup); else applies the events after its sequence number.
+    /// `progress` is told after each page of a fill.
+    pub async fn sync_mirror(
+        &self,
+        origin: &str,
+        check_store: bool,
+        progress: &(dyn Fn(FillProgress) + Send + Sync),
+    ) -> Result<Synced> {
+        self.sync_mirror_by(origin, check_store, MIRROR_PAGE, progress)
+            .await
+    }
+
+    /// [`Desk::sync_mirror`] with pages of `page` files.
+    pub async fn sync_mirror_by(
+        &self,
+        origin: &str,
+        check_store: bool,
+        page: u32,
+        progress: &(dyn Fn(FillProgress) + Send + Sync),
+    ) -> Result<Synced> {
+        let origin = format!("{origin} as {}", self.backend.me().await?);
+        let state = self.workspace.mirror().mirror_state()?;
+        if let Some(state) = state.filter(|s| s.origin == origin) {
+            let behind = check_store
+                && self
+                    .backend
+                    .artifact_page(ArtifactQuery::page(1))
+                    .await?
+                    .seq
+                    < state.seq;
+            if !behind {
+                if let CatchUp::Through { applied, .. } =
+                    self.catch_up(state.seq, Table::Mirror).await?
+                {
+                    return Ok(Synced::CaughtUp(applied));
+                }
+            }
+        }
+        for _ in 0..FILL_TRIES {
+            if self.fill(&origin, page, progress).await? {
+                return Ok(Synced::Filled);
+            }
+        }
+        Err(Error::Unavailable(
+            "the studio's permissions kept changing while its list was read: try again".into(),
+        ))
+    }
+
+    /// Fills the mirror's second table by pages, applies the events since
+    /// the first page, and swaps it in; `false` when a permissions change
+    /// came meanwhile (the table is then left unused).
+    async fn fill(
+        &self,
+        origin: &str,
+        page: u32,
+        progress: &(dyn Fn(FillProgress) + Send + Sync),
+    ) -> Result<bool> {
+        let mirror = self.workspace.mirror();
+        mirror.begin_filling()?;
+        let top = self.backend.folders("").await?;
+        let total = top.files + top.folders.iter().map(|f| f.files).sum::<u64>();
+        let mut query = ArtifactQuery::page(page);
+        let mut since = None;
+        let mut loaded = 0;
+        loop {
+            let listed = self.backend.artifact_page(query.clone()).await?;
+            since.get_or_insert(listed.seq);
+            loaded += listed.artifacts.len() as u64;
+            let rows: Vec<RowChange> = listed.artifacts.into_iter().map(RowChange::Put).collect();
+            mirror.apply_to_mirror(Table::Filling, &rows, None)?;
+            progress(FillProgress {
+                loaded,
+                total: total.max(loaded),
+            });
+            match listed.next {
+                Some(next) => query.after = Some(next),
+                None => break,
+            }
+        }
+        match self.catch_up(since.unwrap_or(0), Table::Filling).await? {
+            CatchUp::Through { seq, .. } => {
+                mirror.finish_filling(origin, seq)?;
+                Ok(true)
+            }
+            CatchUp::Refill => Ok(false),
+        }
+    }
+
+    /// Applies the events after `after` to `table`, each artifact they
+    /// name read again (once per page of events); on the mirror, its
+    /// sequence number moves with each page, in the same transaction.
+    async fn catch_up(&self, after: u64, table: Table) -> Result<CatchUp> {
+        let (mut after, mut applied) = (after, 0);
+        loop {
+            let page = self.backend.events(after, EVENT_PAGE).await?;
+            if page.events.is_empty() {
+                let seq = after.max(page.next);
+                return Ok(CatchUp::Through { seq, applied });
+            }
+            if page.events.iter().any(|e| e.kind == "permissions.changed") {
+                return Ok(CatchUp::Refill);
+            }
+            let mut seen = HashSet::new();
+            let mut changes = Vec::new();
+            for id in page.events.iter().flat_map(named) {
+                if seen.insert(id) {
+                    changes.push(self.read_again(id).await?);
+                }
+            }
+            let seq = (table == Table::Mirror).then_some(page.next);
+            self.workspace
+                .mirror()
+                .apply_to_mirror(table, &changes, seq)?;
+            applied += page.events.len();
+            after = page.next;
+        }
+    }
+
+    /// One artifact as it is now, or gone for this designer.
+    async fn read_again(&self, id: ArtifactId) -> Result<RowChange> {
+        match self.backend.artifact(id).await {
+            Ok(artifact) => Ok(RowChange::Put(artifact)),
+            Err(Error::NotFound(_)) => Ok(RowChange::Gone(id)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The mirror's files under `folder`, by path, after `after`: what the
+    /// window shows of a folder, read here and not from the server.
+    pub fn mirror_page(
+        &self,
+        folder: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Artifact>> {
+        self.workspace.mirror().mirror_page(folder, after, limit)
+    }
+}

@@ -1,0 +1,198 @@
+//! The app's mirror of the studio's list: filled by pages, kept by the
+//! events after its `seq`, exact whatever happens while it fills, and
+//! whole when a fill is cut off.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use leasedesk::desk::{FillProgress, Synced};
+
+use super::*;
+
+/// Everything the mirror holds, by path.
+fn mirrored(desk: &Desk) -> Vec<Artifact> {
+    desk.mirror_page("", None, 100_000).unwrap()
+}
+
+/// What the backend lists, by path: what the mirror must equal.
+async fn listed(backend: &Arc<dyn leasedesk::Backend>) -> Vec<Artifact> {
+    backend.artifacts().await.unwrap()
+}
+
+async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
+    for i in 0..30 {
+        f.import(&format!("shots/s{i:02}.psd"), b"v1").await;
+    }
+    let desk = desk_for(&f, &f.alice, "alice");
+    let seen = Mutex::new(Vec::new());
+    let filled = desk
+        .sync_mirror_by("studio", false, 7, &|p| seen.lock().unwrap().push(p))
+        .await
+        .unwrap();
+    assert_eq!(filled, Synced::Filled);
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 5, "30 files in pages of 7: {seen:?}");
+    assert_eq!(
+        seen.last(),
+        Some(&FillProgress {
+            loaded: 30,
+            total: 30
+        })
+    );
+    assert_eq!(mirrored(&desk), listed(&f.alice).await);
+
+    let first = mirrored(&desk)[0].id;
+    f.bob.check_out(first, checkout_request()).await.unwrap();
+    f.import("aa/new.psd", b"new").await;
+    let moved = mirrored(&desk)[5].id;
+    f.admin.rename(moved, &path("zz/moved.psd")).await.unwrap();
+    let synced = desk.sync_mirror("studio", true, &|_| {}).await.unwrap();
+    assert!(
+        matches!(synced, Synced::CaughtUp(n) if n >= 3),
+        "{synced:?}"
+    );
+    let now = mirrored(&desk);
+    assert_eq!(now, listed(&f.alice).await);
+    assert_eq!(now.len(), 31);
+    assert!(now.iter().any(|a| a.id == first && a.lease.is_some()));
+    assert_eq!(
+        desk.sync_mirror("studio", true, &|_| {}).await.unwrap(),
+        Synced::CaughtUp(0)
+    );
+    // The same workspace for another server is another mirror: filled anew.
+    assert_eq!(
+        desk.sync_mirror("elsewhere", false, &|_| {}).await.unwrap(),
+        Synced::Filled
+    );
+    assert_eq!(mirrored(&desk), listed(&f.alice).await);
+}
+
+async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fixture) {
+    let mut ids = std::collections::HashMap::new();
+    for p in [
+        "b/one.psd",
+        "b/two.psd",
+        "finance/q3.xlsx",
+        "m/three.psd",
+        "zz/four.psd",
+    ] {
+        ids.insert(p, f.import(p, p.as_bytes()).await.id);
+    }
+    for i in 0..20 {
+        f.import(&format!("m/many{i:02}.psd"), b"x").await;
+    }
+    let desk = desk_for(&f, &f.alice, "alice");
+    let pages = AtomicUsize::new(0);
+    let runtime = tokio::runtime::Handle::current();
+    let meanwhile = |_: FillProgress| {
+        let page = pages.fetch_add(1, Ordering::SeqCst);
+        tokio::task::block_in_place(|| {
+            runtime.block_on(async {
+                match page {
+                    // Behind the walk: only the events tell these.
+                    0 => {
+                        f.import("a/imported.psd", b"new").await;
+                        f.admin
+                            .rename(ids["zz/four.psd"], &path("a/four.psd"))
+                            .await
+                            .unwrap();
+                    }
+                    // Ahead of the walk: met twice, kept once.
+                    1 => {
+                        f.admin
+                            .rename(ids["b/one.psd"], &path("zz/one.psd"))
+                            .await
+                            .unwrap();
+                        f.bob
+                            .check_out(ids["b/two.psd"], checkout_request())
+                            .await
+                            .unwrap();
+                    }
+                    // A file hidden meanwhile: the list is read again.
+                    2 => {
+                        f.studio("user:admin")
+                            .put_permission_rules(vec![Rule::parse(
+                                "finance/",
+                                "user:alice",
+                                "none",
+                            )
+                            .unwrap()])
+                            .await
+                            .unwrap();
+                    }
+                    _ => {}
+                }
+            })
+        })
+    };
+    let filled = desk
+        .sync_mirror_by("studio", false, 4, &meanwhile)
+        .await
+        .unwrap();
+    assert_eq!(filled, Synced::Filled);
+    assert!(pages.load(Ordering::SeqCst) > 8, "filled twice");
+    let now = mirrored(&desk);
+    assert_eq!(now, listed(&f.alice).await);
+    let paths: Vec<&str> = now.iter().map(|a| a.path.as_str()).collect();
+    assert!(paths.contains(&"a/imported.psd") && paths.contains(&"a/four.psd"));
+    assert!(paths.contains(&"zz/one.psd") && !paths.contains(&"b/one.psd"));
+    assert!(!paths.contains(&"finance/q3.xlsx"));
+    let mut unique: Vec<_> = now.iter().map(|a| a.id).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), now.len(), "each file once");
+
+    // Shown again by a rule: the next sync fills anew and finds it.
+    f.studio("user:admin")
+        .put_permission_rules(vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        desk.sync_mirror("studio", false, &|_| {}).await.unwrap(),
+        Synced::Filled
+    );
+    assert_eq!(mirrored(&desk), listed(&f.alice).await);
+}
+
+crate::contract!(
+    a_mirror_filled_by_pages_then_kept_by_events_is_exact,
+    what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now,
+);
+
+/// A fill that loses its server part-way (alice's device revoked while it
+/// reads) fails and leaves the mirror as it was: never half of each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fill_cut_off_leaves_the_mirror_as_it_was() {
+    let f = remote_fixture().await;
+    for i in 0..12 {
+        f.import(&format!("s{i:02}.psd"), b"v1").await;
+    }
+    let desk = desk_for(&f, &f.alice, "alice");
+    desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
+    let before = mirrored(&desk);
+    for i in 12..24 {
+        f.import(&format!("s{i:02}.psd"), b"v1").await;
+    }
+    // A rule change makes the next sync fill anew.
+    f.studio("user:admin")
+        .put_permission_rules(vec![Rule::parse("x/", "user:bob", "none").unwrap()])
+        .await
+        .unwrap();
+    let alice_studio = f.studio("user:alice");
+    let device = alice_studio.my_devices().await.unwrap().current;
+    let pages = AtomicUsize::new(0);
+    let runtime = tokio::runtime::Handle::current();
+    let cut = |_: FillProgress| {
+        if pages.fetch_add(1, Ordering::SeqCst) == 1 {
+            tokio::task::block_in_place(|| {
+                runtime
+                    .block_on(alice_studio.revoke_my_device(&device))
+                    .unwrap()
+            });
+        }
+    };
+    let failed = desk.sync_mirror_by("studio", false, 5, &cut).await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert_eq!(mirrored(&desk), before, "the mirror as it was");
+    assert_eq!(before.len(), 12);
+}
