@@ -46,6 +46,10 @@ pub struct Desk {
     previews: PreviewCache,
     digests: Arc<std::sync::Mutex<previews::KnownDigests>>,
     link: Arc<offline::Link>,
+    /// The server or data folder this desk works on: what its mirror is of.
+    origin: String,
+    /// One mirror sync at a time (a fill is not made twice at once).
+    mirror_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Desk {
@@ -63,7 +67,20 @@ impl Desk {
             previews,
             digests: Default::default(),
             link: Default::default(),
+            origin: String::new(),
+            mirror_turn: Default::default(),
         }
+    }
+
+    /// Names the server or data folder this desk works on, which its
+    /// mirror of the studio's list is of.
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = origin.into();
+        self
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// Keeps previews in `cache` instead.

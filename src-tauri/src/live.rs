@@ -24,6 +24,9 @@ const REMINDER_TICK: Duration = Duration::from_secs(20);
 const UNRESERVED_NOTICE_QUIET: Duration = Duration::from_secs(600);
 
 pub fn start(app: &AppHandle, session: &mut Session) {
+    session
+        .tasks
+        .push(spawn(fill_mirror(app.clone(), session.desk.clone())));
     match workspace::watch::watch(session.desk.workspace().root()) {
         Ok((watcher, changes)) => {
             session.watcher = Some(watcher);
@@ -51,6 +54,20 @@ pub fn start(app: &AppHandle, session: &mut Session) {
             let _ = app.emit("store-changed", ());
         });
     }
+}
+
+/// Brings the mirror of the studio's list up to date as the session opens
+/// (filled by pages on first use, the window told how far it is; filled
+/// anew if the store went back in time), then has the window read it.
+async fn fill_mirror(app: AppHandle, desk: Desk) {
+    let told = app.clone();
+    let progress = move |p: desk::FillProgress| {
+        let _ = told.emit("mirror-progress", p);
+    };
+    if let Err(e) = desk.sync_mirror(desk.origin(), true, &progress).await {
+        tracing::warn!("the list of files was not brought up to date: {e}");
+    }
+    let _ = app.emit("store-changed", ());
 }
 
 /// Once the desk finds no server, tells the window (which shows the view

@@ -64,7 +64,11 @@ pub fn trust_of(settings: &Settings) -> Trust {
 /// Opens the backend and workspace the settings name. `token`: the remote
 /// token (from the keychain, or this run's memory).
 pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<Session> {
-    let (backend, source, sweeper): (Arc<dyn Backend>, Source, _) = match settings.backend {
+    // What the desk's mirror of the studio's list is of: a data folder, or
+    // the servers set (one studio, whichever of them answers).
+    let (backend, source, sweeper, origin): (Arc<dyn Backend>, Source, _, String) = match settings
+        .backend
+    {
         BackendChoice::Bundled => {
             let me: Participant = format!("user:{}", settings.display_name).parse().map_err(
                 |e: leasedesk::model::Invalid| {
@@ -77,6 +81,7 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                 Arc::new(store.clone()),
                 Source::Bundled(store),
                 Some(sweeper),
+                format!("data folder {}", dirs.bundled_store().display()),
             )
         }
         BackendChoice::Remote => {
@@ -97,7 +102,13 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             // and moves to the next when one does not answer.
             let trust = trust_of(settings);
             let remote = Remote::with_trust(servers, token, trust)?;
-            (Arc::new(remote.clone()), Source::Remote(remote), None)
+            let origin = format!("servers {servers}");
+            (
+                Arc::new(remote.clone()),
+                Source::Remote(remote),
+                None,
+                origin,
+            )
         }
     };
     let workspace = Workspace::open(
@@ -106,10 +117,12 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
         Clock::system(),
     )?;
     Ok(Session {
-        desk: Desk::new(backend, workspace, Clock::system()).with_preview_cache(PreviewCache::new(
-            dirs.previews(),
-            DEFAULT_PREVIEW_CACHE_BYTES,
-        )),
+        desk: Desk::new(backend, workspace, Clock::system())
+            .with_preview_cache(PreviewCache::new(
+                dirs.previews(),
+                DEFAULT_PREVIEW_CACHE_BYTES,
+            ))
+            .with_origin(origin),
         source,
         tasks: Vec::new(),
         watcher: None,

@@ -96,6 +96,7 @@ impl Desk {
         page: u32,
         progress: &(dyn Fn(FillProgress) + Send + Sync),
     ) -> Result<Synced> {
+        let _turn = self.mirror_turn.lock().await;
         let origin = format!("{origin} as {}", self.backend.me().await?);
         let state = self.workspace.mirror().mirror_state()?;
         if let Some(state) = state.filter(|s| s.origin == origin) {
@@ -144,7 +145,11 @@ impl Desk {
             let listed = self.backend.artifact_page(query.clone()).await?;
             since.get_or_insert(listed.seq);
             loaded += listed.artifacts.len() as u64;
-            let rows: Vec<RowChange> = listed.artifacts.into_iter().map(RowChange::Put).collect();
+            let rows: Vec<RowChange> = listed
+                .artifacts
+                .into_iter()
+                .map(|a| RowChange::Put(Box::new(a)))
+                .collect();
             mirror.apply_to_mirror(Table::Filling, &rows, None)?;
             progress(FillProgress {
                 loaded,
@@ -197,10 +202,21 @@ impl Desk {
     /// One artifact as it is now, or gone for this designer.
     async fn read_again(&self, id: ArtifactId) -> Result<RowChange> {
         match self.backend.artifact(id).await {
-            Ok(artifact) => Ok(RowChange::Put(artifact)),
+            Ok(artifact) => Ok(RowChange::Put(Box::new(artifact))),
             Err(Error::NotFound(_)) => Ok(RowChange::Gone(id)),
             Err(e) => Err(e),
         }
+    }
+
+    /// Every artifact, from the mirror brought up to date first (filled on
+    /// first use): the events since it was last brought up to date are all
+    /// the server sends.
+    pub async fn mirrored(&self) -> Result<Vec<Artifact>> {
+        self.sync_mirror(&self.origin, false, &|_| {}).await?;
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || workspace.mirror().mirror_page("", None, u32::MAX))
+            .await
+            .map_err(|e| Error::Internal(format!("mirror task: {e}")))?
     }
 
     /// The mirror's files under `folder`, by path, after `after`: what the

@@ -50,7 +50,9 @@ pub struct Overview {
 }
 
 impl Desk {
-    /// The whole picture. Local states come from the digest cache: a copy
+    /// The whole picture; the files from the mirror of the studio's list,
+    /// brought up to date by the events since (see `mirror`), so the server
+    /// sends what changed, not the list. Local states come from the digest cache: a copy
     /// whose size or mtime changed shows as `Checking` (see
     /// [`Desk::stale_digests`]), so listing never waits for a hash. When no
     /// server answers, the view last fetched is given, marked with its time
@@ -58,7 +60,7 @@ impl Desk {
     pub async fn overview(&self) -> Result<Overview> {
         let fetched = tokio::try_join!(
             self.backend.me(),
-            self.backend.artifacts(),
+            self.mirrored(),
             self.backend.checkouts(true),
             self.backend.proposals(ProposalFilter {
                 artifact: None,

@@ -54,7 +54,7 @@ impl Table {
 /// hidden from the designer).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowChange {
-    Put(Artifact),
+    Put(Box<Artifact>),
     Gone(ArtifactId),
 }
 

@@ -42,6 +42,7 @@ export type { HistoryEntry } from "./generated/HistoryEntry";
 export type { CheckoutEnd } from "./generated/CheckoutEnd";
 export type { HistoryPage, Restored, Request, Asked, Intent, Change, ChangeDone };
 export type { LocalState } from "./generated/LocalState";
+export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */

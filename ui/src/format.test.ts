@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
 import type { Request } from "./api";
-import { askedNotice, askLabel, charactersLeft, replyLine, requestLine, requestsWaiting } from "./format";
+import { askedNotice, askLabel, charactersLeft, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
 import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
@@ -362,5 +362,13 @@ describe("asking the holder", () => {
     const said = explain({ code: "not_held", message: "nobody holds brand/hero.psd: check it out" }, now);
     expect(said.title).toBe("Nobody holds it under a check-out now");
     expect(said.detail).toBe("Nobody holds brand/hero.psd: check it out. Your request was not sent.");
+  });
+});
+
+describe("loadingFiles", () => {
+  it("says how many files and how far, in whole percents", () => {
+    expect(loadingFiles(340_000, 1_000_000)).toBe("Loading 1,000,000 files… 34 %");
+    expect(loadingFiles(0, 0)).toBe("Loading 0 files… 0 %");
+    expect(loadingFiles(12, 12)).toBe("Loading 12 files… 100 %");
   });
 });

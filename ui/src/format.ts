@@ -480,6 +480,12 @@ export function filesCount(shown: number, total: number, filter: string): string
   return filter.trim() ? `${shown} of ${total}` : String(total);
 }
 
+/** While the list of files is read the first time: "Loading 1,000,000 files… 34 %". */
+export function loadingFiles(loaded: number, total: number): string {
+  const percent = total > 0 ? Math.min(100, Math.floor((loaded / total) * 100)) : 0;
+  return `Loading ${total.toLocaleString("en-US")} files… ${percent} %`;
+}
+
 /** "8 hours", "1 hour", "90 minutes", "2 days". */
 export function duration(seconds: number): string {
   const minutes = Math.round(seconds / 60);

@@ -4,10 +4,10 @@
 // wires them to the page and to the shell's events.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
-import { api, on, type FileRow } from "./api";
+import { api, on, type FileRow, type FillProgress } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleReload, select, setView, showError, state, type View } from "./app";
 import { extend, notifyWhenFree } from "./actions";
-import { fileName, folderOf, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
+import { fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
 import { setUpActivity, loadActivity } from "./views/activity";
 import { setUpCheckouts } from "./views/checkouts";
@@ -130,6 +130,11 @@ void on("store-changed", () => {
   void loadStudio();
 });
 void on<FileRow>("row", (row) => replaceRow(row));
+// The list of files read the first time, page by page: how far (the next
+// reload shows the count again).
+void on<FillProgress>("mirror-progress", (p) => {
+  $("count-files").textContent = loadingFiles(p.loaded, p.total);
+});
 void on<{ title: string; body: string; extend?: string }>("notice", (n) => {
   const checkout = n.extend && state.overview?.checkouts.find((c) => c.id === n.extend);
   notice(n.title, n.body, "info", checkout ? [button("Extend", () => void extend(checkout), "small")] : []);
