@@ -176,9 +176,13 @@ impl Desk {
         let (mut after, mut applied) = (after, 0);
         loop {
             let page = self.backend.events(after, EVENT_PAGE).await?;
-            if page.events.is_empty() {
-                let seq = after.max(page.next);
-                return Ok(CatchUp::Through { seq, applied });
+            // A page of events of files hidden from the caller is empty
+            // and moves on: only a page that does not move is the end.
+            if page.events.is_empty() && page.next <= after {
+                return Ok(CatchUp::Through {
+                    seq: after,
+                    applied,
+                });
             }
             if page.events.iter().any(|e| e.kind == "permissions.changed") {
                 return Ok(CatchUp::Refill);

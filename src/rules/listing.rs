@@ -58,15 +58,10 @@ pub fn folders(tx: &Tx, me: &Participant, folder: &str, now: Timestamp) -> Resul
     let caller = Caller::of(tx, me)?;
     let hidden = caller.hidden();
     let (rows, direct) = tx.subfolders(folder)?;
-    let mut held: HashMap<String, u64> = HashMap::new();
-    for path in tx.held_paths(folder, now)? {
-        let Some((child, _)) = path[folder.len()..].split_once('/') else {
-            continue; // directly in the folder: in none of its folders
-        };
-        if caller.unlimited() || caller.level(&RepoPath::stored(&path)?) != Level::None {
-            *held.entry(format!("{folder}{child}/")).or_default() += 1;
-        }
-    }
+    let held: HashMap<String, u64> = tx
+        .held_by_folder(folder, now, &hidden)?
+        .into_iter()
+        .collect();
     let mut folders = Vec::with_capacity(rows.len());
     for row in rows {
         let files = row.files.saturating_sub(hidden_files(tx, &hidden, &row)?);

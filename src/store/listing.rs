@@ -16,13 +16,17 @@ use crate::model::{folder_range_end, folders_above, RepoPath};
 /// How a store spells what differs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Dialect {
-    /// `search_index`: a text is found through `artifact_search`, the
-    /// paths' keys by trigram (a text of 3 characters or more, matching
-    /// few enough files to sort them).
+    /// `search_index`: a text is found through the search index first (the
+    /// paths' keys by trigram: `artifact_search` on SQLite, `pg_trgm` on
+    /// PostgreSQL), then the matches sorted: for a text of 3 characters or
+    /// more that few enough paths contain. Otherwise the paths are walked
+    /// in order, each key looked at, until the page is full.
     Sqlite {
         search_index: bool,
     },
-    Postgres,
+    Postgres {
+        search_index: bool,
+    },
 }
 
 /// Parameters numbered as a store spells them (`?1`, `$1`).
@@ -34,7 +38,7 @@ pub(super) struct Bound {
 impl Bound {
     pub(super) fn new(dialect: Dialect) -> Self {
         let sigil = match dialect {
-            Dialect::Postgres => '$',
+            Dialect::Postgres { .. } => '$',
             Dialect::Sqlite { .. } => '?',
         };
         Self {
@@ -62,6 +66,7 @@ impl Bound {
 pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
     let mut from = "artifacts a".to_owned();
+    let mut with = String::new();
     let mut conditions = Vec::new();
     if let Some(after) = query.after {
         conditions.push(format!("a.path > {}", bound.text(after)));
@@ -89,9 +94,18 @@ pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String,
                     bound.text(key.as_str())
                 ));
             }
-            Dialect::Postgres => {
-                let pattern = format!("%{}%", like_escaped(key));
-                conditions.push(format!("a.path_key LIKE {}", bound.text(pattern)));
+            Dialect::Postgres { search_index } => {
+                let pattern = bound.text(format!("%{}%", like_escaped(key)));
+                if search_index {
+                    // Materialized: the planner may not walk the path's
+                    // index instead, as it would for a LIMIT.
+                    with = format!(
+                        "WITH found AS MATERIALIZED
+                         (SELECT id FROM artifacts WHERE path_key LIKE {pattern}) "
+                    );
+                    from = "found s JOIN artifacts a ON a.id = s.id".to_owned();
+                }
+                conditions.push(format!("a.path_key LIKE {pattern}"));
             }
         }
     }
@@ -111,8 +125,37 @@ pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String,
     if let Some(limit) = query.limit {
         rest.push_str(&format!(" LIMIT {}", bound.int(limit.into())));
     }
-    (artifact_select_from(&from, &rest), bound.fields)
+    (
+        format!("{with}{}", artifact_select_from(&from, &rest)),
+        bound.fields,
+    )
 }
+
+/// Whether fewer than `few` paths' keys contain `key` (3 characters or
+/// more), asked of the search index alone: the SQL and its parameters.
+pub(super) fn few_matches_sql(key: &str, few: i64, dialect: Dialect) -> (String, Vec<Field>) {
+    let mut bound = Bound::new(dialect);
+    let sql = match dialect {
+        Dialect::Sqlite { .. } => format!(
+            "SELECT count(*) FROM
+             (SELECT 1 FROM artifact_search WHERE artifact_search MATCH {} LIMIT {})",
+            bound.text(fts_phrase(key)),
+            bound.int(few)
+        ),
+        Dialect::Postgres { .. } => format!(
+            "SELECT count(*) FROM
+             (SELECT 1 FROM artifacts WHERE path_key LIKE {} LIMIT {}) found",
+            bound.text(format!("%{}%", like_escaped(key))),
+            bound.int(few)
+        ),
+    };
+    (sql, bound.fields)
+}
+
+/// Past this many paths containing a search's text, a page walks the paths
+/// in order instead of sorting the matches: a text that common fills a
+/// page within a few times its length.
+pub(super) const FEW_MATCHES: i64 = 20_000;
 
 /// Whether a path's key lies in the hidden part `h`.
 fn hidden_condition(bound: &mut Bound, h: &Hidden) -> String {
@@ -182,22 +225,44 @@ pub(super) fn files_under_key_sql(
     (sql, bound.fields)
 }
 
-/// The SQL of [`super::Transaction::held_paths`] and its parameters.
-pub(super) fn held_paths_sql(
+/// The SQL of [`super::Transaction::held_by_folder`] and its parameters:
+/// the held files of each folder directly under `folder`, counted by the
+/// database (a row per folder, not per lease).
+pub(super) fn held_by_folder_sql(
     folder: &str,
     now: crate::model::Timestamp,
+    hidden: &[Hidden],
     dialect: Dialect,
 ) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
-    let mut sql = format!(
-        "SELECT a.path FROM leases l JOIN artifacts a ON a.id = l.artifact_id
-         WHERE l.expires_at > {}",
-        bound.int(millis(now))
-    );
+    // The rest of the path after the folder, up to and with its next `/`
+    // (empty for a file directly in the folder); positions in characters.
+    // A number of ours, written in: each store types a parameter its own way.
+    let rest_at = folder.chars().count() + 1;
+    let position = match dialect {
+        Dialect::Postgres { .. } => "strpos",
+        Dialect::Sqlite { .. } => "instr",
+    };
+    let child = format!("substr(a.path, {rest_at}, {position}(substr(a.path, {rest_at}), '/'))");
+    let mut conditions = vec![format!("l.expires_at > {}", bound.int(millis(now)))];
     if let Some(end) = folder_range_end(folder) {
         let (start, end) = (bound.text(folder), bound.text(end));
-        sql.push_str(&format!(" AND a.path >= {start} AND a.path < {end}"));
+        conditions.push(format!("a.path >= {start} AND a.path < {end}"));
     }
+    if !hidden.is_empty() {
+        let parts: Vec<String> = hidden
+            .iter()
+            .map(|h| hidden_condition(&mut bound, h))
+            .collect();
+        conditions.push(format!("NOT ({})", parts.join(" OR ")));
+    }
+    let sql = format!(
+        "SELECT child, count(*) FROM
+         (SELECT {child} AS child FROM leases l JOIN artifacts a ON a.id = l.artifact_id
+          WHERE {}) held
+         WHERE child <> '' GROUP BY child",
+        conditions.join(" AND ")
+    );
     (sql, bound.fields)
 }
 

@@ -401,8 +401,14 @@ pub trait Transaction: StudioRows {
     /// folder `within` (`""`: anywhere).
     fn files_under_key(&self, key: &str, within: &str) -> Result<u64>;
 
-    /// The paths under `folder` whose lease is live at `now`.
-    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>>;
+    /// How many files under each folder directly under `folder` have a
+    /// lease live at `now`, leaving out the `hidden`, by folder (`brand/`).
+    fn held_by_folder(
+        &self,
+        folder: &str,
+        now: Timestamp,
+        hidden: &[Hidden],
+    ) -> Result<Vec<(String, u64)>>;
 
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()>;
 

@@ -19,7 +19,7 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, Hidden, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -157,7 +157,12 @@ impl Transaction for PgTx<'_> {
     }
 
     fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
-        let (sql, fields) = listing::artifact_page_sql(query, Dialect::Postgres);
+        let search_index = match &query.text_key {
+            Some(key) if key.chars().count() >= 3 => self.few_matches(key)?,
+            _ => false,
+        };
+        let dialect = Dialect::Postgres { search_index };
+        let (sql, fields) = listing::artifact_page_sql(query, dialect);
         self.query(&sql, &bound(&fields))?
             .iter()
             .map(rows::artifact)
@@ -184,17 +189,21 @@ impl Transaction for PgTx<'_> {
     }
 
     fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {
-        let (sql, fields) = listing::files_under_key_sql(key, within, Dialect::Postgres);
+        let (sql, fields) = listing::files_under_key_sql(key, within, PG);
         count(&self.query_one(&sql, &bound(&fields))?, 0)
     }
 
-    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>> {
-        let (sql, fields) = listing::held_paths_sql(folder, now, Dialect::Postgres);
-        Ok(self
-            .query(&sql, &bound(&fields))?
+    fn held_by_folder(
+        &self,
+        folder: &str,
+        now: Timestamp,
+        hidden: &[Hidden],
+    ) -> Result<Vec<(String, u64)>> {
+        let (sql, fields) = listing::held_by_folder_sql(folder, now, hidden, PG);
+        self.query(&sql, &bound(&fields))?
             .iter()
-            .map(|r| r.get(0))
-            .collect())
+            .map(|r| Ok((format!("{folder}{}", r.get::<_, &str>(0)), count(r, 1)?)))
+            .collect()
     }
 
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
@@ -622,7 +631,26 @@ fn bound(fields: &[rows::Field]) -> Vec<&(dyn ToSql + Sync)> {
     fields.iter().map(|f| f as _).collect()
 }
 
+/// PostgreSQL's SQL where a search's plan does not matter.
+const PG: Dialect = Dialect::Postgres {
+    search_index: false,
+};
+
 impl PgTx<'_> {
+    /// Whether so few paths contain `key` (3 characters or more) that
+    /// sorting the trigram index's matches beats walking every path. Asked
+    /// of that index alone: with a LIMIT the planner would walk the table
+    /// and, for a rare text, read all of it.
+    fn few_matches(&self, key: &str) -> Result<bool> {
+        let (sql, fields) = listing::few_matches_sql(key, listing::FEW_MATCHES, PG);
+        self.execute("SET LOCAL enable_seqscan = off", &[])?;
+        self.execute("SET LOCAL enable_indexscan = off", &[])?;
+        let found = self.query_one(&sql, &bound(&fields));
+        self.execute("SET LOCAL enable_seqscan = on", &[])?;
+        self.execute("SET LOCAL enable_indexscan = on", &[])?;
+        Ok(count(&found?, 0)? < listing::FEW_MATCHES as u64)
+    }
+
     /// Adds `by` files (1 or -1) to each folder above `path`.
     fn count_files(&self, path: &RepoPath, by: i64) -> Result<()> {
         for row in listing::folder_counts(path, by) {

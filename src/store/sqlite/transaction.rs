@@ -16,13 +16,8 @@ use crate::store::rows::{
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, Hidden, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
-
-/// Past this many paths containing a search's text, a page walks the paths
-/// in order instead of sorting the matches: a text that common fills a
-/// page within a few times its length.
-const FEW_MATCHES: i64 = 20_000;
 
 /// One transaction on the SQLite store.
 pub struct SqliteTx<'a> {
@@ -49,14 +44,10 @@ impl SqliteTx<'_> {
     /// Whether so few paths contain `key` (3 characters or more) that
     /// sorting the search index's matches beats walking every path.
     fn few_matches(&self, key: &str) -> Result<bool> {
-        let found: i64 = self
-            .tx
-            .prepare_cached(
-                "SELECT count(*) FROM
-                 (SELECT 1 FROM artifact_search WHERE artifact_search MATCH ?1 LIMIT ?2)",
-            )?
-            .query_row(params![listing::fts_phrase(key), FEW_MATCHES], |r| r.get(0))?;
-        Ok(found < FEW_MATCHES)
+        let dialect = Dialect::Sqlite { search_index: true };
+        let (sql, fields) = listing::few_matches_sql(key, listing::FEW_MATCHES, dialect);
+        let found = self.first(&sql, params_from_iter(fields), |r| rows::count(r, 0))?;
+        Ok(found.unwrap_or(0) < listing::FEW_MATCHES as u64)
     }
 
     /// Every row `sql` finds, each mapped by `f`.
@@ -243,15 +234,22 @@ impl Transaction for SqliteTx<'_> {
         Ok(found.unwrap_or(0))
     }
 
-    fn held_paths(&self, folder: &str, now: Timestamp) -> Result<Vec<String>> {
-        let (sql, fields) = listing::held_paths_sql(
-            folder,
-            now,
-            Dialect::Sqlite {
-                search_index: false,
-            },
-        );
-        self.all(&sql, params_from_iter(fields), |r| Ok(r.get(0)?))
+    fn held_by_folder(
+        &self,
+        folder: &str,
+        now: Timestamp,
+        hidden: &[Hidden],
+    ) -> Result<Vec<(String, u64)>> {
+        let dialect = Dialect::Sqlite {
+            search_index: false,
+        };
+        let (sql, fields) = listing::held_by_folder_sql(folder, now, hidden, dialect);
+        self.all(&sql, params_from_iter(fields), |r| {
+            Ok((
+                format!("{folder}{}", r.get::<_, String>(0)?),
+                rows::count(r, 1)?,
+            ))
+        })
     }
 
     fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()> {
