@@ -256,9 +256,20 @@ pub(super) fn held_by_folder_sql(
             .collect();
         conditions.push(format!("NOT ({})", parts.join(" OR ")));
     }
+    // Each lease finds its artifact by id. PostgreSQL's planner would
+    // rather read every artifact into a hash table (a million rows for ten
+    // thousand leases); a subquery it cannot flatten (OFFSET 0) keeps it
+    // to one lookup a lease.
+    let artifact = match dialect {
+        Dialect::Postgres { .. } => {
+            "CROSS JOIN LATERAL (SELECT path, path_key FROM artifacts
+             WHERE id = l.artifact_id OFFSET 0) a"
+        }
+        Dialect::Sqlite { .. } => "JOIN artifacts a ON a.id = l.artifact_id",
+    };
     let sql = format!(
         "SELECT child, count(*) FROM
-         (SELECT {child} AS child FROM leases l JOIN artifacts a ON a.id = l.artifact_id
+         (SELECT {child} AS child FROM leases l {artifact}
           WHERE {}) held
          WHERE child <> '' GROUP BY child",
         conditions.join(" AND ")
