@@ -21,17 +21,42 @@ pub fn artifact_page(
 ) -> Result<ArtifactPage> {
     let seq = tx.last_event_seq()?;
     let caller = Caller::of(tx, me)?;
-    let hidden = caller.hidden();
-    let list = ListQuery {
-        after: query.after.as_deref(),
-        folder: query.prefix.as_deref().unwrap_or(""),
-        text_key: query.text.as_deref().map(collision_key),
-        held_at: query.held.then_some(now),
-        hidden: &hidden,
-        // One more than asked: whether there is a next page.
-        limit: query.limit.map(|limit| limit + 1),
-    };
-    let mut artifacts = tx.artifact_page(&list)?;
+    // A hidden folder with no rule beneath it is a range of the key's index
+    // that the query skips; one with rules beneath it would be a condition
+    // per rule on every row, so its files are left out here instead, each
+    // folder decided once (`Caller::sees`).
+    let (ranges, decided): (Vec<Hidden>, Vec<Hidden>) = caller
+        .hidden()
+        .into_iter()
+        .partition(|part| part.except.is_empty());
+    // One more than asked: whether there is a next page.
+    let wanted = query.limit.map(|limit| limit as usize + 1);
+    let mut artifacts: Vec<Artifact> = Vec::new();
+    let mut after = query.after.clone();
+    loop {
+        let limit = wanted.map(|wanted| (wanted - artifacts.len()) as u32);
+        let list = ListQuery {
+            after: after.as_deref(),
+            folder: query.prefix.as_deref().unwrap_or(""),
+            text_key: query.text.as_deref().map(collision_key),
+            held_at: query.held.then_some(now),
+            hidden: &ranges,
+            limit,
+        };
+        let found = tx.artifact_page(&list)?;
+        let full = limit.is_some_and(|limit| found.len() == limit as usize);
+        // Where to go on from: a path never told to the caller.
+        after = found.last().map(|a| a.path.to_string());
+        artifacts.extend(
+            found
+                .into_iter()
+                .filter(|a| decided.is_empty() || caller.sees(a)),
+        );
+        let short = wanted.is_some_and(|wanted| artifacts.len() < wanted);
+        if !(full && short) {
+            break;
+        }
+    }
     let mut next = None;
     if let Some(limit) = query.limit {
         if artifacts.len() > limit as usize {
