@@ -399,6 +399,39 @@ async fn what_a_caller_may_not_read_is_neither_listed_nor_counted(f: Fixture) {
     assert_eq!(admin_sees, sorted(FILES));
 }
 
+async fn many_hidden_folders_are_left_out_of_every_page(f: Fixture) {
+    // More hidden folders than a query tests on every row: the rest are
+    // left out as the pages are made, and the pages stay full and exact.
+    let mut shown = Vec::new();
+    for i in 0..24 {
+        let p = format!("jobs/j{i:02}/cut.psd");
+        f.import(&p, p.as_bytes()).await;
+        if i % 2 == 1 {
+            shown.push(p);
+        }
+    }
+    let rules = (0..24)
+        .step_by(2)
+        .map(|i| Rule::parse(&format!("jobs/j{i:02}/"), "user:bob", "none").unwrap())
+        .collect();
+    f.studio("user:admin").put_permission_rules(rules).await.unwrap();
+    for limit in [1, 2, 5] {
+        let (walked, _) = walk(f.bob.as_ref(), ArtifactQuery::page(limit)).await;
+        assert_eq!(walked, shown, "pages of {limit}");
+    }
+    let found = f
+        .bob
+        .artifact_page(ArtifactQuery {
+            text: Some("cut".into()),
+            ..ArtifactQuery::page(3)
+        })
+        .await
+        .unwrap();
+    let paths: Vec<_> = found.artifacts.iter().map(|a| a.path.to_string()).collect();
+    assert_eq!(paths, shown[..3]);
+    assert_eq!(found.next.as_deref(), Some(shown[2].as_str()));
+}
+
 async fn a_query_out_of_bounds_is_invalid(f: Fixture) {
     import_all(&f).await;
     let bad = [
@@ -451,5 +484,6 @@ crate::contract!(
     a_folder_a_search_and_held_narrow_the_list_together,
     folders_count_files_and_held_files_at_every_depth,
     what_a_caller_may_not_read_is_neither_listed_nor_counted,
+    many_hidden_folders_are_left_out_of_every_page,
     a_query_out_of_bounds_is_invalid,
 );

@@ -10,6 +10,10 @@ use crate::error::Result;
 use crate::model::*;
 use crate::store::{FolderRow, Hidden, ListQuery, Tx};
 
+/// How many key ranges of hidden folders a page's query may test on every
+/// row: measured, 100 such ranges doubled the time of a list of 10,000.
+const HIDDEN_TERMS: usize = 8;
+
 /// A page of artifacts (all of them without a limit), by path, with the
 /// sequence number of the last event the transaction sees: the page is as
 /// of it.
@@ -21,14 +25,20 @@ pub fn artifact_page(
 ) -> Result<ArtifactPage> {
     let seq = tx.last_event_seq()?;
     let caller = Caller::of(tx, me)?;
-    // A hidden folder with no rule beneath it is a range of the key's index
-    // that the query skips; one with rules beneath it would be a condition
-    // per rule on every row, so its files are left out here instead, each
-    // folder decided once (`Caller::sees`).
-    let (ranges, decided): (Vec<Hidden>, Vec<Hidden>) = caller
-        .hidden()
-        .into_iter()
-        .partition(|part| part.except.is_empty());
+    // The query skips hidden folders (a freelancer's one folder of a
+    // thousand is not walked past), up to a few conditions: each costs every
+    // row a look at its key. The rest are left out here, each folder
+    // decided once (`Caller::sees`).
+    let mut terms = HIDDEN_TERMS;
+    let (ranges, decided): (Vec<Hidden>, Vec<Hidden>) =
+        caller.hidden().into_iter().partition(|part| {
+            let cost = 1 + part.except.len();
+            let fits = cost <= terms;
+            if fits {
+                terms -= cost;
+            }
+            fits
+        });
     // One more than asked: whether there is a next page.
     let wanted = query.limit.map(|limit| limit as usize + 1);
     let mut artifacts: Vec<Artifact> = Vec::new();
