@@ -83,7 +83,6 @@ impl Index {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(SCHEMA)?;
-        conn.execute_batch(super::mirror::SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })

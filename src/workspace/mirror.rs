@@ -11,7 +11,7 @@ use super::index::Index;
 use crate::error::{Error, Result};
 use crate::model::{Artifact, ArtifactId};
 
-pub(super) const SCHEMA: &str = "
+const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mirror (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -93,6 +93,12 @@ fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Makes the mirror's tables in the workspace's file, if missing.
+pub(super) fn create_tables(index: &Index) -> Result<()> {
+    index.conn().execute_batch(SCHEMA)?;
     Ok(())
 }
 

@@ -107,7 +107,11 @@ impl Workspace {
             inner: Arc::new(Inner {
                 root: root.to_owned(),
                 state_dir: state_dir.to_owned(),
-                index: Index::open(&state_dir.join("workspace.db"))?,
+                index: {
+                    let index = Index::open(&state_dir.join("workspace.db"))?;
+                    mirror::create_tables(&index)?;
+                    index
+                },
                 clock,
                 hashed: AtomicU64::new(0),
                 copy_locks: Default::default(),
