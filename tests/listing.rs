@@ -414,7 +414,10 @@ async fn many_hidden_folders_are_left_out_of_every_page(f: Fixture) {
         .step_by(2)
         .map(|i| Rule::parse(&format!("jobs/j{i:02}/"), "user:bob", "none").unwrap())
         .collect();
-    f.studio("user:admin").put_permission_rules(rules).await.unwrap();
+    f.studio("user:admin")
+        .put_permission_rules(rules)
+        .await
+        .unwrap();
     for limit in [1, 2, 5] {
         let (walked, _) = walk(f.bob.as_ref(), ArtifactQuery::page(limit)).await;
         assert_eq!(walked, shown, "pages of {limit}");
