@@ -15,14 +15,12 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mirror (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
-    held INTEGER NOT NULL,
     artifact TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mirror_by_path ON mirror (path);
 CREATE TABLE IF NOT EXISTS mirror_filling (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
-    held INTEGER NOT NULL,
     artifact TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_state (
@@ -74,19 +72,14 @@ fn json_error(e: serde_json::Error) -> Error {
 fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<()> {
     let name = table.name();
     let mut put = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO {name} (id, path, held, artifact) VALUES (?1, ?2, ?3, ?4)"
+        "INSERT OR REPLACE INTO {name} (id, path, artifact) VALUES (?1, ?2, ?3)"
     ))?;
     let mut gone = tx.prepare_cached(&format!("DELETE FROM {name} WHERE id = ?1"))?;
     for change in changes {
         match change {
             RowChange::Put(a) => {
                 let json = serde_json::to_string(a).map_err(json_error)?;
-                put.execute(params![
-                    a.id.to_string(),
-                    a.path.as_str(),
-                    a.lease.is_some(),
-                    json
-                ])?;
+                put.execute(params![a.id.to_string(), a.path.as_str(), json])?;
             }
             RowChange::Gone(id) => {
                 gone.execute([id.to_string()])?;
@@ -158,15 +151,6 @@ impl Index {
         Ok(())
     }
 
-    /// How many rows the mirror holds, and how many are held.
-    pub fn mirror_counts(&self) -> Result<(u64, u64)> {
-        Ok(self.conn().query_row(
-            "SELECT count(*), COALESCE(SUM(held), 0) FROM mirror",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?)
-    }
-
     /// The mirror's artifacts under `folder` (`""`: all), by path, after
     /// `after`, at most `limit`.
     pub fn mirror_page(
@@ -187,19 +171,5 @@ impl Index {
         })?;
         rows.map(|json| serde_json::from_str(&json?).map_err(json_error))
             .collect()
-    }
-
-    /// One artifact of the mirror.
-    pub fn mirror_artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
-        let json: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT artifact FROM mirror WHERE id = ?1",
-                [id.to_string()],
-                |r| r.get(0),
-            )
-            .optional()?;
-        json.map(|j| serde_json::from_str(&j).map_err(json_error))
-            .transpose()
     }
 }

@@ -19,6 +19,11 @@ use crate::store::{
     FolderRow, Hidden, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
 };
 
+/// SQLite's SQL where a search's plan does not matter.
+const SQLITE: Dialect = Dialect::Sqlite {
+    search_index: false,
+};
+
 /// One transaction on the SQLite store.
 pub struct SqliteTx<'a> {
     pub(super) tx: &'a rusqlite::Transaction<'a>,
@@ -223,13 +228,7 @@ impl Transaction for SqliteTx<'_> {
     }
 
     fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {
-        let (sql, fields) = listing::files_under_key_sql(
-            key,
-            within,
-            Dialect::Sqlite {
-                search_index: false,
-            },
-        );
+        let (sql, fields) = listing::files_under_key_sql(key, within, SQLITE);
         let found = self.first(&sql, params_from_iter(fields), |r| rows::count(r, 0))?;
         Ok(found.unwrap_or(0))
     }
@@ -240,9 +239,7 @@ impl Transaction for SqliteTx<'_> {
         now: Timestamp,
         hidden: &[Hidden],
     ) -> Result<Vec<(String, u64)>> {
-        let dialect = Dialect::Sqlite {
-            search_index: false,
-        };
+        let dialect = SQLITE;
         let (sql, fields) = listing::held_by_folder_sql(folder, now, hidden, dialect);
         self.all(&sql, params_from_iter(fields), |r| {
             Ok((
