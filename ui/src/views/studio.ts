@@ -18,6 +18,8 @@ let studio: StudioView | null = null;
 let draft: RuleRow[] = [];
 /** The invite last made, shown until the view is left: a redraw must not lose its link. */
 let lastInvite: InviteLink | null = null;
+/** What saving the rules said: the save's own event redraws the view, which must not lose it. */
+let rulesSaid = "";
 
 const problem = (error: unknown) => (isAppError(error) ? settingsProblem(error) : String(error));
 
@@ -136,7 +138,7 @@ function groupsPart(): HTMLElement {
 }
 
 function rulesPart(): HTMLElement {
-  const status = h("p", { class: "muted", role: "status", id: "studio-rules-status" });
+  const status = h("p", { class: "muted", role: "status", id: "studio-rules-status" }, rulesSaid);
   const seen = h("ul", { class: "studio-preview", id: "studio-preview" });
   const whoToPreview = h("select", { id: "studio-preview-who" },
     h("option", { value: "" }, "Choose someone…"),
@@ -147,6 +149,7 @@ function rulesPart(): HTMLElement {
       const files = await api.studioPreview(whoToPreview.value, draft);
       seen.replaceChildren(...files.map((f) => h("li", { "data-level": f.level, "data-path": f.path },
         h("span", {}, f.path), h("span", { class: "level" }, f.level === "none" ? "hidden" : f.level === "read" ? "view only" : "view and change"))));
+      rulesSaid = "";
       say(status, "");
     } catch (error) {
       say(status, problem(error), true);
@@ -172,10 +175,8 @@ function rulesPart(): HTMLElement {
   const save = button("Save rules", async () => {
     try {
       await api.studioPutRules(draft);
-      say(status, "Saved: every server applies them from the next request.");
-      const saved = status.textContent;
+      rulesSaid = "Saved: every server applies them from the next request.";
       await loadStudio();
-      say($("studio-rules-status"), saved ?? "");
     } catch (error) {
       say(status, problem(error), true);
     }
