@@ -12,6 +12,7 @@ mod events;
 mod history;
 mod join;
 mod leases;
+mod listing;
 mod mirror;
 mod offline;
 mod overview;
@@ -24,6 +25,7 @@ pub use beside::Decision;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leases::Restored;
+pub use listing::{FolderRows, FoundRows, MOST_ROWS};
 pub use mirror::{FillProgress, Synced, MIRROR_PAGE};
 pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
@@ -50,6 +52,8 @@ pub struct Desk {
     origin: String,
     /// One mirror sync at a time (a fill is not made twice at once).
     mirror_turn: Arc<tokio::sync::Mutex<()>>,
+    /// Where the window's pages of a folder began (see `listing`).
+    places: Arc<std::sync::Mutex<listing::Places>>,
 }
 
 impl Desk {
@@ -69,6 +73,7 @@ impl Desk {
             link: Default::default(),
             origin: String::new(),
             mirror_turn: Default::default(),
+            places: Default::default(),
         }
     }
 
@@ -133,11 +138,11 @@ impl Desk {
         })
     }
 
-    /// A file and your check-outs as last seen, for when no server answers.
+    /// A file as the mirror has it and your check-outs as last seen, for
+    /// when no server answers.
     fn seen_row_parts(&self, artifact: ArtifactId) -> Option<(Artifact, Vec<Checkout>)> {
-        self.link
-            .seen()
-            .as_ref()
-            .and_then(|seen| seen.row_parts(artifact))
+        let checkouts = self.link.seen().as_ref()?.checkouts.clone();
+        let found = self.workspace.mirror().mirror_artifacts(&[artifact]).ok()?;
+        Some((found.into_iter().next()?, checkouts))
     }
 }

@@ -14,10 +14,18 @@ use crate::harness::*;
 
 mod changes;
 mod history;
+mod listing;
 mod mirror;
 mod overview;
 mod previews;
 mod reminders;
+
+/// Every file's row as the window lists it: the picture read first (which
+/// brings the mirror up to date), then the list from its first place.
+async fn rows_listed(desk: &Desk) -> Vec<desk::FileRow> {
+    desk.overview().await.unwrap();
+    desk.folder_rows("", 0, 1000).await.unwrap().rows
+}
 
 fn desk_for(f: &Fixture, backend: &Arc<dyn leasedesk::Backend>, name: &str) -> Desk {
     desk_in(&f.dir.path().join(name), backend.clone(), f.clock.clone())

@@ -121,7 +121,23 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
         asked <= since && since <= answered,
         "marked with when the view was fetched ({asked} to {answered}), not {since}"
     );
-    assert_eq!(offline.files.len(), 2, "every file stays listed");
+    assert_eq!(offline.total, 2);
+    let listed = desk
+        .folder_rows("", 0, 100)
+        .await
+        .expect("the list offline");
+    assert_eq!(listed.rows.len(), 2, "every file stays listed");
+    let hero_row = listed
+        .rows
+        .iter()
+        .find(|r| r.artifact.id == hero.id)
+        .unwrap();
+    assert!(hero_row.mine.is_some(), "your check-out on its row offline");
+    let found = desk
+        .search_rows("ero", None, 100)
+        .await
+        .expect("a search offline, from the mirror");
+    assert_eq!(found.rows.len(), 1, "hero, and not logo");
     assert_eq!(offline.checkouts.len(), 1, "your check-out stays listed");
     assert_eq!(offline.checkouts[0].id, checked_out.checkout.id);
     let row = desk.row(hero.id).await.expect("a row offline");

@@ -18,6 +18,7 @@ pub mod changes;
 pub mod commands;
 pub mod error;
 pub mod keychain;
+pub mod listing;
 pub mod live;
 pub mod preview;
 pub mod session;
@@ -520,6 +521,10 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::overview,
             commands::refresh_row,
+            listing::folder_rows,
+            listing::folders,
+            listing::search_files,
+            listing::held_by_others,
             commands::check_out,
             commands::extend,
             commands::check_in,

@@ -163,6 +163,7 @@ impl Desk {
         match self.catch_up(since.unwrap_or(0), Table::Filling).await? {
             CatchUp::Through { seq, .. } => {
                 mirror.finish_filling(origin, seq)?;
+                self.forget_places();
                 Ok(true)
             }
             CatchUp::Refill => Ok(false),
@@ -195,9 +196,13 @@ impl Desk {
                 }
             }
             let seq = (table == Table::Mirror).then_some(page.next);
-            self.workspace
+            let moved = self
+                .workspace
                 .mirror()
                 .apply_to_mirror(table, &changes, seq)?;
+            if moved && table == Table::Mirror {
+                self.forget_places();
+            }
             applied += page.events.len();
             after = page.next;
         }
@@ -212,6 +217,15 @@ impl Desk {
         }
     }
 
+    /// A file came, went or moved: the places of a folder's files known
+    /// (`listing`) may be others now.
+    fn forget_places(&self) {
+        self.places
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget();
+    }
+
     /// Every artifact, from the mirror brought up to date first (filled on
     /// first use): the events since it was last brought up to date are all
     /// the server sends.
@@ -221,16 +235,5 @@ impl Desk {
         tokio::task::spawn_blocking(move || workspace.mirror().mirror_page("", None, u32::MAX))
             .await
             .map_err(|e| Error::Internal(format!("mirror task: {e}")))?
-    }
-
-    /// The mirror's files under `folder`, by path, after `after`: what the
-    /// window shows of a folder, read here and not from the server.
-    pub fn mirror_page(
-        &self,
-        folder: &str,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<Artifact>> {
-        self.workspace.mirror().mirror_page(folder, after, limit)
     }
 }

@@ -110,27 +110,11 @@ pub fn reconnect_delay(attempt: u32) -> Duration {
 #[derive(Clone, Debug)]
 pub(super) struct Seen {
     pub me: Participant,
-    pub artifacts: Vec<Artifact>,
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
     /// The requests to and from you that still stand.
     pub requests: Vec<Request>,
     pub fetched_at: Timestamp,
-}
-
-impl Seen {
-    /// A row's parts as last seen: the artifact and your open check-outs of it.
-    pub fn row_parts(&self, artifact: ArtifactId) -> Option<(Artifact, Vec<Checkout>)> {
-        let found = self.artifacts.iter().find(|a| a.id == artifact)?;
-        Some((found.clone(), self.checkouts.clone()))
-    }
-
-    pub fn by_path(&self, path: &RepoPath) -> Option<ArtifactId> {
-        self.artifacts
-            .iter()
-            .find(|a| &a.path == path)
-            .map(|a| a.id)
-    }
 }
 
 /// The connection as last found, told to whoever watches it, and the view kept.
@@ -235,7 +219,6 @@ mod tests {
 
         *link.seen() = Some(Seen {
             me: "user:alice".parse().unwrap(),
-            artifacts: Vec::new(),
             checkouts: Vec::new(),
             proposals: Vec::new(),
             requests: Vec::new(),

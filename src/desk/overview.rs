@@ -3,7 +3,6 @@
 //! fetched with local states as they are now. It reads; it never changes a
 //! lease or a copy.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -26,13 +25,19 @@ pub struct FileRow {
     pub local_path: Option<PathBuf>,
 }
 
-/// Everything the window shows at once.
+/// Everything the window shows at once but the list of files (which it
+/// reads a screen at a time: `listing`).
 #[derive(Clone, Debug, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Overview {
     pub me: Participant,
     pub now: Timestamp,
-    pub files: Vec<FileRow>,
+    /// The rows of the files your check-outs, the open proposals and the
+    /// requests name: what the other tabs show, however large the studio.
+    pub involved: Vec<FileRow>,
+    /// How many files the studio has that you may see.
+    #[ts(type = "number")]
+    pub total: u64,
     /// Your open check-outs, soonest expiry first.
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
@@ -50,17 +55,18 @@ pub struct Overview {
 }
 
 impl Desk {
-    /// The whole picture; the files from the mirror of the studio's list,
-    /// brought up to date by the events since (see `mirror`), so the server
-    /// sends what changed, not the list. Local states come from the digest cache: a copy
-    /// whose size or mtime changed shows as `Checking` (see
+    /// The picture; first the mirror of the studio's list is brought up to
+    /// date by the events since (see `mirror`), so the server sends what
+    /// changed, not the list, and the window then reads its screen of it
+    /// (`listing`). Local states come from the digest cache: a copy whose
+    /// size or mtime changed shows as `Checking` (see
     /// [`Desk::stale_digests`]), so listing never waits for a hash. When no
     /// server answers, the view last fetched is given, marked with its time
     /// (`offline_since`), with local states as they are now.
     pub async fn overview(&self) -> Result<Overview> {
         let fetched = tokio::try_join!(
             self.backend.me(),
-            self.mirrored(),
+            self.sync_mirror(&self.origin, false, &|_| {}),
             self.backend.checkouts(true),
             self.backend.proposals(ProposalFilter {
                 artifact: None,
@@ -69,10 +75,9 @@ impl Desk {
             self.backend.requests(true),
         );
         let seen = match fetched {
-            Ok((me, artifacts, checkouts, proposals, requests)) => {
+            Ok((me, _, checkouts, proposals, requests)) => {
                 let seen = offline::Seen {
                     me,
-                    artifacts,
                     checkouts,
                     proposals,
                     requests,
@@ -94,57 +99,41 @@ impl Desk {
         self.view_of(seen).await
     }
 
-    /// The rows of a view, with local states from the workspace now.
+    /// The picture of a view, with local states from the workspace now.
     async fn view_of(&self, seen: offline::Seen) -> Result<Overview> {
         let offline_since = self.connection().offline_since();
         let offline::Seen {
             me,
-            artifacts,
-            checkouts,
+            mut checkouts,
             proposals,
             requests,
             ..
         } = seen;
-        let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
-        for checkout in &checkouts {
-            let newer = mine
-                .get(&checkout.artifact_id)
-                .is_none_or(|held| checkout.created_at > held.created_at);
-            if newer {
-                mine.insert(checkout.artifact_id, checkout.clone());
-            }
-        }
-        let workspace = self.workspace.clone();
-        let files = tokio::task::spawn_blocking(move || {
-            artifacts
-                .into_iter()
-                .map(|artifact| {
-                    let mine = mine.remove(&artifact.id);
-                    let local = if artifact.path.placement_problem().is_some() {
-                        LocalState::Unplaceable
-                    } else {
-                        match workspace.known_digest(&artifact.path)? {
-                            Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
-                            Err(()) => LocalState::Checking,
-                        }
-                    };
-                    Ok(FileRow {
-                        local_path: workspace.local_path(&artifact.path).ok(),
-                        artifact,
-                        local,
-                        mine,
-                    })
-                })
-                .collect::<Result<Vec<_>>>()
+        let named: Vec<ArtifactId> = checkouts
+            .iter()
+            .map(|c| c.artifact_id)
+            .chain(proposals.iter().map(|p| p.artifact_id))
+            .chain(requests.iter().map(|r| r.artifact_id))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mirror = self.workspace.clone();
+        let (artifacts, total) = tokio::task::spawn_blocking(move || {
+            let mirror = mirror.mirror();
+            Ok::<_, Error>((
+                mirror.mirror_artifacts(&named)?,
+                mirror.mirror_count("")?.files,
+            ))
         })
         .await
         .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
-        let mut checkouts = checkouts;
+        let involved = self.rows_with(artifacts, &checkouts).await?;
         checkouts.sort_by_key(|c| c.expires_at);
         Ok(Overview {
             me,
             now: self.clock.now(),
-            files,
+            involved,
+            total,
             checkouts,
             proposals,
             requests,
@@ -173,10 +162,10 @@ impl Desk {
             Err(e) if is_unreachable(&e) => {
                 self.link.went_offline(self.clock.now());
                 let parts = self
-                    .link
-                    .seen()
-                    .as_ref()
-                    .and_then(|seen| seen.row_parts(seen.by_path(path)?));
+                    .workspace
+                    .mirror()
+                    .mirror_at(path.as_str())?
+                    .and_then(|artifact| self.seen_row_parts(artifact.id));
                 match parts {
                     Some((artifact, checkouts)) => self.row_of(artifact, checkouts).await,
                     None => Err(e),
@@ -189,7 +178,7 @@ impl Desk {
     /// Repo paths whose local copies must be hashed before their state is known.
     pub fn stale_digests(overview: &Overview) -> Vec<RepoPath> {
         overview
-            .files
+            .involved
             .iter()
             .filter(|row| row.local == LocalState::Checking)
             .map(|row| row.artifact.path.clone())
@@ -217,7 +206,7 @@ impl Desk {
 
     async fn row_of(&self, artifact: Artifact, checkouts: Vec<Checkout>) -> Result<FileRow> {
         // After a lapse one file may have two open check-outs of yours: the
-        // newest holds the lease (as in `overview`).
+        // newest holds the lease (as in `rows_with`).
         let mine = checkouts
             .into_iter()
             .filter(|c| c.artifact_id == artifact.id)

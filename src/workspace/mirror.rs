@@ -5,29 +5,59 @@
 //! before, or complete. Desk keeps it up to date (`desk::mirror`); here are
 //! its rows only.
 
+use std::collections::BTreeMap;
+
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::index::Index;
 use crate::error::{Error, Result};
-use crate::model::{Artifact, ArtifactId};
+use crate::model::{
+    folder_range_end, folders_above, Artifact, ArtifactId, FolderCount, FolderList,
+};
 
+/// Each table of rows has a table of its folders' counts (`files` and
+/// `held` at any depth beneath, the whole list's as `""`), kept in the
+/// transaction that changes a row, as the server keeps its own: the tree
+/// and a folder's length are then one read, whatever the studio's size.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mirror (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
+    held INTEGER NOT NULL,
     artifact TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mirror_by_path ON mirror (path);
+CREATE TABLE IF NOT EXISTS mirror_folders (
+    path TEXT PRIMARY KEY,
+    parent TEXT,
+    files INTEGER NOT NULL,
+    held INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS mirror_folders_by_parent ON mirror_folders (parent, path);
 CREATE TABLE IF NOT EXISTS mirror_filling (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
+    held INTEGER NOT NULL,
     artifact TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mirror_filling_folders (
+    path TEXT PRIMARY KEY,
+    parent TEXT,
+    files INTEGER NOT NULL,
+    held INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_state (
     one INTEGER PRIMARY KEY CHECK (one = 1),
     origin TEXT NOT NULL,
     seq INTEGER NOT NULL
 );
+";
+
+/// A mirror made before it kept folders is dropped, to be filled anew.
+const BEFORE_FOLDERS: &str = "
+DROP TABLE IF EXISTS mirror;
+DROP TABLE IF EXISTS mirror_filling;
+DROP TABLE IF EXISTS mirror_state;
 ";
 
 /// Which of the two tables a change goes to.
@@ -46,6 +76,13 @@ impl Table {
             Table::Filling => "mirror_filling",
         }
     }
+
+    fn folders(self) -> &'static str {
+        match self {
+            Table::Mirror => "mirror_folders",
+            Table::Filling => "mirror_filling_folders",
+        }
+    }
 }
 
 /// A change to one row: the artifact as now read, or gone (deleted, or
@@ -54,6 +91,15 @@ impl Table {
 pub enum RowChange {
     Put(Box<Artifact>),
     Gone(ArtifactId),
+}
+
+impl RowChange {
+    fn id(&self) -> ArtifactId {
+        match self {
+            RowChange::Put(a) => a.id,
+            RowChange::Gone(id) => *id,
+        }
+    }
 }
 
 /// What the mirror is of and as of when.
@@ -69,29 +115,88 @@ fn json_error(e: serde_json::Error) -> Error {
     Error::Internal(format!("the mirror's row: {e}"))
 }
 
-fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<()> {
-    let name = table.name();
+fn artifact_of(json: rusqlite::Result<String>) -> Result<Artifact> {
+    serde_json::from_str(&json?).map_err(json_error)
+}
+
+/// Files and held files a change adds to each folder (negative: takes away).
+type Counts = BTreeMap<String, (Option<String>, i64, i64)>;
+
+fn count(counts: &mut Counts, path: &str, held: bool, sign: i64) {
+    for (folder, parent) in folders_above(path) {
+        let entry = counts
+            .entry(folder.to_owned())
+            .or_insert_with(|| (parent.map(str::to_owned), 0, 0));
+        entry.1 += sign;
+        entry.2 += sign * i64::from(held);
+    }
+}
+
+/// Applies `changes` to `table` and its folders' counts; whether a file
+/// came, went or moved (what changes which file is at which place in a
+/// folder, not only how a row reads).
+fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<bool> {
+    let (name, folders) = (table.name(), table.folders());
+    let mut was = tx.prepare_cached(&format!("SELECT path, held FROM {name} WHERE id = ?1"))?;
     let mut put = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO {name} (id, path, artifact) VALUES (?1, ?2, ?3)"
+        "INSERT OR REPLACE INTO {name} (id, path, held, artifact) VALUES (?1, ?2, ?3, ?4)"
     ))?;
     let mut gone = tx.prepare_cached(&format!("DELETE FROM {name} WHERE id = ?1"))?;
+    let mut counts = Counts::new();
+    let mut moved = false;
     for change in changes {
+        let id = change.id().to_string();
+        let before: Option<(String, bool)> = was
+            .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        if let Some((path, held)) = &before {
+            count(&mut counts, path, *held, -1);
+        }
         match change {
             RowChange::Put(a) => {
+                let held = a.lease.is_some();
+                count(&mut counts, a.path.as_str(), held, 1);
+                moved |= before
+                    .as_ref()
+                    .is_none_or(|(path, _)| path != a.path.as_str());
                 let json = serde_json::to_string(a).map_err(json_error)?;
-                put.execute(params![a.id.to_string(), a.path.as_str(), json])?;
+                put.execute(params![id, a.path.as_str(), held, json])?;
             }
-            RowChange::Gone(id) => {
-                gone.execute([id.to_string()])?;
+            RowChange::Gone(_) => {
+                moved |= before.is_some();
+                gone.execute([&id])?;
             }
         }
     }
-    Ok(())
+    let mut add = tx.prepare_cached(&format!(
+        "INSERT INTO {folders} (path, parent, files, held) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (path) DO UPDATE SET files = files + excluded.files, held = held + excluded.held"
+    ))?;
+    let mut empty = tx.prepare_cached(&format!(
+        "DELETE FROM {folders} WHERE path = ?1 AND files <= 0"
+    ))?;
+    for (folder, (parent, files, held)) in counts {
+        if files != 0 || held != 0 {
+            add.execute(params![folder, parent, files, held])?;
+            empty.execute([&folder])?;
+        }
+    }
+    Ok(moved)
+}
+
+/// The lowest path of `folder` (`""`: all) at or after `from`: one bound,
+/// so the path index is entered there and not walked to it.
+fn lower_bound<'a>(folder: &'a str, from: Option<&'a str>) -> &'a str {
+    from.filter(|from| *from > folder).unwrap_or(folder)
 }
 
 /// Makes the mirror's tables in the workspace's file, if missing.
 pub(super) fn create_tables(index: &Index) -> Result<()> {
-    index.conn().execute_batch(SCHEMA)?;
+    let conn = index.conn();
+    if conn.prepare("SELECT held FROM mirror LIMIT 0").is_err() {
+        conn.execute_batch(BEFORE_FOLDERS)?;
+    }
+    conn.execute_batch(SCHEMA)?;
     Ok(())
 }
 
@@ -110,26 +215,30 @@ impl Index {
 
     /// Empties the table a resync fills.
     pub fn begin_filling(&self) -> Result<()> {
-        self.conn().execute("DELETE FROM mirror_filling", [])?;
+        self.conn().execute_batch(
+            "DELETE FROM mirror_filling;
+             DELETE FROM mirror_filling_folders;",
+        )?;
         Ok(())
     }
 
     /// Applies `changes` to `table`; to the mirror, as of `seq` (in the
     /// same transaction, so the mirror and its sequence number agree).
+    /// Whether a file came, went or moved.
     pub fn apply_to_mirror(
         &self,
         table: Table,
         changes: &[RowChange],
         seq: Option<u64>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        apply(&tx, table, changes)?;
+        let moved = apply(&tx, table, changes)?;
         if let Some(seq) = seq {
             tx.execute("UPDATE mirror_state SET seq = ?1", [seq])?;
         }
         tx.commit()?;
-        Ok(())
+        Ok(moved)
     }
 
     /// Makes the filled table the mirror, of `origin` as of `seq`, in one
@@ -141,6 +250,9 @@ impl Index {
             "DELETE FROM mirror;
              INSERT INTO mirror SELECT * FROM mirror_filling;
              DELETE FROM mirror_filling;
+             DELETE FROM mirror_folders;
+             INSERT INTO mirror_folders SELECT * FROM mirror_filling_folders;
+             DELETE FROM mirror_filling_folders;
              DELETE FROM mirror_state;",
         )?;
         tx.execute(
@@ -159,17 +271,149 @@ impl Index {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Vec<Artifact>> {
-        let end = crate::model::folder_range_end(folder);
+        let end = folder_range_end(folder);
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT artifact FROM mirror
              WHERE path > ?1 AND path >= ?2 AND (?3 IS NULL OR path < ?3)
              ORDER BY path LIMIT ?4",
         )?;
-        let rows = stmt.query_map(params![after.unwrap_or(""), folder, end, limit], |r| {
-            r.get::<_, String>(0)
+        let from = lower_bound(folder, after);
+        let rows = stmt.query_map(params![after.unwrap_or(""), from, end, limit], |r| r.get(0))?;
+        rows.map(artifact_of).collect()
+    }
+
+    /// The mirror's artifacts under `folder` from the path `from` on (or
+    /// from the folder's first), by path, at most `limit`.
+    pub fn mirror_rows_from(
+        &self,
+        folder: &str,
+        from: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Artifact>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT artifact FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
+             ORDER BY path LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(
+            params![lower_bound(folder, from), folder_range_end(folder), limit],
+            |r| r.get(0),
+        )?;
+        rows.map(artifact_of).collect()
+    }
+
+    /// The path `skip` places after `from` (or after the folder's first)
+    /// among the files under `folder`; read from the path index alone.
+    pub fn mirror_path_at(
+        &self,
+        folder: &str,
+        from: Option<&str>,
+        skip: u64,
+    ) -> Result<Option<String>> {
+        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT path FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
+                 ORDER BY path LIMIT 1 OFFSET ?3",
+            )?
+            .query_row(
+                params![lower_bound(folder, from), folder_range_end(folder), skip],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// The files under `folder` (at any depth) and how many of them are held.
+    pub fn mirror_count(&self, folder: &str) -> Result<FolderCount> {
+        let (files, held) = self
+            .conn()
+            .prepare_cached("SELECT files, held FROM mirror_folders WHERE path = ?1")?
+            .query_row([folder], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .unwrap_or((0, 0));
+        Ok(FolderCount {
+            path: folder.to_owned(),
+            files,
+            held,
+        })
+    }
+
+    /// The folders directly under `folder`, with their counts, and how many
+    /// files are in it directly: `GET /v1/folders` as the mirror has it.
+    pub fn mirror_folders(&self, folder: &str) -> Result<FolderList> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT path, files, held FROM mirror_folders WHERE parent = ?1 ORDER BY path",
+        )?;
+        let folders = stmt
+            .query_map([folder], |r| {
+                Ok(FolderCount {
+                    path: r.get(0)?,
+                    files: r.get(1)?,
+                    held: r.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        drop(stmt);
+        drop(conn);
+        let beneath: u64 = folders.iter().map(|f| f.files).sum();
+        Ok(FolderList {
+            files: self.mirror_count(folder)?.files.saturating_sub(beneath),
+            folders,
+        })
+    }
+
+    /// The mirror's artifacts with these ids (those it has), in no order.
+    pub fn mirror_artifacts(&self, ids: &[ArtifactId]) -> Result<Vec<Artifact>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT artifact FROM mirror WHERE id = ?1")?;
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(json) = stmt.query_row([id.to_string()], |r| r.get(0)).optional()? {
+                found.push(artifact_of(Ok(json))?);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The mirror's artifact at `path`, if any.
+    pub fn mirror_at(&self, path: &str) -> Result<Option<Artifact>> {
+        self.conn()
+            .prepare_cached("SELECT artifact FROM mirror WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?
+            .map(|json| artifact_of(Ok(json)))
+            .transpose()
+    }
+
+    /// The mirror's artifacts whose path contains `text` (ASCII letters in
+    /// any case) and, if `held`, that are held, after `after` by path: what
+    /// a search shows while no server answers. It reads every row.
+    pub fn mirror_matching(
+        &self,
+        text: Option<&str>,
+        held: bool,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<Artifact>> {
+        let pattern = text.map(|t| {
+            let escaped = t
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT artifact FROM mirror
+             WHERE path > ?1 AND (?2 IS NULL OR path LIKE ?2 ESCAPE '\\') AND (?3 = 0 OR held = 1)
+             ORDER BY path LIMIT ?4",
+        )?;
+        let rows = stmt.query_map(params![after.unwrap_or(""), pattern, held, limit], |r| {
+            r.get(0)
         })?;
-        rows.map(|json| serde_json::from_str(&json?).map_err(json_error))
-            .collect()
+        rows.map(artifact_of).collect()
     }
 }

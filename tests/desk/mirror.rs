@@ -11,12 +11,28 @@ use super::*;
 
 /// Everything the mirror holds, by path.
 fn mirrored(desk: &Desk) -> Vec<Artifact> {
-    desk.mirror_page("", None, 100_000).unwrap()
+    desk.workspace()
+        .mirror()
+        .mirror_page("", None, 100_000)
+        .unwrap()
 }
 
-/// What the backend lists, by path: what the mirror must equal.
+/// What the backend lists, by path: what the mirror must equal. The
+/// mirror's folder tree must then equal the backend's, every folder's
+/// counts and held counts.
 async fn listed(backend: &Arc<dyn leasedesk::Backend>) -> Vec<Artifact> {
     backend.artifacts().await.unwrap()
+}
+
+/// The mirror's folder tree is the backend's, folder by folder.
+async fn assert_same_tree(desk: &Desk, backend: &Arc<dyn leasedesk::Backend>) {
+    let mut folders = vec![String::new()];
+    while let Some(folder) = folders.pop() {
+        let theirs = backend.folders(&folder).await.unwrap();
+        let ours = desk.folder_tree(&folder).unwrap();
+        assert_eq!(ours, theirs, "the folder {folder:?}");
+        folders.extend(theirs.folders.into_iter().map(|f| f.path));
+    }
 }
 
 async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
@@ -40,6 +56,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
         })
     );
     assert_eq!(mirrored(&desk), listed(&f.alice).await);
+    assert_same_tree(&desk, &f.alice).await;
 
     let first = mirrored(&desk)[0].id;
     f.bob.check_out(first, checkout_request()).await.unwrap();
@@ -65,6 +82,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
         Synced::Filled
     );
     assert_eq!(mirrored(&desk), listed(&f.alice).await);
+    assert_same_tree(&desk, &f.alice).await;
 }
 
 async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fixture) {
@@ -152,6 +170,7 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
         Synced::Filled
     );
     assert_eq!(mirrored(&desk), listed(&f.alice).await);
+    assert_same_tree(&desk, &f.alice).await;
 }
 
 async fn a_page_of_events_all_hidden_does_not_end_the_catch_up(f: Fixture) {

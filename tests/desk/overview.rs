@@ -15,7 +15,14 @@ async fn the_overview_shows_holders_local_states_and_your_own_check_outs(f: Fixt
 
     let overview = alice.overview().await.unwrap();
     assert_eq!(overview.me, participant("user:alice"));
-    let row = |id| overview.files.iter().find(|r| r.artifact.id == id).unwrap();
+    assert_eq!(overview.total, 2);
+    assert_eq!(
+        overview.involved.len(),
+        1,
+        "the one file alice's check-out names"
+    );
+    let files = rows_listed(&alice).await;
+    let row = |id| files.iter().find(|r| r.artifact.id == id).unwrap();
     let (hero, logo) = (row(a.id), row(b.id));
     assert_eq!(hero.local, LocalState::UpToDate);
     assert!(hero.mine.is_some(), "alice's own check-out is on her row");
@@ -42,12 +49,8 @@ async fn after_a_lapse_the_row_shows_the_newest_check_out(f: Fixture) {
         .unwrap();
     assert_ne!(lapsed.checkout.id, again.checkout.id);
 
-    let overview = alice.overview().await.unwrap();
-    let listed = overview
-        .files
-        .iter()
-        .find(|r| r.artifact.id == a.id)
-        .unwrap();
+    let files = rows_listed(&alice).await;
+    let listed = files.iter().find(|r| r.artifact.id == a.id).unwrap();
     assert_eq!(listed.mine.as_ref().unwrap().id, again.checkout.id);
     let alone = alice.row(a.id).await.unwrap();
     assert_eq!(alone.mine.as_ref().unwrap().id, again.checkout.id);
@@ -67,16 +70,17 @@ async fn a_changed_copy_is_checking_until_hashed_then_modified(f: Fixture) {
 
     let overview = alice.overview().await.unwrap();
     assert_eq!(
-        overview.files[0].local,
+        overview.involved[0].local,
         LocalState::Checking,
         "listing never waits for a hash"
     );
+    assert_eq!(rows_listed(&alice).await[0].local, LocalState::Checking);
     assert_eq!(Desk::stale_digests(&overview), vec![a.path.clone()]);
     let row = alice.row(a.id).await.unwrap();
     assert_eq!(row.local, LocalState::Modified);
-    let again = alice.overview().await.unwrap();
+    let again = rows_listed(&alice).await;
     assert_eq!(
-        again.files[0].local,
+        again[0].local,
         LocalState::Modified,
         "the hash is remembered"
     );
@@ -181,8 +185,7 @@ async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fix
         "never here, so not missing"
     );
     assert_eq!(row.mine.as_ref().map(|c| c.id), Some(elsewhere.id));
-    let overview = alice.overview().await.unwrap();
-    assert_eq!(overview.files[0].local, LocalState::NotLocal);
+    assert_eq!(rows_listed(&alice).await[0].local, LocalState::NotLocal);
 
     let ledger = f.all_events().await.len();
     let lease = f.alice.artifact(a.id).await.unwrap().lease;

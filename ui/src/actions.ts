@@ -91,8 +91,8 @@ async function upload(checkout: Checkout, message: string | null) {
   );
   state.uploads.delete(checkout.id);
   if (done) {
-    const fresh = await api.overview().catch(() => null);
-    const artifact = fresh?.files.find((r) => r.artifact.id === checkout.artifact_id)?.artifact ?? row?.artifact;
+    const fresh = await api.refreshRow(checkout.artifact_id).catch(() => null);
+    const artifact = fresh?.artifact ?? row?.artifact;
     const proposal = done.checkout.result?.outcome === "proposal";
     notice(proposal ? "Kept as a proposal" : "Checked in", checkinOutcome(done, artifact, Date.now()), proposal ? "info" : "success",
       proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);

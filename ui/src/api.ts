@@ -36,6 +36,9 @@ import type { RuleRow } from "./generated/RuleRow";
 import type { SeenFile } from "./generated/SeenFile";
 import type { Group } from "./generated/Group";
 import type { Rule } from "./generated/Rule";
+import type { FolderRows } from "./generated/FolderRows";
+import type { FoundRows } from "./generated/FoundRows";
+import type { FolderList } from "./generated/FolderList";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -44,6 +47,7 @@ export type { HistoryPage, Restored, Request, Asked, Intent, Change, ChangeDone 
 export type { LocalState } from "./generated/LocalState";
 export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
+export type { FolderRows, FoundRows, FolderList };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -76,6 +80,14 @@ export function previewUrl(of: PreviewOf, size: number): string {
 export const api = {
   overview: () => invoke<Overview>("overview"),
   refreshRow: (artifact: string) => invoke<FileRow>("refresh_row", { artifact }),
+  /** The files under a folder (any depth) from place `offset`, from the app's mirror. */
+  folderRows: (folder: string, offset: number, limit: number) => invoke<FolderRows>("folder_rows", { folder, offset, limit }),
+  /** The folders directly under a folder, with counts and held counts. */
+  folders: (folder: string) => invoke<FolderList>("folders", { folder }),
+  /** Files whose path contains `text`, across the studio (the server's answer). */
+  searchFiles: (text: string, after: string | null, limit: number) => invoke<FoundRows>("search_files", { text, after, limit }),
+  /** The files someone else holds now (the server's answer). */
+  heldByOthers: (after: string | null, limit: number) => invoke<FoundRows>("held_by_others", { after, limit }),
   checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (m: Moved) => void) =>
     invoke<CheckedOut>("check_out", { artifact, note, ttlSeconds, onProgress: progressChannel(onProgress) }),
   extend: (checkout: string, ttlSeconds: number | null) => invoke<Checkout>("extend", { checkout, ttlSeconds }),

@@ -4,13 +4,19 @@
 import { api, isAppError, type AppError, type FileRow, type Overview, type Event } from "./api";
 import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
+import { Listing, type Fetcher } from "./listing";
 import { noSelection, type Selection } from "./selection";
 
 export type View = "files" | "mine" | "proposals" | "activity" | "studio";
 
 export interface UiState {
   overview: Overview | null;
-  shown: FileRow[];
+  /** The list of files: what is on screen and around it (see listing.ts). */
+  list: Listing;
+  /** The folder chosen in the tree (`""`: every file). */
+  folder: string;
+  /** "Held by others" pressed: the list shows the files others hold. */
+  heldByOthers: boolean;
   filter: string;
   view: View;
   selected: string | null; // artifact id
@@ -29,9 +35,20 @@ export interface UiState {
   seen: Map<string, number>;
 }
 
+const fetchRows: Fetcher = {
+  folder: (folder, offset, limit) => api.folderRows(folder, offset, limit),
+  found: (source, after, limit) =>
+    source.kind === "search" ? api.searchFiles(source.text, after, limit) : api.heldByOthers(after, limit),
+};
+
 export const state: UiState = {
   overview: null,
-  shown: [],
+  list: new Listing(fetchRows, () => {
+    render();
+    void hashChanged(state.list.rows.values());
+  }, (artifact) => artifact === state.selected || state.several.chosen.has(artifact)),
+  folder: "",
+  heldByOthers: false,
   filter: "",
   view: "files",
   selected: null,
@@ -74,6 +91,8 @@ export function notice(title: string, body = "", kind: "info" | "error" | "succe
 /** Set by the settings view: the button an error about the connection offers. */
 export const hooks = {
   openSettings: () => {},
+  /** The list's places on screen (set by the files view). */
+  onScreen: (): [number, number] => [0, 20],
   notifyWhenFree: async (_artifact: string, _on: boolean) => {},
 };
 
@@ -118,20 +137,29 @@ export function scheduleReload() {
   reloadTimer = window.setTimeout(() => void reload(), 120);
 }
 
+/** Parts of the window that read again after each reload (the folder tree). */
+const onReload: (() => Promise<void>)[] = [];
+export function afterReload(part: () => Promise<void>) {
+  onReload.push(part);
+}
+
+/** Reads the picture again (the shell first brings the mirror up to date by
+ *  the events since), then the rows on screen and the folder tree: work in
+ *  proportion to the screen, not the studio. */
 export async function reload() {
   try {
     const overview = await api.overview();
-    const before = new Map((state.overview?.files ?? []).map((r) => [r.artifact.id, r]));
-    for (const row of overview.files) {
-      const old = before.get(row.artifact.id);
-      if (!old || old.local !== row.local || old.artifact.head.digest !== row.artifact.head.digest) {
-        state.seen.set(row.artifact.id, Date.now());
-      }
-    }
+    noteChanged(state.overview?.involved ?? [], overview.involved);
     state.overview = overview;
     document.body.dataset.ready = "true";
     render();
-    void hashChanged(overview);
+    void hashChanged(overview.involved);
+    const [first, last] = hooks.onScreen();
+    const before = [...state.list.rows.values()];
+    await Promise.all([
+      state.list.refresh(first, last).then(() => noteChanged(before, state.list.rows.values())),
+      ...onReload.map((part) => part()),
+    ]);
   } catch (error) {
     state.overview = null;
     // Ready too: the window shows why there is no list.
@@ -144,29 +172,55 @@ export async function reload() {
   }
 }
 
-/** Rows whose local copy changed since it was last hashed: hash them one by one. */
-async function hashChanged(overview: Overview) {
-  for (const row of overview.files.filter((r) => r.local === "checking")) {
-    try {
-      replaceRow(await api.refreshRow(row.artifact.id));
-    } catch {
-      /* the next reload tries again */
+/** Marks the rows whose copy or head changed as seen changed now (a local
+ *  preview's cache stamp). */
+function noteChanged(before: Iterable<FileRow>, after: Iterable<FileRow>) {
+  const old = new Map([...before].map((r) => [r.artifact.id, r]));
+  for (const row of after) {
+    const was = old.get(row.artifact.id);
+    if (!was || was.local !== row.local || was.artifact.head.digest !== row.artifact.head.digest) {
+      state.seen.set(row.artifact.id, Date.now());
     }
   }
 }
 
+/** Rows shown whose local copy changed since it was last hashed: hashed one
+ *  by one (each at most once at a time). */
+const hashing = new Set<string>();
+async function hashChanged(rows: Iterable<FileRow>) {
+  for (const row of [...rows].filter((r) => r.local === "checking" && !hashing.has(r.artifact.id))) {
+    hashing.add(row.artifact.id);
+    try {
+      replaceRow(await api.refreshRow(row.artifact.id));
+    } catch {
+      /* the next reload tries again */
+    } finally {
+      hashing.delete(row.artifact.id);
+    }
+  }
+}
+
+/** A row read again: put in its place in the list and among the involved. */
 export function replaceRow(row: FileRow) {
   const overview = state.overview;
   if (!overview) return;
   state.seen.set(row.artifact.id, Date.now());
-  const index = overview.files.findIndex((r) => r.artifact.id === row.artifact.id);
-  if (index >= 0) overview.files[index] = row;
-  else overview.files.push(row);
+  const index = overview.involved.findIndex((r) => r.artifact.id === row.artifact.id);
+  if (index >= 0) overview.involved[index] = row;
+  else if (row.mine) overview.involved.push(row);
+  state.list.replace(row);
+  if (state.selected === row.artifact.id) chosenRow = row;
   render();
 }
 
+/** The chosen file's row as last read, for when it is not among those loaded. */
+let chosenRow: FileRow | undefined;
+
+/** A file's row: among those the other tabs show, or those loaded in the list. */
 export function rowOf(artifact: string): FileRow | undefined {
-  return state.overview?.files.find((r) => r.artifact.id === artifact);
+  const row = state.overview?.involved.find((r) => r.artifact.id === artifact) ?? state.list.find(artifact)?.[1];
+  if (row && artifact === state.selected) chosenRow = row;
+  return row ?? (artifact === state.selected ? chosenRow : undefined);
 }
 
 /** Runs one action on a file: busy meanwhile, its error shown, the list reloaded after. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
 import type { Request } from "./api";
-import { askedNotice, askLabel, charactersLeft, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
-import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, matches, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, heldLabel, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
+import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -184,11 +184,17 @@ describe("the activity feed", () => {
 });
 
 describe("the file list", () => {
-  it("filters on every word, in the path or the holder", () => {
-    expect(matches("brand/hero.psd", "bob", "hero")).toBe(true);
-    expect(matches("brand/hero.psd", "bob", "brand bob")).toBe(true);
-    expect(matches("brand/hero.psd", undefined, "bob")).toBe(false);
-    expect(matches("brand/hero.psd", undefined, "")).toBe(true);
+  it("names a folder by its last part, and counts what is held", () => {
+    expect(folderLabel("")).toBe("All files");
+    expect(folderLabel("brand/2026/")).toBe("2026");
+    expect(heldLabel(1200)).toBe("1,200 held");
+  });
+
+  it("says why a list is empty by what it shows", () => {
+    expect(emptyListWords({ kind: "search", text: "kiwi" }, 5)).toContain("kiwi");
+    expect(emptyListWords({ kind: "held" }, 5)).toBe("Nobody else holds a file now.");
+    expect(emptyListWords({ kind: "folder", folder: "" }, 0)).toContain("No files yet");
+    expect(emptyListWords({ kind: "folder", folder: "brand/" }, 5)).toBe("No files in this folder.");
   });
 
   it("renders only the rows in view, however many files there are", () => {

@@ -1,6 +1,7 @@
 // Pure formatting and wording: what the window says, tested without a window.
 import type { AppError, Artifact, Checkout, Closed, Event, LocalState, Request } from "./api";
 import type { CheckoutEnd } from "./generated/CheckoutEnd";
+import type { Source } from "./listing";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
 export function participantName(participant: string): string {
@@ -359,13 +360,6 @@ export function describeAction(steps: Event[], me: string | null | undefined, pa
   return `${actor(first)}: ${first.type}${first.artifact_id ? ` on ${name}` : ""}`;
 }
 
-/** Whether a row matches the filter: every word in the path or the holder. */
-export function matches(path: string, holder: string | undefined, filter: string): boolean {
-  const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
-  const text = `${path} ${holder ?? ""}`.toLowerCase();
-  return words.every((word) => text.includes(word));
-}
-
 /** The rows a virtual list shows: those in view, plus a few either side. */
 export function visibleRange(scrollTop: number, viewport: number, rowHeight: number, count: number, overscan = 6): [number, number] {
   const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
@@ -476,8 +470,28 @@ export const proposalStateWords: Record<string, string> = {
 // ----- what a designer meets first
 
 /** The Files tab's count: "5", or "3 of 5" while a filter is on. */
-export function filesCount(shown: number, total: number, filter: string): string {
+export function filesCount(shown: number | string, total: number, filter: string): string {
   return filter.trim() ? `${shown} of ${total}` : String(total);
+}
+
+/** What an empty list says, by what it shows. */
+export function emptyListWords(source: Source, total: number): string {
+  if (source.kind === "search") return `No file's path contains “${source.text}”.`;
+  if (source.kind === "held") return "Nobody else holds a file now.";
+  if (total === 0) return "No files yet. Add files with the button above, or drop them here.";
+  return "No files in this folder.";
+}
+
+/** A folder's name in the tree: its last part ("2026" for brand/2026/), "All files" for the top. */
+export function folderLabel(folder: string): string {
+  if (!folder) return "All files";
+  const parts = folder.split("/").filter(Boolean);
+  return parts[parts.length - 1] ?? folder;
+}
+
+/** "3 held". */
+export function heldLabel(held: number): string {
+  return `${held.toLocaleString("en-US")} held`;
 }
 
 /** While the list of files is read the first time: "Loading 1,000,000 files… 34 %". */

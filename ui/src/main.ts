@@ -13,6 +13,7 @@ import { setUpActivity, loadActivity } from "./views/activity";
 import { setUpCheckouts } from "./views/checkouts";
 import { setUpDetail } from "./views/detail";
 import { setUpFiles } from "./views/files";
+import { setUpFolders } from "./views/folders";
 import { setUpProposals } from "./views/proposals";
 import { openSettings } from "./views/settings";
 import { offerFirstRun, openJoin } from "./views/join";
@@ -38,6 +39,7 @@ onRender(() => {
   $("count-proposals").textContent = overview?.proposals.length ? String(overview.proposals.length) : "";
 });
 setUpFiles();
+setUpFolders();
 setUpCheckouts();
 setUpProposals();
 setUpActivity();
@@ -46,7 +48,8 @@ setUpRequests();
 
 async function addFiles(paths: string[]) {
   if (!paths.length) return;
-  const folder = state.selected ? folderOf(rowOf(state.selected)?.artifact.path ?? "") : "";
+  // Into the folder chosen in the tree, else beside the chosen file.
+  const folder = state.folder || (state.selected ? folderOf(rowOf(state.selected)?.artifact.path ?? "") : "");
   try {
     const results = await api.addFiles(paths, folder);
     const added = results.filter((r) => r.artifact);

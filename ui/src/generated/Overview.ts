@@ -6,9 +6,19 @@ import type { Proposal } from "./Proposal";
 import type { Request } from "./Request";
 
 /**
- * Everything the window shows at once.
+ * Everything the window shows at once but the list of files (which it
+ * reads a screen at a time: `listing`).
  */
-export type Overview = { me: Participant, now: string, files: Array<FileRow>, 
+export type Overview = { me: Participant, now: string, 
+/**
+ * The rows of the files your check-outs, the open proposals and the
+ * requests name: what the other tabs show, however large the studio.
+ */
+involved: Array<FileRow>, 
+/**
+ * How many files the studio has that you may see.
+ */
+total: number, 
 /**
  * Your open check-outs, soonest expiry first.
  */

@@ -2,11 +2,12 @@
 // you can do with it, a large preview (of your local copy when you changed
 // it, saying so) and its history.
 import { api, previewUrl, type FileRow } from "../api";
-import { notice, onRender, render, state } from "../app";
+import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, progressOf, updateFile } from "../actions";
 import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
+import { inOrder } from "../selection";
 import { openCompare } from "./compare";
 import { countdown, extensionOf, holderCell, lazyImage, moveSelection } from "./files";
 import { historySection } from "./history";
@@ -224,7 +225,7 @@ export function holdWhileBusy(actions: HTMLElement) {
 
 function renderDetail(now: number) {
   const panel = $("detail");
-  const row = state.selected ? state.overview?.files.find((r) => r.artifact.id === state.selected) : undefined;
+  const row = state.selected ? rowOf(state.selected) : undefined;
   panel.hidden = !row || state.view !== "files";
   document.body.dataset.detail = !panel.hidden && state.detailOpen ? "open" : "closed";
   if (!row || state.view !== "files") return;
@@ -271,7 +272,7 @@ function renderDetail(now: number) {
 /** The chosen files that are shown, in list order. */
 function chosenRows(): FileRow[] {
   if (state.several.chosen.size < 2) return [];
-  return state.shown.filter((r) => state.several.chosen.has(r.artifact.id));
+  return inOrder(state.several, state.list.order()).flatMap((id) => rowOf(id) ?? []);
 }
 
 /** Several files chosen: what they allow together, in the detail's place. */

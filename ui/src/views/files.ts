@@ -3,11 +3,12 @@
 // once the row is in view, from the `preview` protocol (cached on disk by
 // digest in the app, and by address in the browser), a few at a time.
 import { previewUrl, type FileRow } from "../api";
-import { onRender, render, select, state } from "../app";
+import { hooks, onRender, render, select, showError, state } from "../app";
 import { clicked, everything, inOrder, moved, noSelection, pruned, toggled, type Selection } from "../selection";
 import { $, h } from "../h";
+import { sameSource, type Source } from "../listing";
 import { aborted, turns, type Turn } from "../turns";
-import { clock, fileName, filesCount, folderOf, leaseLost, localStateLabels, matches, participantName, timeLeft, urgency, visibleRange } from "../format";
+import { clock, emptyListWords, fileName, filesCount, folderOf, leaseLost, localStateLabels, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
 /** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
@@ -153,23 +154,21 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
   return node;
 }
 
-const byPath = new Intl.Collator(undefined, { numeric: true });
-
-/** The rows the filter lets through, in path order: worked out when the data
- *  or the filter changes, never on scroll. */
+/** The count on the tab, the empty list's words and the "choose all" box:
+ *  worked out when the data or the source changes, never on scroll. */
 function refreshShown() {
-  const files = state.overview?.files ?? [];
-  state.shown = files
-    .filter((r) => matches(r.artifact.path, r.artifact.lease ? participantName(r.artifact.lease.participant) : undefined, state.filter))
-    .sort((a, b) => byPath.compare(a.artifact.path, b.artifact.path));
-  // Nothing a filter hides stays chosen: an action on the choice acts on what is seen.
-  state.several = pruned(state.several, order());
+  const list = state.list;
+  const total = state.overview?.total ?? 0;
+  const source = list.source;
+  const narrowed = source.kind !== "folder" || source.folder !== "";
   const all = $<HTMLInputElement>("choose-all");
-  all.checked = state.shown.length > 1 && state.several.chosen.size === state.shown.length;
-  $("count-files").textContent = state.overview ? filesCount(state.shown.length, files.length, state.filter) : "";
+  all.checked = list.rows.size > 1 && state.several.chosen.size === list.rows.size;
+  const shown = list.complete ? String(list.length) : `${list.length}+`;
+  $("count-files").textContent = state.overview ? filesCount(shown, total, narrowed ? "narrowed" : "") : "";
   const empty = $("files-empty");
-  empty.hidden = state.shown.length > 0 || !state.overview;
-  empty.textContent = files.length ? "No file matches the filter." : "No files yet. Add files with the button above, or drop them here.";
+  empty.hidden = list.length > 0 || !list.complete || !state.overview;
+  empty.textContent = emptyListWords(source, total);
+  $("files-cut").hidden = !list.cutShort;
 }
 
 /** The row elements in the page, by artifact id: kept while in view and unchanged. */
@@ -182,7 +181,8 @@ function drawnFrom(row: FileRow, index: number): string {
 }
 
 /** Only the rows in view exist in the page; a row that stays in view keeps
- *  its element (and its loaded thumbnail). */
+ *  its element (and its loaded thumbnail). Rows not read yet are asked for
+ *  (and show as empty rows meanwhile). */
 export function renderRows(now: number) {
   const list = $("file-list");
   let spacer = list.querySelector<HTMLElement>(".spacer");
@@ -190,11 +190,14 @@ export function renderRows(now: number) {
     spacer = h("div", { class: "spacer" });
     list.append(spacer);
   }
-  spacer.style.height = `${state.shown.length * ROW_HEIGHT}px`;
-  const [first, last] = visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, state.shown.length);
+  const length = state.list.length;
+  spacer.style.height = `${length * ROW_HEIGHT}px`;
+  const [first, last] = visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, length);
+  state.list.need(first, Math.max(last, first + 1)).catch((error) => showError(error));
   const next = new Map<string, { node: HTMLElement; drawn: string }>();
   for (let i = first; i < last; i++) {
-    const row = state.shown[i];
+    const row = state.list.rows.get(i);
+    if (!row) continue;
     const drawn = drawnFrom(row, i);
     const kept = rendered.get(row.artifact.id);
     const node = kept && kept.drawn === drawn ? kept.node : fileRow(row, i, now);
@@ -215,38 +218,48 @@ export function renderRows(now: number) {
   }
   for (const { node } of next.values()) if (node.parentNode !== spacer) spacer.append(node);
   rendered = next;
-  list.setAttribute("aria-rowcount", String(state.shown.length));
+  list.setAttribute("aria-rowcount", String(length));
+}
+
+/** The list's places on screen now, whatever its length was (it may have grown). */
+export function onScreen(): [number, number] {
+  const list = $("file-list");
+  return visibleRange(list.scrollTop, list.clientHeight || 600, ROW_HEIGHT, Number.MAX_SAFE_INTEGER);
+}
+
+/** The place of the chosen file in the list, if loaded. */
+function placeOf(artifact: string | null): number {
+  return artifact ? state.list.find(artifact)?.[0] ?? -1 : -1;
 }
 
 export function moveSelection(by: number) {
-  if (!state.shown.length) return;
-  const index = state.shown.findIndex((r) => r.artifact.id === state.selected);
-  const next = Math.max(0, Math.min(state.shown.length - 1, index < 0 ? 0 : index + by));
-  const list = $("file-list");
-  const top = next * ROW_HEIGHT;
-  if (top < list.scrollTop) list.scrollTop = top;
-  else if (top + ROW_HEIGHT > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_HEIGHT - list.clientHeight;
-  select(state.shown[next].artifact.id);
+  if (!state.list.length) return;
+  const index = placeOf(state.selected);
+  const next = Math.max(0, Math.min(state.list.length - 1, index < 0 ? 0 : index + by));
+  scrollIntoView(next);
+  const row = state.list.rows.get(next);
+  if (row) select(row.artifact.id);
 }
 
 /** Enter on a chosen file: the focus goes to its first action. */
 function openSelected() {
   state.detailOpen = true;
-  if (!state.selected && state.shown.length) select(state.shown[0].artifact.id);
+  const first = state.list.rows.get(0);
+  if (!state.selected && first) select(first.artifact.id);
   else render();
   $("detail").querySelector<HTMLButtonElement>(".actions button:not([disabled])")?.focus();
 }
 
-/** The shown files' ids, in list order. */
+/** The loaded files' ids, in list order. */
 function order(): string[] {
-  return state.shown.map((r) => r.artifact.id);
+  return state.list.order();
 }
 
 /** Chooses several files (or one): the detail acts on all of them. */
 function choose(selection: Selection) {
   state.several = selection;
   state.selected = selection.focus ?? inOrder(selection, order())[0] ?? null;
-  const at = state.shown.findIndex((r) => r.artifact.id === selection.focus);
+  const at = placeOf(selection.focus);
   if (at >= 0) scrollIntoView(at);
   render();
 }
@@ -283,13 +296,45 @@ function listKeys(e: KeyboardEvent) {
   }
 }
 
+/** How long typing pauses before the server is asked. */
+export const SEARCH_PAUSE_MS = 250;
+let searchTimer: number | undefined;
+
+/** The search box: its text, after a pause in the typing, is asked of the
+ *  server across the studio; emptied, the folder chosen shows again. */
 function setFilter(text: string) {
   state.filter = text;
+  clearTimeout(searchTimer);
+  const typed = text.trim();
+  $("search-hint").hidden = typed.length !== 1;
+  if (typed.length === 1) return;
+  searchTimer = window.setTimeout(() => showSource(typed ? { kind: "search", text: typed } : folderSource()), typed ? SEARCH_PAUSE_MS : 0);
+}
+
+/** The folder chosen in the tree, as what the list shows. */
+function folderSource(): Source {
+  return state.heldByOthers ? { kind: "held" } : { kind: "folder", folder: state.folder };
+}
+
+/** Shows `source` in the list from its top. */
+export function showSource(source: Source) {
+  if (sameSource(source, state.list.source)) return;
+  state.list.show(source);
+  // Nothing another list hides stays chosen: an action on the choice acts on what is seen.
+  state.several = pruned(state.several, []);
   $("file-list").scrollTop = 0;
   render();
 }
 
+/** The tree's choice, or "Held by others", shown when no search is typed. */
+export function showFolder() {
+  if (!state.filter.trim()) showSource(folderSource());
+  const held = $("held-by-others");
+  held.setAttribute("aria-pressed", String(state.heldByOthers));
+}
+
 export function setUpFiles() {
+  hooks.onScreen = onScreen;
   onRender((now) => {
     // The count shows on every tab; the rows only on this one.
     refreshShown();
@@ -324,6 +369,10 @@ export function setUpFiles() {
   });
   const all = $<HTMLInputElement>("choose-all");
   all.addEventListener("change", () => choose(all.checked ? everything(order()) : noSelection()));
+  $("held-by-others").addEventListener("click", () => {
+    state.heldByOthers = !state.heldByOthers;
+    showFolder();
+  });
   const filter = $<HTMLInputElement>("filter");
   filter.addEventListener("input", () => setFilter(filter.value));
   filter.addEventListener("keydown", (e) => {

@@ -1,0 +1,54 @@
+//! The window's commands for its list, a screen at a time: a folder's files
+//! by place and the folder tree, from the mirror; a search and the files
+//! others hold, from the server (offline, the mirror).
+
+use leasedesk::desk::{FolderRows, FoundRows};
+use leasedesk::model::FolderList;
+use tauri::State;
+
+use crate::error::UiResult;
+use crate::AppState;
+
+/// The files under `folder` (at any depth) from place `offset`, `limit` of them.
+#[tauri::command]
+pub async fn folder_rows(
+    state: State<'_, AppState>,
+    folder: String,
+    offset: u64,
+    limit: u32,
+) -> UiResult<FolderRows> {
+    state
+        .on_desk(async |desk| desk.folder_rows(&folder, offset, limit).await)
+        .await
+}
+
+/// The folders directly under `folder`, with counts and held counts.
+#[tauri::command]
+pub async fn folders(state: State<'_, AppState>, folder: String) -> UiResult<FolderList> {
+    state.on_desk(async |desk| desk.folder_tree(&folder)).await
+}
+
+/// Files whose path contains `text`, across the studio, after `after`.
+#[tauri::command]
+pub async fn search_files(
+    state: State<'_, AppState>,
+    text: String,
+    after: Option<String>,
+    limit: u32,
+) -> UiResult<FoundRows> {
+    state
+        .on_desk(async |desk| desk.search_rows(&text, after, limit).await)
+        .await
+}
+
+/// The files someone else holds, after `after`.
+#[tauri::command]
+pub async fn held_by_others(
+    state: State<'_, AppState>,
+    after: Option<String>,
+    limit: u32,
+) -> UiResult<FoundRows> {
+    state
+        .on_desk(async |desk| desk.held_by_others(after, limit).await)
+        .await
+}

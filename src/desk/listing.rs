@@ -1,0 +1,271 @@
+//! What the window lists, a screen at a time: the files under a folder by
+//! their place in it (read from the mirror, so scrolling asks the server
+//! nothing), the folder tree with counts, and the server's answers to a
+//! search and to "held by others". Nothing here grows with the studio: a
+//! page is what is asked for, a count is one row.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::offline::is_unreachable;
+use super::overview::FileRow;
+use super::Desk;
+use crate::error::{Error, Result};
+use crate::model::*;
+
+/// The most rows one request for a folder's files or a search gives.
+pub const MOST_ROWS: u32 = 1000;
+/// Places remembered per folder (see [`Places`]); past it they start again.
+const MOST_PLACES: usize = 4096;
+
+/// Rows of a folder's files, by place: `rows[0]` is the file at `offset`
+/// among the `total` under `folder` (at any depth), by path.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FolderRows {
+    pub folder: String,
+    #[ts(type = "number")]
+    pub total: u64,
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub rows: Vec<FileRow>,
+}
+
+/// A page of a search, or of the files others hold, as the server answers:
+/// `next` goes on from where it stopped; null on the last.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FoundRows {
+    pub rows: Vec<FileRow>,
+    pub next: Option<String>,
+}
+
+/// The path at each place of a folder that a page began at, so the next
+/// page near it walks the path index from there and not from the top (a
+/// million places from the top is 70 ms; a screen from a known place is
+/// nothing). Forgotten when a file comes, goes or moves, which moves places.
+#[derive(Default)]
+pub(super) struct Places {
+    folder: String,
+    at: BTreeMap<u64, String>,
+}
+
+impl Places {
+    pub fn forget(&mut self) {
+        self.at.clear();
+    }
+
+    /// The known place at or before `offset` under `folder`, and its path.
+    fn before(&mut self, folder: &str, offset: u64) -> Option<(u64, String)> {
+        if self.folder != folder {
+            self.folder = folder.to_owned();
+            self.at.clear();
+        }
+        let (place, path) = self.at.range(..=offset).next_back()?;
+        Some((*place, path.clone()))
+    }
+
+    fn remember(&mut self, offset: u64, path: &str) {
+        if self.at.len() >= MOST_PLACES {
+            self.at.clear();
+        }
+        self.at.insert(offset, path.to_owned());
+    }
+}
+
+/// `folder` as a folder's path (`""` or ending in `/`), or 422.
+fn checked_folder(folder: &str) -> Result<&str> {
+    if folder.is_empty() || folder.ends_with('/') {
+        Ok(folder)
+    } else {
+        Err(Error::Invalid(format!(
+            "{folder:?} is not a folder: a folder's path ends in /"
+        )))
+    }
+}
+
+impl Desk {
+    /// The files under `folder` from place `offset`, at most `limit` (1 to
+    /// [`MOST_ROWS`]), from the mirror as it is (the overview brings it up
+    /// to date), each with its copy's state here.
+    pub async fn folder_rows(&self, folder: &str, offset: u64, limit: u32) -> Result<FolderRows> {
+        let folder = checked_folder(folder)?.to_owned();
+        let limit = limit.clamp(1, MOST_ROWS);
+        let desk = self.clone();
+        let asked = folder.clone();
+        let (total, offset, artifacts) = tokio::task::spawn_blocking(move || {
+            let mirror = desk.workspace.mirror();
+            let total = mirror.mirror_count(&folder)?.files;
+            let offset = offset.min(total);
+            let mut places = desk.places.lock().unwrap_or_else(|p| p.into_inner());
+            let (place, from) = match places.before(&folder, offset) {
+                Some((place, path)) => (place, Some(path)),
+                None => (0, None),
+            };
+            let first = mirror.mirror_path_at(&folder, from.as_deref(), offset - place)?;
+            let artifacts = match first {
+                Some(first) => {
+                    places.remember(offset, &first);
+                    mirror.mirror_rows_from(&folder, Some(&first), limit)?
+                }
+                None => Vec::new(),
+            };
+            Ok::<_, Error>((total, offset, artifacts))
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
+        Ok(FolderRows {
+            rows: self.rows_of(artifacts).await?,
+            folder: asked,
+            total,
+            offset,
+        })
+    }
+
+    /// The folders directly under `folder` with how many files are under
+    /// each and how many of those are held, and the files directly in it:
+    /// from the mirror, which keeps them counted.
+    pub fn folder_tree(&self, folder: &str) -> Result<FolderList> {
+        self.workspace
+            .mirror()
+            .mirror_folders(checked_folder(folder)?)
+    }
+
+    /// Files whose path contains `text` (any case), across the studio, by
+    /// path after `after`: the server's answer; offline, the mirror's.
+    pub async fn search_rows(
+        &self,
+        text: &str,
+        after: Option<String>,
+        limit: u32,
+    ) -> Result<FoundRows> {
+        let query = ArtifactQuery {
+            limit: Some(limit.clamp(1, MOST_ROWS)),
+            after,
+            prefix: None,
+            text: Some(text.to_owned()),
+            held: false,
+        };
+        self.found_rows(query, |_| true).await
+    }
+
+    /// The files someone else holds now, by path after `after`: the
+    /// server's answer; offline, the mirror's.
+    pub async fn held_by_others(&self, after: Option<String>, limit: u32) -> Result<FoundRows> {
+        let me = self.me_seen().await?;
+        let query = ArtifactQuery {
+            limit: Some(limit.clamp(1, MOST_ROWS)),
+            after,
+            prefix: None,
+            text: None,
+            held: true,
+        };
+        self.found_rows(query, |a| {
+            a.lease.as_ref().is_some_and(|l| l.participant != me)
+        })
+        .await
+    }
+
+    async fn found_rows(
+        &self,
+        query: ArtifactQuery,
+        keep: impl Fn(&Artifact) -> bool,
+    ) -> Result<FoundRows> {
+        let query = query.checked().map_err(|e| Error::Invalid(e.to_string()))?;
+        let (artifacts, next) = match self.backend.artifact_page(query.clone()).await {
+            Ok(page) => (page.artifacts, page.next),
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                let limit = query.limit.unwrap_or(MOST_ROWS);
+                let desk = self.clone();
+                let found = tokio::task::spawn_blocking(move || {
+                    desk.workspace.mirror().mirror_matching(
+                        query.text.as_deref(),
+                        query.held,
+                        query.after.as_deref(),
+                        limit,
+                    )
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("search task: {e}")))??;
+                let next = (found.len() == limit as usize)
+                    .then(|| found.last().map(|a| a.path.to_string()))
+                    .flatten();
+                (found, next)
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(FoundRows {
+            rows: self
+                .rows_of(artifacts.into_iter().filter(|a| keep(a)).collect())
+                .await?,
+            next,
+        })
+    }
+
+    /// Who you are: as last seen, or asked.
+    async fn me_seen(&self) -> Result<Participant> {
+        let seen = self.link.seen().as_ref().map(|s| s.me.clone());
+        match seen {
+            Some(me) => Ok(me),
+            None => self.backend.me().await,
+        }
+    }
+
+    /// The rows of these artifacts, with your check-outs as the overview
+    /// last fetched them (asked for, when it has not yet), and local states
+    /// from the digest cache (`Checking` for a copy changed since hashed).
+    pub(super) async fn rows_of(&self, artifacts: Vec<Artifact>) -> Result<Vec<FileRow>> {
+        let seen = self.link.seen().as_ref().map(|s| s.checkouts.clone());
+        let checkouts = match seen {
+            Some(checkouts) => checkouts,
+            None => self.my_checkouts().await?,
+        };
+        self.rows_with(artifacts, &checkouts).await
+    }
+
+    /// The rows of these artifacts, each with your newest open check-out
+    /// of it among `checkouts` (after a lapse one file may have two: the
+    /// newest holds the lease).
+    pub(super) async fn rows_with(
+        &self,
+        artifacts: Vec<Artifact>,
+        checkouts: &[Checkout],
+    ) -> Result<Vec<FileRow>> {
+        let mut mine: HashMap<ArtifactId, Checkout> = HashMap::new();
+        for checkout in checkouts {
+            let newer = mine
+                .get(&checkout.artifact_id)
+                .is_none_or(|held| checkout.created_at > held.created_at);
+            if newer {
+                mine.insert(checkout.artifact_id, checkout.clone());
+            }
+        }
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            artifacts
+                .into_iter()
+                .map(|artifact| {
+                    let mine = mine.remove(&artifact.id);
+                    let local = if artifact.path.placement_problem().is_some() {
+                        crate::workspace::LocalState::Unplaceable
+                    } else {
+                        match workspace.known_digest(&artifact.path)? {
+                            Ok(digest) => workspace.state_of(&artifact, mine.is_some(), digest)?,
+                            Err(()) => crate::workspace::LocalState::Checking,
+                        }
+                    };
+                    Ok(FileRow {
+                        local_path: workspace.local_path(&artifact.path).ok(),
+                        artifact,
+                        local,
+                        mine,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("listing task: {e}")))?
+    }
+}

@@ -1,0 +1,167 @@
+//! What the window lists a screen at a time: a folder's files by place from
+//! the mirror (places right after files come, go and move), the folder tree,
+//! a search and the files others hold from the server.
+
+use super::*;
+
+/// The paths of `rows`.
+fn paths(rows: &[desk::FileRow]) -> Vec<String> {
+    rows.iter().map(|r| r.artifact.path.to_string()).collect()
+}
+
+/// Every path the backend lists under `folder`, in the list's order.
+async fn backend_paths(f: &Fixture, folder: &str) -> Vec<String> {
+    let all = f.alice.artifacts().await.unwrap();
+    all.iter()
+        .map(|a| a.path.to_string())
+        .filter(|p| p.starts_with(folder))
+        .collect()
+}
+
+/// The screen at `offset` is the backend's list from `offset`, wherever the
+/// list last was read (places remembered or not).
+async fn assert_places(f: &Fixture, desk: &Desk, folder: &str, offsets: &[u64]) {
+    let all = backend_paths(f, folder).await;
+    for &offset in offsets {
+        let page = desk.folder_rows(folder, offset, 30).await.unwrap();
+        assert_eq!(page.total, all.len() as u64, "{folder:?}'s count");
+        let start = (offset as usize).min(all.len());
+        let end = (start + 30).min(all.len());
+        assert_eq!(paths(&page.rows), all[start..end], "{folder:?} at {offset}");
+    }
+}
+
+async fn a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_move(f: Fixture) {
+    for i in 0..120 {
+        let folder = ["brand", "shots", "shots/night"][i % 3];
+        f.import(&format!("{folder}/f{i:03}.psd"), b"v1").await;
+    }
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice.overview().await.unwrap();
+    assert_places(&f, &alice, "", &[0, 30, 90, 119, 500, 60, 1]).await;
+    assert_places(&f, &alice, "shots/", &[0, 50, 79, 10]).await;
+    assert_places(&f, &alice, "shots/night/", &[0, 39, 20]).await;
+    assert_places(&f, &alice, "", &[60, 90]).await;
+
+    // Files that come before the places read, and one that moves from the
+    // end to the start: each place is the file there now.
+    f.import("brand/a-first.psd", b"v1").await;
+    f.import("aaa.psd", b"v1").await;
+    let last = f
+        .alice
+        .artifact_by_path(&path("shots/night/f119.psd"))
+        .await;
+    let last = last.unwrap();
+    f.admin
+        .rename(last.id, &path("brand/0-moved.psd"))
+        .await
+        .unwrap();
+    alice.overview().await.unwrap();
+    assert_places(&f, &alice, "", &[60, 0, 30, 121, 90]).await;
+    assert_places(&f, &alice, "shots/", &[50, 0, 78]).await;
+    assert_places(&f, &alice, "brand/", &[0, 41]).await;
+
+    let refused = alice.folder_rows("shots", 0, 10).await.unwrap_err();
+    assert_eq!(refused.code(), "invalid", "{refused}");
+    assert_eq!(
+        alice
+            .folder_rows("", 0, 1_000_000)
+            .await
+            .unwrap()
+            .rows
+            .len(),
+        122.min(desk::MOST_ROWS as usize),
+        "a page is at most MOST_ROWS"
+    );
+}
+
+async fn the_tree_counts_what_is_held_and_follows_each_lease(f: Fixture) {
+    let a = f.import("brand/logo.ai", b"v1").await;
+    f.import("brand/2026/hero.psd", b"v1").await;
+    let c = f.import("brand/2026/poster.psd", b"v1").await;
+    f.import("readme.txt", b"v1").await;
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice.overview().await.unwrap();
+    let top = alice.folder_tree("").unwrap();
+    assert_eq!(top.files, 1, "readme, directly at the top");
+    assert_eq!(
+        top.folders,
+        [FolderCount {
+            path: "brand/".into(),
+            files: 3,
+            held: 0
+        }]
+    );
+    f.bob.check_out(c.id, checkout_request()).await.unwrap();
+    f.bob.check_out(a.id, checkout_request()).await.unwrap();
+    alice.overview().await.unwrap();
+    let brand = alice.folder_tree("brand/").unwrap();
+    assert_eq!(brand.files, 1);
+    assert_eq!(
+        brand.folders,
+        [FolderCount {
+            path: "brand/2026/".into(),
+            files: 2,
+            held: 1
+        }]
+    );
+    assert_eq!(alice.folder_tree("").unwrap().folders[0].held, 2);
+    assert_eq!(
+        alice.folder_tree("brand").unwrap_err().code(),
+        "invalid",
+        "a folder's path ends in /"
+    );
+}
+
+async fn held_by_others_and_a_search_are_the_servers_answers(f: Fixture) {
+    let mine = f.import("brand/mine.psd", b"v1").await;
+    let bobs = f.import("brand/bobs.psd", b"v1").await;
+    let other = f.import("shots/bobs-too.psd", b"v1").await;
+    f.import("shots/free.psd", b"v1").await;
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice
+        .check_out(mine.id, checkout_request(), None)
+        .await
+        .unwrap();
+    f.bob.check_out(bobs.id, checkout_request()).await.unwrap();
+    f.bob.check_out(other.id, checkout_request()).await.unwrap();
+    alice.overview().await.unwrap();
+
+    let held = alice.held_by_others(None, 100).await.unwrap();
+    assert_eq!(
+        paths(&held.rows),
+        ["brand/bobs.psd", "shots/bobs-too.psd"],
+        "bob's, not alice's own"
+    );
+    assert_eq!(held.next, None);
+    // By pages of one: alice's own takes a page that shows nothing, and
+    // the walk goes on past it.
+    let (mut walked, mut after, mut pages) = (Vec::new(), None, 0);
+    loop {
+        let page = alice.held_by_others(after, 1).await.unwrap();
+        walked.extend(paths(&page.rows));
+        pages += 1;
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(walked, ["brand/bobs.psd", "shots/bobs-too.psd"]);
+    assert!(pages >= 3, "one page each, {pages}");
+
+    let found = alice.search_rows("BOBS", None, 100).await.unwrap();
+    assert_eq!(paths(&found.rows), ["brand/bobs.psd", "shots/bobs-too.psd"]);
+    let mine_found = alice.search_rows("mine", None, 100).await.unwrap();
+    assert!(
+        mine_found.rows[0].mine.is_some(),
+        "your check-out on its row"
+    );
+    let refused = alice.search_rows("b", None, 100).await.unwrap_err();
+    assert_eq!(refused.code(), "invalid", "one letter: {refused}");
+}
+
+crate::contract!(
+    a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_move,
+    the_tree_counts_what_is_held_and_follows_each_lease,
+    held_by_others_and_a_search_are_the_servers_answers,
+);

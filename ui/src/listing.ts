@@ -1,0 +1,167 @@
+// The list of files as the window holds it: what is on screen and a little
+// around it, never the studio. A folder's files are read by place from the
+// app's mirror (blocks of BLOCK rows); a search, or the files others hold,
+// is asked of the server a page at a time as the list is scrolled to its
+// end. Rows far from the screen are dropped, so memory stays that of a few
+// screens however many files there are.
+import type { FileRow } from "./api";
+
+/** What the list shows: the files under a folder (`""`: every one), those
+ *  whose path contains a text, or those someone else holds. */
+export type Source = { kind: "folder"; folder: string } | { kind: "search"; text: string } | { kind: "held" };
+
+/** Rows asked for at a time. */
+export const BLOCK = 100;
+/** Rows kept either side of the screen; the rest are dropped. */
+export const KEEP = 400;
+/** A search or "held by others" stops loading here: refine it instead. */
+export const MOST_FOUND = 5000;
+
+/** Where rows come from: the shell's commands (tests give their own). */
+export interface Fetcher {
+  folder(folder: string, offset: number, limit: number): Promise<{ total: number; offset: number; rows: FileRow[] }>;
+  found(source: Source, after: string | null, limit: number): Promise<{ rows: FileRow[]; next: string | null }>;
+}
+
+export function sameSource(a: Source, b: Source): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export class Listing {
+  source: Source = { kind: "folder", folder: "" };
+  /** The rows' count: a folder's total; for a search, what is loaded
+   *  (more may come while `next` is set). */
+  length = 0;
+  /** Whether the count is known (a folder, or a search read to its end). */
+  complete = false;
+  readonly rows = new Map<number, FileRow>();
+  private next: string | null = null;
+  /** Bumped by every new source or refresh: an older answer is dropped. */
+  private generation = 0;
+  private asked = new Set<number>();
+  private loadingMore = false;
+
+  /** `kept` says which rows stay however far from the screen (the chosen ones). */
+  constructor(private fetcher: Fetcher, private changed: () => void, private kept: (artifact: string) => boolean = () => false) {}
+
+  /** Shows `source` from its start. */
+  show(source: Source) {
+    this.source = source;
+    this.generation++;
+    this.rows.clear();
+    this.asked.clear();
+    this.length = 0;
+    this.complete = false;
+    this.next = null;
+    this.loadingMore = false;
+  }
+
+  /** Reads again what is on screen (after an event): rows stay shown
+   *  until their new answer replaces them. */
+  async refresh(first: number, last: number) {
+    this.generation++;
+    this.asked.clear();
+    if (this.source.kind === "folder") return this.need(first, last);
+    const generation = this.generation;
+    const upTo = Math.max(BLOCK, Math.min(MOST_FOUND, last + BLOCK));
+    const rows: FileRow[] = [];
+    let after: string | null = null;
+    let more = true;
+    while (more && rows.length < upTo) {
+      const page = await this.fetcher.found(this.source, after, BLOCK * 2);
+      if (generation !== this.generation) return;
+      rows.push(...page.rows);
+      after = page.next;
+      more = page.next !== null;
+    }
+    this.rows.clear();
+    rows.forEach((row, i) => this.rows.set(i, row));
+    this.length = rows.length;
+    this.next = after;
+    this.complete = !more;
+    this.changed();
+  }
+
+  /** Asks for the rows between places `first` and `last` that are not
+   *  here; drops those far from them. */
+  async need(first: number, last: number) {
+    this.drop(first, last);
+    if (this.source.kind !== "folder") return this.more(last);
+    const folder = this.source.folder;
+    const generation = this.generation;
+    const start = Math.floor(first / BLOCK) * BLOCK;
+    // At least the block at `first`: a list that was empty may not be now.
+    const end = Math.max(this.complete ? Math.min(last, this.length) : last, start + 1);
+    const wanted: number[] = [];
+    for (let at = start; at < end; at += BLOCK) if (!this.asked.has(at)) wanted.push(at);
+    await Promise.all(wanted.map(async (at) => {
+      this.asked.add(at);
+      try {
+        const page = await this.fetcher.folder(folder, at, BLOCK);
+        if (generation !== this.generation) return;
+        this.length = page.total;
+        this.complete = true;
+        for (const key of [...this.rows.keys()]) if (key >= page.total) this.rows.delete(key);
+        page.rows.forEach((row, i) => this.rows.set(page.offset + i, row));
+        this.changed();
+      } catch (error) {
+        this.asked.delete(at);
+        throw error;
+      }
+    }));
+  }
+
+  /** A search's next page, when the screen nears the end of what is loaded. */
+  private async more(last: number) {
+    const ending = last + BLOCK / 2 >= this.length;
+    if (this.loadingMore || (this.complete && this.length > 0) || !ending || this.length >= MOST_FOUND) return;
+    if (this.length > 0 && this.next === null) return;
+    this.loadingMore = true;
+    const generation = this.generation;
+    try {
+      const page = await this.fetcher.found(this.source, this.next, BLOCK * 2);
+      if (generation !== this.generation) return;
+      page.rows.forEach((row, i) => this.rows.set(this.length + i, row));
+      this.length += page.rows.length;
+      this.next = page.next;
+      this.complete = page.next === null;
+      this.changed();
+    } finally {
+      if (generation === this.generation) this.loadingMore = false;
+    }
+  }
+
+  /** Whether a search stopped at MOST_FOUND with more to come. */
+  get cutShort(): boolean {
+    return !this.complete && this.length >= MOST_FOUND;
+  }
+
+  /** A folder's far rows go; a search keeps what it loaded (at most MOST_FOUND). */
+  private drop(first: number, last: number) {
+    if (this.source.kind !== "folder") return;
+    for (const [at, row] of [...this.rows]) {
+      if ((at < first - KEEP || at >= last + KEEP) && !this.kept(row.artifact.id)) {
+        this.rows.delete(at);
+        this.asked.delete(Math.floor(at / BLOCK) * BLOCK);
+      }
+    }
+  }
+
+  /** The row of `artifact` if it is loaded, and its place. */
+  find(artifact: string): [number, FileRow] | undefined {
+    for (const entry of this.rows) if (entry[1].artifact.id === artifact) return entry;
+    return undefined;
+  }
+
+  /** Puts a row read again (its copy hashed, say) in its place, if shown. */
+  replace(row: FileRow): boolean {
+    const found = this.find(row.artifact.id);
+    if (found) this.rows.set(found[0], row);
+    return found !== undefined;
+  }
+
+  /** The loaded rows' ids in list order. */
+  order(): string[] {
+    return [...this.rows.entries()].sort((a, b) => a[0] - b[0]).map(([, row]) => row.artifact.id);
+  }
+}
