@@ -22,6 +22,9 @@ mod common;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // etcd and the lease pairs are other benches'
 mod pairs;
+#[path = "common/studio.rs"]
+#[allow(dead_code)] // the ids and paths are the app's bench's
+mod studio;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -35,31 +38,8 @@ use testkit::postgres::PgCluster;
 
 use common::row;
 use pairs::{ms, percentile};
+use studio::{fill_sqlite, RARE, WORDS};
 
-/// The words of the file names, one in 19 each: `hero` is in 1/19 of the
-/// paths; `kiwi` replaces them in 1 path in 1,000.
-const WORDS: [&str; 19] = [
-    "hero",
-    "logo",
-    "cape",
-    "banner",
-    "poster",
-    "render",
-    "frame",
-    "layout",
-    "icon",
-    "mockup",
-    "storyboard",
-    "texture",
-    "model",
-    "sketch",
-    "cover",
-    "spread",
-    "badge",
-    "sticker",
-    "flyer",
-];
-const RARE: &str = "kiwi";
 const COMMON: &str = "hero";
 const PAGE: u32 = 1000;
 const WALKERS: usize = 8;
@@ -68,6 +48,15 @@ struct Sizes {
     files: u64,
     folders: u64,
     samples: usize,
+}
+
+impl Sizes {
+    fn studio(&self) -> studio::Studio {
+        studio::Studio {
+            files: self.files,
+            folders: self.folders,
+        }
+    }
 }
 
 fn main() {
@@ -99,7 +88,7 @@ fn main() {
 
     let data = work.join("sqlite");
     let started = Instant::now();
-    fill_sqlite(&data, &sizes);
+    fill_sqlite(&data, &sizes.studio());
     println!(
         "<!-- SQLite filled in {:.1} s -->",
         started.elapsed().as_secs_f64()
@@ -307,48 +296,6 @@ fn pg_path_sql(folders: u64) -> String {
          || '-' || lpad(i::text, 7, '0') || '.psd'",
         words.join(",")
     )
-}
-
-/// A data folder made by the program (its schema), then filled in bulk.
-fn fill_sqlite(data: &Path, sizes: &Sizes) {
-    drop(Bundled::open(data).expect("make the data folder"));
-    let db = rusqlite::Connection::open(data.join("leasedesk.db")).unwrap();
-    db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;")
-        .unwrap();
-    let now = chrono::Utc::now().timestamp_millis();
-    let far = now + 86_400_000;
-    let words: Vec<String> = WORDS
-        .iter()
-        .enumerate()
-        .map(|(n, w)| format!("({n}, '{w}')"))
-        .collect();
-    let n = sizes.files;
-    let folders = sizes.folders;
-    db.execute_batch(&format!(
-        "BEGIN;
-         CREATE TEMP TABLE words (n INTEGER PRIMARY KEY, w TEXT);
-         INSERT INTO words VALUES {words};
-         WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < {n})
-         INSERT INTO artifacts (id, path, path_key, head_version, lease_epoch, created_at, search_row)
-         SELECT printf('%08x-0000-4000-8000-%012x', i, i), path, upper(path), 1, 0, {now}, i + 1
-         FROM (SELECT i, printf('f%03d/%s-%07d.psd', i % {folders},
-                   CASE WHEN i % 1000 = 7 THEN '{RARE}' ELSE (SELECT w FROM words WHERE n = i % 19) END,
-                   i) AS path
-               FROM seq);
-         INSERT INTO versions (artifact_id, version, digest, size, author, committed_at)
-         SELECT id, 1, 'blake3:' || printf('%064x', search_row), 1000, 'user:alice', {now} FROM artifacts;
-         INSERT INTO artifact_search (rowid, key, id) SELECT search_row, path_key, id FROM artifacts;
-         INSERT INTO folders (path, parent, key, files, direct)
-         SELECT substr(path, 1, 5), '', upper(substr(path, 1, 4)), count(*), count(*)
-         FROM artifacts GROUP BY 1;
-         INSERT INTO folders VALUES ('', NULL, '', {n}, 0);
-         INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id, note, acquired_at, expires_at)
-         SELECT id, 'user:bob', 'user:bob', 'edit', NULL, NULL, {now}, {far}
-         FROM artifacts WHERE path LIKE '%00.psd';
-         COMMIT;",
-        words = words.join(", ")
-    ))
-    .unwrap();
 }
 
 /// A PostgreSQL database made by the program (its schema), then filled in

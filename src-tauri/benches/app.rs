@@ -10,9 +10,13 @@
 //! - `compare`: two 4096 px versions of one image in the compare view:
 //!   switching between its four modes, and the difference worked out once.
 //!
-//! `--quick` uses small sizes; `--only startup-hash|window|compare` runs one
+//! - `million`: a team server of a million files (see `app/million.rs`).
+//!
+//! `--quick` uses small sizes; `--only startup-hash|window|compare|million` runs one
 //! part, `--only scroll` the scrolling of `window` alone.
 
+#[path = "app/million.rs"]
+mod million;
 #[path = "../tests/window/on_this_bus.rs"]
 mod on_this_bus;
 
@@ -67,6 +71,9 @@ async fn main() {
     }
     if runs("compare") {
         compare(work.path(), quick).await;
+    }
+    if runs("million") {
+        million::million(work.path(), quick).await;
     }
 }
 

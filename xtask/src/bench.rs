@@ -8,12 +8,12 @@ use anyhow::Result;
 use crate::packages::{
     app_and_test_packages, cargo_installed, ensure_debian_packages, ensure_tauri_driver,
 };
-use crate::suite::on_virtual_display;
+use crate::suite::{on_virtual_display, with_test_keyring};
 use crate::ui::build_ui;
 use crate::{bench_windows, cargo, cargo_program, check, target_dir};
 
 /// The `--only` parts of `src-tauri/benches/app.rs`.
-const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare"];
+const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare", "million"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
@@ -44,8 +44,9 @@ pub fn bench(args: &[String]) -> Result<()> {
     build_ui()?;
     check(cargo().args(["build", "--release", "-p", "leasedesk-app"]))?;
     let tauri_driver = ensure_tauri_driver()?;
+    // A keyring for the server token of `--only million`'s app.
     check(
-        on_virtual_display(None)
+        with_test_keyring(on_virtual_display(None), "bench-keyring")?
             .arg(cargo_program())
             .args(["bench", "-p", "leasedesk-app", "--bench", "app", "--"])
             .args(args)

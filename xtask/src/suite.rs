@@ -39,24 +39,13 @@ pub fn test() -> Result<()> {
         "warnings",
     ]))?;
     let tauri_driver = ensure_tauri_driver()?;
-    // A keyring of the tests' own, made fresh each run.
-    let keyring_home = target_dir().join("test-keyring");
-    let _ = std::fs::remove_dir_all(&keyring_home);
-    std::fs::create_dir_all(&keyring_home)?;
     // Xvfb keeps its screen in a file there, which the end-to-end tests read
     // for their screenshots (WebDriver's sometimes never answers on a busy machine).
     let framebuffer = target_dir().join("xvfb-screen");
     std::fs::create_dir_all(&framebuffer)?;
-    let mut cmd = on_virtual_display(Some(&framebuffer));
-    cmd.args([
-            "sh",
-            "-c",
-            "printf leasedesk-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec \"$@\"",
-            "with-keyring",
-        ])
-        .arg(cargo_program())
+    let mut cmd = with_test_keyring(on_virtual_display(Some(&framebuffer)), "test-keyring")?;
+    cmd.arg(cargo_program())
         .args(["test", "--workspace"])
-        .env("XDG_DATA_HOME", &keyring_home)
         .env("TAURI_DRIVER", &tauri_driver)
         .env("LEASEDESK_BIN", target_dir().join("debug/leasedesk"))
         .env(
@@ -86,6 +75,23 @@ pub fn test() -> Result<()> {
 
 /// `xvfb-run` with a 1280×800 screen (its framebuffer kept in a file in
 /// `framebuffer`, if given) and a session bus, ready for the command to run there.
+/// `cmd` (a session's) going on to run what is added to it with a keyring
+/// of its own, made fresh in the target folder's `name`, unlocked: the app
+/// keeps its server tokens there.
+pub fn with_test_keyring(mut cmd: Command, name: &str) -> Result<Command> {
+    let keyring_home = target_dir().join(name);
+    let _ = std::fs::remove_dir_all(&keyring_home);
+    std::fs::create_dir_all(&keyring_home)?;
+    cmd.args([
+        "sh",
+        "-c",
+        "printf leasedesk-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec \"$@\"",
+        "with-keyring",
+    ])
+    .env("XDG_DATA_HOME", &keyring_home);
+    Ok(cmd)
+}
+
 pub fn on_virtual_display(framebuffer: Option<&Path>) -> Command {
     let mut screen = "-screen 0 1280x800x24".to_owned();
     if let Some(dir) = framebuffer {

@@ -16,6 +16,7 @@ mod asking;
 mod changes;
 mod daily;
 mod joining;
+mod many;
 mod offline;
 mod seeing;
 mod servers;

@@ -64,7 +64,7 @@ async fn offline_and_back(w: &mut World) {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let files = w.invoke("overview", json!({})).await;
     assert_eq!(
-        files["files"][0]["artifact"]["head"]["version"],
+        files["involved"][0]["artifact"]["head"]["version"],
         json!(1),
         "no check-in was sent in the background: {files}"
     );

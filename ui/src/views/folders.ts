@@ -20,7 +20,8 @@ function item(path: string, files: number, held: number): HTMLElement {
   const open = opened.has(path);
   const list = children.get(path);
   const hasChildren = path === "" || !list || list.folders.length > 0;
-  const node = h("li", { role: "treeitem", "data-folder": path, "aria-selected": String(state.folder === path) },
+  const chosen = !state.heldByOthers && state.folder === path;
+  const node = h("li", { role: "treeitem", "data-folder": path, "aria-selected": String(chosen) },
     h("button", { type: "button", class: "folder-name", "data-folder": path, title: path || "Every file" },
       hasChildren ? h("span", { class: `twisty${open ? " open" : ""}`, "aria-hidden": "true" }) : h("span", { class: "twisty none", "aria-hidden": "true" }),
       h("span", { class: "label" }, folderLabel(path)),
@@ -77,6 +78,8 @@ async function clicked(folder: string) {
 
 export function setUpFolders() {
   afterReload(refreshTree);
+  // Held by others lists the whole studio: no folder shows chosen meanwhile.
+  $("held-by-others").addEventListener("click", drawTree);
   $("folder-tree").addEventListener("click", (e) => {
     const name = (e.target as HTMLElement).closest<HTMLElement>("button[data-folder]");
     if (name) void clicked(name.dataset.folder!);
