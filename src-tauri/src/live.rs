@@ -57,8 +57,9 @@ pub fn start(app: &AppHandle, session: &mut Session) {
 }
 
 /// Brings the mirror of the studio's list up to date as the session opens
-/// (filled by pages on first use, the window told how far it is; filled
-/// anew if the store went back in time), then has the window read it.
+/// or comes back online (filled by pages on first use, the window told how
+/// far it is; filled anew if the store went back in time), then has the
+/// window read it.
 async fn fill_mirror(app: AppHandle, desk: Desk) {
     let told = app.clone();
     let progress = move |p: desk::FillProgress| {
@@ -91,7 +92,9 @@ async fn keep_connected(app: AppHandle, desk: Desk) {
             attempt = attempt.saturating_add(1);
             desk.probe().await;
         }
-        let _ = app.emit("store-changed", ());
+        // The server back may be another, or restored from a backup: a
+        // mirror ahead of its store is filled anew, as at the start.
+        fill_mirror(app.clone(), desk.clone()).await;
         tray_refresh(&app).await;
     }
 }

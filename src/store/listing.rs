@@ -117,6 +117,27 @@ pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String,
             .collect();
         conditions.push(format!("NOT ({})", hidden.join(" OR ")));
     }
+    let walked = matches!(
+        dialect,
+        Dialect::Sqlite {
+            search_index: false
+        }
+    ) && query.text_key.is_some()
+        && query.held_at.is_none();
+    if walked {
+        // The page's matches found in the index of paths and keys alone,
+        // then their rows read: a common text looks at every key on its way.
+        let limit = query
+            .limit
+            .map_or(String::new(), |l| format!(" LIMIT {}", bound.int(l.into())));
+        from = format!(
+            "(SELECT a.id AS found FROM artifacts a INDEXED BY artifacts_by_path_and_key
+              WHERE {} ORDER BY a.path{limit}) s
+             CROSS JOIN artifacts a ON a.id = s.found",
+            conditions.join(" AND ")
+        );
+        conditions.clear();
+    }
     let mut rest = String::new();
     if !conditions.is_empty() {
         rest = format!("WHERE {}", conditions.join(" AND "));
@@ -244,7 +265,17 @@ pub(super) fn held_by_folder_sql(
         Dialect::Sqlite { .. } => "instr",
     };
     let child = format!("substr(a.path, {rest_at}, {position}(substr(a.path, {rest_at}), '/'))");
-    let mut conditions = vec![format!("l.expires_at > {}", bound.int(millis(now)))];
+    // On PostgreSQL each lease carries its artifact's path and key (kept by
+    // the database: pg_migrations/0006), so the leases alone are read, as
+    // `a`. On SQLite each finds its artifact by id.
+    let (leases, expires) = match dialect {
+        Dialect::Postgres { .. } => ("leases a", "a.expires_at"),
+        Dialect::Sqlite { .. } => (
+            "leases l JOIN artifacts a ON a.id = l.artifact_id",
+            "l.expires_at",
+        ),
+    };
+    let mut conditions = vec![format!("{expires} > {}", bound.int(millis(now)))];
     if let Some(end) = folder_range_end(folder) {
         let (start, end) = (bound.text(folder), bound.text(end));
         conditions.push(format!("a.path >= {start} AND a.path < {end}"));
@@ -256,20 +287,9 @@ pub(super) fn held_by_folder_sql(
             .collect();
         conditions.push(format!("NOT ({})", parts.join(" OR ")));
     }
-    // Each lease finds its artifact by id. PostgreSQL's planner would
-    // rather read every artifact into a hash table (a million rows for ten
-    // thousand leases); a subquery it cannot flatten (OFFSET 0) keeps it
-    // to one lookup a lease.
-    let artifact = match dialect {
-        Dialect::Postgres { .. } => {
-            "CROSS JOIN LATERAL (SELECT path, path_key FROM artifacts
-             WHERE id = l.artifact_id OFFSET 0) a"
-        }
-        Dialect::Sqlite { .. } => "JOIN artifacts a ON a.id = l.artifact_id",
-    };
     let sql = format!(
         "SELECT child, count(*) FROM
-         (SELECT {child} AS child FROM leases l {artifact}
+         (SELECT {child} AS child FROM {leases}
           WHERE {}) held
          WHERE child <> '' GROUP BY child",
         conditions.join(" AND ")

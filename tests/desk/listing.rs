@@ -106,6 +106,28 @@ async fn the_tree_counts_what_is_held_and_follows_each_lease(f: Fixture) {
         }]
     );
     assert_eq!(alice.folder_tree("").unwrap().folders[0].held, 2);
+
+    // A free file renamed out: the counts follow it, the held ones stay
+    // where their leases are, in the store and in the mirror alike.
+    let hero = f
+        .alice
+        .artifact_by_path(&path("brand/2026/hero.psd"))
+        .await
+        .unwrap();
+    f.admin
+        .rename(hero.id, &path("other/hero.psd"))
+        .await
+        .unwrap();
+    alice.overview().await.unwrap();
+    let counts = |list: &FolderList| -> Vec<(String, u64, u64)> {
+        list.folders
+            .iter()
+            .map(|f| (f.path.clone(), f.files, f.held))
+            .collect()
+    };
+    let expected = [("brand/".to_owned(), 2, 2), ("other/".to_owned(), 1, 0)];
+    assert_eq!(counts(&f.alice.folders("").await.unwrap()), expected);
+    assert_eq!(counts(&alice.folder_tree("").unwrap()), expected);
     assert_eq!(
         alice.folder_tree("brand").unwrap_err().code(),
         "invalid",

@@ -243,3 +243,31 @@ async fn a_fill_cut_off_leaves_the_mirror_as_it_was() {
     assert_eq!(mirrored(&desk), before, "the mirror as it was");
     assert_eq!(before.len(), 12);
 }
+
+/// The store behind the mirror (restored from a backup older than the
+/// mirror): a sync that checks the store fills the mirror anew, exact; one
+/// that does not would keep files the store no longer has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_gone_back_in_time_fills_the_mirror_anew() {
+    let (before, restored) = (crate::harness::fixture(), crate::harness::fixture());
+    for i in 0..5 {
+        before.import(&format!("brand/b{i}.psd"), b"v1").await;
+    }
+    restored.import("brand/only.psd", b"v1").await;
+    let home = tempfile::tempdir().unwrap();
+    let desk = desk_in(home.path(), before.alice.clone(), before.clock.clone());
+    desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
+    assert_eq!(mirrored(&desk).len(), 5);
+
+    let desk = desk_in(home.path(), restored.alice.clone(), restored.clock.clone());
+    let unchecked = desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
+    assert_eq!(
+        unchecked,
+        Synced::CaughtUp(0),
+        "nothing tells it, unchecked"
+    );
+    let synced = desk.sync_mirror("studio", true, &|_| {}).await.unwrap();
+    assert_eq!(synced, Synced::Filled);
+    assert_eq!(mirrored(&desk), listed(&restored.alice).await);
+    assert_same_tree(&desk, &restored.alice).await;
+}

@@ -31,6 +31,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         include_str!("../migrations/0009_folders.sql"),
         Some(count_folders),
     ),
+    (include_str!("../migrations/0010_search_walk.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and
