@@ -30,7 +30,7 @@ pub use mirror::{FillProgress, Synced, MIRROR_PAGE};
 pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
 pub use reminders::{due_reminders, time_left, Reminder};
-pub use requests::{is_request_event, news, waiting_for_answer, RequestNews, Told};
+pub use requests::{concerns, is_request_event, news, waiting_for_answer, RequestNews, Told};
 
 use std::sync::Arc;
 
@@ -54,6 +54,8 @@ pub struct Desk {
     mirror_turn: Arc<tokio::sync::Mutex<()>>,
     /// Where the window's pages of a folder began (see `listing`).
     places: Arc<std::sync::Mutex<listing::Places>>,
+    /// Who this desk works as, once the server said (see [`Desk::me`]).
+    me: Arc<std::sync::OnceLock<Participant>>,
 }
 
 impl Desk {
@@ -74,6 +76,7 @@ impl Desk {
             origin: String::new(),
             mirror_turn: Default::default(),
             places: Default::default(),
+            me: Default::default(),
         }
     }
 
@@ -114,6 +117,17 @@ impl Desk {
     /// Told each time the connection changes (offline, or back).
     pub fn connection_changes(&self) -> tokio::sync::watch::Receiver<Connection> {
         self.link.connection.subscribe()
+    }
+
+    /// Who you are: asked of the server once, then kept (a desk works as
+    /// one participant: another token is another desk), so an event in the
+    /// studio costs no question of it.
+    pub async fn me(&self) -> Result<Participant> {
+        if let Some(me) = self.me.get() {
+            return Ok(me.clone());
+        }
+        let me = self.backend.me().await?;
+        Ok(self.me.get_or_init(|| me).clone())
     }
 
     /// Asks the server who you are, only to learn whether it answers: the

@@ -10,9 +10,9 @@
 //! - `compare`: two 4096 px versions of one image in the compare view:
 //!   switching between its four modes, and the difference worked out once.
 //!
-//! - `million`: a team server of a million files (see `app/million.rs`).
+//! - `app-million`: a team server of a million files (see `app/million.rs`).
 //!
-//! `--quick` uses small sizes; `--only startup-hash|window|compare|million` runs one
+//! `--quick` uses small sizes; `--only startup-hash|window|compare|app-million` runs one
 //! part, `--only scroll` the scrolling of `window` alone.
 
 #[path = "app/million.rs"]
@@ -72,7 +72,7 @@ async fn main() {
     if runs("compare") {
         compare(work.path(), quick).await;
     }
-    if runs("million") {
+    if runs("app-million") {
         million::million(work.path(), quick).await;
     }
 }
@@ -338,20 +338,12 @@ async fn click(client: &Client, css: &str) {
     }
 }
 
-/// Proportional memory (PSS) of a process and all its descendants.
-fn tree_memory(root: u32) -> u64 {
-    let mut total = 0;
+/// A process and all its descendants.
+fn process_tree(root: u32) -> Vec<u32> {
+    let mut tree = Vec::new();
     let mut pending = vec![root];
     while let Some(pid) = pending.pop() {
-        total += std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Pss:"))
-                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            })
-            .unwrap_or(0)
-            * 1024;
+        tree.push(pid);
         if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
             pending.extend(
                 children
@@ -360,7 +352,25 @@ fn tree_memory(root: u32) -> u64 {
             );
         }
     }
-    total
+    tree
+}
+
+/// Proportional memory (PSS) of a process and all its descendants.
+fn tree_memory(root: u32) -> u64 {
+    process_tree(root)
+        .into_iter()
+        .map(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix("Pss:"))
+                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                })
+                .unwrap_or(0)
+                * 1024
+        })
+        .sum()
 }
 
 /// The processes of the app the bench launches (a release build by `cargo

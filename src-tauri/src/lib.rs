@@ -278,7 +278,7 @@ pub async fn tray_refresh(app: &AppHandle) {
         // Offline, the check-outs last seen: their leases still run out.
         Ok(desk) => {
             let (checkouts, requests, me) =
-                tokio::join!(desk.my_checkouts(), desk.requests(), desk.backend().me());
+                tokio::join!(desk.my_checkouts(), desk.requests(), desk.me());
             let waiting = match (requests, me) {
                 (Ok(requests), Ok(me)) => leasedesk::desk::waiting_for_answer(&requests, &me),
                 _ => 0,

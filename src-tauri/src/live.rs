@@ -191,7 +191,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
 /// A file you asked for is one you are told of when it is free: after a
 /// restart too, while your request stands.
 async fn wait_for_files_asked_for(app: &AppHandle, desk: &Desk) {
-    if let (Ok(requests), Ok(me)) = tokio::join!(desk.requests(), desk.backend().me()) {
+    if let (Ok(requests), Ok(me)) = tokio::join!(desk.requests(), desk.me()) {
         let mine = requests.iter().filter(|r| r.from == me);
         app.state::<AppState>()
             .waiting()
@@ -200,7 +200,7 @@ async fn wait_for_files_asked_for(app: &AppHandle, desk: &Desk) {
 }
 
 async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut desk::Told) {
-    let me = desk.backend().me().await.ok();
+    let me = desk.me().await.ok();
     if let Some(me) = &me {
         crate::asking::on_request_events(app, desk, me, &events, told).await;
     }
@@ -250,7 +250,10 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
     }
     let _ = app.emit("activity", &events);
     let _ = app.emit("store-changed", ());
-    tray_refresh(app).await;
+    // The tray lists your check-outs and requests: others' work leaves it be.
+    if me.is_none_or(|me| events.iter().any(|e| desk::concerns(e, &me))) {
+        tray_refresh(app).await;
+    }
 }
 
 /// Lease reminders at 30 and 5 minutes left and at the lapse (which and when:

@@ -153,7 +153,7 @@ impl Desk {
     /// The files someone else holds now, by path after `after`: the
     /// server's answer; offline, the mirror's.
     pub async fn held_by_others(&self, after: Option<String>, limit: u32) -> Result<FoundRows> {
-        let me = self.me_seen().await?;
+        let me = self.me().await?;
         let query = ArtifactQuery {
             limit: Some(limit.clamp(1, MOST_ROWS)),
             after,
@@ -202,15 +202,6 @@ impl Desk {
                 .await?,
             next,
         })
-    }
-
-    /// Who you are: as last seen, or asked.
-    async fn me_seen(&self) -> Result<Participant> {
-        let seen = self.link.seen().as_ref().map(|s| s.me.clone());
-        match seen {
-            Some(me) => Ok(me),
-            None => self.backend.me().await,
-        }
     }
 
     /// The rows of these artifacts, with your check-outs as the overview

@@ -97,7 +97,7 @@ impl Desk {
         progress: &(dyn Fn(FillProgress) + Send + Sync),
     ) -> Result<Synced> {
         let _turn = self.mirror_turn.lock().await;
-        let origin = format!("{origin} as {}", self.backend.me().await?);
+        let origin = format!("{origin} as {}", self.me().await?);
         let state = self.workspace.mirror().mirror_state()?;
         if let Some(state) = state.filter(|s| s.origin == origin) {
             let behind = check_store
@@ -224,16 +224,5 @@ impl Desk {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .forget();
-    }
-
-    /// Every artifact, from the mirror brought up to date first (filled on
-    /// first use): the events since it was last brought up to date are all
-    /// the server sends.
-    pub async fn mirrored(&self) -> Result<Vec<Artifact>> {
-        self.sync_mirror(&self.origin, false, &|_| {}).await?;
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || workspace.mirror().mirror_page("", None, u32::MAX))
-            .await
-            .map_err(|e| Error::Internal(format!("mirror task: {e}")))?
     }
 }

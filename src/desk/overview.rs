@@ -65,7 +65,7 @@ impl Desk {
     /// (`offline_since`), with local states as they are now.
     pub async fn overview(&self) -> Result<Overview> {
         let fetched = tokio::try_join!(
-            self.backend.me(),
+            self.me(),
             self.sync_mirror(&self.origin, false, &|_| {}),
             self.backend.checkouts(true),
             self.backend.proposals(ProposalFilter {

@@ -93,6 +93,17 @@ pub fn is_request_event(event: &Event) -> bool {
     event.kind.starts_with("request.")
 }
 
+/// Whether `event` may change your check-outs or the requests to and from
+/// you (what the tray shows): yours, one of your leases ending, or a
+/// request. Bob's check-out of another file does not.
+pub fn concerns(event: &Event, me: &Participant) -> bool {
+    let holder = event
+        .data
+        .get("holder_participant")
+        .and_then(|p| p.as_str());
+    event.participant.as_ref() == Some(me) || holder == Some(me.as_str()) || is_request_event(event)
+}
+
 /// How many requests wait for `me` to answer: asked of me, still open, not
 /// yet replied to.
 pub fn waiting_for_answer(requests: &[Request], me: &Participant) -> usize {
@@ -208,6 +219,22 @@ mod tests {
 
     fn me(name: &str) -> Participant {
         name.parse().unwrap()
+    }
+
+    #[test]
+    fn the_tray_is_concerned_with_your_work_your_leases_and_requests() {
+        let asked = request("user:bob", "user:alice", RequestState::Open);
+        let mut bobs = event("lease.acquired", &asked);
+        assert!(!concerns(&bobs, &me("user:alice")), "bob's check-out");
+        assert!(concerns(&bobs, &me("user:bob")), "bob's own");
+        bobs.participant = None;
+        bobs.kind = "lease.expired".into();
+        bobs.data = serde_json::json!({ "holder_participant": "user:alice" });
+        assert!(concerns(&bobs, &me("user:alice")), "alice's lease lapsed");
+        assert!(concerns(
+            &event("request.opened", &asked),
+            &me("user:carol")
+        ));
     }
 
     #[test]

@@ -173,12 +173,13 @@ export async function reload() {
 }
 
 /** Marks the rows whose copy or head changed as seen changed now (a local
- *  preview's cache stamp). */
+ *  preview's cache stamp). A row not shown before has no stamp yet: none is
+ *  kept for every row scrolled past. */
 function noteChanged(before: Iterable<FileRow>, after: Iterable<FileRow>) {
   const old = new Map([...before].map((r) => [r.artifact.id, r]));
   for (const row of after) {
     const was = old.get(row.artifact.id);
-    if (!was || was.local !== row.local || was.artifact.head.digest !== row.artifact.head.digest) {
+    if (was && (was.local !== row.local || was.artifact.head.digest !== row.artifact.head.digest)) {
       state.seen.set(row.artifact.id, Date.now());
     }
   }

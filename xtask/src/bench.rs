@@ -13,7 +13,7 @@ use crate::ui::build_ui;
 use crate::{bench_windows, cargo, cargo_program, check, target_dir};
 
 /// The `--only` parts of `src-tauri/benches/app.rs`.
-const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare", "million"];
+const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare", "app-million"];
 
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
@@ -44,7 +44,7 @@ pub fn bench(args: &[String]) -> Result<()> {
     build_ui()?;
     check(cargo().args(["build", "--release", "-p", "leasedesk-app"]))?;
     let tauri_driver = ensure_tauri_driver()?;
-    // A keyring for the server token of `--only million`'s app.
+    // A keyring for the server token of `--only app-million`'s app.
     check(
         with_test_keyring(on_virtual_display(None), "bench-keyring")?
             .arg(cargo_program())

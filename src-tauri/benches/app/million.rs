@@ -1,4 +1,4 @@
-//! `--only million` (issue 25): the release app on a team server of
+//! `--only app-million` (issue 25): the release app on a team server of
 //! 1,000,000 files (`--quick`: 20,000), the server in this process behind a
 //! proxy that counts the bytes the app is sent.
 //!
@@ -180,19 +180,7 @@ fn cpu_ms(pid: u32) -> f64 {
 
 /// [`cpu_ms`] of `root` and every process beneath it (WebKit's).
 fn tree_cpu_ms(root: u32) -> f64 {
-    let mut total = 0.0;
-    let mut pending = vec![root];
-    while let Some(pid) = pending.pop() {
-        total += cpu_ms(pid);
-        if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
-            pending.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    total
+    process_tree(root).into_iter().map(cpu_ms).sum()
 }
 
 /// A TCP proxy to `server` on 127.0.0.1:0 that adds each byte the server

@@ -175,8 +175,11 @@ export async function reveal(path: string) {
   }
 }
 
+/** When this window opened: the stamp of a copy not seen changed since. */
+const OPENED = Date.now();
+
 function localStamp(row: FileRow): number {
-  return state.seen.get(row.artifact.id) ?? 0;
+  return state.seen.get(row.artifact.id) ?? OPENED;
 }
 
 function compareLocal(row: FileRow) {
