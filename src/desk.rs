@@ -26,7 +26,7 @@ pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leases::Restored;
 pub use listing::{FolderRows, FoundRows, MOST_ROWS};
-pub use mirror::{FillProgress, Synced, MIRROR_PAGE};
+pub use mirror::{FillProgress, ListChanges, Synced, MIRROR_PAGE};
 pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
 pub use reminders::{due_reminders, time_left, Reminder};
@@ -56,6 +56,10 @@ pub struct Desk {
     places: Arc<std::sync::Mutex<listing::Places>>,
     /// Who this desk works as, once the server said (see [`Desk::me`]).
     me: Arc<std::sync::OnceLock<Participant>>,
+    /// What changed in the mirror since the window last asked.
+    changed: Arc<std::sync::Mutex<mirror::Changed>>,
+    /// The last event the stream told of (see [`Desk::heard_of`]).
+    heard: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Desk {
@@ -77,6 +81,8 @@ impl Desk {
             mirror_turn: Default::default(),
             places: Default::default(),
             me: Default::default(),
+            changed: Default::default(),
+            heard: Default::default(),
         }
     }
 

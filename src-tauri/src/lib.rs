@@ -525,6 +525,7 @@ pub fn run() {
             listing::folders,
             listing::search_files,
             listing::held_by_others,
+            listing::list_changes,
             commands::check_out,
             commands::extend,
             commands::check_in,

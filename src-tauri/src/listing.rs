@@ -2,7 +2,7 @@
 //! by place and the folder tree, from the mirror; a search and the files
 //! others hold, from the server (offline, the mirror).
 
-use leasedesk::desk::{FolderRows, FoundRows};
+use leasedesk::desk::{FolderRows, FoundRows, ListChanges};
 use leasedesk::model::FolderList;
 use tauri::State;
 
@@ -51,4 +51,11 @@ pub async fn held_by_others(
     state
         .on_desk(async |desk| desk.held_by_others(after, limit).await)
         .await
+}
+
+/// Brings the list up to date by the events since, and says what changed
+/// in it since the window last asked.
+#[tauri::command]
+pub async fn list_changes(state: State<'_, AppState>) -> UiResult<ListChanges> {
+    state.on_desk(async |desk| desk.list_changes().await).await
 }

@@ -176,6 +176,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                     let mut stream = Box::pin(stream);
                     while let Some(Ok(event)) = stream.next().await {
                         after = after.max(event.seq);
+                        desk.heard_of(event.seq);
                         attempt = 0;
                         on_events(&app, &desk, vec![event], &mut told).await;
                     }
@@ -249,10 +250,13 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
         }
     }
     let _ = app.emit("activity", &events);
-    let _ = app.emit("store-changed", ());
-    // The tray lists your check-outs and requests: others' work leaves it be.
+    // Others' work changes the list only: the window reads what changed in
+    // it, and the tray (your check-outs and requests) is left be.
     if me.is_none_or(|me| events.iter().any(|e| desk::concerns(e, &me))) {
+        let _ = app.emit("store-changed", ());
         tray_refresh(app).await;
+    } else {
+        let _ = app.emit("list-changed", ());
     }
 }
 

@@ -12,6 +12,7 @@
 //! table and swaps it in whole: a fill cut off leaves the mirror as it was.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
@@ -26,6 +27,32 @@ pub const MIRROR_PAGE: u32 = 2000;
 const EVENT_PAGE: u32 = 1000;
 /// Fills cut short by a permissions change, in a row, before giving up.
 const FILL_TRIES: usize = 3;
+/// Files changed since the window last asked that are named one by one;
+/// past it, the window is told that everything may have.
+const MOST_NAMED: usize = 1000;
+
+/// What changed in the mirror since the window last asked
+/// ([`Desk::list_changes`]): the window reads again the rows on its screen
+/// only when one of them is named, or when files came, went or moved.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ListChanges {
+    /// The files read again (a lease, a version).
+    pub changed: Vec<ArtifactId>,
+    /// Whether a file came, went or moved, or the list was filled anew:
+    /// places have changed.
+    pub moved: bool,
+    /// How many files the studio has that you may see.
+    #[ts(type = "number")]
+    pub total: u64,
+}
+
+/// What [`ListChanges`] is made of, gathered as the mirror changes.
+#[derive(Default)]
+pub(super) struct Changed {
+    ids: std::collections::BTreeSet<ArtifactId>,
+    moved: bool,
+}
 
 /// How far a fill is: `loaded` of about `total` files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -164,6 +191,7 @@ impl Desk {
             CatchUp::Through { seq, .. } => {
                 mirror.finish_filling(origin, seq)?;
                 self.forget_places();
+                self.note_changes(&[], true);
                 Ok(true)
             }
             CatchUp::Refill => Ok(false),
@@ -200,11 +228,23 @@ impl Desk {
                 .workspace
                 .mirror()
                 .apply_to_mirror(table, &changes, seq)?;
-            if moved && table == Table::Mirror {
-                self.forget_places();
+            if table == Table::Mirror {
+                if moved {
+                    self.forget_places();
+                }
+                self.note_changes(&changes, moved);
             }
             applied += page.events.len();
             after = page.next;
+            // Past the last event the stream told of, a short page is the
+            // end: the empty page that would say so is not asked for.
+            let heard = self.heard.load(Ordering::Relaxed);
+            if heard > 0 && after >= heard && page.events.len() < EVENT_PAGE as usize {
+                return Ok(CatchUp::Through {
+                    seq: after,
+                    applied,
+                });
+            }
         }
     }
 
@@ -214,6 +254,44 @@ impl Desk {
             Ok(artifact) => Ok(RowChange::Put(Box::new(artifact))),
             Err(Error::NotFound(_)) => Ok(RowChange::Gone(id)),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The event stream told of event `seq`: a catch-up that reaches it
+    /// ends at its first short page.
+    pub fn heard_of(&self, seq: u64) {
+        self.heard.fetch_max(seq, Ordering::Relaxed);
+    }
+
+    /// Brings the mirror up to date by the events since (see
+    /// [`Desk::sync_mirror`]), then says what changed in it since the window
+    /// last asked: what the window reads again, and nothing else.
+    pub async fn list_changes(&self) -> Result<ListChanges> {
+        self.sync_mirror(&self.origin, false, &|_| {}).await?;
+        self.take_changes()
+    }
+
+    /// What changed in the mirror since last asked, and its count now.
+    pub(super) fn take_changes(&self) -> Result<ListChanges> {
+        let taken = std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()));
+        Ok(ListChanges {
+            changed: taken.ids.into_iter().collect(),
+            moved: taken.moved,
+            total: self.workspace.mirror().mirror_count("")?.files,
+        })
+    }
+
+    fn note_changes(&self, changes: &[RowChange], moved: bool) {
+        let mut changed = self.changed.lock().unwrap_or_else(|p| p.into_inner());
+        changed.moved |= moved;
+        changed.ids.extend(changes.iter().map(|c| match c {
+            RowChange::Put(a) => a.id,
+            RowChange::Gone(id) => *id,
+        }));
+        // So many that the window had better read its screen again anyway.
+        if changed.ids.len() > MOST_NAMED {
+            changed.ids.clear();
+            changed.moved = true;
         }
     }
 

@@ -38,6 +38,8 @@ pub struct Overview {
     /// How many files the studio has that you may see.
     #[ts(type = "number")]
     pub total: u64,
+    /// What changed in the list since the window last asked.
+    pub changes: super::ListChanges,
     /// Your open check-outs, soonest expiry first.
     pub checkouts: Vec<Checkout>,
     pub proposals: Vec<Proposal>,
@@ -128,12 +130,14 @@ impl Desk {
         .await
         .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
         let involved = self.rows_with(artifacts, &checkouts).await?;
+        let changes = self.take_changes()?;
         checkouts.sort_by_key(|c| c.expires_at);
         Ok(Overview {
             me,
             now: self.clock.now(),
             involved,
             total,
+            changes,
             checkouts,
             proposals,
             requests,

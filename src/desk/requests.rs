@@ -93,15 +93,25 @@ pub fn is_request_event(event: &Event) -> bool {
     event.kind.starts_with("request.")
 }
 
-/// Whether `event` may change your check-outs or the requests to and from
-/// you (what the tray shows): yours, one of your leases ending, or a
-/// request. Bob's check-out of another file does not.
+/// Whether `event` may change more than the list of files: your
+/// check-outs or the requests to and from you (what the tray shows), the
+/// open proposals, or what you may see. Yours, one of your leases ending,
+/// a request, a proposal made or decided, a permissions change. Bob's
+/// check-out or check-in of another file does not.
 pub fn concerns(event: &Event, me: &Participant) -> bool {
-    let holder = event
+    let data = |key: &str| event.data.get(key).and_then(|v| v.as_str());
+    let proposed = event
         .data
-        .get("holder_participant")
-        .and_then(|p| p.as_str());
-    event.participant.as_ref() == Some(me) || holder == Some(me.as_str()) || is_request_event(event)
+        .pointer("/result/outcome")
+        .and_then(|o| o.as_str())
+        == Some("proposal");
+    event.participant.as_ref() == Some(me)
+        || data("holder_participant") == Some(me.as_str())
+        || is_request_event(event)
+        || proposed
+        || event.kind.starts_with("proposal.")
+        || event.kind == "change.proposed"
+        || event.kind == "permissions.changed"
 }
 
 /// How many requests wait for `me` to answer: asked of me, still open, not

@@ -182,7 +182,32 @@ async fn held_by_others_and_a_search_are_the_servers_answers(f: Fixture) {
     assert_eq!(refused.code(), "invalid", "one letter: {refused}");
 }
 
+/// What the window reads again after an event: the files named, and
+/// whether places moved; once told, not told again.
+async fn the_window_is_told_what_changed_in_the_list_once(f: Fixture) {
+    let hero = f.import("brand/hero.psd", b"v1").await;
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice.overview().await.unwrap();
+    let none = alice.list_changes().await.unwrap();
+    assert_eq!((none.changed.len(), none.moved, none.total), (0, false, 1));
+
+    f.bob.check_out(hero.id, checkout_request()).await.unwrap();
+    let leased = alice.list_changes().await.unwrap();
+    assert_eq!(leased.changed, [hero.id], "bob's check-out");
+    assert!(!leased.moved, "no file came, went or moved");
+    assert!(
+        alice.list_changes().await.unwrap().changed.is_empty(),
+        "told once"
+    );
+
+    f.import("brand/logo.psd", b"v1").await;
+    let came = alice.list_changes().await.unwrap();
+    assert!(came.moved, "a file came");
+    assert_eq!(came.total, 2);
+}
+
 crate::contract!(
+    the_window_is_told_what_changed_in_the_list_once,
     a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_move,
     the_tree_counts_what_is_held_and_follows_each_lease,
     held_by_others_and_a_search_are_the_servers_answers,

@@ -39,6 +39,7 @@ import type { Rule } from "./generated/Rule";
 import type { FolderRows } from "./generated/FolderRows";
 import type { FoundRows } from "./generated/FoundRows";
 import type { FolderList } from "./generated/FolderList";
+import type { ListChanges } from "./generated/ListChanges";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -86,6 +87,8 @@ export const api = {
   folders: (folder: string) => invoke<FolderList>("folders", { folder }),
   /** Files whose path contains `text`, across the studio (the server's answer). */
   searchFiles: (text: string, after: string | null, limit: number) => invoke<FoundRows>("search_files", { text, after, limit }),
+  /** Brings the list up to date; what changed in it since last asked. */
+  listChanges: () => invoke<ListChanges>("list_changes"),
   /** The files someone else holds now (the server's answer). */
   heldByOthers: (after: string | null, limit: number) => invoke<FoundRows>("held_by_others", { after, limit }),
   checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (m: Moved) => void) =>

@@ -172,6 +172,38 @@ export async function reload() {
   }
 }
 
+let listTimer: number | undefined;
+/** After others' work: the list's changes read soon (one read for a burst). */
+export function scheduleListRefresh() {
+  clearTimeout(listTimer);
+  listTimer = window.setTimeout(() => void refreshList(), 120);
+}
+
+/** Brings the list up to date (the shell applies the events since to its
+ *  mirror) and reads again only what that touched: the rows on screen if
+ *  one of them changed or files came, went or moved, "held by others" if
+ *  any lease did, the tree if anything did. Nothing at all otherwise. */
+export async function refreshList() {
+  try {
+    const changes = await api.listChanges();
+    if (state.overview) state.overview.total = changes.total;
+    const list = state.list;
+    const touched = changes.moved || changes.changed.length > 0;
+    const shown = changes.moved || changes.changed.some((id) => list.find(id) !== undefined);
+    const [first, last] = hooks.onScreen();
+    const before = [...list.rows.values()];
+    await Promise.all([
+      shown || (touched && list.source.kind === "held")
+        ? list.refresh(first, last).then(() => noteChanged(before, list.rows.values()))
+        : Promise.resolve(),
+      ...(touched ? onReload.map((part) => part()) : []),
+    ]);
+    render();
+  } catch {
+    /* the next reload reads it all */
+  }
+}
+
 /** Marks the rows whose copy or head changed as seen changed now (a local
  *  preview's cache stamp). A row not shown before has no stamp yet: none is
  *  kept for every row scrolled past. */

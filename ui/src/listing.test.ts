@@ -110,3 +110,21 @@ describe("a list read before its files came", () => {
     expect(list.rows.get(4)?.artifact.id).toBe("id4");
   });
 });
+
+describe("a list whose source fails", () => {
+  it("asks once, not at every render, until the next refresh", async () => {
+    let calls = 0;
+    const failing: Fetcher = {
+      folder: async () => { calls++; throw new Error("no"); },
+      found: async () => { calls++; throw new Error("no"); },
+    };
+    const list = new Listing(failing, () => {});
+    for (let i = 0; i < 3; i++) await list.need(0, 20).catch(() => {});
+    expect(calls).toBe(1);
+    list.show({ kind: "search", text: "hero" });
+    for (let i = 0; i < 3; i++) await list.need(0, 20).catch(() => {});
+    expect(calls).toBe(2);
+    await list.refresh(0, 20).catch(() => {});
+    expect(calls).toBe(3);
+  });
+});

@@ -38,8 +38,13 @@ export class Listing {
   private next: string | null = null;
   /** Bumped by every new source or refresh: an older answer is dropped. */
   private generation = 0;
-  private asked = new Set<number>();
+  /** The ranges of places being read now. */
+  private asking = new Set<[number, number]>();
+  /** The ranges of places whose read failed: not asked again until the next refresh. */
+  private failedAt = new Set<[number, number]>();
   private loadingMore = false;
+  /** A search's page failed: not asked again until the next refresh. */
+  private failed = false;
 
   /** `kept` says which rows stay however far from the screen (the chosen ones). */
   constructor(private fetcher: Fetcher, private changed: () => void, private kept: (artifact: string) => boolean = () => false) {}
@@ -49,20 +54,35 @@ export class Listing {
     this.source = source;
     this.generation++;
     this.rows.clear();
-    this.asked.clear();
+    this.asking.clear();
+    this.failedAt.clear();
     this.length = 0;
     this.complete = false;
     this.next = null;
     this.loadingMore = false;
+    this.failed = false;
   }
 
-  /** Reads again what is on screen (after an event): rows stay shown
-   *  until their new answer replaces them. */
+  /** Reads again what is on screen (after an event), and no more: rows
+   *  stay shown until their new answer replaces them; those off the screen
+   *  (but the kept ones) are dropped, to be read when scrolled to. */
   async refresh(first: number, last: number) {
     this.generation++;
-    this.asked.clear();
-    if (this.source.kind === "folder") return this.need(first, last);
+    this.failedAt.clear();
+    this.failed = false;
     const generation = this.generation;
+    if (this.source.kind === "folder") {
+      const page = await this.fetcher.folder(this.source.folder, first, Math.max(1, last - first));
+      if (generation !== this.generation) return;
+      for (const [at, row] of [...this.rows]) {
+        if ((at < first || at >= last || at >= page.total) && !this.kept(row.artifact.id)) this.rows.delete(at);
+      }
+      this.length = page.total;
+      this.complete = true;
+      page.rows.forEach((row, i) => this.rows.set(page.offset + i, row));
+      this.changed();
+      return;
+    }
     const upTo = Math.max(BLOCK, Math.min(MOST_FOUND, last + BLOCK));
     const rows: FileRow[] = [];
     let after: string | null = null;
@@ -83,38 +103,43 @@ export class Listing {
   }
 
   /** Asks for the rows between places `first` and `last` that are not
-   *  here; drops those far from them. */
+   *  here (a block from the first missing); drops those far from them. */
   async need(first: number, last: number) {
     this.drop(first, last);
     if (this.source.kind !== "folder") return this.more(last);
     const folder = this.source.folder;
     const generation = this.generation;
-    const start = Math.floor(first / BLOCK) * BLOCK;
-    // At least the block at `first`: a list that was empty may not be now.
-    const end = Math.max(this.complete ? Math.min(last, this.length) : last, start + 1);
-    const wanted: number[] = [];
-    for (let at = start; at < end; at += BLOCK) if (!this.asked.has(at)) wanted.push(at);
-    await Promise.all(wanted.map(async (at) => {
-      this.asked.add(at);
-      try {
-        const page = await this.fetcher.folder(folder, at, BLOCK);
-        if (generation !== this.generation) return;
-        this.length = page.total;
-        this.complete = true;
-        for (const key of [...this.rows.keys()]) if (key >= page.total) this.rows.delete(key);
-        page.rows.forEach((row, i) => this.rows.set(page.offset + i, row));
-        this.changed();
-      } catch (error) {
-        this.asked.delete(at);
-        throw error;
-      }
-    }));
+    // At least the place `first`: a list that was empty may not be now.
+    const end = Math.max(this.complete ? Math.min(last, this.length) : last, first + 1);
+    let missing = -1;
+    const within = (ranges: Set<[number, number]>, at: number) => [...ranges].some(([from, to]) => from <= at && at < to);
+    for (let at = first; at < end && missing < 0; at++) {
+      if (!this.rows.has(at) && !within(this.asking, at) && !within(this.failedAt, at)) missing = at;
+    }
+    if (missing < 0) return;
+    const range: [number, number] = [missing, missing + BLOCK];
+    this.asking.add(range);
+    try {
+      const page = await this.fetcher.folder(folder, missing, BLOCK);
+      if (generation !== this.generation) return;
+      this.length = page.total;
+      this.complete = true;
+      for (const key of [...this.rows.keys()]) if (key >= page.total) this.rows.delete(key);
+      page.rows.forEach((row, i) => this.rows.set(page.offset + i, row));
+      this.changed();
+    } catch (error) {
+      // Asked again by the next refresh, not by every render meanwhile.
+      if (generation === this.generation) this.failedAt.add(range);
+      throw error;
+    } finally {
+      this.asking.delete(range);
+    }
   }
 
   /** A search's next page, when the screen nears the end of what is loaded. */
   private async more(last: number) {
     const ending = last + BLOCK / 2 >= this.length;
-    if (this.loadingMore || (this.complete && this.length > 0) || !ending || this.length >= MOST_FOUND) return;
+    if (this.loadingMore || this.failed || (this.complete && this.length > 0) || !ending || this.length >= MOST_FOUND) return;
     if (this.length > 0 && this.next === null) return;
     this.loadingMore = true;
     const generation = this.generation;
@@ -126,6 +151,10 @@ export class Listing {
       this.next = page.next;
       this.complete = page.next === null;
       this.changed();
+    } catch (error) {
+      // Asked again by the next refresh, not by every render meanwhile.
+      if (generation === this.generation) this.failed = true;
+      throw error;
     } finally {
       if (generation === this.generation) this.loadingMore = false;
     }
@@ -140,10 +169,7 @@ export class Listing {
   private drop(first: number, last: number) {
     if (this.source.kind !== "folder") return;
     for (const [at, row] of [...this.rows]) {
-      if ((at < first - KEEP || at >= last + KEEP) && !this.kept(row.artifact.id)) {
-        this.rows.delete(at);
-        this.asked.delete(Math.floor(at / BLOCK) * BLOCK);
-      }
+      if ((at < first - KEEP || at >= last + KEEP) && !this.kept(row.artifact.id)) this.rows.delete(at);
     }
   }
 

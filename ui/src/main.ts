@@ -5,7 +5,7 @@
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, on, type FileRow, type FillProgress } from "./api";
-import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleReload, select, setView, showError, state, type View } from "./app";
+import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleListRefresh, scheduleReload, select, setView, showError, state, type View } from "./app";
 import { extend, notifyWhenFree } from "./actions";
 import { fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
@@ -132,6 +132,8 @@ void on("store-changed", () => {
   // Another store, or another person on it: an admin's tab, or none.
   void loadStudio();
 });
+// Others' work on files: only what changed in the list is read again.
+void on("list-changed", () => scheduleListRefresh());
 void on<FileRow>("row", (row) => replaceRow(row));
 // The list of files read the first time, page by page: how far (the next
 // reload shows the count again).

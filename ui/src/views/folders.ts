@@ -11,6 +11,11 @@ import { showFolder } from "./files";
 /** Each opened folder's children as last read, by folder ("" the top). */
 const children = new Map<string, FolderList>();
 const opened = new Set<string>([""]);
+/** A folder's children drawn at first: a thousand folders' elements cost a
+ *  launch a few hundred milliseconds, and nobody reads them all at once. */
+const FIRST_CHILDREN = 200;
+/** Folders whose every child is drawn ("… more folders" pressed). */
+const everyChild = new Set<string>();
 
 async function read(folder: string) {
   children.set(folder, await api.folders(folder));
@@ -29,20 +34,62 @@ function item(path: string, files: number, held: number): HTMLElement {
       held ? h("span", { class: "held", title: heldLabel(held) }, heldLabel(held)) : null));
   if (hasChildren) node.setAttribute("aria-expanded", String(open));
   if (open && list) {
-    node.append(h("ul", { role: "group" }, ...list.folders.map((f) => item(f.path, Number(f.files), Number(f.held)))));
+    const whole = everyChild.has(path) ? list.folders : list.folders.slice(0, FIRST_CHILDREN);
+    const group = h("ul", { role: "group" }, ...whole.map((f) => item(f.path, Number(f.files), Number(f.held))));
+    const rest = list.folders.length - whole.length;
+    if (rest > 0) {
+      group.append(h("li", { role: "none" },
+        h("button", { type: "button", class: "folder-more", "data-more": path }, `${rest.toLocaleString("en-US")} more folders…`)));
+    }
+    node.append(group);
   }
   return node;
 }
 
-/** Draws the tree from what was read. */
-export function drawTree() {
+/** What the tree's shape was drawn from: which folders, opened or chosen. */
+let drawnShape = "";
+
+/** Each folder shown with its files and held files, the top's first. */
+function shown(): [string, number, number][] {
   const top = children.get("");
-  const total = state.overview?.total ?? 0;
-  const held = top ? top.folders.reduce((n, f) => n + Number(f.held), 0) : 0;
+  const all: [string, number, number][] = [["", state.overview?.total ?? 0, top ? top.folders.reduce((n, f) => n + Number(f.held), 0) : 0]];
+  for (const folder of opened) {
+    const folders = children.get(folder)?.folders ?? [];
+    const drawn = everyChild.has(folder) ? folders : folders.slice(0, FIRST_CHILDREN);
+    for (const f of drawn) all.push([f.path, Number(f.files), Number(f.held)]);
+  }
+  return all;
+}
+
+/** Draws the tree from what was read: anew when its shape changed, else
+ *  only the counts that did (a lease taken changes one folder's held count,
+ *  not a thousand folders' elements). */
+export function drawTree() {
   const tree = $("folder-tree");
-  const scroll = tree.scrollTop;
-  tree.replaceChildren(item("", total, held));
-  tree.scrollTop = scroll;
+  const shape = JSON.stringify([[...opened].sort(), [...everyChild].sort(), state.folder, state.heldByOthers, shown().map(([path]) => path),
+    [...opened].map((f) => children.get(f)?.folders.length ?? 0)]);
+  if (shape !== drawnShape || !tree.firstElementChild) {
+    drawnShape = shape;
+    const scroll = tree.scrollTop;
+    const [, files, held] = shown()[0];
+    tree.replaceChildren(item("", files, held));
+    tree.scrollTop = scroll;
+    return;
+  }
+  const names = new Map<string, HTMLElement>();
+  for (const name of tree.querySelectorAll<HTMLElement>("button[data-folder]")) names.set(name.dataset.folder!, name);
+  for (const [path, files, held] of shown()) {
+    const name = names.get(path);
+    if (!name) continue;
+    const count = name.querySelector(".count")!;
+    const text = files.toLocaleString("en-US");
+    if (count.textContent !== text) count.textContent = text;
+    const heldNow = held ? heldLabel(held) : "";
+    const badge = name.querySelector(".held");
+    if ((badge?.textContent ?? "") === heldNow) continue;
+    badge?.remove();
+    if (held) name.append(h("span", { class: "held", title: heldNow }, heldNow));
+  }
 }
 
 /** Reads every opened folder again (after a reload) and draws the tree. */
@@ -81,7 +128,14 @@ export function setUpFolders() {
   // Held by others lists the whole studio: no folder shows chosen meanwhile.
   $("held-by-others").addEventListener("click", drawTree);
   $("folder-tree").addEventListener("click", (e) => {
-    const name = (e.target as HTMLElement).closest<HTMLElement>("button[data-folder]");
+    const target = e.target as HTMLElement;
+    const more = target.closest<HTMLElement>("button[data-more]");
+    if (more) {
+      everyChild.add(more.dataset.more!);
+      drawTree();
+      return;
+    }
+    const name = target.closest<HTMLElement>("button[data-folder]");
     if (name) void clicked(name.dataset.folder!);
   });
 }
