@@ -526,6 +526,7 @@ pub fn run() {
             listing::search_files,
             listing::held_by_others,
             listing::list_changes,
+            listing::folder_counts,
             commands::check_out,
             commands::extend,
             commands::check_in,

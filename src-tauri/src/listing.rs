@@ -3,7 +3,7 @@
 //! others hold, from the server (offline, the mirror).
 
 use leasedesk::desk::{FolderRows, FoundRows, ListChanges};
-use leasedesk::model::FolderList;
+use leasedesk::model::{FolderCount, FolderList};
 use tauri::State;
 
 use crate::error::UiResult;
@@ -58,4 +58,15 @@ pub async fn held_by_others(
 #[tauri::command]
 pub async fn list_changes(state: State<'_, AppState>) -> UiResult<ListChanges> {
     state.on_desk(async |desk| desk.list_changes().await).await
+}
+
+/// The counts of these folders (those a change named).
+#[tauri::command]
+pub async fn folder_counts(
+    state: State<'_, AppState>,
+    folders: Vec<String>,
+) -> UiResult<Vec<FolderCount>> {
+    state
+        .on_desk(async |desk| desk.folder_counts(&folders))
+        .await
 }

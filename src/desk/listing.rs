@@ -132,6 +132,17 @@ impl Desk {
             .mirror_folders(checked_folder(folder)?)
     }
 
+    /// The counts of these folders (at most [`MOST_ROWS`]), from the mirror:
+    /// those a change named (`ListChanges::folders`).
+    pub fn folder_counts(&self, folders: &[String]) -> Result<Vec<FolderCount>> {
+        let mirror = self.workspace.mirror();
+        folders
+            .iter()
+            .take(MOST_ROWS as usize)
+            .map(|folder| mirror.mirror_count(checked_folder(folder)?))
+            .collect()
+    }
+
     /// Files whose path contains `text` (any case), across the studio, by
     /// path after `after`: the server's answer; offline, the mirror's.
     pub async fn search_rows(

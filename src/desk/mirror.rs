@@ -42,6 +42,10 @@ pub struct ListChanges {
     /// Whether a file came, went or moved, or the list was filled anew:
     /// places have changed.
     pub moved: bool,
+    /// The folders above the files read again (`""` the top), whose held
+    /// counts may have changed: the tree reads these again, not every
+    /// folder it shows.
+    pub folders: Vec<String>,
     /// How many files the studio has that you may see.
     #[ts(type = "number")]
     pub total: u64,
@@ -51,6 +55,7 @@ pub struct ListChanges {
 #[derive(Default)]
 pub(super) struct Changed {
     ids: std::collections::BTreeSet<ArtifactId>,
+    folders: std::collections::BTreeSet<String>,
     moved: bool,
 }
 
@@ -277,6 +282,7 @@ impl Desk {
         Ok(ListChanges {
             changed: taken.ids.into_iter().collect(),
             moved: taken.moved,
+            folders: taken.folders.into_iter().collect(),
             total: self.workspace.mirror().mirror_count("")?.files,
         })
     }
@@ -284,13 +290,24 @@ impl Desk {
     fn note_changes(&self, changes: &[RowChange], moved: bool) {
         let mut changed = self.changed.lock().unwrap_or_else(|p| p.into_inner());
         changed.moved |= moved;
-        changed.ids.extend(changes.iter().map(|c| match c {
-            RowChange::Put(a) => a.id,
-            RowChange::Gone(id) => *id,
-        }));
+        for change in changes {
+            match change {
+                RowChange::Put(a) => {
+                    changed.ids.insert(a.id);
+                    let above = folders_above(a.path.as_str());
+                    changed
+                        .folders
+                        .extend(above.into_iter().map(|(f, _)| f.to_owned()));
+                }
+                RowChange::Gone(id) => {
+                    changed.ids.insert(*id);
+                }
+            }
+        }
         // So many that the window had better read its screen again anyway.
-        if changed.ids.len() > MOST_NAMED {
+        if changed.ids.len() > MOST_NAMED || changed.folders.len() > MOST_NAMED {
             changed.ids.clear();
+            changed.folders.clear();
             changed.moved = true;
         }
     }

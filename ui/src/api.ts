@@ -40,6 +40,7 @@ import type { FolderRows } from "./generated/FolderRows";
 import type { FoundRows } from "./generated/FoundRows";
 import type { FolderList } from "./generated/FolderList";
 import type { ListChanges } from "./generated/ListChanges";
+import type { FolderCount } from "./generated/FolderCount";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -48,7 +49,7 @@ export type { HistoryPage, Restored, Request, Asked, Intent, Change, ChangeDone 
 export type { LocalState } from "./generated/LocalState";
 export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
-export type { FolderRows, FoundRows, FolderList };
+export type { FolderRows, FoundRows, FolderList, ListChanges, FolderCount };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -87,6 +88,8 @@ export const api = {
   folders: (folder: string) => invoke<FolderList>("folders", { folder }),
   /** Files whose path contains `text`, across the studio (the server's answer). */
   searchFiles: (text: string, after: string | null, limit: number) => invoke<FoundRows>("search_files", { text, after, limit }),
+  /** The counts of these folders (those a change named), from the app's mirror. */
+  folderCounts: (folders: string[]) => invoke<FolderCount[]>("folder_counts", { folders }),
   /** Brings the list up to date; what changed in it since last asked. */
   listChanges: () => invoke<ListChanges>("list_changes"),
   /** The files someone else holds now (the server's answer). */

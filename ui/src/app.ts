@@ -1,7 +1,7 @@
 // What every view shares: the window's state, notices and errors, the one way
 // an action runs (busy while it runs, its error shown, the list reloaded), and
 // a render that each view hooks into. Every lease change starts from a click.
-import { api, isAppError, type AppError, type FileRow, type Overview, type Event } from "./api";
+import { api, isAppError, type AppError, type FileRow, type ListChanges, type Overview, type Event } from "./api";
 import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
@@ -143,6 +143,12 @@ export function afterReload(part: () => Promise<void>) {
   onReload.push(part);
 }
 
+/** Parts that read again what a change in the list touched, and no more. */
+const onListChanges: ((changes: ListChanges) => Promise<void>)[] = [];
+export function afterListChanges(part: (changes: ListChanges) => Promise<void>) {
+  onListChanges.push(part);
+}
+
 /** Reads the picture again (the shell first brings the mirror up to date by
  *  the events since), then the rows on screen and the folder tree: work in
  *  proportion to the screen, not the studio. */
@@ -196,7 +202,7 @@ export async function refreshList() {
       shown || (touched && list.source.kind === "held")
         ? list.refresh(first, last).then(() => noteChanged(before, list.rows.values()))
         : Promise.resolve(),
-      ...(touched ? onReload.map((part) => part()) : []),
+      ...(changes.moved ? onReload.map((part) => part()) : onListChanges.map((part) => part(changes))),
     ]);
     render();
   } catch {

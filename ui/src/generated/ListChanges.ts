@@ -17,6 +17,12 @@ changed: Array<ArtifactId>,
  */
 moved: boolean, 
 /**
+ * The folders above the files read again (`""` the top), whose held
+ * counts may have changed: the tree reads these again, not every
+ * folder it shows.
+ */
+folders: Array<string>, 
+/**
  * How many files the studio has that you may see.
  */
 total: number, };

@@ -2,8 +2,8 @@
 // under it and how many of those are held, read from the app's mirror (one
 // row a folder, however many files). A folder's children are read when it
 // is opened; choosing one shows its files. Read again after each reload.
-import { api, type FolderList } from "../api";
-import { afterReload, showError, state } from "../app";
+import { api, type FolderCount, type FolderList, type ListChanges } from "../api";
+import { afterListChanges, afterReload, showError, state } from "../app";
 import { folderLabel, heldLabel } from "../format";
 import { $, h } from "../h";
 import { showFolder } from "./files";
@@ -11,6 +11,8 @@ import { showFolder } from "./files";
 /** Each opened folder's children as last read, by folder ("" the top). */
 const children = new Map<string, FolderList>();
 const opened = new Set<string>([""]);
+/** Every file's count and held count, the tree's first line. */
+let top: FolderCount | undefined;
 /** A folder's children drawn at first: a thousand folders' elements cost a
  *  launch a few hundred milliseconds, and nobody reads them all at once. */
 const FIRST_CHILDREN = 200;
@@ -51,8 +53,7 @@ let drawnShape = "";
 
 /** Each folder shown with its files and held files, the top's first. */
 function shown(): [string, number, number][] {
-  const top = children.get("");
-  const all: [string, number, number][] = [["", state.overview?.total ?? 0, top ? top.folders.reduce((n, f) => n + Number(f.held), 0) : 0]];
+  const all: [string, number, number][] = [["", Number(top?.files ?? state.overview?.total ?? 0), Number(top?.held ?? 0)]];
   for (const folder of opened) {
     const folders = children.get(folder)?.folders ?? [];
     const drawn = everyChild.has(folder) ? folders : folders.slice(0, FIRST_CHILDREN);
@@ -95,11 +96,30 @@ export function drawTree() {
 /** Reads every opened folder again (after a reload) and draws the tree. */
 async function refreshTree() {
   try {
-    await Promise.all([...opened].map(read));
+    await Promise.all([...[...opened].map(read), api.folderCounts([""]).then(([count]) => void (top = count))]);
   } catch (error) {
     showError(error);
   }
   for (const folder of [...opened]) if (folder && !children.has(folder)) opened.delete(folder);
+  drawTree();
+}
+
+/** After others' work: the counts of the folders it named that the tree
+ *  shows, read again and put in place (a lease taken changes its folders'
+ *  held counts, not the tree). */
+async function patchTree(changes: ListChanges) {
+  const drawn = new Set(shown().map(([path]) => path));
+  const wanted = changes.folders.filter((folder) => drawn.has(folder));
+  if (!wanted.length) return;
+  try {
+    const counts = new Map((await api.folderCounts(wanted)).map((c) => [c.path, c]));
+    for (const list of children.values()) {
+      list.folders = list.folders.map((f) => counts.get(f.path) ?? f);
+    }
+    top = counts.get("") ?? top;
+  } catch {
+    return; // the next reload reads the tree anew
+  }
   drawTree();
 }
 
@@ -125,6 +145,7 @@ async function clicked(folder: string) {
 
 export function setUpFolders() {
   afterReload(refreshTree);
+  afterListChanges(patchTree);
   // Held by others lists the whole studio: no folder shows chosen meanwhile.
   $("held-by-others").addEventListener("click", drawTree);
   $("folder-tree").addEventListener("click", (e) => {
