@@ -82,6 +82,9 @@ impl Index {
         let conn = Connection::open(file)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // The log is cut back to this after each checkpoint, not left at
+        // the size of its largest transaction (a mirror's fill).
+        conn.pragma_update(None, "journal_size_limit", 64 << 20)?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),

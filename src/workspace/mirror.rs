@@ -260,6 +260,10 @@ impl Index {
             params![origin, seq],
         )?;
         tx.commit()?;
+        // The swap wrote the whole list to the write-ahead log: folded into
+        // the file now and the log emptied, a start after a crash does not
+        // read it all back (a million files' log made a start 0.6 s slower).
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(())
     }
 

@@ -204,7 +204,6 @@ export async function refreshList() {
         : Promise.resolve(),
       ...(changes.moved ? onReload.map((part) => part()) : onListChanges.map((part) => part(changes))),
     ]);
-    render();
   } catch {
     /* the next reload reads it all */
   }
