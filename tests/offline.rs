@@ -121,7 +121,7 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
         asked <= since && since <= answered,
         "marked with when the view was fetched ({asked} to {answered}), not {since}"
     );
-    assert_eq!(offline.total, 2);
+    assert_eq!(offline.changes.total, 2);
     let listed = desk
         .folder_rows("", 0, 100)
         .await

@@ -35,10 +35,8 @@ pub struct Overview {
     /// The rows of the files your check-outs, the open proposals and the
     /// requests name: what the other tabs show, however large the studio.
     pub involved: Vec<FileRow>,
-    /// How many files the studio has that you may see.
-    #[ts(type = "number")]
-    pub total: u64,
-    /// What changed in the list since the window last asked.
+    /// What changed in the list since the window last asked, and how many
+    /// files the studio has that you may see.
     pub changes: super::ListChanges,
     /// Your open check-outs, soonest expiry first.
     pub checkouts: Vec<Checkout>,
@@ -120,15 +118,10 @@ impl Desk {
             .into_iter()
             .collect();
         let mirror = self.workspace.clone();
-        let (artifacts, total) = tokio::task::spawn_blocking(move || {
-            let mirror = mirror.mirror();
-            Ok::<_, Error>((
-                mirror.mirror_artifacts(&named)?,
-                mirror.mirror_count("")?.files,
-            ))
-        })
-        .await
-        .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
+        let artifacts =
+            tokio::task::spawn_blocking(move || mirror.mirror().mirror_artifacts(&named))
+                .await
+                .map_err(|e| Error::Internal(format!("listing task: {e}")))??;
         let involved = self.rows_with(artifacts, &checkouts).await?;
         let changes = self.take_changes()?;
         checkouts.sort_by_key(|c| c.expires_at);
@@ -136,7 +129,6 @@ impl Desk {
             me,
             now: self.clock.now(),
             involved,
-            total,
             changes,
             checkouts,
             proposals,

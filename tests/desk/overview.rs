@@ -15,7 +15,7 @@ async fn the_overview_shows_holders_local_states_and_your_own_check_outs(f: Fixt
 
     let overview = alice.overview().await.unwrap();
     assert_eq!(overview.me, participant("user:alice"));
-    assert_eq!(overview.total, 2);
+    assert_eq!(overview.changes.total, 2);
     assert_eq!(
         overview.involved.len(),
         1,

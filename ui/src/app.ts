@@ -192,7 +192,7 @@ export function scheduleListRefresh() {
 export async function refreshList() {
   try {
     const changes = await api.listChanges();
-    if (state.overview) state.overview.total = changes.total;
+    if (state.overview) state.overview.changes.total = changes.total;
     const list = state.list;
     const touched = changes.moved || changes.changed.length > 0;
     const shown = changes.moved || changes.changed.some((id) => list.find(id) !== undefined);

@@ -17,11 +17,8 @@ export type Overview = { me: Participant, now: string,
  */
 involved: Array<FileRow>, 
 /**
- * How many files the studio has that you may see.
- */
-total: number, 
-/**
- * What changed in the list since the window last asked.
+ * What changed in the list since the window last asked, and how many
+ * files the studio has that you may see.
  */
 changes: ListChanges, 
 /**

@@ -158,7 +158,7 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
  *  worked out when the data or the source changes, never on scroll. */
 function refreshShown() {
   const list = state.list;
-  const total = state.overview?.total ?? 0;
+  const total = state.overview?.changes.total ?? 0;
   const source = list.source;
   const narrowed = source.kind !== "folder" || source.folder !== "";
   const all = $<HTMLInputElement>("choose-all");

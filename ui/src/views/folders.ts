@@ -53,7 +53,7 @@ let drawnShape = "";
 
 /** Each folder shown with its files and held files, the top's first. */
 function shown(): [string, number, number][] {
-  const all: [string, number, number][] = [["", Number(top?.files ?? state.overview?.total ?? 0), Number(top?.held ?? 0)]];
+  const all: [string, number, number][] = [["", Number(top?.files ?? state.overview?.changes.total ?? 0), Number(top?.held ?? 0)]];
   for (const folder of opened) {
     const folders = children.get(folder)?.folders ?? [];
     const drawn = everyChild.has(folder) ? folders : folders.slice(0, FIRST_CHILDREN);
