@@ -23,7 +23,27 @@ pub struct Upload {
     /// Set to stop the upload before its next chunk: nothing is stored. Once
     /// every byte is read it has no effect, so a commit is never cut short.
     pub cancel: Option<Cancel>,
+    /// Told what a transfer over a link will send, and when it reconnects.
+    pub notes: Option<Notes>,
 }
+
+/// What a transfer over a link tells as it goes, beside its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransferNote {
+    /// `bytes` of the file's `size` will travel; the server has the rest.
+    /// Progress then counts up to `bytes`.
+    Sending { bytes: u64, size: u64 },
+    /// The link broke (`reason`); trying again after `after`.
+    Reconnecting {
+        after: std::time::Duration,
+        reason: String,
+    },
+    /// Going on from byte `from` of those to send: nothing before it again.
+    Resumed { from: u64 },
+}
+
+/// A callback told a transfer's notes.
+pub type Notes = std::sync::Arc<dyn Fn(TransferNote) + Send + Sync>;
 
 /// A flag that cancels an upload (see `Upload::cancel`).
 pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
@@ -54,6 +74,7 @@ impl Upload {
             message: None,
             progress: None,
             cancel: None,
+            notes: None,
         }
     }
 
@@ -64,6 +85,7 @@ impl Upload {
             message: None,
             progress: None,
             cancel: None,
+            notes: None,
         }
     }
 
@@ -83,6 +105,11 @@ impl Upload {
         self.progress = Some(std::sync::Arc::new(progress));
         self
     }
+
+    pub fn with_notes(mut self, notes: impl Fn(TransferNote) + Send + Sync + 'static) -> Self {
+        self.notes = Some(std::sync::Arc::new(notes));
+        self
+    }
 }
 
 /// Downloads a version to `dest`: streamed to a temporary file beside it while
@@ -98,6 +125,158 @@ pub async fn download(
     let content = backend.content(id, version).await?;
     save_verified(content.reader, &content.head.digest, dest, progress).await?;
     Ok(content.head)
+}
+
+/// Downloads a version to `dest` as [`download`] does, but over a link
+/// fetches only the chunks that none of the local `sources` (the copy
+/// being replaced, a backup) has: each chunk read from a source is checked
+/// against its id on the way, and the whole file against the version's
+/// digest before it takes `dest`'s place. `progress` counts the bytes fetched.
+pub async fn download_reusing(
+    backend: &dyn Backend,
+    id: ArtifactId,
+    version: u64,
+    dest: &std::path::Path,
+    sources: &[std::path::PathBuf],
+    progress: Option<Progress>,
+) -> Result<()> {
+    let sources: Vec<_> = sources
+        .iter()
+        .filter(|s| std::fs::metadata(s).is_ok_and(|m| m.is_file() && m.len() > 0))
+        .cloned()
+        .collect();
+    if !backend.over_a_link() || sources.is_empty() {
+        return download(backend, id, Some(version), dest, progress)
+            .await
+            .map(|_| ());
+    }
+    let list = backend.chunks(id, Some(version)).await?;
+    let listed = sources.clone();
+    let have = tokio::task::spawn_blocking(move || {
+        let mut have = std::collections::HashMap::new();
+        for (i, source) in listed.iter().enumerate() {
+            // A source that cannot be read just offers nothing.
+            let opened = crate::local_file::open_to_read(source);
+            if let Ok(chunked) = opened.and_then(crate::chunking::chunk_reader) {
+                for (offset, chunk) in chunked.offsets() {
+                    have.entry(chunk.id).or_insert((i, offset));
+                }
+            }
+        }
+        have
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("task: {e}")))?;
+    let missing: u64 = list
+        .chunks
+        .iter()
+        .filter(|c| !have.contains_key(&c.id))
+        .map(|c| u64::from(c.size))
+        .sum();
+    if missing * 10 >= list.size * 9 {
+        return download(backend, id, Some(version), dest, progress)
+            .await
+            .map(|_| ());
+    }
+    let name = dest
+        .file_name()
+        .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()));
+    let plan = Reuse {
+        list: &list,
+        have: &have,
+        sources: &sources,
+    };
+    let placed = match plan.write(backend, id, version, &temp, progress).await {
+        Ok(()) => crate::local_file::replace(&temp, dest).await,
+        Err(e) => Err(e),
+    };
+    if placed.is_err() {
+        let _ = tokio::fs::remove_file(&temp).await;
+    }
+    placed
+}
+
+/// A version to write from local sources where they have its chunks.
+struct Reuse<'a> {
+    list: &'a crate::chunking::Chunked,
+    /// Each chunk id a source has: which source, and where in it.
+    have: &'a std::collections::HashMap<blake3::Hash, (usize, u64)>,
+    sources: &'a [std::path::PathBuf],
+}
+
+impl Reuse<'_> {
+    /// Writes the version to `temp`: each chunk from a source that has it
+    /// (checked against its id) or, in runs, from the backend.
+    async fn write(
+        &self,
+        backend: &dyn Backend,
+        id: ArtifactId,
+        version: u64,
+        temp: &std::path::Path,
+        progress: Option<Progress>,
+    ) -> Result<()> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+        let mut out = tokio::fs::File::create(temp).await?;
+        let mut opened: Vec<Option<tokio::fs::File>> = self.sources.iter().map(|_| None).collect();
+        let mut hasher = blake3::Hasher::new();
+        let mut fetched = 0u64;
+        let mut buf = vec![0u8; crate::chunking::MAX_CHUNK as usize];
+        let chunks: Vec<(u64, crate::chunking::Chunk)> =
+            self.list.offsets().map(|(o, c)| (o, *c)).collect();
+        let mut i = 0;
+        while i < chunks.len() {
+            let (offset, chunk) = chunks[i];
+            let size = chunk.size as usize;
+            if let Some(&(source, at)) = self.have.get(&chunk.id) {
+                let file = match &mut opened[source] {
+                    Some(file) => file,
+                    empty => empty.insert(tokio::fs::File::open(&self.sources[source]).await?),
+                };
+                file.seek(std::io::SeekFrom::Start(at)).await?;
+                let read = file.read_exact(&mut buf[..size]).await;
+                if read.is_ok() && blake3::hash(&buf[..size]) == chunk.id {
+                    hasher.update(&buf[..size]);
+                    out.write_all(&buf[..size]).await?;
+                    i += 1;
+                    continue;
+                }
+                // The source changed since it was cut: this chunk is fetched.
+            }
+            // A run of chunks no source has (or this one, whose source changed).
+            let mut end = i + 1;
+            while end < chunks.len() && !self.have.contains_key(&chunks[end].1.id) {
+                end += 1;
+            }
+            let stop = chunks.get(end).map_or(self.list.size, |&(o, _)| o);
+            let mut reader = backend
+                .content_range(id, Some(version), offset, Some(stop))
+                .await?
+                .reader;
+            loop {
+                let n = reader.read(&mut buf).await?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+                out.write_all(&buf[..n]).await?;
+                fetched += n as u64;
+                if let Some(progress) = &progress {
+                    progress(fetched);
+                }
+            }
+            i = end;
+        }
+        out.sync_all().await?;
+        let actual: Digest = hasher.finalize().into();
+        if actual != self.list.digest {
+            return Err(Error::DigestMismatch {
+                expected: self.list.digest.clone(),
+                actual,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Streams `reader` to `dest` through a temporary file beside it, hashing as
@@ -180,6 +359,28 @@ pub trait Backend: Send + Sync {
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>>;
     /// A version's bytes (the head's when `version` is `None`).
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content>;
+    /// A version's bytes from `start` to `end` (or its end), for a download
+    /// that resumes or fetches only the chunks it lacks; a start past the
+    /// end is `RangeNotSatisfiable`.
+    async fn content_range(
+        &self,
+        id: ArtifactId,
+        version: Option<u64>,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<Content>;
+    /// A version's chunk list (`chunking`), to fetch only the chunks a copy lacks.
+    async fn chunks(
+        &self,
+        id: ArtifactId,
+        version: Option<u64>,
+    ) -> Result<crate::chunking::Chunked>;
+    /// Whether bytes cross a link, so that a download is worth making from
+    /// the chunks a local copy has (see [`download_reusing`]); a bundled
+    /// backend copies locally.
+    fn over_a_link(&self) -> bool {
+        false
+    }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout>;
     async fn checkout(&self, id: CheckoutId) -> Result<Checkout>;

@@ -23,12 +23,14 @@ mod migrate;
 mod operations;
 mod studio;
 mod sweeper;
+mod transfers;
 mod uploads;
 mod writes;
 
 pub use health::HEALTH_CHECK_LIMIT;
 pub use migrate::MigrationStep;
 pub use sweeper::{Sweeper, SWEEP_EVERY};
+pub use transfers::UPLOAD_KEPT;
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
 #[derive(Clone, Debug)]
@@ -96,6 +98,8 @@ struct Shared {
     write_turn: tokio::sync::Semaphore,
     /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
+    /// Resumable uploads not yet used, in the data folder's `uploads/`.
+    uploads: transfers::Uploads,
     queued_writes: std::sync::Mutex<Vec<Box<dyn writes::Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<accounts::KnownTokens>,
@@ -161,6 +165,7 @@ impl Bundled {
             changed,
             write_turn: tokio::sync::Semaphore::new(1),
             previews,
+            uploads: transfers::Uploads::open(dir.join("uploads"))?,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
             failed_redeems: Default::default(),

@@ -85,6 +85,23 @@ pub enum Error {
     #[error("the upload is larger than the limit of {limit} bytes: nothing was stored")]
     TooLarge { limit: u64 },
 
+    /// An append to a resumable upload at another offset than the server's.
+    #[error("the upload is at byte {offset}: send from there")]
+    WrongOffset { offset: u64 },
+
+    /// A resumable upload's chunk whose bytes are not its id: what came of
+    /// it was dropped.
+    #[error("chunk {index}'s bytes are not its id: send them again from byte {offset}")]
+    ChunkMismatch { index: u64, offset: u64 },
+
+    /// A resumable upload used before every byte came.
+    #[error("the upload has {offset} of its {length} bytes: send the rest first")]
+    UploadIncomplete { offset: u64, length: u64 },
+
+    /// A `Range` that starts past the end of the bytes.
+    #[error("the range asked for starts past the end of the {size} bytes")]
+    RangeNotSatisfiable { size: u64 },
+
     /// The remote server cannot be reached (retrying later may work).
     #[error("{0}")]
     Unavailable(String),
@@ -157,6 +174,10 @@ impl Error {
             Error::Unauthorized(_) => "unauthorized",
             Error::DeadlineExceeded(_) => "deadline_exceeded",
             Error::TooLarge { .. } => "too_large",
+            Error::WrongOffset { .. } => "wrong_offset",
+            Error::ChunkMismatch { .. } => "chunk_mismatch",
+            Error::UploadIncomplete { .. } => "upload_incomplete",
+            Error::RangeNotSatisfiable { .. } => "range_not_satisfiable",
             Error::StorageFull(_) => "storage_full",
             Error::CertificateChanged { .. } => "certificate_changed",
             Error::CertificateUntrusted(_) => "certificate_untrusted",
@@ -188,6 +209,16 @@ impl Error {
                 body["actual"] = serde_json::json!(actual);
             }
             Error::TooLarge { limit } => body["limit"] = serde_json::json!(limit),
+            Error::WrongOffset { offset } => body["offset"] = serde_json::json!(offset),
+            Error::ChunkMismatch { index, offset } => {
+                body["index"] = serde_json::json!(index);
+                body["offset"] = serde_json::json!(offset);
+            }
+            Error::UploadIncomplete { offset, length } => {
+                body["offset"] = serde_json::json!(offset);
+                body["length"] = serde_json::json!(length);
+            }
+            Error::RangeNotSatisfiable { size } => body["size"] = serde_json::json!(size),
             Error::CertificateChanged { expected, actual } => {
                 body["expected"] = serde_json::json!(expected);
                 body["actual"] = serde_json::json!(actual);

@@ -37,6 +37,7 @@ pub mod agent;
 pub mod backend;
 pub mod blobs;
 pub mod bundled;
+pub mod chunking;
 pub mod clock;
 pub mod desk;
 pub mod error;

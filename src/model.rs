@@ -36,6 +36,7 @@ mod objects;
 mod path;
 mod requests;
 mod studio;
+mod transfers;
 
 pub use changes::*;
 pub use listing::*;
@@ -44,6 +45,7 @@ pub use objects::*;
 pub use path::*;
 pub use requests::*;
 pub use studio::*;
+pub use transfers::*;
 
 /// A value that breaks the API's rules for it (a path, a name, a ttl...): the
 /// message says which rule. It becomes `Error::Invalid` (422) wherever it

@@ -10,6 +10,7 @@
 mod api;
 mod errors;
 mod follow;
+mod resumable;
 mod servers;
 mod studio;
 mod transfer;

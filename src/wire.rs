@@ -10,3 +10,8 @@ pub const MESSAGE_HEADER: &str = "leasedesk-message";
 pub const APPROXIMATE_HEADER: &str = "leasedesk-preview";
 /// Where an event stream resumes, as Server-Sent Events define it.
 pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+/// Names a finished resumable upload whose bytes a check-in, stage, edit's
+/// commit or import takes instead of its body.
+pub const UPLOAD_HEADER: &str = "leasedesk-upload";
+/// Where an append to a resumable upload starts (tus 1.0's name).
+pub const OFFSET_HEADER: &str = "upload-offset";

@@ -52,6 +52,7 @@ mod team;
 #[cfg(target_os = "linux")]
 mod tls;
 mod tokens;
+mod transfers;
 #[cfg(windows)]
 mod windows;
 mod workspace;

@@ -378,6 +378,25 @@ impl Blobs {
         }
     }
 
+    /// The blob's bytes from `range.start` to `range.end`, as a stream (the
+    /// range must lie within the blob).
+    pub async fn open_range(
+        &self,
+        digest: &Digest,
+        range: std::ops::Range<u64>,
+    ) -> Result<Pin<Box<dyn AsyncRead + Send>>> {
+        match self {
+            Blobs::Folder(store) => {
+                use std::io::Seek;
+                let mut file = store.open_blob(digest)?;
+                file.seek(io::SeekFrom::Start(range.start))?;
+                let file = tokio::fs::File::from_std(file);
+                Ok(Box::pin(file.take(range.end - range.start)))
+            }
+            Blobs::Objects(objects) => objects.open_range(digest, Some(range)).await,
+        }
+    }
+
     /// The blob as a local file (see [`LocalBlob`]).
     pub async fn local_file(&self, digest: &Digest) -> Result<LocalBlob> {
         match self {

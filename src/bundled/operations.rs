@@ -88,6 +88,36 @@ impl Backend for Bundled {
         Ok(Content { head, reader })
     }
 
+    async fn content_range(
+        &self,
+        id: ArtifactId,
+        version: Option<u64>,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<Content> {
+        let head = self
+            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
+            .await?;
+        let end = end.unwrap_or(head.size).min(head.size);
+        if start >= end && !(start == 0 && head.size == 0) {
+            return Err(Error::RangeNotSatisfiable { size: head.size });
+        }
+        let reader = self
+            .shared
+            .blobs
+            .open_range(&head.digest, start..end)
+            .await?;
+        Ok(Content { head, reader })
+    }
+
+    async fn chunks(
+        &self,
+        id: ArtifactId,
+        version: Option<u64>,
+    ) -> Result<crate::chunking::Chunked> {
+        self.version_chunks(id, version).await
+    }
+
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
         self.write(Durability::Normal, move |tx, me, now, failpoints| {
             rules::check_out(tx, me, id, &request, now, failpoints)

@@ -36,8 +36,9 @@ impl Drop for Sweeper {
 }
 
 impl Bundled {
-    /// Records `lease.expired` for every lease that lapsed unrecorded, and
-    /// removes the blobs of staged bytes that closed check-outs dropped.
+    /// Records `lease.expired` for every lease that lapsed unrecorded,
+    /// removes the blobs of staged bytes that closed check-outs dropped, and
+    /// the unfinished uploads that lapsed or lost their check-out or edit.
     pub fn sweep(&self) -> Result<usize> {
         let clock = self.clock().clone();
         let lapsed = self
@@ -48,6 +49,7 @@ impl Bundled {
             self.shared.changed.notify_waiters();
         }
         self.remove_dropped_blobs()?;
+        self.sweep_uploads()?;
         Ok(lapsed)
     }
 

@@ -73,6 +73,10 @@ id_type!(
     /// Names one change: several files checked in together.
     ChangeId
 );
+id_type!(
+    /// Names one resumable upload (`POST /v1/uploads`).
+    UploadId
+);
 
 /// Who acts: `user:NAME` or `agent:NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]

@@ -13,8 +13,10 @@ use tokio::io::AsyncRead;
 use super::servers::Resend;
 use super::{encoded, Remote};
 use crate::backend::{Backend, Content, Upload};
+use crate::chunking::Chunked;
 use crate::error::{Error, Result};
 use crate::model::*;
+use crate::wire::DIGEST_HEADER;
 
 /// The body of a request that may ask for a lease's length.
 fn ttl_body(ttl_seconds: Option<u64>) -> serde_json::Value {
@@ -35,11 +37,9 @@ impl Backend for Remote {
     }
 
     async fn import(&self, path: &RepoPath, upload: Upload) -> Result<Artifact> {
-        self.post_upload(
-            &format!("/v1/artifacts?path={}", encoded(path.as_str())),
-            upload,
-        )
-        .await
+        let at = format!("/v1/artifacts?path={}", encoded(path.as_str()));
+        self.post_file(&at, UploadFor::Import(path.clone()), upload)
+            .await
     }
 
     async fn artifacts(&self) -> Result<Vec<Artifact>> {
@@ -97,6 +97,16 @@ impl Backend for Remote {
     }
 
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
+        self.content_range(id, version, 0, None).await
+    }
+
+    async fn content_range(
+        &self,
+        id: ArtifactId,
+        version: Option<u64>,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<Content> {
         let versions = self.versions(id).await?;
         let head = match version {
             None => versions.into_iter().next(),
@@ -108,9 +118,43 @@ impl Backend for Remote {
                 version.unwrap_or(0)
             ))
         })?;
+        let end = end.unwrap_or(head.size).min(head.size);
+        if start >= end {
+            if start == 0 && head.size == 0 {
+                let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
+                let reader = self.download(&path).await?;
+                return Ok(Content { head, reader });
+            }
+            return Err(Error::RangeNotSatisfiable { size: head.size });
+        }
         let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
-        let reader = self.download(&path).await?;
+        let etag = format!("\"{}\"", head.digest);
+        let reader = self.resuming_download(path, etag, start, end, None);
         Ok(Content { head, reader })
+    }
+
+    fn over_a_link(&self) -> bool {
+        true
+    }
+
+    async fn chunks(&self, id: ArtifactId, version: Option<u64>) -> Result<Chunked> {
+        let path = match version {
+            Some(v) => format!("/v1/artifacts/{id}/chunks?version={v}"),
+            None => format!("/v1/artifacts/{id}/chunks"),
+        };
+        let response = self.get_response(&path).await?;
+        let digest: Digest = response
+            .headers()
+            .get(DIGEST_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| Error::Internal("a chunk list came without its digest".into()))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| Error::Unavailable(format!("the chunk list was cut off: {e}")))?;
+        Chunked::decode_list(digest, None, &bytes)
+            .map_err(|e| Error::Internal(format!("the server's chunk list: {e}")))
     }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
@@ -137,8 +181,8 @@ impl Backend for Remote {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
-        self.post_upload(&format!("/v1/checkouts/{id}/checkin"), upload)
-            .await
+        let at = format!("/v1/checkouts/{id}/checkin");
+        self.post_file(&at, UploadFor::Checkout(id), upload).await
     }
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
@@ -156,8 +200,8 @@ impl Backend for Remote {
     }
 
     async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
-        self.post_upload(&format!("/v1/checkouts/{id}/stage"), upload)
-            .await
+        let at = format!("/v1/checkouts/{id}/stage");
+        self.post_file(&at, UploadFor::Checkout(id), upload).await
     }
 
     async fn commit_change(&self, request: ChangeRequest) -> Result<Change> {
@@ -174,8 +218,8 @@ impl Backend for Remote {
     }
 
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
-        self.post_upload(&format!("/v1/edits/{id}/commit"), upload)
-            .await
+        let at = format!("/v1/edits/{id}/commit");
+        self.post_file(&at, UploadFor::Edit(id), upload).await
     }
 
     async fn release_edit(&self, id: EditId) -> Result<()> {

@@ -21,6 +21,10 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         actual: Option<Digest>,
         limit: Option<u64>,
         busy: Option<Vec<BusyFile>>,
+        offset: Option<u64>,
+        length: Option<u64>,
+        index: Option<u64>,
+        size: Option<u64>,
     }
     let status = response.status();
     let body: Body = match response.json().await {
@@ -56,6 +60,24 @@ pub(super) async fn error_from(response: reqwest::Response) -> Error {
         }
         ("too_large", ..) => Error::TooLarge {
             limit: body.limit.unwrap_or(0),
+        },
+        ("wrong_offset", ..) if body.offset.is_some() => Error::WrongOffset {
+            offset: body.offset.unwrap_or_default(),
+        },
+        ("chunk_mismatch", ..) if body.index.is_some() && body.offset.is_some() => {
+            Error::ChunkMismatch {
+                index: body.index.unwrap_or_default(),
+                offset: body.offset.unwrap_or_default(),
+            }
+        }
+        ("upload_incomplete", ..) if body.offset.is_some() && body.length.is_some() => {
+            Error::UploadIncomplete {
+                offset: body.offset.unwrap_or_default(),
+                length: body.length.unwrap_or_default(),
+            }
+        }
+        ("range_not_satisfiable", ..) if body.size.is_some() => Error::RangeNotSatisfiable {
+            size: body.size.unwrap_or_default(),
         },
         ("forbidden", ..) => Error::Forbidden(message),
         ("checkout_closed", ..) => Error::CheckoutClosed(message),

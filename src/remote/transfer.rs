@@ -11,14 +11,33 @@ use serde::de::DeserializeOwned;
 use tokio::io::AsyncRead;
 use tokio_util::io::{ReaderStream, StreamReader};
 
+use super::resumable::goes_resumable;
 use super::servers::Resend;
 use super::{encoded, Remote};
 use crate::backend::{Cancel, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
-use crate::model::check_message;
+use crate::model::{check_message, UploadFor};
 use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER};
 
 impl Remote {
+    /// Posts an upload for `target`: a local file large enough as a
+    /// resumable upload of the chunks the server lacks, anything else as
+    /// the raw body.
+    pub(super) async fn post_file<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        target: UploadFor,
+        upload: Upload,
+    ) -> Result<T> {
+        match &upload.source {
+            UploadSource::File(file) if goes_resumable(file) => {
+                let file = file.clone();
+                self.post_resumable(path, target, file, upload).await
+            }
+            _ => self.post_upload(path, upload).await,
+        }
+    }
+
     /// Posts an upload as the raw body. A file is read again for a retry; a
     /// stream can be sent once.
     pub(super) async fn post_upload<T: DeserializeOwned>(

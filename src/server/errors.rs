@@ -35,7 +35,12 @@ pub fn status_of(error: &Error) -> StatusCode {
         Error::Stale { .. } | Error::ProposalStale { .. } | Error::NotStaged(_) => {
             StatusCode::CONFLICT
         }
-        Error::Exists(_) | Error::NotHeld(_) => StatusCode::CONFLICT,
+        Error::Exists(_)
+        | Error::NotHeld(_)
+        | Error::WrongOffset { .. }
+        | Error::UploadIncomplete { .. } => StatusCode::CONFLICT,
+        Error::ChunkMismatch { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
         Error::Forbidden(_) => StatusCode::FORBIDDEN,
         Error::NotFound(_) | Error::NoPreview(_) | Error::InviteInvalid(_) => StatusCode::NOT_FOUND,
         Error::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,

@@ -17,9 +17,10 @@ use crate::error::Error;
 use crate::metrics::Metrics;
 
 /// The routes whose request body is an upload, for the in-flight gauge.
-const UPLOAD_ROUTES: [&str; 3] = [
+const UPLOAD_ROUTES: [&str; 4] = [
     "/v1/artifacts",
     "/v1/checkouts/{id}/checkin",
+    "/v1/checkouts/{id}/stage",
     "/v1/edits/{id}/commit",
 ];
 
@@ -36,9 +37,9 @@ pub(in crate::server) async fn count_request(
         .map_or("unmatched", |matched| matched.as_str())
         .to_owned();
     let method = request.method().clone();
-    let _in_flight = (method == axum::http::Method::POST
-        && UPLOAD_ROUTES.contains(&route.as_str()))
-    .then(|| metrics.upload_started());
+    let uploading = (method == axum::http::Method::POST && UPLOAD_ROUTES.contains(&route.as_str()))
+        || (method == axum::http::Method::PATCH && route == "/v1/uploads/{id}");
+    let _in_flight = uploading.then(|| metrics.upload_started());
     let started = Instant::now();
     let response = next.run(request).await;
     metrics.observe_request(

@@ -11,7 +11,7 @@ use super::errors::ErrorBody;
 use super::request::Caller;
 use super::routes::{
     artifacts::*, changes::*, checkouts::*, edits::*, events::*, health::*, previews::*,
-    proposals::*, requests::*, studio::*,
+    proposals::*, requests::*, studio::*, uploads::*,
 };
 use crate::model::*;
 
@@ -77,7 +77,12 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         put_group,
         delete_group,
         permissions,
-        put_permissions
+        put_permissions,
+        version_chunks,
+        begin_upload,
+        upload_state,
+        append_upload,
+        cancel_upload
     ),
     components(schemas(
         ErrorBody,
@@ -127,7 +132,8 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         Rule,
         Rules,
         RuleBody,
-        RulesBody
+        RulesBody,
+        UploadState
     ))
 )]
 struct ApiDoc;
@@ -181,7 +187,14 @@ fn complete(operation: &mut Value, op: &Operation) {
         // Empty means `{}`; fields the body does not have are 400.
         Body::Json => operation["requestBody"]["required"] = json!(false),
         Body::Upload => {
-            operation["requestBody"] = json!({ "required": true, "content": {
+            operation["requestBody"] = json!({ "required": false, "content": {
+                "application/octet-stream": { "schema": { "type": "string", "format": "binary" } }
+            }})
+        }
+        // Bytes of their own format (docs/API-transfers.md), sent as any
+        // binary body is: the server reads no media type.
+        Body::Chunks | Body::Append => {
+            operation["requestBody"] = json!({ "required": false, "content": {
                 "application/octet-stream": { "schema": { "type": "string", "format": "binary" } }
             }})
         }

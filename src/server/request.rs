@@ -14,8 +14,8 @@ use super::errors::{ApiError, ApiResult};
 use crate::backend::Upload;
 use crate::bundled::Bundled;
 use crate::error::Error;
-use crate::model::{check_message, Digest, MAX_MESSAGE_BYTES};
-use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER};
+use crate::model::{check_message, Digest, UploadId, MAX_MESSAGE_BYTES};
+use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER, UPLOAD_HEADER};
 
 /// Largest JSON request body: requests are small objects.
 const MAX_JSON_BYTES: usize = 64 << 10;
@@ -105,7 +105,7 @@ impl<T: std::str::FromStr + Send> FromRequestParts<Bundled> for On<T> {
 
 /// Why a request body could not be read, for the caller: the body's own
 /// error and its causes (a malformed chunk, a stall, a client that left).
-fn body_error(e: axum::Error) -> Error {
+pub(in crate::server) fn body_error(e: axum::Error) -> Error {
     let mut reason = e.to_string();
     let mut cause = std::error::Error::source(&e);
     while let Some(inner) = cause {
@@ -192,40 +192,72 @@ pub(in crate::server) fn in_range(name: &str, value: Option<u64>) -> ApiResult<O
     }
 }
 
-/// The request body as a streamed upload, with the digest header if sent. A
-/// body that fails to arrive (cut off, malformed, stalled) is the client's
-/// error, not ours.
-pub(in crate::server) fn upload(headers: &HeaderMap, body: Body) -> ApiResult<Upload> {
+/// The bytes a request brings: its body, streamed, or a finished resumable
+/// upload that `Leasedesk-Upload` names (its body then empty).
+pub(in crate::server) enum Incoming {
+    Body(Upload),
+    Resumed {
+        id: UploadId,
+        message: Option<String>,
+    },
+}
+
+/// The request's bytes (see [`Incoming`]), with the digest header if sent.
+/// A body that fails to arrive (cut off, malformed, stalled) is the
+/// client's error, not ours.
+pub(in crate::server) fn incoming(headers: &HeaderMap, body: Body) -> ApiResult<Incoming> {
+    let message = check_message(message_header(headers)?)?;
+    if let Some(value) = headers.get(UPLOAD_HEADER) {
+        let id = id(value.to_str().unwrap_or_default())?;
+        let length = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok());
+        if !matches!(length, None | Some("0")) || headers.contains_key(header::TRANSFER_ENCODING) {
+            return Err(ApiError(Error::BadRequest(format!(
+                "a request that names an upload ({UPLOAD_HEADER}) has no body"
+            ))));
+        }
+        return Ok(Incoming::Resumed { id, message });
+    }
     let reader = StreamReader::new(
         body.into_data_stream()
             .map_err(|e| std::io::Error::other(body_error(e))),
     );
     let mut upload = Upload::stream(reader);
-    upload.message = check_message(message_header(headers)?)?;
-    match headers.get(DIGEST_HEADER) {
-        None => Ok(upload),
-        Some(value) => {
-            let digest = value
+    upload.message = message;
+    if let Some(digest) = digest_header(headers)? {
+        upload = upload.with_digest(digest);
+    }
+    Ok(Incoming::Body(upload))
+}
+
+/// `Leasedesk-Digest`, if sent.
+pub(in crate::server) fn digest_header(headers: &HeaderMap) -> ApiResult<Option<Digest>> {
+    headers
+        .get(DIGEST_HEADER)
+        .map(|value| {
+            value
                 .to_str()
                 .ok()
                 .and_then(|v| v.parse::<Digest>().ok())
                 .ok_or_else(|| {
-                    Error::BadRequest(format!("{DIGEST_HEADER} must be blake3:<64 hex>"))
-                })?;
-            Ok(upload.with_digest(digest))
-        }
-    }
+                    ApiError(Error::BadRequest(format!(
+                        "{DIGEST_HEADER} must be blake3:<64 hex>"
+                    )))
+                })
+        })
+        .transpose()
 }
 
-/// The request body as a streamed upload, read as `upload` reads it.
-pub(in crate::server) struct UploadBody(pub(in crate::server) Upload);
+/// The request's bytes, read as `incoming` reads them.
+pub(in crate::server) struct UploadBody(pub(in crate::server) Incoming);
 
 impl<S: Send + Sync> FromRequest<S> for UploadBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, _: &S) -> Result<Self, ApiError> {
         let (parts, body) = request.into_parts();
-        upload(&parts.headers, body).map(UploadBody)
+        incoming(&parts.headers, body).map(UploadBody)
     }
 }
 

@@ -25,6 +25,7 @@ pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
 pub(in crate::server) mod requests;
 pub(in crate::server) mod studio;
+pub(in crate::server) mod uploads;
 
 use artifacts::*;
 use changes::*;
@@ -36,6 +37,7 @@ use previews::*;
 use proposals::*;
 use requests::*;
 use studio::*;
+use uploads::*;
 
 /// Every route of the API, in the order of API.md, but the OpenAPI
 /// document's (which lists these).
@@ -48,6 +50,7 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/folders", get(folders))
         .route("/v1/artifacts/{id}/versions", get(versions))
         .route("/v1/artifacts/{id}/content", get(content))
+        .route("/v1/artifacts/{id}/chunks", get(version_chunks))
         .route("/v1/artifacts/{id}/preview", get(artifact_preview))
         .route("/v1/artifacts/{id}/checkouts", post(check_out))
         .route("/v1/checkouts", get(checkouts).post(check_out_many))
@@ -76,6 +79,11 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/checkouts/{id}/stage", post(stage))
         .route("/v1/changes", post(commit_change))
         .route("/v1/changes/{id}", get(change))
+        .route("/v1/uploads", post(begin_upload))
+        .route(
+            "/v1/uploads/{id}",
+            get(upload_state).patch(append_upload).delete(cancel_upload),
+        )
         .route("/v1/invites", post(invite))
         .route("/v1/me/invites", post(invite_myself))
         .route("/v1/invites/redeem", post(redeem))
@@ -158,6 +166,37 @@ impl<T: Serialize + Send + 'static> IntoResponse for JsonList<T> {
         )
             .into_response()
     }
+}
+
+/// 206: the bytes `range` of content of `size` bytes and `digest`.
+pub(in crate::server) fn partial_response(
+    range: std::ops::Range<u64>,
+    size: u64,
+    digest: &Digest,
+    reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+) -> Response {
+    let headers = [
+        (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+        (
+            header::CONTENT_LENGTH,
+            (range.end - range.start).to_string(),
+        ),
+        (
+            header::CONTENT_RANGE,
+            format!(
+                "bytes {}-{}/{size}",
+                range.start,
+                range.end.saturating_sub(1)
+            ),
+        ),
+        (header::ETAG, format!("\"{digest}\"")),
+    ];
+    (
+        StatusCode::PARTIAL_CONTENT,
+        headers,
+        Body::from_stream(ReaderStream::with_capacity(reader, 1 << 20)),
+    )
+        .into_response()
 }
 
 /// Streams bytes of a known digest and size (a version's or a proposal's).

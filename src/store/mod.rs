@@ -428,6 +428,12 @@ pub trait Transaction: StudioRows {
     /// Every digest [`Tx::names_blob`] would find.
     fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>>;
 
+    /// The chunk list kept for a blob (`Chunked::encode_list`), if made.
+    fn chunk_list(&self, digest: &Digest) -> Result<Option<Vec<u8>>>;
+
+    /// Keeps a blob's chunk list; one kept already stays (it is the same).
+    fn put_chunk_list(&self, digest: &Digest, list: &[u8]) -> Result<()>;
+
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()>;
 
     fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()>;

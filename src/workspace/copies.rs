@@ -181,6 +181,7 @@ impl Workspace {
         progress: Option<Progress>,
     ) -> Result<Option<PathBuf>> {
         let local = self.local_path(path)?;
+        let had_copy = local.exists();
         let backup = match self.digest_off_thread(path).await? {
             Some(d) if d == head.digest => return Ok(None),
             None => None,
@@ -196,7 +197,12 @@ impl Workspace {
         if let Some(dir) = local.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        backend::download(backend, artifact, Some(head.version), &local, progress).await?;
+        // Over a link, only the chunks the copy (or its backup) lacks travel.
+        let sources: Vec<PathBuf> = (backup.iter().cloned())
+            .chain(had_copy.then(|| local.clone()))
+            .collect();
+        backend::download_reusing(backend, artifact, head.version, &local, &sources, progress)
+            .await?;
         // The download checked the digest; record it without hashing again.
         if let Ok(metadata) = std::fs::metadata(&local) {
             self.inner

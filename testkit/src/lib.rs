@@ -4,6 +4,7 @@
 //! (moto) of their own. A dev-dependency only: it never links the `leasedesk` library, it
 //! runs the binary it is given.
 
+pub mod link;
 pub mod postgres;
 pub mod python;
 pub mod s3;

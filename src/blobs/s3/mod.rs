@@ -273,9 +273,22 @@ impl ObjectBlobs {
     }
 
     pub async fn open_read(&self, digest: &Digest) -> Result<Pin<Box<dyn AsyncRead + Send>>> {
+        self.open_range(digest, None).await
+    }
+
+    /// The blob's bytes in `range` (all of them without one), as a stream.
+    pub async fn open_range(
+        &self,
+        digest: &Digest,
+        range: Option<std::ops::Range<u64>>,
+    ) -> Result<Pin<Box<dyn AsyncRead + Send>>> {
+        let options = object_store::GetOptions {
+            range: range.map(object_store::GetRange::Bounded),
+            ..Default::default()
+        };
         let found = self
             .store
-            .get(&self.blob_key(digest))
+            .get_opts(&self.blob_key(digest), options)
             .await
             .map_err(|e| match e {
                 object_store::Error::NotFound { .. } => {

@@ -4,12 +4,16 @@
 //! request, so a row that is wrong here is caught by the test that sends
 //! the document's requests to a real server (`tests/openapi.rs`).
 
-/// A request body: none, a JSON object (empty means `{}`), or a file.
+/// A request body: none, a JSON object (empty means `{}`), a file (or
+/// none, naming a finished resumable upload), a chunk list, or the next
+/// bytes of a resumable upload.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Body {
     None,
     Json,
     Upload,
+    Chunks,
+    Append,
 }
 
 /// One parameter: where it goes, whether it must be there, its JSON schema
@@ -81,6 +85,77 @@ const DIGEST: Param = Param {
     required: false,
     schema: r#"{"type":"string","pattern":"^blake3:[0-9a-f]{64}$"}"#,
     description: "The body's digest; a body that does not match is 400 `digest_mismatch` and nothing is stored",
+};
+const UPLOAD: Param = Param {
+    name: "Leasedesk-Upload",
+    location: "header",
+    required: false,
+    schema: UUID,
+    description: "A finished resumable upload begun for this (docs/API-transfers.md), whose bytes are taken instead of the body, which is then empty; unknown: 404 `not_found`; not finished: 409 `upload_incomplete`; begun for something else: 422 `invalid`",
+};
+const RANGE: Param = Param {
+    name: "Range",
+    location: "header",
+    required: false,
+    schema: r#"{"type":"string"}"#,
+    description: "`bytes=A-B` or `bytes=A-`: 206 with those bytes; starting past the end: 416 `range_not_satisfiable`. Any other range is ignored (200, every byte)",
+};
+const IF_RANGE: Param = Param {
+    name: "If-Range",
+    location: "header",
+    required: false,
+    schema: r#"{"type":"string"}"#,
+    description: "The ETag a resumed download began with: if the bytes are not those any more, 200 with all of them",
+};
+const UPLOAD_SIZE: Param = Param {
+    name: "size",
+    location: "query",
+    required: true,
+    schema: SEQ,
+    description: "The file's size in bytes; over the server's limit: 413 `too_large`",
+};
+const UPLOAD_CHECKOUT: Param = Param {
+    name: "checkout",
+    location: "query",
+    required: false,
+    schema: UUID,
+    description: "For a check-in or a stage of this check-out of the caller's (exactly one of `checkout`, `edit`, `path`; else 422 `invalid`)",
+};
+const UPLOAD_EDIT: Param = Param {
+    name: "edit",
+    location: "query",
+    required: false,
+    schema: UUID,
+    description: "For the commit of this edit of the caller's",
+};
+const UPLOAD_PATH: Param = Param {
+    name: "path",
+    location: "query",
+    required: false,
+    schema: PATH_SCHEMA,
+    description: "For an import at this path",
+};
+const UPLOAD_DIGEST: Param = Param {
+    name: "Leasedesk-Digest",
+    location: "header",
+    required: true,
+    schema: r#"{"type":"string","pattern":"^blake3:[0-9a-f]{64}$"}"#,
+    description: "The whole file's digest, checked before anything commits",
+};
+const OFFSET: Param = Param {
+    name: "Upload-Offset",
+    location: "header",
+    required: true,
+    schema: SEQ,
+    description:
+        "Where these bytes go: the upload's offset (else 409 `wrong_offset` with `offset`)",
+};
+const ENCODING: Param = Param {
+    name: "Content-Encoding",
+    location: "header",
+    required: false,
+    schema: r#"{"type":"string","enum":["zstd","identity"]}"#,
+    description: "`zstd` if the body is compressed; offsets count the bytes uncompressed",
 };
 const MESSAGE: Param = Param {
     name: "Leasedesk-Message",
@@ -261,23 +336,25 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Needs no token."),
     op("get", "/v1/openapi.json", &[], Body::None, ""),
     op("get", "/v1/me", &[], Body::None, ""),
-    op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 409 exists, 422 invalid"),
+    op("post", "/v1/artifacts", &[PATH_QUERY, DIGEST, MESSAGE, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 exists upload_incomplete, 422 invalid"),
     op("get", "/v1/artifacts", &[PATH_FILTER, PAGE_LIMIT, PAGE_AFTER, PREFIX, SEARCH, HELD], Body::None, "404 not_found, 422 invalid")
         .noting("Without `limit`, every artifact the caller may read; with it, one page. `path` is not combined with the others (422 `invalid`)."),
     op("get", "/v1/folders", &[PREFIX], Body::None, "422 invalid")
         .noting("What the caller may not read is neither listed nor counted; a folder with nothing they may read is left out."),
     op("get", "/v1/artifacts/{id}", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/artifacts/{id}/versions", &[ID], Body::None, "404 not_found"),
-    op("get", "/v1/artifacts/{id}/content", &[ID, VERSION], Body::None, "404 not_found"),
+    op("get", "/v1/artifacts/{id}/content", &[ID, VERSION, RANGE, IF_RANGE], Body::None, "404 not_found, 416 range_not_satisfiable"),
+    op("get", "/v1/artifacts/{id}/chunks", &[ID, VERSION], Body::None, "404 not_found")
+        .noting("The version's chunk list (docs/API-transfers.md): per chunk its BLAKE3 (32 bytes) and size (4 bytes, little-endian); the digest in `Leasedesk-Digest`."),
     op("get", "/v1/artifacts/{id}/preview", &[ID, VERSION, SIZE], Body::None, "404 not_found no_preview, 422 invalid"),
     op("post", "/v1/artifacts/{id}/checkouts", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
     op("get", "/v1/checkouts", &[CHECKOUT_STATE], Body::None, ""),
     op("get", "/v1/checkouts/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
     op("post", "/v1/checkouts/{id}/extend", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed artifact_busy, 422 invalid"),
-    op("post", "/v1/checkouts/{id}/checkin", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed"),
+    op("post", "/v1/checkouts/{id}/checkin", &[ID, DIGEST, MESSAGE, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed upload_incomplete"),
     op("post", "/v1/checkouts/{id}/cancel", &[ID], Body::None, "403 forbidden, 404 not_found"),
     op("post", "/v1/artifacts/{id}/edits", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
-    op("post", "/v1/edits/{id}/commit", &[ID, DIGEST, MESSAGE], Body::Upload, "403 forbidden, 404 not_found, 409 stale checkout_closed"),
+    op("post", "/v1/edits/{id}/commit", &[ID, DIGEST, MESSAGE, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 stale checkout_closed upload_incomplete"),
     op("delete", "/v1/edits/{id}", &[ID], Body::None, "403 forbidden, 404 not_found"),
     op("get", "/v1/proposals", &[ARTIFACT_OF_PROPOSALS, PROPOSAL_STATE], Body::None, ""),
     op("get", "/v1/proposals/{id}", &[ID], Body::None, "404 not_found"),
@@ -303,11 +380,18 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
     op("post", "/v1/checkouts", &[], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
         .noting("Takes every lease or none: if anyone else holds any file, 409 `artifact_busy` with `busy` listing each."),
-    op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed")
+    op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed upload_incomplete")
         .noting("Keeps the file for the check-out's next change; staging again replaces it."),
     op("post", "/v1/changes", &[], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed not_staged, 422 invalid")
         .noting("Commits every file in one transaction, or keeps every changed file as a proposal of the change if any is stale. The same check-outs again return the same change."),
     op("get", "/v1/changes/{id}", &[ID], Body::None, "404 not_found"),
+    op("post", "/v1/uploads", &[UPLOAD_SIZE, UPLOAD_CHECKOUT, UPLOAD_EDIT, UPLOAD_PATH, UPLOAD_DIGEST], Body::Chunks, "403 forbidden, 404 not_found, 409 checkout_closed exists, 413 too_large, 422 invalid, 429 too_many")
+        .noting("Begins a resumable upload (docs/API-transfers.md). The body is the file's chunk list; the answer says which chunks to send (`send`), only those no version or proposal of the same file has. Refused as the check-in, commit or import it is for would be."),
+    op("get", "/v1/uploads/{id}", &[ID], Body::None, "404 not_found")
+        .noting("How far an upload of the caller's has come; another's does not exist for them."),
+    op("patch", "/v1/uploads/{id}", &[ID, OFFSET, ENCODING], Body::Append, "404 not_found, 409 wrong_offset checkout_closed, 422 chunk_mismatch invalid")
+        .noting("Appends the next bytes of the chunks to send. What arrives is kept, even if the connection breaks; a chunk whose bytes are not its id is dropped (422 `chunk_mismatch` with `index` and `offset`)."),
+    op("delete", "/v1/uploads/{id}", &[ID], Body::None, "404 not_found"),
     op("post", "/v1/invites", &[], Body::Json, "403 forbidden, 422 invalid")
         .noting("For admins only. The code is shown only now; inviting a participant again adds a device (its flags must match, else 422 `invalid`)."),
     op("post", "/v1/me/invites", &[], Body::Json, "403 forbidden, 422 invalid")
@@ -368,6 +452,8 @@ pub(super) fn refusals(op: &Operation) -> Vec<(u16, Vec<&'static str>)> {
             add(422, &["invalid"]);
             add(507, &["storage_full"]);
         }
+        Body::Chunks => add(507, &["storage_full"]),
+        Body::Append => add(507, &["storage_full"]),
     }
     for refusal in op.refusals.split(", ").filter(|r| !r.is_empty()) {
         let mut words = refusal.split(' ');

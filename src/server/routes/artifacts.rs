@@ -2,7 +2,7 @@
 //! admin's break and rename. Never a lease rule: those are in `rules`.
 
 use axum::extract::Request;
-use axum::http::header::HeaderMap;
+use axum::http::header::{self, HeaderMap};
 use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
@@ -10,9 +10,10 @@ use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
 use super::super::request::{
-    in_range, query, refuse_non_utf8_path, upload, Caller, JsonBody, On, Params,
+    in_range, incoming, query, refuse_non_utf8_path, Caller, JsonBody, On, Params,
 };
-use super::{bytes_response, created, Created, JsonList};
+use super::uploads::with_upload;
+use super::{bytes_response, created, partial_response, Created, JsonList};
 use crate::backend::Backend;
 use crate::error::Error;
 use crate::model::*;
@@ -103,8 +104,10 @@ pub(in crate::server) async fn import(
         .path
         .ok_or_else(|| Error::Invalid("say where the file goes: ?path=folder/file.psd".into()))?
         .parse()?;
-    let upload = upload(&headers, request.into_body())?;
-    Ok(created(me.import(&path, upload).await?))
+    let incoming = incoming(&headers, request.into_body())?;
+    let target = UploadFor::Import(path.clone());
+    let done = with_upload(&me, incoming, target, async |u| me.import(&path, u).await);
+    Ok(created(done.await?))
 }
 
 #[utoipa::path(get, path = "/v1/artifacts/{id}", responses((status = 200, body = Artifact)))]
@@ -131,14 +134,42 @@ pub(in crate::server) struct VersionQuery {
 pub(in crate::server) async fn content(
     On(me, artifact): On<ArtifactId>,
     Params(q): Params<VersionQuery>,
+    headers: HeaderMap,
 ) -> ApiResult<Response> {
     let version = in_range("version", q.version)?;
+    if let Some((start, end)) = asked_range(&headers) {
+        let content = me.content_range(artifact, version, start, end).await?;
+        let if_range = headers.get(header::IF_RANGE).map(|v| v.as_bytes());
+        let etag = format!("\"{}\"", content.head.digest);
+        // Bytes of other content are never spliced into a copy: all of it instead.
+        if if_range.is_none_or(|tag| tag == etag.as_bytes()) {
+            let end = end.unwrap_or(content.head.size).min(content.head.size);
+            let (size, digest) = (content.head.size, &content.head.digest);
+            return Ok(partial_response(start..end, size, digest, content.reader));
+        }
+    }
     let content = me.content(artifact, version).await?;
     Ok(bytes_response(
         content.head.size,
         &content.head.digest,
         content.reader,
     ))
+}
+
+/// The one range of `Range: bytes=A-B` or `bytes=A-` (end exclusive). Any
+/// other (several ranges, a suffix, another unit, a malformed one) is
+/// ignored, as RFC 9110 allows: the whole content is sent.
+fn asked_range(headers: &HeaderMap) -> Option<(u64, Option<u64>)> {
+    let value = headers.get(header::RANGE)?.to_str().ok()?;
+    let (first, last) = value.strip_prefix("bytes=")?.split_once('-')?;
+    let start: u64 = first.trim().parse().ok()?;
+    match last.trim() {
+        "" => Some((start, None)),
+        last => {
+            let last: u64 = last.parse().ok()?;
+            (last >= start).then(|| (start, Some(last.saturating_add(1))))
+        }
+    }
 }
 
 #[derive(Deserialize, Default, ToSchema)]

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
 use super::super::request::{Caller, JsonBody, On, UploadBody};
+use super::uploads::with_upload;
 use super::{created, Created};
 use crate::backend::Backend;
 use crate::model::*;
@@ -30,9 +31,11 @@ pub(in crate::server) async fn check_out_many(
 #[utoipa::path(post, path = "/v1/checkouts/{id}/stage", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = StagedFile)))]
 pub(in crate::server) async fn stage(
     On(me, checkout): On<CheckoutId>,
-    UploadBody(upload): UploadBody,
+    UploadBody(incoming): UploadBody,
 ) -> ApiResult<Json<StagedFile>> {
-    Ok(Json(me.stage(checkout, upload).await?))
+    let target = UploadFor::Checkout(checkout);
+    let done = with_upload(&me, incoming, target, async |u| me.stage(checkout, u).await);
+    Ok(Json(done.await?))
 }
 
 #[utoipa::path(post, path = "/v1/changes", request_body = ChangeRequest, responses((status = 200, body = Change)))]

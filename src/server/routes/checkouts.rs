@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::super::errors::ApiResult;
 use super::super::request::{Caller, JsonBody, On, Params, UploadBody};
+use super::uploads::with_upload;
 use super::{created, Created, JsonList};
 use crate::backend::Backend;
 use crate::model::*;
@@ -62,9 +63,13 @@ pub(in crate::server) async fn extend(
 #[utoipa::path(post, path = "/v1/checkouts/{id}/checkin", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = Checkout)))]
 pub(in crate::server) async fn check_in(
     On(me, checkout): On<CheckoutId>,
-    UploadBody(upload): UploadBody,
+    UploadBody(incoming): UploadBody,
 ) -> ApiResult<Json<Checkout>> {
-    Ok(Json(me.check_in(checkout, upload).await?))
+    let target = UploadFor::Checkout(checkout);
+    let done = with_upload(&me, incoming, target, async |u| {
+        me.check_in(checkout, u).await
+    });
+    Ok(Json(done.await?))
 }
 
 #[utoipa::path(post, path = "/v1/checkouts/{id}/cancel", responses((status = 200, body = Checkout)))]

@@ -7,6 +7,7 @@ use axum::Json;
 use super::super::errors::ApiResult;
 use super::super::request::{JsonBody, On, UploadBody};
 use super::checkouts::TtlBody;
+use super::uploads::with_upload;
 use super::{created, Created};
 use crate::backend::Backend;
 use crate::model::*;
@@ -22,9 +23,13 @@ pub(in crate::server) async fn begin_edit(
 #[utoipa::path(post, path = "/v1/edits/{id}/commit", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 200, body = CheckinResult)))]
 pub(in crate::server) async fn commit_edit(
     On(me, edit): On<EditId>,
-    UploadBody(upload): UploadBody,
+    UploadBody(incoming): UploadBody,
 ) -> ApiResult<Json<CheckinResult>> {
-    Ok(Json(me.commit_edit(edit, upload).await?))
+    let target = UploadFor::Edit(edit);
+    let done = with_upload(&me, incoming, target, async |u| {
+        me.commit_edit(edit, u).await
+    });
+    Ok(Json(done.await?))
 }
 
 #[utoipa::path(delete, path = "/v1/edits/{id}", responses((status = 204, description = "Released (idempotent)")))]

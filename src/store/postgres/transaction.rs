@@ -270,6 +270,23 @@ impl Transaction for PgTx<'_> {
             .collect()
     }
 
+    fn chunk_list(&self, digest: &Digest) -> Result<Option<Vec<u8>>> {
+        self.query_opt(
+            "SELECT list FROM chunk_lists WHERE digest = $1",
+            &[&digest.as_str()],
+        )?
+        .map(|r| Ok(r.try_get(0)?))
+        .transpose()
+    }
+
+    fn put_chunk_list(&self, digest: &Digest, list: &[u8]) -> Result<()> {
+        self.execute(
+            "INSERT INTO chunk_lists (digest, list) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&digest.as_str(), &list],
+        )?;
+        Ok(())
+    }
+
     // ----- leases
 
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {

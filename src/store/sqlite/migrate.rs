@@ -32,6 +32,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         Some(count_folders),
     ),
     (include_str!("../migrations/0010_search_walk.sql"), None),
+    (include_str!("../migrations/0011_chunk_lists.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

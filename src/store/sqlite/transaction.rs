@@ -316,6 +316,25 @@ impl Transaction for SqliteTx<'_> {
         Ok(digests.into_iter().collect())
     }
 
+    fn chunk_list(&self, digest: &Digest) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT list FROM chunk_lists WHERE digest = ?1")?
+            .query_row([digest.as_str()], |r| r.get(0))
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?)
+    }
+
+    fn put_chunk_list(&self, digest: &Digest, list: &[u8]) -> Result<()> {
+        self.tx
+            .prepare_cached("INSERT OR IGNORE INTO chunk_lists (digest, list) VALUES (?1, ?2)")?
+            .execute(rusqlite::params![digest.as_str(), list])?;
+        Ok(())
+    }
+
     // ----- leases
 
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {

@@ -1,0 +1,406 @@
+//! How bytes travel between a client and a server: a file cut into
+//! content-defined chunks (FastCDC 2020 with fixed sizes, so every client and
+//! server cuts the same bytes the same way), each named by its BLAKE3, with
+//! the whole file's digest from the same single read. An edit in one place
+//! moves the cuts only near it, so the other chunks keep their ids and need
+//! not travel again. Chunks are how bytes move, never how they are stored:
+//! blobs stay whole files. Never holds more than a few blocks of a file.
+
+use std::io::Read;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use fastcdc::v2020::{cut, select_masks, Normalization};
+
+use crate::error::{Error, Result};
+use crate::model::Digest;
+
+/// The smallest chunk but a file's last.
+pub const MIN_CHUNK: u32 = 16 << 10;
+/// The size chunks average.
+pub const AVG_CHUNK: u32 = 64 << 10;
+/// The largest chunk.
+pub const MAX_CHUNK: u32 = 256 << 10;
+
+/// The bytes a chunk takes in a kept list: its id and its size.
+pub const LISTED_BYTES: usize = 32 + 4;
+
+/// The longest chunk list an upload takes (a 64 GiB file of average
+/// chunks); a file with a longer one travels whole, in one request.
+pub const MOST_LISTED: u64 = 1 << 20;
+
+/// Read this much at a time: large enough for few system calls and BLAKE3's
+/// SIMD, and many chunks long, so few chunks straddle two blocks.
+const BLOCK: usize = 4 << 20;
+
+/// One chunk of a file: its BLAKE3 and its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Chunk {
+    pub id: blake3::Hash,
+    pub size: u32,
+}
+
+/// A file as chunks, with its digest and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunked {
+    pub digest: Digest,
+    pub size: u64,
+    pub chunks: Vec<Chunk>,
+}
+
+impl Chunked {
+    /// Where each chunk starts in the file.
+    pub fn offsets(&self) -> impl Iterator<Item = (u64, &Chunk)> {
+        self.chunks.iter().scan(0u64, |at, chunk| {
+            let start = *at;
+            *at += u64::from(chunk.size);
+            Some((start, chunk))
+        })
+    }
+
+    /// The list as kept beside a blob: each chunk's id and size
+    /// (little-endian), one after the other.
+    pub fn encode_list(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.chunks.len() * LISTED_BYTES);
+        for chunk in &self.chunks {
+            out.extend_from_slice(chunk.id.as_bytes());
+            out.extend_from_slice(&chunk.size.to_le_bytes());
+        }
+        out
+    }
+
+    /// A list in its kept form back, checked (`Invalid` if it breaks the
+    /// rules); `size` is the sum of its chunks when not given.
+    pub fn decode_list(digest: Digest, size: Option<u64>, bytes: &[u8]) -> Result<Self> {
+        if !bytes.len().is_multiple_of(LISTED_BYTES) {
+            return Err(Error::Invalid(format!(
+                "a chunk list is {} bytes: each chunk takes {LISTED_BYTES} (its BLAKE3, then \
+                 its size as 4 bytes, little-endian)",
+                bytes.len()
+            )));
+        }
+        let chunks: Vec<Chunk> = bytes
+            .chunks_exact(LISTED_BYTES)
+            .map(|entry| {
+                let id: [u8; 32] = entry[..32].try_into().expect("32 bytes");
+                let size = u32::from_le_bytes(entry[32..].try_into().expect("4 bytes"));
+                Chunk {
+                    id: blake3::Hash::from_bytes(id),
+                    size,
+                }
+            })
+            .collect();
+        let size = size.unwrap_or_else(|| chunks.iter().map(|c| u64::from(c.size)).sum());
+        let list = Self {
+            digest,
+            size,
+            chunks,
+        };
+        list.check()?;
+        Ok(list)
+    }
+
+    /// The rules of a chunk list, whoever made it: every chunk from
+    /// `MIN_CHUNK` to `MAX_CHUNK` bytes (the last may be shorter, but not
+    /// empty), adding up to the file's size. So a list is never longer than
+    /// `size / MIN_CHUNK + 1` entries, whatever a client claims.
+    pub fn check(&self) -> Result<()> {
+        let most = most_chunks(self.size);
+        if self.chunks.len() as u64 > most {
+            return Err(Error::Invalid(format!(
+                "{} chunks for {} bytes: at most {most} (chunks are {MIN_CHUNK} to {MAX_CHUNK} bytes)",
+                self.chunks.len(),
+                self.size
+            )));
+        }
+        let last = self.chunks.len().saturating_sub(1);
+        let mut total = 0u64;
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            let low = if i == last { 1 } else { MIN_CHUNK };
+            if chunk.size < low || chunk.size > MAX_CHUNK {
+                return Err(Error::Invalid(format!(
+                    "chunk {i} is {} bytes: chunks are {MIN_CHUNK} to {MAX_CHUNK} bytes, the last 1 to {MAX_CHUNK}",
+                    chunk.size
+                )));
+            }
+            total += u64::from(chunk.size);
+        }
+        if total != self.size {
+            return Err(Error::Invalid(format!(
+                "the chunks add up to {total} bytes, not the {} declared",
+                self.size
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The most chunks a file of `size` bytes can be cut into.
+pub fn most_chunks(size: u64) -> u64 {
+    size.div_ceil(u64::from(MIN_CHUNK))
+}
+
+/// Cuts what `source` reads into chunks, hashing each and the whole in the
+/// same pass: this thread reads, cuts and names chunks while a second one
+/// hashes the whole, each block read once. Blocking.
+pub fn chunk_reader(mut source: impl Read) -> Result<Chunked> {
+    let (to_whole, blocks) = mpsc::sync_channel::<Arc<Vec<u8>>>(2);
+    let (give_back, returned) = mpsc::channel::<Arc<Vec<u8>>>();
+    let whole = std::thread::spawn(move || {
+        let mut hasher = blake3::Hasher::new();
+        for block in blocks {
+            hasher.update(&block);
+            let _ = give_back.send(block);
+        }
+        hasher.finalize()
+    });
+    let mut cutter = Cutter::new();
+    let mut size = 0u64;
+    let read: Result<()> = (|| loop {
+        let mut block = returned
+            .try_recv()
+            .ok()
+            .and_then(|b| Arc::try_unwrap(b).ok())
+            .unwrap_or_default();
+        block.resize(BLOCK, 0);
+        let n = read_full(&mut source, &mut block)?;
+        block.truncate(n);
+        size += n as u64;
+        let end = n < BLOCK;
+        let block = Arc::new(block);
+        cutter.feed(&block, end);
+        if n > 0 && to_whole.send(block).is_err() {
+            return Err(Error::Internal("the file's hasher stopped".into()));
+        }
+        if end {
+            return Ok(());
+        }
+    })();
+    drop(to_whole);
+    let digest = whole
+        .join()
+        .map_err(|_| Error::Internal("the file's hasher failed".into()))?;
+    read?;
+    Ok(Chunked {
+        digest: digest.into(),
+        size,
+        chunks: cutter.chunks,
+    })
+}
+
+/// FastCDC over blocks as they come: chunks wholly inside a block are cut and
+/// hashed there; the few bytes after a block's last cut wait in `tail`, and
+/// the next cuts run over them and the next block's start.
+struct Cutter {
+    chunks: Vec<Chunk>,
+    tail: Vec<u8>,
+    masks: (u64, u64),
+}
+
+impl Cutter {
+    fn new() -> Self {
+        Self {
+            chunks: Vec::new(),
+            tail: Vec::with_capacity(2 * MAX_CHUNK as usize),
+            masks: select_masks(AVG_CHUNK as usize, Normalization::Level1),
+        }
+    }
+
+    /// The next cut in `bytes`, which must hold `MAX_CHUNK` bytes or the end.
+    fn cut(&self, bytes: &[u8]) -> usize {
+        let (s, l) = self.masks;
+        cut(
+            bytes,
+            MIN_CHUNK as usize,
+            AVG_CHUNK as usize,
+            MAX_CHUNK as usize,
+            s,
+            l,
+            s << 1,
+            l << 1,
+        )
+        .1
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.chunks.push(Chunk {
+            id: blake3::hash(bytes),
+            size: bytes.len() as u32,
+        });
+    }
+
+    /// Cuts what it can of `block`; `end` if nothing follows it.
+    fn feed(&mut self, block: &[u8], end: bool) {
+        let max = MAX_CHUNK as usize;
+        let mut at = 0; // where the next chunk starts in `block`
+        if !self.tail.is_empty() {
+            // Cut across the seam, over the tail and the block's first bytes.
+            let waiting = self.tail.len();
+            let joined = block.len().min(max);
+            self.tail.extend_from_slice(&block[..joined]);
+            let mut start = 0;
+            while start < waiting {
+                let rest = &self.tail[start..];
+                if rest.len() < max && !(end && joined == block.len()) {
+                    break; // too few bytes to cut exactly: wait for more
+                }
+                let n = self.cut(rest);
+                let chunk = self.tail[start..start + n].to_vec();
+                self.push(&chunk);
+                start += n;
+            }
+            if start < waiting {
+                // The block was too short to cut past the tail: all of it waits.
+                self.tail.drain(..start);
+                self.tail.extend_from_slice(&block[joined..]);
+                if end {
+                    self.finish_tail();
+                }
+                return;
+            }
+            at = start - waiting;
+            self.tail.clear();
+        }
+        while block.len() - at >= max || (end && at < block.len()) {
+            let n = self.cut(&block[at..]);
+            self.push(&block[at..at + n]);
+            at += n;
+        }
+        self.tail.extend_from_slice(&block[at..]);
+    }
+
+    /// At the end: what waits is cut to its last byte.
+    fn finish_tail(&mut self) {
+        let mut start = 0;
+        while start < self.tail.len() {
+            let n = self.cut(&self.tail[start..]);
+            let chunk = self.tail[start..start + n].to_vec();
+            self.push(&chunk);
+            start += n;
+        }
+        self.tail.clear();
+    }
+}
+
+fn read_full(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match source.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes that look random, from a seed.
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+
+    /// Chunks of `data` cut in one piece, the plain way.
+    fn cut_whole(data: &[u8]) -> Vec<Chunk> {
+        let mut cutter = Cutter::new();
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        while at < data.len() {
+            let n = cutter.cut(&data[at..]);
+            chunks.push(Chunk {
+                id: blake3::hash(&data[at..at + n]),
+                size: n as u32,
+            });
+            at += n;
+        }
+        cutter.chunks = chunks;
+        cutter.chunks
+    }
+
+    #[test]
+    fn blocks_cut_as_one_piece_would_whatever_the_seams() {
+        for len in [
+            0,
+            1,
+            MIN_CHUNK as usize,
+            BLOCK - 1,
+            BLOCK,
+            BLOCK + 7,
+            2 * BLOCK + 300_000,
+            3 * BLOCK - MAX_CHUNK as usize / 2,
+        ] {
+            let data = noise(len, len as u64);
+            let chunked = chunk_reader(&data[..]).unwrap();
+            assert_eq!(chunked.chunks, cut_whole(&data), "{len} bytes");
+            assert_eq!(chunked.size, len as u64);
+            assert_eq!(chunked.digest, Digest::from(blake3::hash(&data)));
+            chunked.check().unwrap();
+            // Reads of any size give the same cuts.
+            let trickle = std::io::Read::chain(&data[..len / 3], &data[len / 3..]);
+            assert_eq!(chunk_reader(trickle).unwrap(), chunked);
+        }
+    }
+
+    #[test]
+    fn an_edit_in_the_middle_keeps_the_chunks_around_it() {
+        let before = noise(6 << 20, 7);
+        let mut after = before.clone();
+        after.splice(3_000_000..3_000_010, noise(500, 8));
+        let old = chunk_reader(&before[..]).unwrap();
+        let new = chunk_reader(&after[..]).unwrap();
+        let known: std::collections::HashSet<_> = old.chunks.iter().map(|c| c.id).collect();
+        let fresh: u64 = new
+            .chunks
+            .iter()
+            .filter(|c| !known.contains(&c.id))
+            .map(|c| u64::from(c.size))
+            .sum();
+        assert!(
+            fresh > 0 && fresh <= 2 * u64::from(MAX_CHUNK),
+            "{fresh} new bytes"
+        );
+        let average = new.size / new.chunks.len() as u64;
+        assert!((40_000..100_000).contains(&average), "average {average}");
+    }
+
+    #[test]
+    fn lists_that_do_not_add_up_are_refused() {
+        let chunked = chunk_reader(&noise(1 << 20, 3)[..]).unwrap();
+        let back = Chunked::decode_list(
+            chunked.digest.clone(),
+            Some(chunked.size),
+            &chunked.encode_list(),
+        )
+        .unwrap();
+        assert_eq!(back, chunked);
+        let mut short = chunked.clone();
+        short.size += 1;
+        assert!(short.check().is_err());
+        let mut tiny = chunked.clone();
+        tiny.size = 1_000_000;
+        tiny.chunks = vec![
+            Chunk {
+                id: blake3::hash(b"x"),
+                size: 1
+            };
+            1_000_000
+        ];
+        let refused = tiny.check().unwrap_err().to_string();
+        assert!(refused.contains("at most 62"), "{refused}");
+        let mut huge = chunked;
+        huge.chunks[0].size = MAX_CHUNK + 2;
+        assert!(huge.check().is_err());
+    }
+}

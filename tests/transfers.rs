@@ -1,0 +1,711 @@
+//! Transfers over links that break (`docs/API-transfers.md`): resumable
+//! uploads of only the chunks a server lacks, chunk lists, ranges, and what
+//! a client and a server do when the link is cut, through a real server and,
+//! where the link matters, a real TCP proxy that cuts it (`testkit::link`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use leasedesk::backend::{Backend, TransferNote, Upload};
+use leasedesk::chunking::{chunk_reader, Chunked};
+use leasedesk::model::*;
+use leasedesk::remote::Remote;
+use testkit::link::{Link, Shape};
+
+use crate::harness::*;
+
+const MIB: usize = 1 << 20;
+
+/// The participant's token-bearing HTTP client for the fixture's server.
+struct Api {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Api {
+    fn of(f: &Fixture, who: &str) -> Self {
+        let server = f.server.as_ref().expect("a served fixture");
+        Self {
+            base: server.base.clone(),
+            token: server.token(who).to_owned(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+    }
+
+    async fn begin(&self, aim: &str, list: &Chunked) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = self
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/uploads?{aim}&size={}", list.size),
+            )
+            .header("Leasedesk-Digest", list.digest.as_str())
+            .body(list.encode_list())
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    async fn append(
+        &self,
+        id: &str,
+        offset: u64,
+        bytes: Vec<u8>,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = self
+            .request(reqwest::Method::PATCH, &format!("/v1/uploads/{id}"))
+            .header("Upload-Offset", offset)
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    async fn state(&self, id: &str) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = self
+            .request(reqwest::Method::GET, &format!("/v1/uploads/{id}"))
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+
+    async fn use_upload(&self, path: &str, id: &str) -> (reqwest::StatusCode, serde_json::Value) {
+        let response = self
+            .request(reqwest::Method::POST, path)
+            .header("Leasedesk-Upload", id)
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.json().await.unwrap())
+    }
+}
+
+/// The bytes an upload's state says to send, one chunk after another.
+fn to_send(data: &[u8], list: &Chunked, state: &serde_json::Value) -> Vec<u8> {
+    let at: Vec<(u64, u32)> = list.offsets().map(|(o, c)| (o, c.size)).collect();
+    let mut bytes = Vec::new();
+    for run in state["send"].as_array().unwrap() {
+        let (first, end) = (run[0].as_u64().unwrap(), run[1].as_u64().unwrap());
+        for i in first..end {
+            let (offset, size) = at[i as usize];
+            bytes.extend_from_slice(&data[offset as usize..offset as usize + size as usize]);
+        }
+    }
+    bytes
+}
+
+fn list_of(data: &[u8]) -> Chunked {
+    chunk_reader(data).unwrap()
+}
+
+/// `data` with `len` bytes replaced at `at`: an edit of one layer.
+fn edited(data: &[u8], at: usize, len: usize, seed: u64) -> Vec<u8> {
+    let mut out = data.to_vec();
+    out[at..at + len].copy_from_slice(&noise(seed, len));
+    out
+}
+
+async fn only_the_chunks_the_server_lacks_are_sent(f: Fixture) {
+    let api = Api::of(&f, "user:alice");
+    let v1 = noise(1, 6 * MIB);
+    let a = f.import("art/hero.psd", &v1).await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let v2 = edited(&v1, 3 * MIB, 1000, 2);
+    let list = list_of(&v2);
+    let (status, state) = api.begin(&format!("checkout={}", c.id), &list).await;
+    assert_eq!(status, 201, "{state}");
+    let length = state["length"].as_u64().unwrap();
+    assert!(
+        length > 0 && length <= 2 * u64::from(leasedesk::chunking::MAX_CHUNK),
+        "an edit of 1000 bytes sends {length} of {}",
+        v2.len()
+    );
+    assert_eq!(state["offset"], 0);
+    assert_eq!(state["size"], v2.len());
+    let id = state["id"].as_str().unwrap().to_owned();
+    let bytes = to_send(&v2, &list, &state);
+    assert_eq!(bytes.len() as u64, length);
+
+    // Before every byte came, the check-in is refused and commits nothing.
+    let half = bytes.len() / 2;
+    let (status, _) = api.append(&id, 0, bytes[..half].to_vec()).await;
+    assert_eq!(status, 200);
+    let checkin = format!("/v1/checkouts/{}/checkin", c.id);
+    let (status, refused) = api.use_upload(&checkin, &id).await;
+    assert_eq!(
+        (status.as_u16(), &refused["error"]),
+        (409, &"upload_incomplete".into())
+    );
+    assert_eq!(refused["offset"], half);
+
+    let (status, state) = api.append(&id, half as u64, bytes[half..].to_vec()).await;
+    assert_eq!((status.as_u16(), &state["offset"]), (200, &length.into()));
+    let (status, done) = api.use_upload(&checkin, &id).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"]["outcome"], "committed", "{done}");
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, v2);
+
+    // The new version's chunk list is the one that came, kept.
+    let kept = f.alice.chunks(a.id, None).await.unwrap();
+    assert_eq!(kept, list);
+}
+
+async fn a_large_file_checks_in_through_the_backend_and_sends_only_its_change(f: Fixture) {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("hero.psd");
+    let v1 = noise(3, 5 * MIB);
+    std::fs::write(&file, &v1).unwrap();
+    let a = f
+        .alice
+        .import(&path("hero.psd"), Upload::file(&file))
+        .await
+        .unwrap();
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, v1);
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let v2 = edited(&v1, MIB, 4000, 4);
+    std::fs::write(&file, &v2).unwrap();
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let told = notes.clone();
+    let upload = Upload::file(&file)
+        .with_message("one layer")
+        .with_notes(move |n| told.lock().unwrap().push(n));
+    let done = f.alice.check_in(c.id, upload).await.unwrap();
+    assert!(
+        matches!(done.result, Some(CheckinResult::Committed { .. })),
+        "{:?}",
+        done.result
+    );
+    let head = f.artifact(a.id).await.head;
+    assert_eq!(
+        (head.version, head.message.as_deref()),
+        (2, Some("one layer"))
+    );
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, v2);
+    if f.server.is_some() {
+        let notes = notes.lock().unwrap();
+        let Some(TransferNote::Sending { bytes, size }) = notes.first().cloned() else {
+            panic!("told nothing of what it sends: {notes:?}");
+        };
+        assert_eq!(size, v2.len() as u64);
+        assert!(bytes < size / 8, "sent {bytes} of {size}");
+    }
+}
+
+async fn refusals_commit_nothing(f: Fixture) {
+    let alice = Api::of(&f, "user:alice");
+    let bob = Api::of(&f, "user:bob");
+    let v1 = noise(5, 2 * MIB);
+    let a = f.import("a.psd", &v1).await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let v2 = noise(6, 2 * MIB);
+    let list = list_of(&v2);
+    let aim = format!("checkout={}", c.id);
+
+    // Another participant's check-out: refused as its check-in would be.
+    let (status, body) = bob.begin(&aim, &list).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (403, &"forbidden".into())
+    );
+
+    let (_, state) = alice.begin(&aim, &list).await;
+    let id = state["id"].as_str().unwrap().to_owned();
+    let bytes = to_send(&v2, &list, &state);
+    // Another's upload does not exist for bob.
+    let (status, body) = bob.append(&id, 0, Vec::new()).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (404, &"not_found".into())
+    );
+    // An append at a wrong offset is told the right one.
+    alice.append(&id, 0, bytes[..1000].to_vec()).await;
+    let (status, body) = alice.append(&id, 5000, bytes[5000..6000].to_vec()).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (409, &"wrong_offset".into())
+    );
+    assert_eq!(body["offset"], 1000);
+    // A chunk whose bytes are not its id: dropped, back to its start.
+    let mut damaged = bytes[1000..].to_vec();
+    damaged[200_000] ^= 1;
+    let (status, body) = alice.append(&id, 1000, damaged).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (422, &"chunk_mismatch".into())
+    );
+    let restart = body["offset"].as_u64().unwrap();
+    assert!(restart <= 200_000 + 1000, "{body}");
+    let (_, state) = alice.state(&id).await;
+    assert_eq!(state["offset"], restart);
+    // More than the upload's length.
+    let mut longer = bytes[restart as usize..].to_vec();
+    longer.extend_from_slice(b"more");
+    let (status, body) = alice.append(&id, restart, longer).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (422, &"invalid".into()),
+        "{body}"
+    );
+    // The whole upload came; but the check-out is closed now: refused.
+    f.alice.cancel(c.id).await.unwrap();
+    let (status, body) = alice
+        .use_upload(&format!("/v1/checkouts/{}/checkin", c.id), &id)
+        .await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (409, &"checkout_closed".into()),
+        "{body}"
+    );
+    let (status, body) = alice.append(&id, 0, Vec::new()).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (409, &"checkout_closed".into())
+    );
+    // ... and the upload is gone with it.
+    let (status, _) = alice.state(&id).await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        f.alice.versions(a.id).await.unwrap().len(),
+        1,
+        "nothing committed"
+    );
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, v1);
+}
+
+async fn hostile_chunk_lists_are_refused_at_once(f: Fixture) {
+    let alice = Api::of(&f, "user:alice");
+    let a = f.import("a.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let aim = format!("checkout={}", c.id);
+    let data = noise(7, MIB);
+    let good = list_of(&data);
+    let begin = |size: u64, body: Vec<u8>| {
+        alice
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/uploads?{aim}&size={size}"),
+            )
+            .header("Leasedesk-Digest", good.digest.as_str())
+            .body(body)
+            .send()
+    };
+    // A million chunks of one byte: more entries than the size allows.
+    let mut tiny = Vec::with_capacity(1_000_000 * 36);
+    for _ in 0..1_000_000 {
+        tiny.extend_from_slice(blake3::hash(b"x").as_bytes());
+        tiny.extend_from_slice(&1u32.to_le_bytes());
+    }
+    let started = std::time::Instant::now();
+    let refused = begin(1_000_000, tiny).await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("longer than"),
+        "{body}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // A list that does not add up to the size.
+    let refused = begin(good.size + 1, good.encode_list()).await.unwrap();
+    assert_eq!(refused.status(), 422);
+    // Entries cut short.
+    let mut cut = good.encode_list();
+    cut.pop();
+    assert_eq!(begin(good.size, cut).await.unwrap().status(), 422);
+    // Ids repeated (a file of zeros has them) are fine, and sent once.
+    let zeros = vec![0u8; 2 * MIB];
+    let repeated = list_of(&zeros);
+    let (status, state) = alice.begin(&aim, &repeated).await;
+    assert_eq!(status, 201);
+    let distinct: std::collections::HashSet<_> = repeated.chunks.iter().map(|c| c.id).collect();
+    let sent: u64 = state["send"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[1].as_u64().unwrap() - r[0].as_u64().unwrap())
+        .sum();
+    assert_eq!(sent, distinct.len() as u64);
+    let id = state["id"].as_str().unwrap();
+    alice
+        .append(id, 0, to_send(&zeros, &repeated, &state))
+        .await;
+    let (status, done) = alice
+        .use_upload(&format!("/v1/checkouts/{}/checkin", c.id), id)
+        .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, zeros);
+    // No target, two targets, no digest.
+    for query in ["size=5", &format!("{aim}&path=x.psd&size=5")] {
+        let refused = alice
+            .request(reqwest::Method::POST, &format!("/v1/uploads?{query}"))
+            .header("Leasedesk-Digest", good.digest.as_str())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 422, "{query}");
+    }
+}
+
+async fn the_server_tells_of_no_chunk_of_a_file_the_caller_cannot_read(f: Fixture) {
+    let alice = Api::of(&f, "user:alice");
+    let secret = noise(8, 2 * MIB);
+    f.import("secret/plan.psd", &secret).await;
+    let studio = f.studio("user:admin");
+    let rules = vec![Rule {
+        folder: "secret/".into(),
+        who: "user:alice".parse().unwrap(),
+        level: Level::None,
+    }];
+    studio.put_permission_rules(rules).await.unwrap();
+    let open = f.import("open/plan.psd", b"v1").await;
+    let c = f
+        .alice
+        .check_out(open.id, checkout_request())
+        .await
+        .unwrap();
+    // Alice's check-in of the secret file's bytes: every chunk to send.
+    let list = list_of(&secret);
+    let (status, state) = alice.begin(&format!("checkout={}", c.id), &list).await;
+    assert_eq!(status, 201, "{state}");
+    assert_eq!(state["length"], secret.len(), "{state}");
+    // An import is told of no chunk either, even of its own earlier files.
+    let (_, state) = alice
+        .begin("path=open/copy.psd", &list_of(&noise(9, MIB)))
+        .await;
+    assert_eq!(state["length"], MIB);
+    let own = noise(10, MIB);
+    f.import("open/mine.psd", &own).await;
+    let (_, state) = alice.begin("path=open/again.psd", &list_of(&own)).await;
+    assert_eq!(
+        state["length"], MIB,
+        "an import names no file whose chunks it may have"
+    );
+}
+
+async fn ranges_resume_downloads_and_refuse_changed_bytes(f: Fixture) {
+    let alice = Api::of(&f, "user:alice");
+    let data = noise(11, MIB);
+    let a = f.import("a.psd", &data).await;
+    let content = format!("/v1/artifacts/{}/content", a.id);
+    let etag = format!("\"{}\"", digest(&data));
+    let ranged = alice
+        .request(reqwest::Method::GET, &content)
+        .header("Range", "bytes=1000-1999")
+        .header("If-Range", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ranged.status(), 206);
+    assert_eq!(
+        ranged.headers()["content-range"],
+        format!("bytes 1000-1999/{}", data.len()).as_str()
+    );
+    assert_eq!(ranged.bytes().await.unwrap(), &data[1000..2000]);
+    let open_ended = alice
+        .request(reqwest::Method::GET, &content)
+        .header("Range", format!("bytes={}-", data.len() - 10))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(open_ended.bytes().await.unwrap(), &data[data.len() - 10..]);
+    // Bytes of another version are never given for a range of this one.
+    let other = alice
+        .request(reqwest::Method::GET, &content)
+        .header("Range", "bytes=1000-")
+        .header("If-Range", format!("\"{}\"", digest(b"other")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    assert_eq!(other.bytes().await.unwrap().len(), data.len());
+    let past = alice
+        .request(reqwest::Method::GET, &content)
+        .header("Range", format!("bytes={}-", data.len()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(past.status(), 416);
+    let body: serde_json::Value = past.json().await.unwrap();
+    assert_eq!(body["error"], "range_not_satisfiable");
+    // Through the backend too.
+    let part = f
+        .alice
+        .content_range(a.id, None, 10, Some(20))
+        .await
+        .unwrap();
+    let mut bytes = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut { part.reader }, &mut bytes)
+        .await
+        .unwrap();
+    assert_eq!(bytes, &data[10..20]);
+}
+
+async fn unfinished_uploads_are_removed_after_a_day_or_with_their_checkout(f: Fixture) {
+    let alice = Api::of(&f, "user:alice");
+    let a = f.import("a.psd", b"v1").await;
+    let b = f.import("b.psd", b"v1").await;
+    let ca = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let cb = f.alice.check_out(b.id, checkout_request()).await.unwrap();
+    let data = noise(12, 2 * MIB);
+    let list = list_of(&data);
+    let (_, first) = alice.begin(&format!("checkout={}", ca.id), &list).await;
+    let (_, second) = alice.begin(&format!("checkout={}", cb.id), &list).await;
+    let kept = || {
+        std::fs::read_dir(f.dir.path().join("uploads"))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(kept(), 2);
+    f.alice.cancel(ca.id).await.unwrap();
+    f.advance(std::time::Duration::from_secs(61));
+    f.store.sweep().unwrap();
+    assert_eq!(kept(), 1, "the closed check-out's upload is gone");
+    assert_eq!(alice.state(first["id"].as_str().unwrap()).await.0, 404);
+    assert_eq!(alice.state(second["id"].as_str().unwrap()).await.0, 200);
+    f.advance(std::time::Duration::from_secs(24 * 3600));
+    f.store.sweep().unwrap();
+    assert_eq!(kept(), 0, "a day later the other is gone too");
+}
+
+/// A client through a link that is cut several times during a check-in.
+async fn a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte_once(f: Fixture) {
+    let server = f.server.as_ref().unwrap();
+    let address = server.base.trim_start_matches("http://").parse().unwrap();
+    let link = Link::to(address, Shape::default()).await;
+    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("big.psb");
+    let data = noise(13, 12 * MIB);
+    std::fs::write(&file, &data).unwrap();
+    let a = f.import("big.psb", b"v1").await;
+    let c = alice.check_out(a.id, checkout_request()).await.unwrap();
+    let before = link.sent_up();
+    // Cut at 30 %, then again a little later, then at 80 % of the file.
+    link.cut_when_up(before + (data.len() as u64 * 3 / 10));
+    let reconnects = Arc::new(AtomicBool::new(false));
+    let told = reconnects.clone();
+    let cuts = {
+        let link_cut = Arc::new(link);
+        let link = link_cut.clone();
+        let watcher = tokio::spawn(async move {
+            for share in [5, 8] {
+                while link.sent_up() < before + data_len() * share / 10 {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                link.cut_now();
+            }
+        });
+        (link_cut, watcher)
+    };
+    fn data_len() -> u64 {
+        12 * MIB as u64
+    }
+    let upload = Upload::file(&file).with_notes(move |note| {
+        if matches!(note, TransferNote::Reconnecting { .. }) {
+            told.store(true, Ordering::SeqCst);
+        }
+    });
+    let done = alice.check_in(c.id, upload).await.unwrap();
+    let (link, watcher) = cuts;
+    watcher.await.unwrap();
+    assert!(
+        matches!(done.result, Some(CheckinResult::Committed { .. })),
+        "{:?}",
+        done.result
+    );
+    assert!(
+        reconnects.load(Ordering::SeqCst),
+        "the client told it reconnected"
+    );
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, data);
+    assert_eq!(
+        f.alice.versions(a.id).await.unwrap().len(),
+        2,
+        "committed once"
+    );
+    let sent = link.sent_up() - before;
+    assert!(
+        sent < data.len() as u64 * 105 / 100,
+        "{sent} bytes went up for a file of {}",
+        data.len()
+    );
+}
+
+/// A download through a link cut in the middle goes on from where it was.
+async fn a_download_through_a_cut_link_resumes(f: Fixture) {
+    let server = f.server.as_ref().unwrap();
+    let address = server.base.trim_start_matches("http://").parse().unwrap();
+    let link = Arc::new(Link::to(address, Shape::default()).await);
+    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let data = noise(14, 8 * MIB);
+    let a = f.import("a.psd", &data).await;
+    let start = link.sent_down();
+    let cutter = {
+        let link = link.clone();
+        tokio::spawn(async move {
+            while link.sent_down() < start + 3 * MIB as u64 {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+            link.cut_now();
+        })
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let dest = folder.path().join("a.psd");
+    leasedesk::backend::download(&alice, a.id, None, &dest, None)
+        .await
+        .unwrap();
+    cutter.await.unwrap();
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    let down = link.sent_down() - start;
+    assert!(down < data.len() as u64 * 11 / 10, "{down} bytes came down");
+}
+
+/// A server killed mid-upload and started again on the same data folder:
+/// the client goes on from what the server had, and nothing acknowledged
+/// is sent twice.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_survives_its_server_being_killed() {
+    let cli = cli_in_temp_dir();
+    let token = cli.add_user("alice");
+    let mut serve = cli.serve().spawn();
+    let address: std::net::SocketAddr = serve.addr().parse().unwrap();
+    // Slow enough up (16 MB/s) that the kill comes mid-upload.
+    let shape = Shape {
+        up_rate: Some(16_000_000),
+        ..Shape::default()
+    };
+    let link = Arc::new(Link::to(address, shape).await);
+    let alice = Arc::new(Remote::new(&link.url(), &token).unwrap());
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("big.psb");
+    let data = noise(15, 24 * MIB);
+    std::fs::write(&file, &data).unwrap();
+    let a = alice.import(&path("big.psb"), bytes(b"v1")).await.unwrap();
+    let c = alice.check_out(a.id, checkout_request()).await.unwrap();
+    let start = link.sent_up();
+    let checkin = {
+        let (alice, file) = (alice.clone(), file.clone());
+        tokio::spawn(async move { alice.check_in(c.id, Upload::file(&file)).await })
+    };
+    while link.sent_up() < start + 8 * MIB as u64 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::task::spawn_blocking(move || {
+        serve.kill();
+        serve
+    })
+    .await
+    .unwrap();
+    let again = cli.serve().listen(&address.to_string()).spawn();
+    let done = checkin.await.unwrap().unwrap();
+    assert!(
+        matches!(done.result, Some(CheckinResult::Committed { .. })),
+        "{:?}",
+        done.result
+    );
+    assert_eq!(read_content(alice.as_ref(), a.id, None).await, data);
+    let sent = link.sent_up() - start;
+    assert!(
+        sent < data.len() as u64 * 105 / 100,
+        "{sent} bytes went up for a file of {}",
+        data.len()
+    );
+    drop(again);
+}
+
+/// Getting the latest over a link fetches only the chunks the copy lacks.
+async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
+    let server = f.server.as_ref().unwrap();
+    let address = server.base.trim_start_matches("http://").parse().unwrap();
+    let link = Link::to(address, Shape::default()).await;
+    let bob = Remote::new(&link.url(), server.token("user:bob")).unwrap();
+    let v1 = noise(17, 8 * MIB);
+    let a = f.import("hero.psd", &v1).await;
+    let dir = f.dir.path().join("bob");
+    let workspace = leasedesk::workspace::Workspace::open(
+        &dir.join("files"),
+        &dir.join("state"),
+        f.clock.clone(),
+    )
+    .unwrap();
+    let artifact = bob.artifact(a.id).await.unwrap();
+    workspace.update(&bob, &artifact).await.unwrap();
+    let local = dir.join("files/hero.psd");
+    assert_eq!(std::fs::read(&local).unwrap(), v1);
+    let v2 = edited(&v1, 5 * MIB, 2000, 18);
+    f.check_out_and_in(a.id, &v2).await;
+    let before = link.sent_down();
+    let artifact = bob.artifact(a.id).await.unwrap();
+    workspace.update(&bob, &artifact).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), v2);
+    let down = link.sent_down() - before;
+    assert!(
+        down < MIB as u64,
+        "{down} bytes came down for a change of 2000"
+    );
+}
+
+crate::contract!(a_large_file_checks_in_through_the_backend_and_sends_only_its_change);
+
+/// Cases of the HTTP API: on a server over SQLite and one over PostgreSQL and S3.
+macro_rules! served {
+    ($($name:ident),* $(,)?) => {
+        mod served {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+        #[cfg(target_os = "linux")]
+        mod team_server {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::team_fixture().await).await
+                }
+            )*
+        }
+    };
+}
+
+served!(
+    only_the_chunks_the_server_lacks_are_sent,
+    refusals_commit_nothing,
+    hostile_chunk_lists_are_refused_at_once,
+    the_server_tells_of_no_chunk_of_a_file_the_caller_cannot_read,
+    ranges_resume_downloads_and_refuse_changed_bytes,
+    a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte_once,
+    a_download_through_a_cut_link_resumes,
+    an_update_fetches_only_what_the_copy_lacks,
+);
+
+mod folder {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unfinished_uploads_are_removed_after_a_day_or_with_their_checkout() {
+        super::unfinished_uploads_are_removed_after_a_day_or_with_their_checkout(
+            crate::harness::remote_fixture().await,
+        )
+        .await
+    }
+}
+
+#[test]
+fn a_file_is_chunked_as_its_bytes_are() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("f");
+    let data = noise(16, 3 * MIB + 17);
+    std::fs::write(&file, &data).unwrap();
+    let opened = std::fs::File::open(&file).unwrap();
+    assert_eq!(chunk_reader(opened).unwrap(), list_of(&data));
+}
