@@ -45,6 +45,15 @@ pub enum TransferNote {
 /// A callback told a transfer's notes.
 pub type Notes = std::sync::Arc<dyn Fn(TransferNote) + Send + Sync>;
 
+/// Whoever watches a transfer: told its bytes (`progress`) and its notes,
+/// and able to stop it (`cancel`; see [`Upload::cancel`]).
+#[derive(Clone, Default)]
+pub struct Watch {
+    pub progress: Option<Progress>,
+    pub notes: Option<Notes>,
+    pub cancel: Option<Cancel>,
+}
+
 /// A flag that cancels an upload (see `Upload::cancel`).
 pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
@@ -87,6 +96,14 @@ impl Upload {
             cancel: None,
             notes: None,
         }
+    }
+
+    /// Told and stopped as `watch` says.
+    pub fn watched(mut self, watch: Watch) -> Self {
+        self.progress = watch.progress;
+        self.notes = watch.notes;
+        self.cancel = watch.cancel;
+        self
     }
 
     /// Declares the upload's digest: a mismatch fails with `DigestMismatch`.

@@ -20,6 +20,8 @@ pub use net::*;
 pub use processes::*;
 pub use store::*;
 
+/// How a test watches a check-in from the workspace or the desk.
+pub use leasedesk::backend::Watch;
 #[allow(unused_imports)] // each test module uses a part
 pub use testkit::s3::{http, s3, Moto, S3};
 pub use testkit::WithEnvironment;

@@ -150,7 +150,7 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
     assert_eq!(by_path.local, LocalState::Modified);
 
     let refused = unavailable_message(
-        desk.check_in(checked_out.checkout.id, None, None, None)
+        desk.check_in(checked_out.checkout.id, None, Watch::default())
             .await
             .unwrap_err(),
     );
@@ -183,7 +183,7 @@ async fn offline_the_desk_keeps_its_last_view_and_refuses_lease_actions_until_th
     let back = desk.overview().await.unwrap();
     assert!(json(&back)["offline_since"].is_null(), "the mark goes");
     let closed = desk
-        .check_in(checked_out.checkout.id, None, None, None)
+        .check_in(checked_out.checkout.id, None, Watch::default())
         .await
         .expect("the check-in, pressed again, lands");
     assert_committed(&closed.checkout.result, 2);

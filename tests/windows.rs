@@ -136,7 +136,7 @@ async fn a_check_in_waits_out_a_scanners_short_hold() {
         })
     };
     let closed = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
+        .check_in(f.alice.as_ref(), &out.checkout, Watch::default())
         .await
         .unwrap();
     scanner.join().unwrap();
@@ -173,7 +173,7 @@ async fn the_read_only_attribute_follows_the_check_out() {
         .unwrap();
     assert!(!std::fs::metadata(&local).unwrap().permissions().readonly());
     std::fs::write(&local, b"v3").unwrap();
-    ws.check_in(f.alice.as_ref(), &out.checkout, None, None)
+    ws.check_in(f.alice.as_ref(), &out.checkout, Watch::default())
         .await
         .unwrap();
     assert!(std::fs::metadata(&local).unwrap().permissions().readonly());
@@ -201,7 +201,7 @@ async fn paths_longer_than_260_characters_work() {
         local.as_os_str().len()
     );
     std::fs::write(&local, b"v2 from deep down").unwrap();
-    ws.check_in(f.alice.as_ref(), &out.checkout, None, None)
+    ws.check_in(f.alice.as_ref(), &out.checkout, Watch::default())
         .await
         .unwrap();
     assert_eq!(

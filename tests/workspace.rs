@@ -65,7 +65,7 @@ async fn check_out(ws: &Workspace, f: &Fixture, id: ArtifactId) -> CheckedOut {
 
 /// alice checks her copy in through her workspace.
 async fn check_in(ws: &Workspace, f: &Fixture, checkout: &Checkout) -> Closed {
-    ws.check_in(f.alice.as_ref(), checkout, None, None)
+    ws.check_in(f.alice.as_ref(), checkout, Watch::default())
         .await
         .unwrap()
 }
@@ -296,7 +296,7 @@ async fn a_copy_of_another_version_than_the_check_outs_is_not_checked_in(f: Fixt
     let local = ws.local_path(&a.path).unwrap();
     edit_without_checking_out(&local, b"alice's edit of v1");
 
-    let refused = ws.check_in(f.alice.as_ref(), &open, None, None).await;
+    let refused = ws.check_in(f.alice.as_ref(), &open, Watch::default()).await;
     assert!(
         matches!(&refused, Err(Error::Invalid(m)) if m.contains("version 1, not version 2")),
         "{refused:?}"
@@ -323,8 +323,11 @@ async fn a_cancelled_upload_stores_nothing_and_keeps_the_check_out(f: Fixture) {
         .check_in(
             f.alice.as_ref(),
             &out.checkout,
-            Some(progress),
-            Some(cancel),
+            Watch {
+                progress: Some(progress),
+                notes: None,
+                cancel: Some(cancel),
+            },
         )
         .await;
     assert!(cancelled.is_err(), "{cancelled:?}");
@@ -342,7 +345,7 @@ async fn a_missing_local_copy_is_missing_and_is_not_checked_in(f: Fixture) {
     std::fs::remove_file(&local).unwrap();
     assert_eq!(state(&ws, &f, a.id, true).await, LocalState::Missing);
     let refused = ws
-        .check_in(f.alice.as_ref(), &out.checkout, None, None)
+        .check_in(f.alice.as_ref(), &out.checkout, Watch::default())
         .await;
     assert!(matches!(refused, Err(Error::NotFound(_))), "{refused:?}");
     let still = f.alice.checkout(out.checkout.id).await.unwrap();

@@ -16,6 +16,7 @@ use tauri::{AppHandle, State};
 use crate::commands::{progress, told, Moved};
 use crate::error::{UiError, UiResult};
 use crate::{tray_refresh, AppState};
+use leasedesk::backend::Watch;
 
 /// A change checked in: what the server made of it, and what each file's
 /// copy became here (a backup where a proposal's head took its place).
@@ -79,8 +80,11 @@ pub async fn check_in_files(
         .check_in_change(
             &open,
             message,
-            Some(progress(on_progress, Some(total))),
-            Some(cancel.clone()),
+            Watch {
+                progress: Some(progress(on_progress, Some(total))),
+                notes: None,
+                cancel: Some(cancel.clone()),
+            },
         )
         .await
         .map(|(change, closed)| ChangeDone { change, closed })

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use leasedesk::backend::Cancel;
+use leasedesk::backend::{Cancel, TransferNote, Watch};
 use leasedesk::desk::{Decision, Desk, FileRow, HistoryPage, Overview, Restored};
 use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
@@ -19,28 +19,75 @@ use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 /// Progress reports go at most this often, so a fast upload does not flood the window.
 const PROGRESS_EVERY_BYTES: u64 = 1 << 20;
 
-/// How far a transfer is: bytes moved of `total` (when known here).
-#[derive(Clone, Serialize, ts_rs::TS)]
+/// How far a transfer is: bytes moved of `total` (when known here). Over a
+/// link only what the server lacks travels: then `total` is that, `size`
+/// the whole file's, and `reconnecting` says the link broke and is being
+/// waited out.
+#[derive(Clone, Default, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Moved {
     #[ts(type = "number")]
     sent: u64,
     #[ts(type = "number | null")]
     total: Option<u64>,
+    #[ts(type = "number | null")]
+    size: Option<u64>,
+    reconnecting: bool,
 }
 
 pub(crate) fn progress(
     channel: Channel<Moved>,
     total: Option<u64>,
 ) -> leasedesk::backend::Progress {
-    let last = std::sync::atomic::AtomicU64::new(0);
-    std::sync::Arc::new(move |sent: u64| {
-        let before = last.load(std::sync::atomic::Ordering::Relaxed);
-        if sent < before || sent - before >= PROGRESS_EVERY_BYTES {
-            last.store(sent, std::sync::atomic::Ordering::Relaxed);
-            let _ = channel.send(Moved { sent, total });
+    watch(channel, total, None).progress.expect("a progress")
+}
+
+/// What a transfer tells the window through `channel`: its bytes (at most
+/// every [`PROGRESS_EVERY_BYTES`]), what it will send, and when it
+/// reconnects; `cancel` stops it.
+pub(crate) fn watch(channel: Channel<Moved>, total: Option<u64>, cancel: Option<Cancel>) -> Watch {
+    let told = std::sync::Arc::new(std::sync::Mutex::new(Moved {
+        total,
+        ..Moved::default()
+    }));
+    let tell = {
+        let channel = channel.clone();
+        move |moved: &Moved| {
+            let _ = channel.send(moved.clone());
         }
-    })
+    };
+    let progress = {
+        let (told, tell) = (told.clone(), tell.clone());
+        std::sync::Arc::new(move |sent: u64| {
+            let mut moved = told.lock().unwrap_or_else(|p| p.into_inner());
+            if sent < moved.sent || sent - moved.sent >= PROGRESS_EVERY_BYTES || moved.reconnecting
+            {
+                moved.sent = sent;
+                moved.reconnecting = false;
+                tell(&moved);
+            }
+        }) as leasedesk::backend::Progress
+    };
+    let notes = std::sync::Arc::new(move |note: TransferNote| {
+        let mut moved = told.lock().unwrap_or_else(|p| p.into_inner());
+        match note {
+            TransferNote::Sending { bytes, size } => {
+                moved.total = Some(bytes);
+                moved.size = Some(size);
+            }
+            TransferNote::Reconnecting { .. } => moved.reconnecting = true,
+            TransferNote::Resumed { from } => {
+                moved.sent = from;
+                moved.reconnecting = false;
+            }
+        }
+        tell(&moved);
+    }) as leasedesk::backend::Notes;
+    Watch {
+        progress: Some(progress),
+        notes: Some(notes),
+        cancel,
+    }
 }
 
 /// The desk's error as the window gets it: offline (and since when) when
@@ -125,8 +172,7 @@ pub async fn check_in(
         .check_in(
             checkout,
             message,
-            Some(progress(on_progress, total)),
-            Some(cancel.clone()),
+            watch(on_progress, total, Some(cancel.clone())),
         )
         .await
         .map_err(|e| {

@@ -368,7 +368,11 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                 // The description the window would have prefilled; offline,
                 // none, so the refusal below is the check-in's own.
                 let message = desk.checkin_draft(id).await.ok();
-                let (title, body) = checkin_notice(&desk.check_in(id, message, None, None).await?);
+                let (title, body) = checkin_notice(
+                    &desk
+                        .check_in(id, message, leasedesk::backend::Watch::default())
+                        .await?,
+                );
                 notify(app, &title, &body);
             }
             tray::Action::Reveal(id) => {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::offline::Action;
 use super::Desk;
-use crate::backend::{Cancel, Progress};
+use crate::backend::{Progress, Watch};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::workspace::{CheckedOut, Closed};
@@ -60,13 +60,12 @@ impl Desk {
         &self,
         checkouts: &[Checkout],
         message: Option<String>,
-        progress: Option<Progress>,
-        cancel: Option<Cancel>,
+        watch: Watch,
     ) -> Result<(Change, Vec<Closed>)> {
         let outcome = async {
             let (change, closed) = self
                 .workspace
-                .check_in_change(self.backend.as_ref(), checkouts, message, progress, cancel)
+                .check_in_change(self.backend.as_ref(), checkouts, message, watch)
                 .await?;
             let closed = closed
                 .into_iter()
@@ -89,15 +88,14 @@ impl Desk {
         &self,
         checkout: CheckoutId,
         message: Option<String>,
-        progress: Option<Progress>,
-        cancel: Option<Cancel>,
+        watch: Watch,
     ) -> Result<Closed> {
         let outcome = async {
             let checkout = self.backend.checkout(checkout).await?;
             let message = message.filter(|m| !m.trim().is_empty());
             let closed = self
                 .workspace
-                .check_in_described(self.backend.as_ref(), &checkout, message, progress, cancel)
+                .check_in_described(self.backend.as_ref(), &checkout, message, watch)
                 .await?;
             self.forget_draft(closed)
         }

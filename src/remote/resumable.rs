@@ -349,6 +349,8 @@ impl Remote {
                     cancel.clone(),
                 )
                 .await;
+            // The last moment to stop: once the upload is used, it commits.
+            let sent = sent.and_then(|()| check_cancel(cancel.as_deref()));
             let used = match sent {
                 Ok(()) => {
                     link.retry(|| self.use_upload(path, &state, message.as_deref()))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::{CheckedOut, Closed, Workspace};
-use crate::backend::{check_cancel, Backend, Cancel, Progress, Upload};
+use crate::backend::{check_cancel, Backend, Progress, Upload, Watch};
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -58,9 +58,11 @@ impl Workspace {
         backend: &dyn Backend,
         checkouts: &[Checkout],
         message: Option<String>,
-        progress: Option<Progress>,
-        cancel: Option<Cancel>,
+        watch: Watch,
     ) -> Result<(Change, Vec<Closed>)> {
+        let Watch {
+            progress, cancel, ..
+        } = watch;
         let copies = checkouts
             .iter()
             .map(|c| self.checked_in_copy(c))

@@ -5,23 +5,22 @@
 
 use super::place::set_writable;
 use super::{Closed, Synced, Workspace};
-use crate::backend::{Backend, Cancel, Progress, Upload};
+use crate::backend::{Backend, Upload, Watch};
 use crate::error::{Error, Result};
 use crate::model::*;
 
 impl Workspace {
-    /// Checks in the local copy: uploads it (with progress; `cancel` stops
-    /// the upload, storing nothing), then makes it read-only. If the check-in
+    /// Checks in the local copy: uploads it (telling `watch`, whose cancel
+    /// stops the upload, storing nothing), then makes it read-only. If the check-in
     /// became a proposal, your file is kept as a backup and the head takes
     /// its place.
     pub async fn check_in(
         &self,
         backend: &dyn Backend,
         checkout: &Checkout,
-        progress: Option<Progress>,
-        cancel: Option<Cancel>,
+        watch: Watch,
     ) -> Result<Closed> {
-        self.check_in_described(backend, checkout, None, progress, cancel)
+        self.check_in_described(backend, checkout, None, watch)
             .await
     }
 
@@ -31,13 +30,10 @@ impl Workspace {
         backend: &dyn Backend,
         checkout: &Checkout,
         message: Option<String>,
-        progress: Option<Progress>,
-        cancel: Option<Cancel>,
+        watch: Watch,
     ) -> Result<Closed> {
         let local = self.checked_in_copy(checkout)?;
-        let mut upload = Upload::file(&local);
-        upload.progress = progress;
-        upload.cancel = cancel;
+        let mut upload = Upload::file(&local).watched(watch);
         upload.message = message;
         let done = backend.check_in(checkout.id, upload).await?;
         let backup = self.after_check_in(backend, checkout, &done.result).await?;

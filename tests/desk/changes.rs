@@ -30,7 +30,14 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
     // Cancelled before the commit: every check-out open, every copy as it was.
     let cancel = Arc::new(AtomicBool::new(true));
     let refused = alice
-        .check_in_change(&open, Some("new".into()), None, Some(cancel))
+        .check_in_change(
+            &open,
+            Some("new".into()),
+            Watch {
+                cancel: Some(cancel),
+                ..Watch::default()
+            },
+        )
         .await;
     assert!(refused.is_err(), "{refused:?}");
     for (id, file) in ids.iter().zip(&files) {
@@ -49,7 +56,14 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
         seen.store(n, Ordering::Relaxed);
     });
     let (change, closed) = alice
-        .check_in_change(&open, Some("new logo".into()), Some(progress), None)
+        .check_in_change(
+            &open,
+            Some("new logo".into()),
+            Watch {
+                progress: Some(progress),
+                ..Watch::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(change.outcome, ChangeOutcome::Committed);

@@ -273,7 +273,7 @@ async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_descr
     assert_eq!(draft, "Restored version 1");
 
     let closed = alice
-        .check_in(mine.checkout.id, Some(draft), None, None)
+        .check_in(mine.checkout.id, Some(draft), Watch::default())
         .await
         .unwrap();
     assert_committed(&closed.checkout.result, 3);

@@ -110,7 +110,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
     f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
     let closed = alice
-        .check_in(mine.checkout.id, None, None, None)
+        .check_in(mine.checkout.id, None, Watch::default())
         .await
         .unwrap();
     let Some(CheckinResult::Proposal { proposal }) = closed.checkout.result else {
@@ -209,7 +209,7 @@ async fn a_file_you_hold_that_never_came_here_is_not_local_and_can_be_got(f: Fix
     alice.get_copy(elsewhere.id, None).await.unwrap();
     assert_eq!(std::fs::read(&local).unwrap(), b"alice's sky");
     let closed = alice
-        .check_in(elsewhere.id, None, None, None)
+        .check_in(elsewhere.id, None, Watch::default())
         .await
         .unwrap();
     assert_committed(&closed.checkout.result, 2);

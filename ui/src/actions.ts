@@ -3,7 +3,8 @@
 import { api, type Checkout, type FileRow, type Proposal, type Decision } from "./api";
 import { notice, render, rowOf, run, scheduleReload, setView, showError, state } from "./app";
 import { changeNotice, severalFiles, sharingNote } from "./changes";
-import { bytes, checkinOutcome, clock, fileName } from "./format";
+import { checkinOutcome, clock, fileName } from "./format";
+import { moved, progressOf, sending } from "./sending";
 import { $, button, h } from "./h";
 
 export async function checkOut(row: FileRow) {
@@ -77,14 +78,13 @@ export async function checkIn(checkout: Checkout) {
 async function upload(checkout: Checkout, message: string | null) {
   const row = rowOf(checkout.artifact_id);
   const upload = `${checkout.id}-${Date.now()}`;
-  state.uploads.set(checkout.id, { upload, sent: 0, size: 0 });
+  state.uploads.set(checkout.id, sending(upload));
   render();
   const done = await run(checkout.artifact_id, () =>
-    api.checkIn(checkout.id, upload, message, ({ sent, total }) => {
+    api.checkIn(checkout.id, upload, message, (told) => {
       const progress = state.uploads.get(checkout.id);
       if (progress) {
-        progress.sent = sent;
-        progress.size = total ?? 0;
+        moved(progress, told);
         updateProgress(checkout.id);
       }
     }),
@@ -98,15 +98,6 @@ async function upload(checkout: Checkout, message: string | null) {
       proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);
   }
   render();
-}
-
-/** What an upload's bar says and how full it is. */
-export function progressOf(progress: { sent: number; size: number } | undefined): { label: string; width: string } {
-  if (!progress || (progress.sent === 0 && progress.size === 0)) return { label: "Uploading…", width: "0%" };
-  const size = progress.size;
-  const label = size > 0 ? `Uploading… ${bytes(progress.sent)} of ${bytes(size)}` : `Uploading… ${bytes(progress.sent)} sent`;
-  const part = size > 0 ? Math.min(1, progress.sent / size) : 0.5;
-  return { label, width: `${Math.round(part * 100)}%` };
 }
 
 export function updateProgress(checkoutId: string) {
@@ -212,14 +203,13 @@ export function checkInSeveral(mine: Checkout[]) {
 
 export async function uploadChange(mine: Checkout[], message: string | null) {
   const upload = `change-${Date.now()}`;
-  state.uploads.set(CHANGE_UPLOAD, { upload, sent: 0, size: 0 });
+  state.uploads.set(CHANGE_UPLOAD, sending(upload));
   render();
   const done = await onAll(mine.map((c) => c.artifact_id), () =>
-    api.checkInFiles(mine.map((c) => c.id), upload, message, ({ sent, total }) => {
+    api.checkInFiles(mine.map((c) => c.id), upload, message, (told) => {
       const progress = state.uploads.get(CHANGE_UPLOAD);
       if (progress) {
-        progress.sent = sent;
-        progress.size = total ?? 0;
+        moved(progress, told);
         updateProgress(CHANGE_UPLOAD);
       }
     }),

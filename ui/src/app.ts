@@ -5,6 +5,7 @@ import { api, isAppError, type AppError, type FileRow, type ListChanges, type Ov
 import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
+import type { Sending } from "./sending";
 import { noSelection, type Selection } from "./selection";
 
 export type View = "files" | "mine" | "proposals" | "activity" | "studio";
@@ -29,7 +30,7 @@ export interface UiState {
   activity: Event[];
   busy: Set<string>; // artifact ids with an action in flight
   waiting: Set<string>; // "notify me when it's free"
-  uploads: Map<string, { upload: string; sent: number; size: number }>; // by checkout id
+  uploads: Map<string, Sending>; // by checkout id
   problem: Map<string, AppError>; // the last error per artifact, shown in its detail
   /** When each row was last seen to change (a local preview's cache stamp). */
   seen: Map<string, number>;

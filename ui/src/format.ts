@@ -124,6 +124,17 @@ export function bytes(n: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
+/** How long a transfer has left, in words: "about 3 min left". */
+export function sendingLeft(seconds: number): string {
+  if (seconds < 10) return "a few seconds left";
+  if (seconds < 60) return `about ${Math.round(seconds / 5) * 5} s left`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `about ${minutes} min left`;
+  const hours = Math.floor(minutes / 60);
+  const rest = minutes % 60;
+  return rest ? `about ${hours} h ${rest} min left` : `about ${hours} h left`;
+}
+
 /** The mark over a view kept while no server answers: "Offline since 14:02". */
 export function offlineMark(since: string, now: number): string {
   return `Offline since ${clock(since, now)}`;

@@ -3,7 +3,8 @@
 // it, saying so) and its history.
 import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
-import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, progressOf, updateFile } from "../actions";
+import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
+import { progressOf } from "../sending";
 import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";

@@ -4,7 +4,8 @@
 // begins), Cancel N check-outs. Every lease change starts from a click.
 import { api, type FileRow } from "../api";
 import { state } from "../app";
-import { CHANGE_UPLOAD, cancelSeveral, checkInSeveral, checkOutSeveral, progressOf } from "../actions";
+import { CHANGE_UPLOAD, cancelSeveral, checkInSeveral, checkOutSeveral } from "../actions";
+import { progressOf } from "../sending";
 import { severalFiles, whatSeveralAllow } from "../changes";
 import { fileName, leaseChoices, person } from "../format";
 import { button, h } from "../h";
