@@ -174,7 +174,7 @@ pub async fn download_reusing(
         for (i, source) in listed.iter().enumerate() {
             // A source that cannot be read just offers nothing.
             let opened = crate::local_file::open_to_read(source);
-            if let Ok(chunked) = opened.and_then(crate::chunking::chunk_reader) {
+            if let Ok(chunked) = opened.and_then(|file| crate::chunking::chunk_file(&file)) {
                 for (offset, chunk) in chunked.offsets() {
                     have.entry(chunk.id).or_insert((i, offset));
                 }
@@ -237,19 +237,37 @@ impl Reuse<'_> {
         let mut out = tokio::fs::File::create(temp).await?;
         let mut opened: Vec<Option<tokio::fs::File>> = self.sources.iter().map(|_| None).collect();
         let mut hasher = blake3::Hasher::new();
-        let mut fetched = 0u64;
+        let mut moved = 0u64;
         let mut buf = vec![0u8; crate::chunking::MAX_CHUNK as usize];
         let chunks: Vec<(u64, crate::chunking::Chunk)> =
             self.list.offsets().map(|(o, c)| (o, *c)).collect();
+        // Chunks fetched already, by where they are in `temp`: a chunk that
+        // comes again (a region of one colour) is read back, not fetched.
+        let mut fetched: std::collections::HashMap<blake3::Hash, u64> = Default::default();
+        let mut written: Option<tokio::fs::File> = None;
         let mut i = 0;
         while i < chunks.len() {
             let (offset, chunk) = chunks[i];
             let size = chunk.size as usize;
-            if let Some(&(source, at)) = self.have.get(&chunk.id) {
-                let file = match &mut opened[source] {
-                    Some(file) => file,
-                    empty => empty.insert(tokio::fs::File::open(&self.sources[source]).await?),
-                };
+            let found = match (self.have.get(&chunk.id), fetched.get(&chunk.id)) {
+                (Some(&(source, at)), _) => {
+                    let file = match &mut opened[source] {
+                        Some(file) => file,
+                        empty => empty.insert(tokio::fs::File::open(&self.sources[source]).await?),
+                    };
+                    Some((file, at))
+                }
+                (None, Some(&at)) => {
+                    out.flush().await?;
+                    let file = match &mut written {
+                        Some(file) => file,
+                        empty => empty.insert(tokio::fs::File::open(temp).await?),
+                    };
+                    Some((file, at))
+                }
+                (None, None) => None,
+            };
+            if let Some((file, at)) = found {
                 file.seek(std::io::SeekFrom::Start(at)).await?;
                 let read = file.read_exact(&mut buf[..size]).await;
                 if read.is_ok() && blake3::hash(&buf[..size]) == chunk.id {
@@ -260,9 +278,12 @@ impl Reuse<'_> {
                 }
                 // The source changed since it was cut: this chunk is fetched.
             }
-            // A run of chunks no source has (or this one, whose source changed).
+            // A run of chunks nothing here has (or this one, whose source changed).
             let mut end = i + 1;
-            while end < chunks.len() && !self.have.contains_key(&chunks[end].1.id) {
+            while end < chunks.len()
+                && !self.have.contains_key(&chunks[end].1.id)
+                && !fetched.contains_key(&chunks[end].1.id)
+            {
                 end += 1;
             }
             let stop = chunks.get(end).map_or(self.list.size, |&(o, _)| o);
@@ -277,10 +298,13 @@ impl Reuse<'_> {
                 }
                 hasher.update(&buf[..n]);
                 out.write_all(&buf[..n]).await?;
-                fetched += n as u64;
+                moved += n as u64;
                 if let Some(progress) = &progress {
-                    progress(fetched);
+                    progress(moved);
                 }
+            }
+            for &(at, chunk) in &chunks[i..end] {
+                fetched.entry(chunk.id).or_insert(at);
             }
             i = end;
         }

@@ -140,6 +140,205 @@ pub fn most_chunks(size: u64) -> u64 {
     size.div_ceil(u64::from(MIN_CHUNK))
 }
 
+/// Files smaller than this are cut on one thread ([`chunk_reader`]).
+const PARALLEL_FROM: u64 = 64 << 20;
+
+/// Cuts a local file into chunks as [`chunk_reader`] would, with every
+/// core: the file is split into whole subtrees of BLAKE3's tree, one a
+/// core, each read once to hash it and cut it from its start; the cuts are
+/// then stitched: from the last true cut before each piece, the file is cut
+/// on until a cut meets one of the piece's own (in a chunk or two, as a
+/// cut depends only on the bytes since the one before), and the piece's
+/// cuts are taken from there. Blocking.
+pub fn chunk_file(file: &std::fs::File) -> Result<Chunked> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let size = file.metadata()?.len();
+    if size < PARALLEL_FROM || cores < 2 {
+        return chunk_reader(file);
+    }
+    chunk_in_pieces(file, size, size.div_ceil(cores))
+}
+
+/// [`chunk_file`] in pieces of at most `most` bytes (rounded to subtrees).
+fn chunk_in_pieces(file: &std::fs::File, size: u64, most: u64) -> Result<Chunked> {
+    let mut pieces = Vec::new();
+    subtrees(0, size, most.max(blake3::CHUNK_LEN as u64), &mut pieces);
+    let cut: Vec<Result<Piece>> = std::thread::scope(|scope| {
+        let each: Vec<_> = pieces
+            .iter()
+            .map(|&(start, len)| {
+                scope.spawn(move || cut_piece(file, start, len, start + len == size))
+            })
+            .collect();
+        each.into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::Internal("a chunking thread failed".into())))
+            })
+            .collect()
+    });
+    let cut = cut.into_iter().collect::<Result<Vec<Piece>>>()?;
+    let digest = match cut.as_slice() {
+        [only] => only
+            .root
+            .expect("a piece that is the whole file has its hash"),
+        _ => merged_root(&cut, 0, size),
+    };
+    Ok(Chunked {
+        digest: digest.into(),
+        size,
+        chunks: stitched(file, size, &cut)?,
+    })
+}
+
+/// One piece of a file: where it is, its chaining value in BLAKE3's tree
+/// (its hash if it is the whole file), and the chunks cut from its start,
+/// up to its last cut (the bytes after it wait for the stitch).
+struct Piece {
+    start: u64,
+    len: u64,
+    cv: blake3::hazmat::ChainingValue,
+    root: Option<blake3::Hash>,
+    chunks: Vec<Chunk>,
+}
+
+/// Splits `start..start + len` into whole subtrees of at most `most` bytes,
+/// as BLAKE3's tree (left-balanced) splits it.
+fn subtrees(start: u64, len: u64, most: u64, out: &mut Vec<(u64, u64)>) {
+    if len <= most || len <= blake3::CHUNK_LEN as u64 {
+        out.push((start, len));
+        return;
+    }
+    let left = blake3::hazmat::left_subtree_len(len);
+    subtrees(start, left, most, out);
+    subtrees(start + left, len - left, most, out);
+}
+
+/// The hash of `start..start + len` from the pieces' chaining values.
+fn merged_root(pieces: &[Piece], start: u64, len: u64) -> blake3::Hash {
+    use blake3::hazmat::{merge_subtrees_root, Mode};
+    let left = blake3::hazmat::left_subtree_len(len);
+    merge_subtrees_root(
+        &merged_cv(pieces, start, left),
+        &merged_cv(pieces, start + left, len - left),
+        Mode::Hash,
+    )
+}
+
+fn merged_cv(pieces: &[Piece], start: u64, len: u64) -> blake3::hazmat::ChainingValue {
+    use blake3::hazmat::{merge_subtrees_non_root, Mode};
+    if let Some(piece) = pieces.iter().find(|p| p.start == start && p.len == len) {
+        return piece.cv;
+    }
+    let left = blake3::hazmat::left_subtree_len(len);
+    merge_subtrees_non_root(
+        &merged_cv(pieces, start, left),
+        &merged_cv(pieces, start + left, len - left),
+        Mode::Hash,
+    )
+}
+
+/// Reads, hashes and cuts one piece (see [`Piece`]).
+fn cut_piece(file: &std::fs::File, start: u64, len: u64, last: bool) -> Result<Piece> {
+    use blake3::hazmat::HasherExt;
+    let mut hasher = blake3::Hasher::new();
+    hasher.set_input_offset(start);
+    let mut cutter = Cutter::new();
+    let mut block = vec![0u8; BLOCK];
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(BLOCK as u64) as usize;
+        read_exact_at(file, &mut block[..n], start + at)?;
+        hasher.update(&block[..n]);
+        at += n as u64;
+        cutter.feed(&block[..n], last && at == len);
+    }
+    let whole = start == 0 && last;
+    Ok(Piece {
+        start,
+        len,
+        cv: if whole {
+            [0; 32]
+        } else {
+            hasher.finalize_non_root()
+        },
+        root: whole.then(|| hasher.finalize()),
+        chunks: cutter.chunks,
+    })
+}
+
+/// The true cuts, from the pieces' own: see [`chunk_file`].
+fn stitched(file: &std::fs::File, size: u64, pieces: &[Piece]) -> Result<Vec<Chunk>> {
+    let mut chunks: Vec<Chunk> = Vec::new();
+    let mut at = 0u64; // where the next true chunk starts
+    let cutter = Cutter::new();
+    let mut buf = vec![0u8; MAX_CHUNK as usize];
+    for piece in pieces {
+        let end = piece.start + piece.len;
+        let starts: Vec<u64> = piece
+            .chunks
+            .iter()
+            .scan(piece.start, |next, chunk| {
+                let start = *next;
+                *next += u64::from(chunk.size);
+                Some(start)
+            })
+            .collect();
+        let cuts_end = starts.last().zip(piece.chunks.last());
+        let cuts_end = cuts_end.map_or(piece.start, |(&s, c)| s + u64::from(c.size));
+        while at < end {
+            if let Ok(k) = starts.binary_search(&at) {
+                // In step: from here to its last cut, the piece's cuts are
+                // the true ones; the bytes after are cut on below.
+                chunks.extend_from_slice(&piece.chunks[k..]);
+                at = cuts_end;
+                if at >= end {
+                    break;
+                }
+            }
+            let n = (size - at).min(u64::from(MAX_CHUNK)) as usize;
+            read_exact_at(file, &mut buf[..n], at)?;
+            let cut = cutter.cut(&buf[..n]);
+            chunks.push(Chunk {
+                id: blake3::hash(&buf[..cut]),
+                size: cut as u32,
+            });
+            at += cut as u64;
+        }
+    }
+    Ok(chunks)
+}
+
+/// Reads `buf.len()` bytes at `offset`, without moving a shared position,
+/// so that several threads read one file at once.
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        #[cfg(unix)]
+        let n =
+            std::os::unix::fs::FileExt::read_at(file, &mut buf[filled..], offset + filled as u64);
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(
+            file,
+            &mut buf[filled..],
+            offset + filled as u64,
+        );
+        match n {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file got shorter while it was read",
+                ))
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Cuts what `source` reads into chunks, hashing each and the whole in the
 /// same pass: this thread reads, cuts and names chunks while a second one
 /// hashes the whole, each block read once. Blocking.
@@ -351,6 +550,28 @@ mod tests {
             let trickle = std::io::Read::chain(&data[..len / 3], &data[len / 3..]);
             assert_eq!(chunk_reader(trickle).unwrap(), chunked);
         }
+    }
+
+    #[test]
+    fn a_file_cut_in_pieces_on_several_threads_is_cut_as_on_one() {
+        let dir = std::env::temp_dir().join(format!("chunking-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let zeros = vec![0u8; 9 << 20];
+        let mut mixed = noise(7 << 20, 11);
+        mixed.extend_from_slice(&vec![7u8; 3 << 20]);
+        mixed.extend(noise(5 << 20, 12));
+        for (n, data) in [noise(13 << 20, 5), zeros, mixed].into_iter().enumerate() {
+            let path = dir.join(format!("{n}"));
+            std::fs::write(&path, &data).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let one = chunk_reader(&data[..]).unwrap();
+            for most in [1 << 20, 3 << 20, 5 << 20, 64 << 20] {
+                let pieces = chunk_in_pieces(&file, data.len() as u64, most).unwrap();
+                assert_eq!(pieces.digest, one.digest, "file {n}, pieces of {most}");
+                assert_eq!(pieces.chunks, one.chunks, "file {n}, pieces of {most}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

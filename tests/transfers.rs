@@ -622,6 +622,41 @@ async fn an_upload_survives_its_server_being_killed() {
     drop(again);
 }
 
+/// A file changed while it is sent fails at once, as the change is read:
+/// nothing is committed, and the server's upload is cancelled.
+async fn a_file_changed_while_it_is_sent_stores_nothing(f: Fixture) {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("big.psd");
+    std::fs::write(&file, noise(19, 8 * MIB)).unwrap();
+    let a = f.import("big.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let changed = Arc::new(AtomicBool::new(false));
+    let upload = {
+        let (file, changed) = (file.clone(), changed.clone());
+        Upload::file(&file).with_progress(move |_| {
+            if !changed.swap(true, Ordering::SeqCst) {
+                // The application saves again while the check-in goes.
+                use std::io::{Seek, Write};
+                let mut open = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+                open.seek(std::io::SeekFrom::Start(7 * MIB as u64)).unwrap();
+                open.write_all(&noise(20, 1000)).unwrap();
+            }
+        })
+    };
+    let started = std::time::Instant::now();
+    let refused = f.alice.check_in(c.id, upload).await;
+    assert!(
+        matches!(&refused, Err(leasedesk::Error::Invalid(m)) if m.contains("changed while it was sent")),
+        "{refused:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 1);
+    let kept = std::fs::read_dir(f.dir.path().join("uploads"))
+        .unwrap()
+        .count();
+    assert_eq!(kept, 0, "the server's upload was cancelled");
+}
+
 /// Getting the latest over a link fetches only the chunks the copy lacks.
 async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
     let server = f.server.as_ref().unwrap();
@@ -688,6 +723,7 @@ served!(
     a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte_once,
     a_download_through_a_cut_link_resumes,
     an_update_fetches_only_what_the_copy_lacks,
+    a_file_changed_while_it_is_sent_stores_nothing,
 );
 
 mod folder {

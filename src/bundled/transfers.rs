@@ -590,7 +590,7 @@ impl Bundled {
         let local = self.shared.blobs.local_file(digest).await?;
         let path = local.path().to_owned();
         let list =
-            off_thread(move || chunking::chunk_reader(crate::local_file::open_to_read(&path)?))
+            off_thread(move || chunking::chunk_file(&crate::local_file::open_to_read(&path)?))
                 .await?;
         drop(local);
         if list.digest != *digest {

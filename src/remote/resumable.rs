@@ -24,7 +24,7 @@ use tokio::io::AsyncRead;
 use super::servers::Resend;
 use super::{encoded, Remote};
 use crate::backend::{check_cancel, Notes, Progress, TransferNote, Upload};
-use crate::chunking::{self, Chunked};
+use crate::chunking::{self, Chunk, Chunked};
 use crate::error::{Error, Result};
 use crate::model::{check_message, UploadFor, UploadState};
 use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER, OFFSET_HEADER, UPLOAD_HEADER};
@@ -112,17 +112,19 @@ pub(super) fn broken(e: &Error) -> bool {
 }
 
 /// What a resumable upload sends: the chunks the server lacks, in order,
-/// as (where in the file, how long), and where each starts in the upload.
+/// with where each is in the file, and where each starts in the upload.
 struct Sending {
     file: PathBuf,
-    pieces: Vec<(u64, u32)>,
+    pieces: Vec<(u64, Chunk)>,
     starts: Vec<u64>,
+    /// Why reading the file failed, if it did (told apart from the link).
+    failed: Arc<std::sync::Mutex<Option<Error>>>,
 }
 
 impl Sending {
     fn new(file: PathBuf, chunked: &Chunked, state: &UploadState) -> Self {
-        let at: Vec<(u64, u32)> = chunked.offsets().map(|(o, c)| (o, c.size)).collect();
-        let pieces: Vec<(u64, u32)> = state
+        let at: Vec<(u64, Chunk)> = chunked.offsets().map(|(o, c)| (o, *c)).collect();
+        let pieces: Vec<(u64, Chunk)> = state
             .send
             .iter()
             .flat_map(|&(first, end)| first..end)
@@ -130,9 +132,9 @@ impl Sending {
             .collect();
         let starts = pieces
             .iter()
-            .scan(0u64, |next, &(_, size)| {
+            .scan(0u64, |next, &(_, chunk)| {
                 let start = *next;
-                *next += u64::from(size);
+                *next += u64::from(chunk.size);
                 Some(start)
             })
             .collect();
@@ -140,6 +142,7 @@ impl Sending {
             file,
             pieces,
             starts,
+            failed: Default::default(),
         }
     }
 
@@ -154,42 +157,56 @@ impl Sending {
             file: crate::local_file::open_to_read(&self.file)?,
             pieces: self.pieces.clone(),
             k,
-            within,
+            within: within as usize,
+            chunk: Vec::new(),
+            failed: self.failed.clone(),
         })
     }
 }
 
-/// The chunks to send, one after another, read from the file.
+/// The chunks to send, one after another, read from the file a chunk at a
+/// time, each checked against its id first: a file changed since it was
+/// cut fails here, before a byte of it leaves.
 struct PieceReader {
     file: std::fs::File,
-    pieces: Vec<(u64, u32)>,
+    pieces: Vec<(u64, Chunk)>,
     k: usize,
-    within: u64,
+    within: usize,
+    chunk: Vec<u8>,
+    failed: Arc<std::sync::Mutex<Option<Error>>>,
 }
 
 impl Read for PieceReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            let Some(&(offset, size)) = self.pieces.get(self.k) else {
+            let Some(&(offset, chunk)) = self.pieces.get(self.k) else {
                 return Ok(0);
             };
-            let left = u64::from(size) - self.within;
-            if left == 0 {
+            if self.chunk.is_empty() {
+                self.chunk.resize(chunk.size as usize, 0);
+                self.file.seek(std::io::SeekFrom::Start(offset))?;
+                let read = match self.file.read_exact(&mut self.chunk) {
+                    Ok(()) if blake3::hash(&self.chunk) == chunk.id => Ok(()),
+                    Ok(()) => Err(Error::Invalid(
+                        "the file changed while it was sent: nothing was stored; check it in again"
+                            .into(),
+                    )),
+                    Err(e) => Err(e.into()),
+                };
+                if let Err(e) = read {
+                    *self.failed.lock().expect("failed") = Some(e.clone());
+                    return Err(std::io::Error::other(e));
+                }
+            }
+            if self.within == self.chunk.len() {
                 self.k += 1;
                 self.within = 0;
+                self.chunk.clear();
                 continue;
             }
-            self.file
-                .seek(std::io::SeekFrom::Start(offset + self.within))?;
-            let want = (buf.len() as u64).min(left) as usize;
-            let n = self.file.read(&mut buf[..want])?;
-            if n == 0 {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the file got shorter while it was sent",
-                ));
-            }
-            self.within += n as u64;
+            let n = buf.len().min(self.chunk.len() - self.within);
+            buf[..n].copy_from_slice(&self.chunk[self.within..self.within + n]);
+            self.within += n;
             return Ok(n);
         }
     }
@@ -278,7 +295,7 @@ impl Remote {
     ) -> Result<T> {
         let listed = file.clone();
         let chunked =
-            blocking(move || chunking::chunk_reader(crate::local_file::open_to_read(&listed)?))
+            blocking(move || chunking::chunk_file(&crate::local_file::open_to_read(&listed)?))
                 .await?;
         if let Some(expected) = &upload.digest {
             if *expected != chunked.digest {
@@ -525,8 +542,12 @@ impl Remote {
                 }
                 Ok(request.body(body))
             })
-            .await?;
-        read_answer(response).await
+            .await;
+        // The file's own failure, not the link's, if reading it stopped the body.
+        if let Some(e) = sending.failed.lock().expect("failed").take() {
+            return Err(e);
+        }
+        read_answer(response?).await
     }
 
     /// Asks `path` to take a finished upload's bytes.

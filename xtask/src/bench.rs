@@ -18,7 +18,8 @@ const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare"
 /// Builds in release mode and runs the benchmarks (`benches/lease.rs`,
 /// `benches/server.rs`, `benches/preview.rs`, `benches/failover.rs`,
 /// `benches/objects.rs`, `benches/team.rs`, `benches/stream.rs`,
-/// `benches/permissions.rs`, `benches/million.rs`, `src-tauri/benches/app.rs`),
+/// `benches/permissions.rs`, `benches/million.rs`, `benches/link.rs`,
+/// `src-tauri/benches/app.rs`),
 /// with `b3sum`, etcd, PostgreSQL and openssl
 /// (installed here, for the comparisons only) beside them.
 pub fn bench(args: &[String]) -> Result<()> {
@@ -69,6 +70,10 @@ fn core_benches(args: &[String], only: Option<&String>) -> Result<()> {
         "protobuf-compiler",
         "libprotobuf-dev",
         "openssl",
+        // The link bench's real edits: Blender, GIMP and ImageMagick write them.
+        "blender",
+        "gimp",
+        "imagemagick",
     ])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
     for bench in [
@@ -81,6 +86,7 @@ fn core_benches(args: &[String], only: Option<&String>) -> Result<()> {
         "stream",
         "permissions",
         "million",
+        "link",
     ] {
         // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
         if bench == "failover" && only.is_some_and(|part| part != "failover") {

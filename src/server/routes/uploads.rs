@@ -25,8 +25,9 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::wire::{DIGEST_HEADER, OFFSET_HEADER};
 
-/// How much of a refused chunk list is read and dropped before the answer
-/// (a list of a million chunks is 36 MB); past it the connection closes.
+/// How much of a refused body (a chunk list, an append) is read and
+/// dropped before the answer (a list of a million chunks is 36 MB); past
+/// it the connection closes.
 const DRAINED: u64 = 64 << 20;
 
 /// Runs `use_it` on a request's bytes: its body, or the finished upload it
@@ -128,9 +129,18 @@ pub(in crate::server) async fn append_upload(
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
-    let body = body_reader(body);
+    let mut body = body_reader(body);
     match encoding.as_deref() {
-        None | Some("identity") => Ok(Json(me.append_upload(upload, offset, body).await?)),
+        None | Some("identity") => {
+            let appended = me.append_upload(upload, offset, &mut body).await;
+            if appended.is_err() {
+                // The rest read and dropped (up to a bound), so that a client
+                // still sending reads the refusal.
+                let _ =
+                    tokio::io::copy(&mut (&mut body).take(DRAINED), &mut tokio::io::sink()).await;
+            }
+            Ok(Json(appended?))
+        }
         Some("zstd") => {
             // Decoded on a blocking thread into a pipe the append reads: what
             // decodes before a cut is kept, like any body's bytes.
