@@ -539,6 +539,71 @@ async fn a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte
     );
 }
 
+/// Twenty check-ins through a link cut once each at a random point (in a
+/// chunk list, an append, a check-in that names the upload): each commits
+/// once, the server keeps exactly the blobs its rows name, and an upload
+/// left unfinished is removed once its check-out closes.
+async fn twenty_transfers_cut_at_random_points_each_commit_once(f: Fixture) {
+    let server = f.server.as_ref().unwrap();
+    let address = server.base.trim_start_matches("http://").parse().unwrap();
+    let link = Link::to(address, Shape::default()).await;
+    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut random = move |below: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % below
+    };
+    for n in 0..20u64 {
+        let size = (3 * MIB / 2) as u64 + random(2 * MIB as u64);
+        let data = noise(100 + n, size as usize);
+        let file = folder.path().join(format!("{n}.psd"));
+        std::fs::write(&file, &data).unwrap();
+        let a = f.import(&format!("f{n}.psd"), b"v1").await;
+        let c = alice.check_out(a.id, checkout_request()).await.unwrap();
+        link.cut_when_up(link.sent_up() + random(size + 20_000));
+        let done = alice.check_in(c.id, Upload::file(&file)).await.unwrap();
+        assert!(
+            matches!(
+                done.result,
+                Some(CheckinResult::Committed { version: 2, .. })
+            ),
+            "transfer {n}: {:?}",
+            done.result
+        );
+        assert_eq!(
+            f.alice.versions(a.id).await.unwrap().len(),
+            2,
+            "transfer {n}"
+        );
+        assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, data);
+    }
+    // One more, begun and half sent, never finished; its check-out is cancelled.
+    let api = Api::of(&f, "user:alice");
+    let a = f.import("left.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let data = noise(200, 2 * MIB);
+    let list = list_of(&data);
+    let (_, state) = api.begin(&format!("checkout={}", c.id), &list).await;
+    let id = state["id"].as_str().unwrap().to_owned();
+    api.append(&id, 0, to_send(&data, &list, &state)[..MIB].to_vec())
+        .await;
+    f.alice.cancel(c.id).await.unwrap();
+    f.advance(std::time::Duration::from_secs(11 * 60));
+    f.store.sweep().unwrap();
+    let kept = std::fs::read_dir(f.dir.path().join("uploads"))
+        .unwrap()
+        .count();
+    assert_eq!(kept, 0, "every upload, used or left, is gone");
+    assert_eq!(
+        f.stored_blobs(),
+        f.named_blobs(),
+        "exactly the blobs the rows name"
+    );
+}
+
 /// A download through a link cut in the middle goes on from where it was.
 async fn a_download_through_a_cut_link_resumes(f: Fixture) {
     let server = f.server.as_ref().unwrap();
@@ -724,6 +789,7 @@ served!(
     a_download_through_a_cut_link_resumes,
     an_update_fetches_only_what_the_copy_lacks,
     a_file_changed_while_it_is_sent_stores_nothing,
+    twenty_transfers_cut_at_random_points_each_commit_once,
 );
 
 mod folder {

@@ -1,11 +1,12 @@
 //! Every parser a request's untrusted bytes meet before any rule: the HTTP
 //! guard's head and chunk-size checks, the JSON bodies, `RepoPath` and
-//! `Participant`. None may panic, and what each accepts must keep its
-//! promises. The first byte picks the parser.
+//! `Participant`, a resumable upload's chunk list. None may panic, and what
+//! each accepts must keep its promises. The first byte picks the parser.
 
 #![no_main]
 
-use leasedesk::model::{CheckoutRequest, Participant, RepoPath};
+use leasedesk::chunking::Chunked;
+use leasedesk::model::{CheckoutRequest, Digest, Participant, RepoPath};
 use leasedesk::server::{self, parsers, BreakBody, TtlBody};
 use libfuzzer_sys::fuzz_target;
 
@@ -13,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    match pick % 6 {
+    match pick % 7 {
         0 => {
             if let Ok(text) = std::str::from_utf8(bytes) {
                 if let Ok(path) = text.parse::<RepoPath>() {
@@ -48,6 +49,20 @@ fuzz_target!(|data: &[u8]| {
         3 => {
             let _ = server::json_object::<TtlBody>(bytes);
             let _ = server::json_object::<BreakBody>(bytes);
+        }
+        5 => {
+            // A declared size (8 bytes), then the list.
+            if bytes.len() >= 8 {
+                let (size, list) = bytes.split_at(8);
+                let size = u64::from_le_bytes(size.try_into().unwrap()) % (1 << 40);
+                let digest: Digest = format!("blake3:{}", "0".repeat(64)).parse().unwrap();
+                if let Ok(chunked) = Chunked::decode_list(digest, Some(size), list) {
+                    // Accepted: within the rules, and read back as it was.
+                    chunked.check().unwrap();
+                    assert!(chunked.chunks.len() as u64 <= leasedesk::chunking::most_chunks(size));
+                    assert_eq!(chunked.encode_list(), list);
+                }
+            }
         }
         4 => {
             if parsers::accepts_head(bytes) {

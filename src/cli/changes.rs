@@ -9,7 +9,7 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Error, Upload};
 
 use super::lease::my_open_checkout;
-use super::{local_time, time_left, Output};
+use super::{described, local_time, time_left, Output};
 
 /// `checkout A B C`: every file's lease, or none.
 pub(super) async fn checkout_many(
@@ -80,7 +80,9 @@ pub(super) async fn checkin_change(
     }
     let count = to_stage.len();
     for (n, (id, path, file)) in to_stage.into_iter().enumerate() {
-        store.stage(id, Upload::file(&file)).await?;
+        store
+            .stage(id, described(Upload::file(&file), None))
+            .await?;
         eprintln!("leasedesk: staged {} of {count}: {path}", n + 1);
     }
     let change = store

@@ -23,6 +23,7 @@ use std::process::ExitCode;
 use chrono::{Local, TimeDelta};
 use serde::Serialize;
 
+use leasedesk::backend::TransferNote;
 use leasedesk::bundled::{self, Bundled, Options};
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
@@ -226,11 +227,31 @@ async fn execute(args: Args) -> Result<(), Error> {
     }
 }
 
-/// An upload with its description, if one was given.
+/// An upload with its description, if one was given, telling on stderr
+/// (stdout stays the answer) what it sends over a link and when it
+/// reconnects.
 fn described(upload: Upload, message: Option<String>) -> Upload {
+    let upload = upload.with_notes(tell_on_stderr);
     match message {
         Some(message) => upload.with_message(message),
         None => upload,
+    }
+}
+
+fn tell_on_stderr(note: TransferNote) {
+    match note {
+        TransferNote::Sending { bytes, size } if bytes < size => eprintln!(
+            "sending {} of {} (the rest is already on the server)",
+            self::size(bytes),
+            self::size(size)
+        ),
+        TransferNote::Sending { .. } => {}
+        TransferNote::Reconnecting { after, reason } => {
+            eprintln!("reconnecting in {:.1} s… ({reason})", after.as_secs_f64())
+        }
+        TransferNote::Resumed { from } => {
+            eprintln!("going on from {} sent", self::size(from))
+        }
     }
 }
 

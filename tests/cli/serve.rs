@@ -130,3 +130,31 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
         "the upload committed whole"
     );
 }
+
+/// A check-in of a large file over a server says, on stderr, that only
+/// what the server lacks goes; stdout stays the answer.
+#[test]
+fn a_checkin_over_a_server_says_what_it_sends() {
+    let local = Cli::new();
+    let alice = local.add_participant(&["alice"]);
+    let server = local.serve();
+    let remote = |args: &[&str]| server.client_cli(&alice).output(args);
+    let v1 = crate::harness::noise(21, 4 << 20);
+    let file = &local.file("hero.psd", &v1);
+    assert!(remote(&["import", "hero.psd", file]).status.success());
+    assert!(remote(&["checkout", "hero.psd"]).status.success());
+    let mut v2 = v1;
+    v2[2 << 20..(2 << 20) + 100].fill(7);
+    std::fs::write(file, &v2).unwrap();
+    let out = remote(&["checkin", "hero.psd", file]);
+    let (said, answer) = (
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout),
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(answer.contains("as version 2"), "{answer}");
+    assert!(
+        said.contains("of 4.0 MiB (the rest is already on the server)"),
+        "{said}"
+    );
+}
