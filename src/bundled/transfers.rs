@@ -51,21 +51,34 @@ const SWEEP_UPLOADS_EVERY: chrono::Duration = chrono::Duration::seconds(60);
 pub(super) struct Uploads {
     root: PathBuf,
     live: std::sync::Mutex<HashMap<UploadId, Arc<Spool>>>,
+    /// What the chunk lists in memory may take (see [`Listed`]).
+    lists: Arc<tokio::sync::Semaphore>,
     last_swept: std::sync::Mutex<Option<Timestamp>>,
 }
 
-/// One upload: what was declared, fixed, and how far it has come.
+/// One upload: what was declared, fixed, and how far it has come. Its
+/// chunk list stays on disk but while a request needs it (see [`Listed`]).
 struct Spool {
     meta: Meta,
-    chunks: Vec<Chunk>,
-    /// The chunks to send, in order: their place in the list, and where their
-    /// bytes start in `data`.
-    order: Vec<(u32, u64)>,
     dir: PathBuf,
     at: tokio::sync::Mutex<At>,
     /// When a request used it, if one did.
     used_at: std::sync::Mutex<Option<Timestamp>>,
 }
+
+/// An upload's chunk list, read for a request that needs it: the chunks,
+/// and the chunks to send in order (their place in the list, and where
+/// their bytes start in `data`). A list may be tens of megabytes, so the
+/// lists in memory at once are bounded by [`LISTS_IN_MEMORY`].
+struct Listed {
+    chunks: Vec<Chunk>,
+    order: Vec<(u32, u64)>,
+    _budget: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// The bytes of chunk lists that requests may hold in memory at once, in
+/// units of 64 KiB (each list counted twice its size on disk).
+const LISTS_IN_MEMORY: usize = (256 << 20) >> 16;
 
 /// How many bytes of `data` are the upload's, and whether the chunks in them
 /// were read back since this process found the spool.
@@ -121,6 +134,7 @@ impl Uploads {
         Ok(Self {
             root,
             live: std::sync::Mutex::new(live),
+            lists: Arc::new(tokio::sync::Semaphore::new(LISTS_IN_MEMORY)),
             last_swept: Default::default(),
         })
     }
@@ -146,36 +160,75 @@ impl Uploads {
     }
 }
 
+impl Listed {
+    /// The place in `order` of the chunk the byte `offset` falls in.
+    fn chunk_at(&self, offset: u64) -> usize {
+        self.order.partition_point(|&(_, start)| start <= offset) - 1
+    }
+
+    fn chunk(&self, k: usize) -> Chunk {
+        self.chunks[self.order[k].0 as usize]
+    }
+}
+
 impl Spool {
     fn load(dir: &Path) -> Result<Self> {
         let meta: Meta = serde_json::from_slice(&std::fs::read(dir.join("meta.json"))?)
             .map_err(|e| Error::Internal(format!("meta.json: {e}")))?;
-        let list = Chunked::decode_list(
-            meta.digest.clone(),
-            Some(meta.size),
-            &std::fs::read(dir.join("chunks"))?,
-        )?;
+        let listed = std::fs::metadata(dir.join("chunks"))?.len();
+        if listed % LISTED_BYTES as u64 != 0 || listed / LISTED_BYTES as u64 > MOST_LISTED {
+            return Err(Error::Internal("its chunk list is damaged".into()));
+        }
         let offset = std::fs::metadata(dir.join("data"))?.len();
-        Ok(Self::new(meta, list.chunks, dir.to_owned(), offset, false))
+        Ok(Self::new(meta, dir.to_owned(), offset, false))
     }
 
-    fn new(meta: Meta, chunks: Vec<Chunk>, dir: PathBuf, offset: u64, checked: bool) -> Self {
-        let mut order = Vec::new();
-        let mut start = 0u64;
-        for &(first, end) in &meta.send {
-            for index in first..end {
-                order.push((index as u32, start));
-                start += u64::from(chunks[index as usize].size);
-            }
-        }
+    fn new(meta: Meta, dir: PathBuf, offset: u64, checked: bool) -> Self {
         Self {
             meta,
-            chunks,
-            order,
             dir,
             at: tokio::sync::Mutex::new(At { offset, checked }),
             used_at: Default::default(),
         }
+    }
+
+    /// Reads the chunk list, once the budget for lists in memory allows.
+    async fn listed(self: &Arc<Self>, budget: &Arc<tokio::sync::Semaphore>) -> Result<Listed> {
+        let bytes = tokio::fs::metadata(self.dir.join("chunks")).await?.len();
+        let units = (2 * bytes)
+            .div_ceil(1 << 16)
+            .clamp(1, LISTS_IN_MEMORY as u64) as u32;
+        let permit = budget
+            .clone()
+            .acquire_many_owned(units)
+            .await
+            .map_err(|_| Error::Internal("the budget of chunk lists closed".into()))?;
+        let spool = self.clone();
+        let list = off_thread(move || {
+            let bytes = std::fs::read(spool.dir.join("chunks"))?;
+            Chunked::decode_list(spool.meta.digest.clone(), Some(spool.meta.size), &bytes)
+                .map_err(|e| Error::Internal(format!("upload {}'s chunk list: {e}", spool.meta.id)))
+        })
+        .await?;
+        let mut order = Vec::new();
+        let mut start = 0u64;
+        for &(first, end) in &self.meta.send {
+            for index in first..end {
+                let chunk = list.chunks.get(index as usize).ok_or_else(|| {
+                    Error::Internal(format!(
+                        "upload {}'s list is shorter than its runs",
+                        self.meta.id
+                    ))
+                })?;
+                order.push((index as u32, start));
+                start += u64::from(chunk.size);
+            }
+        }
+        Ok(Listed {
+            chunks: list.chunks,
+            order,
+            _budget: permit,
+        })
     }
 
     fn state(&self, offset: u64) -> UploadState {
@@ -198,27 +251,18 @@ impl Spool {
         self.dir.join("data")
     }
 
-    /// The place in `order` of the chunk the byte `offset` falls in.
-    fn chunk_at(&self, offset: u64) -> usize {
-        self.order.partition_point(|&(_, start)| start <= offset) - 1
-    }
-
-    fn chunk(&self, k: usize) -> Chunk {
-        self.chunks[self.order[k].0 as usize]
-    }
-
     /// After a restart, reads back the bytes kept: every whole chunk must be
     /// its id (a power cut may have left the last writes unsaved); the first
     /// that is not, and all after it, are dropped. Blocking.
-    fn check_kept(&self, at: &mut At) -> Result<()> {
+    fn check_kept(&self, listed: &Listed, at: &mut At) -> Result<()> {
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(self.data())?;
         let mut good = 0u64;
         let mut buf = vec![0u8; chunking::MAX_CHUNK as usize];
-        for k in 0..self.order.len() {
-            let chunk = self.chunk(k);
+        for k in 0..listed.order.len() {
+            let chunk = listed.chunk(k);
             let end = good + u64::from(chunk.size);
             if end > at.offset {
                 good = at.offset; // a part of a chunk: checked when it is whole
@@ -242,16 +286,21 @@ impl Spool {
 
     /// Appends the body's bytes at `at.offset`, each chunk checked as it
     /// completes; what came is kept (and made durable) whatever ends the body.
-    async fn append(&self, at: &mut At, body: &mut (impl AsyncRead + Unpin)) -> Result<()> {
+    async fn append(
+        &self,
+        listed: &Listed,
+        at: &mut At,
+        body: &mut (impl AsyncRead + Unpin),
+    ) -> Result<()> {
         let mut file = tokio::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(self.data())
             .await?;
-        let mut k = self.chunk_at(at.offset.min(self.meta.length.saturating_sub(1)));
+        let mut k = listed.chunk_at(at.offset.min(self.meta.length.saturating_sub(1)));
         let mut hasher = blake3::Hasher::new();
         // The part of the current chunk that came before, hashed again.
-        let chunk_start = self.order.get(k).map_or(at.offset, |&(_, s)| s);
+        let chunk_start = listed.order.get(k).map_or(at.offset, |&(_, s)| s);
         if chunk_start < at.offset {
             let mut part = vec![0u8; (at.offset - chunk_start) as usize];
             file.seek(std::io::SeekFrom::Start(chunk_start)).await?;
@@ -270,14 +319,14 @@ impl Spool {
                 }
                 let mut piece = &buf[..n];
                 while !piece.is_empty() {
-                    if k >= self.order.len() {
+                    if k >= listed.order.len() {
                         return Err(Error::Invalid(format!(
                             "the body goes past the upload's {} bytes",
                             self.meta.length
                         )));
                     }
-                    let (index, start) = self.order[k];
-                    let chunk = self.chunk(k);
+                    let (index, start) = listed.order[k];
+                    let chunk = listed.chunk(k);
                     let end = start + u64::from(chunk.size);
                     let take = ((end - at.offset) as usize).min(piece.len());
                     hasher.update(&piece[..take]);
@@ -309,14 +358,18 @@ impl Spool {
 
     /// The file's bytes, chunk by chunk, as runs from the spool or from the
     /// blobs that `known` says hold them.
-    fn pieces(&self, known: &HashMap<blake3::Hash, (Digest, u64)>) -> Result<Vec<Piece>> {
-        let sent: HashMap<blake3::Hash, u64> = self
+    fn pieces(
+        &self,
+        listed: &Listed,
+        known: &HashMap<blake3::Hash, (Digest, u64)>,
+    ) -> Result<Vec<Piece>> {
+        let sent: HashMap<blake3::Hash, u64> = listed
             .order
             .iter()
-            .map(|&(index, start)| (self.chunks[index as usize].id, start))
+            .map(|&(index, start)| (listed.chunks[index as usize].id, start))
             .collect();
         let mut pieces: Vec<Piece> = Vec::new();
-        for chunk in &self.chunks {
+        for chunk in &listed.chunks {
             let (source, start) = match (sent.get(&chunk.id), known.get(&chunk.id)) {
                 (Some(&start), _) => (Source::Spool, start),
                 (None, Some((digest, start))) => (Source::Blob(digest.clone()), *start),
@@ -373,6 +426,15 @@ impl Bundled {
         let most = chunking::most_chunks(size);
         let mut bytes = Vec::new();
         let cap = most.min(MOST_LISTED) * LISTED_BYTES as u64;
+        let units = (2 * cap).div_ceil(1 << 16).clamp(1, LISTS_IN_MEMORY as u64) as u32;
+        let _budget = self
+            .shared
+            .uploads
+            .lists
+            .clone()
+            .acquire_many_owned(units)
+            .await
+            .map_err(|_| Error::Internal("the budget of chunk lists closed".into()))?;
         list.take(cap + 1)
             .read_to_end(&mut bytes)
             .await
@@ -446,7 +508,7 @@ impl Bundled {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(e);
         }
-        let spool = Arc::new(Spool::new(meta, list.chunks, dir, 0, true));
+        let spool = Arc::new(Spool::new(meta, dir, 0, true));
         let state = spool.state(0);
         self.shared
             .uploads
@@ -461,7 +523,10 @@ impl Bundled {
     pub async fn upload_state(&self, id: UploadId) -> Result<UploadState> {
         let spool = self.own_upload(id)?;
         let mut at = spool.at.lock().await;
-        self.check_kept(&spool, &mut at).await?;
+        if !at.checked {
+            let listed = self.listed(&spool).await?;
+            self.check_kept(&spool, &mut at, listed).await?;
+        }
         Ok(spool.state(at.offset))
     }
 
@@ -481,11 +546,12 @@ impl Bundled {
             return Err(e);
         }
         let mut at = spool.at.lock().await;
-        self.check_kept(&spool, &mut at).await?;
+        let listed = self.listed(&spool).await?;
+        let listed = self.check_kept(&spool, &mut at, listed).await?;
         if offset != at.offset {
             return Err(Error::WrongOffset { offset: at.offset });
         }
-        spool.append(&mut at, &mut body).await?;
+        spool.append(&listed, &mut at, &mut body).await?;
         Ok(spool.state(at.offset))
     }
 
@@ -508,20 +574,23 @@ impl Bundled {
                 "upload {id} was begun for something else: begin one for this"
             )));
         }
-        {
+        let listed = {
             let mut at = spool.at.lock().await;
-            self.check_kept(&spool, &mut at).await?;
+            let listed = self.listed(&spool).await?;
+            let listed = self.check_kept(&spool, &mut at, listed).await?;
             if at.offset < spool.meta.length {
                 return Err(Error::UploadIncomplete {
                     offset: at.offset,
                     length: spool.meta.length,
                 });
             }
-        }
+            listed
+        };
         // A closed check-out is left to the write's rules: a retry of a
         // check-in whose answer was lost is answered as the first was.
         let known = self.known_chunks(target, false).await?;
-        let pieces = spool.pieces(&known)?;
+        let pieces = spool.pieces(&listed, &known)?;
+        drop(listed);
         let blobs = self.shared.blobs.clone();
         let data = spool.data();
         let stream = futures_util::stream::iter(pieces)
@@ -554,12 +623,18 @@ impl Bundled {
         let Some(spool) = self.shared.uploads.get(id) else {
             return;
         };
-        let list = Chunked {
-            digest: spool.meta.digest.clone(),
-            size: spool.meta.size,
-            chunks: spool.chunks.clone(),
+        let kept = match self.listed(&spool).await {
+            Ok(listed) => {
+                let list = Chunked {
+                    digest: spool.meta.digest.clone(),
+                    size: spool.meta.size,
+                    chunks: listed.chunks,
+                };
+                self.keep_chunk_list(&list).await
+            }
+            Err(e) => Err(e),
         };
-        if let Err(e) = self.keep_chunk_list(&list).await {
+        if let Err(e) = kept {
             tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
         }
         spool
@@ -578,14 +653,22 @@ impl Bundled {
         self.chunk_list(&head.digest, head.size).await
     }
 
-    /// A blob's chunk list: the kept one, or made now from its bytes and kept.
-    async fn chunk_list(&self, digest: &Digest, size: u64) -> Result<Chunked> {
+    /// A blob's kept chunk list, if one was made.
+    async fn kept_chunk_list(&self, digest: &Digest, size: u64) -> Result<Option<Chunked>> {
         let shared = self.shared.clone();
         let wanted = digest.clone();
-        if let Some(kept) = in_place(move || shared.store.read(|tx| tx.chunk_list(&wanted))).await?
-        {
-            return Chunked::decode_list(digest.clone(), Some(size), &kept)
-                .map_err(|e| Error::Internal(format!("the kept chunk list of {digest}: {e}")));
+        let kept = in_place(move || shared.store.read(|tx| tx.chunk_list(&wanted))).await?;
+        kept.map(|kept| {
+            Chunked::decode_list(digest.clone(), Some(size), &kept)
+                .map_err(|e| Error::Internal(format!("the kept chunk list of {digest}: {e}")))
+        })
+        .transpose()
+    }
+
+    /// A blob's chunk list: the kept one, or made now from its bytes and kept.
+    async fn chunk_list(&self, digest: &Digest, size: u64) -> Result<Chunked> {
+        if let Some(kept) = self.kept_chunk_list(digest, size).await? {
+            return Ok(kept);
         }
         let local = self.shared.blobs.local_file(digest).await?;
         let path = local.path().to_owned();
@@ -646,11 +729,15 @@ impl Bundled {
                         (row.edit.artifact_id, None)
                     }
                 };
-                let mut blobs: Vec<(Digest, u64)> = tx
+                // Only the head's list (and the staged bytes') is made now if
+                // it is not kept yet: the others are offered if kept, so that
+                // a file's first chunked check-in reads one blob, not sixteen.
+                let mut blobs: Vec<(Digest, u64, bool)> = tx
                     .versions(artifact)?
                     .into_iter()
                     .take(KNOWN_VERSIONS)
-                    .map(|(head, _)| (head.digest, head.size))
+                    .enumerate()
+                    .map(|(i, (head, _))| (head.digest, head.size, i == 0))
                     .collect();
                 let filter = ProposalFilter {
                     artifact: Some(artifact),
@@ -662,19 +749,25 @@ impl Bundled {
                     proposals
                         .into_iter()
                         .take(KNOWN_PROPOSALS)
-                        .map(|p| (p.digest, p.size)),
+                        .map(|p| (p.digest, p.size, false)),
                 );
-                blobs.extend(staged.map(|s| (s.digest, s.size)));
+                blobs.extend(staged.map(|s| (s.digest, s.size, true)));
                 Ok(blobs)
             })
             .await?;
         let mut known = HashMap::new();
         let mut seen = std::collections::HashSet::new();
-        for (digest, size) in blobs {
+        for (digest, size, make) in blobs {
             if size == 0 || !seen.insert(digest.clone()) {
                 continue;
             }
-            let list = self.chunk_list(&digest, size).await?;
+            let list = match make {
+                true => self.chunk_list(&digest, size).await?,
+                false => match self.kept_chunk_list(&digest, size).await? {
+                    Some(list) => list,
+                    None => continue,
+                },
+            };
             for (start, chunk) in list.offsets() {
                 known
                     .entry(chunk.id)
@@ -717,9 +810,10 @@ impl Bundled {
             .ok_or_else(|| Error::NotFound(format!("no upload {id}: begin a new one")))
     }
 
-    async fn check_kept(&self, spool: &Arc<Spool>, at: &mut At) -> Result<()> {
+    /// [`Spool::check_kept`] if it was not yet, off the thread; the list back.
+    async fn check_kept(&self, spool: &Arc<Spool>, at: &mut At, listed: Listed) -> Result<Listed> {
         if at.checked {
-            return Ok(());
+            return Ok(listed);
         }
         let (spool, mut here) = (
             spool.clone(),
@@ -728,9 +822,19 @@ impl Bundled {
                 checked: false,
             },
         );
-        let here = off_thread(move || spool.check_kept(&mut here).map(|()| here)).await?;
+        let (here, listed) = off_thread(move || {
+            spool
+                .check_kept(&listed, &mut here)
+                .map(|()| (here, listed))
+        })
+        .await?;
         *at = here;
-        Ok(())
+        Ok(listed)
+    }
+
+    /// The upload's chunk list, within the budget of lists in memory.
+    async fn listed(&self, spool: &Arc<Spool>) -> Result<Listed> {
+        spool.listed(&self.shared.uploads.lists).await
     }
 
     /// Removes the uploads that lapsed or whose check-out or edit closed;
