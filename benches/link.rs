@@ -16,7 +16,7 @@
 //!   it alone (BLAKE3, as a check-in did before).
 //!
 //! `--quick` uses small files (and skips what needs GIMP); `--only link`
-//! runs this bench alone.
+//! runs this bench alone; `--edits-only` leaves out the 1 GiB check-ins.
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the other benches' helpers
@@ -45,14 +45,18 @@ fn main() {
     };
     let work = common::work_dir("bench-link");
     common::table_head();
-    chunking_cost(&work, flags.quick);
+    if !std::env::args().any(|a| a == "--edits-only") {
+        chunking_cost(&work, flags.quick);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(real_edits(&work, flags.quick));
-    runtime.block_on(cut_in_the_middle(&work, flags.quick));
+    if !std::env::args().any(|a| a == "--edits-only") {
+        runtime.block_on(cut_in_the_middle(&work, flags.quick));
+    }
 }
 
 /// Cutting and hashing against hashing alone, median of 3, page-cached.

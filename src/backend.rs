@@ -278,11 +278,14 @@ impl Reuse<'_> {
                 }
                 // The source changed since it was cut: this chunk is fetched.
             }
-            // A run of chunks nothing here has (or this one, whose source changed).
+            // A run of chunks nothing here has (or this one, whose source
+            // changed), up to one that comes again within it.
             let mut end = i + 1;
+            let mut in_run = std::collections::HashSet::from([chunk.id]);
             while end < chunks.len()
                 && !self.have.contains_key(&chunks[end].1.id)
                 && !fetched.contains_key(&chunks[end].1.id)
+                && in_run.insert(chunks[end].1.id)
             {
                 end += 1;
             }

@@ -752,6 +752,19 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
         down < MIB as u64,
         "{down} bytes came down for a change of 2000"
     );
+    // Two MiB painted one colour: the same chunk eight times, fetched once.
+    let mut v3 = v2;
+    v3[MIB..3 * MIB].fill(9);
+    f.check_out_and_in(a.id, &v3).await;
+    let before = link.sent_down();
+    let artifact = bob.artifact(a.id).await.unwrap();
+    workspace.update(&bob, &artifact).await.unwrap();
+    assert_eq!(std::fs::read(&local).unwrap(), v3);
+    let down = link.sent_down() - before;
+    assert!(
+        down < MIB as u64,
+        "{down} bytes came down for 2 MiB of one colour"
+    );
 }
 
 crate::contract!(a_large_file_checks_in_through_the_backend_and_sends_only_its_change);
