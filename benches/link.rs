@@ -505,6 +505,8 @@ fn tiff_edit(files: &Path, quick: bool) -> Edit {
             "-draw",
             "rectangle 300,300 700,600",
         ])
+        // As it was: no alpha channel added by the fill.
+        .args(["-alpha", "off", "-type", "TrueColor", "-depth", "8"])
         .arg(&after));
     Edit {
         what: "TIFF, a region repainted (ImageMagick)".into(),
