@@ -342,6 +342,40 @@ async fn hostile_chunk_lists_are_refused_at_once(f: Fixture) {
         .await;
     assert_eq!(status, 200, "{done}");
     assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, zeros);
+    // The head's own chunks again: nothing to send, and an empty append is fine.
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let aim = format!("checkout={}", c.id);
+    let (status, same) = alice.begin(&aim, &repeated).await;
+    assert_eq!(
+        (status.as_u16(), &same["length"]),
+        (201, &0.into()),
+        "{same}"
+    );
+    let id = same["id"].as_str().unwrap();
+    let (status, _) = alice.append(id, 0, Vec::new()).await;
+    assert_eq!(status, 200);
+    let (status, unchanged) = alice
+        .use_upload(&format!("/v1/checkouts/{}/checkin", c.id), id)
+        .await;
+    assert_eq!(status, 200, "{unchanged}");
+    assert_eq!(unchanged["result"]["outcome"], "unchanged");
+    // A chunk the server has, listed with another size: its bytes cannot be its id.
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let aim = format!("checkout={}", c.id);
+    let mut lying = repeated.clone();
+    lying.chunks[0].size -= 1000;
+    lying.chunks.push(leasedesk::chunking::Chunk {
+        id: blake3::hash(b"the last 1000"),
+        size: 1000,
+    });
+    lying.check().unwrap(); // within the rules of any list
+    let (status, body) = alice.begin(&aim, &lying).await;
+    assert_eq!(
+        (status.as_u16(), &body["error"]),
+        (422, &"invalid".into()),
+        "{body}"
+    );
+    f.alice.cancel(c.id).await.unwrap();
     // No target, two targets, no digest.
     for query in ["size=5", &format!("{aim}&path=x.psd&size=5")] {
         let refused = alice

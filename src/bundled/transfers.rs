@@ -79,6 +79,26 @@ struct Listed {
 /// The bytes of chunk lists that requests may hold in memory at once, in
 /// units of 64 KiB (each list counted twice its size on disk).
 const LISTS_IN_MEMORY: usize = (256 << 20) >> 16;
+/// How long a request waits for room for its chunk list before it is told
+/// to come back (503): lists held by slow requests never stall the rest.
+const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Room for a chunk list of `bytes` on disk, within [`LIST_WAIT`].
+async fn room_for_list(
+    budget: &Arc<tokio::sync::Semaphore>,
+    bytes: u64,
+) -> Result<tokio::sync::OwnedSemaphorePermit> {
+    let units = (2 * bytes)
+        .div_ceil(1 << 16)
+        .clamp(1, LISTS_IN_MEMORY as u64) as u32;
+    match tokio::time::timeout(LIST_WAIT, budget.clone().acquire_many_owned(units)).await {
+        Ok(Ok(permit)) => Ok(permit),
+        Ok(Err(_)) => Err(Error::Internal("the budget of chunk lists closed".into())),
+        Err(_) => Err(Error::Unavailable(
+            "the server is busy with other uploads' chunk lists: try again shortly".into(),
+        )),
+    }
+}
 
 /// How many bytes of `data` are the upload's, and whether the chunks in them
 /// were read back since this process found the spool.
@@ -195,14 +215,7 @@ impl Spool {
     /// Reads the chunk list, once the budget for lists in memory allows.
     async fn listed(self: &Arc<Self>, budget: &Arc<tokio::sync::Semaphore>) -> Result<Listed> {
         let bytes = tokio::fs::metadata(self.dir.join("chunks")).await?.len();
-        let units = (2 * bytes)
-            .div_ceil(1 << 16)
-            .clamp(1, LISTS_IN_MEMORY as u64) as u32;
-        let permit = budget
-            .clone()
-            .acquire_many_owned(units)
-            .await
-            .map_err(|_| Error::Internal("the budget of chunk lists closed".into()))?;
+        let permit = room_for_list(budget, bytes).await?;
         let spool = self.clone();
         let list = off_thread(move || {
             let bytes = std::fs::read(spool.dir.join("chunks"))?;
@@ -265,8 +278,7 @@ impl Spool {
             let chunk = listed.chunk(k);
             let end = good + u64::from(chunk.size);
             if end > at.offset {
-                good = at.offset; // a part of a chunk: checked when it is whole
-                break;
+                break; // a part of a chunk, unchecked: sent again
             }
             let bytes = &mut buf[..chunk.size as usize];
             std::io::Read::read_exact(&mut file, bytes)?;
@@ -297,6 +309,16 @@ impl Spool {
             .write(true)
             .open(self.data())
             .await?;
+        if listed.order.is_empty() {
+            // Nothing to send: the server had every chunk.
+            let mut byte = [0u8; 1];
+            return match body.read(&mut byte).await {
+                Ok(0) => Ok(()),
+                _ => Err(Error::Invalid(
+                    "the upload takes no bytes: the server has them all".into(),
+                )),
+            };
+        }
         let mut k = listed.chunk_at(at.offset.min(self.meta.length.saturating_sub(1)));
         let mut hasher = blake3::Hasher::new();
         // The part of the current chunk that came before, hashed again.
@@ -358,11 +380,7 @@ impl Spool {
 
     /// The file's bytes, chunk by chunk, as runs from the spool or from the
     /// blobs that `known` says hold them.
-    fn pieces(
-        &self,
-        listed: &Listed,
-        known: &HashMap<blake3::Hash, (Digest, u64)>,
-    ) -> Result<Vec<Piece>> {
+    fn pieces(&self, listed: &Listed, known: &Known) -> Result<Vec<Piece>> {
         let sent: HashMap<blake3::Hash, u64> = listed
             .order
             .iter()
@@ -372,12 +390,16 @@ impl Spool {
         for chunk in &listed.chunks {
             let (source, start) = match (sent.get(&chunk.id), known.get(&chunk.id)) {
                 (Some(&start), _) => (Source::Spool, start),
-                (None, Some((digest, start))) => (Source::Blob(digest.clone()), *start),
-                (None, None) => {
-                    return Err(Error::Internal(format!(
-                        "upload {}: a chunk the server had is gone",
-                        self.meta.id
-                    )))
+                (None, Some((digest, start, size))) if *size == chunk.size => {
+                    (Source::Blob(digest.clone()), *start)
+                }
+                // Pushed out of what it may use since it began (newer
+                // versions, a new stage): the client begins again.
+                _ => {
+                    return Err(Error::NotFound(format!(
+                    "no upload {}: chunks it counted on are no longer the file's; begin a new one",
+                    self.meta.id
+                )))
                 }
             };
             let end = start + u64::from(chunk.size);
@@ -391,12 +413,23 @@ impl Spool {
 }
 
 /// The runs of places in `chunks` whose ids `known` lacks, each id once.
-fn to_send(chunks: &[Chunk], known: &HashMap<blake3::Hash, (Digest, u64)>) -> Vec<(u64, u64)> {
-    let mut seen = std::collections::HashSet::new();
+/// Refuses a list that names one chunk id with two sizes, or a chunk the
+/// server has with another size than it has: its bytes could not be its id.
+fn to_send(chunks: &[Chunk], known: &Known) -> Result<Vec<(u64, u64)>> {
+    let mut seen: HashMap<blake3::Hash, u32> = HashMap::new();
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for (i, chunk) in chunks.iter().enumerate() {
+        let size = known.get(&chunk.id).map(|k| k.2);
+        let size = size.or_else(|| seen.get(&chunk.id).copied());
+        if size.is_some_and(|size| size != chunk.size) {
+            return Err(Error::Invalid(format!(
+                "chunk {i} is {} bytes, but its id is of {} bytes",
+                chunk.size,
+                size.unwrap_or_default()
+            )));
+        }
         let i = i as u64;
-        if known.contains_key(&chunk.id) || !seen.insert(chunk.id) {
+        if known.contains_key(&chunk.id) || seen.insert(chunk.id, chunk.size).is_some() {
             continue;
         }
         match runs.last_mut() {
@@ -404,8 +437,12 @@ fn to_send(chunks: &[Chunk], known: &HashMap<blake3::Hash, (Digest, u64)>) -> Ve
             _ => runs.push((i, i + 1)),
         }
     }
-    runs
+    Ok(runs)
 }
+
+/// Each chunk the caller may be told the server has: the blob, the offset
+/// and the size of a copy of it.
+type Known = HashMap<blake3::Hash, (Digest, u64, u32)>;
 
 impl Bundled {
     /// Begins a resumable upload of a file of `size` bytes and `digest`
@@ -426,15 +463,7 @@ impl Bundled {
         let most = chunking::most_chunks(size);
         let mut bytes = Vec::new();
         let cap = most.min(MOST_LISTED) * LISTED_BYTES as u64;
-        let units = (2 * cap).div_ceil(1 << 16).clamp(1, LISTS_IN_MEMORY as u64) as u32;
-        let _budget = self
-            .shared
-            .uploads
-            .lists
-            .clone()
-            .acquire_many_owned(units)
-            .await
-            .map_err(|_| Error::Internal("the budget of chunk lists closed".into()))?;
+        let _budget = room_for_list(&self.shared.uploads.lists, cap).await?;
         list.take(cap + 1)
             .read_to_end(&mut bytes)
             .await
@@ -465,7 +494,7 @@ impl Bundled {
                 "you have {mine} unfinished uploads: finish or cancel one first"
             )));
         }
-        let send = to_send(&list.chunks, &known);
+        let send = to_send(&list.chunks, &known)?;
         let length = send
             .iter()
             .flat_map(|&(first, end)| first..end)
@@ -528,6 +557,18 @@ impl Bundled {
             self.check_kept(&spool, &mut at, listed).await?;
         }
         Ok(spool.state(at.offset))
+    }
+
+    /// What [`Bundled::append_upload`] checks before it reads a byte: the
+    /// upload is the caller's, its target open, and `offset` where it is.
+    pub async fn may_append(&self, id: UploadId, offset: u64) -> Result<()> {
+        let spool = self.own_upload(id)?;
+        self.target_open(&spool.meta.target).await?;
+        let at = spool.at.lock().await;
+        if at.checked && offset != at.offset {
+            return Err(Error::WrongOffset { offset: at.offset });
+        }
+        Ok(())
     }
 
     /// Appends `body` to an upload at `offset`, which must be where it is.
@@ -701,11 +742,7 @@ impl Bundled {
     /// the blob and offset that hold it: those of the file's newest versions
     /// and proposals and of the check-out's staged bytes. Refuses a target
     /// the caller may not write (or that closed) as its use would.
-    async fn known_chunks(
-        &self,
-        target: &UploadFor,
-        refuse_closed: bool,
-    ) -> Result<HashMap<blake3::Hash, (Digest, u64)>> {
+    async fn known_chunks(&self, target: &UploadFor, refuse_closed: bool) -> Result<Known> {
         let target = target.clone();
         let blobs = self
             .read(move |tx, me, _| {
@@ -771,7 +808,7 @@ impl Bundled {
             for (start, chunk) in list.offsets() {
                 known
                     .entry(chunk.id)
-                    .or_insert_with(|| (digest.clone(), start));
+                    .or_insert_with(|| (digest.clone(), start, chunk.size));
             }
         }
         Ok(known)

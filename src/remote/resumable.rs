@@ -148,6 +148,13 @@ impl Sending {
 
     /// A reader of the upload's bytes from `from`, read from the file.
     fn reader(&self, from: u64) -> Result<PieceReader> {
+        let total = self.starts.last().zip(self.pieces.last());
+        let total = total.map_or(0, |(&s, (_, c))| s + u64::from(c.size));
+        if from > total {
+            return Err(Error::Internal(format!(
+                "the server says the upload is at byte {from} of {total}"
+            )));
+        }
         let k = self
             .starts
             .partition_point(|&s| s <= from)
@@ -422,6 +429,7 @@ impl Remote {
             }
         };
         tell(state.offset);
+        let (mut wrong, mut mismatches) = (0, 0);
         while !state.is_complete() {
             check_cancel(cancel.as_deref())?;
             let from = state.offset;
@@ -432,10 +440,22 @@ impl Remote {
                 Ok(now) => {
                     if now.offset > from {
                         link.moved();
+                        wrong = 0;
+                    } else if !now.is_complete() {
+                        // Answered without taking a byte: wait before asking again.
+                        link.pause(&Error::Unavailable("the server took no bytes".into()))
+                            .await?;
                     }
                     *state = now;
                 }
-                Err(Error::WrongOffset { offset }) => state.offset = offset,
+                Err(Error::WrongOffset { offset }) => {
+                    // Another append of ours raced this one; twice in a row, wait.
+                    wrong += 1;
+                    if wrong > 2 {
+                        link.pause(&Error::WrongOffset { offset }).await?;
+                    }
+                    state.offset = offset.min(state.length);
+                }
                 Err(e) if broken(&e) => {
                     link.pause(&e).await?;
                     let asked = state.clone();
@@ -445,11 +465,11 @@ impl Remote {
                     }
                     link.note(TransferNote::Resumed { from: state.offset });
                 }
-                Err(Error::ChunkMismatch { .. }) => {
-                    return Err(Error::Invalid(
-                        "the file changed while it was sent: nothing was stored; check it in again"
-                            .into(),
-                    ))
+                // Each chunk was checked here before it left, so the bytes went
+                // bad on the way or at the server: send them again, a few times.
+                Err(Error::ChunkMismatch { offset, .. }) if mismatches < 3 => {
+                    mismatches += 1;
+                    state.offset = offset.min(state.length);
                 }
                 Err(e) => return Err(e),
             }

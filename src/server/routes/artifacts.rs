@@ -138,14 +138,21 @@ pub(in crate::server) async fn content(
 ) -> ApiResult<Response> {
     let version = in_range("version", q.version)?;
     if let Some((start, end)) = asked_range(&headers) {
-        let content = me.content_range(artifact, version, start, end).await?;
-        let if_range = headers.get(header::IF_RANGE).map(|v| v.as_bytes());
-        let etag = format!("\"{}\"", content.head.digest);
-        // Bytes of other content are never spliced into a copy: all of it instead.
-        if if_range.is_none_or(|tag| tag == etag.as_bytes()) {
-            let end = end.unwrap_or(content.head.size).min(content.head.size);
-            let (size, digest) = (content.head.size, &content.head.digest);
-            return Ok(partial_response(start..end, size, digest, content.reader));
+        let if_range = headers.get(header::IF_RANGE).map(|v| v.as_bytes().to_vec());
+        match me.content_range(artifact, version, start, end).await {
+            Ok(content) if content.head.size > 0 => {
+                let etag = format!("\"{}\"", content.head.digest);
+                // Bytes of other content are never spliced into a copy: all of it instead.
+                if if_range.is_none_or(|tag| tag == etag.as_bytes()) {
+                    let end = end.unwrap_or(content.head.size).min(content.head.size);
+                    let (size, digest) = (content.head.size, &content.head.digest);
+                    return Ok(partial_response(start..end, size, digest, content.reader));
+                }
+            }
+            // Past the end of other bytes than the client began with: all of them.
+            Err(Error::RangeNotSatisfiable { .. }) if if_range.is_some() => {}
+            Err(e) => return Err(e.into()),
+            Ok(_) => {} // empty: 200, with nothing
         }
     }
     let content = me.content(artifact, version).await?;

@@ -25,6 +25,9 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::wire::{DIGEST_HEADER, OFFSET_HEADER};
 
+/// The largest window (2^23 bytes) a zstd body may ask for.
+const ZSTD_WINDOW_LOG: u32 = 23;
+
 /// How much of a refused body (a chunk list, an append) is read and
 /// dropped before the answer (a list of a million chunks is 36 MB); past
 /// it the connection closes.
@@ -142,11 +145,15 @@ pub(in crate::server) async fn append_upload(
             Ok(Json(appended?))
         }
         Some("zstd") => {
+            // Nothing is decoded for a stranger's upload or a wrong offset.
+            me.may_append(upload, offset).await?;
             // Decoded on a blocking thread into a pipe the append reads: what
-            // decodes before a cut is kept, like any body's bytes.
+            // decodes before a cut is kept, like any body's bytes. A frame
+            // may not ask for a window of more than 8 MiB.
             let (decoded, into) = tokio::io::duplex(1 << 20);
             let decoding = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
                 let mut decoder = zstd::stream::read::Decoder::new(SyncIoBridge::new(body))?;
+                decoder.window_log_max(ZSTD_WINDOW_LOG)?;
                 std::io::copy(&mut decoder, &mut SyncIoBridge::new(into))?;
                 Ok(())
             });
