@@ -333,31 +333,40 @@ impl Spool {
         let mut buf = vec![0u8; 1 << 20];
         let outcome: Result<()> = async {
             loop {
-                let n = body.read(&mut buf).await.map_err(|e| {
-                    Error::BadRequest(format!("the body stopped at byte {}: {e}", at.offset))
-                })?;
-                if n == 0 {
-                    return Ok(());
-                }
-                let mut piece = &buf[..n];
-                while !piece.is_empty() {
-                    if k >= listed.order.len() {
-                        return Err(Error::Invalid(format!(
-                            "the body goes past the upload's {} bytes",
-                            self.meta.length
-                        )));
+                // Up to a buffer at a time, so the file takes few writes;
+                // what came before a cut is kept like the rest.
+                let mut filled = 0;
+                let mut stopped = None;
+                while filled < buf.len() {
+                    match body.read(&mut buf[filled..]).await {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) => {
+                            stopped = Some(Error::BadRequest(format!(
+                                "the body stopped at byte {}: {e}",
+                                at.offset + filled as u64
+                            )));
+                            break;
+                        }
                     }
+                }
+                let room = (self.meta.length - at.offset) as usize;
+                let piece = &buf[..filled.min(room)];
+                // Written first, then checked chunk by chunk: a chunk that is
+                // not its id is cut off again, with all after it.
+                if let Err(e) = file.write_all(piece).await {
+                    file.set_len(at.offset).await?;
+                    return Err(e.into());
+                }
+                let mut rest = piece;
+                while !rest.is_empty() {
                     let (index, start) = listed.order[k];
                     let chunk = listed.chunk(k);
                     let end = start + u64::from(chunk.size);
-                    let take = ((end - at.offset) as usize).min(piece.len());
-                    hasher.update(&piece[..take]);
-                    if let Err(e) = file.write_all(&piece[..take]).await {
-                        file.set_len(at.offset).await?;
-                        return Err(e.into());
-                    }
+                    let take = ((end - at.offset) as usize).min(rest.len());
+                    hasher.update(&rest[..take]);
                     at.offset += take as u64;
-                    piece = &piece[take..];
+                    rest = &rest[take..];
                     if at.offset == end {
                         if hasher.finalize() != chunk.id {
                             file.set_len(start).await?;
@@ -370,6 +379,18 @@ impl Spool {
                         hasher = blake3::Hasher::new();
                         k += 1;
                     }
+                }
+                if filled > room {
+                    return Err(Error::Invalid(format!(
+                        "the body goes past the upload's {} bytes",
+                        self.meta.length
+                    )));
+                }
+                if let Some(stopped) = stopped {
+                    return Err(stopped);
+                }
+                if filled < buf.len() {
+                    return Ok(());
                 }
             }
         }
