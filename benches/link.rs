@@ -346,7 +346,7 @@ fn psd_tools_edit(files: &Path, quick: bool) -> Edit {
     };
     let script = files.join("psd.py");
     std::fs::write(&script, PSD_SCRIPT).unwrap();
-    let python = bench_python();
+    let python = common::bench_python();
     let before = files.join("layers-before.psd");
     let after = files.join("layers-after.psd");
     run(Command::new(&python)
@@ -382,16 +382,6 @@ for i in range(20):
     psd.append(PixelLayer.frompil(Image.fromarray(pixels, 'RGBA'), psd, f"layer {i}"))
 psd.save(out)
 "#;
-
-/// A Python with psd-tools: the tests' (`target/test-python`).
-fn bench_python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    testkit::python::venv(
-        &root.join("tests/fixtures/requirements.txt"),
-        &root.join("target/test-python"),
-    )
-    .join("bin/python")
-}
 
 /// Blender saves a scene of a million-vertex grid, then the same with one
 /// object moved: uncompressed, and with zstd.

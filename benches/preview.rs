@@ -212,7 +212,7 @@ fn against_psd_tools(ours: &Measured, psd_tools: &PsdTools) {
 
 /// psd-tools' preview of `file` by `script`, in the same run.
 fn run_psd_tools(script: &str, file: &Path, how: &str) -> Measured {
-    let python = bench_python();
+    let python = common::bench_python();
     let png = file.with_extension("theirs.png");
     settle(file);
     let report = report_of(
@@ -344,14 +344,3 @@ elapsed = time.perf_counter() - started
 image.convert('RGBA').save(sys.argv[2])
 print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 "#;
-
-/// A Python with psd-tools: the tests' (`target/test-python`, from the same
-/// requirements), made by testkit if it is not there yet.
-fn bench_python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    testkit::python::venv(
-        &root.join("tests/fixtures/requirements.txt"),
-        &root.join("target/test-python"),
-    )
-    .join("bin/python")
-}

@@ -154,3 +154,15 @@ pub fn settle(source: &Path) {
     )
     .unwrap();
 }
+
+/// A Python with psd-tools: the tests' (`target/test-python`, from the same
+/// requirements), made by testkit if it is not there yet.
+#[allow(dead_code)] // the preview and link benches'
+pub fn bench_python() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    testkit::python::venv(
+        &root.join("tests/fixtures/requirements.txt"),
+        &root.join("target/test-python"),
+    )
+    .join("bin/python")
+}
