@@ -195,10 +195,7 @@ pub async fn download_reusing(
             .await
             .map(|_| ());
     }
-    let name = dest
-        .file_name()
-        .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()));
+    let temp = temp_beside(dest);
     let plan = Reuse {
         list: &list,
         have: &have,
@@ -294,32 +291,22 @@ impl Reuse<'_> {
                 .content_range(id, Some(version), offset, Some(stop))
                 .await?
                 .reader;
-            loop {
-                let n = reader.read(&mut buf).await?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-                out.write_all(&buf[..n]).await?;
-                moved += n as u64;
-                if let Some(progress) = &progress {
-                    progress(moved);
-                }
-            }
+            copy_hashed(
+                &mut reader,
+                &mut out,
+                &mut hasher,
+                &mut buf,
+                &mut moved,
+                progress.as_ref(),
+            )
+            .await?;
             for &(at, chunk) in &chunks[i..end] {
                 fetched.entry(chunk.id).or_insert(at);
             }
             i = end;
         }
         out.sync_all().await?;
-        let actual: Digest = hasher.finalize().into();
-        if actual != self.list.digest {
-            return Err(Error::DigestMismatch {
-                expected: self.list.digest.clone(),
-                actual,
-            });
-        }
-        Ok(())
+        check_digest(&hasher, &self.list.digest)
     }
 }
 
@@ -331,36 +318,23 @@ pub async fn save_verified(
     dest: &std::path::Path,
     progress: Option<Progress>,
 ) -> Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let name = dest
-        .file_name()
-        .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()));
+    let temp = temp_beside(dest);
     let copied = async {
         let mut out = tokio::fs::File::create(&temp).await?;
         let mut hasher = blake3::Hasher::new();
         let mut buf = vec![0u8; 1 << 20];
         let mut moved = 0u64;
-        loop {
-            let n = reader.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            out.write_all(&buf[..n]).await?;
-            moved += n as u64;
-            if let Some(progress) = &progress {
-                progress(moved);
-            }
-        }
+        copy_hashed(
+            &mut reader,
+            &mut out,
+            &mut hasher,
+            &mut buf,
+            &mut moved,
+            progress.as_ref(),
+        )
+        .await?;
         out.sync_all().await?;
-        let actual: Digest = hasher.finalize().into();
-        if &actual != expected {
-            return Err(crate::Error::DigestMismatch {
-                expected: expected.clone(),
-                actual,
-            });
-        }
+        check_digest(&hasher, expected)?;
         crate::local_file::replace(&temp, dest).await?;
         Ok(())
     }
@@ -369,6 +343,52 @@ pub async fn save_verified(
         let _ = tokio::fs::remove_file(&temp).await;
     }
     copied
+}
+
+/// A temporary file's name beside `dest`, for bytes that take its place
+/// only once whole and checked.
+fn temp_beside(dest: &std::path::Path) -> std::path::PathBuf {
+    let name = dest
+        .file_name()
+        .map_or_else(|| "download".into(), |n| n.to_string_lossy().into_owned());
+    dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()))
+}
+
+/// Copies `reader` to its end into `out` through `buf`, hashing as it
+/// goes and telling `progress` the bytes moved so far (`moved`, counted on).
+async fn copy_hashed(
+    reader: &mut (impl AsyncRead + Unpin + ?Sized),
+    out: &mut tokio::fs::File,
+    hasher: &mut blake3::Hasher,
+    buf: &mut [u8],
+    moved: &mut u64,
+    progress: Option<&Progress>,
+) -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let n = reader.read(buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n]).await?;
+        *moved += n as u64;
+        if let Some(progress) = progress {
+            progress(*moved);
+        }
+    }
+}
+
+/// `DigestMismatch` unless what `hasher` read is `expected`.
+fn check_digest(hasher: &blake3::Hasher, expected: &Digest) -> Result<()> {
+    let actual: Digest = hasher.finalize().into();
+    if &actual != expected {
+        return Err(Error::DigestMismatch {
+            expected: expected.clone(),
+            actual,
+        });
+    }
+    Ok(())
 }
 
 /// A version's bytes, as a stream.

@@ -30,7 +30,6 @@ mod writes;
 pub use health::HEALTH_CHECK_LIMIT;
 pub use migrate::MigrationStep;
 pub use sweeper::{Sweeper, SWEEP_EVERY};
-pub use transfers::UPLOAD_KEPT;
 
 /// How a bundled backend is set up; `Default` is what the app and the CLI use.
 #[derive(Clone, Debug)]

@@ -33,7 +33,7 @@ use crate::rules;
 use crate::store::{Durability, EditState};
 
 /// How long an unfinished upload is kept.
-pub const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
+const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
 /// Unfinished uploads one participant may have at once.
 const MOST_LIVE_EACH: usize = 32;
 /// How many of the file's newest versions, and of its proposals, offer

@@ -175,39 +175,25 @@ pub(in crate::server) fn partial_response(
     digest: &Digest,
     reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
 ) -> Response {
-    let headers = [
-        (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
-        (
-            header::CONTENT_LENGTH,
-            (range.end - range.start).to_string(),
-        ),
-        (
-            header::CONTENT_RANGE,
-            format!(
-                "bytes {}-{}/{size}",
-                range.start,
-                range.end.saturating_sub(1)
-            ),
-        ),
-        (header::ETAG, format!("\"{digest}\"")),
-    ];
-    (
-        StatusCode::PARTIAL_CONTENT,
-        headers,
-        Body::from_stream(ReaderStream::with_capacity(reader, 1 << 20)),
-    )
-        .into_response()
+    let (first, last) = (range.start, range.end.saturating_sub(1));
+    let mut response = bytes_response(range.end - range.start, digest, reader);
+    *response.status_mut() = StatusCode::PARTIAL_CONTENT;
+    if let Ok(value) = format!("bytes {first}-{last}/{size}").parse() {
+        response.headers_mut().insert(header::CONTENT_RANGE, value);
+    }
+    response
 }
 
-/// Streams bytes of a known digest and size (a version's or a proposal's).
+/// Streams `length` bytes of content of `digest` (a version's or a
+/// proposal's, or part of one), with the digest as its ETag.
 pub(in crate::server) fn bytes_response(
-    size: u64,
+    length: u64,
     digest: &Digest,
     reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
 ) -> Response {
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
-        (header::CONTENT_LENGTH, size.to_string()),
+        (header::CONTENT_LENGTH, length.to_string()),
         (header::ETAG, format!("\"{digest}\"")),
     ];
     (
