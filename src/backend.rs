@@ -529,6 +529,10 @@ pub trait Studio: Send + Sync {
     async fn invite(&self, request: InviteRequest) -> Result<Invite>;
     /// An invite for another device of the caller's.
     async fn invite_myself(&self, expires_seconds: Option<u64>) -> Result<Invite>;
+    /// The invites neither used nor lapsed, oldest first (never a code).
+    async fn invites(&self) -> Result<Vec<OpenInvite>>;
+    /// Revokes an open invite: its code then works no more.
+    async fn revoke_invite(&self, id: InviteId) -> Result<()>;
     async fn my_devices(&self) -> Result<MyDevices>;
     /// Revokes one of the caller's devices (this one too: it is signed out).
     async fn revoke_my_device(&self, id: &str) -> Result<()>;

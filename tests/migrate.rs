@@ -6,7 +6,7 @@ use std::time::Duration;
 use leasedesk::bundled::MigrationStep;
 use leasedesk::failpoint::{self, Action, Failpoints};
 use leasedesk::model::*;
-use leasedesk::{Backend, Bundled, Error, Location, Options};
+use leasedesk::{Backend, Bundled, Error, Location, Options, Studio};
 
 use crate::harness::*;
 
@@ -90,6 +90,15 @@ async fn open_team(f: &Fixture, location: Location, failpoints: Failpoints) -> B
 async fn a_data_folder_moves_with_every_row_and_blob() {
     let f = fixture();
     let (a, token, revoked) = history(&f).await;
+    let waiting = f
+        .store
+        .as_owner()
+        .invite(InviteRequest {
+            name: "dana".into(),
+            ..InviteRequest::default()
+        })
+        .await
+        .unwrap();
     let (_dir, team) = new_team(&f).await;
     let mut copied = 0;
     let counts = f
@@ -160,6 +169,15 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
         team.authenticate(&revoked).await,
         Err(Error::Unauthorized(_))
     ));
+    // An invite waiting moved with its id and maker, and its code works there.
+    let invites = team.as_owner().invites().await.unwrap();
+    assert_eq!(invites, f.store.as_owner().invites().await.unwrap());
+    assert_eq!(invites.len(), 1);
+    let redeemed = team
+        .redeem_invite(&waiting.code, "dana's laptop", None)
+        .await
+        .unwrap();
+    assert_eq!(redeemed.participant.as_str(), "user:dana");
     // The team's store goes on from there, numbering events after the copied ones.
     let last = all_events(&after).await.last().unwrap().seq;
     after.import(&path("new.psd"), bytes(b"n")).await.unwrap();

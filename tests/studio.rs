@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leasedesk::model::*;
-use leasedesk::{Backend, Error};
+use leasedesk::{Backend, Error, Studio};
 
 use crate::harness::*;
 
@@ -554,6 +554,157 @@ async fn invites_make_devices_that_are_revoked_one_by_one(f: Fixture) {
     ));
 }
 
+/// An admin lists the invites waiting to be used (never a code), with who
+/// made each and until when, and revokes one: its code is then refused as
+/// an unknown one. A used, lapsed or revoked invite is not listed and
+/// cannot be revoked; nobody but an admin lists or revokes.
+async fn open_invites_are_listed_and_revoked_by_an_admin(f: Fixture) {
+    let admin = f.studio("user:admin");
+    assert_eq!(admin.invites().await.unwrap(), [], "none yet");
+    let dana = admin.invite(invite_for("dana")).await.unwrap();
+    let erin = admin
+        .invite(InviteRequest {
+            admin: true,
+            expires_seconds: Some(3600),
+            ..invite_for("erin")
+        })
+        .await
+        .unwrap();
+    let used = admin.invite(invite_for("fay")).await.unwrap();
+    f.redeem(&used.code, "fay's laptop").await.unwrap();
+    let bob_studio = f.studio("user:bob");
+    let bobs_own = bob_studio.invite_myself(None).await.unwrap();
+
+    // Made within a tick of the clock: compared by whom they are for.
+    let mut listed = admin.invites().await.unwrap();
+    listed.sort_by(|a, b| a.participant.cmp(&b.participant));
+    let who: Vec<(&str, bool, Option<&str>)> = listed
+        .iter()
+        .map(|i| {
+            (
+                i.participant.as_str(),
+                i.admin,
+                i.made_by.as_ref().map(|p| p.as_str()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("user:bob", false, Some("user:bob")),
+            ("user:dana", false, Some("user:admin")),
+            ("user:erin", true, Some("user:admin")),
+        ],
+        "the used one is gone; bob's own for another device is listed"
+    );
+    let (bobs_row, dana_row, erin_row) = (&listed[0], &listed[1], &listed[2]);
+    assert_eq!(bobs_row.expires_at, bobs_own.expires_at);
+    assert_eq!(dana_row.expires_at, dana.expires_at);
+    assert_eq!(erin_row.expires_at, erin.expires_at);
+    let listed_json = serde_json::to_string(&listed).unwrap();
+    for code in [&dana.code, &erin.code, &bobs_own.code] {
+        assert!(!listed_json.contains(code.as_str()), "no code is listed");
+    }
+
+    // Bob is no admin: he neither lists nor revokes, not even his own.
+    for refused in [
+        bob_studio.invites().await.map(|_| ()),
+        bob_studio.revoke_invite(bobs_row.id).await,
+        bob_studio.revoke_invite(dana_row.id).await,
+    ] {
+        assert!(matches!(refused, Err(Error::Forbidden(_))), "{refused:?}");
+    }
+    assert_eq!(admin.invites().await.unwrap().len(), 3, "nothing revoked");
+
+    // Revoked: not listed, its code an unknown one's, and not revoked twice.
+    admin.revoke_invite(dana_row.id).await.unwrap();
+    let invalid = |r: leasedesk::Result<Redeemed>| matches!(r, Err(Error::InviteInvalid(_)));
+    assert!(invalid(f.redeem(&dana.code, "dana's laptop").await));
+    for gone in [dana_row.id, InviteId::new()] {
+        assert!(matches!(
+            admin.revoke_invite(gone).await,
+            Err(Error::NotFound(_))
+        ));
+    }
+    // Lapsed: gone from the list, and not revocable.
+    f.advance(Duration::from_secs(3601));
+    let left: Vec<String> = admin
+        .invites()
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.participant.to_string())
+        .collect();
+    assert_eq!(left, ["user:bob"]);
+    assert!(matches!(
+        admin.revoke_invite(erin_row.id).await,
+        Err(Error::NotFound(_))
+    ));
+    // The one left still works.
+    let desktop = f.redeem(&bobs_own.code, "bob's desktop").await.unwrap();
+    assert_eq!(desktop.participant, participant("user:bob"));
+    assert_eq!(admin.invites().await.unwrap(), []);
+}
+
+/// A data folder from before invites had ids (schema 11) opens with its
+/// invites kept: the one waiting listed with an id of its own (from its
+/// code's hash, never its code) and no maker, revocable; the used one not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invites_from_before_their_ids_are_listed_and_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "7KQ2-ABCD-EFGH-JKMN-7KQ2-ABCD-EFGH-JKMN";
+    let now = chrono::Utc::now().timestamp_millis();
+    let hash = blake3::hash(code.replace('-', "").as_bytes())
+        .to_hex()
+        .to_string();
+    {
+        let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
+        for sql in [
+            include_str!("../src/store/migrations/0001_leases.sql"),
+            include_str!("../src/store/migrations/0002_tokens.sql"),
+            include_str!("../src/store/migrations/0003_path_keys.sql"),
+            include_str!("../src/store/migrations/0004_blob_names.sql"),
+            include_str!("../src/store/migrations/0005_messages.sql"),
+            include_str!("../src/store/migrations/0006_requests.sql"),
+            include_str!("../src/store/migrations/0007_changes.sql"),
+            include_str!("../src/store/migrations/0008_studio.sql"),
+            include_str!("../src/store/migrations/0009_folders.sql"),
+            include_str!("../src/store/migrations/0010_search_walk.sql"),
+            include_str!("../src/store/migrations/0011_chunk_lists.sql"),
+        ] {
+            db.execute_batch(sql).unwrap();
+        }
+        db.pragma_update(None, "user_version", 11).unwrap();
+        db.execute(
+            "INSERT INTO invites (hash, participant, admin, created_at, expires_at)
+             VALUES (?1, 'user:dana', 0, ?2, ?3), ('used', 'user:fay', 0, ?2, ?3)",
+            rusqlite::params![hash, now, now + 86_400_000],
+        )
+        .unwrap();
+        db.execute("UPDATE invites SET used_at = ?1 WHERE hash = 'used'", [now])
+            .unwrap();
+    }
+    let store = leasedesk::Bundled::open(dir.path()).expect("the migration runs");
+    let owner = store.as_owner();
+    let listed = owner.invites().await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].participant, participant("user:dana"));
+    assert_eq!(listed[0].made_by, None, "made before makers were kept");
+    assert_eq!(listed[0].id.to_string().replace('-', ""), hash[..32]);
+    owner.revoke_invite(listed[0].id).await.unwrap();
+    assert!(matches!(
+        store.redeem_invite(code, "dana's laptop", None).await,
+        Err(Error::InviteInvalid(_))
+    ));
+    // Invites made now get ids of their own, and still work.
+    let fresh = owner.invite(invite_for("erin")).await.unwrap();
+    assert_eq!(owner.invites().await.unwrap().len(), 1);
+    store
+        .redeem_invite(&fresh.code, "erin's laptop", None)
+        .await
+        .unwrap();
+}
+
 /// Two computers redeem one code at the same moment: exactly one gets a token.
 async fn a_code_redeemed_twice_at_once_gives_one_token(f: Fixture) {
     let admin = f.studio("user:admin");
@@ -642,6 +793,7 @@ crate::contract!(
     rules_and_groups_are_checked_and_kept_whole,
     the_deepest_rule_for_the_caller_decides,
     invites_make_devices_that_are_revoked_one_by_one,
+    open_invites_are_listed_and_revoked_by_an_admin,
     a_code_redeemed_twice_at_once_gives_one_token,
     a_rule_change_is_never_half_seen,
 );

@@ -190,6 +190,25 @@ impl Studio for Bundled {
         Ok(shown(code, row))
     }
 
+    /// The invites neither used nor lapsed (admins only).
+    async fn invites(&self) -> Result<Vec<OpenInvite>> {
+        let this = self.clone();
+        let rows = in_place(move || {
+            let clock = &this.shared.options.clock;
+            this.shared
+                .store
+                .read(|tx| rules::open_invites(tx, this.acting(), tx.now(clock)?))
+        })
+        .await?;
+        Ok(rows.into_iter().map(listed).collect())
+    }
+
+    /// Revokes an open invite (admins only).
+    async fn revoke_invite(&self, id: InviteId) -> Result<()> {
+        self.studio_write(move |tx, acting, now| rules::revoke_invite(tx, acting, id, now))
+            .await
+    }
+
     /// The caller's devices, and the one it calls from.
     async fn my_devices(&self) -> Result<MyDevices> {
         let current = self.device.clone().unwrap_or_default();
@@ -266,6 +285,17 @@ fn shown(code: String, row: InviteRow) -> Invite {
     Invite {
         code,
         participant: row.participant,
+        expires_at: row.expires_at,
+    }
+}
+
+fn listed(row: InviteRow) -> OpenInvite {
+    OpenInvite {
+        id: row.id,
+        participant: row.participant,
+        admin: row.admin,
+        made_by: row.made_by,
+        created_at: row.created_at,
         expires_at: row.expires_at,
     }
 }

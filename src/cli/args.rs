@@ -335,8 +335,8 @@ pub(super) enum UserCommand {
     /// Revoke every token of a participant (NAME, or agent:NAME).
     Revoke { name: String },
     /// (admin) Make a one-time invite for NAME (someone new, or a device
-    /// more for a participant); prints its code, and its link when the
-    /// server's public URL is known.
+    /// more for a participant); prints the link to send when the server's
+    /// URL is known (`--server`, or LEASEDESK_PUBLIC_URL), else its code.
     Invite {
         name: String,
         #[arg(long, conflicts_with = "admin")]
@@ -352,6 +352,11 @@ pub(super) enum UserCommand {
     Devices { name: Option<String> },
     /// (admin) Revoke one device of a participant: its token stops working.
     RevokeDevice { name: String, id: String },
+    /// (admin) List the invites not yet used nor lapsed (never their codes).
+    Invites,
+    /// (admin) Revoke an invite not yet used (its id, from `user invites`):
+    /// its code stops working.
+    RevokeInvite { id: String },
 }
 
 #[derive(Subcommand, Debug)]

@@ -125,7 +125,9 @@ async fn execute(args: Args) -> Result<(), Error> {
         Command::User(
             command @ (UserCommand::Invite { .. }
             | UserCommand::Devices { .. }
-            | UserCommand::RevokeDevice { .. }),
+            | UserCommand::RevokeDevice { .. }
+            | UserCommand::Invites
+            | UserCommand::RevokeInvite { .. }),
         ) => studio::user(&target, as_given, command, &out).await,
         Command::User(command) => admin::user(&target, command, &out),
         Command::Group(command) => studio::group(&target, as_given, command, &out).await,

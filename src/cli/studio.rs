@@ -1,7 +1,8 @@
-//! A studio's admin commands: `user invite | devices | revoke-device`,
-//! `group`, `allow` and `permissions`. On a server they need an admin's
-//! token; on a data folder or database (`--data`, `--database`) they act as
-//! its owner, who may do what admins do, unless `--as` names someone.
+//! A studio's admin commands: `user invite | invites | revoke-invite |
+//! devices | revoke-device`, `group`, `allow` and `permissions`. On a
+//! server they need an admin's token; on a data folder or database
+//! (`--data`, `--database`) they act as its owner, who may do what admins
+//! do, unless `--as` names someone.
 
 use leasedesk::model::*;
 use leasedesk::{Error, Studio};
@@ -30,7 +31,25 @@ fn join_link(target: &Target, code: &str) -> Option<String> {
     Some(leasedesk::desk::join_link(&server, code))
 }
 
-/// `user invite | devices | revoke-device`.
+/// What `user invite` says: the link to send, which names the server and
+/// works alone; only when no URL is known, the code, which Join can take
+/// only with the server's address beside it.
+fn invite_words(invite: &Invite, link: Option<&str>) -> String {
+    let head = format!(
+        "an invite for {} until {}, working once (shown only now)",
+        invite.participant,
+        local_time(invite.expires_at)
+    );
+    match link {
+        Some(link) => format!("{head}: send this link\n{link}"),
+        None => format!(
+            "{head}: its code\n{}\nJoin needs the server's address with it: give --server URL (or set LEASEDESK_PUBLIC_URL) to print the link to send instead",
+            invite.code
+        ),
+    }
+}
+
+/// `user invite | devices | revoke-device | invites | revoke-invite`.
 pub(super) async fn user(
     target: &Target,
     as_given: bool,
@@ -56,20 +75,40 @@ pub(super) async fn user(
             let link = join_link(target, &invite.code);
             out.print(
                 &serde_json::json!({ "invite": invite, "link": link }),
-                || {
-                    let mut said = format!(
-                        "an invite for {} until {} (shown once):\n{}",
-                        invite.participant,
-                        local_time(invite.expires_at),
-                        invite.code
-                    );
-                    if let Some(link) = &link {
-                        said.push('\n');
-                        said.push_str(link);
-                    }
-                    said
-                },
+                || invite_words(&invite, link.as_deref()),
             );
+        }
+        UserCommand::Invites => {
+            let invites = studio.invites().await?;
+            out.print(&serde_json::json!({ "invites": invites }), || {
+                if invites.is_empty() {
+                    return "no invite is waiting to be used".to_owned();
+                }
+                invites
+                    .iter()
+                    .map(|i| {
+                        let made = i
+                            .made_by
+                            .as_ref()
+                            .map_or(String::new(), |by| format!(", made by {by}"));
+                        format!(
+                            "{}  {}{}  until {}{made}",
+                            i.id,
+                            i.participant,
+                            if i.admin { " (admin)" } else { "" },
+                            local_time(i.expires_at)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        UserCommand::RevokeInvite { id } => {
+            let id: InviteId = id.trim().parse()?;
+            studio.revoke_invite(id).await?;
+            out.print(&serde_json::json!({ "revoked": id }), || {
+                format!("revoked invite {id}: its code works no more")
+            });
         }
         UserCommand::Devices { name } => {
             let mut members = studio.members().await?;

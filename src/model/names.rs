@@ -77,6 +77,10 @@ id_type!(
     /// Names one resumable upload (`POST /v1/uploads`).
     UploadId
 );
+id_type!(
+    /// Names one invite, as an admin lists and revokes it (never its code).
+    InviteId
+);
 
 /// Who acts: `user:NAME` or `agent:NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use chrono::{DateTime, Utc};
 
-use super::{collision_key, Invalid, Participant, RepoPath};
+use super::{collision_key, Invalid, InviteId, Participant, RepoPath};
 
 /// One computer of a participant: one token, listed and revocable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
@@ -20,6 +20,15 @@ pub struct Device {
     pub created_at: DateTime<Utc>,
     /// To the minute.
     pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// The device a check-out was made on (`docs/API-additions.md`): its id
+/// (the token's) and its name as its owner gave it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
+pub struct DeviceRef {
+    pub id: String,
+    pub name: String,
 }
 
 /// A participant as an admin sees it: its flags and its devices.
@@ -72,6 +81,28 @@ pub struct Invite {
     pub code: String,
     pub participant: Participant,
     pub expires_at: DateTime<Utc>,
+}
+
+/// An invite not yet used nor lapsed, as an admin lists it: who it is
+/// for, who made it and until when; never its code, which was shown once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
+pub struct OpenInvite {
+    pub id: InviteId,
+    pub participant: Participant,
+    /// Whether redeeming it makes an admin.
+    pub admin: bool,
+    /// Who made it: null for the store's owner (the CLI on the data folder
+    /// or the database), and for invites made before this was kept.
+    pub made_by: Option<Participant>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// `GET /v1/invites`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct InviteList {
+    pub invites: Vec<OpenInvite>,
 }
 
 /// What redeeming an invite gives: the token of this device, shown once.

@@ -57,6 +57,14 @@ impl Studio for Remote {
         self.post("/v1/me/invites", body).await
     }
 
+    async fn invites(&self) -> Result<Vec<OpenInvite>> {
+        Ok(self.get::<InviteList>("/v1/invites").await?.invites)
+    }
+
+    async fn revoke_invite(&self, id: InviteId) -> Result<()> {
+        self.delete(&format!("/v1/invites/{id}")).await
+    }
+
     async fn my_devices(&self) -> Result<MyDevices> {
         self.get("/v1/me/devices").await
     }

@@ -52,10 +52,14 @@ pub fn invite(
             )));
         }
     }
+    let made_by = match actor {
+        Acting::As(admin) => Some(admin.clone()),
+        Acting::Owner => None,
+    };
     keep_invite(
         tx,
-        participant,
-        request.admin,
+        (participant, request.admin),
+        made_by,
         request.expires_seconds,
         code_hash,
         now,
@@ -78,24 +82,34 @@ pub fn invite_myself(
             )))
         }
     };
-    keep_invite(tx, actor.clone(), admin, expires_seconds, code_hash, now)
+    keep_invite(
+        tx,
+        (actor.clone(), admin),
+        Some(actor.clone()),
+        expires_seconds,
+        code_hash,
+        now,
+    )
 }
 
+/// Keeps an invite for a participant (with the admin flag it gets), made by `made_by`.
 fn keep_invite(
     tx: &Tx,
-    participant: Participant,
-    admin: bool,
+    (participant, admin): (Participant, bool),
+    made_by: Option<Participant>,
     expires_seconds: Option<u64>,
     hash: String,
     now: Timestamp,
 ) -> Result<InviteRow> {
     let seconds = invite_seconds(expires_seconds)?;
     let row = InviteRow {
+        id: InviteId::new(),
         hash,
         participant,
         admin,
         created_at: now,
         expires_at: now + chrono::Duration::seconds(seconds as i64),
+        made_by,
     };
     tx.insert_invite(&row)?;
     Ok(row)
@@ -136,6 +150,25 @@ pub fn redeem(tx: &Tx, code_hash: &str, now: Timestamp) -> Result<InviteRow> {
         })?;
     }
     Ok(invite)
+}
+
+/// The invites neither used nor lapsed at `now`, oldest first (their codes
+/// are not kept, so never shown). Admins only.
+pub fn open_invites(tx: &Tx, actor: Acting, now: Timestamp) -> Result<Vec<InviteRow>> {
+    actor.require_admin(tx, "list the invites")?;
+    tx.open_invites(now)
+}
+
+/// Revokes an invite neither used nor lapsed: its code then gets what an
+/// unknown one gets (`invite_invalid`). Admins only.
+pub fn revoke_invite(tx: &Tx, actor: Acting, id: InviteId, now: Timestamp) -> Result<()> {
+    actor.require_admin(tx, "revoke an invite")?;
+    if !tx.delete_invite(id, now)? {
+        return Err(Error::NotFound(format!(
+            "no open invite {id}: it was used, lapsed or revoked"
+        )));
+    }
+    Ok(())
 }
 
 /// Every participant with its devices. Admins only.

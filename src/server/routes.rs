@@ -84,7 +84,8 @@ pub(in crate::server) fn api() -> Router<Bundled> {
             "/v1/uploads/{id}",
             get(upload_state).patch(append_upload).delete(cancel_upload),
         )
-        .route("/v1/invites", post(invite))
+        .route("/v1/invites", get(invites).post(invite))
+        .route("/v1/invites/{id}", delete(revoke_invite))
         .route("/v1/me/invites", post(invite_myself))
         .route("/v1/invites/redeem", post(redeem))
         .route("/v1/me/devices", get(my_devices))

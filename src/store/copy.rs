@@ -37,6 +37,8 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("created_at", Int),
             ("expires_at", Int),
             ("used_at", Int),
+            ("id", Text),
+            ("made_by", Text),
         ],
     ),
     (

@@ -233,11 +233,14 @@ pub struct LiveToken {
 /// An invite as kept: the hash of its code, never the code.
 #[derive(Clone, Debug)]
 pub struct InviteRow {
+    pub id: InviteId,
     pub hash: String,
     pub participant: Participant,
     pub admin: bool,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
+    /// Who made it; `None` for the store's owner.
+    pub made_by: Option<Participant>,
 }
 
 /// A studio's rows: devices (tokens), invites, and the permissions document
@@ -266,6 +269,13 @@ pub trait StudioRows {
     /// and not lapsed at `now`, and returns it; one caller at most ever
     /// gets it.
     fn take_invite(&self, hash: &str, now: Timestamp) -> Result<Option<InviteRow>>;
+
+    /// The invites neither used nor lapsed at `now`, oldest first.
+    fn open_invites(&self, now: Timestamp) -> Result<Vec<InviteRow>>;
+
+    /// Removes the invite `id` if it is neither used nor lapsed at `now`:
+    /// its code is then unknown. Whether there was one.
+    fn delete_invite(&self, id: InviteId, now: Timestamp) -> Result<bool>;
 
     /// The permissions document's stamp; `None` if there never was one.
     fn permissions_stamp(&self) -> Result<Option<String>>;

@@ -204,7 +204,8 @@ pub(super) fn live_token(row: &(impl Row + ?Sized)) -> Result<LiveToken> {
     })
 }
 
-pub(super) const INVITE_COLUMNS: &str = "hash, participant, admin, created_at, expires_at";
+pub(super) const INVITE_COLUMNS: &str =
+    "hash, participant, admin, created_at, expires_at, id, made_by";
 
 pub(super) fn invite(row: &(impl Row + ?Sized)) -> Result<InviteRow> {
     Ok(InviteRow {
@@ -213,10 +214,12 @@ pub(super) fn invite(row: &(impl Row + ?Sized)) -> Result<InviteRow> {
         admin: row.flag(2)?,
         created_at: time_at(row, 3)?,
         expires_at: time_at(row, 4)?,
+        id: parsed(row, 5)?,
+        made_by: parsed_opt(row, 6)?,
     })
 }
 
-/// hash, participant, admin, created_at, expires_at
+/// hash, participant, admin, created_at, expires_at, id, made_by
 pub(super) fn invite_fields(i: &InviteRow) -> Vec<Field> {
     vec![
         text(&i.hash),
@@ -224,6 +227,8 @@ pub(super) fn invite_fields(i: &InviteRow) -> Vec<Field> {
         Field::Bool(i.admin),
         int(millis(i.created_at)),
         int(millis(i.expires_at)),
+        text(i.id),
+        text_opt(i.made_by.as_ref()),
     ]
 }
 

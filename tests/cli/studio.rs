@@ -1,6 +1,7 @@
-//! A studio's commands: `user invite | devices | revoke-device`, `group`,
-//! `allow` and `permissions`, by the data folder's owner and by an admin
-//! over a real server, and what they do to the files others see.
+//! A studio's commands: `user invite | invites | revoke-invite | devices |
+//! revoke-device`, `group`, `allow` and `permissions`, by the data folder's
+//! owner and by an admin over a real server, and what they do to the files
+//! others see.
 
 use super::Cli;
 
@@ -88,6 +89,61 @@ fn an_owner_and_an_admin_run_a_studio_from_the_command_line() {
         format!("leasedesk://join?server={server_url}&code={code}")
     );
     assert_eq!(invited["invite"]["participant"], "user:carol");
+    // In words: the link to send, which names the server; no bare code,
+    // which Join could not use alone.
+    let said = as_boss.ok(&["user", "invite", "dora"]);
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(
+        lines[0].starts_with("an invite for user:dora until "),
+        "{said}"
+    );
+    assert!(lines[0].ends_with("send this link"), "{said}");
+    assert!(
+        lines[1].starts_with(&format!("leasedesk://join?server={server_url}&code=")),
+        "{said}"
+    );
+    assert_eq!(lines.len(), 2, "{said}");
+
+    // The invites waiting: carol's and dora's, never a code; carol's revoked.
+    let waiting: serde_json::Value =
+        serde_json::from_str(&as_boss.ok(&["--json", "user", "invites"])).unwrap();
+    let waiting = waiting["invites"].as_array().unwrap().clone();
+    let names: Vec<&str> = waiting
+        .iter()
+        .map(|i| i["participant"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{waiting:?}");
+    assert!(names.contains(&"user:carol") && names.contains(&"user:dora"));
+    assert!(!serde_json::to_string(&waiting).unwrap().contains(code));
+    let carols = waiting
+        .iter()
+        .find(|i| i["participant"] == "user:carol")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = as_boss.ok(&["user", "invites"]);
+    assert!(
+        listed.lines().any(|l| l.starts_with(&carols)
+            && l.contains("user:carol")
+            && l.contains("made by user:boss")),
+        "{listed}"
+    );
+    let revoked = as_boss.ok(&["user", "revoke-invite", &carols]);
+    assert!(revoked.contains("its code works no more"), "{revoked}");
+    let listed = as_boss.ok(&["user", "invites"]);
+    assert!(!listed.contains("user:carol"), "{listed}");
+    let again = as_boss.output(&["user", "revoke-invite", &carols]);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("no open invite"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let bad = as_boss.output(&["user", "revoke-invite", "carol"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not a UUID"));
+    assert!(!as_bob.output(&["user", "invites"]).status.success());
 
     // Devices: bob's `cli` token, listed and revoked; it stops working.
     let devices: serde_json::Value =
@@ -113,4 +169,23 @@ fn an_owner_and_an_admin_run_a_studio_from_the_command_line() {
         said.contains("leasedesk://join?server=https%3A%2F%2Fstudio.example%3A8443&code="),
         "{said}"
     );
+
+    // Without a URL, the code, and what Join needs beside it.
+    let mut command = cli.kit.command();
+    let out = command
+        .env_remove("LEASEDESK_PUBLIC_URL")
+        .args(["user", "invite", "eve"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(said.contains("an invite for user:eve"), "{said}");
+    assert!(!said.contains("leasedesk://"), "{said}");
+    assert!(
+        said.contains("Join needs the server's address with it"),
+        "{said}"
+    );
+    // The owner lists them on the data folder: made by the owner (no one).
+    let listed = cli.kit.ok(&["user", "invites"]);
+    let eves = listed.lines().find(|l| l.contains("user:eve")).unwrap();
+    assert!(!eves.contains("made by"), "{listed}");
 }

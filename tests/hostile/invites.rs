@@ -411,6 +411,80 @@ async fn malformed_redeems_are_refused_in_our_json_never_500() {
     );
 }
 
+/// The invites waiting to be used, listed and revoked over HTTP by an
+/// admin (docs/API-studio.md): no code is listed; an id that is not a
+/// UUID is 400, one that names no open invite 404 `not_found`, a revoked
+/// code the same 404 `invite_invalid` as an unknown one; every refusal is
+/// our JSON, never a 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invites_are_listed_and_revoked_in_our_json() {
+    let f = remote_fixture().await;
+    let api = Api::of(&f);
+    let admin = token(&f, "user:admin");
+    let code = api.invite(admin, "dana").await;
+    let (status, listed) = api.get("/v1/invites", admin).await;
+    assert_eq!(status, 200, "{listed}");
+    let invites = listed["invites"].as_array().unwrap();
+    assert_eq!(invites.len(), 1, "{listed}");
+    assert_eq!(invites[0]["participant"], "user:dana");
+    assert_eq!(invites[0]["made_by"], "user:admin");
+    assert_eq!(invites[0]["admin"], false);
+    assert!(!listed.to_string().contains(&code), "no code: {listed}");
+    let id = invites[0]["id"].as_str().unwrap().to_owned();
+
+    let (none, _) = api.call(Method::GET, "/v1/invites", None, None).await;
+    assert_eq!(none, 401, "no token");
+    let unknown = uuid::Uuid::new_v4().to_string();
+    for (path, expected) in [
+        ("/v1/invites/not-a-uuid".to_owned(), (400, "bad_request")),
+        ("/v1/invites/%FF%FE".to_owned(), (400, "bad_request")),
+        (
+            format!("/v1/invites/{}", "9".repeat(200)),
+            (400, "bad_request"),
+        ),
+        (format!("/v1/invites/{unknown}"), (404, "not_found")),
+    ] {
+        let answer = api.call(Method::DELETE, &path, Some(admin), None).await;
+        assert_eq!(
+            outcome(&answer),
+            (expected.0, expected.1.to_owned()),
+            "DELETE {path}: {}",
+            answer.1
+        );
+    }
+    for (method, path) in [
+        (Method::GET, format!("/v1/invites/{id}")),
+        (Method::PUT, "/v1/invites".to_owned()),
+        (Method::DELETE, "/v1/invites".to_owned()),
+        (Method::DELETE, "/v1/invites/redeem".to_owned()),
+    ] {
+        let answer = api.call(method.clone(), &path, Some(admin), None).await;
+        assert_eq!(
+            outcome(&answer),
+            (405, "method_not_allowed".to_owned()),
+            "{method} {path}: {}",
+            answer.1
+        );
+    }
+
+    let path = format!("/v1/invites/{id}");
+    let revoked = api.call(Method::DELETE, &path, Some(admin), None).await;
+    assert_eq!(revoked.0, 204, "{}", revoked.1);
+    assert_eq!(
+        api.get("/v1/invites", admin).await,
+        (200, json!({ "invites": [] }))
+    );
+    let again = api.call(Method::DELETE, &path, Some(admin), None).await;
+    assert_eq!(outcome(&again), (404, "not_found".into()), "{}", again.1);
+    let redeemed = api.redeem(redeem_body(&code, "dana's laptop")).await;
+    assert_eq!(
+        outcome(&redeemed),
+        (404, "invite_invalid".into()),
+        "the same refusal as an unknown code: {}",
+        redeemed.1
+    );
+}
+
 /// Bad rules are refused whole (422) and leave the rules as they were; a
 /// group a rule names cannot be removed; and bob, who is no admin, reaches
 /// none of the admin endpoints, nor makes himself one.
@@ -526,6 +600,12 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             Method::POST,
             "/v1/invites".into(),
             Some(json!({ "name": "admin", "admin": true })),
+        ),
+        (Method::GET, "/v1/invites".into(), None),
+        (
+            Method::DELETE,
+            format!("/v1/invites/{}", uuid::Uuid::new_v4()),
+            None,
         ),
         (Method::GET, "/v1/participants".into(), None),
         (

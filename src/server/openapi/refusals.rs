@@ -394,6 +394,10 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("delete", "/v1/uploads/{id}", &[ID], Body::None, "404 not_found"),
     op("post", "/v1/invites", &[], Body::Json, "403 forbidden, 422 invalid")
         .noting("For admins only. The code is shown only now; inviting a participant again adds a device (its flags must match, else 422 `invalid`)."),
+    op("get", "/v1/invites", &[], Body::None, "403 forbidden")
+        .noting("For admins only (docs/API-studio.md). The invites neither used nor lapsed, oldest first; never their codes."),
+    op("delete", "/v1/invites/{id}", &[ID], Body::None, "403 forbidden, 404 not_found")
+        .noting("For admins only (docs/API-studio.md). An invite neither used nor lapsed is revoked: its code then gets the 404 `invite_invalid` of an unknown one. One used, lapsed or revoked: 404 `not_found`."),
     op("post", "/v1/me/invites", &[], Body::Json, "403 forbidden, 422 invalid")
         .noting("A code for another device of the caller's."),
     op("post", "/v1/invites/redeem", &[], Body::Json, "404 invite_invalid, 422 invalid, 429 too_many, 500 internal")

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::super::accept::PeerAddress;
 use super::super::errors::{ApiError, ApiResult};
-use super::super::request::{Caller, JsonBody, Segments};
+use super::super::request::{Caller, JsonBody, On, Segments};
 use super::{Created, JsonList};
 use crate::backend::Studio;
 use crate::bundled::Bundled;
@@ -62,6 +62,17 @@ pub(in crate::server) async fn invite(
     JsonBody(body): JsonBody<InviteRequest>,
 ) -> ApiResult<Created<Invite>> {
     Ok((StatusCode::CREATED, Json(me.invite(body).await?)))
+}
+
+#[utoipa::path(get, path = "/v1/invites", responses((status = 200, body = InviteList)))]
+pub(in crate::server) async fn invites(Caller(me): Caller) -> ApiResult<JsonList<OpenInvite>> {
+    Ok(JsonList::new("invites", me.invites().await?))
+}
+
+#[utoipa::path(delete, path = "/v1/invites/{id}", responses((status = 204, description = "The invite's code works no more")))]
+pub(in crate::server) async fn revoke_invite(On(me, id): On<InviteId>) -> ApiResult<StatusCode> {
+    me.revoke_invite(id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[utoipa::path(post, path = "/v1/me/invites", request_body = MyInviteBody, responses((status = 201, body = Invite)))]

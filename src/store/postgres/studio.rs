@@ -68,7 +68,8 @@ impl StudioRows for PgTx<'_> {
         let fields = rows::invite_fields(invite);
         let params: Vec<&(dyn ToSql + Sync)> = fields.iter().map(|f| f as _).collect();
         self.execute(
-            "INSERT INTO invites (hash, participant, admin, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO invites (hash, participant, admin, created_at, expires_at, id, made_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &params,
         )?;
         Ok(())
@@ -83,6 +84,27 @@ impl StudioRows for PgTx<'_> {
         self.query_opt(&sql, &[&hash, &millis(now)])?
             .map(|r| rows::invite(&r))
             .transpose()
+    }
+
+    fn open_invites(&self, now: Timestamp) -> Result<Vec<InviteRow>> {
+        let sql = format!(
+            "SELECT {INVITE_COLUMNS} FROM invites WHERE used_at IS NULL AND expires_at > $1
+             ORDER BY created_at, id"
+        );
+        self.query(&sql, &[&millis(now)])?
+            .iter()
+            .map(rows::invite)
+            .collect()
+    }
+
+    fn delete_invite(&self, id: InviteId, now: Timestamp) -> Result<bool> {
+        // Locks the row as a redeem does: a code revoked while redeemed is
+        // either used (and not revoked) or revoked (and not redeemed).
+        let deleted = self.execute(
+            "DELETE FROM invites WHERE id = $1 AND used_at IS NULL AND expires_at > $2",
+            &[&id.to_string(), &millis(now)],
+        )?;
+        Ok(deleted > 0)
     }
 
     fn permissions_stamp(&self) -> Result<Option<String>> {

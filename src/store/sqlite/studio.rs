@@ -59,7 +59,8 @@ impl StudioRows for SqliteTx<'_> {
 
     fn insert_invite(&self, invite: &InviteRow) -> Result<()> {
         self.tx.execute(
-            "INSERT INTO invites (hash, participant, admin, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO invites (hash, participant, admin, created_at, expires_at, id, made_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params_from_iter(rows::invite_fields(invite)),
         )?;
         Ok(())
@@ -71,6 +72,22 @@ impl StudioRows for SqliteTx<'_> {
              RETURNING {INVITE_COLUMNS}"
         );
         self.first(&sql, params![hash, millis(now)], |r| rows::invite(r))
+    }
+
+    fn open_invites(&self, now: Timestamp) -> Result<Vec<InviteRow>> {
+        let sql = format!(
+            "SELECT {INVITE_COLUMNS} FROM invites WHERE used_at IS NULL AND expires_at > ?1
+             ORDER BY created_at, id"
+        );
+        self.all(&sql, [millis(now)], |r| rows::invite(r))
+    }
+
+    fn delete_invite(&self, id: InviteId, now: Timestamp) -> Result<bool> {
+        let deleted = self.tx.execute(
+            "DELETE FROM invites WHERE id = ?1 AND used_at IS NULL AND expires_at > ?2",
+            params![id.to_string(), millis(now)],
+        )?;
+        Ok(deleted > 0)
     }
 
     fn permissions_stamp(&self) -> Result<Option<String>> {
