@@ -22,6 +22,7 @@ mod requests;
 
 pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use beside::Decision;
+pub use events::Activity;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leases::Restored;

@@ -91,7 +91,7 @@ enum CatchUp {
 }
 
 /// The artifacts an event names: its own, or a change's files.
-fn named(event: &Event) -> Vec<ArtifactId> {
+pub(super) fn named(event: &Event) -> Vec<ArtifactId> {
     let mut ids: Vec<ArtifactId> = event.artifact_id.into_iter().collect();
     if let Some(files) = event.data.get("files").and_then(|f| f.as_array()) {
         ids.extend(

@@ -171,6 +171,71 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
     );
 }
 
+/// The activity names the files of its events by path, from the mirror,
+/// whether or not the window has their rows: a change's files, and a file
+/// added since the mirror was last brought up to date. A file bob may not
+/// read is named nowhere: no event of it comes, and no path (issue 36).
+async fn the_activity_names_the_files_of_its_events(f: Fixture) {
+    let secret = f.import("secret/plan.psd", b"v1").await;
+    f.studio("user:admin")
+        .put_permission_rules(vec![Rule::parse("secret/", "user:bob", "none").unwrap()])
+        .await
+        .unwrap();
+    let mut files = Vec::new();
+    for name in ["a", "b", "c"] {
+        files.push(f.import(&format!("art/{name}.png"), b"v1").await);
+    }
+    let bob = desk_for(&f, &f.bob, "bob");
+    bob.overview().await.unwrap();
+    // alice checks in a change of the three, and works on the secret file.
+    let request = CheckoutsRequest {
+        artifact_ids: files.iter().map(|a| a.id).collect(),
+        ttl_seconds: None,
+        note: None,
+    };
+    let taken = f.alice.check_out_many(request).await.unwrap();
+    for checkout in &taken {
+        f.alice.stage(checkout.id, bytes(b"v2")).await.unwrap();
+    }
+    let change = ChangeRequest {
+        checkouts: taken.iter().map(|c| c.id).collect(),
+        message: None,
+    };
+    f.alice.commit_change(change).await.unwrap();
+    let hidden = f
+        .alice
+        .check_out(secret.id, checkout_request())
+        .await
+        .unwrap();
+    f.alice.cancel(hidden.id).await.unwrap();
+    files.push(f.import("art/new.png", b"new").await);
+
+    let activity = bob.recent_activity(100).await.unwrap();
+    let expected: std::collections::BTreeMap<ArtifactId, RepoPath> =
+        files.iter().map(|a| (a.id, a.path.clone())).collect();
+    assert_eq!(activity.paths, expected);
+    assert!(
+        activity
+            .events
+            .iter()
+            .all(|e| e.artifact_id != Some(secret.id)),
+        "{:?}",
+        activity.events
+    );
+    let change = activity
+        .events
+        .iter()
+        .find(|e| e.kind == "change.committed")
+        .expect("the change");
+    assert_eq!(change.data["files"].as_array().unwrap().len(), 3);
+    // The window asks for the files of the events it is told of.
+    let asked = [files[0].id, secret.id, ArtifactId::new()];
+    assert_eq!(
+        bob.paths(&asked).await,
+        [(files[0].id, files[0].path.clone())].into()
+    );
+}
+
 /// A file you checked out elsewhere (the CLI) and never had here: "not on this
 /// computer", not "missing". Getting it brings the checked-out version here as
 /// your copy to edit, and leaves the lease and the ledger alone.
@@ -235,4 +300,5 @@ crate::contract!(
     a_dropped_file_is_added_under_the_folder_in_view,
     a_proposal_opens_as_a_file_beside_the_head,
     the_newest_events_come_without_reading_the_whole_ledger,
+    the_activity_names_the_files_of_its_events,
 );
