@@ -2,10 +2,18 @@
 //! server's stream or by watching a data folder). It only reads events; its
 //! one write is a data folder's sweeper recording lapses while it follows.
 
+use std::collections::HashMap;
+
+use futures_util::StreamExt;
 use leasedesk::model::*;
 use leasedesk::{Backend, Error};
 
 use super::{local_time, say, Output, Target};
+
+/// Files looked up at once for a page of events.
+const LOOKUPS_AT_ONCE: usize = 8;
+/// Paths a follower keeps; past it, it forgets them all and looks up again.
+const PATHS_KEPT: usize = 10_000;
 
 /// `events`: the events after `after`, or with `follow` every one from there on.
 pub(super) async fn events(
@@ -18,37 +26,116 @@ pub(super) async fn events(
     if follow {
         return follow_events(target, after, out).await;
     }
-    let page = target.backend().events(after, limit).await?;
+    let backend = target.backend();
+    let page = backend.events(after, limit).await?;
+    let mut paths = Paths::default();
+    if !out.json {
+        paths.learn(backend, &page.events).await?;
+    }
     out.print(&page, || {
         page.events
             .iter()
-            .map(event_line)
+            .map(|e| event_line(e, &paths))
             .collect::<Vec<_>>()
             .join("\n")
     });
     Ok(())
 }
 
-fn event_line(e: &Event) -> String {
-    format!(
-        "{:>6}  {}  {:<18} {}  {}",
+/// `seq  time  type  participant  file  holder`, the file by its path.
+fn event_line(e: &Event, paths: &Paths) -> String {
+    let line = format!(
+        "{:>6}  {}  {:<18} {}  {}  {}",
         e.seq,
         local_time(e.at),
         e.kind,
         e.participant.as_ref().map_or("", |p| p.as_str()),
+        paths.file(e),
         e.holder.as_deref().unwrap_or("")
-    )
+    );
+    line.trim_end().to_owned()
+}
+
+/// The paths of the files events name, each looked up once (a few at a
+/// time), not once per event: a check-in writes four events of one file.
+#[derive(Default)]
+struct Paths(HashMap<ArtifactId, Option<RepoPath>>);
+
+impl Paths {
+    /// The files an event's line names: its own, or a change's first.
+    fn named(e: &Event) -> Option<ArtifactId> {
+        e.artifact_id.or_else(|| {
+            e.data["files"][0]["artifact_id"]
+                .as_str()
+                .and_then(|id| id.parse().ok())
+        })
+    }
+
+    /// Looks up the files of `events` not known yet. A file gone from
+    /// sight meanwhile is left unnamed.
+    async fn learn(&mut self, backend: &dyn Backend, events: &[Event]) -> Result<(), Error> {
+        let mut unknown: Vec<ArtifactId> = events
+            .iter()
+            .filter_map(Self::named)
+            .filter(|id| !self.0.contains_key(id))
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        let mut found = futures_util::stream::iter(unknown)
+            .map(|id| async move { (id, backend.artifact(id).await) })
+            .buffer_unordered(LOOKUPS_AT_ONCE);
+        while let Some((id, artifact)) = found.next().await {
+            match artifact {
+                Ok(artifact) => self.0.insert(id, Some(artifact.path)),
+                Err(Error::NotFound(_) | Error::Forbidden(_)) => self.0.insert(id, None),
+                Err(e) => return Err(e),
+            };
+        }
+        Ok(())
+    }
+
+    /// A renamed file is known by its new path from its rename on.
+    fn follow_rename(&mut self, e: &Event) {
+        let to = e.data["to"].as_str().and_then(|to| to.parse().ok());
+        if let (Some(id), "artifact.renamed", Some(to)) = (e.artifact_id, e.kind.as_str(), to) {
+            self.0.insert(id, Some(to));
+        }
+    }
+
+    /// The file an event's line names: its path ("a.psd and 2 more" for a
+    /// change of three), or nothing.
+    fn file(&self, e: &Event) -> String {
+        let Some(path) = Self::named(e).and_then(|id| self.0.get(&id).cloned().flatten()) else {
+            return String::new();
+        };
+        match e.data["files"].as_array().map_or(0, Vec::len) {
+            0 | 1 => path.to_string(),
+            n => format!("{path} and {} more", n - 1),
+        }
+    }
 }
 
 /// Prints events as they are written: from the server's event stream, or by
 /// watching the data folder.
 async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), Error> {
-    let print = |event: &Event| {
+    // Paths looked up as events come, kept for the next ones.
+    let mut paths = Paths::default();
+    let mut print = async |events: &[Event]| -> Result<(), Error> {
         if out.json {
-            say(&serde_json::to_string(event).expect("an event serializes"));
-        } else {
-            say(&event_line(event));
+            for event in events {
+                say(&serde_json::to_string(event).expect("an event serializes"));
+            }
+            return Ok(());
         }
+        if paths.0.len() > PATHS_KEPT {
+            paths.0.clear();
+        }
+        paths.learn(target.backend(), events).await?;
+        for event in events {
+            paths.follow_rename(event);
+            say(&event_line(event, &paths));
+        }
+        Ok(())
     };
     match target {
         Target::Server(remote) => {
@@ -63,7 +150,9 @@ async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), 
                         loop {
                             match futures_util::StreamExt::next(&mut stream).await {
                                 Some(Ok(event)) => {
-                                    print(&event);
+                                    if let Err(e) = print(std::slice::from_ref(&event)).await {
+                                        break e;
+                                    }
                                     after = event.seq;
                                     backoff.reset();
                                 }
@@ -95,7 +184,7 @@ async fn follow_events(target: &Target, after: u64, out: &Output) -> Result<(), 
             loop {
                 let changed = store.changed();
                 let page = store.events(after, 500).await?;
-                page.events.iter().for_each(print);
+                print(&page.events).await?;
                 after = page.next;
                 if page.events.is_empty() {
                     // Other processes write too: look again at least every half second.

@@ -49,3 +49,132 @@ fn following_events_on_a_data_folder_records_a_lapse_nobody_touches() {
         "no lapse recorded while following: {kinds:?}"
     );
 }
+
+/// bob checks out three files and checks them in as one change.
+fn change_of_three(cli: &Cli, run: &dyn Fn(&[&str]) -> String) {
+    for name in ["a", "b", "c"] {
+        let file = cli.file(&format!("{name}.png"), b"v1");
+        run(&["import", &format!("art/{name}.png"), &file]);
+    }
+    run(&["checkout", "art/a.png", "art/b.png", "art/c.png"]);
+    let files: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|name| format!("art/{name}.png={}", cli.file(&format!("{name}.png"), b"v2")))
+        .collect();
+    let mut checkin = vec!["checkin"];
+    checkin.extend(files.iter().map(String::as_str));
+    run(&checkin);
+}
+
+/// `events` names each event's file by its path, a change by its first
+/// file and how many more (issue 36); `--json` is the ledger as it was.
+#[test]
+fn each_event_line_names_its_file() {
+    let cli = Cli::new();
+    change_of_three(&cli, &|args| cli.ok("user:bob", args));
+    let lines = cli.ok("user:bob", &["events"]);
+    let of = |kind: &str| -> Vec<&str> {
+        lines
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some(kind))
+            .collect()
+    };
+    for (line, path) in
+        of("version.committed")
+            .iter()
+            .skip(3)
+            .zip(["art/a.png", "art/b.png", "art/c.png"])
+    {
+        assert!(
+            line.ends_with(&format!("user:bob  {path}")),
+            "{line}\n{lines}"
+        );
+    }
+    let change = of("change.committed");
+    assert!(
+        change.len() == 1 && change[0].ends_with("user:bob  art/a.png and 2 more"),
+        "{lines}"
+    );
+    for line in of("lease.renewed").into_iter().chain(of("checkout.closed")) {
+        assert!(line.contains("  art/"), "a file's line names it: {line}");
+    }
+    let json = cli.json("user:bob", &["events"]);
+    for event in json["events"].as_array().unwrap() {
+        let mut keys: Vec<&str> = event
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "artifact_id",
+                "at",
+                "data",
+                "holder",
+                "id",
+                "participant",
+                "seq",
+                "type"
+            ],
+            "--json is unchanged"
+        );
+    }
+}
+
+/// Over a real server, `events --follow` names the files too, looked up
+/// as the events come.
+#[test]
+fn following_a_server_names_each_file() {
+    let cli = Cli::new();
+    let bob = cli.add_participant(&["bob"]);
+    let server = cli.serve();
+    let remote = server.client_cli(&bob);
+    let mut follow = remote
+        .command()
+        .args(["events", "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = follow.stdout.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { return };
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    change_of_three(&cli, &|args| remote.ok(args));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut printed = Vec::new();
+    while !printed
+        .iter()
+        .any(|l: &String| l.contains("change.committed"))
+    {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match seen.recv_timeout(left) {
+            Ok(line) => printed.push(line),
+            Err(_) => break,
+        }
+    }
+    follow.kill().unwrap();
+    follow.wait().unwrap();
+    let all = printed.join("\n");
+    let change = printed.iter().find(|l| l.contains("change.committed"));
+    assert!(
+        change.is_some_and(|l| l.ends_with("user:bob  art/a.png and 2 more")),
+        "{all}"
+    );
+    let imported: Vec<&String> = printed
+        .iter()
+        .filter(|l| l.contains("version.committed"))
+        .collect();
+    assert!(
+        imported.len() == 6 && imported[0].ends_with("user:bob  art/a.png"),
+        "{all}"
+    );
+}
