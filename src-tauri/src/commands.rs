@@ -1,11 +1,12 @@
 //! The window's commands: each a few lines that call the core (`Desk`) and
 //! hand back its answer or a `{code, message, ...}` error.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use leasedesk::backend::{Cancel, TransferNote, Watch};
-use leasedesk::desk::{Decision, Desk, FileRow, HistoryPage, Overview, Restored};
+use leasedesk::desk::{Activity, Decision, Desk, FileRow, HistoryPage, Overview, Restored};
 use leasedesk::model::*;
 use leasedesk::workspace::{CheckedOut, Closed};
 use serde::Serialize;
@@ -294,10 +295,21 @@ pub async fn events(state: State<'_, AppState>, after: u64, limit: u32) -> UiRes
     Ok(state.desk().await?.backend().events(after, limit).await?)
 }
 
-/// Newest events first, at most `limit`: the activity feed's first page.
+/// Newest events first, at most `limit`, with the paths of the files they
+/// name: the activity feed's first page.
 #[tauri::command]
-pub async fn recent_events(state: State<'_, AppState>, limit: u32) -> UiResult<Vec<Event>> {
-    Ok(state.desk().await?.recent_events(limit).await?)
+pub async fn recent_events(state: State<'_, AppState>, limit: u32) -> UiResult<Activity> {
+    Ok(state.desk().await?.recent_activity(limit).await?)
+}
+
+/// The path of each of these files that you may read, from the mirror: what
+/// the activity feed names the files of the events it is told of.
+#[tauri::command]
+pub async fn file_paths(
+    state: State<'_, AppState>,
+    ids: Vec<ArtifactId>,
+) -> UiResult<BTreeMap<ArtifactId, RepoPath>> {
+    Ok(state.desk().await?.paths(&ids).await)
 }
 
 #[tauri::command]

@@ -547,6 +547,7 @@ pub fn run() {
             commands::checkin_draft,
             commands::events,
             commands::recent_events,
+            commands::file_paths,
             commands::notify_when_free,
             commands::ask_holder,
             commands::requests,

@@ -41,6 +41,7 @@ import type { FoundRows } from "./generated/FoundRows";
 import type { FolderList } from "./generated/FolderList";
 import type { ListChanges } from "./generated/ListChanges";
 import type { FolderCount } from "./generated/FolderCount";
+import type { Activity } from "./generated/Activity";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -50,6 +51,7 @@ export type { LocalState } from "./generated/LocalState";
 export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
 export type { FolderRows, FoundRows, FolderList, ListChanges, FolderCount };
+export type { Activity };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -121,7 +123,10 @@ export const api = {
   /** Saves (or finds) the proposal's file beside the head's and shows it in the file manager. */
   compareProposal: (artifact: string, proposal: string) => invoke<string>("compare_proposal", { artifact, proposal }),
   decide: (proposal: string, decision: Decision) => invoke<Proposal>("decide", { proposal, decision }),
-  recentEvents: (limit: number) => invoke<Event[]>("recent_events", { limit }),
+  /** The newest events, newest first, with the paths of the files they name that you may read. */
+  recentEvents: (limit: number) => invoke<Activity>("recent_events", { limit }),
+  /** The path of each of these files that you may read (others are left out). */
+  filePaths: (ids: string[]) => invoke<Activity["paths"]>("file_paths", { ids }),
   /** A file's history, newest first; `before` pages back (the last page's `next_before`). */
   history: (artifact: string, before: number | null, limit: number | null) =>
     invoke<HistoryPage>("history", { artifact, before, limit }),

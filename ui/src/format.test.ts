@@ -170,11 +170,100 @@ describe("the activity feed", () => {
     );
     const files = [{ artifact_id: "a" }, { artifact_id: "b" }, { artifact_id: "c" }];
     expect(one({ ...event("change.committed", { change_id: "c1", files }, "user:alice"), artifact_id: null })).toBe(
-      "You checked in a change of 3 files",
+      "You checked in hero.psd and 2 more",
     );
     expect(one(event("change.proposed", { change_id: "c2", files: files.slice(1) }))).toBe(
-      "bob checked in a change of 2 files late: it became proposals, to be decided together",
+      "bob checked in hero.psd and 1 more late: they became proposals, to be decided together",
     );
+  });
+
+  // What a store wrote for bob's check-out of three files and their
+  // check-in as one change (`leasedesk checkout` and `checkin A=… B=… C=…`),
+  // oldest first as in the ledger; the feed holds them newest first.
+  const ledger = (rows: [string, string | null, Record<string, unknown>, string?][], participant = "user:bob", when = at): Event[] =>
+    rows.map(([type, artifact, data, holder], i) => ({
+      seq: 10 + i, id: `r${i}`, type, artifact_id: artifact, participant, holder: holder ?? null, at: when, data,
+    }));
+  const props: Record<string, string> = { p0: "props/props-000.png", p1: "props/props-001.png", p2: "props/props-002.png" };
+  const propsOf = (id: string) => props[id];
+  const committed = (version: number) => ({ outcome: "committed", version, digest: "blake3:d" });
+  const checkOutThree = ledger(["p0", "p1", "p2"].flatMap((id): [string, string, Record<string, unknown>, string][] => [
+    ["lease.acquired", id, { kind: "checkout", expires_at: later, checkout_id: `c-${id}` }, `checkout:c-${id}:user:bob`],
+    ["checkout.opened", id, { checkout_id: `c-${id}`, note: null }, `checkout:c-${id}:user:bob`],
+  ]), "user:bob", at);
+  const checkInThree = ledger([
+    ...["p0", "p1", "p2"].map((id): [string, string, Record<string, unknown>, string] => ["lease.renewed", id, { expires_at: later }, `checkout:c-${id}:user:bob`]),
+    ...["p0", "p1", "p2"].flatMap((id): [string, string, Record<string, unknown>, string?][] => [
+      ["version.committed", id, { base_version: 2, change_id: "ch", digest: "blake3:d", message: null, size: 3, version: 3 }],
+      ["lease.released", id, {}, `checkout:c-${id}:user:bob`],
+      ["checkout.closed", id, { checkout_id: `c-${id}`, result: committed(3) }, `checkout:c-${id}:user:bob`],
+    ]),
+    ["change.committed", null, { change_id: "ch", files: ["p0", "p1", "p2"].map((id) => ({ artifact_id: id, checkout_id: `c-${id}`, result: committed(3) })) }],
+  ], "user:bob", later);
+  const newestFirst = (...runs: Event[][]) => runs.flat().sort((a, b) => b.seq - a.seq);
+  checkInThree.forEach((e, i) => (e.seq = 20 + i));
+
+  it("tells a change of three files as one line naming the first file, its steps and renewals folded in", () => {
+    const lines = activityLines(newestFirst(checkOutThree, checkInThree), "user:alice", propsOf).map((l) => l.text);
+    expect(lines).toEqual(["bob checked in props-000.png and 2 more", "bob checked out props-000.png and 2 more"]);
+    expect(lines.join("\n")).not.toMatch(/extended|a file/);
+    // bob's own feed says "You", and the line carries the newest step's number.
+    const mine = activityLines(newestFirst(checkInThree), "user:bob", propsOf);
+    expect(mine).toEqual([{ seq: 32, at: later, text: "You checked in props-000.png and 2 more" }]);
+  });
+
+  it("names one file's change with its version, and a late change as proposals", () => {
+    const one = ledger([
+      ["lease.renewed", "p1", { expires_at: later }],
+      ["version.committed", "p1", { version: 4, message: "sky", change_id: "c1" }],
+      ["lease.released", "p1", {}],
+      ["checkout.closed", "p1", { result: committed(4) }],
+      ["change.committed", null, { change_id: "c1", files: [{ artifact_id: "p1", result: committed(4) }] }],
+    ]);
+    expect(activityLines(newestFirst(one), null, propsOf).map((l) => l.text)).toEqual(["bob checked in props-001.png as version 4: “sky”"]);
+    const proposal = { outcome: "proposal", proposal: { id: "x" } };
+    const late = ledger([
+      ["checkout.closed", "p2", { result: proposal }],
+      ["proposal.created", "p2", { base_version: 3 }],
+      ["checkout.closed", "p0", { result: proposal }],
+      ["proposal.created", "p0", { base_version: 3 }],
+      ["change.proposed", null, { change_id: "c2", files: [{ artifact_id: "p2" }, { artifact_id: "p0" }] }],
+    ]);
+    expect(activityLines(newestFirst(late), null, propsOf).map((l) => l.text)).toEqual([
+      "bob checked in props-002.png and 1 more late: they became proposals, to be decided together",
+    ]);
+  });
+
+  it("says a file and never a path it was not given (a file you may not read, or not known)", () => {
+    const lines = activityLines(newestFirst(checkOutThree, checkInThree), "user:alice", (id) => (id === "p0" ? undefined : props[id]));
+    expect(lines.map((l) => l.text)).toEqual(["bob checked in props-001.png and 2 more", "bob checked out props-001.png and 2 more"]);
+    const unknown = activityLines(newestFirst(checkInThree), "user:alice", () => undefined).map((l) => l.text);
+    expect(unknown).toEqual(["bob checked in 3 files"]);
+    expect(describeAction([event("lease.released", {}, "user:bob", at, "gone")], null, () => undefined)).toBe("bob released a file");
+  });
+
+  it("tells a lapse found by someone else's check-out apart from it", () => {
+    const taken = ledger([
+      ["lease.expired", "p0", { checkout_id: "old" }],
+      ["lease.acquired", "p0", {}],
+      ["checkout.opened", "p0", { note: null }],
+    ]);
+    taken[0].participant = "user:carol";
+    expect(activityLines(newestFirst(taken), "user:alice", propsOf).map((l) => l.text)).toEqual([
+      "bob checked out props-000.png",
+      "carol's lease on props-000.png lapsed",
+    ]);
+  });
+
+  it("puts permissions and any other kind of event in words, never its type", () => {
+    const permissions = { ...event("permissions.changed", {}, "user:alice"), artifact_id: null };
+    expect(describeAction([permissions], "user:bob", pathOf)).toBe("alice changed the folder permissions");
+    expect(describeAction([{ ...permissions, participant: null }], "user:bob", pathOf)).toBe("An admin changed the folder permissions");
+    const future = event("artifact.archived_forever", {}, "user:alice");
+    expect(describeAction([future], "user:bob", pathOf)).toBe("alice: artifact archived forever (hero.psd)");
+    const events = [permissions, future, ...newestFirst(checkOutThree, checkInThree)];
+    const feed = activityLines(events, "user:bob", pathOf).map((l) => l.text).join("\n");
+    for (const type of new Set(events.map((e) => e.type))) expect(feed).not.toContain(type);
   });
 
   it("keeps two actions apart when their times differ, even on one file", () => {

@@ -3,7 +3,8 @@
 //! them in as one change with one description; the history says "part of a
 //! change of 3 files" and links the others. Checking in one file offers her
 //! other check-outs with the same note. A stale change waits as proposals
-//! shown together, stepped through in Compare, and rejected together.
+//! shown together, stepped through in Compare, and rejected together. The
+//! Activity tab tells a change bob checks in from the CLI as one line.
 
 use std::time::Duration;
 
@@ -225,6 +226,60 @@ async fn several_files() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    activity_names_the_files(&w).await;
+}
+
+/// bob checks in a change of the three files from the CLI: the Activity
+/// tab tells it as one line with the first file's name and "and 2 more",
+/// its steps (the lease renewals a check-in makes among them) folded in,
+/// and every line names its file (issue 36).
+async fn activity_names_the_files(w: &World) {
+    w.cli("bob", &["checkout", FILES[0], FILES[1], FILES[2]]);
+    let mut checkin = vec!["checkin".to_owned(), "-m".to_owned(), "new grid".to_owned()];
+    for path in FILES {
+        let copy = w.workspace.join(format!("bob-{}", path.replace('/', "-")));
+        std::fs::write(&copy, format!("{path} by bob")).unwrap();
+        checkin.push(format!("{path}={}", copy.display()));
+    }
+    let args: Vec<&str> = checkin.iter().map(String::as_str).collect();
+    w.cli("bob", &args);
+    w.dismiss_notices().await;
+    w.click("tab-activity").await;
+    let line = w
+        .text_when("#activity li", "bob's change", |t| {
+            t.ends_with("bob checked in a.indd and 2 more: “new grid”")
+        })
+        .await;
+    let lines: Vec<String> = w
+        .texts("#activity li")
+        .await
+        .into_iter()
+        // Without the time before each line.
+        .map(|line| line.split_once(' ').unwrap().1.to_owned())
+        .collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "bob checked in a.indd and 2 more: “new grid”",
+            "bob checked out a.indd and 2 more",
+        ],
+        "{line}: newest first\n{lines:#?}"
+    );
+    assert!(
+        lines.contains(&"You checked in a.indd and 2 more: “new logo everywhere”".to_owned()),
+        "{lines:#?}"
+    );
+    // No step shows on its own, and each line names its file.
+    for line in &lines {
+        let names_a_file = ["a.indd", "b.psd", "c.png"]
+            .iter()
+            .any(|f| line.contains(f));
+        assert!(
+            names_a_file && !line.contains("extended") && !line.contains("a file"),
+            "{line}\n{lines:#?}"
+        );
+    }
+    w.readme_screenshot("activity-team").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

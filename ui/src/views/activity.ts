@@ -1,21 +1,49 @@
 // The store's recent events, newest first, as they arrive: one line per
-// thing a person did, its steps folded in.
+// thing a person did, its steps folded in, each naming its files. The shell
+// gives the paths of the files the events name (from its mirror: only files
+// you may read), so a line names its file whether or not its row is loaded.
 import { api, on, type Event } from "../api";
 import { onRender, render, rowOf, state } from "../app";
 import { activityLines, clock } from "../format";
 import { $, h } from "../h";
 
+/** Each file's path as the shell gave it, for the events held. */
+const paths = new Map<string, string>();
+/** Paths kept before those of files no longer in the feed are let go. */
+const MOST_PATHS = 2000;
+/** Events told of, each batch after the one before (its paths asked for first). */
+let arriving: Promise<void> = Promise.resolve();
+
+/** The files an event names: its own, or a change's. */
+function named(e: Event): string[] {
+  const files = (e.data as { files?: unknown }).files;
+  const ids = Array.isArray(files) ? files.map((f) => (f as { artifact_id?: unknown }).artifact_id) : [];
+  return [e.artifact_id, ...ids].filter((id): id is string => typeof id === "string");
+}
+
+function remember(found: Partial<Record<string, string>>) {
+  for (const [id, path] of Object.entries(found)) if (path) paths.set(id, path);
+  if (paths.size > MOST_PATHS) {
+    const held = new Set(state.activity.flatMap(named));
+    for (const id of paths.keys()) if (!held.has(id)) paths.delete(id);
+  }
+}
+
 function renderActivity() {
   if (state.view !== "activity") return;
   const now = Date.now();
-  const lines = activityLines(state.activity.slice(0, 300), state.overview?.me, (id) => rowOf(id)?.artifact.path);
+  const pathOf = (id: string) => paths.get(id) ?? rowOf(id)?.artifact.path;
+  const lines = activityLines(state.activity.slice(0, 300), state.overview?.me, pathOf);
   $("activity").replaceChildren(...lines.map((line) =>
     h("li", { "data-seq": String(line.seq) }, h("time", { datetime: line.at }, clock(line.at, now)), " ", line.text)));
 }
 
 export async function loadActivity() {
   try {
-    state.activity = await api.recentEvents(300);
+    const activity = await api.recentEvents(300);
+    paths.clear();
+    state.activity = activity.events;
+    remember(activity.paths);
     render();
   } catch {
     /* shown by reload */
@@ -25,7 +53,19 @@ export async function loadActivity() {
 export function setUpActivity() {
   onRender(renderActivity);
   void on<Event[]>("activity", (events) => {
-    state.activity = [...events.reverse(), ...state.activity].slice(0, 500);
-    renderActivity();
+    arriving = arriving.then(async () => {
+      const unknown = [...new Set(events.flatMap(named))].filter((id) => !paths.has(id));
+      if (unknown.length) {
+        try {
+          remember(await api.filePaths(unknown));
+        } catch {
+          /* its file is "a file" */
+        }
+      }
+      const newest = state.activity[0]?.seq ?? 0;
+      const fresh = events.filter((e) => e.seq > newest).reverse();
+      state.activity = [...fresh, ...state.activity].slice(0, 500);
+      renderActivity();
+    });
   });
 }
