@@ -23,6 +23,10 @@ pub struct StudioView {
     members: Vec<Member>,
     groups: Vec<Group>,
     rules: Vec<Rule>,
+    /// The invites not yet used nor lapsed, revocable.
+    invites: Vec<OpenInvite>,
+    /// The id of the device this app calls from, marked "(this device)".
+    this_device: String,
 }
 
 /// The open session's server, as an admin's client. The bundled store has
@@ -46,7 +50,41 @@ pub async fn studio(state: State<'_, AppState>) -> UiResult<StudioView> {
         members: remote.members().await?,
         groups: remote.groups().await?,
         rules: remote.permission_rules().await?,
+        invites: remote.invites().await?,
+        this_device: remote.my_devices().await?.current,
     })
+}
+
+/// Revokes an invite not yet used: its code works no more.
+#[tauri::command]
+pub async fn studio_revoke_invite(state: State<'_, AppState>, id: InviteId) -> UiResult<()> {
+    Ok(server(&state).await?.revoke_invite(id).await?)
+}
+
+/// Most folders the rules' Folder picker offers.
+const MOST_FOLDERS: usize = 5_000;
+
+/// Every folder of the studio, by path, for the rules' Folder picker: from
+/// this app's mirror (an admin's lists everything), a level at a time.
+#[tauri::command]
+pub async fn studio_folders(state: State<'_, AppState>) -> UiResult<Vec<String>> {
+    state
+        .on_desk(async |desk| {
+            let mut found = Vec::new();
+            let mut next = std::collections::VecDeque::from([String::new()]);
+            while let Some(folder) = next.pop_front() {
+                for child in desk.folder_tree(&folder)?.folders {
+                    if found.len() == MOST_FOLDERS {
+                        break;
+                    }
+                    next.push_back(child.path.clone());
+                    found.push(child.path);
+                }
+            }
+            found.sort();
+            Ok(found)
+        })
+        .await
 }
 
 /// Who an invite is for, as the dialog asks.

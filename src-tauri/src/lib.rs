@@ -576,6 +576,8 @@ pub fn run() {
             admin::studio_delete_group,
             admin::studio_put_rules,
             admin::studio_preview,
+            admin::studio_revoke_invite,
+            admin::studio_folders,
         ])
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")

@@ -29,11 +29,22 @@ pub struct JoinView {
     certificate: Option<CertificateView>,
 }
 
-/// Reads a pasted (or opened) invite: its server (a code alone is for the
-/// server the settings name) and, for https, the certificate it shows.
+/// Reads a pasted (or opened) invite: its server and, for https, the
+/// certificate it shows. A link names its server; a code alone is for the
+/// server typed beside it (`server`), else the one the settings name.
 #[tauri::command]
-pub async fn read_invite(state: State<'_, AppState>, text: String) -> UiResult<JoinView> {
+pub async fn read_invite(
+    state: State<'_, AppState>,
+    text: String,
+    server: Option<String>,
+) -> UiResult<JoinView> {
     let invitation = read_invitation(&text)?;
+    let typed = server
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    if let Some(typed) = &typed {
+        leasedesk::remote::check_servers(typed)?;
+    }
     let settings = state.settings().clone();
     let named = (settings.backend == BackendChoice::Remote)
         .then(|| {
@@ -46,10 +57,10 @@ pub async fn read_invite(state: State<'_, AppState>, text: String) -> UiResult<J
                 .to_owned()
         })
         .filter(|s| !s.is_empty());
-    let server = invitation.server.or(named).ok_or_else(|| {
+    let server = invitation.server.or(typed).or(named).ok_or_else(|| {
         UiError::new(
             "invalid",
-            "This code does not say which server it is for: paste the whole invite link.",
+            "This code does not say which server it is for: type the server's address too, or paste the whole invite link.",
         )
     })?;
     let certificate = match server.starts_with("https://") {

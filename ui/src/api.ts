@@ -152,8 +152,8 @@ export const api = {
   testConnection: (settings: Settings, token: string | null) => invoke<Connected>("test_connection", { settings, token }),
   /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
   trustCertificate: (sha256: string) => invoke<SettingsView>("trust_certificate", { sha256 }),
-  /** An invite link or code read: its server, the certificate it shows, this computer's name. Sends nothing. */
-  readInvite: (text: string) => invoke<JoinView>("read_invite", { text }),
+  /** An invite link or code read (a code alone is for `server`, else the one connected to): its server, the certificate it shows, this computer's name. Sends nothing. */
+  readInvite: (text: string, server: string | null = null) => invoke<JoinView>("read_invite", { text, server }),
   /** Redeems the code for this device (trusting `sha256`'s certificate if given) and opens the studio's store. */
   joinStudio: (server: string, code: string, device: string, sha256: string | null) =>
     invoke<SettingsView>("join_studio", { server, code, device, sha256 }),
@@ -169,6 +169,10 @@ export const api = {
   studioInvite: (name: string, role: "user" | "admin" | "agent", expiresSeconds: number) =>
     invoke<InviteLink>("studio_invite", { name, role, expiresSeconds }),
   studioRevokeDevice: (participant: string, id: string) => invoke<void>("studio_revoke_device", { participant, id }),
+  /** Revokes an invite waiting to be used: its link stops working. */
+  studioRevokeInvite: (id: string) => invoke<void>("studio_revoke_invite", { id }),
+  /** Every folder of the studio, by path, for the rules' Folder picker. */
+  studioFolders: () => invoke<string[]>("studio_folders"),
   studioPutGroup: (name: string, members: string[]) => invoke<Group>("studio_put_group", { name, members }),
   studioDeleteGroup: (name: string) => invoke<void>("studio_delete_group", { name }),
   /** Replaces every rule with these. */

@@ -1,7 +1,10 @@
-//! The Studio view, as an admin finds it: the tab only an admin sees;
-//! people and their devices; an invite made with the link to send; a group;
-//! folder permissions edited as a table, previewed for one person before
-//! they are saved, then in force for that person; a device revoked.
+//! The Studio view, as an admin finds it, after joining with a code and
+//! the server's address (no link): the tab only an admin sees; people and
+//! their devices, this one marked; an invite made, its whole link copied,
+//! listed while it waits and revoked; a group whose members are picked by
+//! name; folder permissions picked (folder, who, level), previewed for one
+//! person as a folder tree with counts before they are saved, the chooser
+//! kept by the Save, then in force for that person; a device revoked.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -56,17 +59,46 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         all.extend_from_slice(args);
         leasedesk(&all, &[("LEASEDESK_TOKEN", bob.as_str())])
     };
-    // The admin joins on this computer with an invite of their own.
+    // The admin joins on this computer with a code of their own: no link,
+    // so Join asks for the server beside it, and says so if it is left out.
     let invited = owner_json(&data, &url, &["user", "invite", "admin", "--admin"]);
+    let code = invited["invite"]["code"].as_str().unwrap().to_owned();
     let w = World::fresh(server).await;
-    w.join_from_first_run(
-        invited["link"].as_str().unwrap(),
-        "admin's desk",
-        "brand/hero.psd",
+    w.wait_for("#join[open] #first-run-join", "the first run's choice")
+        .await;
+    w.click("first-run-join").await;
+    assert!(
+        w.absent("#join-server-field:not([hidden])").await,
+        "no server field before a code"
+    );
+    w.type_into("#join-invite", &code).await;
+    w.wait_for(
+        "#join-server-field:not([hidden])",
+        "the server's field for a code",
     )
     .await;
+    w.click("join-continue").await;
+    w.wait_text("#join-status", "what a code alone lacks", |t| {
+        t.contains("type the server's address too")
+    })
+    .await;
+    w.type_into("#join-server-url", &url).await;
+    w.click("join-continue").await;
+    w.wait_text_is(
+        "#join-server",
+        "the code's server",
+        &format!("Server: {url}"),
+    )
+    .await;
+    let name = w.wait_for("#join-device", "this computer's name").await;
+    name.clear().await.unwrap();
+    name.send_keys("admin's desk").await.unwrap();
+    w.readme_screenshot("join-with-a-code").await;
+    w.click("join-submit").await;
+    w.wait_for(&World::row("brand/hero.psd"), "the studio's files")
+        .await;
 
-    // The tab shows for an admin; people with their devices.
+    // The tab shows for an admin; people with their devices, this one marked.
     w.wait_for("#tab-studio:not([hidden])", "the Studio tab")
         .await;
     w.click("tab-studio").await;
@@ -78,52 +110,146 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         .await;
     }
     w.wait_text(
-        "#studio-people tr[data-participant='user:admin'] li",
-        "the admin's device",
-        |t| t.starts_with("admin's desk, last used"),
+        "#studio-people tr[data-participant='user:admin'] li[data-this-device]",
+        "the admin's device, marked as this one",
+        |t| t.starts_with("admin's desk (this device), last used"),
     )
     .await;
+    let bobs = w
+        .text_when(
+            "#studio-people tr[data-participant='user:bob'] li",
+            "bob's device",
+            |_| true,
+        )
+        .await;
+    assert!(!bobs.contains("this device"), "{bobs}");
     w.screenshot("studio-01-people").await;
 
-    // Invite someone: the link to send, for a designer, for a day.
+    // Invite someone: the whole link to send, copied, for a designer, for a day.
     w.type_into("#studio-invite-name", "dana").await;
     w.choose("#studio-invite-lapse", &(24 * 3600).to_string())
         .await;
     w.click("studio-invite").await;
     let link = w.wait_for("#studio-invite-link", "the invite's link").await;
     let link = link.prop("value").await.unwrap().unwrap_or_default();
+    let server_part = url.replace(':', "%3A").replace('/', "%2F");
     assert!(
-        link.starts_with("leasedesk://join?server=http%3A%2F%2F127.0.0.1"),
-        "{link}"
+        link.starts_with(&format!("leasedesk://join?server={server_part}&code=")),
+        "the whole link, naming the server: {link}"
+    );
+    assert!(
+        w.absent("#studio-invite-made .fingerprint").await,
+        "no bare code beside it"
+    );
+    w.click("studio-invite-link-copy").await;
+    w.wait_text("#studio-invite-link-copied", "the link copied", |t| {
+        t.starts_with("Copied")
+    })
+    .await;
+    let pasted = std::process::Command::new("xclip")
+        .args(["-o", "-selection", "clipboard"])
+        .output()
+        .expect("xclip: `cargo xtask test` installs it");
+    assert_eq!(
+        String::from_utf8_lossy(&pasted.stdout),
+        link,
+        "the clipboard holds the whole link"
     );
 
-    // A group, then a rule hiding finance/ from it, previewed for bob first.
+    // It waits to be used, listed without its code; revoked, it is gone
+    // here and on the server.
+    let waiting = w
+        .text_when(
+            "#studio-invites li[data-participant='user:dana']",
+            "dana's invite waiting",
+            |t| t.starts_with("dana, designer, invited by you, works until"),
+        )
+        .await;
+    let code = link.split("&code=").nth(1).unwrap();
+    assert!(!waiting.contains(code), "never the code: {waiting}");
+    w.screenshot("studio-02-invite-waiting").await;
+    w.click_css(
+        "#studio-invites li[data-participant='user:dana'] [data-revoke-invite]",
+        "dana's invite's Revoke",
+    )
+    .await;
+    w.click("confirm-yes").await;
+    w.wait_until_absent(
+        "#studio-invites li[data-participant='user:dana']",
+        "dana's invite gone",
+    )
+    .await;
+    let open = owner_json(&data, &url, &["user", "invites"]);
+    assert_eq!(
+        open["invites"],
+        serde_json::json!([]),
+        "revoked on the server"
+    );
+
+    // A group, its members picked by name.
     w.type_into("#studio-group-name", "clients").await;
-    w.type_into("#studio-group-members", "user:bob").await;
+    let offered = w
+        .eval("return [...document.querySelectorAll('#studio-group-members label')].map(l => l.textContent.trim());")
+        .await;
+    assert_eq!(offered, serde_json::json!(["admin", "alice", "bob"]));
+    w.click_css(
+        "#studio-group-members input[value='user:bob']",
+        "bob as a member",
+    )
+    .await;
     w.click("studio-group-save").await;
     w.wait_text("#studio-groups li", "the group", |t| {
         t.starts_with("clients: bob")
     })
     .await;
+
+    // A rule hiding finance/ from the group, picked, previewed for bob first.
     w.click("studio-rule-add").await;
-    w.type_into("[data-rule-folder='0']", "finance/").await;
-    w.eval(
-        "const who = document.querySelector(\"[data-rule-who='0']\"); who.value = 'group:clients'; who.dispatchEvent(new Event('input')); \
-         const level = document.querySelector(\"[data-rule-level='0']\"); level.value = 'none'; level.dispatchEvent(new Event('change')); return true;",
+    let whos = w
+        .eval("return [...document.querySelectorAll(\"[data-rule-who='0'] option\")].map(o => o.textContent);")
+        .await;
+    assert_eq!(
+        whos,
+        serde_json::json!(["everyone", "group clients", "admin", "alice", "bob"]),
+        "plain names"
+    );
+    w.wait_for(
+        "[data-rule-folder='0'] option[value='finance/']",
+        "finance/ among the folders",
     )
     .await;
+    w.choose("[data-rule-folder='0']", "finance/").await;
+    w.choose("[data-rule-who='0']", "group:clients").await;
+    w.choose("[data-rule-level='0']", "none").await;
     w.choose("#studio-preview-who", "user:bob").await;
-    w.wait_for(
-        "#studio-preview li[data-path='finance/q3.xlsx'][data-level='none']",
+    w.wait_text(
+        "#studio-preview details[data-folder=''][data-write='1'][data-none='1'] > summary",
+        "every file, counted by level",
+        |t| t.contains("2 files: 1 view and change, 1 hidden"),
+    )
+    .await;
+    w.wait_text(
+        "#studio-preview details[data-folder='finance/'][data-none='1'] > summary",
         "finance hidden from bob, in the preview",
+        |t| t.contains("1 file: hidden"),
     )
     .await;
     w.wait_for(
-        "#studio-preview li[data-path='brand/hero.psd'][data-level='write']",
+        "#studio-preview details[data-folder='brand/'][data-write='1']",
         "brand as it was",
     )
     .await;
-    w.screenshot("studio-02-rules-preview").await;
+    w.click_css(
+        "#studio-preview details[data-folder='finance/'] > summary",
+        "finance/ opened",
+    )
+    .await;
+    w.wait_for(
+        "#studio-preview li[data-path='finance/q3.xlsx'][data-level='none']",
+        "finance's file, hidden",
+    )
+    .await;
+    w.screenshot("studio-03-rules-preview").await;
     let listed = String::from_utf8(as_bob(&["ls"]).stdout).unwrap();
     assert!(
         listed.contains("finance/q3.xlsx"),
@@ -139,13 +265,35 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         !listed.contains("finance") && listed.contains("brand/hero.psd"),
         "{listed}"
     );
+    // The Save kept whose view it was, and the folder opened.
+    let chooser = w.wait_for("#studio-preview-who", "the chooser").await;
+    assert_eq!(
+        chooser.prop("value").await.unwrap().as_deref(),
+        Some("user:bob"),
+        "the chooser kept after Save"
+    );
+    w.wait_for(
+        "#studio-preview li[data-path='finance/q3.xlsx'][data-level='none']",
+        "the preview after Save",
+    )
+    .await;
+    w.screenshot("studio-04-saved").await;
 
-    // A rule that cannot be: said in the view, and nothing changes.
+    // A folder typed by hand that cannot be: said in the view, and nothing changes.
     w.click("studio-rule-add").await;
-    w.type_into("[data-rule-folder='1']", "brand").await;
+    w.choose("[data-rule-folder='1']", "(another)").await;
+    w.eval(
+        "const typed = document.querySelector(\"[data-rule-folder-typed='1']\"); typed.value = '../up'; typed.dispatchEvent(new Event('change')); return true;",
+    )
+    .await;
+    w.wait_for(
+        "[data-rule-folder='1'] option[value='../up/']:checked",
+        "the typed folder as the rule's",
+    )
+    .await;
     w.click("studio-rules-save").await;
     w.wait_text("#studio-rules-status", "the refused folder", |t| {
-        t.contains("must end with /")
+        t.contains("is not a folder's path")
     })
     .await;
 
@@ -166,7 +314,7 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     )
     .await;
     assert!(!as_bob(&["ls"]).status.success(), "bob's token revoked");
-    w.screenshot("studio-03-revoked").await;
+    w.screenshot("studio-05-revoked").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

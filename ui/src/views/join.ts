@@ -1,15 +1,17 @@
 // Joining a studio: the first run's choice (work on this computer, or join
 // your studio), and the join dialog. An invite link or code is pasted (or
-// opened from a leasedesk://join link), its server shown with the
-// fingerprint of a certificate this computer does not trust, this device
-// named (the computer's name unless changed), then the code redeemed and
-// the token kept in the keychain.
+// opened from a leasedesk://join link); a code alone asks for the server's
+// address beside it (the server this app is connected to, if any, filled
+// in). Its server is shown with the fingerprint of a certificate this
+// computer does not trust, this device named (the computer's name unless
+// changed), then the code redeemed and the token kept in the keychain.
 import { api, isAppError, type SettingsView } from "../api";
 import type { JoinView } from "../generated/JoinView";
 import { notice, scheduleReload } from "../app";
 import { fingerprint, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
+import { needsServer } from "../invites";
 
 const dialog = () => $("join") as HTMLDialogElement;
 
@@ -50,26 +52,42 @@ export async function offerFirstRun() {
 /** The join dialog, with `text` (a link opened from outside) already in. */
 export function openJoin(text = "") {
   const invite = h("input", { id: "join-invite", type: "text", spellcheck: "false", placeholder: "leasedesk://join?… or 7KQ2-…", value: text });
+  // A code alone does not name its server: its address goes beside it.
+  const server = h("input", { id: "join-server-url", type: "text", spellcheck: "false", placeholder: "https://files.studio.lan:7443" });
+  const serverField = h("label", { class: "field", id: "join-server-field" }, h("span", {}, "Server"), server,
+    h("small", { class: "muted" }, "A code alone does not say which server it is for: your admin gives its address (the whole link says it)."));
+  const showServer = () => { serverField.hidden = !needsServer(invite.value); };
+  showServer();
+  // The server this app is connected to, if any: a code from its admin is likely for it.
+  void api.settings().then((view) => {
+    if (!server.value && view.settings.backend === "remote") server.value = view.settings.server_url.split(",")[0].trim();
+  }, () => undefined);
+  const serverOf = () => (needsServer(invite.value) ? server.value.trim() || null : null);
   const status = h("p", { class: "muted", role: "status", id: "join-status" });
   const next = h("div", { id: "join-next" });
-  const read = button("Continue", () => void readInvite(invite.value, next, status), "primary", { id: "join-continue" });
-  invite.addEventListener("input", () => next.replaceChildren());
+  const read = button("Continue", () => void readInvite(invite.value, serverOf(), next, status), "primary", { id: "join-continue" });
+  invite.addEventListener("input", () => {
+    next.replaceChildren();
+    showServer();
+  });
+  server.addEventListener("input", () => next.replaceChildren());
   dialog().replaceChildren(h("form", { method: "dialog", class: "settings-form" },
     h("h2", { id: "join-title" }, "Join your studio"),
     h("label", { class: "field" }, h("span", {}, "Invite link or code"), invite,
       h("small", { class: "muted" }, "Your studio's admin sends it; it works once.")),
+    serverField,
     h("div", { class: "actions" }, read),
     next, status,
     h("div", { class: "actions sticky" }, button("Close", () => dialog().close(), "ghost", { id: "join-close" }))));
   if (!dialog().open) dialog().showModal();
-  if (text) void readInvite(text, next, status);
+  if (text) void readInvite(text, null, next, status);
 }
 
-async function readInvite(text: string, next: HTMLElement, status: HTMLElement) {
+async function readInvite(text: string, server: string | null, next: HTMLElement, status: HTMLElement) {
   say(status, "Reading the invite…");
   let view: JoinView;
   try {
-    view = await api.readInvite(text);
+    view = await api.readInvite(text, server);
   } catch (error) {
     next.replaceChildren();
     return say(status, isAppError(error) ? settingsProblem(error) : String(error), true);

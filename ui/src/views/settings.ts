@@ -9,6 +9,7 @@ import { clock, deviceLine, explain, fingerprint, participantName, serverAddress
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
 import { openJoin } from "./join";
+import { linkToSend } from "../copying";
 
 export async function openSettings() {
   const dialog = $("settings") as HTMLDialogElement;
@@ -152,9 +153,8 @@ export async function openSettings() {
       try {
         const made = await api.addComputer();
         fresh.replaceChildren(
-          h("p", {}, "On the other computer, open this link, or paste it (or the code) in Join your studio. It works once, until ", clock(made.invite.expires_at, Date.now()), "."),
-          h("input", { id: "settings-new-link", type: "text", readonly: "", value: made.link }),
-          h("p", { id: "settings-new-code", class: "fingerprint" }, made.invite.code));
+          h("p", {}, "On the other computer, open this link, or paste it in Join your studio. It works once, until ", clock(made.invite.expires_at, Date.now()), "."),
+          linkToSend("settings-new-link", made.link));
       } catch (error) {
         say(status, isAppError(error) ? problem(error) : String(error), "error");
       }

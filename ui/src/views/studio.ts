@@ -1,17 +1,25 @@
 // The Studio view, for admins only (the tab shows when the server says you
-// are one): people and their devices with a revoke; Invite someone (name,
-// role, lapse) showing the link to send; groups; and the folder permissions
-// as a table of folder, who and level, with a preview of what a chosen
-// person would see under the rules as edited, before they are saved.
+// are one): people and their devices with a revoke (yours marked "this
+// device"); Invite someone (name, role, lapse) showing the whole link to
+// send with a Copy button, and the invites waiting to be used, each
+// revocable; groups, their members picked by name; and the folder
+// permissions as a table of pickers (folder, who, level), with a preview
+// of what a chosen person would see under the rules as edited, before they
+// are saved, as a folder tree with counts. The words and the tree are
+// `permissions.ts`'s and `invites.ts`'s.
 import { api, isAppError } from "../api";
 import type { StudioView } from "../generated/StudioView";
 import type { RuleRow } from "../generated/RuleRow";
 import type { Member } from "../generated/Member";
 import type { Device } from "../generated/Device";
 import type { InviteLink } from "../generated/InviteLink";
+import type { OpenInvite } from "../generated/OpenInvite";
 import { ask } from "../app";
-import { clock, participantName, settingsProblem } from "../format";
+import { clock, deviceLine, fileName, participantName, settingsProblem } from "../format";
 import { $, button, h } from "../h";
+import { linkToSend } from "../copying";
+import { openInviteLine } from "../invites";
+import { folderChoices, folderTyped, levelWords, peopleChoices, seenTree, seenWords, whoChoices, whoLabel, type Choice, type SeenFolder } from "../permissions";
 
 let studio: StudioView | null = null;
 /** The rules as edited, until saved. */
@@ -20,6 +28,18 @@ let draft: RuleRow[] = [];
 let lastInvite: InviteLink | null = null;
 /** What saving the rules said: the save's own event redraws the view, which must not lose it. */
 let rulesSaid = "";
+/** Whose view the preview shows: kept across redraws, a Save's included. */
+let previewWho = "";
+/** The folders of the preview's tree that are open, kept across redraws. */
+const openFolders = new Set<string>([""]);
+/** The studio's folders, for the Folder picker. */
+let folders: string[] = [];
+
+/** The Folder picker's choice that opens a field for a folder typed by hand
+ *  (no folder's value: those end in `/`, or are empty for every folder). */
+const ANOTHER_FOLDER = "(another)";
+/** Most files a folder of the preview lists at once. */
+const MOST_FILES_SHOWN = 200;
 
 const problem = (error: unknown) => (isAppError(error) ? settingsProblem(error) : String(error));
 
@@ -28,10 +48,12 @@ function say(where: HTMLElement, text: string, error = false) {
   where.className = error ? "warning" : "muted";
 }
 
+const options = (choices: Choice[]) => choices.map((c) => h("option", { value: c.value }, c.label));
+
 /** Asks the server for the studio; the tab shows only to an admin. */
 export async function loadStudio() {
   try {
-    studio = await api.studio();
+    [studio, folders] = await Promise.all([api.studio(), api.studioFolders().catch(() => folders)]);
   } catch {
     studio = null;
   }
@@ -42,12 +64,18 @@ export async function loadStudio() {
   }
 }
 
+/** The participant this app acts as: the one whose device it is. */
+function me(view: StudioView): string | null {
+  return view.members.find((m) => m.devices.some((d) => d.id === view.this_device))?.participant ?? null;
+}
+
 function drawStudio() {
   if (!studio) return;
   const now = Date.now();
   const view = $("view-studio");
-  const device = (m: Member, d: Device) => h("li", { "data-device": d.id },
-    h("span", {}, `${d.name}, ${d.last_used_at ? `last used ${clock(d.last_used_at, now)}` : "not used yet"}`),
+  const thisDevice = studio.this_device;
+  const device = (m: Member, d: Device) => h("li", { "data-device": d.id, ...(d.id === thisDevice ? { "data-this-device": "" } : {}) },
+    h("span", {}, deviceLine(d, thisDevice, now)),
     button("Revoke", () => void revoke(m, d), "danger small", { "data-revoke-device": d.id }));
   const person = (m: Member) => h("tr", { "data-participant": m.participant },
     h("td", {}, participantName(m.participant),
@@ -60,6 +88,7 @@ function drawStudio() {
     h("p", { class: "muted", role: "status", id: "studio-status" }),
     h("section", { class: "studio-part" }, h("h2", {}, "People"), people),
     inviteForm(),
+    invitesPart(me(studio), now),
     groupsPart(),
     rulesPart());
 }
@@ -85,15 +114,14 @@ function inviteForm(): HTMLElement {
   const made = h("div", { id: "studio-invite-made" });
   if (lastInvite) {
     made.replaceChildren(
-      h("p", {}, `Send ${participantName(lastInvite.invite.participant)} this link. It works once, until ${clock(lastInvite.invite.expires_at, Date.now())}.`),
-      h("input", { id: "studio-invite-link", type: "text", readonly: "", value: lastInvite.link }),
-      h("p", { class: "fingerprint" }, lastInvite.invite.code));
+      h("p", {}, `Send ${participantName(lastInvite.invite.participant)} this link. It opens Leasedesk on Join, names this server, and works once, until ${clock(lastInvite.invite.expires_at, Date.now())}.`),
+      linkToSend("studio-invite-link", lastInvite.link));
   }
   const status = h("p", { class: "muted", role: "status" });
   const make = button("Make invite", async () => {
     try {
       lastInvite = await api.studioInvite(name.value.trim(), role.value as "user" | "admin" | "agent", Number(lapse.value));
-      // The new person is listed, with the link kept on the redraw.
+      // The new invite is listed, with the link kept on the redraw.
       await loadStudio();
     } catch (error) {
       say(status, problem(error), true);
@@ -107,84 +135,194 @@ function inviteForm(): HTMLElement {
     status, made);
 }
 
+/** The invites waiting to be used, each revocable (their codes were shown once and are not kept). */
+function invitesPart(myself: string | null, now: number): HTMLElement {
+  const invites = studio?.invites ?? [];
+  const status = h("p", { class: "muted", role: "status", id: "studio-invites-status" });
+  const row = (invite: OpenInvite) => h("li", { "data-invite": invite.id, "data-participant": invite.participant },
+    h("span", {}, openInviteLine(invite, myself, now)),
+    button("Revoke", async () => {
+      const sure = await ask({ title: `Revoke the invite for ${participantName(invite.participant)}?`, body: "Its link stops working at once; to join, they need a new invite.", confirm: "Revoke invite" });
+      if (!sure) return;
+      try {
+        await api.studioRevokeInvite(invite.id);
+        if (lastInvite && lastInvite.invite.participant === invite.participant) lastInvite = null;
+        await loadStudio();
+      } catch (error) {
+        say(status, problem(error), true);
+      }
+    }, "danger small", { "data-revoke-invite": invite.id }));
+  return h("section", { class: "studio-part" }, h("h2", {}, "Invites waiting to be used"),
+    invites.length
+      ? h("ul", { class: "devices", id: "studio-invites" }, ...invites.map(row))
+      : h("p", { class: "muted", id: "studio-invites" }, "None: every invite made was used, lapsed or revoked."),
+    status);
+}
+
 function groupsPart(): HTMLElement {
   const groups = studio?.groups ?? [];
   const status = h("p", { class: "muted", role: "status", id: "studio-group-status" });
   const name = h("input", { id: "studio-group-name", type: "text", placeholder: "freelancers", maxlength: "64" });
-  const members = h("input", { id: "studio-group-members", type: "text", placeholder: "user:dana, user:eli" });
+  const members = h("fieldset", { class: "studio-members", id: "studio-group-members" },
+    h("legend", {}, "Members"),
+    ...peopleChoices(studio?.members ?? []).map((c) => h("label", { class: "check" },
+      h("input", { type: "checkbox", value: c.value }), ` ${c.label}`)));
+  const boxes = () => [...members.querySelectorAll<HTMLInputElement>("input[type=checkbox]")];
   const save = button("Save group", async () => {
     try {
-      await api.studioPutGroup(name.value.trim(), members.value.split(",").map((m) => m.trim()).filter((m) => m));
+      await api.studioPutGroup(name.value.trim(), boxes().filter((b) => b.checked).map((b) => b.value));
       await loadStudio();
     } catch (error) {
       say(status, problem(error), true);
     }
   }, "", { id: "studio-group-save" });
+  /** The form filled with a group, to change its members. */
+  const edit = (group: { name: string; members: string[] }) => {
+    name.value = group.name;
+    for (const box of boxes()) box.checked = group.members.includes(box.value);
+    name.focus();
+  };
   return h("section", { class: "studio-part" }, h("h2", {}, "Groups"),
     h("ul", { class: "studio-groups", id: "studio-groups" }, ...groups.map((g) => h("li", { "data-group": g.name },
       h("span", {}, `${g.name}: ${g.members.map(participantName).join(", ") || "nobody"}`),
-      button("Remove", async () => {
-        try {
-          await api.studioDeleteGroup(g.name);
-          await loadStudio();
-        } catch (error) {
-          say(status, problem(error), true);
-        }
-      }, "ghost small")))),
+      h("span", { class: "studio-group-actions" },
+        button("Change", () => edit(g), "ghost small", { "data-edit-group": g.name }),
+        button("Remove", async () => {
+          try {
+            await api.studioDeleteGroup(g.name);
+            await loadStudio();
+          } catch (error) {
+            say(status, problem(error), true);
+          }
+        }, "ghost small"))))),
     h("div", { class: "studio-row" },
-      h("label", { class: "field" }, h("span", {}, "Group"), name),
-      h("label", { class: "field" }, h("span", {}, "Members"), members), save),
+      h("label", { class: "field" }, h("span", {}, "Group"), name), members, save),
     status);
+}
+
+/** What someone would see, as a folder tree: each folder with its counts by
+ *  level, its folders and files listed when it is opened. */
+function seenFolder(folder: SeenFolder): HTMLElement {
+  const node = h("details", {
+    class: "seen-folder", "data-folder": folder.path,
+    "data-write": String(folder.counts.write), "data-read": String(folder.counts.read), "data-none": String(folder.counts.none),
+  }, h("summary", {},
+    h("span", { class: "seen-name" }, folder.path ? `${folder.name}/` : folder.name),
+    h("span", { class: "seen-counts" }, seenWords(folder.counts))));
+  let filled = false;
+  const fill = () => {
+    if (filled) return;
+    filled = true;
+    const files = folder.files.slice(0, MOST_FILES_SHOWN).map((f) => h("li", { "data-path": f.path, "data-level": f.level },
+      h("span", {}, fileName(f.path)), h("span", { class: "seen-level" }, levelWords[f.level])));
+    const more = folder.files.length - MOST_FILES_SHOWN;
+    node.append(h("ul", { class: "seen-children" },
+      ...folder.folders.map((child) => h("li", { class: "seen-child" }, seenFolder(child))),
+      ...files,
+      more > 0 ? h("li", { class: "muted" }, `and ${more.toLocaleString("en-US")} more files`) : null));
+  };
+  node.open = openFolders.has(folder.path);
+  if (node.open) fill();
+  node.addEventListener("toggle", () => {
+    if (node.open) {
+      openFolders.add(folder.path);
+      fill();
+    } else openFolders.delete(folder.path);
+  });
+  return node;
 }
 
 function rulesPart(): HTMLElement {
   const status = h("p", { class: "muted", role: "status", id: "studio-rules-status" }, rulesSaid);
-  const seen = h("ul", { class: "studio-preview", id: "studio-preview" });
+  const seen = h("div", { class: "studio-preview", id: "studio-preview" });
+  const members = studio?.members ?? [];
+  const groups = studio?.groups ?? [];
   const whoToPreview = h("select", { id: "studio-preview-who" },
-    h("option", { value: "" }, "Choose someone…"),
-    ...(studio?.members ?? []).map((m) => h("option", { value: m.participant }, participantName(m.participant))));
+    h("option", { value: "" }, "Choose someone…"), ...options(peopleChoices(members)));
+  whoToPreview.value = members.some((m) => m.participant === previewWho) ? previewWho : "";
   const preview = async () => {
-    if (!whoToPreview.value) return seen.replaceChildren();
+    previewWho = whoToPreview.value;
+    if (!previewWho) return seen.replaceChildren();
     try {
-      const files = await api.studioPreview(whoToPreview.value, draft);
-      seen.replaceChildren(...files.map((f) => h("li", { "data-level": f.level, "data-path": f.path },
-        h("span", {}, f.path), h("span", { class: "level" }, f.level === "none" ? "hidden" : f.level === "read" ? "view only" : "view and change"))));
-      rulesSaid = "";
-      say(status, "");
+      const files = await api.studioPreview(previewWho, draft);
+      seen.replaceChildren(seenFolder(seenTree(files)));
+      if (status.className === "warning") say(status, "");
     } catch (error) {
+      rulesSaid = "";
       say(status, problem(error), true);
     }
   };
   whoToPreview.addEventListener("change", () => void preview());
+  /** A rule changed: what a Save said is no longer true of the table. */
+  const edited = () => {
+    rulesSaid = "";
+    if (status.className !== "warning") say(status, "");
+    void preview();
+  };
   const rows = h("tbody", {});
   const drawRows = () => rows.replaceChildren(...draft.map((rule, i) => {
-    const folder = h("input", { type: "text", value: rule.folder, placeholder: "brand/ (or empty: every file)", "data-rule-folder": String(i) });
-    const who = h("input", { type: "text", value: rule.who, placeholder: "everyone, group:NAME, user:NAME", "data-rule-who": String(i) });
-    const level = h("select", { "data-rule-level": String(i) },
+    const folder = h("select", { "data-rule-folder": String(i), "aria-label": "Folder" },
+      ...options(folderChoices(folders, rule.folder)), h("option", { value: ANOTHER_FOLDER }, "Another folder…"));
+    folder.value = rule.folder;
+    const typed = h("input", { type: "text", placeholder: "brand/2026/", "data-rule-folder-typed": String(i), "aria-label": "Another folder" });
+    typed.hidden = true;
+    folder.addEventListener("change", () => {
+      if (folder.value === ANOTHER_FOLDER) {
+        typed.hidden = false;
+        typed.focus();
+        return;
+      }
+      typed.hidden = true;
+      rule.folder = folder.value;
+      edited();
+    });
+    typed.addEventListener("change", () => {
+      rule.folder = folderTyped(typed.value);
+      drawRows();
+      edited();
+    });
+    const who = h("select", { "data-rule-who": String(i), "aria-label": "Who" }, ...options(whoChoices(members, groups, rule.who)));
+    who.value = rule.who;
+    who.addEventListener("change", () => {
+      rule.who = who.value;
+      edited();
+    });
+    const level = h("select", { "data-rule-level": String(i), "aria-label": "Level" },
       h("option", { value: "none" }, "none (hidden)"), h("option", { value: "read" }, "read (view only)"), h("option", { value: "write" }, "write"));
     level.value = rule.level;
-    folder.addEventListener("input", () => { rule.folder = folder.value; });
-    who.addEventListener("input", () => { rule.who = who.value; });
-    level.addEventListener("change", () => { rule.level = level.value; void preview(); });
-    for (const field of [folder, who]) field.addEventListener("change", () => void preview());
-    return h("tr", {}, h("td", {}, folder), h("td", {}, who), h("td", {}, level),
-      h("td", {}, button("Remove", () => { draft.splice(i, 1); drawRows(); void preview(); }, "ghost small")));
+    level.addEventListener("change", () => {
+      rule.level = level.value;
+      edited();
+    });
+    return h("tr", { "data-rule": String(i), title: `${whoLabel(rule.who)} in ${rule.folder || "every folder"}` },
+      h("td", {}, folder, typed), h("td", {}, who), h("td", {}, level),
+      h("td", {}, button("Remove", () => { draft.splice(i, 1); drawRows(); edited(); }, "ghost small")));
   }));
   drawRows();
-  const add = button("Add a rule", () => { draft.push({ folder: "", who: "everyone", level: "read" }); drawRows(); }, "ghost", { id: "studio-rule-add" });
+  const add = button("Add a rule", async () => {
+    draft.push({ folder: "", who: "everyone", level: "read" });
+    // The folders as the list has them now (it may have filled since the view was drawn).
+    folders = await api.studioFolders().catch(() => folders);
+    drawRows();
+    edited();
+  }, "ghost", { id: "studio-rule-add" });
   const save = button("Save rules", async () => {
     try {
       await api.studioPutRules(draft);
       rulesSaid = "Saved: every server applies them from the next request.";
       await loadStudio();
     } catch (error) {
+      rulesSaid = "";
       say(status, problem(error), true);
     }
   }, "primary", { id: "studio-rules-save" });
+  // Drawn again (after a Save, or anyone's change): the chosen person's view again.
+  if (whoToPreview.value) void preview();
   return h("section", { class: "studio-part" }, h("h2", {}, "Folder permissions"),
     h("p", { class: "muted" }, "The deepest folder with a rule for someone decides; a rule naming them beats a group's, which beats everyone's. With no rule: write. Admins see everything."),
     h("table", { class: "studio-rules", id: "studio-rules" },
       h("thead", {}, h("tr", {}, h("th", {}, "Folder"), h("th", {}, "Who"), h("th", {}, "Level"), h("th", {}))), rows),
     h("div", { class: "actions" }, add, save), status,
-    h("h3", {}, "What someone would see"), whoToPreview, seen);
+    h("h3", {}, "What someone would see"),
+    h("label", { class: "studio-whose" }, "Whose view ", whoToPreview), seen);
 }
