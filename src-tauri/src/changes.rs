@@ -91,7 +91,7 @@ pub async fn check_in_files(
         .map_err(|e| match cancel.load(Ordering::Relaxed) {
             true => UiError::new(
                 "cancelled",
-                "The check-in was cancelled: nothing was committed and every file is still checked out.",
+                "The check-in was cancelled: nothing was saved and every file is still checked out.",
             ),
             false => told(&desk)(e),
         });

@@ -174,6 +174,17 @@ pub fn notify(app: &AppHandle, title: &str, body: &str) {
     );
 }
 
+/// A file you waited for is free: told on the desktop, and in the window
+/// with a Check out button (which checks it out when, and only when, clicked).
+pub fn notify_free(app: &AppHandle, title: &str, artifact: ArtifactId) {
+    let body = "Check it out in Leasedesk while it is.";
+    let _ = app.notification().builder().title(title).body(body).show();
+    let _ = app.emit(
+        "notice",
+        serde_json::json!({ "title": title, "body": body, "check_out": artifact }),
+    );
+}
+
 /// A notification for a lease about to end, with an Extend button that
 /// extends it when, and only when, the user clicks it.
 pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: CheckoutId) {
@@ -257,7 +268,7 @@ pub fn checkin_notice(closed: &Closed) -> (String, String) {
         }
         Some(CheckinResult::Proposal { .. }) => (
             format!("{name} became a proposal"),
-            "Someone else committed while your lease was gone. Your file is kept beside the head; open Leasedesk to decide.".to_owned(),
+            "Someone else saved a version while your lease was gone. Your file is kept beside the head; open Leasedesk to decide.".to_owned(),
         ),
     }
 }

@@ -222,11 +222,7 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
             "lease.released" | "lease.expired" | "lease.broken"
         );
         if freed && state.waiting().remove(&artifact) {
-            notify(
-                app,
-                &format!("{} is free", name().await),
-                "Check it out in Leasedesk while it is.",
-            );
+            crate::notify_free(app, &format!("{} is free", name().await), artifact);
         }
         let mine = me.as_ref().is_some_and(|me| {
             event

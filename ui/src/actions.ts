@@ -1,10 +1,10 @@
 // What a click does to a file: each starts from the user's click, runs
 // through `run` (busy meanwhile, errors shown) and says what happened.
 import { api, type Checkout, type FileRow, type Proposal, type Decision } from "./api";
-import { notice, render, rowOf, run, scheduleReload, setView, showError, state } from "./app";
+import { notice, render, replaceRow, rowOf, run, scheduleReload, select, setView, showError, state } from "./app";
 import { changeNotice, severalFiles, sharingNote } from "./changes";
-import { checkinOutcome, clock, fileName } from "./format";
-import { moved, progressOf, sending } from "./sending";
+import { checkinOutcome, checkinWarning, clock, decisionOutcome, fileName } from "./format";
+import { cancelButton, moved, progressOf, saving, sending } from "./sending";
 import { $, button, h } from "./h";
 
 export async function checkOut(row: FileRow) {
@@ -15,6 +15,17 @@ export async function checkOut(row: FileRow) {
     const until = clock(done.checkout.expires_at, Date.now());
     const kept = done.backup ? ` Your earlier changes are kept as “${fileName(done.backup)}”.` : "";
     notice(`${fileName(row.artifact.path)} is yours until ${until}`, `It is writable now.${kept}`, "success");
+  }
+}
+
+/** Checks out a file that was just told free (from its notice), for the
+ *  default time, and shows it. */
+export async function checkOutFree(artifact: string) {
+  setView("files");
+  select(artifact);
+  const done = await run(artifact, () => api.checkOut(artifact, null, null));
+  if (done) {
+    notice(`${fileName(done.checkout.path)} is yours until ${clock(done.checkout.expires_at, Date.now())}`, "It is writable now.", "success");
   }
 }
 
@@ -62,7 +73,10 @@ export async function checkIn(checkout: Checkout) {
   const offer = others.length ? [h("fieldset", { class: "with-others", id: "checkin-with-others" },
     h("legend", {}, `Also check in, as one change (same note “${checkout.note}”):`),
     ...others.map((c, i) => h("label", {}, boxes[i], ` ${fileName(c.path)}`)))] : [];
-  const confirm = describeDialog(`Check in ${fileName(checkout.path)}`, draft, "Check in", offer, (message) => {
+  const artifact = rowOf(checkout.artifact_id)?.artifact;
+  const warning = artifact ? checkinWarning(checkout, artifact, state.overview?.me) : null;
+  const warned = warning ? [h("p", { class: "warning", role: "status", id: "checkin-proposal" }, warning)] : [];
+  const confirm = describeDialog(`Check in ${fileName(checkout.path)}`, draft, warning ? "Check in as a proposal" : "Check in", [...warned, ...offer], (message) => {
     const along = others.filter((_, i) => boxes[i].checked);
     if (along.length) void uploadChange([checkout, ...along], message);
     else void upload(checkout, message);
@@ -89,28 +103,51 @@ async function upload(checkout: Checkout, message: string | null) {
       }
     }),
   );
+  const tooLate = state.uploads.get(checkout.id)?.cancelAsked ?? false;
   state.uploads.delete(checkout.id);
   if (done) {
     const fresh = await api.refreshRow(checkout.artifact_id).catch(() => null);
     const artifact = fresh?.artifact ?? row?.artifact;
     const proposal = done.checkout.result?.outcome === "proposal";
-    notice(proposal ? "Kept as a proposal" : "Checked in", checkinOutcome(done, artifact, Date.now()), proposal ? "info" : "success",
+    if (done.checkout.result?.outcome === "proposal" && done.backup) rememberBackup(done.checkout.result.proposal.id, done.backup);
+    const title = `${proposal ? "Kept as a proposal" : "Checked in"}${tooLate ? ": too late to cancel" : ""}`;
+    notice(title, checkinOutcome(done, artifact, Date.now()), proposal ? "info" : "success",
       proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);
   }
   render();
 }
 
-export function updateProgress(checkoutId: string) {
-  const bar = document.querySelector<HTMLElement>(`[data-upload="${checkoutId}"]`);
-  if (!bar) return;
-  const { label, width } = progressOf(state.uploads.get(checkoutId));
-  bar.querySelector<HTMLElement>(".label")!.textContent = label;
-  bar.querySelector<HTMLElement>(".bar")!.style.width = width;
+export function updateProgress(key: string) {
+  const progress = state.uploads.get(key);
+  for (const bar of document.querySelectorAll<HTMLElement>(`[data-upload="${key}"]`)) {
+    const { label, width } = progressOf(progress);
+    bar.querySelector<HTMLElement>(".label")!.textContent = label;
+    bar.querySelector<HTMLElement>(".bar")!.style.width = width;
+  }
+  drawCancel(key);
+}
+
+/** The Cancel buttons of upload `key` as they stand: disabled once the
+ *  server is saving the file (nothing can stop it then) or once pressed. */
+export function drawCancel(key: string) {
+  const { label, disabled } = cancelButton(state.uploads.get(key));
+  for (const cancel of document.querySelectorAll<HTMLButtonElement>(`[data-cancel-upload="${key}"]`)) {
+    cancel.textContent = label;
+    cancel.disabled = disabled;
+  }
+}
+
+/** Stops upload `key` (a check-out's id, or CHANGE_UPLOAD) unless every byte is sent. */
+export async function cancelUploadOf(key: string) {
+  const progress = state.uploads.get(key);
+  if (!progress || saving(progress)) return;
+  progress.cancelAsked = true;
+  drawCancel(key);
+  await api.cancelUpload(progress.upload);
 }
 
 export async function cancelUpload(checkout: Checkout) {
-  const progress = state.uploads.get(checkout.id);
-  if (progress) await api.cancelUpload(progress.upload);
+  await cancelUploadOf(checkout.id);
 }
 
 export async function cancelCheckout(checkout: Checkout) {
@@ -146,14 +183,15 @@ export async function notifyWhenFree(artifact: string, on: boolean) {
 
 export async function decide(proposal: Proposal, decision: Decision) {
   const done = await run(proposal.artifact_id, () => api.decide(proposal.id, decision));
+  // A rebuild makes a new proposal of the same bytes: the backup goes with it.
+  if (done && decision === "rebuild") moveBackup(proposal.id, done.id);
+  if (done && decision === "accept") backupNoLongerNeeded(proposal.id);
   if (done) {
-    const head = rowOf(proposal.artifact_id)?.artifact.head;
-    const words = {
-      accept: "accepted: it is the head now",
-      rebuild: `rebuilt against version ${head?.version ?? "the head"}: it can be accepted now`,
-      reject: "rejected: it stays in the history",
-    };
-    notice(`Proposal ${words[decision]}`, "", "success");
+    // The head as it is after the decision: an accept made a new version.
+    const fresh = await api.refreshRow(proposal.artifact_id).catch(() => null);
+    if (fresh) replaceRow(fresh, false);
+    const row = fresh ?? rowOf(proposal.artifact_id);
+    notice(decisionOutcome(decision, row ? fileName(row.artifact.path) : "", row?.artifact.head.version), "", "success");
   }
 }
 
@@ -214,11 +252,49 @@ export async function uploadChange(mine: Checkout[], message: string | null) {
       }
     }),
   );
+  const tooLate = state.uploads.get(CHANGE_UPLOAD)?.cancelAsked ?? false;
   state.uploads.delete(CHANGE_UPLOAD);
   if (done) {
     const said = changeNotice(done.change);
-    notice(said.title, said.body, said.proposal ? "info" : "success",
+    notice(`${said.title}${tooLate ? ": too late to cancel" : ""}`, said.body, said.proposal ? "info" : "success",
       said.proposal ? [button("Show proposals", () => setView("proposals"), "small")] : []);
   }
   render();
+}
+
+// ----- a proposal's backup, once the proposal is accepted
+
+const BACKUPS_KEY = "leasedesk.proposal-backups";
+
+function backups(): Record<string, string> {
+  try {
+    return JSON.parse(localStorage.getItem(BACKUPS_KEY) ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+/** The "(my changes …)" copy a late check-in left beside the file, by its proposal. */
+function rememberBackup(proposal: string, backup: string) {
+  localStorage.setItem(BACKUPS_KEY, JSON.stringify({ ...backups(), [proposal]: backup }));
+}
+
+function moveBackup(from: string, to: string) {
+  const all = backups();
+  if (!all[from]) return;
+  all[to] = all[from];
+  delete all[from];
+  localStorage.setItem(BACKUPS_KEY, JSON.stringify(all));
+}
+
+/** A proposal of yours accepted (by anyone): its backup holds nothing the
+ *  head lacks now, so the window says it can go, and where it is. */
+export function backupNoLongerNeeded(proposal: string) {
+  const all = backups();
+  const backup = all[proposal];
+  if (!backup) return;
+  delete all[proposal];
+  localStorage.setItem(BACKUPS_KEY, JSON.stringify(all));
+  notice(`Your proposal was accepted: “${fileName(backup)}” can go`, "It holds the same changes as the head now. Delete it when you like.", "info",
+    [button("Show in folder", () => void api.reveal(backup).catch((e) => showError(e)), "small", { "data-tidy": proposal })]);
 }

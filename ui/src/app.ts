@@ -7,6 +7,7 @@ import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
 import type { Sending } from "./sending";
 import { noSelection, type Selection } from "./selection";
+import { touchedOnScreen } from "./following";
 
 export type View = "files" | "mine" | "proposals" | "activity" | "studio";
 
@@ -77,17 +78,41 @@ export function render() {
 
 // ----- notices (toasts)
 
+/** A compact toast in the notices' own row at the bottom (it never lies over
+ *  the views): the newest shows on one line, older ones behind "N more". An
+ *  action taken from a notice answers it, so it goes. */
 export function notice(title: string, body = "", kind: "info" | "error" | "success" = "info", actions: HTMLElement[] = []) {
   const box = h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
-    h("strong", {}, title), body ? h("p", {}, body) : null);
+    h("p", { class: "notice-text" }, h("strong", {}, title), body ? ` ${body}` : null));
+  for (const action of actions) action.addEventListener("click", () => box.remove());
   const close = button("Dismiss", () => box.remove(), "ghost small");
-  box.append(actions.length ? h("div", { class: "actions" }, ...actions, close) : close);
+  box.append(h("div", { class: "actions" }, ...actions, close));
   const notices = $("notices");
   notices.append(box);
   // A few at a time: the oldest gives way.
-  while (notices.children.length > 3) notices.firstElementChild?.remove();
+  const shown = () => notices.querySelectorAll(".notice");
+  while (shown().length > 3) shown()[0].remove();
   setTimeout(() => box.remove(), noticeLasts(kind, actions.length > 0));
 }
+
+/** Keeps the notices' row's count and its "N more" button true as notices
+ *  come and go (by a click, a timeout or the oldest giving way). */
+function followNotices() {
+  const notices = $("notices");
+  const more = button("", () => notices.classList.toggle("all"), "ghost small more", { id: "notices-more" });
+  notices.prepend(more);
+  const count = () => {
+    const n = notices.querySelectorAll(".notice").length;
+    notices.dataset.count = String(n);
+    // Touched only when it changes: each touch is a mutation this observes.
+    if (n < 2 && notices.classList.contains("all")) notices.classList.remove("all");
+    more.hidden = n < 2;
+    more.textContent = notices.classList.contains("all") ? "Show the newest only" : `${n - 1} more`;
+  };
+  new MutationObserver(count).observe(notices, { childList: true, attributes: true, attributeFilter: ["class"] });
+  count();
+}
+if (typeof document !== "undefined" && document.getElementById("notices")) followNotices();
 
 /** Set by the settings view: the button an error about the connection offers. */
 export const hooks = {
@@ -95,6 +120,8 @@ export const hooks = {
   /** The list's places on screen (set by the files view). */
   onScreen: (): [number, number] => [0, 20],
   notifyWhenFree: async (_artifact: string, _on: boolean) => {},
+  /** The list began to show another source (set by the folder tree). */
+  sourceShown: () => {},
 };
 
 export function showError(error: unknown, artifact?: string) {
@@ -155,18 +182,21 @@ export function afterListChanges(part: (changes: ListChanges) => Promise<void>) 
  *  proportion to the screen, not the studio. */
 export async function reload() {
   try {
-    const overview = await api.overview();
-    noteChanged(state.overview?.involved ?? [], overview.involved);
-    state.overview = overview;
+    await readOverview();
     document.body.dataset.ready = "true";
     render();
-    void hashChanged(overview.involved);
     const [first, last] = hooks.onScreen();
     const before = [...state.list.rows.values()];
     await Promise.all([
       state.list.refresh(first, last).then(() => noteChanged(before, state.list.rows.values())),
       ...onReload.map((part) => part()),
     ]);
+    // The chosen file's detail shows a row neither the list nor the overview
+    // holds (it left "held by others", or was scrolled far off): read it too.
+    const chosen = state.selected;
+    if (chosen && !state.overview?.involved.some((r) => r.artifact.id === chosen) && !state.list.find(chosen)) {
+      await api.refreshRow(chosen).then((row) => rowReadAgain(row), (e) => gone(e) && forgetChosen(chosen));
+    }
   } catch (error) {
     state.overview = null;
     // Ready too: the window shows why there is no list.
@@ -179,6 +209,15 @@ export async function reload() {
   }
 }
 
+/** Reads the overview (your check-outs, proposals, requests and the rows
+ *  they name) again. */
+async function readOverview() {
+  const overview = await api.overview();
+  noteChanged(state.overview?.involved ?? [], overview.involved);
+  state.overview = overview;
+  void hashChanged(overview.involved);
+}
+
 let listTimer: number | undefined;
 /** After others' work: the list's changes read soon (one read for a burst). */
 export function scheduleListRefresh() {
@@ -187,14 +226,17 @@ export function scheduleListRefresh() {
 }
 
 /** Brings the list up to date (the shell applies the events since to its
- *  mirror) and reads again only what that touched: the rows on screen if
- *  one of them changed or files came, went or moved, "held by others" if
- *  any lease did, the tree if anything did. Nothing at all otherwise. */
+ *  mirror) and reads again only what that touched on screen: the rows shown
+ *  if one of them changed or files came, went or moved, "held by others" if
+ *  any lease did, the tree if anything did; the overview if a file of your
+ *  check-outs, proposals or requests changed (their tabs' cards), and the
+ *  chosen file's row (its detail). Nothing at all otherwise. */
 export async function refreshList() {
   try {
     const changes = await api.listChanges();
     if (state.overview) state.overview.changes.total = changes.total;
     const list = state.list;
+    const { involved, chosen } = touchedOnScreen(changes, state);
     const touched = changes.moved || changes.changed.length > 0;
     const shown = changes.moved || changes.changed.some((id) => list.find(id) !== undefined);
     const [first, last] = hooks.onScreen();
@@ -203,11 +245,26 @@ export async function refreshList() {
       shown || (touched && list.source.kind === "held")
         ? list.refresh(first, last).then(() => noteChanged(before, list.rows.values()))
         : Promise.resolve(),
+      involved ? readOverview() : Promise.resolve(),
+      ...chosen.map((id) => api.refreshRow(id).then((row) => rowReadAgain(row), (e) => gone(e) && forgetChosen(id))),
       ...(changes.moved ? onReload.map((part) => part()) : onListChanges.map((part) => part(changes))),
     ]);
+    render();
   } catch {
     /* the next reload reads it all */
   }
+}
+
+function gone(error: unknown): boolean {
+  return isAppError(error) && (error.code === "not_found" || error.code === "forbidden");
+}
+
+/** The chosen file can no longer be read (it went, or you may not see it
+ *  now): its detail closes rather than show what it was. */
+function forgetChosen(artifact: string) {
+  if (state.selected !== artifact) return;
+  chosenRow = undefined;
+  select(null);
 }
 
 /** Marks the rows whose copy or head changed as seen changed now (a local
@@ -239,11 +296,20 @@ async function hashChanged(rows: Iterable<FileRow>) {
   }
 }
 
-/** A row read again: put in its place in the list and among the involved. */
-export function replaceRow(row: FileRow) {
+/** A row read again after others' work: in its place, its copy marked seen
+ *  changed only if it did. */
+function rowReadAgain(row: FileRow) {
+  const was = rowOf(row.artifact.id);
+  noteChanged(was ? [was] : [], [row]);
+  replaceRow(row, false);
+}
+
+/** A row read again: put in its place in the list and among the involved;
+ *  `changed` (a copy hashed anew) marks its copy seen changed now. */
+export function replaceRow(row: FileRow, changed = true) {
   const overview = state.overview;
   if (!overview) return;
-  state.seen.set(row.artifact.id, Date.now());
+  if (changed) state.seen.set(row.artifact.id, Date.now());
   const index = overview.involved.findIndex((r) => r.artifact.id === row.artifact.id);
   if (index >= 0) overview.involved[index] = row;
   else if (row.mine) overview.involved.push(row);

@@ -42,7 +42,7 @@ export function changeNotice(change: Change): { title: string; body: string; pro
   if (change.outcome === "proposal") {
     return {
       title: "Kept as proposals",
-      body: `Some of the files changed since you checked them out, so none was committed: the change of ${severalFiles(n)} waits in Proposals, to be accepted together.`,
+      body: `Some of the files changed since you checked them out, so none was saved: the change of ${severalFiles(n)} waits in Proposals, to be accepted together.`,
       proposal: true,
     };
   }

@@ -1,16 +1,23 @@
 // The words and rules behind what a designer met on a first afternoon
-// (issue 20): each would read wrong, or do wrong, if the code were wrong.
+// (issues 20 and 36): each would read wrong, or do wrong, if the code were wrong.
 import { describe, expect, it } from "vitest";
 import {
-  acceptQuestion, comparedLine, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
-  proposalSummary, revealFailed, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
+  acceptQuestion, checkinWarning, comparedLine, count, decisionOutcome, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
+  plainNames, proposalSummary, versionsWords, revealFailed, sentence, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 
 describe("the Files count", () => {
-  it("is every file with no filter, and 'N of M' while one is on", () => {
-    expect(filesCount(5, 5, "")).toBe("5");
-    expect(filesCount(5, 5, "   ")).toBe("5");
-    expect(filesCount(3, 5, "br")).toBe("3 of 5");
+  it("is every file when nothing narrows the list, and 'N of M' while something does", () => {
+    expect(filesCount(5, true, 5, false)).toBe("5");
+    expect(filesCount(3, true, 5, true)).toBe("3 of 5");
+  });
+
+  it("writes every count alike, with thousands marked, never '0+' before the first page", () => {
+    expect(filesCount(3002, true, 3002, false)).toBe("3,002");
+    expect(filesCount(2802, true, 3002, true)).toBe("2,802 of 3,002");
+    expect(filesCount(1000, false, 3002, true)).toBe("1,000+ of 3,002");
+    expect(filesCount(0, false, 3002, true)).toBe("… of 3,002");
+    expect(count(2802)).toBe("2,802");
   });
 });
 
@@ -30,10 +37,23 @@ describe("a proposal", () => {
 
   it("says what it was made from, and what happened since", () => {
     expect(proposalSummary(mine, { version: 4, author: "user:bob" }, "user:me")).toBe(
-      "You made this from version 2; since then others saved versions 3 to 4.",
+      "You made this from version 2; since then versions 3 to 4 were saved, the newest by bob.",
     );
     expect(proposalSummary({ ...mine, provenance: { version: 3 } }, { version: 4, author: "user:bob" }, "user:me")).toBe(
-      "You made this from version 3; since then others saved version 4.",
+      "You made this from version 3; since then bob saved version 4.",
+    );
+  });
+
+  it("names each saver since, never the head's author for all (issue 36)", () => {
+    const savers = [{ version: 3, author: "user:bob" }, { version: 4, author: "user:bob" }, { version: 5, author: "user:me" }];
+    expect(proposalSummary(mine, { version: 5, author: "user:me" }, "user:me", savers)).toBe(
+      "You made this from version 2; since then bob saved versions 3 and 4 and you saved version 5.",
+    );
+    expect(versionsWords([3, 4, 5, 6])).toBe("versions 3 to 6");
+    expect(versionsWords([3, 5, 7])).toBe("versions 3, 5 and 7");
+    // Savers not all read: only what is known is said.
+    expect(proposalSummary(mine, { version: 5, author: "user:me" }, "user:me", savers.slice(1))).toBe(
+      "You made this from version 2; since then versions 3 to 5 were saved, the newest by you.",
     );
   });
 
@@ -66,6 +86,10 @@ describe("a compare", () => {
     expect(comparedLine(0, 100, a, a)).toBe("identical: the same file");
     expect(comparedLine(0, 100)).toBe("identical");
     expect(comparedLine(5, 100, a, b)).toBe("5.0 % of pixels differ");
+    // A local copy marked modified, re-encoded with the same pixels (issue 36).
+    expect(comparedLine(0, 100, a, { digest: null, size: null })).toBe(
+      "The pixels are identical; the file changed (saved again, re-encoded or with other metadata)",
+    );
   });
 });
 
@@ -143,5 +167,52 @@ describe("your devices", () => {
     expect(deviceLine(laptop, "b2", now)).toBe("carol's laptop, not used yet");
     const desk = { id: "b2", name: "studio desktop", created_at: "", last_used_at: new Date(now).toISOString() };
     expect(deviceLine(desk, "b2", now)).toMatch(/^studio desktop \(this device\), last used \d\d:\d\d$/);
+  });
+});
+
+describe("words for a known refusal (issue 36)", () => {
+  const now = Date.parse("2026-12-06T10:00:00Z");
+  const head = { version: 4, digest: "d", size: 1, author: "user:alice", committed_at: "2026-12-06T09:00:00Z", message: null, change_id: null };
+
+  it("says what an accept refused against a moved head means, not 'Something went wrong'", () => {
+    const said = explain({ code: "proposal_stale", message: "the head moved to version 4 by user:alice", head }, now);
+    expect(said.title).toBe("The head moved on: alice saved version 4");
+    expect(said.detail).toContain("Rebuild it against the head");
+    for (const code of ["invalid", "bad_request", "too_many", "invite_invalid", "not_staged", "deadline_exceeded", "upload_incomplete"]) {
+      expect(explain({ code, message: "x" }, now).title).not.toBe("Something went wrong");
+    }
+  });
+
+  it("names people as the window does, never user:alice", () => {
+    expect(plainNames("held by user:alice until 10:00; asked by agent:build-bot")).toBe("held by alice until 10:00; asked by build-bot (agent)");
+    expect(sentence("checkout abc is not user:bob's")).toBe("Checkout abc is not bob's.");
+    expect(explain({ code: "internal", message: "lease of user:alice" }, now).detail).toBe("Lease of alice.");
+  });
+
+  it("says 'saved', not 'committed'", () => {
+    expect(explain({ code: "stale", message: "", head }, now).title).toMatch(/^alice saved version 4 at /);
+  });
+
+  it("tells an accept with the version it made", () => {
+    expect(decisionOutcome("accept", "hero.psd", 5)).toBe("Proposal for hero.psd accepted: it is version 5, the head");
+    expect(decisionOutcome("rebuild", "hero.psd", 5)).toBe("Proposal for hero.psd rebuilt against version 5: it can be accepted now");
+  });
+});
+
+describe("the check-in dialog's warning (issue 36)", () => {
+  const checkout = { id: "c1", version: 3, broken: null };
+  const free = { head: { version: 3, author: "user:me" }, lease: { checkout_id: "c1", participant: "user:me" } };
+
+  it("warns when the check-in will be kept as a proposal, saying why", () => {
+    expect(checkinWarning(checkout, { ...free, head: { version: 4, author: "user:bob" } }, "user:me")).toBe(
+      "bob saved version 4 after you checked out version 3: this check-in will be kept as a proposal for a decision, and nothing is overwritten.",
+    );
+    expect(checkinWarning({ ...checkout, broken: { by: "user:admin" } }, { ...free, lease: null }, "user:me")).toMatch(/^admin broke your lease: /);
+    expect(checkinWarning(checkout, { ...free, lease: { checkout_id: "c9", participant: "user:bob" } }, "user:me")).toMatch(/^bob holds the file now: /);
+  });
+
+  it("says nothing before a check-in that will simply be saved", () => {
+    expect(checkinWarning(checkout, free, "user:me")).toBeNull();
+    expect(checkinWarning(checkout, { ...free, lease: null }, "user:me")).toBeNull();
   });
 });

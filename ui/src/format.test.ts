@@ -108,7 +108,7 @@ describe("check-in outcomes", () => {
     };
     const said = checkinOutcome(closed({ outcome: "proposal", proposal }, "/ws/brand/hero (my changes 2026-11-29 1405).psd"), artifact, now);
     expect(said).toBe(
-      `hero.psd became a proposal because bob committed version 7 at ${clock(artifact.head.committed_at, now)}. Your file is kept as “hero (my changes 2026-11-29 1405).psd”.`,
+      `hero.psd became a proposal because bob saved version 7 at ${clock(artifact.head.committed_at, now)}. Your file is kept as “hero (my changes 2026-11-29 1405).psd”.`,
     );
   });
 });

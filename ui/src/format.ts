@@ -154,9 +154,16 @@ export function fingerprint(hex: string): string {
   return (hex.toUpperCase().match(/../g) ?? []).join(":");
 }
 
-/** A message from the core as a sentence: capital first, full stop last. */
+/** A message with people named as the window names them: "alice" for
+ *  "user:alice", "build-bot (agent)" for "agent:build-bot". */
+export function plainNames(message: string): string {
+  return message.replace(/\b(user|agent):([\w.@-]+)/g, (_, kind: string, name: string) => participantName(`${kind}:${name}`));
+}
+
+/** A message from the core as a sentence: capital first, full stop last,
+ *  people by name. */
 export function sentence(message: string): string {
-  const text = message.trim();
+  const text = plainNames(message).trim();
   if (!text) return "";
   const capital = text[0].toUpperCase() + text.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
@@ -189,22 +196,29 @@ export function explain(error: AppError, now: number): Explanation {
         detail: "Its lease lapsed or was broken. Your copy is kept as it is: check it out again, or check in to make a proposal.",
       };
     case "forbidden":
-      return { title: "That is not yours to change", detail: error.message };
+      return { title: "That is not yours to change", detail: sentence(error.message) };
+    case "proposal_stale": {
+      const head = error.head;
+      return {
+        title: head ? `The head moved on: ${participantName(head.author)} saved version ${head.version}` : "The head moved on",
+        detail: "The proposal was made against an older version, so it was not accepted. Rebuild it against the head, then accept it.",
+      };
+    }
     case "stale": {
       const head = error.head;
       return head
         ? {
-            title: `${participantName(head.author)} committed version ${head.version} at ${clock(head.committed_at, now)} first`,
+            title: `${participantName(head.author)} saved version ${head.version} at ${clock(head.committed_at, now)} first`,
             detail: "Your change was kept as a proposal against it.",
           }
-        : { title: "The file moved on", detail: error.message };
+        : { title: "The file moved on", detail: sentence(error.message) };
     }
     case "unauthorized":
       return { title: "The server did not accept your token", detail: "Open Settings and paste a new token.", action: "open-settings" };
     case "no_server":
     case "no_token":
     case "no_backend":
-      return { title: "Not connected", detail: error.message, action: "open-settings" };
+      return { title: "Not connected", detail: sentence(error.message), action: "open-settings" };
     case "certificate_untrusted":
       return {
         title: "The server's certificate is not trusted",
@@ -233,20 +247,56 @@ export function explain(error: AppError, now: number): Explanation {
     case "digest_mismatch":
       return { title: "The file changed while it was sent", detail: "Nothing was stored. Wait for your application to finish saving, then try again.", action: "retry" };
     case "too_large":
-      return { title: "The file is too large for this server", detail: error.message };
+      return { title: "The file is too large for this server", detail: sentence(error.message) };
     case "cancelled":
-      return { title: "Cancelled", detail: error.message };
+      return { title: "Cancelled", detail: sentence(error.message) };
     case "exists":
-      return { title: "There is already a file there", detail: error.message };
+      return { title: "There is already a file there", detail: sentence(error.message) };
     case "not_found":
-      return { title: "Not found", detail: error.message };
+      return { title: "Not found", detail: sentence(error.message) };
+    case "not_staged":
+      return { title: "Nothing to check in", detail: sentence(error.message) };
+    case "invalid":
+    case "bad_request":
+      return { title: "That was refused", detail: sentence(error.message) };
+    case "too_many":
+      return { title: "Too many tries", detail: "Wait a minute, then try again.", action: "retry" };
+    case "invite_invalid":
+      return { title: "This invite does not work", detail: "It was used, it lapsed, or it was revoked. Ask your admin for a new link." };
+    case "deadline_exceeded":
+      return { title: "The server took too long", detail: "Nothing was lost. Try again.", action: "retry" };
+    case "no_preview":
+      return { title: "No preview", detail: sentence(error.message) };
+    case "upload_incomplete":
+    case "wrong_offset":
+    case "chunk_mismatch":
+      return { title: "The upload was interrupted", detail: "Nothing was stored. Try again: what reached the server is not sent twice.", action: "retry" };
     case "reveal":
       return revealFailed(error.path ?? "");
     case "not_held":
       return { title: "Nobody holds it under a check-out now", detail: `${sentence(error.message)} Your request was not sent.` };
     default:
-      return { title: "Something went wrong", detail: error.message };
+      return { title: "Something went wrong", detail: sentence(error.message) };
   }
+}
+
+/** What the check-in dialog warns of before a check-in that will be kept as
+ *  a proposal (someone saved a version since, your lease was broken, or
+ *  someone else holds the file now); null when it will simply be saved. */
+export function checkinWarning(
+  checkout: { id: string; version: number; broken: { by: string } | null },
+  artifact: { head: { version: number; author: string }; lease: { checkout_id: string | null; participant: string } | null },
+  me: string | null | undefined,
+): string | null {
+  const kept = "this check-in will be kept as a proposal for a decision, and nothing is overwritten.";
+  const head = artifact.head;
+  if (head.version !== checkout.version) {
+    return `${personFirst(head.author, me)} saved version ${head.version} after you checked out version ${checkout.version}: ${kept}`;
+  }
+  if (checkout.broken) return `${participantName(checkout.broken.by)} broke your lease: ${kept}`;
+  const lease = artifact.lease;
+  if (lease && lease.checkout_id !== checkout.id) return `${personFirst(lease.participant, me)} ${lease.participant === me ? "hold" : "holds"} the file now: ${kept}`;
+  return null;
 }
 
 /** The outcome of a check-in, in words, with the file it concerns. */
@@ -263,7 +313,7 @@ export function checkinOutcome(closed: Closed, artifact: Artifact | undefined, n
       const head = artifact?.head;
       const because =
         head && head.version === result.proposal.base_version
-          ? ` because ${participantName(head.author)} committed version ${head.version} at ${clock(head.committed_at, now)}`
+          ? ` because ${participantName(head.author)} saved version ${head.version} at ${clock(head.committed_at, now)}`
           : "";
       const kept = closed.backup ? ` Your file is kept as “${fileName(closed.backup)}”.` : "";
       return `${name} became a proposal${because}.${kept}`;
@@ -595,9 +645,18 @@ export const proposalStateWords: Record<string, string> = {
 
 // ----- what a designer meets first
 
-/** The Files tab's count: "5", or "3 of 5" while a filter is on. */
-export function filesCount(shown: number | string, total: number, filter: string): string {
-  return filter.trim() ? `${shown} of ${total}` : String(total);
+/** A count as the window writes every count: "3,002". */
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** The Files tab's count: "3,002", or "200 of 3,002" while the list is
+ *  narrowed (a folder, a search, Held by others); "1,000+ of 3,002" while
+ *  its end is not read yet, and "… of 3,002" before its first page. */
+export function filesCount(shown: number, complete: boolean, total: number, narrowed: boolean): string {
+  if (!narrowed) return count(total);
+  if (complete) return `${count(shown)} of ${count(total)}`;
+  return shown === 0 ? `… of ${count(total)}` : `${count(shown)}+ of ${count(total)}`;
 }
 
 /** What an empty list says, by what it shows. */
@@ -643,31 +702,59 @@ export function leaseChoices(defaultSeconds: number): [string, string][] {
 }
 
 /** What a compare says of two images whose pixels were counted: when no
- *  pixel differs but the files do, it says so, with both sizes. */
+ *  pixel differs but the files do, it says so, with both sizes when known.
+ *  A `digest` of null is a copy known to differ from the other side (a
+ *  local copy marked modified) that was not hashed here. */
 export interface Compared {
-  digest: string;
-  size: number;
+  digest: string | null;
+  size: number | null;
 }
 
 export function comparedLine(changed: number, total: number, a?: Compared, b?: Compared): string {
   if (changed > 0 || !a || !b) return diffShare(changed, total);
-  if (a.digest === b.digest) return "identical: the same file";
+  if (a.digest !== null && a.digest === b.digest) return "identical: the same file";
+  if (a.size === null || b.size === null) return "The pixels are identical; the file changed (saved again, re-encoded or with other metadata)";
   const sizes = a.size === b.size ? `the same size, ${bytes(b.size)}` : `${bytes(b.size)}, was ${bytes(a.size)}`;
   return `The pixels are identical; the file changed (${sizes})`;
 }
 
 /** What a proposal is, on its card: whose, made from which version, and what
- *  happened to the file since. `head` is the file's head now. */
+ *  happened to the file since. `head` is the file's head now; `savers`, the
+ *  versions saved since it was made with who saved each, when read (else
+ *  only the head's author is named, as the newest). */
 export function proposalSummary(
   p: { author: string; provenance: { version: number }; base_version: number },
   head: { version: number; author: string } | undefined,
   me: string | null | undefined,
+  savers?: { version: number; author: string }[],
 ): string {
   const made = `${personFirst(p.author, me)} made this from version ${p.provenance.version}`;
   if (!head) return `${made}.`;
   if (head.version === p.provenance.version) return `${made}, which is still the head.`;
-  const saved = head.version === p.provenance.version + 1 ? `version ${head.version}` : `versions ${p.provenance.version + 1} to ${head.version}`;
-  return `${made}; since then ${head.author === me ? "you" : "others"} saved ${saved}.`;
+  const since = (savers ?? []).filter((s) => s.version > p.provenance.version && s.version <= head.version);
+  if (since.length === head.version - p.provenance.version) return `${made}; since then ${whoSaved(since, me)}.`;
+  if (head.version === p.provenance.version + 1) return `${made}; since then ${person(head.author, me)} saved version ${head.version}.`;
+  return `${made}; since then versions ${p.provenance.version + 1} to ${head.version} were saved, the newest by ${person(head.author, me)}.`;
+}
+
+/** "bob saved versions 3 and 4, and you saved version 5": each saver named,
+ *  in the order they first saved. */
+export function whoSaved(savers: { version: number; author: string }[], me: string | null | undefined): string {
+  const byAuthor = new Map<string, number[]>();
+  for (const s of [...savers].sort((a, b) => a.version - b.version)) {
+    byAuthor.set(s.author, [...(byAuthor.get(s.author) ?? []), s.version]);
+  }
+  const each = [...byAuthor].map(([author, versions]) => `${person(author, me)} saved ${versionsWords(versions)}`);
+  return each.length > 1 ? `${each.slice(0, -1).join(", ")} and ${each[each.length - 1]}` : each[0] ?? "";
+}
+
+/** "version 3", "versions 3 and 4", "versions 3 to 6", "versions 3, 5 and 7". */
+export function versionsWords(versions: number[]): string {
+  if (versions.length === 1) return `version ${versions[0]}`;
+  const last = versions[versions.length - 1];
+  const runOn = versions.every((v, i) => v === versions[0] + i);
+  if (runOn && versions.length > 2) return `versions ${versions[0]} to ${last}`;
+  return `versions ${versions.slice(0, -1).join(", ")} and ${last}`;
 }
 
 /** What each decision on a proposal does, in plain words. `head` is the file's head now. */
@@ -688,6 +775,20 @@ export function decisionWords(
       ? `Rebuild: not needed, the proposal is against the head (version ${head.version}).`
       : `Rebuild: makes this a proposal against version ${head.version}, the head now, so it can be accepted. Nothing else changes.`,
   };
+}
+
+/** What a decision on a proposal did, with its file and the version it made:
+ *  "Proposal for hero.psd accepted: it is version 4, the head". */
+export function decisionOutcome(decision: "accept" | "rebuild" | "reject", file: string, headVersion: number | undefined): string {
+  const of = file ? ` for ${file}` : "";
+  switch (decision) {
+    case "accept":
+      return headVersion ? `Proposal${of} accepted: it is version ${headVersion}, the head` : `Proposal${of} accepted: it is the head now`;
+    case "rebuild":
+      return `Proposal${of} rebuilt against version ${headVersion ?? "the head"}: it can be accepted now`;
+    case "reject":
+      return `Proposal${of} rejected: it stays in the history`;
+  }
 }
 
 /** The question before an accept supersedes someone else's head; null when

@@ -4,15 +4,15 @@
 // wires them to the page and to the shell's events.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
-import { api, on, type FileRow, type FillProgress } from "./api";
+import { api, on, type Event, type FileRow, type FillProgress } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleListRefresh, scheduleReload, select, setView, showError, state, type View } from "./app";
-import { extend, notifyWhenFree } from "./actions";
-import { fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
+import { backupNoLongerNeeded, checkOutFree, extend, notifyWhenFree } from "./actions";
+import { count, fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
 import { setUpActivity, loadActivity } from "./views/activity";
 import { setUpCheckouts } from "./views/checkouts";
 import { setUpDetail } from "./views/detail";
-import { setUpFiles } from "./views/files";
+import { clearSearch, setUpFiles } from "./views/files";
 import { setUpFolders } from "./views/folders";
 import { setUpProposals } from "./views/proposals";
 import { openSettings } from "./views/settings";
@@ -25,18 +25,20 @@ hooks.notifyWhenFree = notifyWhenFree;
 
 onRender(() => {
   const overview = state.overview;
-  $("me").textContent = overview ? `Signed in as ${participantName(overview.me)}` : $("me").textContent;
+  // On the first run's choice nobody is signed in yet.
+  const choosing = document.body.dataset.firstRun === "true";
+  $("me").textContent = choosing ? "" : overview ? `Signed in as ${participantName(overview.me)}` : $("me").textContent;
   $("server").textContent = overview?.server ? serverLine(overview.server) : "";
   const offline = $("offline");
   const since = overview?.offline_since;
   offline.hidden = !since;
   offline.replaceChildren(...(since ? [h("strong", {}, offlineMark(since, Date.now())), " ", offlineDetail] : []));
-  $("count-mine").textContent = overview?.checkouts.length ? String(overview.checkouts.length) : "";
+  $("count-mine").textContent = overview?.checkouts.length ? count(overview.checkouts.length) : "";
   // Requests waiting for your answer are counted on My check-outs, as in the tray.
   const asking = overview?.requests.filter((r) => r.to === overview.me && r.state === "open").length ?? 0;
   $("tab-mine").dataset.requests = String(asking);
   $("tab-mine").title = asking ? requestsWaiting(asking) : "";
-  $("count-proposals").textContent = overview?.proposals.length ? String(overview.proposals.length) : "";
+  $("count-proposals").textContent = overview?.proposals.length ? count(overview.proposals.length) : "";
 });
 setUpFiles();
 setUpFolders();
@@ -115,7 +117,9 @@ document.addEventListener("keydown", (e) => {
     e.preventDefault();
     $("filter").focus();
   } else if (e.key === "Escape" && !dialogOpen) {
-    if (typing) (e.target as HTMLElement).blur();
+    // Wherever the focus is, Escape first empties the search box.
+    if (state.filter) clearSearch();
+    else if (typing) (e.target as HTMLElement).blur();
     else select(null);
   }
 });
@@ -135,14 +139,24 @@ void on("store-changed", () => {
 // Others' work on files: only what changed in the list is read again.
 void on("list-changed", () => scheduleListRefresh());
 void on<FileRow>("row", (row) => replaceRow(row));
+// A proposal of yours accepted: the backup your late check-in left can go.
+void on<Event[] | { events: Event[] }>("activity", (told) => {
+  for (const e of Array.isArray(told) ? told : told.events) {
+    const proposal = e.data.proposal_id;
+    if (e.type === "proposal.accepted" && typeof proposal === "string") backupNoLongerNeeded(proposal);
+  }
+});
 // The list of files read the first time, page by page: how far (the next
 // reload shows the count again).
 void on<FillProgress>("mirror-progress", (p) => {
   $("count-files").textContent = loadingFiles(p.loaded, p.total);
 });
-void on<{ title: string; body: string; extend?: string }>("notice", (n) => {
+void on<{ title: string; body: string; extend?: string; check_out?: string }>("notice", (n) => {
   const checkout = n.extend && state.overview?.checkouts.find((c) => c.id === n.extend);
-  notice(n.title, n.body, "info", checkout ? [button("Extend", () => void extend(checkout), "small")] : []);
+  const free = n.check_out;
+  const actions = checkout ? [button("Extend", () => void extend(checkout), "small")]
+    : free ? [button("Check out", () => void checkOutFree(free), "small primary", { "data-check-out": free })] : [];
+  notice(n.title, n.body, "info", actions);
 });
 
 void getCurrentWebview().onDragDropEvent((event) => {

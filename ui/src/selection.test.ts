@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clicked, everything, inOrder, moved, noSelection, pruned, toggled } from "./selection";
+import { clicked, everything, inOrder, moved, noSelection, pruned, shownOf, toggled } from "./selection";
 
 const order = ["a", "b", "c", "d", "e"];
 const plain = { toggle: false, range: false };
@@ -60,5 +60,19 @@ describe("the selection", () => {
     const filtered = pruned(all, ["b", "e"]);
     expect(inOrder(filtered, order)).toEqual(["b", "e"]);
     expect(pruned(filtered, ["b", "e", "z"])).toBe(filtered);
+  });
+});
+
+describe("the file shown for a choice (issue 36)", () => {
+  const order = ["a", "b", "c"];
+  it("is the focused file while it is chosen", () => {
+    expect(shownOf(clicked(noSelection(), order, "b", { toggle: false, range: false }), order)).toBe("b");
+  });
+  it("is not a row just taken out with Ctrl-click: that one keeps no tint", () => {
+    const two = clicked(clicked(noSelection(), order, "a", { toggle: false, range: false }), order, "c", { toggle: true, range: false });
+    const out = clicked(two, order, "c", { toggle: true, range: false });
+    expect(out.focus).toBe("c");
+    expect(shownOf(out, order)).toBe("a");
+    expect(shownOf(clicked(out, order, "a", { toggle: true, range: false }), order)).toBeNull();
   });
 });

@@ -76,3 +76,11 @@ export function pruned(selection: Selection, order: string[]): Selection {
 export function inOrder(selection: Selection, order: string[]): string[] {
   return order.filter((id) => selection.chosen.has(id));
 }
+
+/** The file whose detail shows for a choice: the focused one if it is still
+ *  chosen (a row taken out with Ctrl-click keeps no tint), else the first
+ *  chosen in list order, else none. */
+export function shownOf(selection: Selection, order: string[]): string | null {
+  if (selection.focus && selection.chosen.has(selection.focus)) return selection.focus;
+  return inOrder(selection, order)[0] ?? null;
+}

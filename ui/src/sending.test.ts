@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { moved, progressOf, sending } from "./sending";
+import { cancelButton, moved, progressOf, saving, sending } from "./sending";
 
 const MB = 1024 * 1024;
 
@@ -35,5 +35,27 @@ describe("an upload's bar", () => {
   it("is plain until the shell says what travels", () => {
     expect(progressOf(sending("u", 0), 0)).toEqual({ label: "Uploading…", width: "0%" });
     expect(progressOf(undefined).label).toBe("Uploading…");
+  });
+});
+
+describe("cancelling an upload (issue 36)", () => {
+  it("can cancel until every byte is sent, then says the server is saving and cannot", () => {
+    const upload = sending("u", 0);
+    moved(upload, { sent: 99 * MB, total: 100 * MB, size: 100 * MB, reconnecting: false }, 1000);
+    expect(saving(upload)).toBe(false);
+    expect(cancelButton(upload)).toEqual({ label: "Cancel upload", disabled: false });
+    moved(upload, { sent: 100 * MB, total: 100 * MB, size: 100 * MB, reconnecting: false }, 2000);
+    expect(saving(upload)).toBe(true);
+    expect(cancelButton(upload)).toEqual({ label: "Saving on the server…", disabled: true });
+    expect(progressOf(upload, 2000)).toEqual({ label: "Saving on the server… all 100 MB sent", width: "100%" });
+  });
+
+  it("says Cancelling once pressed, and never 'saving' before a size is known or while reconnecting", () => {
+    const upload = sending("u", 0);
+    expect(saving(upload)).toBe(false);
+    upload.cancelAsked = true;
+    expect(cancelButton(upload)).toEqual({ label: "Cancelling…", disabled: true });
+    moved(upload, { sent: 10, total: 10, size: 10, reconnecting: true }, 0);
+    expect(saving(upload)).toBe(false);
   });
 });

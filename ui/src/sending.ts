@@ -17,10 +17,25 @@ export type Sending = {
   reconnecting: boolean;
   since: number;
   sinceSent: number;
+  /** Cancel was pressed: a check-in that ends saved anyway says it came too late. */
+  cancelAsked: boolean;
 };
 
 export function sending(upload: string, now = Date.now()): Sending {
-  return { upload, sent: 0, total: 0, size: 0, reconnecting: false, since: now, sinceSent: 0 };
+  return { upload, sent: 0, total: 0, size: 0, reconnecting: false, since: now, sinceSent: 0, cancelAsked: false };
+}
+
+/** Every byte is sent: the server is saving the file, and Cancel can no
+ *  longer stop it (the upload is used for the check-in). */
+export function saving(progress: Sending | undefined): boolean {
+  return progress !== undefined && progress.total > 0 && progress.sent >= progress.total && !progress.reconnecting;
+}
+
+/** What the Cancel button beside a bar says, and whether it still can. */
+export function cancelButton(progress: Sending | undefined): { label: string; disabled: boolean } {
+  if (saving(progress)) return { label: "Saving on the server…", disabled: true };
+  if (progress?.cancelAsked) return { label: "Cancelling…", disabled: true };
+  return { label: "Cancel upload", disabled: false };
 }
 
 /** Takes in what the shell told of an upload. After a drop the rate is
@@ -46,6 +61,7 @@ export function progressOf(progress: Sending | undefined, now = Date.now()): { l
   if (progress.reconnecting) {
     return { label: `Reconnecting… ${bytes(sent)} of ${bytes(total)} sent; it goes on from there`, width };
   }
+  if (saving(progress)) return { label: `Saving on the server… all ${bytes(total)} sent`, width };
   const elapsed = (now - progress.since) / 1000;
   const rate = elapsed >= 2 ? (sent - progress.sinceSent) / elapsed : 0;
   const left = rate > 0 && total > sent ? `, ${sendingLeft((total - sent) / rate)}` : "";

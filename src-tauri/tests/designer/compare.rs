@@ -67,6 +67,28 @@ pub async fn compare_picks_and_identical_pixels(w: &World) {
     w.click("compare-close").await;
 }
 
+/// Issue 36's 8: a local copy re-encoded with the same pixels, beside its
+/// "Modified" badge, is not called identical to the head.
+pub async fn local_copy_recompressed_is_not_identical(w: &World) {
+    let path = "art/same.png";
+    w.open_row(path).await;
+    w.check_out_here(&World::row(path)).await;
+    // The head is the recompressed poster; the copy saved is the original.
+    save_atomically(&w.workspace.join(path), &poster(80));
+    w.row_shows(path, ".local", "Modified", Duration::from_secs(5))
+        .await;
+    w.click_in_panel("#action-compare-local", "Compare with the head")
+        .await;
+    assert_eq!(
+        difference_said(w).await,
+        "The pixels are identical; the file changed (saved again, re-encoded or with other metadata)"
+    );
+    w.click("compare-close").await;
+    w.click_in_panel("#action-cancel", "Cancel check-out").await;
+    w.row_shows(path, ".local", "Up to date", Duration::from_secs(10))
+        .await;
+}
+
 /// 3: after the images are panned, the blue line is still the boundary
 /// between the two versions (read from the screen), and each mode says
 /// which version is where; the difference has a key.
@@ -167,7 +189,7 @@ pub async fn proposal_decided_in_the_compare(w: &World) {
     w.click("tab-proposals").await;
     w.dismiss_notices().await;
     w.wait_text(".proposal-card .summary", "what the proposal is", |t| {
-        t == "You made this from version 1; since then others saved version 2."
+        t == "You made this from version 1; since then bob saved version 2."
     })
     .await;
     w.decoded(".proposal-card .thumb img", "the proposal's thumbnail")

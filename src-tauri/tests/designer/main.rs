@@ -52,6 +52,7 @@ async fn first_afternoon() {
     local_copy::where_the_file_is(&w).await;
     finding::detail_starts_at_its_top(&w).await;
     compare::compare_picks_and_identical_pixels(&w).await;
+    compare::local_copy_recompressed_is_not_identical(&w).await;
     compare::swipe_line_is_the_split(&w).await;
     compare::proposal_decided_in_the_compare(&w).await;
     words::activity_tells_what_people_did(&w).await;

@@ -306,6 +306,19 @@ async fn asking_the_holder() {
         t.contains("cover.psd is free")
     })
     .await;
+    // Its Check out button takes it (issue 36's 17), and the notice goes.
+    w.click_css(".notice [data-check-out]", "Check out on the notice")
+        .await;
+    w.wait_text(".notice", "the check-out", |t| {
+        t.starts_with("cover.psd is yours until")
+    })
+    .await;
+    assert!(
+        w.absent(".notice [data-check-out]").await,
+        "the notice stays after its action"
+    );
+    let lease = w.cli_json("alice", &["who", cover]);
+    assert_eq!(lease["participant"], json!("user:alice"), "{lease}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -96,7 +96,7 @@ async fn scenarios(kind: Backend) {
     w.open_row(path).await;
     w.check_in_here(None).await;
     w.wait_text(".notice", "the proposal", |t| {
-        t.contains("became a proposal because bob committed version 3")
+        t.contains("became a proposal because bob saved version 3")
     })
     .await;
     assert_eq!(
@@ -116,7 +116,7 @@ async fn scenarios(kind: Backend) {
     );
     w.click("tab-proposals").await;
     w.wait_text("[data-proposal]", "the open proposal", |t| {
-        t.contains("You made this from version 2; since then others saved version 3.")
+        t.contains("You made this from version 2; since then bob saved version 3.")
     })
     .await;
     w.screenshot("07-proposal").await;

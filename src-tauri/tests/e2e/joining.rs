@@ -65,7 +65,23 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         .await;
     w.wait_for("#first-run-here", "Work on this computer").await;
     w.screenshot("join-01-first-run").await;
+    // Nobody is signed in before anything is joined (issue 36's 15).
+    assert_eq!(
+        w.eval("return document.getElementById('me').textContent;")
+            .await,
+        serde_json::json!(""),
+        "the first run's top bar names someone"
+    );
     w.click("first-run-join").await;
+    // The field takes the paste at once.
+    w.wait_until("#join-invite", "the invite's field focused", WAIT, |_| true)
+        .await;
+    assert_eq!(
+        w.eval("return document.activeElement && document.activeElement.id;")
+            .await,
+        serde_json::json!("join-invite"),
+        "the join dialog opens with its field focused"
+    );
     w.type_into("#join-invite", &link).await;
     w.click("join-continue").await;
     w.wait_text_is(
@@ -91,6 +107,11 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         "the computer's name by default"
     );
     w.screenshot("join-02-invite").await;
+    assert_eq!(
+        w.texts("#join[open] .button.primary").await,
+        ["Join"],
+        "one primary button once the invite is read"
+    );
     // Not before the fingerprint is checked.
     w.click("join-submit").await;
     w.wait_text("#join-status", "the refusal to join unchecked", |t| {
@@ -104,6 +125,10 @@ async fn joining_a_studio(home: tempfile::TempDir) {
     w.wait_for(&World::row("brand/hero.psd"), "the studio's files")
         .await;
     assert!(w.absent("#join[open]").await, "the dialog closed");
+    w.wait_text(".notice", "who you joined as", |t| {
+        t.starts_with("You joined as carol")
+    })
+    .await;
     w.screenshot("join-03-joined").await;
 
     // The token went to the keychain, never to a file; the pin to the settings.

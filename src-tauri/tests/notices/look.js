@@ -1,11 +1,18 @@
-// Raises three notices through the app's own Copy path, then, two frames
-// later, answers every notice's and every visible control's rectangle (see
-// main.rs, raise_notices_and_look).
-const done = arguments[0];
+// Raises three notices through the app's own Copy path (or, given "all",
+// unfolds those raised), then, two frames later, answers every shown
+// notice's and every visible control's rectangle, how many notices are
+// folded, the strip's height and its "N more" (see main.rs, raise_notices_and_look).
+const done = arguments[arguments.length - 1];
+// Called again with "all": the notices already raised, shown all at once.
+const unfold = arguments.length > 1 && arguments[0] === "all";
 const strip = document.getElementById("notices");
-for (const b of strip.querySelectorAll(".notice .button")) if (b.textContent === "Dismiss") b.click();
-const copy = document.getElementById("action-copy-path");
-for (let i = 0; i < 3; i++) copy.click();
+if (unfold) {
+  if (!strip.classList.contains("all")) document.getElementById("notices-more").click();
+} else {
+  for (const b of strip.querySelectorAll(".notice .button")) if (b.textContent === "Dismiss") b.click();
+  const copy = document.getElementById("action-copy-path");
+  for (let i = 0; i < 3; i++) copy.click();
+}
 const started = performance.now();
 (function wait() {
   if (strip.querySelectorAll(".notice").length >= 3 || performance.now() - started > 5000) {
@@ -38,7 +45,10 @@ function onTop(element, box) {
 }
 const name = (e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""} "${(e.textContent || e.getAttribute("aria-label") || e.value || "").trim().slice(0, 40)}"`;
 function look() {
-  const notices = [...strip.querySelectorAll(".notice")].map((n) => {
+  // Notices folded behind "N more" are not drawn: counted apart.
+  const all = [...strip.querySelectorAll(".notice")];
+  const folded = all.filter((n) => n.getClientRects().length === 0).length;
+  const notices = all.filter((n) => n.getClientRects().length > 0).map((n) => {
     const box = clipped(n);
     return { name: n.querySelector("strong")?.textContent ?? "", box, seen: box !== null && onTop(n, box) };
   });
@@ -52,6 +62,9 @@ function look() {
   strip.style.visibility = "";
   const compare = document.getElementById("compare");
   const over = compare.hidden ? null : compare.getBoundingClientRect();
-  done({ notices, controls, window: [innerWidth, innerHeight],
+  const more = document.getElementById("notices-more");
+  done({ notices, folded, strip: strip.getBoundingClientRect().height,
+         more: more && !more.hidden ? more.textContent : null,
+         controls, window: [innerWidth, innerHeight],
          compare: over && { left: over.left, top: over.top, right: over.right, bottom: over.bottom } });
 }

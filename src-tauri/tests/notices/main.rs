@@ -1,8 +1,10 @@
-//! Notices never hide a control (issue 23, "The window's speed"): the real
-//! app under WebDriver, three notices raised with the detail panel open and
-//! again with Compare open, at the window's default size and at 900×600.
-//! Every button, field and list a user can see must lie clear of every
-//! notice, and every notice must itself be in sight (not under Compare).
+//! Notices never hide a control (issue 23, "The window's speed", and issue
+//! 36's compact toast): the real app under WebDriver, three notices raised
+//! with the detail panel open and again with Compare open, at the window's
+//! default size and at 900×600. The newest shows in a strip of one line,
+//! the others folded behind "2 more"; unfolded, all three show. Every
+//! button, field and list a user can see must lie clear of every notice,
+//! and every notice shown must itself be in sight (not under Compare).
 //!
 //! Over the shared harness (`../window/`), like the `e2e` and `designer`
 //! binaries; `cargo xtask test` runs it with them.
@@ -48,7 +50,16 @@ async fn notices_at_two_sizes() {
         w.open_row(path).await;
         w.wait_for("#action-copy-path", "Copy path").await;
         let detail = raise_notices_and_look(&w).await;
-        failures.extend(covered(&detail, &format!("detail open, {at}")));
+        failures.extend(compact(&detail, &format!("detail open, {at}")));
+        failures.extend(covered(&detail, 1, &format!("detail open, {at}")));
+        let unfolded = unfold_notices_and_look(&w).await;
+        failures.extend(covered(
+            &unfolded,
+            3,
+            &format!("detail open, unfolded, {at}"),
+        ));
+        w.screenshot(&format!("notices-detail-{}", at.replace(' ', "-")))
+            .await;
 
         for version in [1, 2] {
             let pick = format!("#history [data-pick=\"{version}\"]");
@@ -63,7 +74,8 @@ async fn notices_at_two_sizes() {
         w.wait_for("#compare:not([hidden]) #compare-close", "Compare")
             .await;
         let compare = raise_notices_and_look(&w).await;
-        failures.extend(covered(&compare, &format!("Compare open, {at}")));
+        failures.extend(compact(&compare, &format!("Compare open, {at}")));
+        failures.extend(covered(&compare, 1, &format!("Compare open, {at}")));
         w.screenshot(&format!("notices-compare-{}", at.replace(' ', "-")))
             .await;
         w.click("compare-close").await;
@@ -107,15 +119,43 @@ async fn raise_notices_and_look(w: &World) -> Value {
         .unwrap()
 }
 
+/// The notices raised before, unfolded ("2 more" pressed), looked at again.
+async fn unfold_notices_and_look(w: &World) -> Value {
+    w.client
+        .execute_async(include_str!("look.js"), vec![json!("all")])
+        .await
+        .unwrap()
+}
+
+/// What `look` found wrong with the toast's size: three notices raised show
+/// the newest alone, in a strip no taller than two lines of text (one, with
+/// its buttons, where the window is wide enough), and "2 more" for the others.
+fn compact(look: &Value, when: &str) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let strip = look["strip"].as_f64().unwrap_or(f64::NAN);
+    if strip.is_nan() || strip > 64.0 {
+        wrong.push(format!(
+            "{when}: the notices' strip is {strip} px tall, more than two lines"
+        ));
+    }
+    if look["folded"] != json!(2) || look["more"] != json!("2 more") {
+        wrong.push(format!(
+            "{when}: {} notices folded behind {} (two behind \"2 more\" expected)",
+            look["folded"], look["more"]
+        ));
+    }
+    wrong
+}
+
 /// What `look` found wrong: a control under a notice, a notice out of
-/// sight, or fewer than three notices (the look would prove nothing).
-fn covered(look: &Value, when: &str) -> Vec<String> {
+/// sight, or other than `shown` notices shown (the look would prove nothing).
+fn covered(look: &Value, shown: usize, when: &str) -> Vec<String> {
     let boxes = |key: &str| look[key].as_array().cloned().unwrap_or_default();
     let (notices, controls) = (boxes("notices"), boxes("controls"));
     let mut wrong = Vec::new();
-    if notices.len() < 3 || controls.is_empty() {
+    if notices.len() != shown || controls.is_empty() {
         wrong.push(format!(
-            "{when}: {} notices and {} visible controls to look at ({look})",
+            "{when}: {} notices shown (not {shown}) and {} visible controls to look at ({look})",
             notices.len(),
             controls.len()
         ));

@@ -282,6 +282,67 @@ impl World {
         }
     }
 
+    /// Clicks the element matching `css` with `modifier` held (`'\u{E008}'`
+    /// Shift, `'\u{E009}'` Control), as WebDriver's actions do: the key goes
+    /// down, the pointer clicks, the key comes up.
+    pub async fn click_holding(&self, modifier: char, css: &str, what: &str) {
+        use fantoccini::actions::{
+            Actions, InputSource, KeyAction, KeyActions, MouseActions, PointerAction,
+            MOUSE_BUTTON_LEFT,
+        };
+        let element = self.wait_for(css, what).await;
+        let pause = || KeyAction::Pause {
+            duration: Duration::ZERO,
+        };
+        let keys = KeyActions::new("keys".into())
+            .then(KeyAction::Down { value: modifier })
+            .then(pause())
+            .then(pause())
+            .then(pause())
+            .then(KeyAction::Up { value: modifier });
+        let pointer = MouseActions::new("mouse".into())
+            .then(PointerAction::Pause {
+                duration: Duration::ZERO,
+            })
+            .then(PointerAction::MoveToElement {
+                element,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            })
+            .then(PointerAction::Down {
+                button: MOUSE_BUTTON_LEFT,
+            })
+            .then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            });
+        self.client
+            .perform_actions(Actions::from(keys).and(pointer))
+            .await
+            .unwrap_or_else(|e| panic!("{}: clicking {what} with a key held: {e}", self.name()));
+    }
+
+    /// The texts of the elements matching `css` whose words do not all show:
+    /// more than their box holds (cut, or spilling over a neighbour) or
+    /// running past the right edge of `within` (an element's id).
+    pub async fn cut_off(&self, css: &str, within: &str) -> Vec<String> {
+        let cut = self
+            .client
+            .execute(
+                "const [css, within] = arguments;
+                 const edge = document.getElementById(within).getBoundingClientRect().right;
+                 return [...document.querySelectorAll(css)].filter((e) => {
+                   if (!e.getClientRects().length) return false;
+                   const over = e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1;
+                   return over || e.getBoundingClientRect().right > edge + 1;
+                 }).map((e) => e.textContent.trim() || e.className);",
+                vec![json!(css), json!(within)],
+            )
+            .await
+            .unwrap();
+        serde_json::from_value(cut).unwrap()
+    }
+
     pub async fn invoke(&self, command: &str, args: serde_json::Value) -> serde_json::Value {
         self.client
             .execute_async(

@@ -73,11 +73,16 @@ impl World {
 
     /// bob checks `bytes` in as the next version of `path`.
     pub fn bob_commits(&self, path: &str, bytes: &[u8]) {
-        let file = self._home.path().join("incoming/bob-next");
+        self.cli("bob", &["checkout", path]);
+        self.checks_in("bob", path, bytes);
+    }
+
+    /// `who`, holding `path`, checks `bytes` in from the CLI.
+    pub fn checks_in(&self, who: &str, path: &str, bytes: &[u8]) {
+        let file = self._home.path().join(format!("incoming/{who}-next"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, bytes).unwrap();
-        self.cli("bob", &["checkout", path]);
-        self.cli("bob", &["checkin", path, file.to_str().unwrap()]);
+        self.cli(who, &["checkin", path, file.to_str().unwrap()]);
     }
 
     /// Imports `bytes` as `path`, as bob.

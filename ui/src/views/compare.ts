@@ -141,7 +141,8 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   function setMode(mode: Mode) {
     stage.dataset.mode = mode;
     for (const b of modeButtons) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
-    slider.hidden = mode !== "swipe" && mode !== "onion";
+    slider.classList.toggle("unused", mode !== "swipe" && mode !== "onion");
+    slider.disabled = mode !== "swipe" && mode !== "onion";
     slider.setAttribute("aria-label", mode === "onion" ? "Opacity of the second image" : "Swipe position");
     applySlider();
     if (fitted) refit();

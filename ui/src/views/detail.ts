@@ -4,7 +4,7 @@
 import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
-import { progressOf } from "../sending";
+import { cancelButton, progressOf } from "../sending";
 import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
@@ -24,6 +24,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   const upload = row.mine ? state.uploads.get(row.mine.id) : undefined;
   const me = state.overview?.me;
   const localPath = row.local_path;
+  const lost = leaseLost(row.mine, lease);
   const onDisk = localPath && row.local !== "not_local" && row.local !== "missing" && row.local !== "unplaceable";
   const parts: (Node | null)[] = [
     // Shown on narrow windows, where the detail takes the list's place.
@@ -31,13 +32,17 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     h("h2", { id: "detail-name" }, fileName(artifact.path)),
     h("p", { class: "muted path" }, artifact.path),
     h("dl", {},
-      h("dt", {}, "Head"), h("dd", {}, `Version ${artifact.head.version} by ${person(artifact.head.author, me)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
+      h("dt", {}, "Head"), h("dd", { id: "detail-head" }, `Version ${artifact.head.version} by ${person(artifact.head.author, me)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
       h("dt", {}, "On this computer"), h("dd", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])),
       onDisk ? h("dt", {}, "Where") : null,
       onDisk ? h("dd", { class: "local-path" }, h("code", { id: "detail-local-path" }, localPath),
         button("Copy path", () => void copyPath(localPath), "ghost small", { id: "action-copy-path", "data-while-busy": "" })) : null,
-      h("dt", {}, "Holder"), h("dd", {}, lease || leaseLost(row.mine, lease) ? holderCell(row, now) : "Nobody: the file is free"),
-      lease ? h("dt", {}, "Until") : null, lease ? h("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
+      h("dt", {}, "Holder"), h("dd", { id: "detail-holder" }, lease || lost ? holderCell(row, now) : "Nobody: the file is free"),
+      // After your lease ended, whoever holds the file now, by name.
+      lease && lost ? h("dt", {}, "Held now by") : null,
+      lease && lost ? h("dd", { id: "detail-held-now" }, `${person(lease.participant, me)}, until ${clock(lease.expires_at, now)}`) : null,
+      lease && !lost ? h("dt", {}, "Until") : null,
+      lease && !lost ? h("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
     ),
   ];
   const actions = h("div", { class: "actions" });
@@ -52,11 +57,15 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       const { label, width } = progressOf(upload);
       parts.push(h("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": checkout.id },
         h("span", { class: "bar", style: `width: ${width};` }), h("span", { class: "label" }, label)));
-      actions.append(button("Cancel upload", () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload", "data-while-busy": "" }));
+      const cancel = cancelButton(upload);
+      const stop = button(cancel.label, () => void cancelUpload(checkout), "danger", { id: "action-cancel-upload", "data-while-busy": "", "data-cancel-upload": checkout.id });
+      stop.disabled = cancel.disabled;
+      actions.append(stop);
     } else {
       actions.append(
         button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" }),
-        button("Extend", () => void extend(checkout), "", { id: "action-extend" }),
+        // An ended lease cannot be extended: checking out again takes a new one.
+        ...(lost ? [] : [button("Extend", () => void extend(checkout), "", { id: "action-extend" })]),
         button("Cancel check-out", () => void cancelCheckout(checkout), "ghost", { id: "action-cancel", title: "Releases the file; your changes are kept as a backup" }),
       );
     }
@@ -106,8 +115,8 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (row.local === "modified" && !row.mine) {
     parts.push(h("p", { class: "warning" }, "You changed this file without checking it out. Check it out to keep your changes safe."));
   }
-  if (leaseLost(row.mine, lease)) {
-    parts.push(h("p", { class: "warning", role: "status" }, "Your lease has ended: nobody can lose your work, but the file is no longer reserved for you. Check in to keep your changes (as a proposal if someone else committed), or cancel to put the head back and keep a backup."));
+  if (lost) {
+    parts.push(h("p", { class: "warning", role: "status" }, "Your lease has ended: nobody can lose your work, but the file is no longer reserved for you. Check in to keep your changes (as a proposal if someone else saved a version meanwhile), or cancel to put the head back and keep a backup."));
   } else if (problem?.code === "checkout_closed") {
     parts.push(h("p", { class: "warning" }, "Your lease ended: the file is read-only for you now. Your copy is kept."));
   }
@@ -186,8 +195,9 @@ function localStamp(row: FileRow): number {
 function compareLocal(row: FileRow) {
   const artifact = row.artifact;
   openCompare(`${fileName(artifact.path)}: your copy and the head`,
-    { label: `Version ${artifact.head.version} (head)`, src: previewUrl({ artifact: artifact.id, version: artifact.head.version }, COMPARE_SIZE) },
-    { label: "Your copy (modified)", src: previewUrl({ local: artifact.id, stamp: localStamp(row) }, COMPARE_SIZE) });
+    { label: `Version ${artifact.head.version} (head)`, src: previewUrl({ artifact: artifact.id, version: artifact.head.version }, COMPARE_SIZE), file: { digest: artifact.head.digest, size: artifact.head.size } },
+    // Modified: other bytes than the head's, whatever its pixels show.
+    { label: "Your copy (modified)", src: previewUrl({ local: artifact.id, stamp: localStamp(row) }, COMPARE_SIZE), file: { digest: null, size: null } });
 }
 
 /** The large preview: of the local copy when it is modified (what a check-in

@@ -4,7 +4,7 @@
 // digest in the app, and by address in the browser), a few at a time.
 import { previewUrl, type FileRow } from "../api";
 import { hooks, onRender, render, select, showError, state } from "../app";
-import { clicked, everything, inOrder, moved, noSelection, pruned, toggled, type Selection } from "../selection";
+import { clicked, everything, moved, noSelection, pruned, shownOf, toggled, type Selection } from "../selection";
 import { $, h } from "../h";
 import { sameSource, type Source } from "../listing";
 import { aborted, turns, type Turn } from "../turns";
@@ -48,7 +48,8 @@ const asked = new WeakMap<HTMLImageElement, Turn>();
  *  twice as long for the same frames; see docs/BENCHMARKS.md.) */
 export function lazyImage(src: string, label: string, kind: string, observer: IntersectionObserver | null): HTMLElement {
   const img = h("img", { alt: label, "data-src": src, decoding: "async", draggable: "false" });
-  const box = h("span", { class: "thumb", "data-kind": kind }, img);
+  // No preview: the file's kind is said in its place ("file" when it has none).
+  const box = h("span", { class: "thumb", "data-kind": kind || "file" }, img);
   if (observer) observer.observe(img);
   else askTurn(img);
   return box;
@@ -84,7 +85,10 @@ async function decodeInto(img: HTMLImageElement, signal: AbortSignal) {
     box.classList.add("loaded");
   } catch {
     // Given up (the row left the page), or no picture: a 404 `no_preview`.
-    if (!signal.aborted) box.classList.add("none");
+    if (!signal.aborted) {
+      box.classList.add("none");
+      box.title = "No preview";
+    }
   }
   if (signal.aborted) return;
   asked.delete(img);
@@ -145,7 +149,9 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     h("span", { role: "gridcell", class: "choose" }, choose),
     h("span", { role: "gridcell", class: "thumb-cell" },
       lazyImage(previewUrl({ artifact: artifact.id, version: artifact.head.version }, THUMB_SIZE), "", extensionOf(artifact.path), thumbObserver())),
-    h("span", { class: "name", role: "gridcell" }, h("strong", {}, fileName(artifact.path)), h("span", { class: "folder" }, folderOf(artifact.path))),
+    h("span", { class: "name", role: "gridcell" },
+      h("strong", {}, fileName(artifact.path), artifact.access === "read" ? h("span", { class: "view-only", title: "You can view this file, not change it" }, " · view only") : null),
+      h("span", { class: "folder" }, folderOf(artifact.path))),
     h("span", { role: "gridcell", class: "version" }, `v${artifact.head.version}`),
     h("span", { role: "gridcell", class: "holder-cell" }, holderCell(row, now)),
     h("span", { role: "gridcell", class: "lease-cell" }, artifact.lease ? countdown(artifact.lease.expires_at, now) : ""),
@@ -163,8 +169,7 @@ function refreshShown() {
   const narrowed = source.kind !== "folder" || source.folder !== "";
   const all = $<HTMLInputElement>("choose-all");
   all.checked = list.rows.size > 1 && state.several.chosen.size === list.rows.size;
-  const shown = list.complete ? String(list.length) : `${list.length}+`;
-  $("count-files").textContent = state.overview ? filesCount(shown, total, narrowed ? "narrowed" : "") : "";
+  $("count-files").textContent = state.overview ? filesCount(list.length, list.complete, total, narrowed) : "";
   const empty = $("files-empty");
   empty.hidden = list.length > 0 || !list.complete || !state.overview;
   empty.textContent = emptyListWords(source, total);
@@ -258,7 +263,7 @@ function order(): string[] {
 /** Chooses several files (or one): the detail acts on all of them. */
 function choose(selection: Selection) {
   state.several = selection;
-  state.selected = selection.focus ?? inOrder(selection, order())[0] ?? null;
+  state.selected = shownOf(selection, order());
   const at = placeOf(selection.focus);
   if (at >= 0) scrollIntoView(at);
   render();
@@ -316,21 +321,30 @@ function folderSource(): Source {
   return state.heldByOthers ? { kind: "held" } : { kind: "folder", folder: state.folder };
 }
 
-/** Shows `source` in the list from its top. */
+/** Shows `source` in the list from its top. A search is of every folder:
+ *  meanwhile neither the tree's folder nor Held by others shows chosen. */
 export function showSource(source: Source) {
   if (sameSource(source, state.list.source)) return;
   state.list.show(source);
   // Nothing another list hides stays chosen: an action on the choice acts on what is seen.
   state.several = pruned(state.several, []);
   $("file-list").scrollTop = 0;
+  $("held-by-others").setAttribute("aria-pressed", String(source.kind === "held"));
+  $("search-hint").hidden = true;
+  hooks.sourceShown();
   render();
 }
 
-/** The tree's choice, or "Held by others", shown when no search is typed. */
+/** The tree's choice, or "Held by others": a search typed gives way to it. */
 export function showFolder() {
-  if (!state.filter.trim()) showSource(folderSource());
-  const held = $("held-by-others");
-  held.setAttribute("aria-pressed", String(state.heldByOthers));
+  if (state.filter) clearSearch();
+  showSource(folderSource());
+}
+
+/** Empties the search box: the folder chosen (or Held by others) shows again. */
+export function clearSearch() {
+  $<HTMLInputElement>("filter").value = "";
+  setFilter("");
 }
 
 export function setUpFiles() {
@@ -370,7 +384,8 @@ export function setUpFiles() {
   const all = $<HTMLInputElement>("choose-all");
   all.addEventListener("change", () => choose(all.checked ? everything(order()) : noSelection()));
   $("held-by-others").addEventListener("click", () => {
-    state.heldByOthers = !state.heldByOthers;
+    // Pressed during a search, it shows the held files (it was not shown pressed).
+    state.heldByOthers = state.list.source.kind === "search" || !state.heldByOthers;
     showFolder();
   });
   const filter = $<HTMLInputElement>("filter");

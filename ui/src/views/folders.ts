@@ -3,7 +3,7 @@
 // row a folder, however many files). A folder's children are read when it
 // is opened; choosing one shows its files. Read again after each reload.
 import { api, type FolderCount, type FolderList, type ListChanges } from "../api";
-import { afterListChanges, afterReload, showError, state } from "../app";
+import { afterListChanges, afterReload, hooks, showError, state } from "../app";
 import { folderLabel, heldLabel } from "../format";
 import { $, h } from "../h";
 import { showFolder } from "./files";
@@ -27,7 +27,8 @@ function item(path: string, files: number, held: number): HTMLElement {
   const open = opened.has(path);
   const list = children.get(path);
   const hasChildren = path === "" || !list || list.folders.length > 0;
-  const chosen = !state.heldByOthers && state.folder === path;
+  // A search is of every folder: no folder shows chosen meanwhile.
+  const chosen = !state.heldByOthers && state.folder === path && state.list.source.kind === "folder";
   const node = h("li", { role: "treeitem", "data-folder": path, "aria-selected": String(chosen) },
     h("button", { type: "button", class: "folder-name", "data-folder": path, title: path || "Every file" },
       hasChildren ? h("span", { class: `twisty${open ? " open" : ""}`, "aria-hidden": "true" }) : h("span", { class: "twisty none", "aria-hidden": "true" }),
@@ -67,7 +68,7 @@ function shown(): [string, number, number][] {
  *  not a thousand folders' elements). */
 export function drawTree() {
   const tree = $("folder-tree");
-  const shape = JSON.stringify([[...opened].sort(), [...everyChild].sort(), state.folder, state.heldByOthers, shown().map(([path]) => path),
+  const shape = JSON.stringify([[...opened].sort(), [...everyChild].sort(), state.folder, state.heldByOthers, state.list.source.kind, shown().map(([path]) => path),
     [...opened].map((f) => children.get(f)?.folders.length ?? 0)]);
   if (shape !== drawnShape || !tree.firstElementChild) {
     drawnShape = shape;
@@ -144,6 +145,7 @@ async function clicked(folder: string) {
 }
 
 export function setUpFolders() {
+  hooks.sourceShown = drawTree;
   afterReload(refreshTree);
   afterListChanges(patchTree);
   // Held by others lists the whole studio: no folder shows chosen meanwhile.

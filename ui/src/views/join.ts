@@ -7,8 +7,8 @@
 // changed), then the code redeemed and the token kept in the keychain.
 import { api, isAppError, type SettingsView } from "../api";
 import type { JoinView } from "../generated/JoinView";
-import { notice, scheduleReload } from "../app";
-import { fingerprint, settingsProblem } from "../format";
+import { notice, render, scheduleReload } from "../app";
+import { fingerprint, participantName, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
 import { needsServer } from "../invites";
@@ -20,8 +20,11 @@ function say(where: HTMLElement, text: string, error = false) {
   where.className = error ? "warning" : "muted";
 }
 
-function done(saved: SettingsView) {
+function done(saved: SettingsView, joined = false) {
   dialog().close();
+  delete document.body.dataset.firstRun;
+  // Who the studio's server says you are, now that you joined it.
+  if (joined) void api.overview().then((o) => notice(`You joined as ${participantName(o.me)}`, serverLine(saved.settings.server_url), "success"), () => {});
   if (saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
   scheduleReload();
   void loadActivity();
@@ -31,6 +34,9 @@ function done(saved: SettingsView) {
 export async function offerFirstRun() {
   const view = await api.settings();
   if (!view.first_run) return;
+  // Nobody is signed in before a choice is made: the top bar says nobody.
+  document.body.dataset.firstRun = "true";
+  render();
   const status = h("p", { class: "muted", role: "status", id: "join-status" });
   const here = button("Work on this computer", async () => {
     try {
@@ -68,9 +74,13 @@ export function openJoin(text = "") {
   const read = button("Continue", () => void readInvite(invite.value, serverOf(), next, status), "primary", { id: "join-continue" });
   invite.addEventListener("input", () => {
     next.replaceChildren();
+    read.className = "button primary";
     showServer();
   });
-  server.addEventListener("input", () => next.replaceChildren());
+  server.addEventListener("input", () => {
+    next.replaceChildren();
+    read.className = "button primary";
+  });
   dialog().replaceChildren(h("form", { method: "dialog", class: "settings-form" },
     h("h2", { id: "join-title" }, "Join your studio"),
     h("label", { class: "field" }, h("span", {}, "Invite link or code"), invite,
@@ -81,6 +91,7 @@ export function openJoin(text = "") {
     h("div", { class: "actions sticky" }, button("Close", () => dialog().close(), "ghost", { id: "join-close" }))));
   if (!dialog().open) dialog().showModal();
   if (text) void readInvite(text, null, next, status);
+  else invite.focus();
 }
 
 async function readInvite(text: string, server: string | null, next: HTMLElement, status: HTMLElement) {
@@ -103,11 +114,13 @@ async function readInvite(text: string, server: string | null, next: HTMLElement
     try {
       const saved = await api.joinStudio(view.server, view.code, device.value.trim(), certificate && !certificate.trusted ? certificate.sha256 : null);
       if (saved.session_error) return say(status, settingsProblem(saved.session_error), true);
-      done(saved);
+      done(saved, true);
     } catch (error) {
       say(status, isAppError(error) ? settingsProblem(error) : String(error), true);
     }
   }, "primary", { id: "join-submit" });
+  // One primary button at a time: Join, now that the invite is read.
+  $("join-continue").className = "button ghost";
   next.replaceChildren(h("p", { id: "join-server" }, `Server: ${view.server}`));
   if (certificate && !certificate.trusted) {
     next.append(h("div", { class: "certificate" },

@@ -3,7 +3,7 @@
 // decision is offered on the card and in the compare view, each choice
 // saying what it does; an accept that supersedes someone else's head asks first.
 import { api, previewUrl, type Proposal } from "../api";
-import { ask, notice, onRender, rowOf, run, showError, state } from "../app";
+import { ask, notice, onRender, render, rowOf, run, showError, state } from "../app";
 import { decide } from "../actions";
 import { acceptQuestion, bytes, clock, decisionWords, fileName, proposalSummary, whose, whoseFirst } from "../format";
 import { groupedByChange, severalFiles } from "../changes";
@@ -84,6 +84,33 @@ async function saveBeside(p: Proposal) {
   }
 }
 
+/** Who saved each version since a proposal was made, by file, as read for
+ *  the head it was read at: read once a head, when a card needs it. */
+const savers = new Map<string, { head: number; versions: { version: number; author: string }[] }>();
+const readingSavers = new Set<string>();
+
+function saversOf(artifact: string, from: number, head: number): { version: number; author: string }[] | undefined {
+  const known = savers.get(artifact);
+  if (known?.head === head) return known.versions;
+  if (head > from && !readingSavers.has(artifact)) {
+    readingSavers.add(artifact);
+    // Only the versions since: a card never names more than a page's worth.
+    void api.history(artifact, null, Math.min(100, (head - from) * 4 + 4))
+      .then((page) => {
+        const versions = page.entries.flatMap((e) => (e.kind === "version" ? [{ version: e.version, author: e.author }] : []));
+        savers.set(artifact, { head, versions });
+        render();
+      }, () => {})
+      .finally(() => readingSavers.delete(artifact));
+  }
+  return undefined;
+}
+
+function summaryOf(p: Proposal, head: { version: number; author: string } | undefined): string {
+  const me = state.overview?.me;
+  return proposalSummary(p, head, me, head ? saversOf(p.artifact_id, p.provenance.version, head.version) : undefined);
+}
+
 function renderProposals(now: number) {
   if (state.view !== "proposals") return;
   const proposals = state.overview?.proposals ?? [];
@@ -98,7 +125,7 @@ function renderProposals(now: number) {
       lazyImage(previewUrl({ proposal: p.id }, THUMB), `${whose(p.author, me)} proposal`, extensionOf(path), null),
       h("div", { class: "card-body" },
         h("h3", {}, row ? fileName(path) : "A file"),
-        h("p", { class: "summary" }, proposalSummary(p, head, me)),
+        h("p", { class: "summary" }, summaryOf(p, head)),
         h("p", { class: "muted" }, `${clock(p.created_at, now)} · ${bytes(p.size)}`),
         p.message ? h("p", { class: "description" }, `“${p.message}”`) : null,
         h("div", { class: "actions" },
@@ -122,7 +149,7 @@ function changeCard(change: Proposal[], now: number): HTMLLIElement {
         const path = row?.artifact.path ?? "";
         return h("li", { "data-proposal": p.id },
           lazyImage(previewUrl({ proposal: p.id }, THUMB), `${whose(p.author, me)} proposal`, extensionOf(path), null),
-          h("span", {}, h("strong", {}, row ? fileName(path) : "A file"), " ", h("span", { class: "summary" }, proposalSummary(p, row?.artifact.head, me))),
+          h("span", {}, h("strong", {}, row ? fileName(path) : "A file"), " ", h("span", { class: "summary" }, summaryOf(p, row?.artifact.head))),
           button("Compare with the head", () => compareWithHead(p, change), "ghost small", { "data-compare": p.id }));
       })),
       decisionPanel(change.find((p) => rowOf(p.artifact_id)?.artifact.head.version !== p.base_version) ?? first, "card", change)));

@@ -70,7 +70,13 @@ export async function openSettings() {
     certificate.replaceChildren();
     sync();
   });
-  for (const input of [url, token]) input.addEventListener("input", () => say(tested, ""));
+  // An error about what is being fixed goes as it is fixed.
+  for (const input of [url, token, workspace, name]) {
+    input.addEventListener("input", () => {
+      say(tested, "");
+      if (status.className === "warning") say(status, "");
+    });
+  }
   sync();
   if (view.keychain_note) status.textContent = view.keychain_note;
   // This dialog is where a token is fixed: no "open Settings" here.

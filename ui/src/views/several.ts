@@ -2,10 +2,10 @@
 // together. Check out N files (every one or none), Check in N files as one
 // change (one description, one progress bar, cancellable until the commit
 // begins), Cancel N check-outs. Every lease change starts from a click.
-import { api, type FileRow } from "../api";
+import type { FileRow } from "../api";
 import { state } from "../app";
-import { CHANGE_UPLOAD, cancelSeveral, checkInSeveral, checkOutSeveral } from "../actions";
-import { progressOf } from "../sending";
+import { CHANGE_UPLOAD, cancelSeveral, cancelUploadOf, checkInSeveral, checkOutSeveral } from "../actions";
+import { cancelButton, progressOf } from "../sending";
 import { severalFiles, whatSeveralAllow } from "../changes";
 import { fileName, leaseChoices, person } from "../format";
 import { button, h } from "../h";
@@ -24,7 +24,10 @@ export function severalPanel(rows: FileRow[], now: number): HTMLElement {
     const { label, width } = progressOf(upload);
     parts.push(h("div", { class: "progress", role: "progressbar", "aria-label": "Uploading", "data-upload": CHANGE_UPLOAD },
       h("span", { class: "bar", style: `width: ${width};` }), h("span", { class: "label" }, label)));
-    actions.append(button("Cancel", () => void api.cancelUpload(upload.upload), "danger", { id: "several-cancel-upload", "data-while-busy": "" }));
+    const cancel = cancelButton(upload);
+    const stop = button(cancel.label, () => void cancelUploadOf(CHANGE_UPLOAD), "danger", { id: "several-cancel-upload", "data-while-busy": "", "data-cancel-upload": CHANGE_UPLOAD });
+    stop.disabled = cancel.disabled;
+    actions.append(stop);
   } else if (allow.checkIn) {
     const mine = allow.checkIn;
     actions.append(
