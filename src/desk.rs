@@ -8,6 +8,7 @@
 //! click; a request never releases anything.
 
 mod beside;
+mod elsewhere;
 mod events;
 mod history;
 mod join;
@@ -22,6 +23,7 @@ mod requests;
 
 pub use crate::previews::{PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES};
 pub use beside::Decision;
+pub use elsewhere::{copy_here, held_elsewhere};
 pub use events::Activity;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use join::{computer_name, join_link, read_invitation, Invitation};
@@ -61,6 +63,8 @@ pub struct Desk {
     changed: Arc<std::sync::Mutex<mirror::Changed>>,
     /// The last event the stream told of (see [`Desk::heard_of`]).
     heard: Arc<std::sync::atomic::AtomicU64>,
+    /// This computer's device on a server: its token's id (`elsewhere`).
+    device: Option<String>,
 }
 
 impl Desk {
@@ -84,6 +88,7 @@ impl Desk {
             me: Default::default(),
             changed: Default::default(),
             heard: Default::default(),
+            device: None,
         }
     }
 

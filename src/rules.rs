@@ -32,7 +32,7 @@ pub mod studio;
 
 pub use artifacts::{import, import_precheck, rename, version_head, visible};
 pub use changes::{change, check_out_many, commit_change, stage};
-pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, extend};
+pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, device_of, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use leases::{break_lease, sweep};
 pub use listing::{artifact_page, folders};

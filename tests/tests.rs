@@ -17,6 +17,7 @@ mod checkout;
 mod cli;
 mod crash;
 mod desk;
+mod devices;
 mod edits;
 mod events;
 mod failover;

@@ -227,14 +227,18 @@ pub async fn cancel_checkout(
 /// elsewhere, or its copy gone); the lease is not touched.
 #[tauri::command]
 pub async fn get_copy(
+    app: AppHandle,
     state: State<'_, AppState>,
     checkout: CheckoutId,
     on_progress: Channel<Moved>,
 ) -> UiResult<CheckedOut> {
     let progress = Some(progress(on_progress, None));
-    state
+    let got = state
         .on_desk(async |desk| desk.get_copy(checkout, progress).await)
-        .await
+        .await;
+    // Here now: the tray offers Check in for it.
+    tray_refresh(&app).await;
+    got
 }
 
 #[tauri::command]

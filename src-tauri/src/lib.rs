@@ -285,7 +285,7 @@ pub async fn reveal_in_folder(path: PathBuf) -> Result<(), String> {
 /// Redraws the tray's menu and tooltip from your check-outs and the
 /// requests waiting for your answer.
 pub async fn tray_refresh(app: &AppHandle) {
-    let (checkouts, waiting) = match app.state::<AppState>().desk().await {
+    let (checkouts, elsewhere, waiting) = match app.state::<AppState>().desk().await {
         // Offline, the check-outs last seen: their leases still run out.
         Ok(desk) => {
             let (checkouts, requests, me) =
@@ -294,9 +294,12 @@ pub async fn tray_refresh(app: &AppHandle) {
                 (Ok(requests), Ok(me)) => leasedesk::desk::waiting_for_answer(&requests, &me),
                 _ => 0,
             };
-            (checkouts.unwrap_or_default(), waiting)
+            let checkouts = checkouts.unwrap_or_default();
+            // Those that cannot be checked in here offer no Check in.
+            let elsewhere = desk.held_elsewhere(&checkouts).await.unwrap_or_default();
+            (checkouts, elsewhere, waiting)
         }
-        Err(_) => (Vec::new(), 0),
+        Err(_) => (Vec::new(), Default::default(), 0),
     };
     let now = chrono::Utc::now();
     // The tray's handle holds an `Rc`: even finding it clones that, so it is
@@ -307,7 +310,10 @@ pub async fn tray_refresh(app: &AppHandle) {
         let Some(tray) = handle.tray_by_id("main") else {
             return;
         };
-        if let Ok(menu) = tray::menu(&handle, &tray::entries(&checkouts, waiting, now)) {
+        if let Ok(menu) = tray::menu(
+            &handle,
+            &tray::entries(&checkouts, &elsewhere, waiting, now),
+        ) {
             let _ = tray.set_menu(Some(menu));
         }
         let _ = tray.set_tooltip(Some(tray::tooltip(&checkouts, waiting, now)));
@@ -337,7 +343,10 @@ pub(crate) fn show_main(app: &AppHandle) {
 
 fn build_tray(app: &AppHandle) -> tauri::Result<()> {
     let icon = tauri::image::Image::from_bytes(include_bytes!("../../icons/tray.png"))?;
-    let menu = tray::menu(app, &tray::entries(&[], 0, chrono::Utc::now()))?;
+    let menu = tray::menu(
+        app,
+        &tray::entries(&[], &Default::default(), 0, chrono::Utc::now()),
+    )?;
     tauri::tray::TrayIconBuilder::with_id("main")
         .icon(icon)
         .tooltip("Leasedesk")
@@ -385,6 +394,14 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                         .await?,
                 );
                 notify(app, &title, &body);
+            }
+            tray::Action::GetCopy(id) => {
+                let got = desk.get_copy(id, None).await?;
+                notify(
+                    app,
+                    &format!("{} is here to edit", got.checkout.path.file_name()),
+                    "The version you checked out is on this computer now; check it in from here when you are done.",
+                );
             }
             tray::Action::Reveal(id) => {
                 let checkout = desk.backend().checkout(id).await?;

@@ -122,7 +122,9 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
                 dirs.previews(),
                 DEFAULT_PREVIEW_CACHE_BYTES,
             ))
-            .with_origin(origin),
+            .with_origin(origin)
+            // This computer's device: its token's id, which check-outs made here carry.
+            .with_device(token.and_then(leasedesk::token::id_of).map(str::to_owned)),
         source,
         tasks: Vec::new(),
         watcher: None,

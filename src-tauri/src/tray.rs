@@ -3,6 +3,8 @@
 //! The tray's handle holds an `Rc`: it is touched on the main thread only, and
 //! a background task asks for a refresh through `run_on_main_thread`.
 
+use std::collections::HashSet;
+
 use chrono::{Local, TimeDelta};
 use leasedesk::model::{Checkout, CheckoutId, Timestamp};
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
@@ -10,10 +12,14 @@ use tauri::{AppHandle, Runtime};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    /// One of your check-outs: its file, time left, and its three actions.
+    /// One of your check-outs: its file, time left, and its three actions;
+    /// for one that cannot be checked in here (`elsewhere`: made on another
+    /// device, or its copy not here), Extend and Download to edit, never a
+    /// Check in that can only fail.
     Checkout {
         id: CheckoutId,
         label: String,
+        elsewhere: bool,
     },
     Separator,
     /// "2 requests waiting": opens My check-outs, where they are answered.
@@ -31,6 +37,8 @@ pub enum Action {
     Extend(CheckoutId),
     CheckIn(CheckoutId),
     Reveal(CheckoutId),
+    /// Brings the version checked out here to edit (the lease untouched).
+    GetCopy(CheckoutId),
     ShowRequests,
     CheckOutFile,
     Open,
@@ -38,15 +46,29 @@ pub enum Action {
 }
 
 /// The menu: the requests waiting for your answer (when any), your
-/// check-outs, then the fixed items.
-pub fn entries(checkouts: &[Checkout], waiting: usize, now: Timestamp) -> Vec<Entry> {
+/// check-outs (those in `elsewhere` cannot be checked in here:
+/// `desk::held_elsewhere`), then the fixed items.
+pub fn entries(
+    checkouts: &[Checkout],
+    elsewhere: &HashSet<CheckoutId>,
+    waiting: usize,
+    now: Timestamp,
+) -> Vec<Entry> {
     let mut entries = Vec::new();
     if waiting > 0 {
         entries.extend([Entry::Requests { count: waiting }, Entry::Separator]);
     }
-    entries.extend(checkouts.iter().map(|c| Entry::Checkout {
-        id: c.id,
-        label: format!("{} — {}", c.path.file_name(), time_left(c.expires_at - now)),
+    entries.extend(checkouts.iter().map(|c| {
+        let elsewhere = elsewhere.contains(&c.id);
+        let mut label = format!("{} — {}", c.path.file_name(), time_left(c.expires_at - now));
+        if let Some(device) = c.device.as_ref().filter(|_| elsewhere) {
+            label.push_str(&format!(" — checked out on {}", device.name));
+        }
+        Entry::Checkout {
+            id: c.id,
+            label,
+            elsewhere,
+        }
     }));
     if !checkouts.is_empty() {
         entries.push(Entry::Separator);
@@ -124,6 +146,7 @@ pub fn action(menu_id: &str) -> Option<Action> {
         "extend" => Some(Action::Extend(id)),
         "checkin" => Some(Action::CheckIn(id)),
         "reveal" => Some(Action::Reveal(id)),
+        "get-copy" => Some(Action::GetCopy(id)),
         _ => None,
     }
 }
@@ -134,16 +157,21 @@ pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<
     let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
     for entry in entries {
         match entry {
-            Entry::Checkout { id, label } => {
+            Entry::Checkout {
+                id,
+                label,
+                elsewhere,
+            } => {
                 let extend = item(format!("extend:{id}"), "Extend")?;
-                let check_in = item(format!("checkin:{id}"), "Check in")?;
-                let reveal = item(format!("reveal:{id}"), "Reveal in folder")?;
-                items.push(Box::new(Submenu::with_items(
-                    app,
-                    label,
-                    true,
-                    &[&extend, &check_in, &reveal],
-                )?));
+                let submenu = if *elsewhere {
+                    let get = item(format!("get-copy:{id}"), "Download to edit")?;
+                    Submenu::with_items(app, label, true, &[&extend, &get])?
+                } else {
+                    let check_in = item(format!("checkin:{id}"), "Check in")?;
+                    let reveal = item(format!("reveal:{id}"), "Reveal in folder")?;
+                    Submenu::with_items(app, label, true, &[&extend, &check_in, &reveal])?
+                };
+                items.push(Box::new(submenu));
             }
             Entry::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
             Entry::Requests { count } => items.push(Box::new(item(
@@ -192,19 +220,21 @@ mod tests {
             checkout("brand/hero.psd", TimeDelta::minutes(80), now),
             checkout("shot.blend", TimeDelta::minutes(4), now),
         ];
-        let entries = entries(&held, 0, now);
+        let entries = entries(&held, &HashSet::new(), 0, now);
         assert_eq!(
             entries[0],
             Entry::Checkout {
                 id: held[0].id,
-                label: "hero.psd — 1 h 20 min left".into()
+                label: "hero.psd — 1 h 20 min left".into(),
+                elsewhere: false,
             }
         );
         assert_eq!(
             entries[1],
             Entry::Checkout {
                 id: held[1].id,
-                label: "shot.blend — 4 min left".into()
+                label: "shot.blend — 4 min left".into(),
+                elsewhere: false,
             }
         );
         assert_eq!(
@@ -223,7 +253,7 @@ mod tests {
     fn with_nothing_checked_out_the_menu_has_only_the_fixed_items() {
         let now = chrono::Utc::now();
         assert_eq!(
-            entries(&[], 0, now),
+            entries(&[], &HashSet::new(), 0, now),
             vec![
                 Entry::CheckOutFile,
                 Entry::Open,
@@ -261,6 +291,7 @@ mod tests {
         assert_eq!(action(&format!("extend:{id}")), Some(Action::Extend(id)));
         assert_eq!(action(&format!("checkin:{id}")), Some(Action::CheckIn(id)));
         assert_eq!(action(&format!("reveal:{id}")), Some(Action::Reveal(id)));
+        assert_eq!(action(&format!("get-copy:{id}")), Some(Action::GetCopy(id)));
         assert_eq!(action("quit"), Some(Action::Quit));
         assert_eq!(action("requests"), Some(Action::ShowRequests));
         assert_eq!(action("extend:not-a-uuid"), None);
@@ -271,7 +302,7 @@ mod tests {
     fn requests_waiting_come_first_in_the_menu_and_last_in_the_tooltip() {
         let now = chrono::Utc::now();
         let held = [checkout("brand/hero.psd", TimeDelta::hours(2), now)];
-        let menu = entries(&held, 2, now);
+        let menu = entries(&held, &HashSet::new(), 2, now);
         assert_eq!(
             &menu[..3],
             &[
@@ -279,7 +310,8 @@ mod tests {
                 Entry::Separator,
                 Entry::Checkout {
                     id: held[0].id,
-                    label: "hero.psd — 2 h 00 min left".into()
+                    label: "hero.psd — 2 h 00 min left".into(),
+                    elsewhere: false,
                 }
             ]
         );
@@ -292,6 +324,47 @@ mod tests {
         assert!(tooltip(&held, 1, now).ends_with(". 1 request waiting"));
         assert!(!tooltip(&held, 0, now).contains("request"));
         assert_eq!(requests_waiting(1), "1 request waiting");
+    }
+
+    /// A check-out made on another device offers Download to edit, never
+    /// a Check in that can only fail, and says which device holds the work.
+    #[test]
+    fn a_check_out_held_elsewhere_says_where_and_is_not_checked_in_here() {
+        let now = chrono::Utc::now();
+        let mut laptop = checkout("brand/hero.psd", TimeDelta::hours(2), now);
+        laptop.device = Some(DeviceRef {
+            id: "0123456789abcdef".into(),
+            name: "alice-laptop".into(),
+        });
+        let here = checkout("shot.blend", TimeDelta::hours(1), now);
+        let elsewhere = HashSet::from([laptop.id]);
+        let menu = entries(&[laptop.clone(), here.clone()], &elsewhere, 0, now);
+        assert_eq!(
+            &menu[..2],
+            &[
+                Entry::Checkout {
+                    id: laptop.id,
+                    label: "hero.psd — 2 h 00 min left — checked out on alice-laptop".into(),
+                    elsewhere: true,
+                },
+                Entry::Checkout {
+                    id: here.id,
+                    label: "shot.blend — 1 h 00 min left".into(),
+                    elsewhere: false,
+                }
+            ]
+        );
+        // Held elsewhere with no device recorded (its copy is not here): no name to give.
+        let old = checkout("old.psd", TimeDelta::hours(1), now);
+        let menu = entries(std::slice::from_ref(&old), &HashSet::from([old.id]), 0, now);
+        assert_eq!(
+            menu[0],
+            Entry::Checkout {
+                id: old.id,
+                label: "old.psd — 1 h 00 min left".into(),
+                elsewhere: true,
+            }
+        );
     }
 
     #[test]

@@ -119,8 +119,10 @@ impl Backend for Bundled {
     }
 
     async fn check_out(&self, id: ArtifactId, request: CheckoutRequest) -> Result<Checkout> {
+        let device = self.device.clone();
         self.write(Durability::Normal, move |tx, me, now, failpoints| {
-            rules::check_out(tx, me, id, &request, now, failpoints)
+            let device = rules::device_of(tx, me, device.as_deref())?;
+            rules::check_out(tx, me, device.as_ref(), id, &request, now, failpoints)
         })
         .await?
     }
@@ -172,8 +174,10 @@ impl Backend for Bundled {
     }
 
     async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<Checkout>> {
+        let device = self.device.clone();
         self.write(Durability::Normal, move |tx, me, now, failpoints| {
-            rules::check_out_many(tx, me, &request, now, failpoints)
+            let device = rules::device_of(tx, me, device.as_deref())?;
+            rules::check_out_many(tx, me, device.as_ref(), &request, now, failpoints)
         })
         .await?
     }

@@ -245,6 +245,7 @@ impl Desk {
             }
         }
         let workspace = self.workspace.clone();
+        let device = self.device.clone();
         tokio::task::spawn_blocking(move || {
             artifacts
                 .into_iter()
@@ -258,11 +259,18 @@ impl Desk {
                             Err(()) => crate::workspace::LocalState::Checking,
                         }
                     };
+                    let elsewhere = super::elsewhere::row_elsewhere(
+                        &workspace,
+                        device.as_deref(),
+                        mine.as_ref(),
+                        local,
+                    )?;
                     Ok(FileRow {
                         local_path: workspace.local_path(&artifact.path).ok(),
                         artifact,
                         local,
                         mine,
+                        elsewhere,
                     })
                 })
                 .collect::<Result<Vec<_>>>()

@@ -23,6 +23,10 @@ pub struct FileRow {
     pub mine: Option<Checkout>,
     /// Where its copy is or would go; `None` for a path that cannot be placed.
     pub local_path: Option<PathBuf>,
+    /// Your check-out of it cannot be checked in here: made on another
+    /// device and its copy to edit not got here, or its copy not here
+    /// (`desk::held_elsewhere`).
+    pub elsewhere: bool,
 }
 
 /// Everything the window shows at once but the list of files (which it
@@ -207,19 +211,29 @@ impl Desk {
             .into_iter()
             .filter(|c| c.artifact_id == artifact.id)
             .max_by_key(|c| c.created_at);
-        let workspace = self.workspace.clone();
+        let (workspace, device) = (self.workspace.clone(), self.device.clone());
         let holding = mine.is_some();
-        let (artifact, local) = tokio::task::spawn_blocking(move || {
-            let local = workspace.local_state(&artifact, holding);
-            (artifact, local)
+        let (artifact, mine, local) = tokio::task::spawn_blocking(move || {
+            let local = workspace.local_state(&artifact, holding).and_then(|local| {
+                let elsewhere = super::elsewhere::row_elsewhere(
+                    &workspace,
+                    device.as_deref(),
+                    mine.as_ref(),
+                    local,
+                )?;
+                Ok((local, elsewhere))
+            });
+            (artifact, mine, local)
         })
         .await
         .map_err(|e| Error::Internal(format!("hashing task: {e}")))?;
+        let (local, elsewhere) = local?;
         Ok(FileRow {
             local_path: self.workspace.local_path(&artifact.path).ok(),
-            local: local?,
+            local,
             artifact,
             mine,
+            elsewhere,
         })
     }
 }

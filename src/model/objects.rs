@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{
-    Access, ArtifactId, ChangeId, CheckoutId, Digest, EditId, Invalid, Participant, ProposalId,
-    RepoPath, Request, Timestamp, MAX_TTL_SECONDS,
+    Access, ArtifactId, ChangeId, CheckoutId, DeviceRef, Digest, EditId, Invalid, Participant,
+    ProposalId, RepoPath, Request, Timestamp, MAX_TTL_SECONDS,
 };
 
 /// One committed version; an artifact's head is its newest.
@@ -123,6 +123,12 @@ pub struct Checkout {
     /// The change that closed it, if it was checked in with other files.
     #[serde(default)]
     pub change_id: Option<ChangeId>,
+    /// The device it was made on: on a server, the device of the token that
+    /// made it; none on the bundled store, and for check-outs made before
+    /// devices were recorded (`docs/API-additions.md`).
+    #[serde(default)]
+    #[ts(optional = nullable)]
+    pub device: Option<DeviceRef>,
 }
 
 /// What a check-in or an edit's commit did.

@@ -19,6 +19,7 @@ use crate::store::{ChangeRow, CheckoutRow, NewEvent, StoredResult, Tx};
 pub fn check_out_many(
     tx: &Tx,
     actor: &Participant,
+    device: Option<&DeviceRef>,
     request: &CheckoutsRequest,
     now: Timestamp,
     failpoints: &Failpoints,
@@ -48,7 +49,7 @@ pub fn check_out_many(
         .artifact_ids
         .iter()
         // Nobody holds any of them: a refusal now rolls every one back.
-        .map(|&id| check_out(tx, actor, id, &single, now, failpoints)?)
+        .map(|&id| check_out(tx, actor, device, id, &single, now, failpoints)?)
         .collect::<Result<_>>()
         .map(Ok)
 }

@@ -19,9 +19,28 @@ use crate::failpoint::{self, Failpoints};
 use crate::model::*;
 use crate::store::{CheckoutRow, StoredResult, Tx};
 
+/// The device `id` (a token's id) of `actor`, as a check-out made through
+/// it records it: none for a caller without a token (the bundled store), or
+/// for a token no longer there.
+pub fn device_of(tx: &Tx, actor: &Participant, id: Option<&str>) -> Result<Option<DeviceRef>> {
+    let Some(id) = id.filter(|id| !id.is_empty()) else {
+        return Ok(None);
+    };
+    Ok(tx
+        .devices(actor)?
+        .into_iter()
+        .find(|d| d.id == id)
+        .map(|d| DeviceRef {
+            id: d.id,
+            name: d.name,
+        }))
+}
+
+/// Checks a file out for `actor`, on `device` (see [`device_of`]).
 pub fn check_out(
     tx: &Tx,
     actor: &Participant,
+    device: Option<&DeviceRef>,
     artifact_id: ArtifactId,
     request: &CheckoutRequest,
     now: Timestamp,
@@ -53,6 +72,7 @@ pub fn check_out(
         result: None,
         broken: None,
         change_id: None,
+        device: device.cloned(),
     };
     tx.put_checkout(
         &CheckoutRow {

@@ -115,6 +115,8 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("staged_digest", Text),
             ("staged_size", Int),
             ("change_id", Text),
+            ("device_id", Text),
+            ("device_name", Text),
         ],
     ),
     (

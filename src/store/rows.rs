@@ -328,7 +328,7 @@ pub(super) fn artifact(row: &(impl Row + ?Sized)) -> Result<Artifact> {
 
 pub(super) const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
      c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
-     c.lease_epoch, c.staged_digest, c.staged_size, c.change_id";
+     c.lease_epoch, c.staged_digest, c.staged_size, c.change_id, c.device_id, c.device_name";
 
 /// A check-out row ([`CHECKOUT_COLUMNS`]) and its stored result, which the
 /// store resolves (a proposal in its current state).
@@ -360,6 +360,13 @@ pub(super) fn checkout(row: &(impl Row + ?Sized)) -> Result<(CheckoutRow, Option
             result: None,
             broken,
             change_id: parsed_opt(row, 18)?,
+            device: match row.text_opt(19)? {
+                None => None,
+                Some(id) => Some(DeviceRef {
+                    id,
+                    name: row.text_opt(20)?.unwrap_or_default(),
+                }),
+            },
         },
         checkin_digest: parsed_opt(row, 10)?,
         lease_epoch: count(row, 15)?,
@@ -639,7 +646,8 @@ pub(super) fn lease_fields(artifact_id: ArtifactId, lease: &Lease) -> Vec<Field>
 
 /// id, artifact_id, version, digest, actor, note, created_at, expires_at,
 /// state, closed_at, checkin_digest, result, broken_by, broken_reason,
-/// broken_at, lease_epoch, staged_digest, staged_size, change_id
+/// broken_at, lease_epoch, staged_digest, staged_size, change_id, device_id,
+/// device_name
 pub(super) fn checkout_fields(
     row: &CheckoutRow,
     result: Option<&StoredResult>,
@@ -667,6 +675,8 @@ pub(super) fn checkout_fields(
         text_opt(row.staged.as_ref().map(|s| &s.digest)),
         Field::Int(row.staged.as_ref().map(|s| signed(s.size)).transpose()?),
         text_opt(c.change_id),
+        text_opt(c.device.as_ref().map(|d| &d.id)),
+        text_opt(c.device.as_ref().map(|d| &d.name)),
     ])
 }
 

@@ -80,6 +80,8 @@ impl Workspace {
         result: &Option<CheckinResult>,
     ) -> Result<Option<std::path::PathBuf>> {
         let local = self.local_path(&checkout.path)?;
+        // Closed: whether its copy was here no longer matters.
+        self.inner.index.set_placed(checkout.id, false)?;
         Ok(match result {
             Some(CheckinResult::Committed { version, digest })
             | Some(CheckinResult::Unchanged { version, digest }) => {
@@ -105,6 +107,7 @@ impl Workspace {
     /// read-only.
     pub async fn cancel(&self, backend: &dyn Backend, checkout: &Checkout) -> Result<Closed> {
         let done = backend.cancel(checkout.id).await?;
+        self.inner.index.set_placed(checkout.id, false)?;
         let backup = self.restore_head(backend, checkout).await?;
         Ok(Closed {
             checkout: done,

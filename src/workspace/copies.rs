@@ -111,6 +111,7 @@ impl Workspace {
             // Edited after syncing this very version: the edit goes on.
             Some(_) if synced.as_ref().is_some_and(|s| s.digest == checkout.digest) => {
                 set_writable(&local, true)?;
+                self.inner.index.set_placed(checkout.id, true)?;
                 return Ok(None);
             }
             _ => {
@@ -126,6 +127,7 @@ impl Workspace {
         };
         self.record_synced(&checkout.path, checkout.artifact_id, &head)?;
         set_writable(&local, true)?;
+        self.inner.index.set_placed(checkout.id, true)?;
         Ok(backup)
     }
 

@@ -2,8 +2,10 @@
 //! workspace): what each local file was last synced to, and digests of local
 //! files by size, mtime and inode, so a large file is hashed again only when
 //! it changed. And the description drafted for a check-out's next check-in
-//! ("Restored version 2"), so a restart keeps it. And the mirror of the
-//! studio's list (`mirror`).
+//! ("Restored version 2"), so a restart keeps it. And the check-outs whose
+//! copy to edit was placed here, so one made on another device can be told
+//! from one that can be checked in here. And the mirror of the studio's
+//! list (`mirror`).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -30,6 +32,9 @@ CREATE TABLE IF NOT EXISTS synced (
 CREATE TABLE IF NOT EXISTS drafts (
     checkout TEXT PRIMARY KEY,
     message TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS placed (
+    checkout TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 ";
 
@@ -147,6 +152,27 @@ impl Index {
                 synced.version,
                 synced.digest.to_string()
             ])?;
+        Ok(())
+    }
+
+    /// Whether the check-out's copy to edit was placed here (checked out
+    /// here, or got here after a check-out made elsewhere).
+    pub fn placed(&self, checkout: CheckoutId) -> Result<bool> {
+        Ok(self
+            .conn()
+            .prepare_cached("SELECT 1 FROM placed WHERE checkout = ?1")?
+            .exists([checkout.to_string()])?)
+    }
+
+    /// Notes (`true`) or forgets (`false`) that the check-out's copy to edit is here.
+    pub fn set_placed(&self, checkout: CheckoutId, placed: bool) -> Result<()> {
+        let sql = match placed {
+            true => "INSERT OR IGNORE INTO placed VALUES (?1)",
+            false => "DELETE FROM placed WHERE checkout = ?1",
+        };
+        self.conn()
+            .prepare_cached(sql)?
+            .execute([checkout.to_string()])?;
         Ok(())
     }
 

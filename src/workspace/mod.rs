@@ -248,6 +248,13 @@ impl Workspace {
         }
     }
 
+    /// Whether the check-out's copy to edit was placed here: checked out
+    /// here, or got here ([`Workspace::get_copy`]) after a check-out made on
+    /// another device.
+    pub fn placed_here(&self, checkout: CheckoutId) -> Result<bool> {
+        self.inner.index.placed(checkout)
+    }
+
     /// The description drafted for the check-out's next check-in, if any.
     pub fn draft(&self, checkout: CheckoutId) -> Result<Option<String>> {
         self.inner.index.draft(checkout)

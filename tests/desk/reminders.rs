@@ -60,6 +60,7 @@ fn lease_from(created_at: Timestamp, expires_at: Timestamp) -> Checkout {
         result: None,
         broken: None,
         change_id: None,
+        device: None,
     }
 }
 

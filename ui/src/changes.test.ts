@@ -23,7 +23,7 @@ function row(id: string, holder: "free" | "mine" | "bob" | "lapsed", access: "re
   };
   return {
     artifact: { id: `a-${id}`, path: `layout/${id}.psd`, head: { version: 1, digest: "blake3:00", size: 1, author: "user:alice", committed_at: earlier, message: null, change_id: null }, lease, access },
-    local: "up_to_date", mine, local_path: null,
+    local: "up_to_date", mine, local_path: null, elsewhere: false,
   };
 }
 
@@ -40,6 +40,8 @@ describe("several chosen files", () => {
   it("are checked in together only when every one is your open check-out", () => {
     expect(whatSeveralAllow([row("a", "mine"), row("b", "mine")], now).checkIn?.map((c) => c.id)).toEqual(["a", "b"]);
     expect(whatSeveralAllow([row("a", "mine"), row("b", "free")], now).checkIn).toBeNull();
+    // One made on another device, its copy not got here, cannot be checked in from here.
+    expect(whatSeveralAllow([row("a", "mine"), { ...row("b", "mine"), elsewhere: true }], now).checkIn).toBeNull();
   });
 });
 

@@ -17,7 +17,8 @@ export interface SeveralAllow {
 
 export function whatSeveralAllow(rows: FileRow[], now: number): SeveralAllow {
   const live = (row: FileRow) => row.artifact.lease !== null && Date.parse(row.artifact.lease.expires_at) > now;
-  const mine = rows.flatMap((r) => (isMine(r.mine) ? [r.mine] : []));
+  // A check-out that cannot be checked in here (made on another device, its copy not got here) keeps the set from a Check in.
+  const mine = rows.flatMap((r) => (isMine(r.mine) && !r.elsewhere ? [r.mine] : []));
   const heldByOthers = rows.filter((r) => !isMine(r.mine) && live(r));
   const free = rows.filter((r) => !isMine(r.mine) && !live(r) && r.local !== "unplaceable" && r.artifact.access !== "read");
   return {

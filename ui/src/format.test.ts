@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Artifact, Closed, Event, Lease } from "./api";
 import type { Request } from "./api";
 import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, heldLabel, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
+import { checkedOutOn } from "./format";
 import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
@@ -353,6 +354,38 @@ describe("a file's copy on this computer", () => {
       expect(getAction(local, false)).toBeNull();
     }
     expect(getAction("out_of_date", true)).toBeNull();
+  });
+});
+
+describe("a check-out of yours made on another device", () => {
+  const laptop = { id: "0123456789abcdef", name: "alice-desktop" };
+
+  it("says which device holds the work", () => {
+    expect(checkedOutOn({ device: laptop })).toBe("Checked out on alice-desktop");
+    // Made on the bundled store, or before devices were kept: nothing to name.
+    expect(checkedOutOn({ device: null })).toBeNull();
+    expect(checkedOutOn({})).toBeNull();
+  });
+
+  it("offers the copy to edit here, with what to do, whatever the copy here is", () => {
+    for (const local of ["up_to_date", "out_of_date", "modified", "not_local", "missing"] as const) {
+      const get = getAction(local, true, true, "alice-desktop");
+      expect(get).toMatchObject({ label: "Download to edit", mine: true });
+      expect(get?.why).toContain("on alice-desktop: check it in there");
+      expect(get?.why).toContain("your lease stays as it is");
+      expect(get?.why).toContain("cancel the check-out");
+    }
+  });
+
+  it("with no device recorded, says the copy is elsewhere or gone", () => {
+    expect(getAction("not_local", true, true)?.why).toContain("you checked it out elsewhere");
+    expect(getAction("missing", true, true)?.why).toContain("was here and is gone");
+    expect(getAction("up_to_date", true, true)).toMatchObject({ label: "Download to edit", mine: true });
+  });
+
+  it("offers nothing more once the copy is here to edit", () => {
+    expect(getAction("up_to_date", true, false, "alice-desktop")).toBeNull();
+    expect(getAction("modified", true, false, "alice-desktop")).toBeNull();
   });
 });
 

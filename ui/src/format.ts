@@ -97,19 +97,35 @@ export interface GetAction {
   why?: string;
 }
 
-export function getAction(local: LocalState, holding: boolean): GetAction | null {
+/** `elsewhere`: your check-out cannot be checked in here (`FileRow.elsewhere`:
+ *  made on another device and its copy not got here, or its copy not here);
+ *  `device`: the name of the device it was made on, when it says. */
+export function getAction(local: LocalState, holding: boolean, elsewhere = false, device: string | null = null): GetAction | null {
   if (holding) {
+    if (elsewhere && device) {
+      return { label: "Download to edit", mine: true, why: `Your work on this file is on ${device}: check it in there. To go on here instead, download the version you checked out (your lease stays as it is), or cancel the check-out.` };
+    }
     if (local === "not_local") {
       return { label: "Download to edit", mine: true, why: "You hold this file, but it is not on this computer: you checked it out elsewhere. Download it here to edit it; your lease stays as it is." };
     }
     if (local === "missing") {
       return { label: "Download to edit", mine: true, why: "Your copy was here and is gone. Download the version you checked out to go on; your lease stays as it is." };
     }
+    if (elsewhere) {
+      return { label: "Download to edit", mine: true, why: "You checked this file out on another computer. Download the version you checked out to edit it here; your lease stays as it is." };
+    }
     return null;
   }
   if (local === "not_local") return { label: "Download", mine: false };
   if (local === "out_of_date" || local === "missing") return { label: "Get latest", mine: false };
   return null;
+}
+
+/** Which device holds the work of a check-out of yours that cannot be
+ *  checked in here: "Checked out on alice-desktop"; null when the check-out
+ *  does not say (made on the bundled store, or before devices were kept). */
+export function checkedOutOn(checkout: Pick<Checkout, "device">): string | null {
+  return checkout.device ? `Checked out on ${checkout.device.name}` : null;
 }
 
 export function bytes(n: number): string {

@@ -15,6 +15,7 @@ mod window;
 mod asking;
 mod changes;
 mod daily;
+mod elsewhere;
 mod following;
 mod joining;
 mod many;

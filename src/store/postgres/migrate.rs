@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0006_lease_paths.sql"),
     include_str!("../pg_migrations/0007_chunk_lists.sql"),
     include_str!("../migrations/0012_open_invites.sql"),
+    include_str!("../migrations/0013_checkout_devices.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

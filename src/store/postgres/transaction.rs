@@ -436,8 +436,8 @@ impl Transaction for PgTx<'_> {
         self.defer(
             "INSERT INTO checkouts (id, artifact_id, version, digest, actor, note, created_at, expires_at,
                  state, closed_at, checkin_digest, result, broken_by, broken_reason, broken_at, lease_epoch,
-                 staged_digest, staged_size, change_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                 staged_digest, staged_size, change_id, device_id, device_name)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
              ON CONFLICT (id) DO UPDATE SET expires_at = $8, state = $9, closed_at = $10,
                  checkin_digest = $11, result = $12, broken_by = $13, broken_reason = $14, broken_at = $15,
                  lease_epoch = $16, staged_digest = $17, staged_size = $18, change_id = $19",

@@ -34,6 +34,10 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
     (include_str!("../migrations/0010_search_walk.sql"), None),
     (include_str!("../migrations/0011_chunk_lists.sql"), None),
     (include_str!("../migrations/0012_open_invites.sql"), None),
+    (
+        include_str!("../migrations/0013_checkout_devices.sql"),
+        None,
+    ),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

@@ -5,6 +5,7 @@ import type { ChangeId } from "./ChangeId";
 import type { CheckinResult } from "./CheckinResult";
 import type { CheckoutId } from "./CheckoutId";
 import type { CheckoutState } from "./CheckoutState";
+import type { DeviceRef } from "./DeviceRef";
 import type { Digest } from "./Digest";
 import type { Participant } from "./Participant";
 import type { RepoPath } from "./RepoPath";
@@ -24,4 +25,10 @@ broken: Broken | null,
 /**
  * The change that closed it, if it was checked in with other files.
  */
-change_id: ChangeId | null, };
+change_id: ChangeId | null, 
+/**
+ * The device it was made on: on a server, the device of the token that
+ * made it; none on the bundled store, and for check-outs made before
+ * devices were recorded (`docs/API-additions.md`).
+ */
+device?: DeviceRef | null, };

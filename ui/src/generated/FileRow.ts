@@ -14,4 +14,10 @@ mine: Checkout | null,
 /**
  * Where its copy is or would go; `None` for a path that cannot be placed.
  */
-local_path: string | null, };
+local_path: string | null, 
+/**
+ * Your check-out of it cannot be checked in here: made on another
+ * device and its copy to edit not got here, or its copy not here
+ * (`desk::held_elsewhere`).
+ */
+elsewhere: boolean, };

@@ -2,8 +2,8 @@
 // requests others made of it (who, what, when) with Check in, Release and Reply.
 import type { Checkout, Request } from "../api";
 import { onRender, rowOf, scheduleReload, select, setView, state } from "../app";
-import { cancelCheckout, cancelUpload, checkIn, extend } from "../actions";
-import { clock, fileName, leaseLost, localStateLabels, replyLine, requestLine } from "../format";
+import { cancelCheckout, cancelUpload, checkIn, extend, getCopy } from "../actions";
+import { checkedOutOn, clock, fileName, leaseLost, localStateLabels, replyLine, requestLine } from "../format";
 import { requestButtons, requestsOn } from "../requests";
 import { $, button, cards, h } from "../h";
 import { cancelButton } from "../sending";
@@ -16,9 +16,12 @@ function renderMine(now: number) {
   cards($("view-mine"), mine, "You hold no files. Pick a file and check it out.", (c) => {
     const row = rowOf(c.artifact_id);
     const lost = row !== undefined && leaseLost(c, row.artifact.lease);
+    // Made on another device (or its copy is not here): get the copy here, never a Check in that can only fail.
+    const elsewhere = row?.elsewhere === true;
     const actions = h("div", { class: "actions" },
       state.uploads.has(c.id)
         ? cancelUploadButton(c)
+        : elsewhere ? button("Download to edit", () => void getCopy(row!, c), "primary", { "data-get-copy": c.id })
         : button("Check in", () => void checkIn(c), "primary"),
       // An ended lease cannot be extended: checking out again takes a new one.
       lost ? null : button("Extend", () => void extend(c)),
@@ -31,6 +34,7 @@ function renderMine(now: number) {
       lost ? h("p", { class: "warning" }, holderCell(row!, now), ": check in to keep your changes (as a proposal if someone else saved a version meanwhile), or cancel.")
         : h("p", {}, countdown(c.expires_at, now), ` left, until ${clock(c.expires_at, now)}`),
       row ? h("p", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])) : null,
+      elsewhere && checkedOutOn(c) ? h("p", { class: "elsewhere", role: "status" }, h("strong", {}, checkedOutOn(c))) : null,
       actions,
       requestList(requestsOn(c.id), now));
   });

@@ -5,7 +5,7 @@ import { api, previewUrl, type FileRow } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
 import { cancelButton, progressOf } from "../sending";
-import { askLabel, bytes, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
+import { askLabel, bytes, checkedOutOn, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { inOrder } from "../selection";
@@ -63,12 +63,16 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       actions.append(stop);
     } else {
       actions.append(
-        button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" }),
+        // Made on another device, its copy not got here (or no copy here):
+        // a Check in here could only fail. Download to edit (below) can.
+        ...(row.elsewhere ? [] : [button("Check in", () => void checkIn(checkout), "primary", { id: "action-checkin" })]),
         // An ended lease cannot be extended: checking out again takes a new one.
         ...(lost ? [] : [button("Extend", () => void extend(checkout), "", { id: "action-extend" })]),
         button("Cancel check-out", () => void cancelCheckout(checkout), "ghost", { id: "action-cancel", title: "Releases the file; your changes are kept as a backup" }),
       );
     }
+    const on = row.elsewhere ? checkedOutOn(checkout) : null;
+    if (on) parts.push(h("p", { class: "elsewhere", role: "status", id: "detail-elsewhere" }, h("strong", {}, on)));
     if (checkout.note) parts.push(h("p", { class: "note-line" }, `Your note: “${checkout.note}”`));
   } else if (lease) {
     const who = person(lease.participant, me);
@@ -98,7 +102,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       })())));
     actions.append(button("Check out", () => void checkOut(row), "primary", { id: "action-checkout" }));
   }
-  const get = getAction(row.local, row.mine !== null);
+  const get = getAction(row.local, row.mine !== null, row.elsewhere, row.mine?.device?.name ?? null);
   if (get?.mine && row.mine) {
     const checkout = row.mine;
     if (get.why) parts.push(h("p", { class: "hint", role: "status" }, get.why));
