@@ -79,10 +79,12 @@ export function render() {
 // ----- notices (toasts)
 
 /** A compact toast in the notices' own row at the bottom (it never lies over
- *  the views): the newest shows on one line, older ones behind "N more". An
- *  action taken from a notice answers it, so it goes. */
+ *  the views): the newest shows on one line, older ones behind "N more"
+ *  but those that offer actions. An action taken from a notice answers it,
+ *  so it goes. */
 export function notice(title: string, body = "", kind: "info" | "error" | "success" = "info", actions: HTMLElement[] = []) {
-  const box = h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
+  // One that offers actions (Extend, Reply, Check out) is never folded away.
+  const box = h("div", { class: `notice ${kind}${actions.length ? " acting" : ""}`, role: kind === "error" ? "alert" : "status" },
     h("p", { class: "notice-text" }, h("strong", {}, title), body ? ` ${body}` : null));
   for (const action of actions) action.addEventListener("click", () => box.remove());
   const close = button("Dismiss", () => box.remove(), "ghost small");
@@ -102,12 +104,13 @@ function followNotices() {
   const more = button("", () => notices.classList.toggle("all"), "ghost small more", { id: "notices-more" });
   notices.prepend(more);
   const count = () => {
-    const n = notices.querySelectorAll(".notice").length;
-    notices.dataset.count = String(n);
+    const all = [...notices.querySelectorAll(".notice")];
+    const folded = all.filter((n, i) => i < all.length - 1 && !n.classList.contains("acting")).length;
+    notices.dataset.count = String(all.length);
     // Touched only when it changes: each touch is a mutation this observes.
-    if (n < 2 && notices.classList.contains("all")) notices.classList.remove("all");
-    more.hidden = n < 2;
-    more.textContent = notices.classList.contains("all") ? "Show the newest only" : `${n - 1} more`;
+    if (folded === 0 && notices.classList.contains("all")) notices.classList.remove("all");
+    more.hidden = folded === 0;
+    more.textContent = notices.classList.contains("all") ? "Show the newest only" : `${folded} more`;
   };
   new MutationObserver(count).observe(notices, { childList: true, attributes: true, attributeFilter: ["class"] });
   count();
