@@ -4,21 +4,25 @@
 
 use leasedesk::desk::{FolderRows, FoundRows, ListChanges};
 use leasedesk::model::{FolderCount, FolderList};
+use leasedesk::workspace::ListOrder;
 use tauri::State;
 
 use crate::error::UiResult;
 use crate::AppState;
 
-/// The files under `folder` (at any depth) from place `offset`, `limit` of them.
+/// The files under `folder` (at any depth) from place `offset`, `limit` of
+/// them, in `order` (by path when not given).
 #[tauri::command]
 pub async fn folder_rows(
     state: State<'_, AppState>,
     folder: String,
     offset: u64,
     limit: u32,
+    order: Option<ListOrder>,
 ) -> UiResult<FolderRows> {
+    let order = order.unwrap_or_default();
     state
-        .on_desk(async |desk| desk.folder_rows(&folder, offset, limit).await)
+        .on_desk(async |desk| desk.folder_rows_in(&folder, order, offset, limit).await)
         .await
 }
 

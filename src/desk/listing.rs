@@ -13,6 +13,7 @@ use super::overview::FileRow;
 use super::Desk;
 use crate::error::{Error, Result};
 use crate::model::*;
+use crate::workspace::{Cursor, ListOrder};
 
 /// The most rows one request for a folder's files or a search gives.
 pub const MOST_ROWS: u32 = 1000;
@@ -41,14 +42,17 @@ pub struct FoundRows {
     pub next: Option<String>,
 }
 
-/// The path at each place of a folder that a page began at, so the next
-/// page near it walks the path index from there and not from the top (a
-/// million places from the top is 70 ms; a screen from a known place is
-/// nothing). Forgotten when a file comes, goes or moves, which moves places.
+/// The place in each order of a folder that a page began at (its path, and
+/// its key in an order by another key), so the next page near it walks
+/// the index from there and not from the top (a million places from the
+/// top is 70 ms; a screen from a known place is nothing). Forgotten when a
+/// file comes, goes or moves, which moves places; in an order by another
+/// key, also when a file's key changes.
 #[derive(Default)]
 pub(super) struct Places {
     folder: String,
-    at: BTreeMap<u64, String>,
+    order: ListOrder,
+    at: BTreeMap<u64, Cursor>,
 }
 
 impl Places {
@@ -56,21 +60,30 @@ impl Places {
         self.at.clear();
     }
 
-    /// The known place at or before `offset` under `folder`, and its path.
-    fn before(&mut self, folder: &str, offset: u64) -> Option<(u64, String)> {
-        if self.folder != folder {
-            self.folder = folder.to_owned();
+    /// Forgets the places of an order by another key than the path.
+    pub fn forget_sorted(&mut self) {
+        if self.order != ListOrder::PATH {
             self.at.clear();
         }
-        let (place, path) = self.at.range(..=offset).next_back()?;
-        Some((*place, path.clone()))
     }
 
-    fn remember(&mut self, offset: u64, path: &str) {
+    /// The known place at or before `offset` under `folder` in `order`,
+    /// and its cursor.
+    fn before(&mut self, folder: &str, order: ListOrder, offset: u64) -> Option<(u64, Cursor)> {
+        if self.folder != folder || self.order != order {
+            self.folder = folder.to_owned();
+            self.order = order;
+            self.at.clear();
+        }
+        let (place, cursor) = self.at.range(..=offset).next_back()?;
+        Some((*place, cursor.clone()))
+    }
+
+    fn remember(&mut self, offset: u64, cursor: &Cursor) {
         if self.at.len() >= MOST_PLACES {
             self.at.clear();
         }
-        self.at.insert(offset, path.to_owned());
+        self.at.insert(offset, cursor.clone());
     }
 }
 
@@ -90,6 +103,20 @@ impl Desk {
     /// [`MOST_ROWS`]), from the mirror as it is (the overview brings it up
     /// to date), each with its copy's state here.
     pub async fn folder_rows(&self, folder: &str, offset: u64, limit: u32) -> Result<FolderRows> {
+        self.folder_rows_in(folder, ListOrder::PATH, offset, limit)
+            .await
+    }
+
+    /// The files under `folder` in `order` from place `offset`, as
+    /// [`Desk::folder_rows`]: by path, or by size, save time, version or
+    /// holder (ties by path), each a walk along its index in the mirror.
+    pub async fn folder_rows_in(
+        &self,
+        folder: &str,
+        order: ListOrder,
+        offset: u64,
+        limit: u32,
+    ) -> Result<FolderRows> {
         let folder = checked_folder(folder)?.to_owned();
         let limit = limit.clamp(1, MOST_ROWS);
         let desk = self.clone();
@@ -99,17 +126,31 @@ impl Desk {
             let total = mirror.mirror_count(&folder)?.files;
             let offset = offset.min(total);
             let mut places = desk.places.lock().unwrap_or_else(|p| p.into_inner());
-            let (place, from) = match places.before(&folder, offset) {
-                Some((place, path)) => (place, Some(path)),
+            let (place, from) = match places.before(&folder, order, offset) {
+                Some((place, cursor)) => (place, Some(cursor)),
                 None => (0, None),
             };
-            let first = mirror.mirror_path_at(&folder, from.as_deref(), offset - place)?;
-            let artifacts = match first {
-                Some(first) => {
-                    places.remember(offset, &first);
-                    mirror.mirror_rows_from(&folder, Some(&first), limit)?
+            let skip = offset - place;
+            let artifacts = if order == ListOrder::PATH {
+                // The path index alone, entered at the place known.
+                let from = from.map(|c| c.path);
+                let first = mirror.mirror_path_at(&folder, from.as_deref(), skip)?;
+                match first {
+                    Some(first) => {
+                        let cursor = Cursor::of_path(first);
+                        places.remember(offset, &cursor);
+                        mirror.mirror_rows_from(&folder, Some(&cursor.path), limit)?
+                    }
+                    None => Vec::new(),
                 }
-                None => Vec::new(),
+            } else {
+                match mirror.mirror_cursor_at(&folder, order, from.as_ref(), skip)? {
+                    Some(first) => {
+                        places.remember(offset, &first);
+                        mirror.mirror_rows_in(&folder, order, Some(&first), limit)?
+                    }
+                    None => Vec::new(),
+                }
             };
             Ok::<_, Error>((total, offset, artifacts))
         })
@@ -267,6 +308,7 @@ impl Desk {
                     )?;
                     Ok(FileRow {
                         local_path: workspace.local_path(&artifact.path).ok(),
+                        local_size: workspace.local_size(&artifact.path)?,
                         artifact,
                         local,
                         mine,

@@ -234,10 +234,12 @@ impl Desk {
                 .mirror()
                 .apply_to_mirror(table, &changes, seq)?;
             if table == Table::Mirror {
-                if moved {
+                if moved.moved {
                     self.forget_places();
+                } else if moved.reordered {
+                    self.forget_sorted_places();
                 }
-                self.note_changes(&changes, moved);
+                self.note_changes(&changes, moved.moved);
             }
             applied += page.events.len();
             after = page.next;
@@ -319,5 +321,14 @@ impl Desk {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .forget();
+    }
+
+    /// A file's size, save time, version or holder changed: its places in
+    /// those orders may be others now (by path they are not).
+    fn forget_sorted_places(&self) {
+        self.places
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget_sorted();
     }
 }

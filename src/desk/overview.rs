@@ -23,6 +23,10 @@ pub struct FileRow {
     pub mine: Option<Checkout>,
     /// Where its copy is or would go; `None` for a path that cannot be placed.
     pub local_path: Option<PathBuf>,
+    /// The size of its copy here, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub local_size: Option<u64>,
     /// Your check-out of it cannot be checked in here: made on another
     /// device and its copy to edit not got here, or its copy not here
     /// (`desk::held_elsewhere`).
@@ -230,6 +234,7 @@ impl Desk {
         let (local, elsewhere) = local?;
         Ok(FileRow {
             local_path: self.workspace.local_path(&artifact.path).ok(),
+            local_size: self.workspace.local_size(&artifact.path)?,
             local,
             artifact,
             mine,

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
+use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Transaction};
+use serde::{Deserialize, Serialize};
 
 use super::index::Index;
 use crate::error::{Error, Result};
@@ -19,14 +21,26 @@ use crate::model::{
 /// `held` at any depth beneath, the whole list's as `""`), kept in the
 /// transaction that changes a row, as the server keeps its own: the tree
 /// and a folder's length are then one read, whatever the studio's size.
+/// A row's keys of the other orders (its head's size, save time in
+/// microseconds and version, its holder or `""`) are columns, each with an
+/// index by key and path: a folder's files in that order are a walk along
+/// it (`SortKey`).
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mirror (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     held INTEGER NOT NULL,
-    artifact TEXT NOT NULL
+    artifact TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    holder TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mirror_by_path ON mirror (path);
+CREATE INDEX IF NOT EXISTS mirror_by_size ON mirror (size, path);
+CREATE INDEX IF NOT EXISTS mirror_by_modified ON mirror (modified, path);
+CREATE INDEX IF NOT EXISTS mirror_by_version ON mirror (version, path);
+CREATE INDEX IF NOT EXISTS mirror_by_holder ON mirror (holder, path);
 CREATE TABLE IF NOT EXISTS mirror_folders (
     path TEXT PRIMARY KEY,
     parent TEXT,
@@ -38,7 +52,11 @@ CREATE TABLE IF NOT EXISTS mirror_filling (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     held INTEGER NOT NULL,
-    artifact TEXT NOT NULL
+    artifact TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    modified INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    holder TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_filling_folders (
     path TEXT PRIMARY KEY,
@@ -53,12 +71,96 @@ CREATE TABLE IF NOT EXISTS mirror_state (
 );
 ";
 
-/// A mirror made before it kept folders is dropped, to be filled anew.
-const BEFORE_FOLDERS: &str = "
+/// A mirror made before it kept folders, or before it kept the keys of
+/// its orders, is dropped, to be filled anew.
+const BEFORE_KEYS: &str = "
 DROP TABLE IF EXISTS mirror;
 DROP TABLE IF EXISTS mirror_filling;
+DROP TABLE IF EXISTS mirror_folders;
+DROP TABLE IF EXISTS mirror_filling_folders;
 DROP TABLE IF EXISTS mirror_state;
 ";
+
+/// What a folder's files can be listed by: their path, or another key
+/// with ties by path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export)]
+pub enum SortKey {
+    #[default]
+    Path,
+    /// The head's size.
+    Size,
+    /// The head's save time.
+    Modified,
+    /// The head's version.
+    Version,
+    /// Who holds it (its participant); free files first.
+    Holder,
+}
+
+/// An order of a folder's files: a key, and whether it is reversed (ties
+/// too: the walk is the index's backwards).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ListOrder {
+    pub by: SortKey,
+    #[serde(default)]
+    pub descending: bool,
+}
+
+impl ListOrder {
+    pub const PATH: ListOrder = ListOrder {
+        by: SortKey::Path,
+        descending: false,
+    };
+
+    /// The key's column and its index; `path` for `Path`.
+    fn column(self) -> (&'static str, &'static str) {
+        match self.by {
+            SortKey::Path => ("path", "mirror_by_path"),
+            SortKey::Size => ("size", "mirror_by_size"),
+            SortKey::Modified => ("modified", "mirror_by_modified"),
+            SortKey::Version => ("version", "mirror_by_version"),
+            SortKey::Holder => ("holder", "mirror_by_holder"),
+        }
+    }
+}
+
+/// A place in an order: the key there (none by path) and the path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cursor {
+    key: Value,
+    pub path: String,
+}
+
+impl Cursor {
+    /// The place of `path` in the order by path.
+    pub fn of_path(path: String) -> Self {
+        Self {
+            key: Value::Null,
+            path,
+        }
+    }
+}
+
+/// A folder holding fewer than one file in this many of the mirror's is
+/// listed by key from its paths, sorted (at most that share of the files);
+/// a larger one by a walk along the key's index, which passes the other
+/// folders' files (at most this many for each of its own).
+const WALK_SHARE: u64 = 32;
+
+/// The keys of the orders for a row: size, modified (µs), version, holder.
+fn keys(a: &Artifact) -> (i64, i64, i64, String) {
+    (
+        i64::try_from(a.head.size).unwrap_or(i64::MAX),
+        a.head.committed_at.timestamp_micros(),
+        i64::try_from(a.head.version).unwrap_or(i64::MAX),
+        a.lease
+            .as_ref()
+            .map_or_else(String::new, |l| l.participant.to_string()),
+    )
+}
 
 /// Which of the two tables a change goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,42 +234,74 @@ fn count(counts: &mut Counts, path: &str, held: bool, sign: i64) {
     }
 }
 
-/// Applies `changes` to `table` and its folders' counts; whether a file
-/// came, went or moved (what changes which file is at which place in a
-/// folder, not only how a row reads).
-fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<bool> {
+/// What a change to the mirror moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// A file came, went or moved: which file is at which place by path.
+    pub moved: bool,
+    /// That, or a row's key of another order changed (its size, save
+    /// time, version or holder): places in those orders.
+    pub reordered: bool,
+}
+
+/// Applies `changes` to `table` and its folders' counts; what moved
+/// (which file is at which place in a folder, not only how a row reads).
+fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<Applied> {
     let (name, folders) = (table.name(), table.folders());
-    let mut was = tx.prepare_cached(&format!("SELECT path, held FROM {name} WHERE id = ?1"))?;
+    let mut was = tx.prepare_cached(&format!(
+        "SELECT path, held, size, modified, version, holder FROM {name} WHERE id = ?1"
+    ))?;
     let mut put = tx.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO {name} (id, path, held, artifact) VALUES (?1, ?2, ?3, ?4)"
+        "INSERT OR REPLACE INTO {name} (id, path, held, artifact, size, modified, version, holder)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
     ))?;
     let mut gone = tx.prepare_cached(&format!("DELETE FROM {name} WHERE id = ?1"))?;
     let mut counts = Counts::new();
-    let mut moved = false;
+    let mut applied = Applied::default();
     for change in changes {
         let id = change.id().to_string();
-        let before: Option<(String, bool)> = was
-            .query_row([&id], |r| Ok((r.get(0)?, r.get(1)?)))
+        type Was = (String, bool, (i64, i64, i64, String));
+        let before: Option<Was> = was
+            .query_row([&id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    (r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?),
+                ))
+            })
             .optional()?;
-        if let Some((path, held)) = &before {
+        if let Some((path, held, _)) = &before {
             count(&mut counts, path, *held, -1);
         }
         match change {
             RowChange::Put(a) => {
                 let held = a.lease.is_some();
                 count(&mut counts, a.path.as_str(), held, 1);
-                moved |= before
+                let keys = keys(a);
+                applied.moved |= before
                     .as_ref()
-                    .is_none_or(|(path, _)| path != a.path.as_str());
+                    .is_none_or(|(path, _, _)| path != a.path.as_str());
+                applied.reordered |= before.as_ref().is_none_or(|(_, _, was)| *was != keys);
                 let json = serde_json::to_string(a).map_err(json_error)?;
-                put.execute(params![id, a.path.as_str(), held, json])?;
+                let (size, modified, version, holder) = keys;
+                put.execute(params![
+                    id,
+                    a.path.as_str(),
+                    held,
+                    json,
+                    size,
+                    modified,
+                    version,
+                    holder
+                ])?;
             }
             RowChange::Gone(_) => {
-                moved |= before.is_some();
+                applied.moved |= before.is_some();
                 gone.execute([&id])?;
             }
         }
     }
+    applied.reordered |= applied.moved;
     let mut add = tx.prepare_cached(&format!(
         "INSERT INTO {folders} (path, parent, files, held) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (path) DO UPDATE SET files = files + excluded.files, held = held + excluded.held"
@@ -181,7 +315,7 @@ fn apply(tx: &Transaction, table: Table, changes: &[RowChange]) -> Result<bool> 
             empty.execute([&folder])?;
         }
     }
-    Ok(moved)
+    Ok(applied)
 }
 
 /// The lowest path of `folder` (`""`: all) at or after `from`: one bound,
@@ -193,8 +327,8 @@ fn lower_bound<'a>(folder: &'a str, from: Option<&'a str>) -> &'a str {
 /// Makes the mirror's tables in the workspace's file, if missing.
 pub(super) fn create_tables(index: &Index) -> Result<()> {
     let conn = index.conn();
-    if conn.prepare("SELECT held FROM mirror LIMIT 0").is_err() {
-        conn.execute_batch(BEFORE_FOLDERS)?;
+    if conn.prepare("SELECT holder FROM mirror LIMIT 0").is_err() {
+        conn.execute_batch(BEFORE_KEYS)?;
     }
     conn.execute_batch(SCHEMA)?;
     Ok(())
@@ -224,13 +358,13 @@ impl Index {
 
     /// Applies `changes` to `table`; to the mirror, as of `seq` (in the
     /// same transaction, so the mirror and its sequence number agree).
-    /// Whether a file came, went or moved.
+    /// What moved.
     pub fn apply_to_mirror(
         &self,
         table: Table,
         changes: &[RowChange],
         seq: Option<u64>,
-    ) -> Result<bool> {
+    ) -> Result<Applied> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let moved = apply(&tx, table, changes)?;
@@ -327,6 +461,113 @@ impl Index {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+
+    /// The place `skip` after `from` (or after the folder's first) among
+    /// the files under `folder` in `order`, as a cursor to read from. Read
+    /// along the order's index; for a folder of under one file in
+    /// [`WALK_SHARE`], from its paths sorted (see [`Index::sorted`]).
+    pub fn mirror_cursor_at(
+        &self,
+        folder: &str,
+        order: ListOrder,
+        from: Option<&Cursor>,
+        skip: u64,
+    ) -> Result<Option<Cursor>> {
+        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
+        let keyed = order.by != SortKey::Path;
+        let select = if keyed {
+            format!("{}, path", order.column().0)
+        } else {
+            "NULL, path".to_owned()
+        };
+        let (sql, mut values) = self.sorted(folder, order, from, &select)?;
+        values.push(Value::Integer(1));
+        values.push(Value::Integer(skip));
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!("{sql} LIMIT ? OFFSET ?"))?;
+        Ok(stmt
+            .query_row(rusqlite::params_from_iter(values), |r| {
+                Ok(Cursor {
+                    key: r.get(0)?,
+                    path: r.get(1)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// The mirror's artifacts under `folder` in `order`, from the place
+    /// `from` on (or from the folder's first), at most `limit`.
+    pub fn mirror_rows_in(
+        &self,
+        folder: &str,
+        order: ListOrder,
+        from: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<Vec<Artifact>> {
+        let (sql, mut values) = self.sorted(folder, order, from, "artifact")?;
+        values.push(Value::Integer(limit.into()));
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&format!("{sql} LIMIT ?"))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
+        rows.map(artifact_of).collect()
+    }
+
+    /// The query of `select` for the files under `folder` in `order` from
+    /// `from` on (inclusive), and its values, a limit to add. By path, one
+    /// range of the path index. By another key, a folder of at least one
+    /// file in [`WALK_SHARE`] is a walk along the key's index (key, path)
+    /// from the cursor, passing the files of other folders: a page costs
+    /// its rows times the share, and no sort. A smaller folder is its range
+    /// of paths sorted by key: at most that share of the mirror, read
+    /// whole only to the page asked for (SQLite keeps the top rows).
+    fn sorted(
+        &self,
+        folder: &str,
+        order: ListOrder,
+        from: Option<&Cursor>,
+        select: &str,
+    ) -> Result<(String, Vec<Value>)> {
+        let end = folder_range_end(folder).map_or(Value::Null, Value::Text);
+        let dir = if order.descending { "DESC" } else { "ASC" };
+        if order.by == SortKey::Path {
+            // One lower and one upper bound, so the index is entered at the
+            // cursor and not walked to it.
+            let (lower, upper, below) = match (from, order.descending) {
+                (Some(from), false) => (lower_bound(folder, Some(&from.path)), end, "<"),
+                (Some(from), true) => (folder, Value::Text(from.path.clone()), "<="),
+                (None, _) => (folder, end, "<"),
+            };
+            let sql = format!(
+                "SELECT {select} FROM mirror INDEXED BY mirror_by_path
+                 WHERE path >= ?1 AND (?2 IS NULL OR path {below} ?2) ORDER BY path {dir}"
+            );
+            return Ok((sql, vec![Value::Text(lower.to_owned()), upper]));
+        }
+        let (column, index) = order.column();
+        let files = self.mirror_count(folder)?.files;
+        let all = self.mirror_count("")?.files;
+        let via = if folder.is_empty() || files.saturating_mul(WALK_SHARE) >= all {
+            index
+        } else {
+            "mirror_by_path"
+        };
+        let mut values = vec![Value::Text(folder.to_owned()), end];
+        let after = match from {
+            Some(from) => {
+                values.push(from.key.clone());
+                values.push(Value::Text(from.path.clone()));
+                let cmp = if order.descending { "<=" } else { ">=" };
+                format!("AND ({column}, path) {cmp} (?3, ?4)")
+            }
+            None => String::new(),
+        };
+        let sql = format!(
+            "SELECT {select} FROM mirror INDEXED BY {via}
+             WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) {after}
+             ORDER BY {column} {dir}, path {dir}"
+        );
+        Ok((sql, values))
     }
 
     /// The files under `folder` (at any depth) and how many of them are held.

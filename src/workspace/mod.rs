@@ -34,7 +34,7 @@ use crate::model::*;
 pub use beside::backup_path;
 pub use index::Index;
 pub use index::{Stat, Synced};
-pub use mirror::{MirrorState, RowChange, Table};
+pub use mirror::{Applied, Cursor, ListOrder, MirrorState, RowChange, SortKey, Table};
 pub use place::{is_writable, join_under};
 
 /// How a local copy stands against the store.
@@ -150,6 +150,14 @@ impl Workspace {
     /// through [`join_under`]; refused for a path that cannot be placed here.
     pub fn local_path(&self, path: &RepoPath) -> Result<PathBuf> {
         join_under(&self.inner.root, path.as_str())
+    }
+
+    /// The size of the local copy of `path`, if there is one.
+    pub fn local_size(&self, path: &RepoPath) -> Result<Option<u64>> {
+        if path.placement_problem().is_some() {
+            return Ok(None);
+        }
+        Ok(stat_of(&self.local_path(path)?)?.map(|stat| stat.size))
     }
 
     /// The repo path of a file in the workspace, if it is one. In NFC (the

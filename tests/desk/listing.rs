@@ -3,6 +3,7 @@
 //! a search and the files others hold from the server.
 
 use super::*;
+use leasedesk::workspace::{ListOrder, SortKey};
 
 /// The paths of `rows`.
 fn paths(rows: &[desk::FileRow]) -> Vec<String> {
@@ -210,7 +211,135 @@ async fn the_window_is_told_what_changed_in_the_list_once(f: Fixture) {
     assert_eq!(came.total, 2);
 }
 
+/// Every path the backend lists under `folder`, in `order` (ties by path;
+/// reversed whole when descending).
+async fn backend_paths_in(f: &Fixture, folder: &str, order: ListOrder) -> Vec<String> {
+    let mut all: Vec<Artifact> = f.alice.artifacts().await.unwrap();
+    all.retain(|a| a.path.as_str().starts_with(folder));
+    all.sort_by(|a, b| {
+        let key = |a: &Artifact| match order.by {
+            SortKey::Path => (0, 0, String::new()),
+            SortKey::Size => (a.head.size as i64, 0, String::new()),
+            SortKey::Modified => (a.head.committed_at.timestamp_micros(), 0, String::new()),
+            SortKey::Version => (a.head.version as i64, 0, String::new()),
+            SortKey::Holder => (
+                0,
+                0,
+                a.lease
+                    .as_ref()
+                    .map_or_else(String::new, |l| l.participant.to_string()),
+            ),
+        };
+        (key(a), a.path.as_str()).cmp(&(key(b), b.path.as_str()))
+    });
+    if order.descending {
+        all.reverse();
+    }
+    all.iter().map(|a| a.path.to_string()).collect()
+}
+
+/// Pages of 7 from the first place to the last give every file under
+/// `folder` once, in `order`; then screens read at places out of turn
+/// (places remembered or not) are the same list's.
+async fn assert_sorted_places(f: &Fixture, desk: &Desk, folder: &str, order: ListOrder) {
+    let all = backend_paths_in(f, folder, order).await;
+    let mut walked = Vec::new();
+    let mut offset = 0;
+    loop {
+        let page = desk.folder_rows_in(folder, order, offset, 7).await.unwrap();
+        assert_eq!(page.total, all.len() as u64, "{folder:?}'s count");
+        if page.rows.is_empty() {
+            break;
+        }
+        offset += page.rows.len() as u64;
+        walked.extend(paths(&page.rows));
+    }
+    assert_eq!(walked, all, "{folder:?} paged through in {order:?}");
+    for offset in [40, 3, 90, 0, 61, 500, 20] {
+        let page = desk.folder_rows_in(folder, order, offset, 9).await.unwrap();
+        let start = (offset as usize).min(all.len());
+        let end = (start + 9).min(all.len());
+        assert_eq!(
+            paths(&page.rows),
+            all[start..end],
+            "{folder:?} at {offset} in {order:?}"
+        );
+    }
+}
+
+async fn a_folder_is_listed_by_size_modified_version_and_holder_page_by_page(f: Fixture) {
+    let mut ids = Vec::new();
+    for i in 0..100u64 {
+        let folder = ["brand", "shots", "shots/night", "brand/2026"][(i % 4) as usize];
+        // Sizes 0 to 12, many alike; saved in tens of seconds, some at once.
+        let data = vec![b'x'; (i * 7 % 13) as usize];
+        ids.push(f.import(&format!("{folder}/f{i:03}.psd"), &data).await.id);
+        if i % 3 == 0 {
+            f.clock.advance(std::time::Duration::from_secs(10));
+        }
+    }
+    // A folder of under one file in 32 is sorted from its paths.
+    for name in ["c", "a", "b"] {
+        f.import(&format!("tiny/{name}.psd"), name.as_bytes()).await;
+    }
+    for (n, id) in ids.iter().enumerate().step_by(9) {
+        f.check_out_and_in(*id, &vec![b'y'; n % 5 + 20]).await;
+    }
+    for id in ids.iter().skip(2).step_by(11) {
+        f.bob.check_out(*id, checkout_request()).await.unwrap();
+    }
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice.overview().await.unwrap();
+    for by in [
+        SortKey::Size,
+        SortKey::Modified,
+        SortKey::Version,
+        SortKey::Holder,
+        SortKey::Path,
+    ] {
+        for descending in [false, true] {
+            let order = ListOrder { by, descending };
+            for folder in ["", "shots/", "brand/2026/", "tiny/"] {
+                assert_sorted_places(&f, &alice, folder, order).await;
+            }
+        }
+    }
+
+    // A file grows, another is taken and one comes: each place in each
+    // order is the file there now.
+    let by_size = ListOrder {
+        by: SortKey::Size,
+        descending: true,
+    };
+    let by_holder = ListOrder {
+        by: SortKey::Holder,
+        descending: false,
+    };
+    alice.folder_rows_in("", by_size, 50, 10).await.unwrap();
+    alice.folder_rows_in("", by_holder, 50, 10).await.unwrap();
+    f.check_out_and_in(ids[50], &[b'z'; 40]).await;
+    f.bob.check_out(ids[51], checkout_request()).await.unwrap();
+    alice.overview().await.unwrap();
+    assert_sorted_places(&f, &alice, "", by_size).await;
+    assert_sorted_places(&f, &alice, "", by_holder).await;
+    f.import("shots/0.psd", &[b'q'; 30]).await;
+    alice.overview().await.unwrap();
+    assert_sorted_places(&f, &alice, "shots/", by_size).await;
+
+    // A copy here has its size in its row; a file not here has none.
+    let here = f.alice.artifact_by_path(&path("tiny/a.psd")).await.unwrap();
+    alice
+        .check_out(here.id, checkout_request(), None)
+        .await
+        .unwrap();
+    assert_eq!(alice.row(here.id).await.unwrap().local_size, Some(1));
+    let page = alice.folder_rows("tiny/", 0, 3).await.unwrap();
+    let sizes: Vec<_> = page.rows.iter().map(|r| r.local_size).collect();
+    assert_eq!(sizes, [Some(1), None, None], "a, b and c");
+}
+
 crate::contract!(
+    a_folder_is_listed_by_size_modified_version_and_holder_page_by_page,
     the_window_is_told_what_changed_in_the_list_once,
     a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_move,
     the_tree_counts_what_is_held_and_follows_each_lease,

@@ -16,6 +16,10 @@ mine: Checkout | null,
  */
 local_path: string | null, 
 /**
+ * The size of its copy here, when there is one.
+ */
+local_size?: number, 
+/**
  * Your check-out of it cannot be checked in here: made on another
  * device and its copy to edit not got here, or its copy not here
  * (`desk::held_elsewhere`).
