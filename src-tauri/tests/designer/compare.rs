@@ -96,12 +96,7 @@ pub async fn swipe_line_is_the_split(w: &World) {
     w.bob_commits("art/swatch.png", &swatch([40, 60, 220]));
     w.version_shown("art/swatch.png", 2).await;
     w.open_row("art/swatch.png").await;
-    w.click_in_panel("#history [data-pick=\"1\"]", "pick version 1")
-        .await;
-    w.click_in_panel("#history [data-pick=\"2\"]", "pick version 2")
-        .await;
-    w.click_in_panel("#history-compare", "Compare version 1 and 2")
-        .await;
+    w.compare_versions(1, 2).await;
     w.decoded("#compare-stage .stack img[data-side=a]", "version 1")
         .await;
     w.press("2").await;

@@ -57,18 +57,8 @@ async fn following(kind: Backend) {
     let logo = "brand/logo.png";
     w.wait_for(&World::row(logo), "logo.png's row").await;
     w.open_row(logo).await;
-    w.check_out_here(&World::row(logo)).await;
-    save_atomically(&w.workspace.join(logo), b"alice's logo");
-    w.cli("admin", &["break", logo, "--reason", "bob needs it"]);
-    w.row_shows(
-        logo,
-        ".holder",
-        "Your lease broken by admin",
-        Duration::from_secs(10),
-    )
-    .await;
-    w.bob_commits(logo, b"bob's logo v2");
-    w.version_shown(logo, 2).await;
+    w.outrun(logo, Some(b"alice's logo"), b"bob's logo v2", 2)
+        .await;
     // The check-in dialog says beforehand that this one becomes a proposal.
     w.open_row(logo).await;
     w.click_in_panel("#action-checkin", "Check in").await;
@@ -142,16 +132,7 @@ async fn following(kind: Backend) {
     // detail shows his version and no lease of hers, and offers no Extend.
     w.click("tab-files").await;
     w.open_row(hero).await;
-    w.check_out_here(&World::row(hero)).await;
-    w.cli("admin", &["break", hero, "--reason", "bob needs it"]);
-    w.row_shows(
-        hero,
-        ".holder",
-        "Your lease broken by admin",
-        Duration::from_secs(10),
-    )
-    .await;
-    w.bob_commits(hero, b"hero v3 by bob");
+    w.outrun(hero, None, b"hero v3 by bob", 3).await;
     w.wait_until("#detail-head", "version 3 in the detail", SOON, |t| {
         t.starts_with("Version 3 by bob")
     })

@@ -169,12 +169,7 @@ async fn steady() {
 
     // 11: Swipe's slider comes without moving the compare's toolbar.
     w.open_row("art/poster.png").await;
-    w.click_in_panel("#history [data-pick=\"1\"]", "pick version 1")
-        .await;
-    w.click_in_panel("#history [data-pick=\"2\"]", "pick version 2")
-        .await;
-    w.click_in_panel("#history-compare", "Compare version 1 and 2")
-        .await;
+    w.compare_versions(1, 2).await;
     w.wait_for("#compare:not([hidden]) #compare-close", "Compare")
         .await;
     let modes = place(&w, "#compare .modes").await;

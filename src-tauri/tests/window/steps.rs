@@ -117,8 +117,23 @@ impl World {
     /// and saved with `mine`, the lease broken by the admin, bob's `theirs`
     /// committed as `bobs_version`, then Check in pressed: a proposal.
     pub async fn late_check_in(&self, path: &str, mine: &[u8], theirs: &[u8], bobs_version: u32) {
+        self.outrun(path, Some(mine), theirs, bobs_version).await;
+        self.open_row(path).await;
+        self.check_in_here(None).await;
+        self.wait_text(".notice", "the proposal", |t| {
+            t.contains("became a proposal")
+        })
+        .await;
+    }
+
+    /// The open file `path` checked out here (and saved with `mine`, if
+    /// given), the lease broken by the admin, then bob's `theirs`
+    /// committed as `bobs_version`: a check-in now can only be a proposal.
+    pub async fn outrun(&self, path: &str, mine: Option<&[u8]>, theirs: &[u8], bobs_version: u32) {
         self.check_out_here(&World::row(path)).await;
-        save_atomically(&self.workspace.join(path), mine);
+        if let Some(mine) = mine {
+            save_atomically(&self.workspace.join(path), mine);
+        }
         self.cli("admin", &["break", path, "--reason", "bob needs it"]);
         self.row_shows(
             path,
@@ -129,12 +144,19 @@ impl World {
         .await;
         self.bob_commits(path, theirs);
         self.version_shown(path, bobs_version).await;
-        self.open_row(path).await;
-        self.check_in_here(None).await;
-        self.wait_text(".notice", "the proposal", |t| {
-            t.contains("became a proposal")
-        })
-        .await;
+    }
+
+    /// Picks versions `a` and `b` in the open file's history and compares them.
+    pub async fn compare_versions(&self, a: u32, b: u32) {
+        for version in [a, b] {
+            self.click_in_panel(
+                &format!("#history [data-pick=\"{version}\"]"),
+                &format!("pick version {version}"),
+            )
+            .await;
+        }
+        self.click_in_panel("#history-compare", &format!("Compare version {a} and {b}"))
+            .await;
     }
 
     /// Opens `path`, which bob holds with `note`: the detail says who holds it
