@@ -105,7 +105,9 @@ function followNotices() {
   notices.prepend(more);
   const count = () => {
     const all = [...notices.querySelectorAll(".notice")];
-    const folded = all.filter((n, i) => i < all.length - 1 && !n.classList.contains("acting")).length;
+    // A short window folds them all but the newest (style.css).
+    const short = matchMedia("(max-height: 480px)").matches;
+    const folded = all.filter((n, i) => i < all.length - 1 && (short || !n.classList.contains("acting"))).length;
     notices.dataset.count = String(all.length);
     // Touched only when it changes: each touch is a mutation this observes.
     if (folded === 0 && notices.classList.contains("all")) notices.classList.remove("all");
@@ -113,6 +115,7 @@ function followNotices() {
     more.textContent = notices.classList.contains("all") ? "Show the newest only" : `${folded} more`;
   };
   new MutationObserver(count).observe(notices, { childList: true, attributes: true, attributeFilter: ["class"] });
+  matchMedia("(max-height: 480px)").addEventListener("change", count);
   count();
 }
 if (typeof document !== "undefined" && document.getElementById("notices")) followNotices();
