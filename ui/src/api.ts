@@ -11,6 +11,7 @@ import type { Closed } from "./generated/Closed";
 import type { Decision } from "./generated/Decision";
 import type { Event } from "./generated/Event";
 import type { FileRow } from "./generated/FileRow";
+import type { ListOrder } from "./generated/ListOrder";
 import type { Head } from "./generated/Head";
 import type { Lease } from "./generated/Lease";
 import type { Moved } from "./generated/Moved";
@@ -85,7 +86,7 @@ export const api = {
   overview: () => invoke<Overview>("overview"),
   refreshRow: (artifact: string) => invoke<FileRow>("refresh_row", { artifact }),
   /** The files under a folder (any depth) from place `offset`, from the app's mirror. */
-  folderRows: (folder: string, offset: number, limit: number) => invoke<FolderRows>("folder_rows", { folder, offset, limit }),
+  folderRows: (folder: string, offset: number, limit: number, order: ListOrder) => invoke<FolderRows>("folder_rows", { folder, offset, limit, order }),
   /** The folders directly under a folder, with counts and held counts. */
   folders: (folder: string) => invoke<FolderList>("folders", { folder }),
   /** Files whose path contains `text`, across the studio (the server's answer). */

@@ -38,7 +38,7 @@ export interface UiState {
 }
 
 const fetchRows: Fetcher = {
-  folder: (folder, offset, limit) => api.folderRows(folder, offset, limit),
+  folder: (folder, offset, limit, order) => api.folderRows(folder, offset, limit, order),
   found: (source, after, limit) =>
     source.kind === "search" ? api.searchFiles(source.text, after, limit) : api.heldByOthers(after, limit),
 };
@@ -244,7 +244,8 @@ export async function refreshList() {
     const list = state.list;
     const { involved, chosen } = touchedOnScreen(changes, state);
     const touched = changes.moved || changes.changed.length > 0;
-    const shown = changes.moved || changes.changed.some((id) => list.find(id) !== undefined);
+    // Sorted by size, time, version or holder, a file changed off the screen may now be on it.
+    const shown = changes.moved || list.reorderedBy(changes.changed) || changes.changed.some((id) => list.find(id) !== undefined);
     const [first, last] = hooks.onScreen();
     const before = [...list.rows.values()];
     await Promise.all([

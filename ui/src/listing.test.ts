@@ -23,6 +23,25 @@ function studio(total: number, asked: string[] = []): Fetcher {
 }
 
 describe("the list of files", () => {
+  it("reads a folder in the order asked, from its start again, and says when changes reorder it", async () => {
+    const asked: string[] = [];
+    const orders: string[] = [];
+    const base = studio(1000, asked);
+    const list = new Listing({ ...base, folder: (f, o, l, order) => (orders.push(`${order.by}${order.descending ? "-" : "+"}`), base.folder(f, o, l, order)) }, () => {});
+    await list.need(500, 520);
+    expect(list.reorderedBy(["id3"])).toBe(false);
+    list.sort({ by: "size", descending: true });
+    expect(list.rows.size).toBe(0);
+    await list.need(0, 20);
+    await list.refresh(0, 20);
+    expect(orders).toEqual(["path+", "size-", "size-"]);
+    expect(asked).toEqual(["@500", "@0", "@0"]);
+    expect(list.reorderedBy(["id3"])).toBe(true);
+    expect(list.reorderedBy([])).toBe(false);
+    list.show({ kind: "held" });
+    expect(list.reorderedBy(["id3"])).toBe(false);
+  });
+
   it("asks for the blocks on screen only, and knows the folder's length", async () => {
     const asked: string[] = [];
     const list = new Listing(studio(1_000_000, asked), () => {});
@@ -52,7 +71,7 @@ describe("the list of files", () => {
   it("drops an answer that comes after the list showed something else", async () => {
     let release: () => void = () => {};
     const slow = studio(10);
-    const list = new Listing({ ...slow, folder: (f, o, l) => new Promise((done) => (release = () => void slow.folder(f, o, l).then(done))) }, () => {});
+    const list = new Listing({ ...slow, folder: (f, o, l, order) => new Promise((done) => (release = () => void slow.folder(f, o, l, order).then(done))) }, () => {});
     const pending = list.need(0, 10);
     list.show({ kind: "search", text: "kiwi" });
     release();
@@ -85,7 +104,7 @@ describe("the list of files", () => {
   it("a refresh keeps the rows shown until their new answer, then replaces them", async () => {
     let total = 50;
     const base = studio(1000);
-    const list = new Listing({ ...base, folder: async (f, o, l) => ({ ...(await base.folder(f, o, l)), total, rows: (await base.folder(f, o, Math.min(l, total - o))).rows }) }, () => {});
+    const list = new Listing({ ...base, folder: async (f, o, l, order) => ({ ...(await base.folder(f, o, l, order)), total, rows: (await base.folder(f, o, Math.min(l, total - o), order)).rows }) }, () => {});
     await list.need(0, 60);
     expect(list.length).toBe(50);
     total = 10;
@@ -101,7 +120,7 @@ describe("a list read before its files came", () => {
   it("reads its first block again on a refresh, though it was empty", async () => {
     let total = 0;
     const base = studio(1000);
-    const list = new Listing({ ...base, folder: async (f, o, l) => ({ ...(await base.folder(f, o, l)), total, rows: (await base.folder(f, o, Math.max(0, Math.min(l, total - o)))).rows }) }, () => {});
+    const list = new Listing({ ...base, folder: async (f, o, l, order) => ({ ...(await base.folder(f, o, l, order)), total, rows: (await base.folder(f, o, Math.max(0, Math.min(l, total - o)), order)).rows }) }, () => {});
     await list.need(0, 0);
     expect([list.length, list.complete]).toEqual([0, true]);
     total = 5;

@@ -5,6 +5,7 @@
 // end. Rows far from the screen are dropped, so memory stays that of a few
 // screens however many files there are.
 import type { FileRow } from "./api";
+import type { ListOrder } from "./generated/ListOrder";
 
 /** What the list shows: the files under a folder (`""`: every one), those
  *  whose path contains a text, or those someone else holds. */
@@ -19,7 +20,7 @@ export const MOST_FOUND = 5000;
 
 /** Where rows come from: the shell's commands (tests give their own). */
 export interface Fetcher {
-  folder(folder: string, offset: number, limit: number): Promise<{ total: number; offset: number; rows: FileRow[] }>;
+  folder(folder: string, offset: number, limit: number, order: ListOrder): Promise<{ total: number; offset: number; rows: FileRow[] }>;
   found(source: Source, after: string | null, limit: number): Promise<{ rows: FileRow[]; next: string | null }>;
 }
 
@@ -29,6 +30,8 @@ export function sameSource(a: Source, b: Source): boolean {
 
 export class Listing {
   source: Source = { kind: "folder", folder: "" };
+  /** The order of a folder's files (a search's is the server's, by path). */
+  sortedBy: ListOrder = { by: "path", descending: false };
   /** The rows' count: a folder's total; for a search, what is loaded
    *  (more may come while `next` is set). */
   length = 0;
@@ -52,6 +55,23 @@ export class Listing {
   /** Shows `source` from its start. */
   show(source: Source) {
     this.source = source;
+    this.restart();
+  }
+
+  /** Shows a folder's files in `order` from the start. */
+  sort(order: ListOrder) {
+    this.sortedBy = order;
+    this.restart();
+  }
+
+  /** Whether files read again (`changed`) may have moved on the list: in
+   *  an order by size, save time, version or holder, a file changed off
+   *  the screen may now be on it. */
+  reorderedBy(changed: readonly string[]): boolean {
+    return this.source.kind === "folder" && this.sortedBy.by !== "path" && changed.length > 0;
+  }
+
+  private restart() {
     this.generation++;
     this.rows.clear();
     this.asking.clear();
@@ -72,7 +92,7 @@ export class Listing {
     this.failed = false;
     const generation = this.generation;
     if (this.source.kind === "folder") {
-      const page = await this.fetcher.folder(this.source.folder, first, Math.max(1, last - first));
+      const page = await this.fetcher.folder(this.source.folder, first, Math.max(1, last - first), this.sortedBy);
       if (generation !== this.generation) return;
       for (const [at, row] of [...this.rows]) {
         if ((at < first || at >= last || at >= page.total) && !this.kept(row.artifact.id)) this.rows.delete(at);
@@ -120,7 +140,7 @@ export class Listing {
     const range: [number, number] = [missing, missing + BLOCK];
     this.asking.add(range);
     try {
-      const page = await this.fetcher.folder(folder, missing, BLOCK);
+      const page = await this.fetcher.folder(folder, missing, BLOCK, this.sortedBy);
       if (generation !== this.generation) return;
       this.length = page.total;
       this.complete = true;

@@ -23,6 +23,7 @@ mod offline;
 mod seeing;
 mod servers;
 mod settings;
+mod sorting;
 mod steady;
 mod studio;
 mod tray;

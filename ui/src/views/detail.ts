@@ -33,7 +33,9 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     h("p", { class: "muted path" }, artifact.path),
     h("dl", {},
       h("dt", {}, "Head"), h("dd", { id: "detail-head" }, `Version ${artifact.head.version} by ${person(artifact.head.author, me)}, ${clock(artifact.head.committed_at, now)} · ${bytes(artifact.head.size)}`),
-      h("dt", {}, "On this computer"), h("dd", {}, h("span", { class: `local ${row.local}` }, localStateLabels[row.local])),
+      h("dt", {}, "On this computer"), h("dd", { id: "detail-local" }, h("span", { class: `local ${row.local}` }, localStateLabels[row.local]),
+        // The copy's own size, when it is here (a modified copy's may not be the head's).
+        row.local_size != null ? h("span", { class: "local-size" }, ` · ${bytes(row.local_size)}`) : null),
       onDisk ? h("dt", {}, "Where") : null,
       onDisk ? h("dd", { class: "local-path" }, h("code", { id: "detail-local-path" }, localPath),
         button("Copy path", () => void copyPath(localPath), "ghost small", { id: "action-copy-path", "data-while-busy": "" })) : null,

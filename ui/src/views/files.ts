@@ -8,7 +8,8 @@ import { clicked, everything, moved, noSelection, pruned, shownOf, toggled, type
 import { $, h } from "../h";
 import { sameSource, type Source } from "../listing";
 import { aborted, turns, type Turn } from "../turns";
-import { clock, emptyListWords, fileName, filesCount, folderOf, leaseLost, localStateLabels, participantName, timeLeft, urgency, visibleRange } from "../format";
+import { setUpHeads } from "./heads";
+import { bytes, clock, emptyListWords, fileName, filesCount, folderOf, leaseLost, localStateLabels, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
 /** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
@@ -155,6 +156,8 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     h("span", { role: "gridcell", class: "version" }, `v${artifact.head.version}`),
     h("span", { role: "gridcell", class: "holder-cell" }, holderCell(row, now)),
     h("span", { role: "gridcell", class: "lease-cell" }, artifact.lease ? countdown(artifact.lease.expires_at, now) : ""),
+    h("span", { role: "gridcell", class: "size-cell" }, bytes(artifact.head.size)),
+    h("span", { role: "gridcell", class: "modified-cell", title: new Date(artifact.head.committed_at).toLocaleString() }, clock(artifact.head.committed_at, now)),
     h("span", { role: "gridcell" }, h("span", { class: `local ${row.local}`, "data-local": row.local }, localStateLabels[row.local])),
   );
   return node;
@@ -348,6 +351,7 @@ export function clearSearch() {
 }
 
 export function setUpFiles() {
+  setUpHeads();
   hooks.onScreen = onScreen;
   onRender((now) => {
     // The count shows on every tab; the rows only on this one.
