@@ -538,11 +538,19 @@ impl Index {
                 (Some(from), true) => (folder, Value::Text(from.path.clone()), "<="),
                 (None, _) => (folder, end, "<"),
             };
+            // An upper bound only when there is one (see below).
+            let (bound, values) = match upper {
+                Value::Null => (String::new(), vec![Value::Text(lower.to_owned())]),
+                upper => (
+                    format!("AND path {below} ?"),
+                    vec![Value::Text(lower.to_owned()), upper],
+                ),
+            };
             let sql = format!(
                 "SELECT {select} FROM mirror INDEXED BY mirror_by_path
-                 WHERE path >= ?1 AND (?2 IS NULL OR path {below} ?2) ORDER BY path {dir}"
+                 WHERE path >= ? {bound} ORDER BY path {dir}"
             );
-            return Ok((sql, vec![Value::Text(lower.to_owned()), upper]));
+            return Ok((sql, values));
         }
         let (column, index) = order.column();
         let files = self.mirror_count(folder)?.files;
@@ -552,19 +560,29 @@ impl Index {
         } else {
             "mirror_by_path"
         };
-        let mut values = vec![Value::Text(folder.to_owned()), end];
+        // The upper bound written only when there is one: `?2 IS NULL OR`
+        // would keep SQLite from ending the range there, and a small folder
+        // would read every path after it.
+        let mut values = vec![Value::Text(folder.to_owned())];
+        let below = match end {
+            Value::Null => "",
+            end => {
+                values.push(end);
+                "AND path < ?"
+            }
+        };
         let after = match from {
             Some(from) => {
                 values.push(from.key.clone());
                 values.push(Value::Text(from.path.clone()));
                 let cmp = if order.descending { "<=" } else { ">=" };
-                format!("AND ({column}, path) {cmp} (?3, ?4)")
+                format!("AND ({column}, path) {cmp} (?, ?)")
             }
             None => String::new(),
         };
         let sql = format!(
             "SELECT {select} FROM mirror INDEXED BY {via}
-             WHERE path >= ?1 AND (?2 IS NULL OR path < ?2) {after}
+             WHERE path >= ? {below} {after}
              ORDER BY {column} {dir}, path {dir}"
         );
         Ok((sql, values))
