@@ -15,6 +15,12 @@
 //! Then `leasedesk status` on a data folder of 1,000,000 blobs (empty files
 //! named by digests: an open must not look at them). `--quick`: 20,000
 //! files in 20 folders.
+//!
+//! And the app's mirror of the same studio (issue 36), filled through its
+//! own calls: a screen of 100 of the top folder's files sorted by size (the
+//! first, and at place 900,000 with no place known, then the next screen
+//! from there), by save time newest first, and a folder of 1,000 files
+//! sorted by size. `--only million-sorted` runs this part alone.
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are other benches'
@@ -59,11 +65,23 @@ impl Sizes {
     }
 }
 
+/// The part of this bench that measures the app's mirror alone.
+const SORTED: &str = "million-sorted";
+
 fn main() {
-    let Some(flags) = common::Flags::for_part("million") else {
+    let flags = common::Flags::from_args();
+    let sizes = sizes(&flags);
+    if flags.runs("million") || flags.runs(SORTED) {
+        sorted_mirror(&sizes);
+    }
+    if !flags.runs("million") {
         return;
-    };
-    let sizes = match flags.quick {
+    }
+    store_and_server(&sizes);
+}
+
+fn sizes(flags: &common::Flags) -> Sizes {
+    match flags.quick {
         true => Sizes {
             files: 20_000,
             folders: 20,
@@ -74,7 +92,182 @@ fn main() {
             folders: 1_000,
             samples: 200,
         },
+    }
+}
+
+/// The app's mirror of the studio (`f042/hero-0001234.psd`, sizes and save
+/// times scattered, 1 in 100 held): screens of a folder's files in an
+/// order other than by path.
+fn sorted_mirror(sizes: &Sizes) {
+    use leasedesk::workspace::{ListOrder, RowChange, SortKey, Table, Workspace};
+    let work = common::work_dir("bench-million-sorted");
+    let workspace = Workspace::open(
+        &work.join("files"),
+        &work.join("state"),
+        leasedesk::clock::Clock::system(),
+    )
+    .unwrap();
+    let mirror = workspace.mirror();
+    let started = Instant::now();
+    mirror.begin_filling().unwrap();
+    let base = chrono::Utc::now().timestamp();
+    let mut batch = Vec::with_capacity(2000);
+    for i in 0..sizes.files {
+        // Scattered, not in path order: a xorshift of the place.
+        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        x ^= x >> 29;
+        x ^= x << 17;
+        let word = if i % 1000 == 7 {
+            RARE
+        } else {
+            WORDS[(i % 19) as usize]
+        };
+        let lease = (i % 100 == 0).then(|| {
+            serde_json::json!({
+                "holder": "edit:1", "participant": "user:bob", "kind": "edit",
+                "checkout_id": null, "note": null,
+                "acquired_at": "2026-12-01T00:00:00Z", "expires_at": "2026-12-31T00:00:00Z",
+            })
+        });
+        let artifact: Artifact = serde_json::from_value(serde_json::json!({
+            "id": studio::artifact_id(i),
+            "path": format!("f{:03}/{word}-{i:07}.psd", i % sizes.folders),
+            "head": {
+                "version": 1 + x % 9,
+                "digest": format!("blake3:{:064x}", i),
+                // Many alike (to a KB), as a studio's sizes are.
+                "size": (x % 200_000) * 1024,
+                "author": "user:alice",
+                "committed_at": chrono::DateTime::from_timestamp(base - (x % 31_536_000) as i64, 0).unwrap(),
+            },
+            "lease": lease,
+        }))
+        .unwrap();
+        batch.push(RowChange::Put(Box::new(artifact)));
+        if batch.len() == 2000 {
+            mirror
+                .apply_to_mirror(Table::Filling, &batch, None)
+                .unwrap();
+            batch.clear();
+        }
+    }
+    mirror
+        .apply_to_mirror(Table::Filling, &batch, None)
+        .unwrap();
+    mirror.finish_filling("bench", 0).unwrap();
+    println!(
+        "<!-- the mirror filled in {:.1} s, {} MiB -->",
+        started.elapsed().as_secs_f64(),
+        std::fs::metadata(work.join("state/workspace.db")).map_or(0, |m| m.len() >> 20)
+    );
+    let by_size = ListOrder {
+        by: SortKey::Size,
+        descending: false,
     };
+    let newest = ListOrder {
+        by: SortKey::Modified,
+        descending: true,
+    };
+    let deep = sizes.files * 9 / 10;
+    let small = format!("f{:03}/", 42 % sizes.folders);
+    let in_small = sizes.files / sizes.folders;
+    let screens: [(String, &str, ListOrder, u64); 5] = [
+        ("first screen".into(), "", by_size, 0),
+        (
+            format!("screen at place {deep}, no place known"),
+            "",
+            by_size,
+            deep,
+        ),
+        (
+            format!("screen at place {deep}, newest first"),
+            "",
+            newest,
+            deep,
+        ),
+        (
+            format!("first screen of a folder of {in_small}"),
+            &small,
+            by_size,
+            0,
+        ),
+        (
+            format!(
+                "screen at place {} of a folder of {in_small}",
+                in_small * 9 / 10
+            ),
+            &small,
+            by_size,
+            in_small * 9 / 10,
+        ),
+    ];
+    let samples = sizes.samples / 10;
+    let mut last = Vec::new();
+    for (what, folder, order, offset) in &screens {
+        let mut times = Vec::with_capacity(samples);
+        for _ in 0..samples + 2 {
+            let started = Instant::now();
+            let cursor = mirror
+                .mirror_cursor_at(folder, *order, None, *offset)
+                .unwrap();
+            let rows = mirror
+                .mirror_rows_in(folder, *order, cursor.as_ref(), 100)
+                .unwrap();
+            times.push(started.elapsed());
+            assert_eq!(rows.len(), 100, "{what}");
+            last = rows;
+        }
+        times.drain(..2);
+        times.sort();
+        row(
+            &format!(
+                "the app's mirror of {} files, a screen of 100 by {}: {what}",
+                sizes.files,
+                if order.by == SortKey::Size {
+                    "size"
+                } else {
+                    "save time"
+                }
+            ),
+            spread(&times),
+            "p99 < 100 ms (a place never read)",
+        );
+    }
+    // The next screen from a place known (as the window scrolls on): a
+    // walk from the cursor of the last screen read.
+    let known = last.last().unwrap();
+    let cursor = mirror
+        .mirror_cursor_at(&small, by_size, None, in_small * 9 / 10 + 99)
+        .unwrap();
+    assert_eq!(
+        cursor.as_ref().map(|c| c.path.as_str()),
+        Some(known.path.as_str())
+    );
+    let at_deep = mirror.mirror_cursor_at("", by_size, None, deep).unwrap();
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        let next = mirror
+            .mirror_cursor_at("", by_size, at_deep.as_ref(), 100)
+            .unwrap();
+        let rows = mirror
+            .mirror_rows_in("", by_size, next.as_ref(), 100)
+            .unwrap();
+        times.push(started.elapsed());
+        assert_eq!(rows.len(), 100);
+    }
+    times.sort();
+    row(
+        &format!("the same, the next screen after place {deep} (its place known)"),
+        spread(&times),
+        "p99 < 16 ms (a frame)",
+    );
+    drop(workspace);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The store's figures, in-process and over HTTP, on SQLite and PostgreSQL.
+fn store_and_server(sizes: &Sizes) {
     let work = common::work_dir("bench-million");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     println!(
@@ -98,7 +291,7 @@ fn main() {
         "SQLite",
         &Location::folder(&data),
         &store_args,
-        &sizes,
+        sizes,
     ));
 
     let cluster = PgCluster::start(&["fsync=on"]);
@@ -112,7 +305,7 @@ fn main() {
     };
     drop(Bundled::open_at(&location, Options::default()).expect("migrate PostgreSQL"));
     let started = Instant::now();
-    fill_postgres(&cluster, &database, &sizes);
+    fill_postgres(&cluster, &database, sizes);
     println!(
         "<!-- PostgreSQL filled in {:.1} s -->",
         started.elapsed().as_secs_f64()
