@@ -13,6 +13,10 @@
 ; What it logs (the WebView2 Runtime's fetch, above all) also goes to
 ; %TEMP%\Leasedesk-Setup.log, for silent installs.
 ;
+; It puts the installation folder on the user's own PATH (HKCU\Environment),
+; so that `leasedesk` is a command in new terminals, and the uninstaller takes
+; it away again (see AddToUserPath).
+;
 ; It never touches the user's data (%APPDATA% and %LOCALAPPDATA%'s Leasedesk
 ; and dev.leasedesk.desk) or workspace (%USERPROFILE%\Leasedesk); nor does
 ; the uninstaller.
@@ -40,6 +44,8 @@ RequestExecutionLevel user
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${PRODUCT}"
 !define AUMID_KEY "Software\Classes\AppUserModelId\${AUMID}"
 !define RUN_KEY "Software\Microsoft\Windows\CurrentVersion\Run"
+; The user's own environment variables; its Path is added to the system's.
+!define ENV_KEY "Environment"
 ; leasedesk://join?… (an invite) opens the app: the scheme, per user.
 !define SCHEME_KEY "Software\Classes\leasedesk"
 !define WEBVIEW2_CLIENT "Microsoft\EdgeUpdate\Clients\{F3017226-FE2A-4295-8BDF-00C3A9A7E4C5}"
@@ -64,6 +70,7 @@ VIAddVersionKey "LegalCopyright" "${PUBLISHER}"
 !include FileFunc.nsh
 !include Win\COM.nsh
 !include Win\Propkey.nsh
+!include WinMessages.nsh
 
 !define MUI_ICON "${ICONS}/icon.ico"
 !define MUI_UNICON "${ICONS}/icon.ico"
@@ -98,6 +105,180 @@ VIAddVersionKey "LegalCopyright" "${PUBLISHER}"
 
 Function EnableAutostart
   WriteRegStr HKCU "${RUN_KEY}" "${PRODUCT}" '"$INSTDIR\${APP_EXE}"'
+FunctionEnd
+
+; The user's PATH, in plain NSIS (no plugin to download). NSIS strings hold
+; NSIS_MAX_STRLEN characters (1024 in Debian's makensis), and ReadRegStr
+; answers "" for a longer value: a script that then writes "" plus its own
+; folder empties the user's PATH. So a PATH that cannot be read whole, or
+; would not fit with our folder, is left as it is, and the log says so.
+; The value stays REG_EXPAND_SZ, its entries unexpanded (%USERPROFILE%\bin).
+!define PATH_TOO_LONG "Your PATH (HKCU\${ENV_KEY}\Path) is too long for this installer to change safely, and is left as it was. To use the leasedesk command, add $INSTDIR to it yourself."
+!macro UserPathFunctions un
+; Reads HKCU\Environment\Path into $R1; $R0 says what was found: "read" (all
+; of it), "none" (the user has no PATH of their own), or "unreadable" (there
+; is one, too long for NSIS's strings or not a string).
+Function ${un}ReadUserPath
+  Push $0
+  Push $1
+  ClearErrors
+  ReadRegStr $R1 HKCU "${ENV_KEY}" "Path"
+  ${IfNot} ${Errors}
+    StrCpy $R0 "read"
+  ${Else}
+    ; Not read: absent, or there and unreadable?
+    StrCpy $R0 "none"
+    StrCpy $R1 ""
+    StrCpy $0 0
+    ${Do}
+      ClearErrors
+      EnumRegValue $1 HKCU "${ENV_KEY}" $0
+      ${If} ${Errors}
+      ${OrIf} $1 == ""
+        ${ExitDo}
+      ${EndIf}
+      ${If} $1 == "Path"
+        StrCpy $R0 "unreadable"
+        ${ExitDo}
+      ${EndIf}
+      IntOp $0 $0 + 1
+    ${Loop}
+  ${EndIf}
+  Pop $1
+  Pop $0
+FunctionEnd
+
+; Splits the PATH in $R1 at its semicolons: $R2 is it without the entries
+; that name $INSTDIR (in any case, with or without a final backslash), the
+; others kept in order, empty ones too; $R3 is how many there were.
+Function ${un}WithoutOurEntry
+  Push $0 ; where in $R1
+  Push $1 ; the character there
+  Push $2 ; the entry so far
+  Push $3 ; entries kept
+  StrCpy $R2 ""
+  StrCpy $R3 0
+  StrCpy $0 0
+  StrCpy $2 ""
+  StrCpy $3 0
+  ${Do}
+    StrCpy $1 $R1 1 $0
+    ${If} $1 == ";"
+    ${OrIf} $1 == ""
+      ; StrCmp (==) ignores case, as Windows' paths do.
+      ${If} $2 == $INSTDIR
+      ${OrIf} $2 == "$INSTDIR\"
+        IntOp $R3 $R3 + 1
+      ${Else}
+        ${If} $3 > 0
+          StrCpy $R2 "$R2;"
+        ${EndIf}
+        StrCpy $R2 "$R2$2"
+        IntOp $3 $3 + 1
+      ${EndIf}
+      ${If} $1 == ""
+        ${ExitDo}
+      ${EndIf}
+      StrCpy $2 ""
+    ${Else}
+      StrCpy $2 "$2$1"
+    ${EndIf}
+    IntOp $0 $0 + 1
+  ${Loop}
+  Pop $3
+  Pop $2
+  Pop $1
+  Pop $0
+FunctionEnd
+
+; Tells running programs (Explorer above all, which starts the terminals)
+; that the environment changed, so that new terminals see the new PATH. A
+; hung window is not waited for.
+Function ${un}AnnounceEnvironment
+  Push $0
+  System::Call 'user32::SendMessageTimeoutW(p ${HWND_BROADCAST}, i ${WM_SETTINGCHANGE}, p 0, w "Environment", i 0x2, i 5000, *p .r0)'
+  Pop $0
+FunctionEnd
+!macroend
+!insertmacro UserPathFunctions ""
+!insertmacro UserPathFunctions "un."
+
+; Puts $INSTDIR at the end of the user's own PATH, unless it is there
+; already (a second install, an upgrade).
+Function AddToUserPath
+  Push $0
+  Push $1
+  Push $R0
+  Push $R1
+  Push $R2
+  Push $R3
+  Call ReadUserPath
+  ${If} $R0 == "unreadable"
+    !insertmacro Log "${PATH_TOO_LONG}"
+  ${Else}
+    Call WithoutOurEntry
+    ; The new PATH's length: the old, a semicolon and ours (and it needs
+    ; room for its terminating null).
+    StrLen $0 $R1
+    StrLen $1 $INSTDIR
+    IntOp $0 $0 + $1
+    IntOp $0 $0 + 1
+    ${If} $R3 > 0
+      !insertmacro Log "$INSTDIR is on your PATH already."
+    ${ElseIf} $0 >= ${NSIS_MAX_STRLEN}
+      !insertmacro Log "${PATH_TOO_LONG}"
+    ${Else}
+      StrCpy $1 $R1 1 -1
+      ${If} $R1 == ""
+      ${OrIf} $1 == ";"
+        StrCpy $R1 "$R1$INSTDIR"
+      ${Else}
+        StrCpy $R1 "$R1;$INSTDIR"
+      ${EndIf}
+      ClearErrors
+      WriteRegExpandStr HKCU "${ENV_KEY}" "Path" $R1
+      ${If} ${Errors}
+        !insertmacro Log "Could not add $INSTDIR to your PATH."
+      ${Else}
+        !insertmacro Log "Added $INSTDIR to your PATH: the leasedesk command works in new terminals."
+        Call AnnounceEnvironment
+      ${EndIf}
+    ${EndIf}
+  ${EndIf}
+  Pop $R3
+  Pop $R2
+  Pop $R1
+  Pop $R0
+  Pop $1
+  Pop $0
+FunctionEnd
+
+; Takes $INSTDIR out of the user's PATH again, every other entry kept in its
+; place. A PATH of ours alone goes with it.
+Function un.RemoveFromUserPath
+  Push $R0
+  Push $R1
+  Push $R2
+  Push $R3
+  Call un.ReadUserPath
+  ${If} $R0 == "unreadable"
+    !insertmacro Log "Your PATH (HKCU\${ENV_KEY}\Path) is too long for this uninstaller to change safely, and is left as it was: take $INSTDIR out of it yourself."
+  ${ElseIf} $R0 == "read"
+    Call un.WithoutOurEntry
+    ${If} $R3 > 0
+      ${If} $R2 == ""
+        DeleteRegValue HKCU "${ENV_KEY}" "Path"
+      ${Else}
+        WriteRegExpandStr HKCU "${ENV_KEY}" "Path" $R2
+      ${EndIf}
+      !insertmacro Log "Took $INSTDIR out of your PATH."
+      Call un.AnnounceEnvironment
+    ${EndIf}
+  ${EndIf}
+  Pop $R3
+  Pop $R2
+  Pop $R1
+  Pop $R0
 FunctionEnd
 
 ; Gives the Start-menu shortcut the AppUserModelID the app's toasts carry, as
@@ -227,6 +408,9 @@ Section "Install"
   ${GetSize} "$INSTDIR" "/S=0K" $0 $1 $2
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "EstimatedSize" $0
 
+  ; `leasedesk` in a new terminal.
+  Call AddToUserPath
+
   ${GetParameters} $0
   ClearErrors
   ${GetOptions} $0 "/AUTOSTART" $1
@@ -240,6 +424,7 @@ SectionEnd
 ; Removes what the installer put there, by name: never the folder with what
 ; is in it (it may be one the user chose), never the user's data or workspace.
 Section "Uninstall"
+  Call un.RemoveFromUserPath
   DeleteRegValue HKCU "${RUN_KEY}" "${PRODUCT}"
   DeleteRegKey HKCU "${AUMID_KEY}"
   DeleteRegKey HKCU "${SCHEME_KEY}"

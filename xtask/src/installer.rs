@@ -26,6 +26,14 @@ const AUMID_KEY: &str = r"HKCU\Software\Classes\AppUserModelId\dev.leasedesk.des
 const RUN_KEY: &str = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
 /// Invite links, `leasedesk://join?…`, open the app.
 const SCHEME_KEY: &str = r"HKCU\Software\Classes\leasedesk";
+/// The user's own environment variables, whose `Path` gets the installation
+/// folder.
+const ENV_KEY: &str = r"HKCU\Environment";
+/// The user's own PATH before the install: a folder, and one written with a
+/// variable, which must stay unexpanded.
+const USER_PATH: &str = r"C:\Tools;%USERPROFILE%\bin";
+/// An entry the user adds after installing, which the uninstaller must keep.
+const LATER_ENTRY: &str = r"C:\Later";
 
 /// Cross-builds the CLI and the app for Windows in `profile` ("release" for
 /// `cargo xtask bundle`) and makes the per-user installer
@@ -147,11 +155,14 @@ impl Checks {
 }
 
 /// The installer's test, under Wine: a debug installer (uncompressed, to be
-/// quick) installed silently with `/AUTOSTART` and checked (its files, the
-/// Start-menu shortcut, the registry, the installed CLI), then uninstalled
-/// silently and checked again: all gone but the user's data and workspace
-/// (stand-ins written first). Answers the number of checks, all passed, or
-/// fails naming each that did not pass.
+/// quick) installed silently with `/AUTOSTART`, twice (an upgrade), and
+/// checked (its files, the Start-menu shortcut, the registry, the user's
+/// PATH, the installed CLI, found on that PATH by a new `cmd`), then
+/// uninstalled silently and checked again: all gone but the user's data and
+/// workspace (stand-ins written first) and the user's own PATH entries. Then
+/// once more with a user PATH too long for NSIS's strings, which both must
+/// leave as it is. Answers the number of checks, all passed, or fails naming
+/// each that did not pass.
 ///
 /// It packs the debug binaries `windows::test` built: its `cargo test`s
 /// build leasedesk.exe and, for the app's integration test, leasedesk-app.exe.
@@ -209,6 +220,9 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         }
     }
 
+    // The user's own PATH, which the installer adds to.
+    set_user_path(wine, Some(USER_PATH))?;
+
     let mut checks = Checks::default();
     let started = Instant::now();
     let status = run_wine(wine.command(&setup).args(["/S", "/AUTOSTART"]))?;
@@ -216,6 +230,32 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
     eprintln!(
         "installed under Wine in {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+    let with_ours = format!("{USER_PATH};{install}");
+    check_user_path(wine, &mut checks, "after the install", Some(&with_ours));
+    // A new Wine process, like a new terminal, takes the user's PATH from
+    // the registry (after the system's).
+    let out = wine
+        .command("cmd")
+        .args(["/c", "leasedesk", "--version"])
+        .output()
+        .context("running leasedesk from the PATH")?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    checks.check(
+        out.status.success() && said.trim().starts_with("leasedesk ") && said.contains(&version),
+        format!(
+            "`cmd /c leasedesk --version` in a new process finds the installed CLI on the user's PATH (said {said:?}, {:?})",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    );
+    // Installed again over the first (an upgrade): the PATH is not touched.
+    let status = run_wine(wine.command(&setup).args(["/S", "/AUTOSTART"]))?;
+    checks.check(status, "a second silent install over the first succeeds");
+    check_user_path(
+        wine,
+        &mut checks,
+        "after a second install",
+        Some(&with_ours),
     );
     for name in [APP, CLI, WEBVIEW2_LOADER, "leasedesk.png", "uninstall.exe"] {
         checks.check(
@@ -311,19 +351,21 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         !contains_text(&logged, "Could not give the shortcut its AppUserModelID"),
         "the shortcut's AppUserModelID is set without error",
     );
-
-    // The uninstaller copies itself to %TEMP% and returns at once; the copy
-    // removes the installation folder last, which is waited for.
-    let started = Instant::now();
-    let status = run_wine(wine.command(format!(r"{install}\uninstall.exe")).arg("/S"))?;
-    checks.check(status, "the silent uninstall starts");
-    while linux(&install).exists() && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(250));
+    for said in [
+        format!("Added {install} to your PATH"),
+        format!("{install} is on your PATH already"),
+    ] {
+        checks.check(
+            contains_text(&logged, &said),
+            format!("the installs log \"{said}\" in {}", log.display()),
+        );
     }
-    eprintln!(
-        "uninstalled under Wine in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+
+    // The user adds a folder after ours, which the uninstaller must keep, in
+    // its place.
+    set_user_path(wine, Some(&format!("{with_ours};{LATER_ENTRY}")))?;
+    let status = run_uninstaller(wine, &install)?;
+    checks.check(status, "the silent uninstall starts");
     let left: Vec<String> = std::fs::read_dir(linux(&install))
         .map(|dir| {
             dir.filter_map(|entry| Some(entry.ok()?.file_name().to_string_lossy().into_owned()))
@@ -348,6 +390,12 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         reg_query(wine, RUN_KEY, Some("Leasedesk")).is_none(),
         format!(r"the uninstaller removes {RUN_KEY}\Leasedesk"),
     );
+    check_user_path(
+        wine,
+        &mut checks,
+        "after the uninstall",
+        Some(&format!("{USER_PATH};{LATER_ENTRY}")),
+    );
     for file in &kept {
         checks.check(
             file.is_file(),
@@ -358,6 +406,52 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         let _ = std::fs::remove_dir(file.parent().expect("a folder"));
     }
 
+    // A PATH longer than NSIS's strings (1024 characters) cannot be read
+    // whole: the installer must leave it as it is rather than cut it, and so
+    // must the uninstaller, though our folder is in it.
+    let long_path: String = (0..100)
+        .map(|i| format!(r"C:\Tools\{i:03};"))
+        .chain([install.clone()])
+        .collect();
+    let size = long_path.len();
+    set_user_path(wine, Some(&long_path))?;
+    let _ = std::fs::remove_file(&log);
+    let status = run_wine(wine.command(&setup).arg("/S"))?;
+    checks.check(status, "the silent install beside a long PATH succeeds");
+    check_user_path(
+        wine,
+        &mut checks,
+        &format!("after an install beside a PATH of {size} characters"),
+        Some(&long_path),
+    );
+    let status = run_uninstaller(wine, &install)?;
+    checks.check(status, "the silent uninstall beside a long PATH starts");
+    checks.check(
+        !linux(&install).exists(),
+        format!("the uninstaller beside a long PATH removes {install}"),
+    );
+    check_user_path(
+        wine,
+        &mut checks,
+        &format!("after an uninstall beside a PATH of {size} characters"),
+        Some(&long_path),
+    );
+    let logged = std::fs::read(&log).unwrap_or_default();
+    for said in [
+        "too long for this installer to change safely",
+        "too long for this uninstaller to change safely",
+    ] {
+        checks.check(
+            contains_text(&logged, said),
+            format!(
+                "beside a long PATH, the log says it is \"{said}\" in {}",
+                log.display()
+            ),
+        );
+    }
+    // The prefix is the tests' own, and wineboot gives its user no PATH.
+    set_user_path(wine, None)?;
+
     if !checks.failed.is_empty() {
         bail!(
             "the installer under Wine: {} of {} checks failed:\n  {}",
@@ -367,6 +461,58 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
         );
     }
     Ok(checks.passed)
+}
+
+/// Runs the installation's uninstaller silently, and waits for it. It copies
+/// itself to %TEMP% and returns at once; the copy removes the installation
+/// folder last. Answers whether it started.
+fn run_uninstaller(wine: &Wine, install: &str) -> Result<bool> {
+    let started = Instant::now();
+    let status = run_wine(wine.command(format!(r"{install}\uninstall.exe")).arg("/S"))?;
+    while linux_path(wine, install).exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "uninstalled under Wine in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(status)
+}
+
+/// Sets the user's own PATH (HKCU\Environment\Path) as Windows keeps it, a
+/// REG_EXPAND_SZ, or removes it (None).
+fn set_user_path(wine: &Wine, value: Option<&str>) -> Result<()> {
+    let mut cmd = wine.command("reg");
+    match value {
+        Some(value) => cmd
+            .args(["add", ENV_KEY, "/v", "Path", "/t", "REG_EXPAND_SZ", "/d"])
+            .arg(value),
+        None => cmd.args(["delete", ENV_KEY, "/v", "Path"]),
+    };
+    cmd.arg("/f");
+    let out = cmd.output().context("setting the user's PATH")?;
+    // Deleting a value that is not there fails, and is fine.
+    if value.is_some() && !out.status.success() {
+        bail!("could not set the user's PATH under Wine: {out:?}");
+    }
+    Ok(())
+}
+
+/// Checks that the user's PATH is `want` (None: there is none), and a
+/// REG_EXPAND_SZ, so that its variables are expanded.
+fn check_user_path(wine: &Wine, checks: &mut Checks, when: &str, want: Option<&str>) {
+    let query = reg_query(wine, ENV_KEY, Some("Path"));
+    let found = reg_entry(&query, "Path");
+    match want {
+        Some(want) => checks.check(
+            found == Some(("REG_EXPAND_SZ", want)),
+            format!(r"{when}, {ENV_KEY}\Path is the REG_EXPAND_SZ {want:?} (found {found:?})"),
+        ),
+        None => checks.check(
+            found.is_none(),
+            format!(r"{when}, there is no {ENV_KEY}\Path (found {found:?})"),
+        ),
+    }
 }
 
 /// Runs a Wine command, echoed, with no Linux menu entries made for its
@@ -420,10 +566,15 @@ fn reg_query(wine: &Wine, key: &str, value: Option<&str>) -> Option<String> {
 
 /// A value's data in `reg query`'s output ("    NAME    REG_SZ    DATA").
 fn reg_value<'a>(query: &'a Option<String>, name: &str) -> Option<&'a str> {
+    reg_entry(query, name).map(|(_kind, data)| data)
+}
+
+/// A value's type and data in `reg query`'s output.
+fn reg_entry<'a>(query: &'a Option<String>, name: &str) -> Option<(&'a str, &'a str)> {
     query.as_deref()?.lines().find_map(|line| {
         let (found, rest) = line.trim_start().split_once("    ")?;
-        let (_kind, data) = rest.split_once("    ")?;
-        (found == name).then(|| data.trim_end_matches('\r'))
+        let (kind, data) = rest.split_once("    ")?;
+        (found == name).then(|| (kind, data.trim_end_matches('\r')))
     })
 }
 

@@ -33,6 +33,8 @@ fn main() -> ExitCode {
         "test-windows" => windows::test().map(|(passed, failed)| {
             println!("\ntests on Windows, under Wine: {passed} passed, {failed} failed")
         }),
+        "test-installer" => windows::test_installer()
+            .map(|checks| println!("\nthe installer under Wine: {checks} checks passed")),
         "bundle" => bundle::bundle(),
         "cli-demo" => samples::cli_demo(),
         "seed-demo" => samples::seed_demo_into(&args[1..]),
@@ -43,7 +45,7 @@ fn main() -> ExitCode {
         "types" => ui::ui_types(&root().join(ui::GENERATED_TYPES)).map(|_| ()),
         _ => {
             eprintln!(
-                "usage: cargo xtask run | test | test-windows | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
+                "usage: cargo xtask run | test | test-windows | test-installer | bundle | cli-demo | seed-demo DIR | types | bench [--quick] [--only PART] | fuzz [SECONDS [TARGET]]"
             );
             return ExitCode::from(2);
         }

@@ -248,20 +248,7 @@ fn run_tests(mut cmd: Command) -> Result<(u64, u64)> {
 /// for Windows and run under Wine. Answers the pass and fail counts.
 pub fn test() -> Result<(u64, u64)> {
     ensure_toolchain()?;
-    let mut executables = Vec::new();
-    for (package, targets) in [
-        ("leasedesk", &["--lib", "--bins", "--test", "tests"][..]),
-        ("leasedesk-app", &["--lib", "--test", "keychain"]),
-    ] {
-        let mut build = cargo();
-        build
-            .args(["test", "--target", TARGET, "-p", package])
-            .args(targets)
-            // The Windows-only branches are compiled nowhere else: their
-            // warnings fail the build here, as clippy's do on Linux.
-            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS", "-Dwarnings");
-        executables.extend(built_test_executables(&mut build)?);
-    }
+    let executables = build_tests()?;
     let debug = out_dir("debug");
     // The CLI the tests run, and the DLL the app's binaries load.
     let mut staged = executables.clone();
@@ -301,4 +288,33 @@ pub fn test() -> Result<(u64, u64)> {
     println!("the installer under Wine: {checks} checks passed");
     passed += 1;
     Ok((passed, failed))
+}
+
+/// `cargo xtask test-installer`: the installer's test of the Windows leg
+/// alone, on the binaries the leg builds (built, or found up to date).
+pub fn test_installer() -> Result<u64> {
+    ensure_toolchain()?;
+    build_tests()?;
+    let wine = Wine::prepare()?;
+    crate::installer::test_installer(&wine)
+}
+
+/// Builds the Windows leg's tests, and with them the debug `leasedesk.exe`
+/// and `leasedesk-app.exe` the installer packs; answers the test executables.
+fn build_tests() -> Result<Vec<PathBuf>> {
+    let mut executables = Vec::new();
+    for (package, targets) in [
+        ("leasedesk", &["--lib", "--bins", "--test", "tests"][..]),
+        ("leasedesk-app", &["--lib", "--test", "keychain"]),
+    ] {
+        let mut build = cargo();
+        build
+            .args(["test", "--target", TARGET, "-p", package])
+            .args(targets)
+            // The Windows-only branches are compiled nowhere else: their
+            // warnings fail the build here, as clippy's do on Linux.
+            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS", "-Dwarnings");
+        executables.extend(built_test_executables(&mut build)?);
+    }
+    Ok(executables)
 }
