@@ -34,6 +34,20 @@ export async function extend(checkout: Checkout) {
   if (done) notice(`${fileName(done.path)} extended`, `Your lease now ends at ${clock(done.expires_at, Date.now())}.`, "success");
 }
 
+/** Extends check-out `id`, whether or not the window has read it yet. */
+export async function extendById(id: string) {
+  const checkout = state.overview?.checkouts.find((c) => c.id === id);
+  if (checkout) return extend(checkout);
+  try {
+    const done = await api.extend(id, null);
+    notice(`${fileName(done.path)} extended`, `Your lease now ends at ${clock(done.expires_at, Date.now())}.`, "success");
+  } catch (error) {
+    showError(error);
+  } finally {
+    scheduleReload();
+  }
+}
+
 /** The check-in dialog: a description (`draft` to start with), what else
  *  the form holds (`parts`), and a confirm button that `send`s the
  *  description (null when blank). Answers the confirm button. */

@@ -6,7 +6,7 @@ import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import { api, on, type Event, type FileRow, type FillProgress } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleListRefresh, scheduleReload, select, setView, showError, state, type View } from "./app";
-import { backupNoLongerNeeded, checkOutFree, extend, notifyWhenFree } from "./actions";
+import { backupNoLongerNeeded, checkOutFree, extendById, notifyWhenFree } from "./actions";
 import { count, fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
 import { $, button, h } from "./h";
 import { setUpActivity, loadActivity } from "./views/activity";
@@ -152,9 +152,11 @@ void on<FillProgress>("mirror-progress", (p) => {
   $("count-files").textContent = loadingFiles(p.loaded, p.total);
 });
 void on<{ title: string; body: string; extend?: string; check_out?: string }>("notice", (n) => {
-  const checkout = n.extend && state.overview?.checkouts.find((c) => c.id === n.extend);
+  // Extend by the check-out's id: the reminder may come before the window
+  // has read the check-out (made a moment ago, from the CLI or the tray).
+  const checkout = n.extend;
   const free = n.check_out;
-  const actions = checkout ? [button("Extend", () => void extend(checkout), "small")]
+  const actions = checkout ? [button("Extend", () => void extendById(checkout), "small")]
     : free ? [button("Check out", () => void checkOutFree(free), "small primary", { "data-check-out": free })] : [];
   notice(n.title, n.body, "info", actions);
 });
