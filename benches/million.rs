@@ -316,7 +316,7 @@ fn store_and_server(sizes: &Sizes) {
         "--database".into(),
         url.into(),
     ];
-    runtime.block_on(measure("PostgreSQL", &location, &store_args, &sizes));
+    runtime.block_on(measure("PostgreSQL", &location, &store_args, sizes));
     drop(cluster);
 
     status_on_many_blobs(&work.join("blobs"), sizes.files);
