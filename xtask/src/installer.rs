@@ -501,7 +501,20 @@ fn set_user_path(wine: &Wine, value: Option<&str>) -> Result<()> {
 /// Checks that the user's PATH is `want` (None: there is none), and a
 /// REG_EXPAND_SZ, so that its variables are expanded.
 fn check_user_path(wine: &Wine, checks: &mut Checks, when: &str, want: Option<&str>) {
-    let query = reg_query(wine, ENV_KEY, Some("Path"));
+    // Asked again a few times before it counts as wrong: now and then a
+    // Wine process fails to start on a loaded machine, and `reg` with it.
+    let wanted = |found: Option<(&str, &str)>| match want {
+        Some(want) => found == Some(("REG_EXPAND_SZ", want)),
+        None => found.is_none(),
+    };
+    let mut query = reg_query(wine, ENV_KEY, Some("Path"));
+    for _ in 0..4 {
+        if wanted(reg_entry(&query, "Path")) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        query = reg_query(wine, ENV_KEY, Some("Path"));
+    }
     let found = reg_entry(&query, "Path");
     match want {
         Some(want) => checks.check(
