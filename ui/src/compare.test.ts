@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { diffPixels, TOLERANCE } from "./diff";
-import { checkoutEnding, diffShare, fit, MAX_ZOOM, MIN_ZOOM, proposalStateWords, sizesLine, span, zoomAt, zoomLabel } from "./format";
+import { diffShare, fit, MAX_ZOOM, MIN_ZOOM, sizesLine, zoomAt, zoomLabel } from "./compared";
+import { checkoutEnding, proposalStateWords, span } from "./format";
 
 /** A width × height image of one colour. */
 function solid(width: number, height: number, rgba: [number, number, number, number]) {

@@ -2,9 +2,10 @@
 // (issues 20 and 36): each would read wrong, or do wrong, if the code were wrong.
 import { describe, expect, it } from "vitest";
 import {
-  acceptQuestion, checkinWarning, comparedLine, count, decisionOutcome, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
+  acceptQuestion, checkinWarning, count, decisionOutcome, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
   plainNames, proposalSummary, versionsWords, revealFailed, sentence, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
+import { comparedLine } from "./compared";
 
 describe("the Files count", () => {
   it("is every file when nothing narrows the list, and 'N of M' while something does", () => {

@@ -3,7 +3,8 @@ import type { Artifact, Closed, Event, Lease } from "./api";
 import type { Request } from "./api";
 import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, heldLabel, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
 import { checkedOutOn } from "./format";
-import { activityLines, bytes, checkinOutcome, clock, describeAction, explain, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { activityLines, describeAction } from "./activity-words";
+import { bytes, checkinOutcome, clock, explain, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();

@@ -4,7 +4,8 @@
 // you may read), so a line names its file whether or not its row is loaded.
 import { api, on, type Event } from "../api";
 import { onRender, render, rowOf, state } from "../app";
-import { activityLines, clock } from "../format";
+import { activityLines } from "../activity-words";
+import { clock } from "../format";
 import { $, h } from "../h";
 
 /** Each file's path as the shell gave it, for the events held. */

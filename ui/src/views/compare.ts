@@ -5,7 +5,7 @@
 // switching modes only flips an attribute. Zoom and pan are one transform
 // shared by every layer, so the two sides stay in step.
 import { diffPixels } from "../diff";
-import { comparedLine, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Compared, type Size, type Zoom } from "../format";
+import { comparedLine, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Compared, type Size, type Zoom } from "../compared";
 import { $, button, h } from "../h";
 
 export interface Side {
