@@ -68,15 +68,19 @@ impl World {
         let mut seen = Vec::new();
         loop {
             seen.clear();
-            if let Ok(found) = self.client.find_all(Locator::Css(css)).await {
-                for element in found {
-                    // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
-                    match element.prop("textContent").await {
-                        Ok(Some(text)) if test(text.trim()) => return element,
-                        Ok(text) => seen.push(text.unwrap_or_default()),
-                        Err(e) => seen.push(format!("({e})")),
+            match self.client.find_all(Locator::Css(css)).await {
+                Ok(found) => {
+                    for element in found {
+                        // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
+                        match element.prop("textContent").await {
+                            Ok(Some(text)) if test(text.trim()) => return element,
+                            Ok(text) => seen.push(text.unwrap_or_default()),
+                            Err(e) => seen.push(format!("({e})")),
+                        }
                     }
                 }
+                // Said in the failure: a WebDriver that cannot look is not an empty window.
+                Err(e) => seen.push(format!("(finding: {e})")),
             }
             if started.elapsed() > limit {
                 self.screenshot("failure").await;
