@@ -102,8 +102,6 @@ struct Shared {
     queued_writes: std::sync::Mutex<Vec<Box<dyn writes::Queued>>>,
     /// Tokens found good lately, by hash, with when.
     known_tokens: std::sync::Mutex<accounts::KnownTokens>,
-    /// Failed invite redeems by address, this minute.
-    failed_redeems: studio::FailedRedeems,
     /// The SQLite file, which the health check finds still there.
     /// The SQLite file, if the rows are in one.
     database_file: Option<PathBuf>,
@@ -167,7 +165,6 @@ impl Bundled {
             uploads: transfers::Uploads::open(dir.join("uploads"))?,
             queued_writes: Default::default(),
             known_tokens: Default::default(),
-            failed_redeems: Default::default(),
             database_file,
             batch_sizes: prometheus_client::metrics::histogram::Histogram::new(
                 prometheus_client::metrics::histogram::exponential_buckets(1.0, 2.0, 10),

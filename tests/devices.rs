@@ -209,29 +209,28 @@ crate::contract!(
     a_check_out_made_on_another_device_is_checked_in_here_once_got_here,
 );
 
-/// A data folder from before check-outs kept their device (its schema one
-/// migration back): it opens, its check-outs carry none, and a check-out
-/// made through a token after the migration carries that token's device.
+/// A data folder from before check-outs kept their device (its schema as
+/// migration 0012 left it: the later ones undone): it opens, its check-outs
+/// carry none, and a check-out made through a token after the migration
+/// carries that token's device.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let dir = tempfile::tempdir().unwrap();
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
-    let version: u32 = db
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .unwrap();
-    db.execute_batch(&format!(
-        "ALTER TABLE checkouts DROP COLUMN device_name;
+    db.execute_batch(
+        "DROP TABLE failed_redeems;
+         ALTER TABLE checkouts DROP COLUMN device_name;
          ALTER TABLE checkouts DROP COLUMN device_id;
-         PRAGMA user_version = {};",
-        version - 1
-    ))
+         PRAGMA user_version = 12;",
+    )
     .unwrap();
     drop(db);
     opened_after_devices(Bundled::open(dir.path()).unwrap(), old, &token).await;
 }
 
-/// The same on PostgreSQL: a team's database one migration back.
+/// The same on PostgreSQL: a team's database as the migration before
+/// devices left it (its 11th; the later ones undone).
 #[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_team_database_from_before_devices_opens_with_none_then_records_them() {
@@ -252,9 +251,10 @@ async fn a_team_database_from_before_devices_opens_with_none_then_records_them()
     sql_at(
         dir.path(),
         location.database.as_deref(),
-        "ALTER TABLE checkouts DROP COLUMN device_name;
+        "DROP TABLE failed_redeems;
+         ALTER TABLE checkouts DROP COLUMN device_name;
          ALTER TABLE checkouts DROP COLUMN device_id;
-         UPDATE leasedesk_schema SET version = version - 1;",
+         UPDATE leasedesk_schema SET version = 11;",
     )
     .unwrap();
     opened_after_devices(open(location).await.unwrap(), old, &token).await;

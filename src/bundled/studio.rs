@@ -1,16 +1,19 @@
 //! A studio's people and folders over the store: invites and devices,
 //! groups and permissions (`rules::studio` decides). A guessed invite code
-//! costs a guesser its minute, not the store a write: past
-//! [`REDEEMS_PER_MINUTE`] failures from one address, redeems from there are
-//! refused before the store is asked. A redeem takes its try before it asks
-//! the store, so redeems sent at once cannot pass the limit together.
+//! costs a guesser its minute, and the store no write once that minute's
+//! tries are used: past [`REDEEMS_PER_MINUTE`] failures from one address,
+//! redeems from there are refused after one read. The failures are counted
+//! in the store, so the processes of a data folder and the servers of a
+//! database keep one count, which a restart keeps too; the minute is the
+//! store's time. A redeem counts its try in its own transaction before it
+//! asks for the invite (on PostgreSQL holding the address's row until it
+//! commits), and takes it back there if the code worked, so redeems sent
+//! at once, to any of the servers, cannot pass the limit together.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use chrono::TimeDelta;
 
 use super::accounts::insert_token;
 use super::{in_place, Bundled};
@@ -18,51 +21,44 @@ use crate::backend::Studio;
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::rules::studio as rules;
-use crate::store::{Durability, InviteRow};
+use crate::store::{Durability, InviteRow, Tx};
 use crate::token;
 
 /// Failed redeems a minute from one address before the rest are refused.
 pub const REDEEMS_PER_MINUTE: u32 = 10;
 
-/// Failed redeems by address: when the minute began, and how many (those
-/// still running counted as failed until they are known).
-#[derive(Default)]
-pub(super) struct FailedRedeems(Mutex<HashMap<IpAddr, (Instant, u32)>>);
+/// How long an address's count runs from its first failure: its minute.
+const REDEEM_WINDOW: TimeDelta = TimeDelta::seconds(60);
 
-impl FailedRedeems {
-    /// Takes one of this minute's tries of `from` for a redeem about to ask
-    /// the store: the minute's start, or `None` once its tries are used.
-    fn take_try(&self, from: IpAddr) -> Option<Instant> {
-        let mut failed = self.0.lock().expect("failed redeems");
-        // Bounded: addresses whose minute is over are forgotten.
-        if failed.len() > 10_000 {
-            failed.retain(|_, (since, _)| since.elapsed() < MINUTE);
-        }
-        let entry = failed.entry(from).or_insert((Instant::now(), 0));
-        if entry.0.elapsed() >= MINUTE {
-            *entry = (Instant::now(), 0);
-        }
-        if entry.1 >= REDEEMS_PER_MINUTE {
-            return None;
-        }
-        entry.1 += 1;
-        Some(entry.0)
-    }
+/// Addresses whose minute is over that each counted redeem forgets, at
+/// most: more than the one row it may add, so the table shrinks back to
+/// the addresses of the last minute after a guesser of many addresses,
+/// and no redeem does much.
+const FORGOTTEN_PER_REDEEM: u32 = 16;
 
-    /// Gives back a try of the minute that began `since` that did not fail
-    /// (the code worked, or the request was refused before any code was
-    /// looked at).
-    fn give_back(&self, from: IpAddr, since: Instant) {
-        let mut failed = self.0.lock().expect("failed redeems");
-        if let Some((minute, count)) = failed.get_mut(&from) {
-            if *minute == since {
-                *count = count.saturating_sub(1);
-            }
-        }
-    }
+/// An address as counted: an IPv4 peer seen as IPv6 (`::ffff:a.b.c.d`, on
+/// a dual-stack socket) is counted as its IPv4 address.
+fn address_key(from: IpAddr) -> String {
+    from.to_canonical().to_string()
 }
 
-const MINUTE: Duration = Duration::from_secs(60);
+fn too_many() -> Error {
+    Error::TooMany(format!(
+        "more than {REDEEMS_PER_MINUTE} invites that did not work were tried from here this minute: wait a minute"
+    ))
+}
+
+/// Counts a try of `from` in the minute running at `now`, in the redeem's
+/// own transaction; refuses (rolling it back) once that minute's tries are
+/// used. Forgets a few addresses whose minute is over first.
+fn take_try(tx: &Tx, from: &str, now: Timestamp) -> Result<()> {
+    let over_before = now - REDEEM_WINDOW;
+    tx.forget_failed_redeems(over_before, FORGOTTEN_PER_REDEEM)?;
+    if tx.count_failed_redeem(from, over_before, now)? > u64::from(REDEEMS_PER_MINUTE) {
+        return Err(too_many());
+    }
+    Ok(())
+}
 
 impl Bundled {
     /// The same store, acting as its owner: the CLI on the data folder or
@@ -117,49 +113,62 @@ impl Bundled {
         device: &str,
         from: Option<IpAddr>,
     ) -> Result<Redeemed> {
-        let too_many = || {
-            Error::TooMany(format!(
-                "more than {REDEEMS_PER_MINUTE} invites that did not work were tried from here this minute: wait a minute"
-            ))
-        };
-        let tried = match from {
-            None => None,
-            Some(from) => {
-                let failed = &self.shared.failed_redeems;
-                Some((from, failed.take_try(from).ok_or_else(too_many)?))
-            }
-        };
-        let redeemed: Result<Redeemed> = async {
-            let device = device_name(device)?;
-            let hash = token::invite_hash(code);
-            let new = token::generate()?;
-            let (id, secret) = (new.id.clone(), new.token.clone());
-            let name = device.clone();
-            let (invite, now) = self
-                .studio_write(move |tx, _, now| {
-                    let invite = rules::redeem(tx, &hash, now)?;
-                    insert_token(tx, &new, &invite.participant, now, &name)?;
-                    Ok((invite, now))
-                })
-                .await?;
-            Ok(Redeemed {
-                participant: invite.participant,
-                device: Device {
-                    id,
-                    name: device,
-                    created_at: now,
-                    last_used_at: None,
-                },
-                token: secret,
+        let from = from.map(address_key);
+        if let Some(from) = &from {
+            self.refuse_if_tries_used(from).await?;
+        }
+        let device = device_name(device)?;
+        let hash = token::invite_hash(code);
+        let new = token::generate()?;
+        let (id, secret) = (new.id.clone(), new.token.clone());
+        let name = device.clone();
+        let (invite, now) = self
+            .studio_write(move |tx, _, now| {
+                if let Some(from) = &from {
+                    take_try(tx, from, now)?;
+                }
+                let invite = match rules::redeem(tx, &hash, now) {
+                    Ok(invite) => invite,
+                    // Committed, so the try stays counted (the failed
+                    // redeem itself wrote nothing).
+                    Err(e @ Error::InviteInvalid(_)) => return Ok(Err(e)),
+                    Err(e) => return Err(e),
+                };
+                insert_token(tx, &new, &invite.participant, now, &name)?;
+                if let Some(from) = &from {
+                    tx.uncount_failed_redeem(from)?;
+                }
+                Ok(Ok((invite, now)))
             })
+            .await??;
+        Ok(Redeemed {
+            participant: invite.participant,
+            device: Device {
+                id,
+                name: device,
+                created_at: now,
+                last_used_at: None,
+            },
+            token: secret,
+        })
+    }
+
+    /// Refuses a redeem from `from` whose minute's tries are used, after
+    /// one read and before any write.
+    async fn refuse_if_tries_used(&self, from: &str) -> Result<()> {
+        let (this, from) = (self.clone(), from.to_owned());
+        let failed = in_place(move || {
+            let clock = &this.shared.options.clock;
+            this.shared.store.read(|tx| {
+                let now = tx.now(clock)?;
+                tx.failed_redeems(&from, now - REDEEM_WINDOW, now)
+            })
+        })
+        .await?;
+        match failed >= u64::from(REDEEMS_PER_MINUTE) {
+            true => Err(too_many()),
+            false => Ok(()),
         }
-        .await;
-        if let Some((from, since)) = tried {
-            if !matches!(redeemed, Err(Error::InviteInvalid(_))) {
-                self.shared.failed_redeems.give_back(from, since);
-            }
-        }
-        redeemed
     }
 }
 

@@ -285,6 +285,31 @@ pub trait StudioRows {
 
     /// Replaces the permissions document, under a new stamp.
     fn put_permissions(&self, stamp: &str, document: &Permissions) -> Result<()>;
+
+    /// How many invite redeems failed from `address` in its window, if
+    /// that window is running at `now`: it began after `over_before` and
+    /// not after `now`. Else 0.
+    fn failed_redeems(&self, address: &str, over_before: Timestamp, now: Timestamp) -> Result<u64>;
+
+    /// Counts one failed redeem from `address` in its window, or in a new
+    /// window beginning at `now` if its own is not running (see
+    /// [`StudioRows::failed_redeems`]); answers the window's count with this
+    /// one. On PostgreSQL the address's row stays locked until commit, so
+    /// redeems from one address count one after the other on every server.
+    fn count_failed_redeem(
+        &self,
+        address: &str,
+        over_before: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64>;
+
+    /// Takes back one redeem that this transaction counted from `address`.
+    fn uncount_failed_redeem(&self, address: &str) -> Result<()>;
+
+    /// Forgets at most `limit` addresses whose window began at or before
+    /// `over_before`, oldest first (on PostgreSQL, skipping those another
+    /// write holds); answers how many.
+    fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64>;
 }
 
 /// How a proposal leaves `open`: who decided and when are kept for history.

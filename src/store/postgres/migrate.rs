@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0007_chunk_lists.sql"),
     include_str!("../migrations/0012_open_invites.sql"),
     include_str!("../migrations/0013_checkout_devices.sql"),
+    include_str!("../pg_migrations/0008_failed_redeems.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

@@ -127,4 +127,51 @@ impl StudioRows for PgTx<'_> {
         )?;
         Ok(())
     }
+
+    fn failed_redeems(&self, address: &str, over_before: Timestamp, now: Timestamp) -> Result<u64> {
+        self.query_opt(
+            "SELECT failed FROM failed_redeems WHERE address = $1 AND since > $2 AND since <= $3",
+            &[&address, &millis(over_before), &millis(now)],
+        )?
+        .map_or(Ok(0), |r| rows::count(&r, 0))
+    }
+
+    fn count_failed_redeem(
+        &self,
+        address: &str,
+        over_before: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64> {
+        // The upsert locks the address's row (a second redeemer from there
+        // waits for this one's commit, then counts after it); both
+        // assignments read the row as it was.
+        self.query_opt(
+            "INSERT INTO failed_redeems AS f (address, since, failed) VALUES ($1, $3, 1)
+             ON CONFLICT (address) DO UPDATE SET
+                 failed = CASE WHEN f.since > $2 AND f.since <= $3 THEN f.failed + 1 ELSE 1 END,
+                 since = CASE WHEN f.since > $2 AND f.since <= $3 THEN f.since ELSE $3 END
+             RETURNING failed",
+            &[&address, &millis(over_before), &millis(now)],
+        )?
+        .map_or(Ok(0), |r| rows::count(&r, 0))
+    }
+
+    fn uncount_failed_redeem(&self, address: &str) -> Result<()> {
+        self.execute(
+            "UPDATE failed_redeems SET failed = failed - 1 WHERE address = $1 AND failed > 0",
+            &[&address],
+        )?;
+        Ok(())
+    }
+
+    fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64> {
+        // Rows another server's redeem holds are left for a later write:
+        // pruning never waits.
+        self.execute(
+            "DELETE FROM failed_redeems WHERE address IN (
+                 SELECT address FROM failed_redeems WHERE since <= $1
+                 ORDER BY since LIMIT $2 FOR UPDATE SKIP LOCKED)",
+            &[&millis(over_before), &i64::from(limit)],
+        )
+    }
 }

@@ -38,6 +38,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         include_str!("../migrations/0013_checkout_devices.sql"),
         None,
     ),
+    (include_str!("../migrations/0014_failed_redeems.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

@@ -114,4 +114,49 @@ impl StudioRows for SqliteTx<'_> {
         )?;
         Ok(())
     }
+
+    fn failed_redeems(&self, address: &str, over_before: Timestamp, now: Timestamp) -> Result<u64> {
+        let failed = self.first(
+            "SELECT failed FROM failed_redeems WHERE address = ?1 AND since > ?2 AND since <= ?3",
+            params![address, millis(over_before), millis(now)],
+            |r| rows::count(r, 0),
+        )?;
+        Ok(failed.unwrap_or(0))
+    }
+
+    fn count_failed_redeem(
+        &self,
+        address: &str,
+        over_before: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64> {
+        // Both assignments read the row as it was.
+        let failed = self.first(
+            "INSERT INTO failed_redeems (address, since, failed) VALUES (?1, ?3, 1)
+             ON CONFLICT (address) DO UPDATE SET
+                 failed = CASE WHEN since > ?2 AND since <= ?3 THEN failed + 1 ELSE 1 END,
+                 since = CASE WHEN since > ?2 AND since <= ?3 THEN since ELSE ?3 END
+             RETURNING failed",
+            params![address, millis(over_before), millis(now)],
+            |r| rows::count(r, 0),
+        )?;
+        Ok(failed.unwrap_or(0))
+    }
+
+    fn uncount_failed_redeem(&self, address: &str) -> Result<()> {
+        self.tx.execute(
+            "UPDATE failed_redeems SET failed = failed - 1 WHERE address = ?1 AND failed > 0",
+            [address],
+        )?;
+        Ok(())
+    }
+
+    fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64> {
+        let forgotten = self.tx.execute(
+            "DELETE FROM failed_redeems WHERE address IN (
+                 SELECT address FROM failed_redeems WHERE since <= ?1 ORDER BY since LIMIT ?2)",
+            params![millis(over_before), limit],
+        )?;
+        Ok(forgotten as u64)
+    }
 }
