@@ -30,7 +30,7 @@ mod proposals;
 mod requests;
 pub mod studio;
 
-pub use artifacts::{import, import_precheck, rename, version_head, visible};
+pub use artifacts::{artifact_at, import, import_precheck, rename, version_head, visible};
 pub use changes::{change, check_out_many, commit_change, stage};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, device_of, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};

@@ -435,6 +435,74 @@ async fn many_hidden_folders_are_left_out_of_every_page(f: Fixture) {
     assert_eq!(found.next.as_deref(), Some(shown[2].as_str()));
 }
 
+async fn a_hidden_folder_is_walked_past_under_every_spelling(f: Fixture) {
+    // One folder key, three spellings of its path, one of them with a
+    // folder beneath it that bob may read; beside them, paths that sort
+    // among them but lie outside the folder.
+    for p in [
+        "Finance/a.psd",
+        "finance/b.psd",
+        "FINANCE/sub/c.psd",
+        "finance/open/d.psd",
+        "finance.psd",
+        "financeX/e.psd",
+        "brand/x.psd",
+        "zz/y.psd",
+    ] {
+        f.import(p, p.as_bytes()).await;
+    }
+    let admin = f.studio("user:admin");
+    let rule = |folder: &str, level: &str| Rule::parse(folder, "user:bob", level).unwrap();
+    admin
+        .put_permission_rules(vec![
+            rule("finance/", "none"),
+            rule("finance/open/", "read"),
+        ])
+        .await
+        .unwrap();
+    let shown = [
+        "brand/x.psd",
+        "finance.psd",
+        "finance/open/d.psd",
+        "financeX/e.psd",
+        "zz/y.psd",
+    ];
+    for limit in [1, 2, 10] {
+        let (walked, _) = walk(f.bob.as_ref(), ArtifactQuery::page(limit)).await;
+        assert_eq!(walked, shown, "pages of {limit}");
+        let search = ArtifactQuery {
+            text: Some("psd".into()),
+            ..ArtifactQuery::page(limit)
+        };
+        let (found, _) = walk(f.bob.as_ref(), search).await;
+        assert_eq!(found, shown, "search by pages of {limit}");
+    }
+    let under = ArtifactQuery {
+        prefix: Some("finance/".into()),
+        ..query()
+    };
+    let (walked, _) = walk(f.bob.as_ref(), under).await;
+    assert_eq!(walked, ["finance/open/d.psd"]);
+    for hidden in ["Finance/", "FINANCE/sub/"] {
+        let under = ArtifactQuery {
+            prefix: Some(hidden.into()),
+            ..query()
+        };
+        assert_eq!(walk(f.bob.as_ref(), under).await.0, Vec::<String>::new());
+        let listed = f.bob.folders(hidden).await.unwrap();
+        assert_eq!((listed.folders.len(), listed.files), (0, 0), "{hidden}");
+    }
+    // The whole store hidden from bob but one folder.
+    admin
+        .put_permission_rules(vec![rule("", "none"), rule("brand/", "write")])
+        .await
+        .unwrap();
+    let (walked, _) = walk(f.bob.as_ref(), query()).await;
+    assert_eq!(walked, ["brand/x.psd"]);
+    let all = f.bob.artifact_page(ArtifactQuery::default()).await.unwrap();
+    assert_eq!(all.artifacts.len(), 1);
+}
+
 async fn a_query_out_of_bounds_is_invalid(f: Fixture) {
     import_all(&f).await;
     let bad = [
@@ -488,5 +556,6 @@ crate::contract!(
     folders_count_files_and_held_files_at_every_depth,
     what_a_caller_may_not_read_is_neither_listed_nor_counted,
     many_hidden_folders_are_left_out_of_every_page,
+    a_hidden_folder_is_walked_past_under_every_spelling,
     a_query_out_of_bounds_is_invalid,
 );

@@ -50,6 +50,7 @@ mod seeing;
 mod studio;
 #[cfg(target_os = "linux")]
 mod team;
+mod timing;
 #[cfg(target_os = "linux")]
 mod tls;
 mod tokens;

@@ -63,13 +63,8 @@ impl Backend for Bundled {
 
     async fn artifact_by_path(&self, path: &RepoPath) -> Result<Artifact> {
         let path = path.clone();
-        self.read(move |tx, me, now| {
-            let unknown = || Error::NotFound(format!("no artifact at {path}"));
-            let id = tx.artifact_id_by_path(&path)?.ok_or_else(unknown)?;
-            let artifact = rules::readable(tx, me, id).map_err(|_| unknown())?;
-            Ok(rules::visible(artifact, now))
-        })
-        .await
+        self.read(move |tx, me, now| Ok(rules::visible(rules::artifact_at(tx, me, &path)?, now)))
+            .await
     }
 
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>> {

@@ -225,6 +225,22 @@ impl Caller {
         Level::Write
     }
 
+    /// Whether the caller may see nothing under `folder` (`brand/`, or
+    /// `""`): its files' rule for them is `none`, and no folder beneath it
+    /// has a rule of another level for them.
+    pub fn sees_nothing_under(&self, folder: &str) -> bool {
+        let Some(folders) = &self.folders else {
+            return false;
+        };
+        if self.level_in(folder) != Level::None {
+            return false;
+        }
+        let key = folder_key(folder);
+        !folders
+            .iter()
+            .any(|(k, (level, _))| *level != Level::None && *k != key && key_within(k, &key))
+    }
+
     /// What the caller may not see, as parts of the store for a query:
     /// each folder whose rule for them is `none`, less the nearest folders
     /// beneath it with rules of their own, which decide for their files.

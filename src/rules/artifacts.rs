@@ -58,6 +58,24 @@ pub fn import(
     load_artifact(tx, id)
 }
 
+/// The artifact at `path` (or at a path of the same key: see
+/// `Tx::artifact_id_by_path`) as the actor sees it, or `not_found`.
+///
+/// The folder's rule is asked first: a path the actor may not see takes the
+/// way of a path where nothing is, with no row looked up, so that neither
+/// the answer nor its time tells whether a file is there. A path of the same
+/// key lies in folders of the same keys, so the rule that hides one hides
+/// the other.
+pub fn artifact_at(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<Artifact> {
+    let unknown = || Error::NotFound(format!("no artifact at {path}"));
+    let caller = Caller::of(tx, actor)?;
+    if caller.level(path) == Level::None {
+        return Err(unknown());
+    }
+    let id = tx.artifact_id_by_path(path)?.ok_or_else(unknown)?;
+    caller.see(load_artifact(tx, id)?).map_err(|_| unknown())
+}
+
 /// Refuses an import to a path the actor may not write to, or that is taken
 /// (before its bytes are read, too). The folder's rule is asked first, so a
 /// file the actor cannot see is never named: see [`refuse_collisions`].

@@ -8,16 +8,23 @@ use super::access::{key_within, Caller};
 use super::artifacts::visible;
 use crate::error::Result;
 use crate::model::*;
-use crate::store::{FolderRow, Hidden, ListQuery, Tx};
+use crate::store::{FolderRow, Hidden, ListQuery, PathRange, Tx};
 
-/// How many key ranges of hidden folders a page's query may test on every
-/// row: measured, 100 such ranges doubled the time of a list of 10,000,
-/// and 8 cost it a tenth.
+/// How many key ranges of hidden folders a held list's query may test on
+/// every row: measured, 100 such ranges doubled the time of a list of
+/// 10,000, and 8 cost it a tenth.
 const HIDDEN_TERMS: usize = 4;
 
 /// A page of artifacts (all of them without a limit), by path, with the
 /// sequence number of the last event the transaction sees: the page is as
 /// of it.
+///
+/// For a caller some folders are hidden from, a page or a search walks the
+/// parts of the path index they may see, one range after another
+/// ([`visible_ranges`]), and never the search index: it would find the
+/// hidden files that match too, and its time would grow with them. So the
+/// time of a search tells nothing of what the caller may not see; a rare
+/// text costs them a walk of what they may see.
 pub fn artifact_page(
     tx: &Tx,
     me: &Participant,
@@ -26,46 +33,58 @@ pub fn artifact_page(
 ) -> Result<ArtifactPage> {
     let seq = tx.last_event_seq()?;
     let caller = Caller::of(tx, me)?;
-    // The query skips hidden folders (a freelancer's one folder of a
-    // thousand is not walked past), up to a few conditions: each costs every
-    // row a look at its key. Whatever else is hidden is left out as rows
-    // come (`Caller::see`, each folder decided once).
-    let mut terms = HIDDEN_TERMS;
-    let ranges: Vec<Hidden> = caller
-        .hidden()
-        .into_iter()
-        .filter(|part| {
-            let cost = 1 + part.except.len();
-            let fits = cost <= terms;
-            if fits {
-                terms -= cost;
-            }
-            fits
-        })
-        .collect();
+    let hidden = caller.hidden();
+    let folder = query.prefix.as_deref().unwrap_or("");
+    // Where the pages walk (`None`: everywhere), and the hidden parts each
+    // row is tested for on the way.
+    let (ranges, tested): (Vec<Option<PathRange>>, Vec<Hidden>) = if hidden.is_empty() {
+        (vec![None], Vec::new())
+    } else if query.held {
+        // Held files are found through the leases. The query skips hidden
+        // folders up to a few conditions, each costing every row a look at
+        // its key; whatever else is hidden is left out as rows come
+        // (`Caller::see`, each folder decided once).
+        (vec![None], fewest_terms(hidden))
+    } else {
+        let after = query.after.as_deref();
+        let ranges = visible_ranges(tx, &hidden)?
+            .into_iter()
+            .filter(|range| may_hold(range, after, folder))
+            .map(Some)
+            .collect();
+        (ranges, Vec::new())
+    };
+    let text_key = query.text.as_deref().map(collision_key);
     // One more than asked: whether there is a next page.
     let wanted = query.limit.map(|limit| limit as usize + 1);
     let mut artifacts: Vec<Artifact> = Vec::new();
     let mut after = query.after.clone();
-    loop {
-        let limit = wanted.map(|wanted| (wanted - artifacts.len()) as u32);
-        let list = ListQuery {
-            after: after.as_deref(),
-            folder: query.prefix.as_deref().unwrap_or(""),
-            text_key: query.text.as_deref().map(collision_key),
-            held_at: query.held.then_some(now),
-            hidden: &ranges,
-            limit,
-        };
-        let found = tx.artifact_page(&list)?;
-        let full = limit.is_some_and(|limit| found.len() == limit as usize);
-        // Where to go on from: a path never told to the caller.
-        after = found.last().map(|a| a.path.to_string());
-        // Each with its `access`; those in the folders decided here left out.
-        artifacts.extend(found.into_iter().filter_map(|a| caller.see(a).ok()));
-        let short = wanted.is_some_and(|wanted| artifacts.len() < wanted);
-        if !(full && short) {
-            break;
+    'ranges: for range in &ranges {
+        loop {
+            let limit = wanted.map(|wanted| (wanted - artifacts.len()) as u32);
+            let list = ListQuery {
+                after: after.as_deref(),
+                folder,
+                text_key: text_key.clone(),
+                held_at: query.held.then_some(now),
+                hidden: &tested,
+                within: range.as_ref(),
+                limit,
+            };
+            let found = tx.artifact_page(&list)?;
+            let full = limit.is_some_and(|limit| found.len() == limit as usize);
+            // Where to go on from: a path never told to the caller.
+            if let Some(last) = found.last() {
+                after = Some(last.path.to_string());
+            }
+            // Each with its `access`; those in the folders decided here left out.
+            artifacts.extend(found.into_iter().filter_map(|a| caller.see(a).ok()));
+            if wanted.is_some_and(|wanted| artifacts.len() >= wanted) {
+                break 'ranges;
+            }
+            if !full {
+                break;
+            }
         }
     }
     let mut next = None;
@@ -83,11 +102,161 @@ pub fn artifact_page(
     })
 }
 
+/// The hidden parts a query tests on every row: as many as fit in
+/// [`HIDDEN_TERMS`] conditions, in order.
+fn fewest_terms(hidden: Vec<Hidden>) -> Vec<Hidden> {
+    let mut terms = HIDDEN_TERMS;
+    hidden
+        .into_iter()
+        .filter(|part| {
+            let cost = 1 + part.except.len();
+            let fits = cost <= terms;
+            if fits {
+                terms -= cost;
+            }
+            fits
+        })
+        .collect()
+}
+
+/// The ranges of the path index a caller may see, in order: every path but
+/// those under the folders of each hidden part (each path its key has:
+/// `finance/` and `Finance/` for `FINANCE`, from the folders' rows), less
+/// those under its exceptions' folders. As many ranges as the hidden
+/// folders make, whatever lies in them.
+fn visible_ranges(tx: &Tx, hidden: &[Hidden]) -> Result<Vec<PathRange>> {
+    let mut keys: Vec<String> = hidden
+        .iter()
+        .flat_map(|part| std::iter::once(&part.key).chain(&part.except))
+        .cloned()
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut paths: HashMap<String, Vec<String>> = HashMap::new();
+    for (key, path) in tx.folder_paths(&keys)? {
+        paths.entry(key).or_default().push(path);
+    }
+    let under = |keys: &mut dyn Iterator<Item = &String>| -> Vec<PathRange> {
+        merged(
+            keys.flat_map(|key| paths.get(key).into_iter().flatten())
+                .map(|path| PathRange {
+                    start: path.clone(),
+                    end: folder_range_end(path),
+                })
+                .collect(),
+        )
+    };
+    let mut out_of_sight = Vec::new();
+    for part in hidden {
+        let own = under(&mut std::iter::once(&part.key));
+        let shown = under(&mut part.except.iter());
+        out_of_sight.extend(less(own, &shown));
+    }
+    Ok(complement(&merged(out_of_sight)))
+}
+
+/// Whether `path` lies before the end of `range`.
+fn before_end(path: &str, range: &PathRange) -> bool {
+    range.end.as_deref().is_none_or(|end| path < end)
+}
+
+/// Whether `range` may hold a path after `after` in `folder`.
+fn may_hold(range: &PathRange, after: Option<&str>, folder: &str) -> bool {
+    let after_it = after.is_none_or(|after| before_end(after, range));
+    let in_folder =
+        before_end(folder, range) && folder_range_end(folder).is_none_or(|end| range.start < end);
+    after_it && in_folder
+}
+
+/// `ranges` sorted, those that overlap or touch made one.
+fn merged(mut ranges: Vec<PathRange>) -> Vec<PathRange> {
+    ranges.sort_by(|a, b| a.start.cmp(&b.start));
+    let mut merged: Vec<PathRange> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        if let Some(last) = merged.last_mut() {
+            if last.end.as_ref().is_none_or(|end| *end >= range.start) {
+                last.end = match (last.end.take(), range.end) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                };
+                continue;
+            }
+        }
+        merged.push(range);
+    }
+    merged
+}
+
+/// The parts of `ranges` outside every one of `taken` (both merged).
+fn less(ranges: Vec<PathRange>, taken: &[PathRange]) -> Vec<PathRange> {
+    let mut left = ranges;
+    for cut in taken {
+        left = left
+            .into_iter()
+            .flat_map(|range| {
+                let overlaps = before_end(&cut.start, &range) && before_end(&range.start, cut);
+                if !overlaps {
+                    return vec![range];
+                }
+                let mut pieces = Vec::new();
+                if range.start < cut.start {
+                    pieces.push(PathRange {
+                        start: range.start.clone(),
+                        end: Some(cut.start.clone()),
+                    });
+                }
+                if let Some(cut_end) = &cut.end {
+                    if before_end(cut_end, &range) {
+                        pieces.push(PathRange {
+                            start: cut_end.clone(),
+                            end: range.end.clone(),
+                        });
+                    }
+                }
+                pieces
+            })
+            .collect();
+    }
+    left
+}
+
+/// Every path outside `ranges` (merged), as ranges in order.
+fn complement(ranges: &[PathRange]) -> Vec<PathRange> {
+    let mut gaps = Vec::new();
+    let mut from = String::new();
+    for range in ranges {
+        if from < range.start {
+            gaps.push(PathRange {
+                start: from,
+                end: Some(range.start.clone()),
+            });
+        }
+        match &range.end {
+            Some(end) => from = end.clone(),
+            None => return gaps,
+        }
+    }
+    gaps.push(PathRange {
+        start: from,
+        end: None,
+    });
+    gaps
+}
+
 /// The folders directly under `folder`, each with the files under it that
 /// the caller may read and how many of those are held at `now`; a folder
 /// with none is not listed.
 pub fn folders(tx: &Tx, me: &Participant, folder: &str, now: Timestamp) -> Result<FolderList> {
     let caller = Caller::of(tx, me)?;
+    // A folder the caller sees nothing of answers as one where nothing is,
+    // without a look at what is there: neither the answer nor its time
+    // tells what it holds.
+    if caller.sees_nothing_under(folder) {
+        return Ok(FolderList {
+            folders: Vec::new(),
+            files: 0,
+        });
+    }
     let hidden = caller.hidden();
     let (rows, direct) = tx.subfolders(folder)?;
     let held: HashMap<String, u64> = tx
@@ -144,4 +313,75 @@ fn hidden_files(tx: &Tx, hidden: &[Hidden], row: &FolderRow) -> Result<u64> {
         };
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: &str, end: Option<&str>) -> PathRange {
+        PathRange {
+            start: start.into(),
+            end: end.map(Into::into),
+        }
+    }
+
+    fn folder(path: &str) -> PathRange {
+        range(path, folder_range_end(path).as_deref())
+    }
+
+    #[test]
+    fn ranges_merge_cut_and_complement() {
+        let hidden = merged(vec![
+            folder("finance/"),
+            folder("Finance/"),
+            folder("finance/deals/"),
+            folder("jobs/j2/"),
+            range("jobs/j2/", Some("jobs/j3")),
+        ]);
+        assert_eq!(
+            hidden,
+            [
+                folder("Finance/"),
+                folder("finance/"),
+                range("jobs/j2/", Some("jobs/j3"))
+            ]
+        );
+        let left = less(hidden, &[folder("finance/public/"), folder("zz/")]);
+        assert_eq!(
+            left,
+            [
+                folder("Finance/"),
+                range("finance/", Some("finance/public/")),
+                range("finance/public0", Some("finance0")),
+                range("jobs/j2/", Some("jobs/j3")),
+            ]
+        );
+        assert_eq!(
+            complement(&left),
+            [
+                range("", Some("Finance/")),
+                range("Finance0", Some("finance/")),
+                range("finance/public/", Some("finance/public0")),
+                range("finance0", Some("jobs/j2/")),
+                range("jobs/j3", None),
+            ]
+        );
+        // The whole store hidden but one folder; nothing hidden.
+        let everything = less(vec![folder("")], &[folder("brand/")]);
+        assert_eq!(complement(&merged(everything)), [folder("brand/")]);
+        assert_eq!(complement(&[]), [range("", None)]);
+    }
+
+    #[test]
+    fn a_range_is_walked_only_where_the_page_may_be() {
+        let brand = folder("brand/");
+        assert!(may_hold(&brand, None, ""));
+        assert!(may_hold(&brand, Some("brand/a.psd"), ""));
+        assert!(!may_hold(&brand, Some("brand0"), ""));
+        assert!(may_hold(&brand, None, "brand/2026/"));
+        assert!(!may_hold(&brand, None, "exports/"));
+        assert!(!may_hold(&brand, None, "a/"));
+        assert!(may_hold(&range("a", None), None, "zz/"));
+    }
 }

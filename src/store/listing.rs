@@ -5,9 +5,11 @@
 //!
 //! A folder's counts are rows (`folders`) that the import or rename which
 //! changes them updates in its own transaction: a listing reads a row per
-//! child folder, never the files under them. Folder permissions are
-//! conditions on the path's key ([`Hidden`]), so what a caller may not see
-//! is skipped by the query and never reaches a page.
+//! child folder, never the files under them. Folder permissions are ranges
+//! of the path index ([`super::PathRange`], which the rules make from the
+//! folders' rows) that a page walks one after another, so that what a
+//! caller may not see is never read, nor found in the search index; a held
+//! list tests conditions on the path's key instead ([`Hidden`]).
 
 use super::rows::{artifact_select_from, millis, Field};
 use super::{Hidden, ListQuery};
@@ -75,6 +77,12 @@ pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String,
         let (start, end) = (bound.text(query.folder), bound.text(end));
         conditions.push(format!("a.path >= {start} AND a.path < {end}"));
     }
+    if let Some(range) = query.within {
+        conditions.push(format!("a.path >= {}", bound.text(range.start.as_str())));
+        if let Some(end) = &range.end {
+            conditions.push(format!("a.path < {}", bound.text(end.as_str())));
+        }
+    }
     if let Some(at) = query.held_at {
         conditions.push(format!("l.expires_at > {}", bound.int(millis(at))));
     }
@@ -91,6 +99,15 @@ pub(super) fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String,
                 }
                 conditions.push(format!(
                     "instr(a.path_key, {}) > 0",
+                    bound.text(key.as_str())
+                ));
+            }
+            Dialect::Postgres { .. } if query.within.is_some() => {
+                // Not a pattern the trigrams' index can answer: the range
+                // is walked along the path's index, whatever the planner
+                // guesses of the text.
+                conditions.push(format!(
+                    "strpos(a.path_key, {}) > 0",
                     bound.text(key.as_str())
                 ));
             }
@@ -216,6 +233,17 @@ fn like_escaped(text: &str) -> String {
         escaped.push(c);
     }
     escaped
+}
+
+/// The SQL of [`super::Transaction::folder_paths`] and its parameters.
+pub(super) fn folder_paths_sql(keys: &[String], dialect: Dialect) -> (String, Vec<Field>) {
+    let mut bound = Bound::new(dialect);
+    let keys: Vec<String> = keys.iter().map(|key| bound.text(key.as_str())).collect();
+    let sql = format!(
+        "SELECT key, path FROM folders WHERE key IN ({}) ORDER BY path",
+        keys.join(", ")
+    );
+    (sql, bound.fields)
 }
 
 /// The folders directly under a folder, by path.

@@ -360,10 +360,22 @@ pub struct ListQuery<'a> {
     pub text_key: Option<String>,
     /// Only artifacts whose lease is live at this time.
     pub held_at: Option<Timestamp>,
-    /// What the caller may not see.
+    /// What the caller may not see, tested on each row the query reads.
     pub hidden: &'a [Hidden],
+    /// Paths in this range only, walked in order along the path index: the
+    /// search index is not used, as what it finds would include what lies
+    /// outside the range, and its time would grow with them.
+    pub within: Option<&'a PathRange>,
     /// At most this many.
     pub limit: Option<u32>,
+}
+
+/// The paths from `start` (included) up to `end` (left out; `None`: to the
+/// last path), in byte order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathRange {
+    pub start: String,
+    pub end: Option<String>,
 }
 
 /// Files a caller may not see: those whose path's key lies under the
@@ -431,6 +443,10 @@ pub trait Transaction: StudioRows {
     /// The folders directly under `folder` by path, and how many files
     /// are directly in `folder` (from counts each import and rename keeps).
     fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)>;
+
+    /// The folders whose key is one of `keys`, as (key, path), by path:
+    /// `brand/` and `Brand/` for `BRAND`, `""` for the whole store's `""`.
+    fn folder_paths(&self, keys: &[String]) -> Result<Vec<(String, String)>>;
 
     /// The files under the folders whose key is `key` that lie within the
     /// folder `within` (`""`: anywhere).

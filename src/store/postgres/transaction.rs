@@ -158,15 +158,27 @@ impl Transaction for PgTx<'_> {
 
     fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
         let search_index = match &query.text_key {
-            Some(key) if key.chars().count() >= 3 => self.few_matches(key)?,
+            Some(key) if key.chars().count() >= 3 && query.within.is_none() => {
+                self.few_matches(key)?
+            }
             _ => false,
         };
         let dialect = Dialect::Postgres { search_index };
         let (sql, fields) = listing::artifact_page_sql(query, dialect);
-        self.query(&sql, &bound(&fields))?
-            .iter()
-            .map(rows::artifact)
-            .collect()
+        // A range without a limit is walked along the path's index too: the
+        // planner would rather read the whole table, and what lies outside
+        // the range with it, then sort.
+        let walk = query.within.is_some() && query.limit.is_none();
+        if walk {
+            self.execute("SET LOCAL enable_seqscan = off", &[])?;
+            self.execute("SET LOCAL enable_bitmapscan = off", &[])?;
+        }
+        let found = self.query(&sql, &bound(&fields));
+        if walk {
+            self.execute("SET LOCAL enable_seqscan = on", &[])?;
+            self.execute("SET LOCAL enable_bitmapscan = on", &[])?;
+        }
+        found?.iter().map(rows::artifact).collect()
     }
 
     fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)> {
@@ -186,6 +198,18 @@ impl Transaction for PgTx<'_> {
             folders,
             direct.map(|r| count(&r, 0)).transpose()?.unwrap_or(0),
         ))
+    }
+
+    fn folder_paths(&self, keys: &[String]) -> Result<Vec<(String, String)>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sql, fields) = listing::folder_paths_sql(keys, PG);
+        Ok(self
+            .query(&sql, &bound(&fields))?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
     }
 
     fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {

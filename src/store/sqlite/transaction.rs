@@ -206,7 +206,9 @@ impl Transaction for SqliteTx<'_> {
 
     fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
         let search_index = match &query.text_key {
-            Some(key) if key.chars().count() >= 3 => self.few_matches(key)?,
+            Some(key) if key.chars().count() >= 3 && query.within.is_none() => {
+                self.few_matches(key)?
+            }
             _ => false,
         };
         let (sql, fields) = listing::artifact_page_sql(query, Dialect::Sqlite { search_index });
@@ -225,6 +227,16 @@ impl Transaction for SqliteTx<'_> {
             rows::count(r, 0)
         })?;
         Ok((folders, direct.unwrap_or(0)))
+    }
+
+    fn folder_paths(&self, keys: &[String]) -> Result<Vec<(String, String)>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sql, fields) = listing::folder_paths_sql(keys, SQLITE);
+        self.all(&sql, params_from_iter(fields), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
     }
 
     fn files_under_key(&self, key: &str, within: &str) -> Result<u64> {
