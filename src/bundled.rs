@@ -97,7 +97,7 @@ struct Shared {
     write_turn: tokio::sync::Semaphore,
     /// Previews made once per (digest, size), beside the blobs.
     previews: crate::previews::PreviewCache,
-    /// Resumable uploads not yet used, in the data folder's `uploads/`.
+    /// Resumable uploads: their parts, the room their lists take, turns.
     uploads: transfers::Uploads,
     queued_writes: std::sync::Mutex<Vec<Box<dyn writes::Queued>>>,
     /// Tokens found good lately, by hash, with when.
@@ -155,6 +155,7 @@ impl Bundled {
         if let Err(e) = swept {
             tracing::warn!("unnamed blobs stay until the next open: {e}");
         }
+        let parts = blobs.upload_parts();
         let shared = Shared {
             store,
             blobs,
@@ -162,7 +163,7 @@ impl Bundled {
             changed,
             write_turn: tokio::sync::Semaphore::new(1),
             previews,
-            uploads: transfers::Uploads::open(dir.join("uploads"))?,
+            uploads: transfers::Uploads::new(parts),
             queued_writes: Default::default(),
             known_tokens: Default::default(),
             database_file,

@@ -15,3 +15,6 @@ pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 pub const UPLOAD_HEADER: &str = "leasedesk-upload";
 /// Where an append to a resumable upload starts (tus 1.0's name).
 pub const OFFSET_HEADER: &str = "upload-offset";
+/// A begin's key of the client's choosing: the same key begins nothing new
+/// (the IETF's Idempotency-Key header).
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";

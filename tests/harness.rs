@@ -449,6 +449,23 @@ impl Fixture {
         }
     }
 
+    /// Resumable uploads whose parts are kept: folders of the data folder's
+    /// `uploads/`, or upload ids under the bucket's `uploads/`.
+    pub fn kept_uploads(&self) -> usize {
+        match &self.bucket {
+            None => std::fs::read_dir(self.dir.path().join("uploads"))
+                .map_or(0, |entries| entries.count()),
+            Some((s3, prefix)) => {
+                let folder = format!("{prefix}/uploads/");
+                s3.keys()
+                    .iter()
+                    .filter_map(|key| key.strip_prefix(&folder)?.split('/').next())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            }
+        }
+    }
+
     /// Uploads begun and neither finished nor cleaned away: temporary files of
     /// the blob folder, or the bucket's open multipart uploads and the spool's files.
     pub fn unfinished_uploads(&self) -> usize {

@@ -492,11 +492,7 @@ async fn unfinished_uploads_are_removed_after_a_day_or_with_their_checkout(f: Fi
     let list = list_of(&data);
     let (_, first) = alice.begin(&format!("checkout={}", ca.id), &list).await;
     let (_, second) = alice.begin(&format!("checkout={}", cb.id), &list).await;
-    let kept = || {
-        std::fs::read_dir(f.dir.path().join("uploads"))
-            .unwrap()
-            .count()
-    };
+    let kept = || f.kept_uploads();
     assert_eq!(kept(), 2);
     f.alice.cancel(ca.id).await.unwrap();
     f.advance(std::time::Duration::from_secs(61));
@@ -627,10 +623,7 @@ async fn twenty_transfers_cut_at_random_points_each_commit_once(f: Fixture) {
     f.alice.cancel(c.id).await.unwrap();
     f.advance(std::time::Duration::from_secs(11 * 60));
     f.store.sweep().unwrap();
-    let kept = std::fs::read_dir(f.dir.path().join("uploads"))
-        .unwrap()
-        .count();
-    assert_eq!(kept, 0, "every upload, used or left, is gone");
+    assert_eq!(f.kept_uploads(), 0, "every upload, used or left, is gone");
     assert_eq!(
         f.stored_blobs(),
         f.named_blobs(),
@@ -752,8 +745,7 @@ async fn a_file_changed_while_it_is_sent_stores_nothing(f: Fixture) {
     assert_eq!(f.alice.versions(a.id).await.unwrap().len(), 1);
     // Removed as the append that was reading it ends: on Windows a file
     // still open there is deleted only once closed, a moment later.
-    let uploads = f.dir.path().join("uploads");
-    let kept = || std::fs::read_dir(&uploads).unwrap().count();
+    let kept = || f.kept_uploads();
     let waited = std::time::Instant::now();
     while kept() > 0 && waited.elapsed() < std::time::Duration::from_secs(10) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -228,6 +228,11 @@ impl BlobStore {
         })
     }
 
+    /// The folder the blobs are in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     pub fn path(&self, digest: &Digest) -> PathBuf {
         let hex = digest.hex();
         self.root.join(&hex[..2]).join(hex)
@@ -343,7 +348,7 @@ fn still_named(file: &File, path: &Path) -> io::Result<bool> {
 
 /// Makes a folder's entries (a rename, a new file) survive power loss.
 #[cfg(not(windows))]
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(super) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
@@ -352,13 +357,13 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 /// [`rename_durably`] writes its rename through, which commits the journal
 /// up to it, folders made before it included.
 #[cfg(windows)]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(super) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
 /// Renames a finished upload to its digest's name, durably.
 #[cfg(not(windows))]
-fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+pub(super) fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
     fs::rename(from, to)
 }
 
@@ -367,7 +372,7 @@ fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
 /// same bytes named meanwhile is kept: it may be open for a download, which
 /// Windows would not let a rename replace.
 #[cfg(windows)]
-fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
+pub(super) fn rename_durably(from: &Path, to: &Path) -> io::Result<()> {
     use windows_sys::Win32::Storage::FileSystem::{MoveFileExW, MOVEFILE_WRITE_THROUGH};
     let (from, to) = (crate::long_path::wide(from), crate::long_path::wide(to));
     // SAFETY: both are NUL-terminated UTF-16 strings that outlive the call.

@@ -23,10 +23,12 @@ use crate::owner_only;
 use crate::previews::{PreviewCache, DATA_FOLDER_BOUND_BYTES};
 
 pub mod folder;
+mod parts;
 pub mod s3;
 mod staging;
 
 pub use folder::{BlobHold, BlobStore};
+pub use parts::UploadParts;
 pub use s3::{ObjectBlobs, StagedObject};
 pub use staging::StagedBlob;
 

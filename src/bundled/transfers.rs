@@ -3,39 +3,49 @@
 //! link allows (`docs/API-transfers.md`).
 //!
 //! An upload is one participant's, for one target fixed when it begins (a
-//! check-out, an edit, an import's path). Its bytes wait in the data
-//! folder's `uploads/<id>/` (`meta.json`, the chunk list, and `data`, the
-//! chunks to send one after another), each chunk checked against its id as it
-//! comes and the whole file against its digest when a check-in (or a stage,
-//! an edit's commit, an import) uses it, which goes the usual way from there.
-//! It is removed once used, after a day, or when its check-out or edit
-//! closes. The server says it has a chunk only when a blob the caller may
-//! read holds it: a version or proposal of the very file the upload is for,
-//! or bytes staged for its check-out; an import is told of none. Never holds a
-//! file in memory: chunk lists, a few buffers and the spool's position only.
+//! check-out, an edit, an import's path). Its row (`store::uploads`) says
+//! what was declared and how far it has come, so every server of the store
+//! resumes it; its chunk list and the bytes that came are parts beside the
+//! blobs (`blobs::parts`), each part a run of whole chunks checked against
+//! their ids, counted only once it is written. The whole file is checked
+//! against its digest when a check-in (or a stage, an edit's commit, an
+//! import) uses it, which goes the usual way from there. It is removed once
+//! used, after a day, or when its check-out or edit closes. The server says
+//! it has a chunk only when a blob the caller may read holds it: a version
+//! or proposal of the very file the upload is for, or bytes staged for its
+//! check-out; an import is told of none.
+//!
+//! Never holds a file in memory, and holds chunk lists only within the room
+//! of [`room`]: taken as a list arrives, and for what is made from it.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+mod plan;
+mod room;
+mod turns;
+
 use std::pin::Pin;
-use std::sync::Arc;
+use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::time::Instant;
 
 use super::{in_place, off_thread, Bundled};
 use crate::backend::Upload;
-use crate::chunking::{self, Chunk, Chunked, LISTED_BYTES, MOST_LISTED};
+use crate::blobs::UploadParts;
+use crate::chunking::{self, Chunk, Chunked, AVG_CHUNK, LISTED_BYTES, MOST_LISTED};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::owner_only;
 use crate::rules;
-use crate::store::{Durability, EditState};
+use crate::store::{Durability, EditState, UploadRow};
+use plan::{ById, Found, Sources};
+use room::{Held, Room};
+use turns::{Turn, Turns};
 
 /// How long an unfinished upload is kept.
 const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
 /// Unfinished uploads one participant may have at once.
-const MOST_LIVE_EACH: usize = 32;
+const MOST_OPEN_EACH: u64 = 32;
 /// How many of the file's newest versions, and of its proposals, offer
 /// their chunks.
 const KNOWN_VERSIONS: usize = 8;
@@ -46,628 +56,400 @@ const KNOWN_PROPOSALS: usize = 8;
 const USED_KEPT: chrono::Duration = chrono::Duration::minutes(10);
 /// How often unfinished uploads are looked over.
 const SWEEP_UPLOADS_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+/// Parts no row names are removed once this old: a begin writes its list
+/// before its row, an append its part before counting it.
+const ORPHAN_PARTS_AFTER: Duration = Duration::from_secs(3600);
+/// A chunk list arrives within this, plus a second for each [`LIST_RATE`]
+/// bytes it may be: a list trickled in is dropped, whatever its rate.
+const LIST_GRACE: Duration = Duration::from_secs(20);
+const LIST_RATE: u64 = 256 << 10;
+/// A list is read in frames of this many bytes, whole entries each.
+const FRAME: usize = LISTED_BYTES * 1820;
+/// The longest `Idempotency-Key` a begin may send.
+const MOST_KEY: usize = 128;
+/// The part holding an upload's chunk list.
+const LIST_PART: &str = "chunks";
 
-/// The unfinished uploads of a data folder.
+/// The unfinished uploads of a server: where their parts are, the room
+/// their chunk lists take in memory, and whose turn it is at each.
 pub(super) struct Uploads {
-    root: PathBuf,
-    live: std::sync::Mutex<HashMap<UploadId, Arc<Spool>>>,
-    /// What the chunk lists in memory may take (see [`Listed`]).
-    lists: Arc<tokio::sync::Semaphore>,
+    parts: UploadParts,
+    room: Room,
+    turns: Turns,
     last_swept: std::sync::Mutex<Option<Timestamp>>,
 }
 
-/// One upload: what was declared, fixed, and how far it has come. Its
-/// chunk list stays on disk but while a request needs it (see [`Listed`]).
-struct Spool {
-    meta: Meta,
-    dir: PathBuf,
-    at: tokio::sync::Mutex<At>,
-    /// When a request used it, if one did.
-    used_at: std::sync::Mutex<Option<Timestamp>>,
-}
-
-/// An upload's chunk list, read for a request that needs it: the chunks,
-/// and the chunks to send in order (their place in the list, and where
-/// their bytes start in `data`). A list may be tens of megabytes, so the
-/// lists in memory at once are bounded by [`LISTS_IN_MEMORY`].
-struct Listed {
-    chunks: Vec<Chunk>,
-    order: Vec<(u32, u64)>,
-    _budget: tokio::sync::OwnedSemaphorePermit,
-}
-
-/// The bytes of chunk lists that requests may hold in memory at once, in
-/// units of 64 KiB (each list counted twice its size on disk).
-const LISTS_IN_MEMORY: usize = (256 << 20) >> 16;
-/// How long a request waits for room for its chunk list before it is told
-/// to come back (503): lists held by slow requests never stall the rest.
-const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Room for a chunk list of `bytes` on disk, within [`LIST_WAIT`].
-async fn room_for_list(
-    budget: &Arc<tokio::sync::Semaphore>,
-    bytes: u64,
-) -> Result<tokio::sync::OwnedSemaphorePermit> {
-    let units = (2 * bytes)
-        .div_ceil(1 << 16)
-        .clamp(1, LISTS_IN_MEMORY as u64) as u32;
-    match tokio::time::timeout(LIST_WAIT, budget.clone().acquire_many_owned(units)).await {
-        Ok(Ok(permit)) => Ok(permit),
-        Ok(Err(_)) => Err(Error::Internal("the budget of chunk lists closed".into())),
-        Err(_) => Err(Error::Unavailable(
-            "the server is busy with other uploads' chunk lists: try again shortly".into(),
-        )),
-    }
-}
-
-/// How many bytes of `data` are the upload's, and whether the chunks in them
-/// were read back since this process found the spool.
-struct At {
-    offset: u64,
-    checked: bool,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Meta {
-    id: UploadId,
-    owner: Participant,
-    target: UploadFor,
-    size: u64,
-    digest: Digest,
-    send: Vec<(u64, u64)>,
-    length: u64,
-    expires_at: Timestamp,
-}
-
-/// Where a chunk's bytes are found when the upload is used.
-#[derive(Clone, PartialEq, Eq)]
-enum Source {
-    Spool,
-    Blob(Digest),
-}
-
-/// A run of the file's bytes from one source.
-struct Piece {
-    source: Source,
-    start: u64,
-    end: u64,
-}
-
 impl Uploads {
-    /// The uploads a previous process left in `root` (made if missing); a
-    /// spool that cannot be read is removed.
-    pub(super) fn open(root: PathBuf) -> Result<Self> {
-        owner_only::create_dir_all(&root)?;
-        let mut live = HashMap::new();
-        for entry in std::fs::read_dir(&root)? {
-            let dir = entry?.path();
-            match Spool::load(&dir) {
-                Ok(spool) => {
-                    live.insert(spool.meta.id, Arc::new(spool));
-                }
-                Err(e) => {
-                    tracing::warn!("an unreadable upload is removed ({}): {e}", dir.display());
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-            }
-        }
-        Ok(Self {
-            root,
-            live: std::sync::Mutex::new(live),
-            lists: Arc::new(tokio::sync::Semaphore::new(LISTS_IN_MEMORY)),
-            last_swept: Default::default(),
-        })
-    }
-
-    /// The upload `id`: one this process knows, or one another process
-    /// sharing the data folder began since (read from its spool).
-    fn get(&self, id: UploadId) -> Option<Arc<Spool>> {
-        if let Some(spool) = self.live.lock().expect("uploads").get(&id) {
-            return Some(spool.clone());
-        }
-        let spool = Arc::new(Spool::load(&self.root.join(id.to_string())).ok()?);
-        let mut live = self.live.lock().expect("uploads");
-        Some(live.entry(id).or_insert(spool).clone())
-    }
-
-    fn remove(&self, id: UploadId) {
-        let spool = self.live.lock().expect("uploads").remove(&id);
-        if let Some(spool) = spool {
-            if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
-                tracing::warn!("upload {id} stays on disk until the next start: {e}");
-            }
-        }
-    }
-}
-
-impl Listed {
-    /// The place in `order` of the chunk the byte `offset` falls in.
-    fn chunk_at(&self, offset: u64) -> usize {
-        self.order.partition_point(|&(_, start)| start <= offset) - 1
-    }
-
-    fn chunk(&self, k: usize) -> Chunk {
-        self.chunks[self.order[k].0 as usize]
-    }
-}
-
-impl Spool {
-    fn load(dir: &Path) -> Result<Self> {
-        let meta: Meta = serde_json::from_slice(&std::fs::read(dir.join("meta.json"))?)
-            .map_err(|e| Error::Internal(format!("meta.json: {e}")))?;
-        let listed = std::fs::metadata(dir.join("chunks"))?.len();
-        if listed % LISTED_BYTES as u64 != 0 || listed / LISTED_BYTES as u64 > MOST_LISTED {
-            return Err(Error::Internal("its chunk list is damaged".into()));
-        }
-        let offset = std::fs::metadata(dir.join("data"))?.len();
-        Ok(Self::new(meta, dir.to_owned(), offset, false))
-    }
-
-    fn new(meta: Meta, dir: PathBuf, offset: u64, checked: bool) -> Self {
+    pub(super) fn new(parts: UploadParts) -> Self {
         Self {
-            meta,
-            dir,
-            at: tokio::sync::Mutex::new(At { offset, checked }),
-            used_at: Default::default(),
+            parts,
+            room: Room::new(),
+            turns: Turns::default(),
+            last_swept: Default::default(),
         }
     }
+}
 
-    /// Reads the chunk list, once the budget for lists in memory allows.
-    async fn listed(self: &Arc<Self>, budget: &Arc<tokio::sync::Semaphore>) -> Result<Listed> {
-        let bytes = tokio::fs::metadata(self.dir.join("chunks")).await?.len();
-        let permit = room_for_list(budget, bytes).await?;
-        let spool = self.clone();
-        let list = off_thread(move || {
-            let bytes = std::fs::read(spool.dir.join("chunks"))?;
-            Chunked::decode_list(spool.meta.digest.clone(), Some(spool.meta.size), &bytes)
-                .map_err(|e| Error::Internal(format!("upload {}'s chunk list: {e}", spool.meta.id)))
-        })
-        .await?;
-        let mut order = Vec::new();
-        let mut start = 0u64;
-        for &(first, end) in &self.meta.send {
-            for index in first..end {
-                let chunk = list.chunks.get(index as usize).ok_or_else(|| {
-                    Error::Internal(format!(
-                        "upload {}'s list is shorter than its runs",
-                        self.meta.id
-                    ))
-                })?;
-                order.push((index as u32, start));
-                start += u64::from(chunk.size);
-            }
-        }
-        Ok(Listed {
-            chunks: list.chunks,
-            order,
-            _budget: permit,
-        })
+/// The part holding the bytes `start..stop` of an upload.
+fn piece_name(start: u64, stop: u64) -> String {
+    format!("{start}-{stop}")
+}
+
+/// How many checked bytes an append gathers before it writes them as a part:
+/// a folder's part is a synced file; an object store's, one request.
+fn piece_size(parts: &UploadParts) -> usize {
+    match parts {
+        UploadParts::Folder(_) => 512 << 10,
+        UploadParts::Objects(_) => 2 << 20,
     }
+}
 
-    fn state(&self, offset: u64) -> UploadState {
+/// Checks a begin's `Idempotency-Key`: 1 to 128 visible ASCII characters.
+pub fn check_upload_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > MOST_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::Invalid(format!(
+            "an Idempotency-Key is 1 to {MOST_KEY} visible ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
+/// An upload's chunks to send, in order, with where each starts in its
+/// bytes: what an append checks the bytes against.
+struct ToSend {
+    chunks: Vec<Chunk>,
+    starts: Vec<u64>,
+    _room: Held,
+}
+
+impl ToSend {
+    /// The place of the chunk the byte `offset` falls in.
+    fn chunk_at(&self, offset: u64) -> usize {
+        self.starts.partition_point(|&start| start <= offset) - 1
+    }
+}
+
+impl UploadRow {
+    fn state(&self) -> UploadState {
         UploadState {
-            id: self.meta.id,
-            size: self.meta.size,
-            digest: self.meta.digest.clone(),
-            send: self.meta.send.clone(),
-            length: self.meta.length,
-            offset,
-            expires_at: self.meta.expires_at,
+            id: self.id,
+            size: self.size,
+            digest: self.digest.clone(),
+            send: self.send.clone(),
+            length: self.length,
+            offset: self.reached,
+            expires_at: self.expires_at,
         }
     }
 
-    fn used_at(&self) -> Option<Timestamp> {
-        *self.used_at.lock().expect("used_at")
+    fn list_bytes(&self) -> u64 {
+        self.list_len() * LISTED_BYTES as u64
     }
 
-    fn data(&self) -> PathBuf {
-        self.dir.join("data")
-    }
-
-    /// After a restart, reads back the bytes kept: every whole chunk must be
-    /// its id (a power cut may have left the last writes unsaved); the first
-    /// that is not, and all after it, are dropped. Blocking.
-    fn check_kept(&self, listed: &Listed, at: &mut At) -> Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.data())?;
-        let mut good = 0u64;
-        let mut buf = vec![0u8; chunking::MAX_CHUNK as usize];
-        for k in 0..listed.order.len() {
-            let chunk = listed.chunk(k);
-            let end = good + u64::from(chunk.size);
-            if end > at.offset {
-                break; // a part of a chunk, unchecked: sent again
-            }
-            let bytes = &mut buf[..chunk.size as usize];
-            std::io::Read::read_exact(&mut file, bytes)?;
-            if blake3::hash(bytes) != chunk.id {
-                break;
-            }
-            good = end;
-        }
-        if good < at.offset {
-            file.set_len(good)?;
-            file.sync_all()?;
-        }
-        at.offset = good;
-        at.checked = true;
-        Ok(())
-    }
-
-    /// Appends the body's bytes at `at.offset`, each chunk checked as it
-    /// completes; what came is kept (and made durable) whatever ends the body.
-    async fn append(
-        &self,
-        listed: &Listed,
-        at: &mut At,
-        body: &mut (impl AsyncRead + Unpin),
-    ) -> Result<()> {
-        let mut file = tokio::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.data())
-            .await?;
-        if listed.order.is_empty() {
-            // Nothing to send: the server had every chunk.
-            let mut byte = [0u8; 1];
-            return match body.read(&mut byte).await {
-                Ok(0) => Ok(()),
-                _ => Err(Error::Invalid(
-                    "the upload takes no bytes: the server has them all".into(),
-                )),
-            };
-        }
-        let mut k = listed.chunk_at(at.offset.min(self.meta.length.saturating_sub(1)));
-        let mut hasher = blake3::Hasher::new();
-        // The part of the current chunk that came before, hashed again.
-        let chunk_start = listed.order.get(k).map_or(at.offset, |&(_, s)| s);
-        if chunk_start < at.offset {
-            let mut part = vec![0u8; (at.offset - chunk_start) as usize];
-            file.seek(std::io::SeekFrom::Start(chunk_start)).await?;
-            file.read_exact(&mut part).await?;
-            hasher.update(&part);
-        }
-        file.seek(std::io::SeekFrom::Start(at.offset)).await?;
-        let mut buf = vec![0u8; 1 << 20];
-        let outcome: Result<()> = async {
-            loop {
-                // Up to a buffer at a time, so the file takes few writes;
-                // what came before a cut is kept like the rest.
-                let mut filled = 0;
-                let mut stopped = None;
-                while filled < buf.len() {
-                    match body.read(&mut buf[filled..]).await {
-                        Ok(0) => break,
-                        Ok(n) => filled += n,
-                        Err(e) => {
-                            stopped = Some(Error::BadRequest(format!(
-                                "the body stopped at byte {}: {e}",
-                                at.offset + filled as u64
-                            )));
-                            break;
-                        }
-                    }
-                }
-                let room = (self.meta.length - at.offset) as usize;
-                let piece = &buf[..filled.min(room)];
-                // Written first, then checked chunk by chunk: a chunk that is
-                // not its id is cut off again, with all after it.
-                if let Err(e) = file.write_all(piece).await {
-                    file.set_len(at.offset).await?;
-                    return Err(e.into());
-                }
-                let mut rest = piece;
-                while !rest.is_empty() {
-                    let (index, start) = listed.order[k];
-                    let chunk = listed.chunk(k);
-                    let end = start + u64::from(chunk.size);
-                    let take = ((end - at.offset) as usize).min(rest.len());
-                    hasher.update(&rest[..take]);
-                    at.offset += take as u64;
-                    rest = &rest[take..];
-                    if at.offset == end {
-                        if hasher.finalize() != chunk.id {
-                            file.set_len(start).await?;
-                            at.offset = start;
-                            return Err(Error::ChunkMismatch {
-                                index: u64::from(index),
-                                offset: start,
-                            });
-                        }
-                        hasher = blake3::Hasher::new();
-                        k += 1;
-                    }
-                }
-                if filled > room {
-                    return Err(Error::Invalid(format!(
-                        "the body goes past the upload's {} bytes",
-                        self.meta.length
-                    )));
-                }
-                if let Some(stopped) = stopped {
-                    return Err(stopped);
-                }
-                if filled < buf.len() {
-                    return Ok(());
-                }
-            }
-        }
-        .await;
-        file.sync_all().await?;
-        outcome
-    }
-
-    /// The file's bytes, chunk by chunk, as runs from the spool or from the
-    /// blobs that `known` says hold them.
-    fn pieces(&self, listed: &Listed, known: &Known) -> Result<Vec<Piece>> {
-        let sent: HashMap<blake3::Hash, u64> = listed
-            .order
-            .iter()
-            .map(|&(index, start)| (listed.chunks[index as usize].id, start))
-            .collect();
-        let mut pieces: Vec<Piece> = Vec::new();
-        for chunk in &listed.chunks {
-            let (source, start) = match (sent.get(&chunk.id), known.get(&chunk.id)) {
-                (Some(&start), _) => (Source::Spool, start),
-                (None, Some((digest, start, size))) if *size == chunk.size => {
-                    (Source::Blob(digest.clone()), *start)
-                }
-                // Pushed out of what it may use since it began (newer
-                // versions, a new stage): the client begins again.
-                _ => {
-                    return Err(Error::NotFound(format!(
-                    "no upload {}: chunks it counted on are no longer the file's; begin a new one",
-                    self.meta.id
-                )))
-                }
-            };
-            let end = start + u64::from(chunk.size);
-            match pieces.last_mut() {
-                Some(last) if last.source == source && last.end == start => last.end = end,
-                _ => pieces.push(Piece { source, start, end }),
-            }
-        }
-        Ok(pieces)
+    /// How many chunks the list has: the end of the last run at least, and
+    /// exactly what the list part holds (its size is checked as it is read).
+    fn list_len(&self) -> u64 {
+        self.send.last().map_or(0, |run| run.1)
     }
 }
-
-/// The runs of places in `chunks` whose ids `known` lacks, each id once.
-/// Refuses a list that names one chunk id with two sizes, or a chunk the
-/// server has with another size than it has: its bytes could not be its id.
-fn to_send(chunks: &[Chunk], known: &Known) -> Result<Vec<(u64, u64)>> {
-    let mut seen: HashMap<blake3::Hash, u32> = HashMap::new();
-    let mut runs: Vec<(u64, u64)> = Vec::new();
-    for (i, chunk) in chunks.iter().enumerate() {
-        let size = known.get(&chunk.id).map(|k| k.2);
-        let size = size.or_else(|| seen.get(&chunk.id).copied());
-        if size.is_some_and(|size| size != chunk.size) {
-            return Err(Error::Invalid(format!(
-                "chunk {i} is {} bytes, but its id is of {} bytes",
-                chunk.size,
-                size.unwrap_or_default()
-            )));
-        }
-        let i = i as u64;
-        if known.contains_key(&chunk.id) || seen.insert(chunk.id, chunk.size).is_some() {
-            continue;
-        }
-        match runs.last_mut() {
-            Some(run) if run.1 == i => run.1 = i + 1,
-            _ => runs.push((i, i + 1)),
-        }
-    }
-    Ok(runs)
-}
-
-/// Each chunk the caller may be told the server has: the blob, the offset
-/// and the size of a copy of it.
-type Known = HashMap<blake3::Hash, (Digest, u64, u32)>;
 
 impl Bundled {
     /// Begins a resumable upload of a file of `size` bytes and `digest`
     /// for `target`, whose chunk list `list` reads (`chunking`'s kept form).
     /// The answer says which chunks to send: those no blob the caller may
-    /// read for this file has.
+    /// read for this file has. With `key` (its `Idempotency-Key`), a begin
+    /// sent again answers the upload the first one began.
     pub async fn begin_upload(
         &self,
         target: UploadFor,
         size: u64,
         digest: Digest,
+        key: Option<String>,
         list: &mut (impl AsyncRead + Unpin + Send),
     ) -> Result<UploadState> {
         let limit = self.shared.options.max_upload;
         if size > limit {
             return Err(Error::TooLarge { limit });
         }
-        let most = chunking::most_chunks(size);
-        let mut bytes = Vec::new();
-        let cap = most.min(MOST_LISTED) * LISTED_BYTES as u64;
-        let _budget = room_for_list(&self.shared.uploads.lists, cap).await?;
-        list.take(cap + 1)
-            .read_to_end(&mut bytes)
-            .await
-            .map_err(|e| Error::BadRequest(format!("the chunk list did not arrive: {e}")))?;
-        if bytes.len() as u64 > cap {
+        if let Some(key) = &key {
+            check_upload_key(key)?;
+            let (me, wanted) = (self.participant.clone(), key.clone());
+            let begun = self
+                .read(move |tx, _, _| tx.upload_by_key(&me, &wanted))
+                .await?;
+            if let Some(begun) = begun {
+                return same_begin(&begun, &target, size, &digest);
+            }
+        }
+        let most = chunking::most_chunks(size).min(MOST_LISTED);
+        let cap = most * LISTED_BYTES as u64;
+        let room = &self.shared.uploads.room;
+        let mut held = room.none(&self.participant);
+        // Each byte that came is also decoded: room for both as it comes.
+        let frames = receive_list(room, &mut held, list, cap).await?;
+        if frames.iter().map(|f| f.len() as u64).sum::<u64>() > cap {
             return Err(Error::Invalid(format!(
-                "the chunk list is longer than {} entries: more than a file of {size} bytes \
+                "the chunk list is longer than {most} entries: more than a file of {size} bytes \
                  has{}",
-                cap / LISTED_BYTES as u64,
-                if most > MOST_LISTED {
+                if chunking::most_chunks(size) > MOST_LISTED {
                     "; send a file this large in one request"
                 } else {
                     ""
                 }
             )));
         }
-        let list = Chunked::decode_list(digest.clone(), Some(size), &bytes)?;
-        drop(bytes);
-        let known = self.known_chunks(&target, true).await?;
-        let mine = {
-            let live = self.shared.uploads.live.lock().expect("uploads");
-            live.values()
-                .filter(|s| s.meta.owner == self.participant && s.used_at().is_none())
-                .count()
+        let chunks = decode_frames(&frames)?;
+        let list = Chunked {
+            digest: digest.clone(),
+            size,
+            chunks,
         };
-        if mine >= MOST_LIVE_EACH {
-            return Err(Error::TooMany(format!(
-                "you have {mine} unfinished uploads: finish or cancel one first"
-            )));
+        list.check()?;
+        let chunks = list.chunks;
+        let n = chunks.len();
+        room.grow(
+            &mut held,
+            ById::bytes(n) + n as u64,
+            Instant::now() + room::ROOM_WAIT,
+        )
+        .await?;
+        let by_id = ById::new(&chunks);
+        let mut known = vec![false; n];
+        for (blob, blob_size, make) in self.known_blobs(&target, true).await? {
+            let kept = self.kept_list_bytes(&blob, blob_size, make).await?;
+            if let Some((kept, _room)) = kept {
+                plan::mark_known(&chunks, &by_id, &kept, &mut known)?;
+            }
         }
-        let send = to_send(&list.chunks, &known)?;
+        let send = plan::to_send(&chunks, &by_id, &known)?;
         let length = send
             .iter()
             .flat_map(|&(first, end)| first..end)
-            .map(|i| u64::from(list.chunks[i as usize].size))
+            .map(|i| u64::from(chunks[i as usize].size))
             .sum();
-        let id = UploadId::new();
-        let meta = Meta {
-            id,
+        // The runs' last end must be the list's length: `list_len` says so.
+        let send = with_list_end(send, n as u64);
+        drop((chunks, by_id, known));
+        let now = self.clock().now();
+        let row = UploadRow {
+            id: UploadId::new(),
             owner: self.participant.clone(),
+            client_key: key,
             target,
             size,
             digest,
             send,
             length,
-            expires_at: self.clock().now() + UPLOAD_KEPT,
+            reached: 0,
+            writer: 0,
+            created_at: now,
+            expires_at: now + UPLOAD_KEPT,
+            used_at: None,
         };
-        let dir = self.shared.uploads.root.join(id.to_string());
-        let kept = list.encode_list();
-        let written = {
-            let (dir, meta_json) = (
-                dir.clone(),
-                serde_json::to_vec(&meta).map_err(|e| Error::Internal(e.to_string()))?,
-            );
-            off_thread(move || {
-                owner_only::create_dir_all(&dir)?;
-                for (name, bytes) in [
-                    ("chunks", &kept[..]),
-                    ("data", &[][..]),
-                    ("meta.json", &meta_json[..]),
-                ] {
-                    let mut file = std::fs::File::create(dir.join(name))?;
-                    std::io::Write::write_all(&mut file, bytes)?;
-                    file.sync_all()?;
-                }
-                Ok(())
+        let parts = &self.shared.uploads.parts;
+        parts.put(row.id, LIST_PART, frames).await?;
+        drop(held);
+        let inserted = {
+            let (shared, row, now) = (self.shared.clone(), row.clone(), now);
+            in_place(move || {
+                shared.store.write(Durability::Normal, |tx| {
+                    tx.lock_uploads_of(&row.owner)?;
+                    if let Some(key) = &row.client_key {
+                        if let Some(begun) = tx.upload_by_key(&row.owner, key)? {
+                            return Ok(Err(begun));
+                        }
+                    }
+                    let open = tx.open_uploads_of(&row.owner, now)?;
+                    if open >= MOST_OPEN_EACH {
+                        return Err(Error::TooMany(format!(
+                            "you have {open} unfinished uploads: finish or cancel one first"
+                        )));
+                    }
+                    tx.insert_upload(&row)?;
+                    Ok(Ok(()))
+                })
             })
             .await
         };
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(e);
+        match inserted {
+            Ok(Ok(())) => Ok(row.state()),
+            Ok(Err(begun)) => {
+                // The same key's begin, on another request meanwhile.
+                let _ = parts.remove(row.id).await;
+                same_begin(&begun, &row.target, row.size, &row.digest)
+            }
+            Err(e) => {
+                let _ = parts.remove(row.id).await;
+                Err(e)
+            }
         }
-        let spool = Arc::new(Spool::new(meta, dir, 0, true));
-        let state = spool.state(0);
-        self.shared
-            .uploads
-            .live
-            .lock()
-            .expect("uploads")
-            .insert(id, spool);
-        Ok(state)
     }
 
-    /// An upload of the caller's and how far it has come.
+    /// An upload of the caller's and how far it has come. An append of it
+    /// still running here stops first (keeping what it checked): a client
+    /// asks this when it resumes.
     pub async fn upload_state(&self, id: UploadId) -> Result<UploadState> {
-        let spool = self.own_upload(id)?;
-        let mut at = spool.at.lock().await;
-        if !at.checked {
-            let listed = self.listed(&spool).await?;
-            self.check_kept(&spool, &mut at, listed).await?;
-        }
-        Ok(spool.state(at.offset))
+        self.own_upload(id).await?;
+        let _turn = self.shared.uploads.turns.take(id).await;
+        Ok(self.own_upload(id).await?.state())
     }
 
     /// What [`Bundled::append_upload`] checks before it reads a byte: the
-    /// upload is the caller's, its target open, and `offset` where it is.
-    pub async fn may_append(&self, id: UploadId, offset: u64) -> Result<()> {
-        let spool = self.own_upload(id)?;
-        self.target_open(&spool.meta.target).await?;
-        let at = spool.at.lock().await;
-        if at.checked && offset != at.offset {
-            return Err(Error::WrongOffset { offset: at.offset });
-        }
-        Ok(())
+    /// upload is the caller's and its target open.
+    pub async fn may_append(&self, id: UploadId) -> Result<()> {
+        let row = self.own_upload(id).await?;
+        self.target_open(&row.target).await
     }
 
     /// Appends `body` to an upload at `offset`, which must be where it is.
-    /// Refused once its check-out or edit closed (and then removed).
+    /// Supersedes any append of it still running (here or on another
+    /// server). Refused once its check-out or edit closed (and then removed).
     pub async fn append_upload(
         &self,
         id: UploadId,
         offset: u64,
         mut body: impl AsyncRead + Unpin + Send,
     ) -> Result<UploadState> {
-        let spool = self.own_upload(id)?;
-        if let Err(e) = self.target_open(&spool.meta.target).await {
+        let row = self.own_upload(id).await?;
+        if let Err(e) = self.target_open(&row.target).await {
             if matches!(e, Error::CheckoutClosed(_) | Error::NotFound(_)) {
-                self.shared.uploads.remove(id);
+                self.remove_upload(id).await?;
             }
             return Err(e);
         }
-        let mut at = spool.at.lock().await;
-        let listed = self.listed(&spool).await?;
-        let listed = self.check_kept(&spool, &mut at, listed).await?;
-        if offset != at.offset {
-            return Err(Error::WrongOffset { offset: at.offset });
+        let turn = self.shared.uploads.turns.take(id).await;
+        let shared = self.shared.clone();
+        let row = in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.next_upload_writer(id))
+        })
+        .await?
+        .ok_or_else(|| no_upload(id))?;
+        if offset != row.reached {
+            return Err(Error::WrongOffset {
+                offset: row.reached,
+            });
         }
-        spool.append(&listed, &mut at, &mut body).await?;
-        Ok(spool.state(at.offset))
+        if row.reached == row.length {
+            // Nothing to send (the server had every chunk, or all came).
+            let mut byte = [0u8; 1];
+            return match body.read(&mut byte).await {
+                Ok(0) => Ok(row.state()),
+                _ => Err(Error::Invalid(format!(
+                    "the body goes past the upload's {} bytes",
+                    row.length
+                ))),
+            };
+        }
+        let to_send = self.to_send(&row).await?;
+        let mut appending = Appending {
+            me: self,
+            row,
+            turn: &turn,
+            piece: Vec::new(),
+            gathered: 0,
+            partial: Vec::new(),
+            cut_to: None,
+        };
+        let outcome = appending.run(&to_send, &mut body).await;
+        // What came is kept, whatever ended the body.
+        let kept = appending.finish().await;
+        let row = appending.row;
+        match (outcome, kept) {
+            (Ok(()), Ok(())) => Ok(row.state()),
+            (Err(e), _) | (Ok(()), Err(e)) => Err(e),
+        }
     }
 
     /// Removes an upload of the caller's.
     pub async fn cancel_upload(&self, id: UploadId) -> Result<()> {
-        self.own_upload(id)?;
-        self.shared.uploads.remove(id);
-        Ok(())
+        self.own_upload(id).await?;
+        // An append still running here ends first, so it writes no part after.
+        let _turn = self.shared.uploads.turns.take(id).await;
+        self.remove_upload(id).await
     }
 
     /// A whole upload's bytes for `target` (which must be the one it was
-    /// begun for), read from its spool and the blobs that hold its other
+    /// begun for), read from its parts and the blobs that hold its other
     /// chunks, with its declared digest: the check-in (or stage, commit,
     /// import) that takes them checks the whole file as it reads. Call
     /// [`Bundled::upload_used`] once that succeeded.
     pub async fn finished_upload(&self, id: UploadId, target: &UploadFor) -> Result<Upload> {
-        let spool = self.own_upload(id)?;
-        if spool.meta.target != *target {
+        let row = self.own_upload(id).await?;
+        if row.target != *target {
             return Err(Error::Invalid(format!(
                 "upload {id} was begun for something else: begin one for this"
             )));
         }
-        let listed = {
-            let mut at = spool.at.lock().await;
-            let listed = self.listed(&spool).await?;
-            let listed = self.check_kept(&spool, &mut at, listed).await?;
-            if at.offset < spool.meta.length {
-                return Err(Error::UploadIncomplete {
-                    offset: at.offset,
-                    length: spool.meta.length,
-                });
-            }
-            listed
-        };
+        if row.reached < row.length {
+            return Err(Error::UploadIncomplete {
+                offset: row.reached,
+                length: row.length,
+            });
+        }
+        let n = row.list_len() as usize;
+        let room = &self.shared.uploads.room;
+        let held = room
+            .take(
+                &self.participant,
+                2 * row.list_bytes() + ById::bytes(n) + Sources::bytes(n),
+            )
+            .await?;
+        let chunks = self.read_list(&row).await?;
+        let by_id = ById::new(&chunks);
+        let mut sources = Sources::sent(&chunks, &by_id, &row.send);
         // A closed check-out is left to the write's rules: a retry of a
         // check-in whose answer was lost is answered as the first was.
-        let known = self.known_chunks(target, false).await?;
-        let pieces = spool.pieces(&listed, &known)?;
-        drop(listed);
-        let blobs = self.shared.blobs.clone();
-        let data = spool.data();
-        let stream = futures_util::stream::iter(pieces)
-            .then(move |piece| {
-                let (blobs, data) = (blobs.clone(), data.clone());
+        let mut blobs = Vec::new();
+        for (blob, blob_size, make) in self.known_blobs(target, false).await? {
+            if sources.complete() {
+                break;
+            }
+            if let Some((kept, _room)) = self.kept_list_bytes(&blob, blob_size, make).await? {
+                sources.look_in(&chunks, &by_id, blobs.len() as u8, &kept);
+                blobs.push(blob);
+            }
+        }
+        if !sources.complete() {
+            // Pushed out of what it may use since it began (newer
+            // versions, a new stage): the client begins again.
+            return Err(no_upload_any_more(id));
+        }
+        let runs = sources.runs(&chunks);
+        drop((chunks, by_id, sources, held));
+        let shared = self.shared.clone();
+        let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
+        let pieces = held_in(&pieces, row.reached);
+        let (store_blobs, parts) = (self.shared.blobs.clone(), self.shared.uploads.parts.clone());
+        let stream = futures_util::stream::iter(runs)
+            .flat_map(move |(found, start, end)| {
+                let reads: Vec<(Option<Digest>, String, u64, u64)> = match found {
+                    Found::Blob(k) => {
+                        vec![(Some(blobs[k as usize].clone()), String::new(), start, end)]
+                    }
+                    // A run of the upload's own bytes, part by part.
+                    _ => pieces
+                        .iter()
+                        .filter(|(from, to, _)| *from < end && *to > start)
+                        .map(|(from, to, name)| {
+                            (
+                                None,
+                                name.clone(),
+                                start.max(*from) - from,
+                                end.min(*to) - from,
+                            )
+                        })
+                        .collect(),
+                };
+                futures_util::stream::iter(reads)
+            })
+            .then(move |(blob, part, start, end)| {
+                let (blobs, parts) = (store_blobs.clone(), parts.clone());
                 async move {
-                    let reader: Pin<Box<dyn AsyncRead + Send>> = match &piece.source {
-                        Source::Blob(digest) => {
-                            blobs.open_range(digest, piece.start..piece.end).await?
-                        }
-                        Source::Spool => {
-                            let mut file = tokio::fs::File::open(&data).await?;
-                            file.seek(std::io::SeekFrom::Start(piece.start)).await?;
-                            Box::pin(file.take(piece.end - piece.start))
-                        }
+                    let reader: Pin<Box<dyn AsyncRead + Send>> = match blob {
+                        Some(digest) => blobs.open_range(&digest, start..end).await?,
+                        None => parts.open(id, &part, start..end).await?,
                     };
                     Ok::<_, Error>(tokio_util::io::ReaderStream::with_capacity(reader, 1 << 20))
                 }
@@ -675,35 +457,45 @@ impl Bundled {
             .map_err(std::io::Error::other)
             .try_flatten();
         let reader = tokio_util::io::StreamReader::new(stream);
-        Ok(Upload::stream(reader).with_digest(spool.meta.digest.clone()))
+        Ok(Upload::stream(reader).with_digest(row.digest.clone()))
     }
 
     /// After the write that used an upload: its chunk list is kept for its
     /// blob (the next transfer of the file needs no new one), and it is
     /// removed in a few minutes (see [`USED_KEPT`]).
     pub async fn upload_used(&self, id: UploadId) {
-        let Some(spool) = self.shared.uploads.get(id) else {
+        let Ok(row) = self.own_upload(id).await else {
             return;
         };
-        let kept = match self.listed(&spool).await {
-            Ok(listed) => {
-                let list = Chunked {
-                    digest: spool.meta.digest.clone(),
-                    size: spool.meta.size,
-                    chunks: listed.chunks,
-                };
-                self.keep_chunk_list(&list).await
-            }
-            Err(e) => Err(e),
-        };
+        let kept = async {
+            let _room = self
+                .shared
+                .uploads
+                .room
+                .take(&self.participant, 2 * row.list_bytes())
+                .await?;
+            let bytes = self
+                .shared
+                .uploads
+                .parts
+                .read(id, LIST_PART, row.list_bytes())
+                .await?;
+            self.keep_chunk_list(&row.digest, bytes).await
+        }
+        .await;
         if let Err(e) = kept {
             tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
         }
-        spool
-            .used_at
-            .lock()
-            .expect("used_at")
-            .get_or_insert(self.clock().now());
+        let (shared, at) = (self.shared.clone(), self.clock().now());
+        let marked = in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.mark_upload_used(id, at))
+        })
+        .await;
+        if let Err(e) = marked {
+            tracing::warn!("upload {id} stays until it lapses: {e}");
+        }
     }
 
     /// The chunk list of a version of an artifact the caller may read (the
@@ -712,25 +504,51 @@ impl Bundled {
         let head = self
             .read(move |tx, me, _| rules::version_head(tx, me, id, version))
             .await?;
-        self.chunk_list(&head.digest, head.size).await
+        let _room = self
+            .shared
+            .uploads
+            .room
+            .take(&self.participant, list_bound(head.size))
+            .await?;
+        match self.kept_list_bytes(&head.digest, head.size, true).await? {
+            Some((kept, _)) => Chunked::decode_list(head.digest.clone(), Some(head.size), &kept)
+                .map_err(|e| {
+                    Error::Internal(format!("the kept chunk list of {}: {e}", head.digest))
+                }),
+            None => Err(Error::Invalid(format!(
+                "this version is too large for a chunk list (over {MOST_LISTED} chunks): \
+                 download it whole"
+            ))),
+        }
     }
 
-    /// A blob's kept chunk list, if one was made.
-    async fn kept_chunk_list(&self, digest: &Digest, size: u64) -> Result<Option<Chunked>> {
+    /// A blob's kept chunk list as kept, with the room it takes: the kept
+    /// one, or (when `make`) made now from its bytes and kept. `None` when
+    /// none is kept and it is not to be made, or the blob is too large for
+    /// a list.
+    async fn kept_list_bytes(
+        &self,
+        digest: &Digest,
+        size: u64,
+        make: bool,
+    ) -> Result<Option<(Vec<u8>, Held)>> {
+        if size == 0 || size > MOST_LISTED * u64::from(AVG_CHUNK) {
+            return Ok(None);
+        }
+        let room = self
+            .shared
+            .uploads
+            .room
+            .take(&self.participant, list_bound(size))
+            .await?;
         let shared = self.shared.clone();
         let wanted = digest.clone();
         let kept = in_place(move || shared.store.read(|tx| tx.chunk_list(&wanted))).await?;
-        kept.map(|kept| {
-            Chunked::decode_list(digest.clone(), Some(size), &kept)
-                .map_err(|e| Error::Internal(format!("the kept chunk list of {digest}: {e}")))
-        })
-        .transpose()
-    }
-
-    /// A blob's chunk list: the kept one, or made now from its bytes and kept.
-    async fn chunk_list(&self, digest: &Digest, size: u64) -> Result<Chunked> {
-        if let Some(kept) = self.kept_chunk_list(digest, size).await? {
-            return Ok(kept);
+        if let Some(kept) = kept {
+            return Ok(Some((kept, room)));
+        }
+        if !make {
+            return Ok(None);
         }
         let local = self.shared.blobs.local_file(digest).await?;
         let path = local.path().to_owned();
@@ -744,13 +562,17 @@ impl Bundled {
                 list.digest
             )));
         }
-        self.keep_chunk_list(&list).await?;
-        Ok(list)
+        if list.chunks.len() as u64 > MOST_LISTED {
+            return Ok(None);
+        }
+        let kept = list.encode_list();
+        drop(list);
+        self.keep_chunk_list(digest, kept.clone()).await?;
+        Ok(Some((kept, room)))
     }
 
-    async fn keep_chunk_list(&self, list: &Chunked) -> Result<()> {
-        let shared = self.shared.clone();
-        let (digest, kept) = (list.digest.clone(), list.encode_list());
+    async fn keep_chunk_list(&self, digest: &Digest, kept: Vec<u8>) -> Result<()> {
+        let (shared, digest) = (self.shared.clone(), digest.clone());
         in_place(move || {
             shared
                 .store
@@ -759,11 +581,16 @@ impl Bundled {
         .await
     }
 
-    /// Every chunk the caller may be told the server has for `target`, with
-    /// the blob and offset that hold it: those of the file's newest versions
-    /// and proposals and of the check-out's staged bytes. Refuses a target
-    /// the caller may not write (or that closed) as its use would.
-    async fn known_chunks(&self, target: &UploadFor, refuse_closed: bool) -> Result<Known> {
+    /// The blobs whose chunks the caller may be told the server has for
+    /// `target`, each with its size and whether its list is made now if
+    /// none is kept: the file's newest versions and proposals and the
+    /// check-out's staged bytes. Refuses a target the caller may not write
+    /// (or that closed) as its use would.
+    async fn known_blobs(
+        &self,
+        target: &UploadFor,
+        refuse_closed: bool,
+    ) -> Result<Vec<(Digest, u64, bool)>> {
         let target = target.clone();
         let blobs = self
             .read(move |tx, me, _| {
@@ -813,26 +640,11 @@ impl Bundled {
                 Ok(blobs)
             })
             .await?;
-        let mut known = HashMap::new();
         let mut seen = std::collections::HashSet::new();
-        for (digest, size, make) in blobs {
-            if size == 0 || !seen.insert(digest.clone()) {
-                continue;
-            }
-            let list = match make {
-                true => self.chunk_list(&digest, size).await?,
-                false => match self.kept_chunk_list(&digest, size).await? {
-                    Some(list) => list,
-                    None => continue,
-                },
-            };
-            for (start, chunk) in list.offsets() {
-                known
-                    .entry(chunk.id)
-                    .or_insert_with(|| (digest.clone(), start, chunk.size));
-            }
-        }
-        Ok(known)
+        Ok(blobs
+            .into_iter()
+            .filter(|(digest, _, _)| seen.insert(digest.clone()))
+            .collect())
     }
 
     /// Refuses an upload's target that closed or that the caller may no
@@ -860,43 +672,93 @@ impl Bundled {
     }
 
     /// The caller's upload `id`; another's is as unknown as one that never was.
-    fn own_upload(&self, id: UploadId) -> Result<Arc<Spool>> {
-        self.shared
-            .uploads
-            .get(id)
-            .filter(|s| s.meta.owner == self.participant)
-            .ok_or_else(|| Error::NotFound(format!("no upload {id}: begin a new one")))
+    async fn own_upload(&self, id: UploadId) -> Result<UploadRow> {
+        self.read(move |tx, me, _| Ok(tx.upload(id)?.filter(|row| row.owner == *me)))
+            .await?
+            .ok_or_else(|| no_upload(id))
     }
 
-    /// [`Spool::check_kept`] if it was not yet, off the thread; the list back.
-    async fn check_kept(&self, spool: &Arc<Spool>, at: &mut At, listed: Listed) -> Result<Listed> {
-        if at.checked {
-            return Ok(listed);
-        }
-        let (spool, mut here) = (
-            spool.clone(),
-            At {
-                offset: at.offset,
-                checked: false,
-            },
-        );
-        let (here, listed) = off_thread(move || {
-            spool
-                .check_kept(&listed, &mut here)
-                .map(|()| (here, listed))
+    /// Removes an upload's row, then its parts.
+    async fn remove_upload(&self, id: UploadId) -> Result<()> {
+        let shared = self.shared.clone();
+        in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.delete_upload(id))
         })
         .await?;
-        *at = here;
-        Ok(listed)
+        self.shared.uploads.parts.remove(id).await
     }
 
-    /// The upload's chunk list, within the budget of lists in memory.
-    async fn listed(&self, spool: &Arc<Spool>) -> Result<Listed> {
-        spool.listed(&self.shared.uploads.lists).await
+    /// The bytes of an upload from `from` to where it is (a part of a chunk).
+    async fn upload_bytes(&self, row: &UploadRow, from: u64) -> Result<Vec<u8>> {
+        let (shared, id) = (self.shared.clone(), row.id);
+        let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
+        let mut bytes = Vec::with_capacity((row.reached - from) as usize);
+        for (start, end, name) in held_in(&pieces, row.reached) {
+            if end <= from {
+                continue;
+            }
+            let range = from.max(start) - start..end - start;
+            self.shared
+                .uploads
+                .parts
+                .open(id, &name, range)
+                .await?
+                .read_to_end(&mut bytes)
+                .await?;
+        }
+        if bytes.len() as u64 != row.reached - from {
+            return Err(Error::Internal(format!("upload {id}'s parts are short")));
+        }
+        Ok(bytes)
+    }
+
+    /// The upload's list, checked against its row.
+    async fn read_list(&self, row: &UploadRow) -> Result<Vec<Chunk>> {
+        let bytes = self
+            .shared
+            .uploads
+            .parts
+            .read(row.id, LIST_PART, row.list_bytes())
+            .await?;
+        Chunked::decode_list(row.digest.clone(), Some(row.size), &bytes)
+            .map(|list| list.chunks)
+            .map_err(|e| Error::Internal(format!("upload {}'s chunk list: {e}", row.id)))
+    }
+
+    /// The chunks an upload sends, in order, within the room for lists.
+    async fn to_send(&self, row: &UploadRow) -> Result<ToSend> {
+        let room = self
+            .shared
+            .uploads
+            .room
+            .take(&self.participant, 2 * row.list_bytes())
+            .await?;
+        let list = self.read_list(row).await?;
+        let mut chunks = Vec::new();
+        let mut starts = Vec::new();
+        let mut at = 0u64;
+        for &(first, end) in &row.send {
+            for place in first..end {
+                let chunk = *list.get(place as usize).ok_or_else(|| {
+                    Error::Internal(format!("upload {}'s list is shorter than its runs", row.id))
+                })?;
+                chunks.push(chunk);
+                starts.push(at);
+                at += u64::from(chunk.size);
+            }
+        }
+        Ok(ToSend {
+            chunks,
+            starts,
+            _room: room,
+        })
     }
 
     /// Removes the uploads that lapsed or whose check-out or edit closed;
-    /// at most once a minute (by the store's clock). Blocking.
+    /// at most once a minute (by the store's clock), and parts no upload
+    /// names. Blocking.
     pub(super) fn sweep_uploads(&self) -> Result<()> {
         let uploads = &self.shared.uploads;
         let now = self.clock().now();
@@ -907,36 +769,325 @@ impl Bundled {
             }
             *last = Some(now);
         }
-        let spools: Vec<Arc<Spool>> = uploads
-            .live
-            .lock()
-            .expect("uploads")
-            .values()
-            .cloned()
-            .collect();
-        for spool in spools {
-            let over = match spool.used_at() {
-                Some(used) => used + USED_KEPT <= now,
-                None => false,
-            } || spool.meta.expires_at <= now
-                || spool.used_at().is_none()
-                    && self.shared.store.read(|tx| {
-                        Ok(match &spool.meta.target {
-                            UploadFor::Import(_) => false,
-                            UploadFor::Checkout(id) => tx
-                                .checkout(*id)?
-                                .is_none_or(|row| row.checkout.state == CheckoutState::Closed),
-                            UploadFor::Edit(id) => {
-                                tx.edit(*id)?.is_none_or(|row| row.state != EditState::Open)
-                            }
-                        })
-                    })?;
-            if over {
-                uploads.remove(spool.meta.id);
+        let store = &self.shared.store;
+        let (mut over, open) = store.read(|tx| tx.uploads_to_look_over(now, now - USED_KEPT))?;
+        for (id, target) in open {
+            let closed = store.read(|tx| {
+                Ok(match &target {
+                    UploadFor::Import(_) => false,
+                    UploadFor::Checkout(c) => tx
+                        .checkout(*c)?
+                        .is_none_or(|row| row.checkout.state == CheckoutState::Closed),
+                    UploadFor::Edit(e) => {
+                        tx.edit(*e)?.is_none_or(|row| row.state != EditState::Open)
+                    }
+                })
+            })?;
+            if closed {
+                over.push(id);
+            }
+        }
+        for &id in &over {
+            store.write(Durability::Normal, |tx| tx.delete_upload(id))?;
+            uploads.parts.remove_blocking(id)?;
+        }
+        // Parts no row names: a begin or a server that died midway.
+        for (id, age) in uploads.parts.uploads()? {
+            if age >= ORPHAN_PARTS_AFTER && !store.read(|tx| tx.upload_exists(id))? {
+                uploads.parts.remove_blocking(id)?;
             }
         }
         Ok(())
     }
+}
+
+/// One append's work: the bytes that came gathered into a part, written
+/// and counted every [`piece_size`] bytes of whole checked chunks and when
+/// the request ends (then with the part of a chunk that came, which the
+/// next append checks as the chunk completes).
+struct Appending<'a> {
+    me: &'a Bundled,
+    row: UploadRow,
+    turn: &'a Turn,
+    /// Whole checked chunks' bytes from `row.reached`, not yet written.
+    piece: Vec<Bytes>,
+    gathered: usize,
+    /// The bytes after those of the chunk under way, not yet checked.
+    partial: Vec<u8>,
+    /// Where the upload goes back to: a chunk begun by an earlier request
+    /// turned out not to be its id.
+    cut_to: Option<u64>,
+}
+
+impl Appending<'_> {
+    /// Reads the body and checks each chunk as it completes, until the body
+    /// ends, breaks or goes wrong, or a newer request supersedes this one.
+    async fn run(&mut self, to_send: &ToSend, body: &mut (impl AsyncRead + Unpin)) -> Result<()> {
+        let piece_size = piece_size(&self.me.shared.uploads.parts);
+        let length = self.row.length;
+        let mut k = to_send.chunk_at(self.row.reached);
+        let mut hasher = blake3::Hasher::new();
+        // The part of the chunk under way that came before, hashed again.
+        let chunk_start = to_send.starts[k];
+        if chunk_start < self.row.reached {
+            hasher.update(&self.me.upload_bytes(&self.row, chunk_start).await?);
+        }
+        let mut buf = vec![0u8; 256 << 10];
+        loop {
+            let read = tokio::select! {
+                biased;
+                () = self.turn.until_superseded() => return Ok(()),
+                read = body.read(&mut buf) => read,
+            };
+            let at = |me: &Appending| me.row.reached + (me.gathered + me.partial.len()) as u64;
+            let n = match read {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) => {
+                    return Err(Error::BadRequest(format!(
+                        "the body stopped at byte {}: {e}",
+                        at(self)
+                    )))
+                }
+            };
+            let mut rest = &buf[..n];
+            while !rest.is_empty() {
+                if at(self) == length {
+                    return Err(Error::Invalid(format!(
+                        "the body goes past the upload's {length} bytes"
+                    )));
+                }
+                let (expected, start) = (to_send.chunks[k], to_send.starts[k]);
+                let end = start + u64::from(expected.size);
+                let take = ((end - at(self)) as usize).min(rest.len());
+                hasher.update(&rest[..take]);
+                self.partial.extend_from_slice(&rest[..take]);
+                rest = &rest[take..];
+                if at(self) < end {
+                    continue;
+                }
+                if std::mem::take(&mut hasher).finalize() != expected.id {
+                    // Dropped, with all after it: the upload goes back to its start.
+                    self.partial.clear();
+                    if start < self.row.reached {
+                        self.cut_to = Some(start);
+                    }
+                    let index = self.row.send.iter().flat_map(|&(f, e)| f..e).nth(k);
+                    return Err(Error::ChunkMismatch {
+                        index: index.unwrap_or_default(),
+                        offset: start,
+                    });
+                }
+                self.gathered += self.partial.len();
+                self.piece
+                    .push(Bytes::from(std::mem::take(&mut self.partial)));
+                k += 1;
+                if self.gathered >= piece_size {
+                    self.write_piece().await?;
+                }
+            }
+        }
+    }
+
+    /// Keeps what came: the checked chunks and the part of one under way,
+    /// or goes back to where a chunk that was not its id began.
+    async fn finish(&mut self) -> Result<()> {
+        if let Some(to) = self.cut_to {
+            let (shared, id, writer) = (self.me.shared.clone(), self.row.id, self.row.writer);
+            let cut = in_place(move || {
+                shared
+                    .store
+                    .write(Durability::Normal, |tx| tx.cut_upload(id, writer, to))
+            })
+            .await?;
+            if cut {
+                self.row.reached = to;
+            }
+            return Ok(());
+        }
+        if !self.partial.is_empty() {
+            self.gathered += self.partial.len();
+            self.piece
+                .push(Bytes::from(std::mem::take(&mut self.partial)));
+        }
+        self.write_piece().await
+    }
+
+    /// Writes the bytes gathered as a part and counts it, if this request
+    /// still has the upload's turn.
+    async fn write_piece(&mut self) -> Result<()> {
+        if self.gathered == 0 {
+            return Ok(());
+        }
+        let (id, writer) = (self.row.id, self.row.writer);
+        let (from, to) = (self.row.reached, self.row.reached + self.gathered as u64);
+        let piece = std::mem::take(&mut self.piece);
+        self.gathered = 0;
+        self.me
+            .shared
+            .uploads
+            .parts
+            .put(id, &piece_name(from, to), piece)
+            .await?;
+        let shared = self.me.shared.clone();
+        let counted = in_place(move || {
+            shared.store.write(Durability::Normal, |tx| {
+                if tx.add_upload_piece(id, writer, from, to)? {
+                    return Ok(None);
+                }
+                Ok(Some(tx.upload(id)?))
+            })
+        })
+        .await?;
+        match counted {
+            None => {
+                self.row.reached = to;
+                Ok(())
+            }
+            // Another server's request took the upload over meanwhile.
+            Some(Some(now)) => Err(Error::WrongOffset {
+                offset: now.reached,
+            }),
+            // Removed meanwhile: what was just written goes too.
+            Some(None) => {
+                let _ = self.me.shared.uploads.parts.remove(id).await;
+                Err(no_upload(id))
+            }
+        }
+    }
+}
+
+/// The parts of an upload that hold its bytes up to `reached`, each as
+/// `(start, end, name)`: a part's bytes count up to where the next begins
+/// (a part written again after a chunk that was not its id starts earlier
+/// than the one it replaces ends).
+fn held_in(pieces: &[(u64, u64)], reached: u64) -> Vec<(u64, u64, String)> {
+    pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &(start, stop))| {
+            let next = pieces.get(i + 1).map_or(u64::MAX, |p| p.0);
+            let end = stop.min(next).min(reached);
+            (start < end).then(|| (start, end, piece_name(start, stop)))
+        })
+        .collect()
+}
+
+/// Reads a chunk list of at most `cap` bytes (one more, to tell a longer
+/// one) in frames of whole entries, taking room for each (and for its
+/// decoding) as it comes; refused if it does not arrive within
+/// [`LIST_GRACE`] and a second for each [`LIST_RATE`] bytes of `cap`.
+async fn receive_list(
+    room: &Room,
+    held: &mut Held,
+    list: &mut (impl AsyncRead + Unpin + Send),
+    cap: u64,
+) -> Result<Vec<Bytes>> {
+    let within = LIST_GRACE + Duration::from_secs(cap / LIST_RATE);
+    let deadline = Instant::now() + within;
+    let mut frames = Vec::new();
+    let mut taken = 0u64;
+    let mut body = list.take(cap + 1);
+    let received = tokio::time::timeout_at(deadline, async {
+        loop {
+            room.grow(held, 2 * FRAME as u64, Instant::now() + room::ROOM_WAIT)
+                .await?;
+            let mut frame = vec![0u8; FRAME];
+            let mut filled = 0;
+            while filled < FRAME {
+                match body.read(&mut frame[filled..]).await {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) => {
+                        return Err(Error::BadRequest(format!(
+                            "the chunk list did not arrive: {e}"
+                        )))
+                    }
+                }
+            }
+            frame.truncate(filled);
+            taken += filled as u64;
+            if filled > 0 {
+                frames.push(Bytes::from(frame));
+            }
+            if filled < FRAME || taken > cap {
+                return Ok(());
+            }
+        }
+    })
+    .await;
+    match received {
+        Ok(done) => done.map(|()| frames),
+        Err(_) => Err(Error::BadRequest(format!(
+            "the chunk list did not arrive within {} s: send it faster",
+            within.as_secs()
+        ))),
+    }
+}
+
+/// The chunks of a list read in frames of whole entries.
+fn decode_frames(frames: &[Bytes]) -> Result<Vec<Chunk>> {
+    let bytes: usize = frames.iter().map(|f| f.len()).sum();
+    if !bytes.is_multiple_of(LISTED_BYTES) {
+        return Err(Error::Invalid(format!(
+            "a chunk list is {bytes} bytes: each chunk takes {LISTED_BYTES} (its BLAKE3, then \
+             its size as 4 bytes, little-endian)"
+        )));
+    }
+    let mut chunks = Vec::with_capacity(bytes / LISTED_BYTES);
+    for frame in frames {
+        for entry in frame.chunks_exact(LISTED_BYTES) {
+            let id: [u8; 32] = entry[..32].try_into().expect("32 bytes");
+            let size = u32::from_le_bytes(entry[32..].try_into().expect("4 bytes"));
+            chunks.push(Chunk {
+                id: blake3::Hash::from_bytes(id),
+                size,
+            });
+        }
+    }
+    Ok(chunks)
+}
+
+/// The most a kept list of a blob of `size` bytes may take.
+fn list_bound(size: u64) -> u64 {
+    chunking::most_chunks(size).min(MOST_LISTED) * LISTED_BYTES as u64
+}
+
+/// `send` with an empty run at the list's end when its last run ends
+/// earlier, so the runs say how long the list is.
+fn with_list_end(mut send: Vec<(u64, u64)>, len: u64) -> Vec<(u64, u64)> {
+    if send.last().map_or(0, |run| run.1) < len {
+        send.push((len, len));
+    }
+    send
+}
+
+/// The answer to a begin whose `Idempotency-Key` began `begun` before: that
+/// upload, if it is of the same file for the same target.
+fn same_begin(
+    begun: &UploadRow,
+    target: &UploadFor,
+    size: u64,
+    digest: &Digest,
+) -> Result<UploadState> {
+    if begun.target != *target || begun.size != size || begun.digest != *digest {
+        return Err(Error::Invalid(
+            "this Idempotency-Key began an upload of another file or for another target: \
+             use a new key for each upload"
+                .into(),
+        ));
+    }
+    Ok(begun.state())
+}
+
+fn no_upload(id: UploadId) -> Error {
+    Error::NotFound(format!("no upload {id}: begin a new one"))
+}
+
+fn no_upload_any_more(id: UploadId) -> Error {
+    Error::NotFound(format!(
+        "no upload {id}: chunks it counted on are no longer the file's; begin a new one"
+    ))
 }
 
 fn closed_checkout(id: CheckoutId) -> Error {

@@ -27,7 +27,7 @@ use crate::backend::{check_cancel, Notes, Progress, TransferNote, Upload};
 use crate::chunking::{self, Chunk, Chunked};
 use crate::error::{Error, Result};
 use crate::model::{check_message, UploadFor, UploadState};
-use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER, OFFSET_HEADER, UPLOAD_HEADER};
+use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, MESSAGE_HEADER, OFFSET_HEADER, UPLOAD_HEADER};
 
 /// Files smaller than this go in one request: a few round trips more would
 /// cost more than resuming saves.
@@ -342,7 +342,12 @@ impl Remote {
         let mut link = Link::new(notes);
         let mut restarts = 0;
         loop {
-            let begun = link.retry(|| self.begin_upload(&target, &chunked)).await;
+            // One key for every try of this begin: a begin whose answer was
+            // lost, sent again, begins nothing new.
+            let key = uuid::Uuid::new_v4().to_string();
+            let begun = link
+                .retry(|| self.begin_upload(&target, &chunked, &key))
+                .await;
             let mut state = match begun {
                 Ok(state) => state,
                 // A check-out that closed meanwhile (a server that committed
@@ -478,7 +483,12 @@ impl Remote {
         Ok(())
     }
 
-    async fn begin_upload(&self, target: &UploadFor, chunked: &Chunked) -> Result<UploadState> {
+    async fn begin_upload(
+        &self,
+        target: &UploadFor,
+        chunked: &Chunked,
+        key: &str,
+    ) -> Result<UploadState> {
         let aim = match target {
             UploadFor::Checkout(id) => format!("checkout={id}"),
             UploadFor::Edit(id) => format!("edit={id}"),
@@ -487,10 +497,11 @@ impl Remote {
         let path = format!("/v1/uploads?{aim}&size={}", chunked.size);
         let list = Bytes::from(chunked.encode_list());
         let response = self
-            .send(Resend::IfUnsent, |base| {
+            .send(Resend::Safe, |base| {
                 Ok(self
                     .request(base, Method::POST, &path)
                     .header(DIGEST_HEADER, chunked.digest.as_str())
+                    .header(IDEMPOTENCY_KEY, key)
                     .header(
                         reqwest::header::CONTENT_TYPE,
                         "application/vnd.leasedesk.chunks",

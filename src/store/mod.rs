@@ -8,6 +8,7 @@ mod listing;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
+mod uploads;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -19,6 +20,7 @@ use crate::model::*;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use uploads::{UploadRow, UploadRows};
 
 /// Rows in an SQLite file or in PostgreSQL.
 pub enum Store {
@@ -395,7 +397,7 @@ pub struct FolderRow {
     pub files: u64,
 }
 
-pub trait Transaction: StudioRows {
+pub trait Transaction: StudioRows + UploadRows {
     /// The time of this transaction, read once: `clock`'s if it is a manual
     /// (test) clock, else the store's own. SQLite's is the backend's clock
     /// read after the write lock is taken, so times follow commit order;

@@ -44,6 +44,7 @@ use crate::model::Digest;
 use crate::previews::PreviewStore;
 
 mod multipart;
+mod parts;
 
 use multipart::{read_part, Multipart, PART};
 

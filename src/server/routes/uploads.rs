@@ -23,7 +23,7 @@ use crate::backend::Upload;
 use crate::bundled::Bundled;
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::wire::{DIGEST_HEADER, OFFSET_HEADER};
+use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, OFFSET_HEADER};
 
 /// The largest window (2^23 bytes) a zstd body may ask for.
 const ZSTD_WINDOW_LOG: u32 = 23;
@@ -93,8 +93,16 @@ pub(in crate::server) async fn begin_upload(
             )))
         }
     };
+    let key = match headers.get(IDEMPOTENCY_KEY) {
+        Some(key) => Some(
+            key.to_str()
+                .map_err(|_| Error::Invalid("an Idempotency-Key is visible ASCII".into()))?
+                .to_owned(),
+        ),
+        None => None,
+    };
     let mut list = body_reader(request.into_body());
-    let begun = me.begin_upload(target, size, digest, &mut list).await;
+    let begun = me.begin_upload(target, size, digest, key, &mut list).await;
     if begun.is_err() {
         // The rest of a list refused, read and dropped (up to a bound), so
         // that the client, still sending, reads the refusal.
@@ -145,8 +153,8 @@ pub(in crate::server) async fn append_upload(
             Ok(Json(appended?))
         }
         Some("zstd") => {
-            // Nothing is decoded for a stranger's upload or a wrong offset.
-            me.may_append(upload, offset).await?;
+            // Nothing is decoded for a stranger's upload or a closed one.
+            me.may_append(upload).await?;
             // Decoded on a blocking thread into a pipe the append reads: what
             // decodes before a cut is kept, like any body's bytes. A frame
             // may not ask for a window of more than 8 MiB.

@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0012_open_invites.sql"),
     include_str!("../migrations/0013_checkout_devices.sql"),
     include_str!("../pg_migrations/0008_failed_redeems.sql"),
+    include_str!("../migrations/0015_uploads.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

@@ -50,6 +50,7 @@ mod notices;
 mod studio;
 mod transaction;
 pub(super) mod tx;
+mod uploads;
 mod writer;
 
 use std::future::Future;

@@ -39,6 +39,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
         None,
     ),
     (include_str!("../migrations/0014_failed_redeems.sql"), None),
+    (include_str!("../migrations/0015_uploads.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

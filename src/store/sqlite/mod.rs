@@ -8,6 +8,7 @@ mod connect;
 mod migrate;
 mod studio;
 mod transaction;
+mod uploads;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
