@@ -46,6 +46,7 @@ mod proposals;
 mod races;
 mod requests;
 mod restarts;
+mod resumes;
 mod seeing;
 mod studio;
 #[cfg(target_os = "linux")]

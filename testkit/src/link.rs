@@ -1,7 +1,8 @@
 //! A link between a client and a server that a test or a bench controls: a
 //! TCP proxy on 127.0.0.1:0 that counts the bytes each way, can shape them
 //! (a rate each way and a one-way delay, as a slow home link has), and cuts
-//! every connection through it on demand or once so many bytes went up.
+//! every connection through it on demand or once so many bytes went up, or
+//! leaves them half open (the client's side closed, the server's silent).
 //! While it is down it takes connections and drops them at once.
 
 use std::net::SocketAddr;
@@ -46,6 +47,10 @@ struct Shared {
     down: AtomicU64,
     /// Bumped to cut every connection open now.
     cuts: tokio::sync::watch::Sender<u64>,
+    /// Bumped to leave every connection open now half open.
+    half_cuts: tokio::sync::watch::Sender<u64>,
+    /// The server's sides of the connections left half open: kept, silent.
+    half_open: Mutex<Vec<TcpStream>>,
     /// Cut everything once this many bytes went up in all.
     cut_at_up: Mutex<Option<u64>>,
     is_down: AtomicBool,
@@ -67,6 +72,8 @@ impl Link {
             up: AtomicU64::new(0),
             down: AtomicU64::new(0),
             cuts: tokio::sync::watch::channel(0).0,
+            half_cuts: tokio::sync::watch::channel(0).0,
+            half_open: Mutex::new(Vec::new()),
             cut_at_up: Mutex::new(None),
             is_down: AtomicBool::new(false),
             up_free: Mutex::new(Instant::now()),
@@ -116,6 +123,13 @@ impl Link {
         self.shared.cuts.send_modify(|n| *n += 1);
     }
 
+    /// Leaves every connection open now half open, as a dead client or a
+    /// dropped NAT mapping does: the client's side is closed, while the
+    /// server's stays open and hears nothing more, not even a close.
+    pub fn half_open_now(&self) {
+        self.shared.half_cuts.send_modify(|n| *n += 1);
+    }
+
     /// Cuts every connection once `bytes` in all have gone up (once).
     pub fn cut_when_up(&self, bytes: u64) {
         *self.shared.cut_at_up.lock().unwrap() = Some(bytes);
@@ -134,6 +148,7 @@ impl Drop for Link {
     fn drop(&mut self) {
         self.accepting.abort();
         self.cut_now();
+        self.shared.half_open.lock().unwrap().clear();
     }
 }
 
@@ -144,24 +159,124 @@ async fn carry(client: TcpStream, shared: Arc<Shared>) {
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let mut cuts = shared.cuts.subscribe();
+    let (mut cuts, mut half_cuts) = (shared.cuts.subscribe(), shared.half_cuts.subscribe());
+    // The server's side is lent to the pipes, so that a half-open cut keeps
+    // it whole: its halves would close it when dropped.
+    let server = std::sync::Arc::new(server);
     let (from_client, to_client) = client.into_split();
-    let (from_server, to_server) = server.into_split();
-    let up = pipe(from_client, to_server, shared.clone(), true);
-    let down = pipe(from_server, to_client, shared.clone(), false);
-    tokio::select! {
-        _ = async { tokio::join!(up, down) } => {}
-        _ = cuts.changed() => {}
+    let up = pipe(from_client, &*server, shared.clone(), true);
+    let down = pipe(&*server, to_client, shared.clone(), false);
+    let half_open = tokio::select! {
+        _ = async { tokio::join!(up, down) } => false,
+        _ = cuts.changed() => false,
+        _ = half_cuts.changed() => true,
+    };
+    if half_open {
+        if let Ok(server) = std::sync::Arc::try_unwrap(server) {
+            shared.half_open.lock().unwrap().push(server);
+        }
+    }
+}
+
+/// A side of a connection a pipe reads or writes: an owned half, or a
+/// stream lent to both pipes.
+trait Side: Send {
+    fn read_some<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<usize>> + Send + 'a>>;
+    fn write_whole<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>;
+    fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>;
+}
+
+impl Side for tokio::net::tcp::OwnedReadHalf {
+    fn read_some<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<usize>> + Send + 'a>>
+    {
+        Box::pin(self.read(buf))
+    }
+    fn write_whole<'a>(
+        &'a mut self,
+        _: &'a [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
+    {
+        Box::pin(async { Err(std::io::ErrorKind::Unsupported.into()) })
+    }
+    fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async {})
+    }
+}
+
+impl Side for tokio::net::tcp::OwnedWriteHalf {
+    fn read_some<'a>(
+        &'a mut self,
+        _: &'a mut [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<usize>> + Send + 'a>>
+    {
+        Box::pin(async { Err(std::io::ErrorKind::Unsupported.into()) })
+    }
+    fn write_whole<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
+    {
+        Box::pin(self.write_all(bytes))
+    }
+    fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async {
+            let _ = self.shutdown().await;
+        })
+    }
+}
+
+impl Side for &TcpStream {
+    fn read_some<'a>(
+        &'a mut self,
+        buf: &'a mut [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<usize>> + Send + 'a>>
+    {
+        let stream: &TcpStream = self;
+        Box::pin(async move {
+            loop {
+                stream.readable().await?;
+                match stream.try_read(buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    read => return read,
+                }
+            }
+        })
+    }
+    fn write_whole<'a>(
+        &'a mut self,
+        mut bytes: &'a [u8],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
+    {
+        let stream: &TcpStream = self;
+        Box::pin(async move {
+            while !bytes.is_empty() {
+                stream.writable().await?;
+                match stream.try_write(bytes) {
+                    Ok(n) => bytes = &bytes[n..],
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        })
+    }
+    fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        let _ = socket2::SockRef::from(*self).shutdown(std::net::Shutdown::Write);
+        Box::pin(async {})
     }
 }
 
 /// One direction: read, wait for the wire (rate) and the delay, write.
-async fn pipe(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    shared: Arc<Shared>,
-    upward: bool,
-) {
+async fn pipe(mut from: impl Side, mut to: impl Side, shared: Arc<Shared>, upward: bool) {
     let (rate, free, counted) = if upward {
         (shared.shape.up_rate, &shared.up_free, &shared.up)
     } else {
@@ -173,16 +288,16 @@ async fn pipe(
     let writer = async move {
         while let Some((at, piece)) = arriving.recv().await {
             tokio::time::sleep_until(at.into()).await;
-            if to.write_all(&piece).await.is_err() {
+            if to.write_whole(&piece).await.is_err() {
                 return;
             }
         }
-        let _ = to.shutdown().await;
+        to.close().await;
     };
     let reader = async {
         let mut buf = vec![0u8; 16 << 10];
         loop {
-            let n = match from.read(&mut buf).await {
+            let n = match from.read_some(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
