@@ -163,7 +163,7 @@ impl Bundled {
             changed,
             write_turn: tokio::sync::Semaphore::new(1),
             previews,
-            uploads: transfers::Uploads::new(parts),
+            uploads: transfers::Uploads::new(parts, dir.join("arriving")),
             queued_writes: Default::default(),
             known_tokens: Default::default(),
             database_file,

@@ -219,7 +219,9 @@ async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
     db.execute_batch(
-        "DROP TABLE failed_redeems;
+        "DROP TABLE upload_pieces;
+         DROP TABLE uploads;
+         DROP TABLE failed_redeems;
          ALTER TABLE checkouts DROP COLUMN device_name;
          ALTER TABLE checkouts DROP COLUMN device_id;
          PRAGMA user_version = 12;",
@@ -251,7 +253,9 @@ async fn a_team_database_from_before_devices_opens_with_none_then_records_them()
     sql_at(
         dir.path(),
         location.database.as_deref(),
-        "DROP TABLE failed_redeems;
+        "DROP TABLE upload_pieces;
+         DROP TABLE uploads;
+         DROP TABLE failed_redeems;
          ALTER TABLE checkouts DROP COLUMN device_name;
          ALTER TABLE checkouts DROP COLUMN device_id;
          UPDATE leasedesk_schema SET version = 11;",

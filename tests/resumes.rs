@@ -147,8 +147,15 @@ async fn slow_begins_hold_up_nobody_else(store: Store) {
         .map(|i| {
             let (address, alice) = (address.clone(), alice.clone());
             tokio::spawn(async move {
-                trickled_begin(&address, &alice, &format!("slow{i}.psb"), LARGEST, total, 1536)
-                    .await
+                trickled_begin(
+                    &address,
+                    &alice,
+                    &format!("slow{i}.psb"),
+                    LARGEST,
+                    total,
+                    1536,
+                )
+                .await
             })
         })
         .collect();
@@ -162,10 +169,7 @@ async fn slow_begins_hold_up_nobody_else(store: Store) {
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let remote = Remote::new(&server.url, &bob).unwrap();
-    let a = remote
-        .import(&path("bob.psd"), bytes(b"v1"))
-        .await
-        .unwrap();
+    let a = remote.import(&path("bob.psd"), bytes(b"v1")).await.unwrap();
     let c = remote.check_out(a.id, checkout_request()).await.unwrap();
     let folder = tempfile::tempdir().unwrap();
     let file = folder.path().join("bob.psd");
@@ -184,7 +188,10 @@ async fn slow_begins_hold_up_nobody_else(store: Store) {
         "{refused}"
     );
     for begin in &slow {
-        assert!(!begin.is_finished(), "a slow list is still taken while it comes");
+        assert!(
+            !begin.is_finished(),
+            "a slow list is still taken while it comes"
+        );
     }
     for begin in slow {
         begin.abort();
@@ -203,7 +210,15 @@ async fn the_largest_begins_at_once_stay_within_the_bound(store: Store) {
     let server = store.cli.serve().spawn();
     let http = reqwest::Client::new();
     // The server at rest, having answered a begin.
-    let (status, _) = begin(&http, &server.url, &tokens[0], "warm.psd", 64 << 10, list_of_64k(1, 9)).await;
+    let (status, _) = begin(
+        &http,
+        &server.url,
+        &tokens[0],
+        "warm.psd",
+        64 << 10,
+        list_of_64k(1, 9),
+    )
+    .await;
     assert_eq!(status, 201);
     let at_rest = server.peak_memory().unwrap();
     let list = list_of_64k(LARGEST_CHUNKS, 1);
@@ -215,7 +230,16 @@ async fn the_largest_begins_at_once_stay_within_the_bound(store: Store) {
             tokio::spawn(async move {
                 let mut busy = 0;
                 loop {
-                    match begin(&http, &base, &token, &format!("big{i}.psb"), LARGEST, list.clone()).await {
+                    match begin(
+                        &http,
+                        &base,
+                        &token,
+                        &format!("big{i}.psb"),
+                        LARGEST,
+                        list.clone(),
+                    )
+                    .await
+                    {
                         (201, state) => return (state, busy),
                         (503, _) => busy += 1,
                         (status, body) => panic!("{status}: {body}"),
@@ -323,7 +347,10 @@ async fn an_upload_finishes_on_another_server_when_its_own_dies() {
     };
     let small = folder.path().join("v1");
     std::fs::write(&small, b"v1").unwrap();
-    assert!(cli(&["import", "big.psb", small.to_str().unwrap()]).status().unwrap().success());
+    assert!(cli(&["import", "big.psb", small.to_str().unwrap()])
+        .status()
+        .unwrap()
+        .success());
     assert!(cli(&["checkout", "big.psb"]).status().unwrap().success());
     let start = link_a.sent_up();
     let checkin = cli(&["checkin", "big.psb", file.to_str().unwrap()])
@@ -333,14 +360,20 @@ async fn an_upload_finishes_on_another_server_when_its_own_dies() {
     while link_a.sent_up() < start + 64 * MIB as u64 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    tokio::task::spawn_blocking(move || first.kill()).await.unwrap();
+    tokio::task::spawn_blocking(move || first.kill())
+        .await
+        .unwrap();
     let sent_to_a = link_a.sent_up() - start;
     drop(link_a);
     let status = tokio::task::spawn_blocking(move || checkin.wait_with_output())
         .await
         .unwrap()
         .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let sent = sent_to_a + link_b.sent_up();
     eprintln!(
         "128 MiB: {} MiB to A before it died, {} MiB to B",
@@ -379,7 +412,10 @@ async fn a_begin_sent_again_with_its_key_begins_nothing_new(f: Fixture) {
             let response = http
                 .post(url)
                 .bearer_auth(token)
-                .header("leasedesk-digest", format!("blake3:{}", blake3::hash(b"x").to_hex()))
+                .header(
+                    "leasedesk-digest",
+                    format!("blake3:{}", blake3::hash(b"x").to_hex()),
+                )
                 .header("idempotency-key", key)
                 .body(list)
                 .send()
@@ -400,7 +436,11 @@ async fn a_begin_sent_again_with_its_key_begins_nothing_new(f: Fixture) {
     let (status, other) = send("other.psd", "begin-2").await;
     assert_eq!(status, 201, "{other}");
     let (status, refused) = send("third.psd", "begin-1").await;
-    assert_eq!((status, &refused["error"]), (422, &"invalid".into()), "{refused}");
+    assert_eq!(
+        (status, &refused["error"]),
+        (422, &"invalid".into()),
+        "{refused}"
+    );
 }
 
 /// Begins at once beyond a participant's 32 unfinished uploads: exactly
@@ -411,7 +451,14 @@ async fn parallel_begins_take_exactly_thirty_two(f: Fixture) {
     let http = reqwest::Client::new();
     let list = list_of_64k(1, 3);
     let answers = futures_util::future::join_all((0..48).map(|i| {
-        begin(&http, &server.base, token, Box::leak(format!("many{i}.psd").into_boxed_str()), 65536, list.clone())
+        begin(
+            &http,
+            &server.base,
+            token,
+            Box::leak(format!("many{i}.psd").into_boxed_str()),
+            65536,
+            list.clone(),
+        )
     }))
     .await;
     let taken = answers.iter().filter(|(status, _)| *status == 201).count();

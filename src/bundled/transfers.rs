@@ -22,13 +22,15 @@ mod plan;
 mod room;
 mod turns;
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::time::Instant;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::{in_place, off_thread, Bundled};
 use crate::backend::Upload;
@@ -36,6 +38,7 @@ use crate::blobs::UploadParts;
 use crate::chunking::{self, Chunk, Chunked, AVG_CHUNK, LISTED_BYTES, MOST_LISTED};
 use crate::error::{Error, Result};
 use crate::model::*;
+use crate::owner_only;
 use crate::rules;
 use crate::store::{Durability, EditState, UploadRow};
 use plan::{ById, Found, Sources};
@@ -63,8 +66,10 @@ const ORPHAN_PARTS_AFTER: Duration = Duration::from_secs(3600);
 /// bytes it may be: a list trickled in is dropped, whatever its rate.
 const LIST_GRACE: Duration = Duration::from_secs(20);
 const LIST_RATE: u64 = 256 << 10;
-/// A list is read in frames of this many bytes, whole entries each.
-const FRAME: usize = LISTED_BYTES * 1820;
+/// How long a begin whose list came waits for room to read it.
+const LIST_ROOM_WAIT: Duration = Duration::from_secs(20);
+/// Lists one participant may be sending at once.
+const MOST_ARRIVING_EACH: usize = 8;
 /// The longest `Idempotency-Key` a begin may send.
 const MOST_KEY: usize = 128;
 /// The part holding an upload's chunk list.
@@ -74,15 +79,20 @@ const LIST_PART: &str = "chunks";
 /// their chunk lists take in memory, and whose turn it is at each.
 pub(super) struct Uploads {
     parts: UploadParts,
+    /// Where chunk lists wait as they arrive, and how many each sends.
+    spool: PathBuf,
+    arriving: std::sync::Mutex<HashMap<Participant, Arc<tokio::sync::Semaphore>>>,
     room: Room,
     turns: Turns,
     last_swept: std::sync::Mutex<Option<Timestamp>>,
 }
 
 impl Uploads {
-    pub(super) fn new(parts: UploadParts) -> Self {
+    pub(super) fn new(parts: UploadParts, spool: PathBuf) -> Self {
         Self {
             parts,
+            spool,
+            arriving: Default::default(),
             room: Room::new(),
             turns: Turns::default(),
             last_swept: Default::default(),
@@ -183,11 +193,9 @@ impl Bundled {
         }
         let most = chunking::most_chunks(size).min(MOST_LISTED);
         let cap = most * LISTED_BYTES as u64;
-        let room = &self.shared.uploads.room;
-        let mut held = room.none(&self.participant);
-        // Each byte that came is also decoded: room for both as it comes.
-        let frames = receive_list(room, &mut held, list, cap).await?;
-        if frames.iter().map(|f| f.len() as u64).sum::<u64>() > cap {
+        let uploads = &self.shared.uploads;
+        let arriving = uploads.receive_list(&self.participant, list, cap).await?;
+        if arriving.len > cap {
             return Err(Error::Invalid(format!(
                 "the chunk list is longer than {most} entries: more than a file of {size} bytes \
                  has{}",
@@ -198,26 +206,26 @@ impl Bundled {
                 }
             )));
         }
-        let chunks = decode_frames(&frames)?;
-        let list = Chunked {
-            digest: digest.clone(),
-            size,
-            chunks,
-        };
-        list.check()?;
-        let chunks = list.chunks;
-        let n = chunks.len();
-        room.grow(
-            &mut held,
-            ById::bytes(n) + n as u64,
-            Instant::now() + room::ROOM_WAIT,
-        )
-        .await?;
+        // Room, all at once now that the list's length is known, for it,
+        // what it decodes to, its index, and the lists of the blobs that
+        // may have its chunks (one at a time).
+        let n = (arriving.len / LISTED_BYTES as u64) as usize;
+        let blobs = self.known_blobs(&target, true).await?;
+        let held = uploads
+            .room
+            .take_within(
+                &self.participant,
+                2 * arriving.len + ById::bytes(n) + n as u64 + known_bound(&blobs),
+                LIST_ROOM_WAIT,
+            )
+            .await?;
+        let raw = tokio::fs::read(&arriving.path).await?;
+        drop(arriving);
+        let chunks = Chunked::decode_list(digest.clone(), Some(size), &raw)?.chunks;
         let by_id = ById::new(&chunks);
         let mut known = vec![false; n];
-        for (blob, blob_size, make) in self.known_blobs(&target, true).await? {
-            let kept = self.kept_list_bytes(&blob, blob_size, make).await?;
-            if let Some((kept, _room)) = kept {
+        for (blob, blob_size, make) in blobs {
+            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
                 plan::mark_known(&chunks, &by_id, &kept, &mut known)?;
             }
         }
@@ -247,7 +255,7 @@ impl Bundled {
             used_at: None,
         };
         let parts = &self.shared.uploads.parts;
-        parts.put(row.id, LIST_PART, frames).await?;
+        parts.put(row.id, LIST_PART, vec![Bytes::from(raw)]).await?;
         drop(held);
         let inserted = {
             let (shared, row, now) = (self.shared.clone(), row.clone(), now);
@@ -389,24 +397,27 @@ impl Bundled {
             });
         }
         let n = row.list_len() as usize;
-        let room = &self.shared.uploads.room;
-        let held = room
+        // A closed check-out is left to the write's rules: a retry of a
+        // check-in whose answer was lost is answered as the first was.
+        let known = self.known_blobs(target, false).await?;
+        let held = self
+            .shared
+            .uploads
+            .room
             .take(
                 &self.participant,
-                2 * row.list_bytes() + ById::bytes(n) + Sources::bytes(n),
+                2 * row.list_bytes() + ById::bytes(n) + Sources::bytes(n) + known_bound(&known),
             )
             .await?;
         let chunks = self.read_list(&row).await?;
         let by_id = ById::new(&chunks);
         let mut sources = Sources::sent(&chunks, &by_id, &row.send);
-        // A closed check-out is left to the write's rules: a retry of a
-        // check-in whose answer was lost is answered as the first was.
         let mut blobs = Vec::new();
-        for (blob, blob_size, make) in self.known_blobs(target, false).await? {
+        for (blob, blob_size, make) in known {
             if sources.complete() {
                 break;
             }
-            if let Some((kept, _room)) = self.kept_list_bytes(&blob, blob_size, make).await? {
+            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
                 sources.look_in(&chunks, &by_id, blobs.len() as u8, &kept);
                 blobs.push(blob);
             }
@@ -508,10 +519,10 @@ impl Bundled {
             .shared
             .uploads
             .room
-            .take(&self.participant, list_bound(head.size))
+            .take(&self.participant, 3 * list_bound(head.size))
             .await?;
         match self.kept_list_bytes(&head.digest, head.size, true).await? {
-            Some((kept, _)) => Chunked::decode_list(head.digest.clone(), Some(head.size), &kept)
+            Some(kept) => Chunked::decode_list(head.digest.clone(), Some(head.size), &kept)
                 .map_err(|e| {
                     Error::Internal(format!("the kept chunk list of {}: {e}", head.digest))
                 }),
@@ -522,30 +533,24 @@ impl Bundled {
         }
     }
 
-    /// A blob's kept chunk list as kept, with the room it takes: the kept
-    /// one, or (when `make`) made now from its bytes and kept. `None` when
-    /// none is kept and it is not to be made, or the blob is too large for
-    /// a list.
+    /// A blob's chunk list as kept: the kept one, or (when `make`) made now
+    /// from its bytes and kept. `None` when none is kept and it is not to be
+    /// made, or the blob is too large for a list. The caller holds the room
+    /// [`known_bound`] says.
     async fn kept_list_bytes(
         &self,
         digest: &Digest,
         size: u64,
         make: bool,
-    ) -> Result<Option<(Vec<u8>, Held)>> {
+    ) -> Result<Option<Vec<u8>>> {
         if size == 0 || size > MOST_LISTED * u64::from(AVG_CHUNK) {
             return Ok(None);
         }
-        let room = self
-            .shared
-            .uploads
-            .room
-            .take(&self.participant, list_bound(size))
-            .await?;
         let shared = self.shared.clone();
         let wanted = digest.clone();
         let kept = in_place(move || shared.store.read(|tx| tx.chunk_list(&wanted))).await?;
         if let Some(kept) = kept {
-            return Ok(Some((kept, room)));
+            return Ok(Some(kept));
         }
         if !make {
             return Ok(None);
@@ -568,7 +573,7 @@ impl Bundled {
         let kept = list.encode_list();
         drop(list);
         self.keep_chunk_list(digest, kept.clone()).await?;
-        Ok(Some((kept, room)))
+        Ok(Some(kept))
     }
 
     async fn keep_chunk_list(&self, digest: &Digest, kept: Vec<u8>) -> Result<()> {
@@ -797,6 +802,16 @@ impl Bundled {
                 uploads.parts.remove_blocking(id)?;
             }
         }
+        // Lists a killed process was receiving.
+        for entry in std::fs::read_dir(&uploads.spool).into_iter().flatten().flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|at| at.elapsed().unwrap_or_default() >= ORPHAN_PARTS_AFTER);
+            if old {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
         Ok(())
     }
 }
@@ -973,31 +988,63 @@ fn held_in(pieces: &[(u64, u64)], reached: u64) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
-/// Reads a chunk list of at most `cap` bytes (one more, to tell a longer
-/// one) in frames of whole entries, taking room for each (and for its
-/// decoding) as it comes; refused if it does not arrive within
-/// [`LIST_GRACE`] and a second for each [`LIST_RATE`] bytes of `cap`.
-async fn receive_list(
-    room: &Room,
-    held: &mut Held,
-    list: &mut (impl AsyncRead + Unpin + Send),
-    cap: u64,
-) -> Result<Vec<Bytes>> {
-    let within = LIST_GRACE + Duration::from_secs(cap / LIST_RATE);
-    let deadline = Instant::now() + within;
-    let mut frames = Vec::new();
-    let mut taken = 0u64;
-    let mut body = list.take(cap + 1);
-    let received = tokio::time::timeout_at(deadline, async {
-        loop {
-            room.grow(held, 2 * FRAME as u64, Instant::now() + room::ROOM_WAIT)
-                .await?;
-            let mut frame = vec![0u8; FRAME];
-            let mut filled = 0;
-            while filled < FRAME {
-                match body.read(&mut frame[filled..]).await {
-                    Ok(0) => break,
-                    Ok(n) => filled += n,
+/// A chunk list as it arrives, in a file of its own, removed when dropped:
+/// a list trickled in holds a file, and no memory.
+struct Arriving {
+    path: PathBuf,
+    len: u64,
+    _turn: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for Arriving {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Uploads {
+    /// Reads a chunk list of at most `cap` bytes (one more, to tell a
+    /// longer one) into a file; refused if it does not arrive within
+    /// [`LIST_GRACE`] and a second for each [`LIST_RATE`] bytes of `cap`.
+    async fn receive_list(
+        &self,
+        who: &Participant,
+        list: &mut (impl AsyncRead + Unpin + Send),
+        cap: u64,
+    ) -> Result<Arriving> {
+        let lane = self
+            .arriving
+            .lock()
+            .expect("arriving")
+            .entry(who.clone())
+            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(MOST_ARRIVING_EACH)))
+            .clone();
+        let turn = tokio::time::timeout(room::ROOM_WAIT, lane.acquire_owned())
+            .await
+            .map_err(|_| {
+                Error::Unavailable(format!(
+                    "you are sending {MOST_ARRIVING_EACH} chunk lists already: try again shortly"
+                ))
+            })?
+            .map_err(|_| Error::Internal("the lists arriving closed".into()))?;
+        let within = LIST_GRACE + Duration::from_secs(cap / LIST_RATE);
+        owner_only::create_dir_all(&self.spool)?;
+        let mut arriving = Arriving {
+            path: self.spool.join(format!("{}.list", UploadId::new())),
+            len: 0,
+            _turn: turn,
+        };
+        let mut file = tokio::fs::File::create(&arriving.path).await?;
+        let mut body = list.take(cap + 1);
+        let copied = tokio::time::timeout(within, async {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match body.read(&mut buf).await {
+                    Ok(0) => return Ok(()),
+                    Ok(n) => {
+                        file.write_all(&buf[..n]).await?;
+                        arriving.len += n as u64;
+                    }
                     Err(e) => {
                         return Err(Error::BadRequest(format!(
                             "the chunk list did not arrive: {e}"
@@ -1005,47 +1052,31 @@ async fn receive_list(
                     }
                 }
             }
-            frame.truncate(filled);
-            taken += filled as u64;
-            if filled > 0 {
-                frames.push(Bytes::from(frame));
-            }
-            if filled < FRAME || taken > cap {
-                return Ok(());
+        })
+        .await;
+        match copied {
+            Ok(done) => done?,
+            Err(_) => {
+                return Err(Error::BadRequest(format!(
+                    "the chunk list did not arrive within {} s: send it faster",
+                    within.as_secs()
+                )))
             }
         }
-    })
-    .await;
-    match received {
-        Ok(done) => done.map(|()| frames),
-        Err(_) => Err(Error::BadRequest(format!(
-            "the chunk list did not arrive within {} s: send it faster",
-            within.as_secs()
-        ))),
+        file.flush().await?;
+        Ok(arriving)
     }
 }
 
-/// The chunks of a list read in frames of whole entries.
-fn decode_frames(frames: &[Bytes]) -> Result<Vec<Chunk>> {
-    let bytes: usize = frames.iter().map(|f| f.len()).sum();
-    if !bytes.is_multiple_of(LISTED_BYTES) {
-        return Err(Error::Invalid(format!(
-            "a chunk list is {bytes} bytes: each chunk takes {LISTED_BYTES} (its BLAKE3, then \
-             its size as 4 bytes, little-endian)"
-        )));
-    }
-    let mut chunks = Vec::with_capacity(bytes / LISTED_BYTES);
-    for frame in frames {
-        for entry in frame.chunks_exact(LISTED_BYTES) {
-            let id: [u8; 32] = entry[..32].try_into().expect("32 bytes");
-            let size = u32::from_le_bytes(entry[32..].try_into().expect("4 bytes"));
-            chunks.push(Chunk {
-                id: blake3::Hash::from_bytes(id),
-                size,
-            });
-        }
-    }
-    Ok(chunks)
+/// The room that reading the lists of `blobs` one at a time takes: the
+/// largest, three times over if it is to be made (its chunks, its kept
+/// form, and the copy the store is given).
+fn known_bound(blobs: &[(Digest, u64, bool)]) -> u64 {
+    blobs
+        .iter()
+        .map(|&(_, size, make)| list_bound(size) * if make { 3 } else { 1 })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The most a kept list of a blob of `size` bytes may take.

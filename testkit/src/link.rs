@@ -203,8 +203,7 @@ impl Side for tokio::net::tcp::OwnedReadHalf {
     fn write_whole<'a>(
         &'a mut self,
         _: &'a [u8],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
-    {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>> {
         Box::pin(async { Err(std::io::ErrorKind::Unsupported.into()) })
     }
     fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
@@ -223,8 +222,7 @@ impl Side for tokio::net::tcp::OwnedWriteHalf {
     fn write_whole<'a>(
         &'a mut self,
         bytes: &'a [u8],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
-    {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>> {
         Box::pin(self.write_all(bytes))
     }
     fn close(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
@@ -254,8 +252,7 @@ impl Side for &TcpStream {
     fn write_whole<'a>(
         &'a mut self,
         mut bytes: &'a [u8],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>>
-    {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send + 'a>> {
         let stream: &TcpStream = self;
         Box::pin(async move {
             while !bytes.is_empty() {

@@ -1,9 +1,10 @@
 //! The room chunk lists may take in memory (a list is up to 37.7 MB): 256
-//! MiB in all, of which one participant may hold half. Room is taken as a
-//! list's bytes arrive and as what is made from them is made, never for
-//! what a request only declares, so a list trickled in holds what came and
-//! no more; and one participant's lists can hold up their own requests,
-//! never everyone's.
+//! MiB in all, of which one participant may hold three quarters. A request
+//! takes what it needs all at once, once it knows (a begin's list has
+//! arrived, into a file, by then), never for what a request only declares,
+//! and in turn: so a list trickled in holds none, no two requests each hold
+//! a part while waiting for the rest, and one participant's lists can hold
+//! up their own requests, never everyone's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,8 +20,9 @@ use crate::model::Participant;
 const UNIT: u64 = 64 << 10;
 /// All the room there is: 256 MiB.
 const ROOM: u32 = ((256 << 20) / UNIT) as u32;
-/// What one participant may hold of it.
-const SHARE: u32 = ROOM / 2;
+/// What one participant may hold of it: enough for the largest list and
+/// the list of the largest file it may match.
+const SHARE: u32 = ROOM / 4 * 3;
 /// How long a request waits for room before it is told to come back (503).
 pub(super) const ROOM_WAIT: Duration = Duration::from_secs(5);
 
@@ -102,9 +104,18 @@ impl Room {
 
     /// Room for `bytes` for `who`, within [`ROOM_WAIT`].
     pub(super) async fn take(&self, who: &Participant, bytes: u64) -> Result<Held> {
+        self.take_within(who, bytes, ROOM_WAIT).await
+    }
+
+    /// Room for `bytes` for `who`, all of it at once, within `wait`.
+    pub(super) async fn take_within(
+        &self,
+        who: &Participant,
+        bytes: u64,
+        wait: Duration,
+    ) -> Result<Held> {
         let mut held = self.none(who);
-        self.grow(&mut held, bytes, Instant::now() + ROOM_WAIT)
-            .await?;
+        self.grow(&mut held, bytes, Instant::now() + wait).await?;
         Ok(held)
     }
 
@@ -128,20 +139,20 @@ mod tests {
         );
         let soon = || Instant::now() + Duration::from_millis(50);
         let mut first = room.none(&alice);
-        room.grow(&mut first, 100 << 20, soon()).await.unwrap();
+        room.grow(&mut first, 150 << 20, soon()).await.unwrap();
         let mut second = room.none(&alice);
         // Past alice's share: she waits, then is told to come back.
-        match room.grow(&mut second, 40 << 20, soon()).await {
+        match room.grow(&mut second, 50 << 20, soon()).await {
             Err(Error::Unavailable(why)) => assert!(why.contains("your other"), "{why}"),
             other => panic!("{other:?}"),
         }
         // Bob is not held up by her.
         let mut bobs = room.none(&bob);
         room.grow(&mut bobs, 100 << 20, soon()).await.unwrap();
-        assert_eq!(room.held(), 200 << 20);
+        assert_eq!(room.held(), 250 << 20);
         drop(first);
-        room.grow(&mut second, 40 << 20, soon()).await.unwrap();
-        assert_eq!(room.held(), 180 << 20);
+        room.grow(&mut second, 50 << 20, soon()).await.unwrap();
+        assert_eq!(room.held(), 150 << 20);
         assert!(matches!(
             room.grow(&mut bobs, 200 << 20, soon()).await,
             Err(Error::TooLarge { .. })
