@@ -152,7 +152,7 @@ impl UploadParts {
         match self {
             UploadParts::Folder(root) => {
                 let mut found = Vec::new();
-                let entries = match std::fs::read_dir(&root) {
+                let entries = match std::fs::read_dir(root) {
                     Ok(entries) => entries,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(found),
                     Err(e) => return Err(e.into()),

@@ -803,7 +803,11 @@ impl Bundled {
             }
         }
         // Lists a killed process was receiving.
-        for entry in std::fs::read_dir(&uploads.spool).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(&uploads.spool)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let old = entry
                 .metadata()
                 .and_then(|m| m.modified())

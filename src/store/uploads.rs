@@ -27,6 +27,10 @@ pub struct UploadRow {
     pub used_at: Option<Timestamp>,
 }
 
+/// The uploads a sweep removes (lapsed, or used a while ago), and the
+/// unused others with their targets, to look at.
+pub type UploadsToLookOver = (Vec<UploadId>, Vec<(UploadId, UploadFor)>);
+
 pub trait UploadRows {
     /// Serializes the begins of `owner` until the transaction ends (so a
     /// count of their uploads and the insert after it are one step).
@@ -70,7 +74,7 @@ pub trait UploadRows {
         &self,
         now: Timestamp,
         used_before: Timestamp,
-    ) -> Result<(Vec<UploadId>, Vec<(UploadId, UploadFor)>)>;
+    ) -> Result<UploadsToLookOver>;
 
     /// Whether an upload `id` has a row (its parts may go when not).
     fn upload_exists(&self, id: UploadId) -> Result<bool>;

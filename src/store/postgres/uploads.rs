@@ -9,7 +9,9 @@ use super::tx::PgTx;
 use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::{self, millis};
-use crate::store::uploads::{upload_json, upload_row, UploadRow, UploadRows, UPLOAD_COLUMNS};
+use crate::store::uploads::{
+    upload_json, upload_row, UploadRow, UploadRows, UploadsToLookOver, UPLOAD_COLUMNS,
+};
 
 /// The advisory locks of uploads' owners are in a space of their own.
 const UPLOADS_LOCK_SPACE: i32 = 0x5550;
@@ -158,7 +160,7 @@ impl UploadRows for PgTx<'_> {
         &self,
         now: Timestamp,
         used_before: Timestamp,
-    ) -> Result<(Vec<UploadId>, Vec<(UploadId, UploadFor)>)> {
+    ) -> Result<UploadsToLookOver> {
         let over = self
             .query(
                 "SELECT id FROM uploads WHERE expires_at <= $1 OR used_at <= $2",

@@ -7,7 +7,9 @@ use super::transaction::SqliteTx;
 use crate::error::Result;
 use crate::model::*;
 use crate::store::rows::{self, millis};
-use crate::store::uploads::{upload_json, upload_row, UploadRow, UploadRows, UPLOAD_COLUMNS};
+use crate::store::uploads::{
+    upload_json, upload_row, UploadRow, UploadRows, UploadsToLookOver, UPLOAD_COLUMNS,
+};
 
 impl UploadRows for SqliteTx<'_> {
     fn lock_uploads_of(&self, _owner: &Participant) -> Result<()> {
@@ -132,7 +134,7 @@ impl UploadRows for SqliteTx<'_> {
         &self,
         now: Timestamp,
         used_before: Timestamp,
-    ) -> Result<(Vec<UploadId>, Vec<(UploadId, UploadFor)>)> {
+    ) -> Result<UploadsToLookOver> {
         let over = self.all(
             "SELECT id FROM uploads WHERE expires_at <= ?1 OR used_at <= ?2",
             params![millis(now), millis(used_before)],
