@@ -313,6 +313,51 @@ async fn a_half_open_append_gives_way_at_once(f: Fixture) {
     );
 }
 
+/// An append left half open on server A while its client goes on with
+/// server B (the link to A down): B takes the upload over from what A
+/// counted, and A's append, once it ends, counts nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_open_append_on_one_server_gives_way_to_another() {
+    let store = Store::folder();
+    let alice = store.cli.add_user("alice");
+    let (first, second) = (store.cli.serve().spawn(), store.cli.serve().spawn());
+    let to = |url: &str| url.trim_start_matches("http://").parse().unwrap();
+    let shape = Shape {
+        up_rate: Some(10_000_000),
+        ..Shape::default()
+    };
+    let link = Link::to(to(&first.url), shape).await;
+    let servers = format!("{},{}", link.url(), second.url);
+    let remote = Arc::new(Remote::new(&servers, &alice).unwrap());
+    let a = remote
+        .import(&path("both.psb"), bytes(b"v1"))
+        .await
+        .unwrap();
+    let c = remote.check_out(a.id, checkout_request()).await.unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("both.psb");
+    let data = noise(47, 50 * MIB);
+    std::fs::write(&file, &data).unwrap();
+    let start = link.sent_up();
+    let checkin = {
+        let (remote, file) = (remote.clone(), file.clone());
+        tokio::spawn(async move { remote.check_in(c.id, Upload::file(&file)).await })
+    };
+    while link.sent_up() < start + 25 * MIB as u64 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    link.half_open_now();
+    link.set_down(true);
+    let cut = Instant::now();
+    let done = checkin.await.unwrap().unwrap();
+    let after = cut.elapsed();
+    eprintln!("went on with the other server and finished {after:?} after a half-open cut");
+    assert!(matches!(done.result, Some(CheckinResult::Committed { .. })));
+    assert!(after < Duration::from_secs(30), "{after:?} after the cut");
+    let reader = Remote::new(&second.url, &alice).unwrap();
+    assert_eq!(read_content(&reader, a.id, None).await, data);
+}
+
 /// An upload begun on server A, which dies for good halfway, finishes on
 /// server B (the CLI's `--server A,B`): B resumes it from what A kept,
 /// and little more than the file goes up in all.

@@ -46,14 +46,10 @@ impl World {
         self.wait_text(css, what, |t| t == text).await
     }
 
-    /// As `wait_text`, answering the whole text that passed `test`.
+    /// As `wait_text`, answering the whole text that passed `test` (as it
+    /// was read then: the window may redraw the element right after).
     pub async fn text_when(&self, css: &str, what: &str, test: impl Fn(&str) -> bool) -> String {
-        let element = self.wait_text(css, what, test).await;
-        element
-            .prop("textContent")
-            .await
-            .unwrap()
-            .unwrap_or_default()
+        self.found(css, what, WAIT, test).await.1
     }
 
     /// Waits for an element matching `css` whose text passes `test`.
@@ -64,6 +60,18 @@ impl World {
         limit: Duration,
         test: impl Fn(&str) -> bool,
     ) -> fantoccini::elements::Element {
+        self.found(css, what, limit, test).await.0
+    }
+
+    /// Waits for an element matching `css` whose text passes `test`: the
+    /// element, and its whole text when it passed.
+    async fn found(
+        &self,
+        css: &str,
+        what: &str,
+        limit: Duration,
+        test: impl Fn(&str) -> bool,
+    ) -> (fantoccini::elements::Element, String) {
         let started = Instant::now();
         let mut seen = Vec::new();
         loop {
@@ -73,7 +81,7 @@ impl World {
                     for element in found {
                         // The DOM's text: WebKit's "visible text" reads some plain spans as empty.
                         match element.prop("textContent").await {
-                            Ok(Some(text)) if test(text.trim()) => return element,
+                            Ok(Some(text)) if test(text.trim()) => return (element, text),
                             Ok(text) => seen.push(text.unwrap_or_default()),
                             Err(e) => seen.push(format!("({e})")),
                         }
