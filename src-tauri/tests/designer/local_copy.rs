@@ -56,17 +56,20 @@ async fn tray_lists_and_extends_the_check_out(w: &World) {
     let ends = || async { w.lease_ends().await["brand/hero.png"] };
     let started = Instant::now();
     let (bus, items) = loop {
+        // Listed once checked out, then again once its copy is here (the
+        // copy decides between Check in and Download to edit).
         if let Some((bus, items)) = tray_menu() {
-            if items
+            let listed = items
                 .iter()
-                .any(|(_, label)| label.starts_with("hero.png — "))
-            {
+                .any(|(_, label)| label.starts_with("hero.png — "));
+            let copied = items.iter().any(|(_, label)| label == "Check in");
+            if listed && copied {
                 break (bus, items);
             }
         }
         assert!(
             started.elapsed() < Duration::from_secs(15),
-            "the tray never listed hero.png: {:?}",
+            "the tray never listed hero.png with its copy: {:?}",
             tray_menu()
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
