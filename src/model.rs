@@ -30,6 +30,7 @@ macro_rules! string_conversions {
 }
 
 mod changes;
+mod git;
 mod listing;
 mod names;
 mod objects;
@@ -39,6 +40,7 @@ mod studio;
 mod transfers;
 
 pub use changes::*;
+pub use git::*;
 pub use listing::*;
 pub use names::*;
 pub use objects::*;

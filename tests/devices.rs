@@ -219,7 +219,8 @@ async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
     db.execute_batch(
-        "DROP TABLE upload_pieces;
+        "DROP TABLE held_paths;
+         DROP TABLE upload_pieces;
          DROP TABLE uploads;
          DROP TABLE failed_redeems;
          ALTER TABLE checkouts DROP COLUMN device_name;
@@ -253,7 +254,8 @@ async fn a_team_database_from_before_devices_opens_with_none_then_records_them()
     sql_at(
         dir.path(),
         location.database.as_deref(),
-        "DROP TABLE upload_pieces;
+        "DROP TABLE held_paths;
+         DROP TABLE upload_pieces;
          DROP TABLE uploads;
          DROP TABLE failed_redeems;
          ALTER TABLE checkouts DROP COLUMN device_name;

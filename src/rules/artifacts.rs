@@ -35,6 +35,7 @@ pub fn import(
     now: Timestamp,
 ) -> Result<Artifact> {
     import_precheck(tx, actor, path)?;
+    super::git::refuse_held(tx, actor, path, now)?;
     let id = ArtifactId::new();
     let head = Head {
         version: 1,
@@ -55,7 +56,9 @@ pub fn import(
         now,
         json!({ "version": 1, "digest": head.digest, "size": head.size, "path": path, "message": head.message }),
     )?;
-    load_artifact(tx, id)
+    let mut artifact = load_artifact(tx, id)?;
+    super::git::adopt_hold(tx, actor, &mut artifact, now)?;
+    Ok(artifact)
 }
 
 /// The artifact at `path` (or at a path of the same key: see
@@ -102,7 +105,7 @@ pub fn import_precheck(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<
 /// A file the caller cannot see is never named: the refusal is then the
 /// same whatever is there. Most such files are refused before this, by the
 /// folder's rule (`Caller::require_write_new`).
-fn refuse_collisions(
+pub(super) fn refuse_collisions(
     tx: &Tx,
     caller: &Caller,
     path: &RepoPath,

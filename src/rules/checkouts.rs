@@ -10,7 +10,7 @@
 use serde_json::json;
 
 use super::access::Caller;
-use super::leases::{acquire, after, checkout_lease, release};
+use super::leases::{acquire, acquire_via, after, checkout_lease, release_via, with_via, Via};
 use super::{
     commit_unless_unchanged, end_requests, event, load_artifact, propose, writable, Blob, Refusable,
 };
@@ -46,12 +46,36 @@ pub fn check_out(
     now: Timestamp,
     failpoints: &Failpoints,
 ) -> Refusable<Checkout> {
+    check_out_via(
+        tx,
+        actor,
+        device,
+        artifact_id,
+        request,
+        now,
+        failpoints,
+        None,
+    )
+}
+
+/// [`check_out`], its events saying `via`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_out_via(
+    tx: &Tx,
+    actor: &Participant,
+    device: Option<&DeviceRef>,
+    artifact_id: ArtifactId,
+    request: &CheckoutRequest,
+    now: Timestamp,
+    failpoints: &Failpoints,
+    via: Via,
+) -> Refusable<Checkout> {
     let ttl = lease_seconds(request.ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
     let note = checked_note(request.note.as_deref())?;
     let mut artifact = writable(tx, actor, artifact_id)?;
     let id = CheckoutId::new();
     let wanted = checkout_lease(id, actor, note.clone(), now, after(now, ttl));
-    let lease = match acquire(tx, &mut artifact, wanted, now)? {
+    let lease = match acquire_via(tx, &mut artifact, wanted, now, via)? {
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -91,7 +115,10 @@ pub fn check_out(
         actor,
         Some(&lease.holder),
         now,
-        json!({ "checkout_id": id, "version": checkout.version, "note": checkout.note }),
+        with_via(
+            json!({ "checkout_id": id, "version": checkout.version, "note": checkout.note }),
+            via,
+        ),
     )?;
     Ok(Ok(checkout))
 }
@@ -149,6 +176,18 @@ pub fn extend(
     ttl_seconds: Option<u64>,
     now: Timestamp,
 ) -> Refusable<Checkout> {
+    extend_via(tx, actor, id, ttl_seconds, now, None)
+}
+
+/// [`extend`], its event saying `via`.
+pub(super) fn extend_via(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    ttl_seconds: Option<u64>,
+    now: Timestamp,
+    via: Via,
+) -> Refusable<Checkout> {
     let ttl = lease_seconds(ttl_seconds, DEFAULT_CHECKOUT_TTL_SECONDS)?;
     let mut row = own_checkout(tx, actor, id, "extend", Level::Write)?;
     let path = &row.checkout.path;
@@ -172,7 +211,7 @@ pub fn extend(
         )));
     }
     let wanted = checkout_lease(id, actor, row.checkout.note.clone(), now, after(now, ttl));
-    let lease = match acquire(tx, &mut artifact, wanted, now)? {
+    let lease = match acquire_via(tx, &mut artifact, wanted, now, via)? {
         Ok(lease) => lease,
         Err(refusal) => return Ok(Err(refusal)),
     };
@@ -268,12 +307,23 @@ pub fn checkin_precheck(
 }
 
 pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> Result<Checkout> {
+    cancel_via(tx, actor, id, now, None)
+}
+
+/// [`cancel`], its events saying `via`.
+pub(super) fn cancel_via(
+    tx: &Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    now: Timestamp,
+    via: Via,
+) -> Result<Checkout> {
     let mut row = own_checkout(tx, actor, id, "cancel", Level::Read)?;
     if row.checkout.state == CheckoutState::Closed {
         return Ok(row.checkout);
     }
     let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
-    close(tx, &mut row, &mut artifact, actor, None, now)?;
+    close_via(tx, &mut row, &mut artifact, actor, None, now, via)?;
     Ok(row.checkout)
 }
 
@@ -288,8 +338,21 @@ pub(super) fn close(
     result: Option<&StoredResult>,
     now: Timestamp,
 ) -> Result<()> {
+    close_via(tx, row, artifact, actor, result, now, None)
+}
+
+/// [`close`], its events saying `via`.
+fn close_via(
+    tx: &Tx,
+    row: &mut CheckoutRow,
+    artifact: &mut Artifact,
+    actor: &Participant,
+    result: Option<&StoredResult>,
+    now: Timestamp,
+    via: Via,
+) -> Result<()> {
     let holder = row.checkout.holder.clone();
-    release(tx, artifact, &holder, now)?;
+    release_via(tx, artifact, &holder, now, via)?;
     end_requests(tx, row.checkout.id, now)?;
     if let Some(staged) = row.staged.take() {
         tx.drop_blob(&staged.digest)?;
@@ -303,6 +366,9 @@ pub(super) fn close(
         actor,
         Some(&holder),
         now,
-        json!({ "checkout_id": row.checkout.id, "result": result }),
+        with_via(
+            json!({ "checkout_id": row.checkout.id, "result": result }),
+            via,
+        ),
     )
 }

@@ -14,6 +14,18 @@ use crate::store::{EditState, NewEvent, Tx};
 /// Namespace of the stable ids of `lease.contended` events.
 const CONTENDED_NAMESPACE: Uuid = Uuid::from_u128(0x6c65_6173_6564_6573_6b2d_636f_6e74_656e);
 
+/// Where a lease change came from, when its events say so: `Some("git")`
+/// for one made through the Git LFS API.
+pub(super) type Via = Option<&'static str>;
+
+/// An event's `data`, with `via` added when there is one.
+pub(super) fn with_via(mut data: serde_json::Value, via: Via) -> serde_json::Value {
+    if let (Some(via), Some(fields)) = (via, data.as_object_mut()) {
+        fields.insert("via".into(), via.into());
+    }
+    data
+}
+
 /// Records the lapse of a lease that expired unrecorded: `lease.expired`, once.
 fn record_lapse(tx: &Tx, artifact_id: ArtifactId, lease: &Lease, now: Timestamp) -> Result<()> {
     tx.delete_lease(artifact_id)?;
@@ -97,6 +109,17 @@ pub(super) fn acquire(
     wanted: Lease,
     now: Timestamp,
 ) -> Refusable<Lease> {
+    acquire_via(tx, artifact, wanted, now, None)
+}
+
+/// [`acquire`], its events saying `via` (`"git"`: through the Git LFS API).
+pub(super) fn acquire_via(
+    tx: &Tx,
+    artifact: &mut Artifact,
+    wanted: Lease,
+    now: Timestamp,
+    via: Via,
+) -> Refusable<Lease> {
     match live_lease(tx, artifact, now)? {
         Some(current) if current.holder == wanted.holder => {
             let renewed = Lease {
@@ -111,7 +134,7 @@ pub(super) fn acquire(
                 &renewed.participant,
                 Some(&renewed.holder),
                 now,
-                json!({ "expires_at": renewed.expires_at }),
+                with_via(json!({ "expires_at": renewed.expires_at }), via),
             )?;
             artifact.lease = Some(renewed.clone());
             Ok(Ok(renewed))
@@ -148,7 +171,10 @@ pub(super) fn acquire(
                 &taken.participant,
                 Some(&taken.holder),
                 now,
-                json!({ "kind": taken.kind, "expires_at": taken.expires_at, "checkout_id": taken.checkout_id }),
+                with_via(
+                    json!({ "kind": taken.kind, "expires_at": taken.expires_at, "checkout_id": taken.checkout_id }),
+                    via,
+                ),
             )?;
             artifact.lease = Some(taken.clone());
             Ok(Ok(taken))
@@ -162,6 +188,17 @@ pub(super) fn release(
     artifact: &mut Artifact,
     holder: &str,
     now: Timestamp,
+) -> Result<()> {
+    release_via(tx, artifact, holder, now, None)
+}
+
+/// [`release`], its event saying `via`.
+pub(super) fn release_via(
+    tx: &Tx,
+    artifact: &mut Artifact,
+    holder: &str,
+    now: Timestamp,
+    via: Via,
 ) -> Result<()> {
     let Some(lease) = artifact.lease.take_if(|l| l.holder == holder) else {
         return Ok(());
@@ -177,7 +214,7 @@ pub(super) fn release(
         &lease.participant,
         Some(&lease.holder),
         now,
-        json!({}),
+        with_via(json!({}), via),
     )
 }
 
@@ -189,6 +226,18 @@ pub fn break_lease(
     artifact_id: ArtifactId,
     reason: &str,
     now: Timestamp,
+) -> Result<Artifact> {
+    break_lease_via(tx, actor, artifact_id, reason, now, None)
+}
+
+/// [`break_lease`], its event saying `via`.
+pub(super) fn break_lease_via(
+    tx: &Tx,
+    actor: &Participant,
+    artifact_id: ArtifactId,
+    reason: &str,
+    now: Timestamp,
+    via: Via,
 ) -> Result<Artifact> {
     require_admin(tx, actor, "break a lease")?;
     let reason = reason.trim();
@@ -210,7 +259,10 @@ pub fn break_lease(
         actor,
         Some(&lease.holder),
         now,
-        json!({ "reason": reason, "holder_participant": lease.participant, "checkout_id": lease.checkout_id }),
+        with_via(
+            json!({ "reason": reason, "holder_participant": lease.participant, "checkout_id": lease.checkout_id }),
+            via,
+        ),
     )?;
     if let Some(checkout_id) = lease.checkout_id {
         end_requests(tx, checkout_id, now)?;

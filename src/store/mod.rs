@@ -159,6 +159,28 @@ pub struct CheckoutRow {
     pub staged: Option<StagedFile>,
 }
 
+/// A path held with no file there yet (a Git lock taken before the file
+/// was imported): a check-out in all but its row, `id` being the lock's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldPath {
+    pub id: CheckoutId,
+    pub path: RepoPath,
+    pub participant: Participant,
+    pub note: Option<String>,
+    pub acquired_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub device: Option<DeviceRef>,
+}
+
+/// A live lease on a file, with the file's id and path: one lock of a
+/// folder's list.
+#[derive(Clone, Debug)]
+pub struct LeaseAt {
+    pub artifact_id: ArtifactId,
+    pub path: RepoPath,
+    pub lease: Lease,
+}
+
 /// A change as stored: its files are its check-outs, in this order.
 #[derive(Clone, Debug)]
 pub struct ChangeRow {
@@ -505,6 +527,38 @@ pub trait Transaction: StudioRows + UploadRows {
     fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>>;
 
     fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>>;
+
+    /// The leases live at `now` on files whose path lies under `folder`
+    /// (ending in `/`) and sorts after `after`, by path, at most `limit`.
+    fn leases_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<LeaseAt>>;
+
+    /// The hold on a path with no file (live or lapsed) of path key `key`.
+    fn held_path(&self, key: &str) -> Result<Option<HeldPath>>;
+
+    /// The hold on a path with no file (live or lapsed) of id `id`.
+    fn held_path_by_id(&self, id: CheckoutId) -> Result<Option<HeldPath>>;
+
+    /// The holds live at `now` on paths under `folder` (ending in `/`)
+    /// that sort after `after`, by path, at most `limit`.
+    fn held_paths_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<HeldPath>>;
+
+    /// Keeps a hold, replacing the one of its path key.
+    fn put_held_path(&self, held: &HeldPath) -> Result<()>;
+
+    /// Forgets the hold of path key `key`, if any.
+    fn delete_held_path(&self, key: &str) -> Result<()>;
 
     /// A participant's check-outs, newest first; only open ones if `open_only`.
     fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>>;

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use super::{
-    ChangeRow, CheckoutRow, Decision, EditRow, EditState, EventRows, InviteRow, LiveToken,
-    RequestRow, StoredResult, TokenRow,
+    ChangeRow, CheckoutRow, Decision, EditRow, EditState, EventRows, HeldPath, InviteRow, LeaseAt,
+    LiveToken, RequestRow, StoredResult, TokenRow,
 };
 use crate::error::{Error, Result};
 use crate::model::*;
@@ -772,4 +772,68 @@ pub(super) fn version_fields(id: ArtifactId, head: &Head, base: Option<u64>) -> 
         text_opt(head.message.as_ref()),
         text_opt(head.change_id),
     ])
+}
+
+/// The columns of a held path ([`held_path`] reads them).
+pub(super) const HELD_PATH_COLUMNS: &str =
+    "h.id, h.path, h.participant, h.note, h.acquired_at, h.expires_at, h.device_id, h.device_name";
+
+pub(super) fn held_path(row: &(impl Row + ?Sized)) -> Result<HeldPath> {
+    Ok(HeldPath {
+        id: parsed(row, 0)?,
+        path: stored_path(row, 1)?,
+        participant: parsed(row, 2)?,
+        note: row.text_opt(3)?,
+        acquired_at: time_at(row, 4)?,
+        expires_at: time_at(row, 5)?,
+        device: match row.text_opt(6)? {
+            Some(id) => Some(DeviceRef {
+                id,
+                name: row.text_opt(7)?.unwrap_or_default(),
+            }),
+            None => None,
+        },
+    })
+}
+
+/// path_key, path, id, participant, note, acquired_at, expires_at,
+/// device_id, device_name
+pub(super) fn held_path_fields(held: &HeldPath) -> Vec<Field> {
+    vec![
+        text(held.path.collision_key()),
+        text(&held.path),
+        text(held.id),
+        text(&held.participant),
+        text_opt(held.note.as_ref()),
+        int(millis(held.acquired_at)),
+        int(millis(held.expires_at)),
+        text_opt(held.device.as_ref().map(|d| &d.id)),
+        text_opt(held.device.as_ref().map(|d| &d.name)),
+    ]
+}
+
+/// The upsert of a held path: `$1`.. as [`held_path_fields`].
+pub(super) const PUT_HELD_PATH: &str = "INSERT INTO held_paths
+     (path_key, path, id, participant, note, acquired_at, expires_at, device_id, device_name)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (path_key) DO UPDATE SET path = $2, id = $3, participant = $4, note = $5,
+         acquired_at = $6, expires_at = $7, device_id = $8, device_name = $9";
+
+/// A live lease with its file: the artifact's id, its path, then [`LEASE_COLUMNS`].
+pub(super) fn lease_at(row: &(impl Row + ?Sized)) -> Result<LeaseAt> {
+    Ok(LeaseAt {
+        artifact_id: parsed(row, 0)?,
+        path: stored_path(row, 1)?,
+        lease: lease(row, 2)?
+            .ok_or_else(|| Error::Internal("a lease row without a holder".into()))?,
+    })
+}
+
+/// The first text past every path under `folder` (ending in `/`): the
+/// folder with its `/` turned into the next byte, `0`.
+pub(in crate::store) fn folder_end(folder: &str) -> String {
+    match folder.strip_suffix('/') {
+        Some(stem) => format!("{stem}0"),
+        None => format!("{folder}\u{10ffff}"),
+    }
 }

@@ -14,12 +14,13 @@ use crate::store::listing::{self, Dialect};
 use crate::store::rows::signed;
 use crate::store::rows::{
     self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS,
-    CHANGE_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS,
-    REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
+    CHANGE_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, HELD_PATH_COLUMNS, LEASE_COLUMNS,
+    PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, Hidden, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult,
+    Transaction, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -425,6 +426,85 @@ impl Transaction for PgTx<'_> {
             .iter()
             .map(rows::lapsed_lease)
             .collect()
+    }
+
+    // ----- Git locks: leases by folder, paths held with no file
+
+    fn leases_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<LeaseAt>> {
+        let sql = format!(
+            "SELECT l.artifact_id, a.path, {LEASE_COLUMNS} FROM artifacts a
+             JOIN leases l ON l.artifact_id = a.id
+             WHERE a.path >= $1 AND a.path < $2 AND a.path > $3 AND l.expires_at > $4
+             ORDER BY a.path LIMIT $5"
+        );
+        let end = rows::folder_end(folder);
+        self.query(
+            &sql,
+            &[&folder, &end, &after, &millis(now), &i64::from(limit)],
+        )?
+        .iter()
+        .map(rows::lease_at)
+        .collect()
+    }
+
+    fn held_path(&self, key: &str) -> Result<Option<HeldPath>> {
+        self.lock_paths()?;
+        let sql = format!("SELECT {HELD_PATH_COLUMNS} FROM held_paths h WHERE h.path_key = $1");
+        self.query_opt(&sql, &[&key])?
+            .map(|r| rows::held_path(&r))
+            .transpose()
+    }
+
+    fn held_path_by_id(&self, id: CheckoutId) -> Result<Option<HeldPath>> {
+        self.lock_paths()?;
+        let sql = format!("SELECT {HELD_PATH_COLUMNS} FROM held_paths h WHERE h.id = $1");
+        self.query_opt(&sql, &[&id.to_string()])?
+            .map(|r| rows::held_path(&r))
+            .transpose()
+    }
+
+    fn held_paths_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<HeldPath>> {
+        let sql = format!(
+            "SELECT {HELD_PATH_COLUMNS} FROM held_paths h
+             WHERE h.path >= $1 AND h.path < $2 AND h.path > $3 AND h.expires_at > $4
+             ORDER BY h.path LIMIT $5"
+        );
+        let end = rows::folder_end(folder);
+        self.query(
+            &sql,
+            &[&folder, &end, &after, &millis(now), &i64::from(limit)],
+        )?
+        .iter()
+        .map(rows::held_path)
+        .collect()
+    }
+
+    fn put_held_path(&self, held: &HeldPath) -> Result<()> {
+        self.lock_paths()?;
+        self.defer(
+            rows::PUT_HELD_PATH,
+            owned_fields(rows::held_path_fields(held)),
+        )
+    }
+
+    fn delete_held_path(&self, key: &str) -> Result<()> {
+        self.lock_paths()?;
+        self.defer(
+            "DELETE FROM held_paths WHERE path_key = $1",
+            owned![key.to_owned(),],
+        )
     }
 
     // ----- check-outs

@@ -11,12 +11,13 @@ use crate::model::*;
 use crate::store::listing::{self, Dialect};
 use crate::store::rows::{
     self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS, CHANGE_COLUMNS,
-    CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, LEASE_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED,
-    REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
+    CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, HELD_PATH_COLUMNS, LEASE_COLUMNS,
+    PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, Hidden, ListQuery, NewEvent, RequestRow, StoredResult, Transaction, Tx,
+    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult,
+    Transaction, Tx,
 };
 
 /// SQLite's SQL where a search's plan does not matter.
@@ -396,6 +397,69 @@ impl Transaction for SqliteTx<'_> {
         let sql =
             format!("SELECT l.artifact_id, {LEASE_COLUMNS} FROM leases l WHERE l.expires_at <= ?1");
         self.all(&sql, [millis(now)], |r| rows::lapsed_lease(r))
+    }
+
+    // ----- Git locks: leases by folder, paths held with no file
+
+    fn leases_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<LeaseAt>> {
+        let sql = format!(
+            "SELECT l.artifact_id, a.path, {LEASE_COLUMNS} FROM artifacts a
+             JOIN leases l ON l.artifact_id = a.id
+             WHERE a.path >= ?1 AND a.path < ?2 AND a.path > ?3 AND l.expires_at > ?4
+             ORDER BY a.path LIMIT ?5"
+        );
+        let end = rows::folder_end(folder);
+        self.all(&sql, params![folder, end, after, millis(now), limit], |r| {
+            rows::lease_at(r)
+        })
+    }
+
+    fn held_path(&self, key: &str) -> Result<Option<HeldPath>> {
+        let sql = format!("SELECT {HELD_PATH_COLUMNS} FROM held_paths h WHERE h.path_key = ?1");
+        self.first(&sql, [key], |r| rows::held_path(r))
+    }
+
+    fn held_path_by_id(&self, id: CheckoutId) -> Result<Option<HeldPath>> {
+        let sql = format!("SELECT {HELD_PATH_COLUMNS} FROM held_paths h WHERE h.id = ?1");
+        self.first(&sql, [id.to_string()], |r| rows::held_path(r))
+    }
+
+    fn held_paths_under(
+        &self,
+        folder: &str,
+        after: &str,
+        limit: u32,
+        now: Timestamp,
+    ) -> Result<Vec<HeldPath>> {
+        let sql = format!(
+            "SELECT {HELD_PATH_COLUMNS} FROM held_paths h
+             WHERE h.path >= ?1 AND h.path < ?2 AND h.path > ?3 AND h.expires_at > ?4
+             ORDER BY h.path LIMIT ?5"
+        );
+        let end = rows::folder_end(folder);
+        self.all(&sql, params![folder, end, after, millis(now), limit], |r| {
+            rows::held_path(r)
+        })
+    }
+
+    fn put_held_path(&self, held: &HeldPath) -> Result<()> {
+        self.tx
+            .prepare_cached(&rows::PUT_HELD_PATH.replace('$', "?"))?
+            .execute(params_from_iter(rows::held_path_fields(held)))?;
+        Ok(())
+    }
+
+    fn delete_held_path(&self, key: &str) -> Result<()> {
+        self.tx
+            .prepare_cached("DELETE FROM held_paths WHERE path_key = ?1")?
+            .execute([key])?;
+        Ok(())
     }
 
     // ----- check-outs

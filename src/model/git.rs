@@ -1,0 +1,54 @@
+//! A Git LFS lock as the rules give it (`shared/API.md`, "Git LFS"): a live
+//! lease on a file (a check-out from the app, the CLI or Git, or an agent's
+//! edit) or a path held with no file yet. The server words it as Git LFS's
+//! `Lock`. Plain data.
+
+use super::{Participant, RepoPath, Timestamp};
+
+/// The note a check-out taken through Git carries.
+pub const GIT_LOCK_NOTE: &str = "Locked from Git";
+
+/// The Git lock time when the server is not told one: a week.
+pub const DEFAULT_GIT_LOCK_HOURS: u64 = 168;
+
+/// Most locks one page of a Git LFS list holds, and how many it holds
+/// when not told.
+pub const MAX_GIT_LOCKS_PAGE: u32 = 1000;
+pub const DEFAULT_GIT_LOCKS_PAGE: u32 = 100;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitLock {
+    /// The check-out's id, or the edit's.
+    pub id: uuid::Uuid,
+    /// The studio's path (the server makes it relative to the folder).
+    pub path: RepoPath,
+    pub participant: Participant,
+    pub note: Option<String>,
+    /// When the lease was taken.
+    pub locked_at: Timestamp,
+    pub expires_at: Timestamp,
+    /// Whether the path has no file yet.
+    pub no_file: bool,
+}
+
+/// A page of a folder's locks: `next` is the cursor of the next page, the
+/// path the page ends at (none on the last page).
+#[derive(Clone, Debug, Default)]
+pub struct GitLockPage {
+    pub locks: Vec<GitLock>,
+    pub next: Option<String>,
+}
+
+/// Which of a folder's locks to list.
+#[derive(Clone, Debug, Default)]
+pub struct GitLockQuery {
+    /// The top-level folder, without its `/`.
+    pub folder: String,
+    /// Only the lock of this studio path.
+    pub path: Option<RepoPath>,
+    /// Only the lock of this id.
+    pub id: Option<uuid::Uuid>,
+    /// After this path (a page's `next`).
+    pub after: Option<String>,
+    pub limit: u32,
+}
