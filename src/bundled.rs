@@ -18,6 +18,7 @@ use crate::owner_only;
 use crate::store::{PgStore, Store, Tx};
 
 mod accounts;
+mod git;
 mod health;
 mod migrate;
 mod operations;
@@ -38,6 +39,9 @@ pub struct Options {
     pub failpoints: Failpoints,
     /// Largest upload accepted, in bytes.
     pub max_upload: u64,
+    /// How long a lock taken through Git LFS holds its file, in hours
+    /// (`serve --git-lock-hours`): a Git user never extends.
+    pub git_lock_hours: u64,
 }
 
 impl Default for Options {
@@ -46,6 +50,7 @@ impl Default for Options {
             clock: Clock::system(),
             failpoints: Failpoints::default(),
             max_upload: 64 << 30,
+            git_lock_hours: crate::model::DEFAULT_GIT_LOCK_HOURS,
         }
     }
 }

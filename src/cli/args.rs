@@ -243,6 +243,10 @@ pub(super) enum Command {
     Serve(ServeArgs),
     /// Print a local file's digest, as a check-in would compute it.
     Digest { file: PathBuf },
+    /// Print the `lfs.url` of top-level folder FOLDER for a Git
+    /// repository's `.lfsconfig`: the server's URL (`--server`, or
+    /// LEASEDESK_PUBLIC_URL) and /lfs/FOLDER.
+    LfsUrl { folder: String },
     /// Print the event ledger.
     Events {
         /// Only events after this sequence number.
@@ -279,6 +283,11 @@ pub(super) struct ServeArgs {
     /// Largest upload accepted: a number of bytes, or 500M, 2G, 64G.
     #[arg(long, default_value = "64G", value_parser = parse_size)]
     pub(super) max_upload: u64,
+    /// How long a lock taken through Git LFS (`git lfs lock`) holds its
+    /// file, in hours: 1 to 168 (a week).
+    #[arg(long, default_value_t = leasedesk::model::DEFAULT_GIT_LOCK_HOURS,
+          value_parser = clap::value_parser!(u64).range(1..=168))]
+    pub(super) git_lock_hours: u64,
     /// Most connections at once; past it a client is answered 503
     /// (default: half the open-file limit, at most 16384).
     #[arg(long)]

@@ -257,6 +257,38 @@ pub(super) fn digest(file: &Path, out: &Output) -> Result<(), Error> {
     Ok(())
 }
 
+/// `lfs-url FOLDER`: the server's URL (the first of `--server`'s, or
+/// LEASEDESK_PUBLIC_URL) and `/lfs/FOLDER`, for `.lfsconfig`.
+pub(super) fn lfs_url(server: Option<&str>, folder: &str, out: &Output) -> Result<(), Error> {
+    let folder = folder.trim_matches('/');
+    if folder.contains('/') || format!("{folder}/x").parse::<RepoPath>().is_err() {
+        return Err(Error::Invalid(format!(
+            "{folder:?} is not a top-level folder: Git LFS locks and keeps files per top-level folder"
+        )));
+    }
+    let server = server
+        .and_then(|list| list.split(',').next())
+        .map(str::to_owned)
+        .or_else(|| std::env::var("LEASEDESK_PUBLIC_URL").ok())
+        .map(|url| url.trim().trim_end_matches('/').to_owned())
+        .filter(|url| !url.is_empty())
+        .ok_or_else(|| {
+            Error::Invalid("say which server: give --server URL or set LEASEDESK_PUBLIC_URL".into())
+        })?;
+    let encoded: String = folder
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    let url = format!("{server}/lfs/{encoded}");
+    out.print(&serde_json::json!({ "lfs_url": url }), || url.clone());
+    Ok(())
+}
+
 /// One event of a file's history in words; `None` for the lease changes a
 /// check-out or an edit already tells.
 fn history_line(e: &Event) -> Option<String> {

@@ -87,11 +87,16 @@ async fn execute(args: Args) -> Result<(), Error> {
     };
     if let Command::Serve(serve) = &args.command {
         options.max_upload = serve.max_upload;
+        options.git_lock_hours = serve.git_lock_hours;
     }
     let out = Output { json: args.json };
     if let Command::Digest { file } = &args.command {
         // Needs no store: do not create a data folder for it.
         return files::digest(file, &out);
+    }
+    if let Command::LfsUrl { folder } = &args.command {
+        // Needs no store nor token: the URL alone.
+        return files::lfs_url(args.server.as_deref(), folder, &out);
     }
     let target = match &args.server {
         Some(url) => {
@@ -209,7 +214,9 @@ async fn execute(args: Args) -> Result<(), Error> {
         }
         Command::Withdraw { request } => requests::withdraw(store, request, &out).await,
         Command::Rename { old, new } => admin::rename(store, &old, &new, &out).await,
-        Command::Digest { .. } => unreachable!("handled before the store opens"),
+        Command::Digest { .. } | Command::LfsUrl { .. } => {
+            unreachable!("handled before the store opens")
+        }
         Command::Migrate {
             to_database,
             to_blobs,

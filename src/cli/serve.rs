@@ -22,6 +22,7 @@ pub(super) async fn run(target: &Target, flags: ServeArgs) -> Result<(), Error> 
     let ServeArgs {
         listen,
         max_upload: _,
+        git_lock_hours: _,
         max_connections,
         header_timeout,
         idle_timeout,

@@ -21,6 +21,7 @@ pub(in crate::server) mod checkouts;
 pub(in crate::server) mod edits;
 pub(in crate::server) mod events;
 pub(in crate::server) mod health;
+pub(in crate::server) mod lfs;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
 pub(in crate::server) mod requests;
@@ -98,6 +99,12 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         .route("/v1/groups", get(groups))
         .route("/v1/groups/{name}", put(put_group).delete(delete_group))
         .route("/v1/permissions", get(permissions).put(put_permissions))
+        .route(
+            "/lfs/{folder}/locks",
+            get(lfs::list_locks).post(lfs::create_lock),
+        )
+        .route("/lfs/{folder}/locks/verify", post(lfs::verify_locks))
+        .route("/lfs/{folder}/locks/{id}/unlock", post(lfs::unlock))
 }
 
 /// What a handler that makes something answers: 201 and its JSON.

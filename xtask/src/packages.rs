@@ -76,6 +76,8 @@ const TEST_PACKAGES: &[&str] = &[
     "postgresql-15",
     // Makes the CAs and certificates of the TLS tests.
     "openssl",
+    // The real Git LFS client the Git LFS API's tests drive (tests/lfs.rs).
+    "git-lfs",
     // etcd-client (a dev-dependency, the team bench's baseline) builds its
     // gRPC code with protoc (and its well-known types), and clippy
     // --all-targets builds the benches.
