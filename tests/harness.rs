@@ -112,6 +112,7 @@ fn store_at(
         clock: clock.clone(),
         failpoints,
         max_upload,
+        ..Options::default()
     };
     let location = Location {
         data: dir.path().to_owned(),

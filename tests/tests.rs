@@ -24,6 +24,7 @@ mod failover;
 mod hostile;
 mod http;
 mod inputs;
+mod lfs;
 mod listing;
 #[cfg(target_os = "linux")]
 mod migrate;

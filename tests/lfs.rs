@@ -1,0 +1,357 @@
+//! The Git LFS locking API (`shared/API.md`, "Git LFS") against the real
+//! `git lfs` client (Debian's `git-lfs`, a test package of `cargo xtask`)
+//! and a real `leasedesk serve`: each repository a temp folder with its
+//! own HOME, the token given by a credential helper, and no prompt ever.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use testkit::ServeProcess;
+
+/// A studio's server with an admin (`boss`) and two users, and a file
+/// `art/hero.psd` in it.
+struct Studio {
+    server: ServeProcess,
+    boss: String,
+    alice: String,
+    bob: String,
+    _dir: tempfile::TempDir,
+}
+
+fn studio() -> Studio {
+    let cli = crate::harness::cli_in_temp_dir();
+    let boss = last_line(&cli.ok(&["user", "add", "boss", "--admin"]));
+    let alice = cli.add_user("alice");
+    let bob = cli.add_user("bob");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hero.psd");
+    std::fs::write(&file, b"8BPS layers").unwrap();
+    cli.ok(&["import", "art/hero.psd", file.to_str().unwrap()]);
+    let server = cli.serve().spawn();
+    Studio {
+        server,
+        boss,
+        alice,
+        bob,
+        _dir: dir,
+    }
+}
+
+fn last_line(text: &str) -> String {
+    text.lines().last().unwrap().trim().to_owned()
+}
+
+/// A Git repository whose `lfs.url` is the studio's `/lfs/art`, for the
+/// holder of `token` (none: no credentials at all).
+struct Repo {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+}
+
+impl Repo {
+    fn new(url: &str, token: Option<&str>) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let repo = Repo { dir, home };
+        std::fs::create_dir_all(repo.work()).unwrap();
+        repo.ok(&["init", "-q"]);
+        repo.ok(&["lfs", "install", "--local"]);
+        // The file the tests lock: git lfs sets its mode after a lock or unlock.
+        std::fs::write(repo.work().join("hero.psd"), b"pixels").unwrap();
+        repo.ok(&["config", "user.email", "t@example.com"]);
+        repo.ok(&["config", "user.name", "t"]);
+        repo.ok(&["config", "lfs.locksverify", "true"]);
+        if let Some(token) = token {
+            let helper = format!("!f() {{ echo username=x; echo password={token}; }}; f");
+            repo.ok(&["config", "credential.helper", &helper]);
+        }
+        std::fs::write(
+            repo.work().join(".lfsconfig"),
+            format!("[lfs]\n\turl = {url}/lfs/art\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            repo.work().join(".gitattributes"),
+            "*.psd filter=lfs diff=lfs merge=lfs -text lockable\n",
+        )
+        .unwrap();
+        repo
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn git(&self, args: &[&str]) -> Output {
+        Command::new("git")
+            .args(args)
+            .current_dir(self.work())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "/bin/false")
+            .env("SSH_ASKPASS", "/bin/false")
+            .env_remove("GIT_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("git runs (is git-lfs installed? cargo xtask installs it)")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.git(args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn locks(&self, extra: &[&str]) -> serde_json::Value {
+        let mut args = vec!["lfs", "locks", "--json"];
+        args.extend(extra);
+        serde_json::from_str(&self.ok(&args)).unwrap()
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn writable(path: &Path) -> bool {
+    !std::fs::metadata(path).unwrap().permissions().readonly()
+}
+
+#[test]
+fn a_git_lock_is_a_check_out_and_a_check_out_is_a_git_lock() {
+    let studio = studio();
+    let url = &studio.server.url;
+    let alice = Repo::new(url, Some(&studio.alice));
+    let bob = Repo::new(url, Some(&studio.bob));
+
+    let locked = alice.ok(&["lfs", "lock", "--json", "hero.psd"]);
+    let locked: serde_json::Value = serde_json::from_str(&locked).unwrap();
+    let lock = &locked[0];
+    assert_eq!(lock["path"], "hero.psd");
+    assert_eq!(lock["owner"]["name"], "alice");
+
+    // The app's and the CLI's view: a check-out by alice, noted so.
+    let held = studio
+        .server
+        .client_cli(&studio.bob)
+        .ok(&["--json", "ls", "--held"]);
+    assert!(held.contains("Locked from Git"), "{held}");
+    assert!(held.contains("user:alice"), "{held}");
+
+    // Bob's Git is refused, with who and until when.
+    let refused = bob.git(&["lfs", "lock", "hero.psd"]);
+    assert!(!refused.status.success());
+    let said = text(&refused);
+    assert!(said.contains("locked by alice until"), "{said}");
+    assert!(said.contains("UTC: Locked from Git"), "{said}");
+
+    // Bob sees it as theirs, alice as ours.
+    let listed = bob.locks(&[]);
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["id"], lock["id"]);
+    let verified = alice.locks(&["--verify"]);
+    assert_eq!(verified["ours"][0]["owner"]["name"], "alice", "{verified}");
+    assert_eq!(verified["theirs"], serde_json::json!([]), "{verified}");
+    let verified = bob.locks(&["--verify"]);
+    assert_eq!(verified["theirs"][0]["id"], lock["id"], "{verified}");
+
+    // Relocking is the same lock.
+    let again: serde_json::Value =
+        serde_json::from_str(&alice.ok(&["lfs", "lock", "--json", "hero.psd"])).unwrap();
+    assert_eq!(again[0]["id"], lock["id"]);
+
+    // Unlocked: nothing held, for Git and for the CLI.
+    alice.ok(&["lfs", "unlock", "--id", lock["id"].as_str().unwrap()]);
+    assert_eq!(bob.locks(&[]), serde_json::json!([]));
+
+    // The reverse: a check-out from the CLI is a lock to Git.
+    studio
+        .server
+        .client_cli(&studio.bob)
+        .ok(&["checkout", "art/hero.psd", "--note", "retouching"]);
+    let listed = alice.locks(&[]);
+    assert_eq!(listed[0]["owner"]["name"], "bob", "{listed}");
+    let said = text(&alice.git(&["lfs", "lock", "hero.psd"]));
+    assert!(said.contains("locked by bob until"), "{said}");
+    assert!(said.contains(": retouching"), "{said}");
+}
+
+#[test]
+fn force_unlock_is_an_admins_break_and_refused_to_anyone_else() {
+    let studio = studio();
+    let url = &studio.server.url;
+    let alice = Repo::new(url, Some(&studio.alice));
+    let bob = Repo::new(url, Some(&studio.bob));
+    let boss = Repo::new(url, Some(&studio.boss));
+    alice.ok(&["lfs", "lock", "hero.psd"]);
+    let id = alice.locks(&[])[0]["id"].as_str().unwrap().to_owned();
+
+    let plain = bob.git(&["lfs", "unlock", "--id", &id]);
+    assert!(!plain.status.success());
+    assert!(
+        text(&plain).contains("locked by user:alice"),
+        "{}",
+        text(&plain)
+    );
+    let forced = bob.git(&["lfs", "unlock", "--force", "--id", &id]);
+    assert!(!forced.status.success());
+    assert!(text(&forced).contains("only an admin"), "{}", text(&forced));
+    assert_eq!(bob.locks(&[]).as_array().unwrap().len(), 1);
+
+    boss.ok(&["lfs", "unlock", "--force", "--id", &id]);
+    assert_eq!(bob.locks(&[]), serde_json::json!([]));
+    // A break, as the API's: recorded with its reason and where it came from.
+    let events = studio
+        .server
+        .client_cli(&studio.boss)
+        .ok(&["--json", "events"]);
+    assert!(events.contains("lease.broken"), "{events}");
+    assert!(events.contains("\"via\": \"git\""), "{events}");
+}
+
+#[test]
+fn lockable_files_are_read_only_until_locked_and_a_page_is_passed() {
+    let studio = studio();
+    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    // Several paths with no file in the studio yet: each held all the same.
+    for name in ["a.psd", "b.psd", "c.psd", "hero.psd"] {
+        std::fs::write(alice.work().join(name), b"pixels").unwrap();
+    }
+    alice.ok(&["add", "."]);
+    alice.ok(&["commit", "-qm", "art"]);
+    alice.ok(&["checkout", "-q", "--", "."]);
+    let hero = alice.work().join("hero.psd");
+    // git lfs makes lockable files read-only on checkout (post-checkout).
+    std::fs::remove_file(&hero).unwrap();
+    alice.ok(&["checkout", "-q", "--", "hero.psd"]);
+    assert!(
+        !writable(&hero),
+        "a lockable file is read-only until locked"
+    );
+    alice.ok(&["lfs", "lock", "hero.psd"]);
+    assert!(writable(&hero), "locked, it is writable");
+    for name in ["a.psd", "b.psd", "c.psd"] {
+        alice.ok(&["lfs", "lock", name]);
+    }
+    let all = alice.locks(&[]);
+    let paths: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.psd", "b.psd", "c.psd", "hero.psd"]);
+    // --limit: git lfs asks for pages of that size and stops there.
+    assert_eq!(alice.locks(&["--limit", "2"]).as_array().unwrap().len(), 2);
+    alice.ok(&["lfs", "unlock", "hero.psd"]);
+    assert!(!writable(&hero), "unlocked, it is read-only again");
+
+    // A path held with no file: an import there by someone else is busy.
+    let bob = studio.server.client_cli(&studio.bob);
+    let file = alice.work().join("a.psd");
+    let refused = bob.output(&["import", "art/a.psd", file.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("user:alice"), "{said}");
+    // Alice's own import turns her hold into a check-out of the file.
+    let mine = studio.server.client_cli(&studio.alice);
+    mine.ok(&["import", "art/a.psd", file.to_str().unwrap()]);
+    let listed = alice.locks(&["--path", "a.psd"]);
+    assert_eq!(listed[0]["owner"]["name"], "alice", "{listed}");
+    let held = mine.ok(&["--json", "ls", "--held"]);
+    assert!(held.contains("art/a.psd"), "{held}");
+}
+
+#[test]
+fn a_missing_token_fails_fast_with_no_prompt() {
+    let studio = studio();
+    let nobody = Repo::new(&studio.server.url, None);
+    let started = std::time::Instant::now();
+    let out = nobody.git(&["lfs", "locks"]);
+    assert!(!out.status.success());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!text(&out).contains(&studio.alice));
+}
+
+/// Bad input over HTTP: each a 4xx in Git LFS's JSON, nothing stored.
+#[test]
+fn bad_input_is_a_clear_4xx_in_git_lfs_json() {
+    let studio = studio();
+    let url = &studio.server.url;
+    let token = &studio.alice;
+    let curl = |args: &[&str]| -> (u16, String, String) {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-D",
+                "-",
+                "-H",
+                &format!("Authorization: Bearer {token}"),
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let status: u16 = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        (status, head.to_lowercase(), body.to_owned())
+    };
+    let post = |path: &str, body: &str| {
+        curl(&[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/vnd.git-lfs+json",
+            "--data-binary",
+            body,
+            &format!("{url}{path}"),
+        ])
+    };
+    for (status, head, body) in [
+        post("/lfs/art/locks", r#"{"path": "con.psd"}"#),
+        post("/lfs/art/locks", r#"{"path": "a/../b.psd"}"#),
+        post("/lfs/art/locks", r#"{"path": "#),
+        curl(&[&format!(
+            "{url}/lfs/art/locks?cursor=6172742f.0011223344556677"
+        )]),
+        curl(&[&format!("{url}/lfs/art/locks?limit=0")]),
+        curl(&[&format!("{url}/lfs/art/locks?limit=1001")]),
+        post("/lfs/art/locks/verify", r#"{"limit": 5000}"#),
+    ] {
+        assert!((400..500).contains(&status), "{status} {body}");
+        assert!(head.contains("application/vnd.git-lfs+json"), "{head}");
+        let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            json["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+    }
+    let (_, _, body) = curl(&[&format!("{url}/lfs/art/locks")]);
+    assert_eq!(body, r#"{"locks":[]}"#);
+    // A wrong token: 401 with LFS-Authenticate, and the token never said.
+    let out = Command::new("curl")
+        .args(["-s", "-D", "-", "-u", "x:not-a-token"])
+        .arg(format!("{url}/lfs/art/locks"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("HTTP/1.1 401"), "{said}");
+    assert!(
+        said.to_lowercase()
+            .contains("lfs-authenticate: basic realm=\"leasedesk\""),
+        "{said}"
+    );
+    assert!(!said.contains("not-a-token"), "{said}");
+}
