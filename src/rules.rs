@@ -23,6 +23,7 @@ pub mod access;
 mod artifacts;
 mod changes;
 mod checkouts;
+mod collisions;
 mod edits;
 mod git;
 mod leases;

@@ -8,8 +8,8 @@
 //! every function takes `now`.
 
 use super::access::{Caller, Decision};
-use super::artifacts::refuse_collisions;
 use super::checkouts::{cancel_via, check_out_via, extend_via};
+use super::collisions::refuse_collisions;
 use super::leases::{acquire_via, after, break_lease_via, checkout_lease, live_lease, Via};
 use super::{event, is_admin, load_artifact, Refusable};
 use crate::error::{Error, Result};
