@@ -72,6 +72,9 @@ const LIST_ROOM_WAIT: Duration = Duration::from_secs(20);
 const MOST_ARRIVING_EACH: usize = 8;
 /// The longest `Idempotency-Key` a begin may send.
 const MOST_KEY: usize = 128;
+/// What a run of a finished upload's bytes takes while it is read (a chunk
+/// may be a run of its own).
+const RUN_BYTES: u64 = 24;
 /// The part holding an upload's chunk list.
 const LIST_PART: &str = "chunks";
 
@@ -406,7 +409,11 @@ impl Bundled {
             .room
             .take(
                 &self.participant,
-                2 * row.list_bytes() + ById::bytes(n) + Sources::bytes(n) + known_bound(&known),
+                2 * row.list_bytes()
+                    + ById::bytes(n)
+                    + Sources::bytes(n)
+                    + n as u64 * RUN_BYTES
+                    + known_bound(&known),
             )
             .await?;
         let chunks = self.read_list(&row).await?;
@@ -428,7 +435,10 @@ impl Bundled {
             return Err(no_upload_any_more(id));
         }
         let runs = sources.runs(&chunks);
-        drop((chunks, by_id, sources, held));
+        drop((chunks, by_id, sources));
+        // The runs stay while the file is read: their room with them.
+        let mut held = held;
+        held.shrink_to(runs.len() as u64 * RUN_BYTES);
         let shared = self.shared.clone();
         let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
         let pieces = held_in(&pieces, row.reached);
@@ -439,10 +449,12 @@ impl Bundled {
                     Found::Blob(k) => {
                         vec![(Some(blobs[k as usize].clone()), String::new(), start, end)]
                     }
-                    // A run of the upload's own bytes, part by part.
-                    _ => pieces
+                    // A run of the upload's own bytes, part by part: the
+                    // parts are in order, so found from the first that ends
+                    // after it starts (a file may have a million runs).
+                    _ => pieces[pieces.partition_point(|(_, to, _)| *to <= start)..]
                         .iter()
-                        .filter(|(from, to, _)| *from < end && *to > start)
+                        .take_while(|(from, _, _)| *from < end)
                         .map(|(from, to, name)| {
                             (
                                 None,
@@ -456,6 +468,7 @@ impl Bundled {
                 futures_util::stream::iter(reads)
             })
             .then(move |(blob, part, start, end)| {
+                let _room = &held;
                 let (blobs, parts) = (store_blobs.clone(), parts.clone());
                 async move {
                     let reader: Pin<Box<dyn AsyncRead + Send>> = match blob {

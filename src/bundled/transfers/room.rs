@@ -126,6 +126,30 @@ impl Room {
     }
 }
 
+impl Held {
+    /// Gives back all but `bytes` of the room held.
+    pub(super) fn shrink_to(&mut self, bytes: u64) {
+        let keep = bytes.div_ceil(UNIT).min(u64::from(self.units)) as u32;
+        for permits in [&mut self.all, &mut self.share] {
+            let mut kept = 0;
+            permits.retain_mut(|permit| {
+                let n = permit.num_permits() as u32;
+                if kept + n <= keep {
+                    kept += n;
+                    return true;
+                }
+                let wanted = (keep - kept) as usize;
+                kept = keep;
+                // What is split off is dropped: given back.
+                let _ = permit.split(permit.num_permits() - wanted);
+                wanted > 0
+            });
+        }
+        self.units = keep;
+        self.bytes = bytes.min(self.bytes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +181,7 @@ mod tests {
             room.grow(&mut bobs, 200 << 20, soon()).await,
             Err(Error::TooLarge { .. })
         ));
+        bobs.shrink_to(10 << 20);
+        assert_eq!(room.held(), 60 << 20, "bob keeps 10 MiB of his 100");
     }
 }
