@@ -26,16 +26,46 @@ async fn place(w: &World, css: &str) -> Value {
         .unwrap()
 }
 
+/// Bob's work on the bundled store in `home`, before the app opens it: what
+/// this scenario looks at is the window holding still, not the window
+/// following others (the `following` scenario's).
+fn bob_works(home: &std::path::Path) {
+    let store = home.join("data/store");
+    let bob = |args: &[&str]| {
+        let out = std::process::Command::new(tool("LEASEDESK_BIN"))
+            .arg("--data")
+            .arg(&store)
+            .args(["--as", "user:bob"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let file = |name: &str, bytes: &[u8]| {
+        let file = home.join("incoming").join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, bytes).unwrap();
+        file.to_str().unwrap().to_owned()
+    };
+    for path in ["brand/hero.psd", "brand/logo.png", "brand/type.ai"] {
+        bob(&["import", path, &file(path, path.as_bytes())]);
+    }
+    bob(&["import", "art/poster.png", &file("poster-1", &poster(80))]);
+    bob(&["checkout", "art/poster.png"]);
+    bob(&["checkin", "art/poster.png", &file("poster-2", &poster(200))]);
+    let note = "retouching the sky for the spring campaign's print run, back after lunch";
+    bob(&["checkout", "brand/hero.psd", "--note", note]);
+}
+
 async fn steady() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
-    for path in ["brand/hero.psd", "brand/logo.png", "brand/type.ai"] {
-        w.import(path, path.as_bytes());
-    }
-    w.import("art/poster.png", &poster(80));
-    w.bob_commits("art/poster.png", &poster(200));
-    let note = "retouching the sky for the spring campaign's print run, back after lunch";
-    w.cli("bob", &["checkout", "brand/hero.psd", "--note", note]);
+    let home = tempfile::tempdir().unwrap();
+    bob_works(home.path());
+    let w = World::start_in(home, Backend::Bundled, None).await;
     w.wait_for(&World::row("brand/hero.psd"), "the files").await;
 
     // 10: a search is of every folder: the folder chosen shows chosen no more.
