@@ -24,6 +24,8 @@ mod failover;
 mod hostile;
 mod http;
 mod inputs;
+// The real git-lfs client, which the Windows leg does not have.
+#[cfg(target_os = "linux")]
 mod lfs;
 mod listing;
 #[cfg(target_os = "linux")]
