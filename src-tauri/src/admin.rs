@@ -46,12 +46,20 @@ async fn server(state: &AppState) -> UiResult<Remote> {
 #[tauri::command]
 pub async fn studio(state: State<'_, AppState>) -> UiResult<StudioView> {
     let remote = server(&state).await?;
+    // Five questions at once: the tab waits for the slowest, not the sum.
+    let (members, groups, rules, invites, devices) = tokio::try_join!(
+        remote.members(),
+        remote.groups(),
+        remote.permission_rules(),
+        remote.invites(),
+        remote.my_devices(),
+    )?;
     Ok(StudioView {
-        members: remote.members().await?,
-        groups: remote.groups().await?,
-        rules: remote.permission_rules().await?,
-        invites: remote.invites().await?,
-        this_device: remote.my_devices().await?.current,
+        members,
+        groups,
+        rules,
+        invites,
+        this_device: devices.current,
     })
 }
 

@@ -50,18 +50,42 @@ function say(where: HTMLElement, text: string, error = false) {
 
 const options = (choices: Choice[]) => choices.map((c) => h("option", { value: c.value }, c.label));
 
-/** Asks the server for the studio; the tab shows only to an admin. */
+/** Answers that mean the studio is not this app's to show: no server, or not an admin. */
+const NOT_YOURS = new Set(["no_server", "forbidden", "unauthorized"]);
+/** How long a passing failure (a slow or busy server) waits before asking again. */
+const RETRY_MS = 3000;
+/** The latest ask: an older answer arriving after it is stale and dropped. */
+let asking = 0;
+let retry: ReturnType<typeof setTimeout> | undefined;
+
+/** Asks the server for the studio; the tab shows only to an admin. Only
+ *  the latest ask counts, and a passing failure keeps what shows and asks
+ *  again: a join's first moments must not hide the tab for good. */
 export async function loadStudio() {
+  const ask = ++asking;
+  clearTimeout(retry);
+  const wanted = api.studioFolders().catch(() => folders);
+  let answer: StudioView | null;
   try {
-    [studio, folders] = await Promise.all([api.studio(), api.studioFolders().catch(() => folders)]);
-  } catch {
-    studio = null;
+    answer = await api.studio();
+  } catch (error) {
+    if (ask !== asking) return;
+    if (isAppError(error) && NOT_YOURS.has(error.code)) answer = null;
+    else {
+      retry = setTimeout(() => void loadStudio(), RETRY_MS);
+      return;
+    }
   }
+  if (ask !== asking) return;
+  studio = answer;
   $("tab-studio").hidden = studio === null;
-  if (studio) {
-    draft = studio.rules.map((r) => ({ folder: r.folder, who: r.who, level: r.level }));
-    drawStudio();
-  }
+  if (!studio) return;
+  draft = studio.rules.map((r) => ({ folder: r.folder, who: r.who, level: r.level }));
+  drawStudio();
+  const found = await wanted;
+  if (ask !== asking) return;
+  folders = found;
+  drawStudio();
 }
 
 /** The participant this app acts as: the one whose device it is. */
