@@ -20,6 +20,7 @@ use crate::store::{PgStore, Store, Tx};
 mod accounts;
 mod git;
 mod health;
+mod lfs_objects;
 mod migrate;
 mod operations;
 mod studio;
@@ -29,6 +30,7 @@ mod uploads;
 mod writes;
 
 pub use health::HEALTH_CHECK_LIMIT;
+pub use lfs_objects::{is_oid, LfsAction, LFS_ACTION_SECONDS};
 pub use migrate::MigrationStep;
 pub use sweeper::{Sweeper, SWEEP_EVERY};
 
@@ -116,6 +118,8 @@ struct Shared {
     /// are still running: the same check is not started again until it
     /// ends, so a hung disk or database does not pile up threads.
     stalled_checks: std::sync::Mutex<std::collections::HashMap<&'static str, health::StalledCheck>>,
+    /// What Git LFS actions' credentials are signed with, read once.
+    lfs_key: tokio::sync::OnceCell<ring::hmac::Key>,
 }
 
 impl Bundled {
@@ -176,6 +180,7 @@ impl Bundled {
                 prometheus_client::metrics::histogram::exponential_buckets(1.0, 2.0, 10),
             ),
             stalled_checks: Default::default(),
+            lfs_key: Default::default(),
         };
         Ok(Self {
             shared: Arc::new(shared),

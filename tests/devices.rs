@@ -219,7 +219,9 @@ async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
     db.execute_batch(
-        "DROP TABLE held_paths;
+        "DROP TABLE secrets;
+         DROP TABLE lfs_objects;
+         DROP TABLE held_paths;
          DROP TABLE upload_pieces;
          DROP TABLE uploads;
          DROP TABLE failed_redeems;
@@ -254,7 +256,9 @@ async fn a_team_database_from_before_devices_opens_with_none_then_records_them()
     sql_at(
         dir.path(),
         location.database.as_deref(),
-        "DROP TABLE held_paths;
+        "DROP TABLE secrets;
+         DROP TABLE lfs_objects;
+         DROP TABLE held_paths;
          DROP TABLE upload_pieces;
          DROP TABLE uploads;
          DROP TABLE failed_redeems;

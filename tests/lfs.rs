@@ -9,30 +9,56 @@ use std::process::{Command, Output};
 use testkit::ServeProcess;
 
 /// A studio's server with an admin (`boss`) and two users, and a file
-/// `art/hero.psd` in it.
+/// `art/hero.psd` in it (its bytes [`HERO`]).
 struct Studio {
     server: ServeProcess,
     boss: String,
     alice: String,
     bob: String,
+    /// The folder of the studio's blobs, when they are in one.
+    blobs: Option<PathBuf>,
+    /// The bucket a team's blobs are in, kept while the server runs.
+    _bucket: Option<crate::harness::S3>,
     _dir: tempfile::TempDir,
 }
 
+/// The bytes of the studio's `art/hero.psd`.
+const HERO: &[u8] = b"8BPS layers";
+
 fn studio() -> Studio {
-    let cli = crate::harness::cli_in_temp_dir();
+    studio_on(crate::harness::cli_in_temp_dir(), None)
+}
+
+/// A team's studio: rows in PostgreSQL, blobs in S3.
+#[cfg(target_os = "linux")]
+fn team_studio() -> Studio {
+    let bucket = crate::harness::s3();
+    let cli = crate::harness::cli_in_temp_dir()
+        .database(&crate::harness::postgres_database())
+        .blobs(&bucket.url("team"));
+    studio_on(cli, Some(bucket))
+}
+
+fn studio_on(cli: testkit::Cli, bucket: Option<crate::harness::S3>) -> Studio {
     let boss = last_line(&cli.ok(&["user", "add", "boss", "--admin"]));
     let alice = cli.add_user("alice");
     let bob = cli.add_user("bob");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hero.psd");
-    std::fs::write(&file, b"8BPS layers").unwrap();
+    std::fs::write(&file, HERO).unwrap();
     cli.ok(&["import", "art/hero.psd", file.to_str().unwrap()]);
+    let blobs = match bucket {
+        None => cli.data_dir().map(|d| d.join("blobs")),
+        Some(_) => None,
+    };
     let server = cli.serve().spawn();
     Studio {
         server,
+        blobs,
         boss,
         alice,
         bob,
+        _bucket: bucket,
         _dir: dir,
     }
 }
@@ -63,8 +89,7 @@ impl Repo {
         repo.ok(&["config", "user.name", "t"]);
         repo.ok(&["config", "lfs.locksverify", "true"]);
         if let Some(token) = token {
-            let helper = format!("!f() {{ echo username=x; echo password={token}; }}; f");
-            repo.ok(&["config", "credential.helper", &helper]);
+            repo.ok(&["config", "credential.helper", &helper(token)]);
         }
         std::fs::write(
             repo.work().join(".lfsconfig"),
@@ -79,14 +104,44 @@ impl Repo {
         repo
     }
 
+    /// A clone of the repository at `origin` (a bare one), its LFS
+    /// objects fetched from the studio, for the holder of `token`.
+    fn clone_of(origin: &Path, token: &str) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let repo = Repo { dir, home };
+        let home_config = |args: &[&str]| {
+            let mut all = vec!["config", "--global"];
+            all.extend(args);
+            let out = repo.git_in(repo.dir.path(), &all);
+            assert!(out.status.success(), "{}", text(&out));
+        };
+        home_config(&["credential.helper", &helper(token)]);
+        home_config(&["user.email", "t@example.com"]);
+        home_config(&["user.name", "t"]);
+        let out = repo.git_in(repo.dir.path(), &["lfs", "install"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = repo.git_in(
+            repo.dir.path(),
+            &["clone", "-q", origin.to_str().unwrap(), "work"],
+        );
+        assert!(out.status.success(), "clone: {}", text(&out));
+        repo
+    }
+
     fn work(&self) -> PathBuf {
         self.dir.path().join("work")
     }
 
     fn git(&self, args: &[&str]) -> Output {
+        self.git_in(&self.work(), args)
+    }
+
+    fn git_in(&self, dir: &Path, args: &[&str]) -> Output {
         Command::new("git")
             .args(args)
-            .current_dir(self.work())
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -115,6 +170,12 @@ impl Repo {
         args.extend(extra);
         serde_json::from_str(&self.ok(&args)).unwrap()
     }
+}
+
+/// A credential helper that gives `token` as the password, as git's
+/// stores do.
+fn helper(token: &str) -> String {
+    format!("!f() {{ echo username=x; echo password={token}; }}; f")
 }
 
 fn text(out: &Output) -> String {
@@ -354,4 +415,238 @@ fn bad_input_is_a_clear_4xx_in_git_lfs_json() {
         "{said}"
     );
     assert!(!said.contains("not-a-token"), "{said}");
+}
+
+/// The blobs in a folder of them: `XX/HEX` files, not what is on its way.
+fn blob_count(root: &Path) -> usize {
+    std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .filter(|d| d.file_name().len() == 2)
+        .map(|d| std::fs::read_dir(d.path()).unwrap().count())
+        .sum()
+}
+
+/// A bare repository for pushes, its branch `main`.
+fn origin() -> tempfile::TempDir {
+    let origin = tempfile::tempdir().unwrap();
+    let out = Command::new("git")
+        .args(["init", "-q", "--bare", "--initial-branch=main"])
+        .arg(origin.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    origin
+}
+
+/// `n` bytes that do not repeat in any short stretch.
+fn varied(n: usize) -> Vec<u8> {
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
+}
+
+/// Alice pushes LFS objects through the batch API and bob clones them
+/// back, byte for byte; bytes the studio keeps already are not kept twice.
+fn objects_go_up_and_come_back(studio: &Studio) {
+    let origin = origin();
+    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    alice.ok(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
+    let big = varied(3 << 20);
+    std::fs::write(alice.work().join("big.psd"), &big).unwrap();
+    std::fs::write(alice.work().join("hero.psd"), HERO).unwrap();
+    alice.ok(&["add", "."]);
+    alice.ok(&["commit", "-qm", "art"]);
+    let before = studio.blobs.as_deref().map(blob_count);
+    alice.ok(&["push", "-q", "origin", "HEAD:main"]);
+    if let (Some(root), Some(before)) = (&studio.blobs, before) {
+        assert_eq!(
+            blob_count(root),
+            before + 1,
+            "the hero's bytes are the studio's version's blob"
+        );
+    }
+    // Pushed again: nothing to send (the batch has no actions for them).
+    let again = alice.git(&["push", "origin", "HEAD:main"]);
+    assert!(again.status.success(), "{}", text(&again));
+
+    let bob = Repo::clone_of(origin.path(), &studio.bob);
+    assert_eq!(std::fs::read(bob.work().join("big.psd")).unwrap(), big);
+    assert_eq!(std::fs::read(bob.work().join("hero.psd")).unwrap(), HERO);
+    let listed = bob.ok(&["lfs", "ls-files"]);
+    assert!(
+        listed.contains("* big.psd"),
+        "fetched, not a pointer: {listed}"
+    );
+}
+
+#[test]
+fn objects_go_up_and_come_back_on_a_bundled_server() {
+    objects_go_up_and_come_back(&studio());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn objects_go_up_and_come_back_on_a_team_server() {
+    objects_go_up_and_come_back(&team_studio());
+}
+
+#[test]
+fn a_push_that_changes_a_file_someone_else_locked_is_refused() {
+    let studio = studio();
+    let origin = origin();
+    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    alice.ok(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
+    alice.ok(&["add", "."]);
+    alice.ok(&["commit", "-qm", "art"]);
+    alice.ok(&["push", "-q", "origin", "HEAD:main"]);
+    // Bob checks the hero out in Leasedesk: a lock to Git.
+    studio
+        .server
+        .client_cli(&studio.bob)
+        .ok(&["checkout", "art/hero.psd", "--note", "retouching"]);
+    std::fs::write(alice.work().join("hero.psd"), b"alice's pixels").unwrap();
+    alice.ok(&["commit", "-qam", "mine"]);
+    let refused = alice.git(&["push", "origin", "HEAD:main"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    let said = text(&refused);
+    assert!(said.contains("hero.psd"), "{said}");
+    assert!(said.contains("bob"), "{said}");
+    // Bob's lease ends: the same push goes.
+    studio
+        .server
+        .client_cli(&studio.bob)
+        .ok(&["cancel", "art/hero.psd"]);
+    alice.ok(&["push", "-q", "origin", "HEAD:main"]);
+}
+
+/// SHA-256 of `bytes`, as Git LFS names them.
+fn oid(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Bad objects over HTTP: each a 4xx in Git LFS's JSON, nothing kept.
+#[test]
+fn bad_objects_are_refused_and_nothing_is_kept() {
+    let studio = studio();
+    let url = &studio.server.url;
+    let dir = tempfile::tempdir().unwrap();
+    let curl = |auth: &str, args: &[&str]| -> (u16, serde_json::Value) {
+        let out = Command::new("curl")
+            .args(["-s", "-w", "\n%{http_code}", "-H"])
+            .arg(format!("Authorization: {auth}"))
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, status) = text.rsplit_once('\n').unwrap();
+        let json = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
+        (status.parse().unwrap(), json)
+    };
+    let token = format!("Bearer {}", studio.alice);
+    let batch = |body: &str| {
+        let file = dir.path().join("batch.json");
+        std::fs::write(&file, body).unwrap();
+        curl(
+            &token,
+            &[
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/vnd.git-lfs+json",
+                "--data-binary",
+                &format!("@{}", file.display()),
+                &format!("{url}/lfs/art/objects/batch"),
+            ],
+        )
+    };
+    let refused = |(status, json): (u16, serde_json::Value), wanted: u16| {
+        assert_eq!(status, wanted, "{json}");
+        assert!(
+            json["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{json}"
+        );
+    };
+    let upload = |size: usize, oid: &str| {
+        format!(r#"{{"operation":"upload","objects":[{{"oid":"{oid}","size":{size}}}]}}"#)
+    };
+    // An oid that is not 64 lower-case hex, and an unknown operation.
+    refused(batch(&upload(5, "xyz")), 422);
+    refused(batch(&upload(5, &"A".repeat(64))), 422);
+    refused(batch(r#"{"operation":"delete","objects":[]}"#), 422);
+    refused(
+        batch(r#"{"operation":"upload","objects":[],"hash_algo":"md5"}"#),
+        422,
+    );
+    // 100,000 objects: refused unread past the limit.
+    let many: Vec<String> = (0..100_000u32)
+        .map(|i| format!(r#"{{"oid":"{}","size":{i}}}"#, oid(&i.to_le_bytes())))
+        .collect();
+    let body = format!(r#"{{"operation":"upload","objects":[{}]}}"#, many.join(","));
+    refused(batch(&body), 413);
+
+    // The credential of one object's upload, used for its bytes wrongly.
+    let right = b"right";
+    let (status, answer) = batch(&upload(5, &oid(right)));
+    assert_eq!(status, 200, "{answer}");
+    let actions = &answer["objects"][0]["actions"];
+    let put = |auth: &str, href: &str, bytes: &[u8]| {
+        let file = dir.path().join("bytes");
+        std::fs::write(&file, bytes).unwrap();
+        curl(
+            auth,
+            &[
+                "-X",
+                "PUT",
+                "--data-binary",
+                &format!("@{}", file.display()),
+                href,
+            ],
+        )
+    };
+    let href = actions["upload"]["href"].as_str().unwrap();
+    let auth = actions["upload"]["header"]["Authorization"]
+        .as_str()
+        .unwrap();
+    assert!(!auth.contains(&studio.alice), "a credential of its own");
+    refused(put(auth, href, b"wrong"), 422);
+    refused(put(auth, href, b"right!"), 422);
+    // For another object, or another operation: 403.
+    let other = format!("{url}/lfs/art/objects/{}", oid(b"other"));
+    refused(put(auth, &other, b"other"), 403);
+    refused(curl(auth, &[href]), 403);
+    refused(curl("Bearer ldlfs.00.00", &[href]), 401);
+    // Nothing was kept: a download finds no object.
+    let (status, answer) = batch(&format!(
+        r#"{{"operation":"download","objects":[{{"oid":"{}","size":5}}]}}"#,
+        oid(right)
+    ));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["objects"][0]["error"]["code"], 404, "{answer}");
+    // The right bytes are kept, and come back.
+    let (status, _) = put(auth, href, right);
+    assert_eq!(status, 200);
+    let verify = &actions["verify"];
+    let (status, said) = curl(
+        verify["header"]["Authorization"].as_str().unwrap(),
+        &[
+            "-X",
+            "POST",
+            "--data-binary",
+            &format!(r#"{{"oid":"{}","size":5}}"#, oid(right)),
+            verify["href"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(status, 200, "{said}");
+    let out = Command::new("curl")
+        .args(["-s", "-H"])
+        .arg(format!("Authorization: {token}"))
+        .arg(href)
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, right);
 }

@@ -21,6 +21,10 @@ pub(super) struct Naming<T> {
 }
 
 impl<T> Naming<T> {
+    pub(super) fn new(pending: PendingBlob, names_it: fn(&T) -> bool) -> Self {
+        Self { pending, names_it }
+    }
+
     /// After the write: kept if its value names the blob, else removed.
     pub(super) fn settle(self, outcome: &Result<T>) {
         match outcome {

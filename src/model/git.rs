@@ -3,7 +3,7 @@
 //! edit) or a path held with no file yet. The server words it as Git LFS's
 //! `Lock`. Plain data.
 
-use super::{Participant, RepoPath, Timestamp};
+use super::{Digest, Participant, RepoPath, Timestamp};
 
 /// The note a check-out taken through Git carries.
 pub const GIT_LOCK_NOTE: &str = "Locked from Git";
@@ -51,4 +51,13 @@ pub struct GitLockQuery {
     /// After this path (a page's `next`).
     pub after: Option<String>,
     pub limit: u32,
+}
+
+/// A Git LFS object kept for a folder: Git's name for it (the SHA-256 of
+/// its bytes, 64 lower-case hex) and size, and the blob that holds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LfsObject {
+    pub oid: String,
+    pub size: u64,
+    pub digest: Digest,
 }

@@ -389,3 +389,27 @@ fn artifact_of(tx: &Tx, id: uuid::Uuid) -> Result<Option<ArtifactId>> {
         (None, None) => None,
     })
 }
+
+/// Whether `actor` may move Git LFS objects of `folder` (a top-level
+/// folder, without its `/`): an upload needs `write` on the folder itself,
+/// a download `read`; refused, 403 naming the folder.
+pub fn lfs_object_access(tx: &Tx, actor: &Participant, folder: &str, upload: bool) -> Result<()> {
+    let caller = Caller::of(tx, actor)?;
+    let level = caller.level_in(&format!("{folder}/"));
+    let allowed = match upload {
+        true => level == Level::Write,
+        false => level != Level::None,
+    };
+    if allowed {
+        return Ok(());
+    }
+    Err(match (upload, level) {
+        (true, Level::Read) => Error::Forbidden(format!(
+            "you can view {folder}/, not upload Git LFS objects to it"
+        )),
+        _ => Error::Forbidden(format!(
+            "you may not {} Git LFS objects of {folder}/",
+            if upload { "upload" } else { "download" }
+        )),
+    })
+}

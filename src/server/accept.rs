@@ -34,6 +34,11 @@ pub(in crate::server) async fn serve(
         .tls
         .as_ref()
         .map(|tls| (tls.acceptor(true), tls.acceptor(false)));
+    // Handlers that write this server's own URLs (Git LFS's actions) read it.
+    let router = router.layer(axum::Extension(Scheme(match acceptors {
+        Some(_) => "https",
+        None => "http",
+    })));
     let mut connections = JoinSet::new();
     let cap = config.max_connections;
     let serve_one =
@@ -97,6 +102,10 @@ pub(in crate::server) async fn serve(
         connections.shutdown().await;
     }
 }
+
+/// How this server is reached: `http` or `https`.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::server) struct Scheme(pub(in crate::server) &'static str);
 
 /// The address a connection came from.
 #[derive(Clone, Copy, Debug)]

@@ -22,6 +22,7 @@ pub(in crate::server) mod edits;
 pub(in crate::server) mod events;
 pub(in crate::server) mod health;
 pub(in crate::server) mod lfs;
+pub(in crate::server) mod lfs_objects;
 pub(in crate::server) mod previews;
 pub(in crate::server) mod proposals;
 pub(in crate::server) mod requests;
@@ -105,6 +106,15 @@ pub(in crate::server) fn api() -> Router<Bundled> {
         )
         .route("/lfs/{folder}/locks/verify", post(lfs::verify_locks))
         .route("/lfs/{folder}/locks/{id}/unlock", post(lfs::unlock))
+        .route("/lfs/{folder}/objects/batch", post(lfs_objects::batch))
+        .route(
+            "/lfs/{folder}/objects/{oid}",
+            get(lfs_objects::download).put(lfs_objects::upload),
+        )
+        .route(
+            "/lfs/{folder}/objects/{oid}/verify",
+            post(lfs_objects::verify),
+        )
 }
 
 /// What a handler that makes something answers: 201 and its JSON.

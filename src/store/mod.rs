@@ -560,6 +560,16 @@ pub trait Transaction: StudioRows + UploadRows {
     /// Forgets the hold of path key `key`, if any.
     fn delete_held_path(&self, key: &str) -> Result<()>;
 
+    /// The Git LFS object `oid` kept for the top-level folder `folder`.
+    fn lfs_object(&self, folder: &str, oid: &str) -> Result<Option<LfsObject>>;
+
+    /// Keeps a Git LFS object for `folder` (kept already: nothing changes).
+    fn put_lfs_object(&self, folder: &str, object: &LfsObject, now: Timestamp) -> Result<()>;
+
+    /// The secret `name` every server of this store shares: the one kept,
+    /// or `made` if none was yet (then kept). Only in a write.
+    fn secret(&self, name: &str, made: &str) -> Result<String>;
+
     /// A participant's check-outs, newest first; only open ones if `open_only`.
     fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>>;
 

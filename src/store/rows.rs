@@ -465,14 +465,16 @@ pub(super) fn names_blob_sql(p: char) -> String {
     format!(
         "SELECT EXISTS (SELECT 1 FROM versions WHERE digest = {p}1)
              OR EXISTS (SELECT 1 FROM proposals WHERE digest = {p}1)
-             OR EXISTS (SELECT 1 FROM checkouts WHERE staged_digest = {p}1)"
+             OR EXISTS (SELECT 1 FROM checkouts WHERE staged_digest = {p}1)
+             OR EXISTS (SELECT 1 FROM lfs_objects WHERE digest = {p}1)"
     )
 }
 
 /// Every digest [`names_blob_sql`] would find.
 pub(super) const BLOB_DIGESTS: &str =
     "SELECT digest FROM versions UNION SELECT digest FROM proposals
-     UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL";
+     UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL
+     UNION SELECT digest FROM lfs_objects";
 
 pub(super) const CHANGE_COLUMNS: &str = "id, author, message, created_at, outcome, checkouts";
 
@@ -837,3 +839,37 @@ pub(in crate::store) fn folder_end(folder: &str) -> String {
         None => format!("{folder}\u{10ffff}"),
     }
 }
+
+/// The columns of a Git LFS object ([`lfs_object`] reads them).
+pub(super) const LFS_OBJECT_COLUMNS: &str = "oid, size, digest";
+
+pub(super) fn lfs_object(row: &(impl Row + ?Sized)) -> Result<LfsObject> {
+    Ok(LfsObject {
+        oid: row.text(0)?,
+        size: unsigned(row.int(1)?)?,
+        digest: parsed(row, 2)?,
+    })
+}
+
+/// The insert of a Git LFS object: folder, oid, size, digest, created_at.
+pub(super) const PUT_LFS_OBJECT: &str =
+    "INSERT INTO lfs_objects (folder, oid, size, digest, created_at)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (folder, oid) DO NOTHING";
+
+pub(super) fn lfs_object_fields(
+    folder: &str,
+    object: &LfsObject,
+    now: Timestamp,
+) -> Result<Vec<Field>> {
+    Ok(vec![
+        text(folder),
+        text(&object.oid),
+        Field::Int(Some(signed(object.size)?)),
+        text(&object.digest),
+        int(millis(now)),
+    ])
+}
+
+/// Keeps a secret unless one of its name is kept: `$1` name, `$2` value.
+pub(super) const PUT_SECRET: &str =
+    "INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING";

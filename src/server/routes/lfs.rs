@@ -38,7 +38,7 @@ impl From<Invalid> for LfsError {
     }
 }
 
-fn answer(status: StatusCode, body: &serde_json::Value) -> Response {
+pub(super) fn answer(status: StatusCode, body: &serde_json::Value) -> Response {
     let mut response = (status, body.to_string()).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(MEDIA_TYPE));
@@ -68,11 +68,11 @@ impl IntoResponse for LfsError {
     }
 }
 
-type LfsResult<T> = Result<T, LfsError>;
+pub(super) type LfsResult<T> = Result<T, LfsError>;
 
 /// The token of `Authorization: Basic` (any user name, the token as the
 /// password) or `Authorization: Bearer`.
-fn token_of(headers: &HeaderMap) -> Option<String> {
+pub(super) fn token_of(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, rest) = value.split_once(' ')?;
     if scheme.eq_ignore_ascii_case("bearer") {
@@ -116,8 +116,8 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 
 /// The caller, authenticated as Git does, and the folder of the path.
 pub(in crate::server) struct GitCaller {
-    me: Bundled,
-    folder: String,
+    pub(super) me: Bundled,
+    pub(super) folder: String,
 }
 
 impl FromRequestParts<Bundled> for GitCaller {
@@ -159,10 +159,19 @@ impl FromRequestParts<Bundled> for GitCaller {
 
 /// A JSON object body, read up to `MAX_BODY_BYTES`: malformed, it is 400.
 async fn body<T: serde::de::DeserializeOwned + Default>(request: Request) -> LfsResult<T> {
-    let bytes = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+    read_body(request, MAX_BODY_BYTES).await
+}
+
+/// A JSON object body of at most `limit` bytes (else 413, read no further):
+/// malformed, it is 400.
+pub(super) async fn read_body<T: serde::de::DeserializeOwned + Default>(
+    request: Request,
+    limit: usize,
+) -> LfsResult<T> {
+    let bytes = axum::body::to_bytes(request.into_body(), limit)
         .await
         .map_err(|_| Error::TooLarge {
-            limit: MAX_BODY_BYTES as u64,
+            limit: limit as u64,
         })?;
     Ok(json_object(&bytes)?)
 }

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../pg_migrations/0008_failed_redeems.sql"),
     include_str!("../migrations/0015_uploads.sql"),
     include_str!("../pg_migrations/0009_held_paths.sql"),
+    include_str!("../migrations/0017_lfs_objects.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

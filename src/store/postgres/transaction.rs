@@ -15,7 +15,8 @@ use crate::store::rows::signed;
 use crate::store::rows::{
     self, count, millis, parsed, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS,
     CHANGE_COLUMNS, CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, HELD_PATH_COLUMNS, LEASE_COLUMNS,
-    PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
+    LFS_OBJECT_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS,
+    REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
@@ -505,6 +506,28 @@ impl Transaction for PgTx<'_> {
             "DELETE FROM held_paths WHERE path_key = $1",
             owned![key.to_owned(),],
         )
+    }
+
+    fn lfs_object(&self, folder: &str, oid: &str) -> Result<Option<LfsObject>> {
+        let sql =
+            format!("SELECT {LFS_OBJECT_COLUMNS} FROM lfs_objects WHERE folder = $1 AND oid = $2");
+        self.query_opt(&sql, &[&folder, &oid])?
+            .map(|r| rows::lfs_object(&r))
+            .transpose()
+    }
+
+    fn put_lfs_object(&self, folder: &str, object: &LfsObject, now: Timestamp) -> Result<()> {
+        self.defer(
+            rows::PUT_LFS_OBJECT,
+            owned_fields(rows::lfs_object_fields(folder, object, now)?),
+        )
+    }
+
+    fn secret(&self, name: &str, made: &str) -> Result<String> {
+        self.execute(rows::PUT_SECRET, &[&name, &made])?;
+        Ok(self
+            .query_one("SELECT value FROM secrets WHERE name = $1", &[&name])?
+            .try_get(0)?)
     }
 
     // ----- check-outs

@@ -41,6 +41,7 @@ const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
     (include_str!("../migrations/0014_failed_redeems.sql"), None),
     (include_str!("../migrations/0015_uploads.sql"), None),
     (include_str!("../migrations/0016_held_paths.sql"), None),
+    (include_str!("../migrations/0017_lfs_objects.sql"), None),
 ];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and

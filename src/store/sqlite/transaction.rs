@@ -12,7 +12,8 @@ use crate::store::listing::{self, Dialect};
 use crate::store::rows::{
     self, millis, parsed_opt, proposal_state_str, ACCOUNT_COLUMNS, BLOB_DIGESTS, CHANGE_COLUMNS,
     CHECKOUT_COLUMNS, EDIT_COLUMNS, HEAD_COLUMNS, HELD_PATH_COLUMNS, LEASE_COLUMNS,
-    PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS, REQUEST_UPDATE,
+    LFS_OBJECT_COLUMNS, PROPOSAL_COLUMNS, REQUESTS_JOINED, REQUEST_COLUMNS, REQUEST_FIELDS,
+    REQUEST_UPDATE,
 };
 use crate::store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
@@ -460,6 +461,31 @@ impl Transaction for SqliteTx<'_> {
             .prepare_cached("DELETE FROM held_paths WHERE path_key = ?1")?
             .execute([key])?;
         Ok(())
+    }
+
+    fn lfs_object(&self, folder: &str, oid: &str) -> Result<Option<LfsObject>> {
+        let sql =
+            format!("SELECT {LFS_OBJECT_COLUMNS} FROM lfs_objects WHERE folder = ?1 AND oid = ?2");
+        self.first(&sql, [folder, oid], |r| rows::lfs_object(r))
+    }
+
+    fn put_lfs_object(&self, folder: &str, object: &LfsObject, now: Timestamp) -> Result<()> {
+        self.tx
+            .prepare_cached(&rows::PUT_LFS_OBJECT.replace('$', "?"))?
+            .execute(params_from_iter(rows::lfs_object_fields(
+                folder, object, now,
+            )?))?;
+        Ok(())
+    }
+
+    fn secret(&self, name: &str, made: &str) -> Result<String> {
+        self.tx
+            .prepare_cached(&rows::PUT_SECRET.replace('$', "?"))?
+            .execute([name, made])?;
+        self.first("SELECT value FROM secrets WHERE name = ?1", [name], |r| {
+            Ok(r.get(0)?)
+        })?
+        .ok_or_else(|| crate::error::Error::Internal(format!("the secret {name} was not kept")))
     }
 
     // ----- check-outs
