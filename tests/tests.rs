@@ -21,6 +21,7 @@ mod devices;
 mod edits;
 mod events;
 mod failover;
+mod git_locks;
 mod hostile;
 mod http;
 mod inputs;

@@ -28,7 +28,7 @@ impl Backend for Bundled {
         let checked = path.clone();
         self.upload_and_write(
             upload,
-            move |tx, me| rules::import_precheck(tx, me, &checked),
+            move |tx, me, now| rules::import_precheck(tx, me, &checked, now),
             |(), _| true,
             |_: &Artifact| true,
             move |tx, me, blob, now| rules::import(tx, me, &path, blob, now),
@@ -147,7 +147,7 @@ impl Backend for Bundled {
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
         self.upload_and_write(
             upload,
-            move |tx, me| rules::checkin_precheck(tx, me, id),
+            move |tx, me, _| rules::checkin_precheck(tx, me, id),
             // No new blob for a retry (its first check-in stored the same
             // bytes, or it is refused) nor for the head's bytes, which a
             // committed row keeps. Any check-in that answers names its bytes
@@ -180,7 +180,7 @@ impl Backend for Bundled {
     async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
         self.upload_and_write(
             upload,
-            move |tx, me| rules::checkin_precheck(tx, me, id),
+            move |tx, me, _| rules::checkin_precheck(tx, me, id),
             // The head's own bytes are kept by its version already.
             |(before, head_digest), digest| {
                 before.checkout.state != CheckoutState::Closed && *digest != head_digest
@@ -212,7 +212,7 @@ impl Backend for Bundled {
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
         self.upload_and_write(
             upload,
-            move |tx, me| rules::edit_precheck(tx, me, id),
+            move |tx, me, _| rules::edit_precheck(tx, me, id),
             // Versions only grow: if the base is not the head now, the commit
             // is refused, and the head's own bytes are kept by a committed row
             // already.

@@ -611,10 +611,10 @@ impl Bundled {
     ) -> Result<Vec<(Digest, u64, bool)>> {
         let target = target.clone();
         let blobs = self
-            .read(move |tx, me, _| {
+            .read(move |tx, me, now| {
                 let (artifact, staged) = match &target {
                     UploadFor::Import(path) => {
-                        rules::import_precheck(tx, me, path)?;
+                        rules::import_precheck(tx, me, path, now)?;
                         return Ok(Vec::new());
                     }
                     UploadFor::Checkout(id) => {

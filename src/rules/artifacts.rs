@@ -35,8 +35,7 @@ pub fn import(
     blob: &Blob,
     now: Timestamp,
 ) -> Result<Artifact> {
-    import_precheck(tx, actor, path)?;
-    super::git::refuse_held(tx, actor, path, now)?;
+    import_precheck(tx, actor, path, now)?;
     let id = ArtifactId::new();
     let head = Head {
         version: 1,
@@ -83,7 +82,12 @@ pub fn artifact_at(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<Arti
 /// Refuses an import to a path the actor may not write to, or that is taken
 /// (before its bytes are read, too). The folder's rule is asked first, so a
 /// file the actor cannot see is never named: see [`refuse_collisions`].
-pub fn import_precheck(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<()> {
+pub fn import_precheck(
+    tx: &Tx,
+    actor: &Participant,
+    path: &RepoPath,
+    now: Timestamp,
+) -> Result<()> {
     let caller = Caller::of(tx, actor)?;
     caller.require_write_new(path)?;
     if let Some(id) = tx.artifact_id_by_path(path)? {
@@ -95,7 +99,9 @@ pub fn import_precheck(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<
             )));
         }
     }
-    refuse_collisions(tx, &caller, path, None)
+    refuse_collisions(tx, &caller, path, None)?;
+    // Before a byte is read: a path someone holds with no file yet is theirs.
+    super::git::refuse_held(tx, actor, path, now)
 }
 
 /// An admin gives an artifact a new path (to fix one that cannot be placed

@@ -166,18 +166,22 @@ fn live_hold(tx: &Tx, path: &RepoPath, now: Timestamp) -> Result<Option<HeldPath
 }
 
 /// Before an import to `path`: refuses it while someone else holds the
-/// path (409 `artifact_busy`, naming them).
+/// path (409 `artifact_busy`, naming them). Only reads, so the import's
+/// precheck refuses before a byte is read; a lapsed hold is left for a
+/// write to forget.
 pub(super) fn refuse_held(
     tx: &Tx,
     actor: &Participant,
     path: &RepoPath,
     now: Timestamp,
 ) -> Result<()> {
-    match live_hold(tx, path, now)? {
-        Some(held) if held.participant != *actor => Err(Error::ArtifactBusy {
-            path: held.path.to_string(),
-            lease: Some(Box::new(held_lease(&held))),
-        }),
+    match tx.held_path(&path.collision_key())? {
+        Some(held) if held.expires_at > now && held.participant != *actor => {
+            Err(Error::ArtifactBusy {
+                path: held.path.to_string(),
+                lease: Some(Box::new(held_lease(&held))),
+            })
+        }
         _ => Ok(()),
     }
 }
