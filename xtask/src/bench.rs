@@ -74,6 +74,8 @@ fn core_benches(args: &[String], only: Option<&String>) -> Result<()> {
         "blender",
         "gimp",
         "imagemagick",
+        // The Git LFS figures' client.
+        "git-lfs",
     ])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
     for bench in [
@@ -87,6 +89,7 @@ fn core_benches(args: &[String], only: Option<&String>) -> Result<()> {
         "permissions",
         "million",
         "link",
+        "lfs",
     ] {
         // failover.rs has no parts and reads no `--only`: `--only failover` or nothing runs it.
         if bench == "failover" && only.is_some_and(|part| part != "failover") {
