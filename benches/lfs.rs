@@ -49,7 +49,8 @@ fn main() {
     let hero = work.join("hero.psd");
     std::fs::write(&hero, b"8BPS layers").unwrap();
     cli.ok(&["import", "art/hero.psd", hero.to_str().unwrap()]);
-    let server = cli.serve().spawn();
+    // Its request log gives the server's own time of each request.
+    let server = cli.serve().log_to(work.join("serve.log")).spawn();
     common::table_head();
     lock_pairs(&work, &server, &token, sizes.pairs);
     many_locks(&work, &server, &token, sizes.locks);
@@ -143,6 +144,9 @@ fn median_ms(mut ms: Vec<f64>) -> f64 {
 fn lock_pairs(work: &Path, server: &testkit::ServeProcess, token: &str, pairs: usize) {
     let repo = Repo::new(&work.join("pairs"), &server.url, token);
     std::fs::write(repo.work.join("hero.psd"), b"8BPS layers").unwrap();
+    // git lfs unlocks only a file with no uncommitted change.
+    repo.ok(&["add", "."]);
+    repo.ok(&["commit", "-qm", "hero"]);
     let (mut locks, mut unlocks) = (Vec::new(), Vec::new());
     for _ in 0..pairs {
         let started = Instant::now();

@@ -582,6 +582,11 @@ fn bad_objects_are_refused_and_nothing_is_kept() {
         batch(r#"{"operation":"upload","objects":[],"hash_algo":"md5"}"#),
         422,
     );
+    // Larger than the server takes: that object's error, no action.
+    let (status, answer) = batch(&upload(1 << 50, &oid(b"huge")));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["objects"][0]["error"]["code"], 422, "{answer}");
+    assert!(answer["objects"][0].get("actions").is_none(), "{answer}");
     // 100,000 objects: refused unread past the limit.
     let many: Vec<String> = (0..100_000u32)
         .map(|i| format!(r#"{{"oid":"{}","size":{i}}}"#, oid(&i.to_le_bytes())))

@@ -99,6 +99,24 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
         })
         .await
         .unwrap();
+    // Git's side: a path held with no file, and an LFS object.
+    let hold = f
+        .store
+        .acting_as(participant("user:bob"))
+        .git_lock(&path("art/plan.psd"))
+        .await
+        .unwrap();
+    let object = b"an LFS object's bytes";
+    let oid: String = ring::digest::digest(&ring::digest::SHA256, object)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    f.store
+        .acting_as(participant("user:alice"))
+        .lfs_upload("art", &oid, object.len() as u64, &object[..])
+        .await
+        .unwrap();
     let (_dir, team) = new_team(&f).await;
     let mut copied = 0;
     let counts = f
@@ -158,6 +176,28 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
         after.checkouts(false).await.unwrap(),
         before.checkouts(false).await.unwrap()
     );
+    // The hold and the object moved.
+    let query = GitLockQuery {
+        folder: "art".into(),
+        limit: 10,
+        ..Default::default()
+    };
+    let locks = team
+        .acting_as(participant("user:alice"))
+        .git_locks(query)
+        .await
+        .unwrap();
+    assert_eq!(locks.locks, [hold]);
+    let (_, mut reader) = team
+        .acting_as(participant("user:alice"))
+        .lfs_download("art", &oid)
+        .await
+        .unwrap();
+    let mut moved = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut reader, &mut moved)
+        .await
+        .unwrap();
+    assert_eq!(moved, object);
     // Alice's open check-out still holds the file.
     assert!(after.artifact(a).await.unwrap().lease.is_some());
     // Tokens moved as hashes: a live one works, a revoked one does not.

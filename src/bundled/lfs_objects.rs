@@ -172,6 +172,11 @@ impl Bundled {
             .await
     }
 
+    /// The largest object the server takes (`serve --max-upload`).
+    pub fn lfs_max_size(&self) -> u64 {
+        self.shared.options.max_upload
+    }
+
     /// The objects of `oids` that `folder` keeps, in their order.
     pub async fn lfs_objects(
         &self,
@@ -271,6 +276,10 @@ impl Bundled {
         reader: impl AsyncRead + Send + Unpin + 'static,
     ) -> Result<LfsObject> {
         self.lfs_access(folder, true).await?;
+        let limit = self.lfs_max_size();
+        if size > limit {
+            return Err(Error::TooLarge { limit });
+        }
         let hashed = Arc::new(Mutex::new((
             ring::digest::Context::new(&ring::digest::SHA256),
             0u64,

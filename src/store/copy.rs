@@ -169,6 +169,30 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
     ),
     ("dropped_blobs", &[("digest", Text)]),
     (
+        "held_paths",
+        &[
+            ("path_key", Text),
+            ("path", Text),
+            ("id", Text),
+            ("participant", Text),
+            ("note", Text),
+            ("acquired_at", Int),
+            ("expires_at", Int),
+            ("device_id", Text),
+            ("device_name", Text),
+        ],
+    ),
+    (
+        "lfs_objects",
+        &[
+            ("folder", Text),
+            ("oid", Text),
+            ("size", Int),
+            ("digest", Text),
+            ("created_at", Int),
+        ],
+    ),
+    (
         "requests",
         &[
             ("id", Text),

@@ -56,8 +56,9 @@ pub fn sql_at(
     }
 }
 
-/// The digests (as hex) that a version, a proposal or a check-out's staged
-/// bytes of the store at `data` name: every row whose bytes must stay.
+/// The digests (as hex) that a version, a proposal, a check-out's staged
+/// bytes or a Git LFS object of the store at `data` name: every row whose
+/// bytes must stay.
 pub fn named_blobs_at(
     data: &std::path::Path,
     database: Option<&str>,
@@ -66,7 +67,8 @@ pub fn named_blobs_at(
         data,
         database,
         "SELECT digest FROM versions UNION SELECT digest FROM proposals
-         UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL",
+         UNION SELECT staged_digest FROM checkouts WHERE staged_digest IS NOT NULL
+         UNION SELECT digest FROM lfs_objects",
     )
     .expect("the digests")
     .into_iter()

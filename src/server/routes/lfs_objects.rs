@@ -128,6 +128,15 @@ pub(in crate::server) async fn batch(
         let (oid, size) = (&asked.oid, asked.size);
         let mut object = json!({ "oid": oid, "size": size, "authenticated": true });
         match (upload, kept) {
+            (true, None) if size > me.lfs_max_size() => {
+                object["error"] = json!({
+                    "code": 422,
+                    "message": format!(
+                        "object {oid} is larger than this server takes ({} bytes)",
+                        me.lfs_max_size()
+                    ),
+                });
+            }
             (_, Some(kept)) if kept.size != size => {
                 object["error"] = json!({
                     "code": 422,
