@@ -21,6 +21,7 @@ mod devices;
 mod edits;
 mod events;
 mod failover;
+mod holds;
 mod hostile;
 mod http;
 mod inputs;
