@@ -22,6 +22,7 @@ mod edits;
 mod events;
 mod failover;
 mod git_locks;
+mod holds;
 mod hostile;
 mod http;
 mod inputs;

@@ -113,7 +113,8 @@ pub(super) enum Command {
         /// Only the files whose path contains TEXT, ignoring case.
         #[arg(long, value_name = "TEXT")]
         search: Option<String>,
-        /// Only the files someone holds now.
+        /// Only the files someone holds now, and the paths someone holds
+        /// with no file yet (locked from Git before the file was added).
         #[arg(long)]
         held: bool,
     },

@@ -33,7 +33,9 @@ pub(super) async fn import(
 pub(super) const LS_PAGE: u32 = 1000;
 
 /// `ls`: the files `query` finds with their heads and holders, printed a
-/// page at a time as they come (with `--json`, one array, an item a line).
+/// page at a time as they come (with `--json`, one array, an item a line);
+/// with `--held`, the paths held with no file yet among them ("no version
+/// yet"; a `{"path", "lease"}` item).
 pub(super) async fn ls(
     store: &dyn Backend,
     mut query: ArtifactQuery,
@@ -46,16 +48,30 @@ pub(super) async fn ls(
     }
     loop {
         let page = store.artifact_page(query.clone()).await?;
-        for a in &page.artifacts {
+        // The files and the paths held with no file, by path (a stable
+        // sort of the two sorted lists).
+        let mut items: Vec<(&str, String, String)> = page
+            .artifacts
+            .iter()
+            .map(|a| {
+                let holder = a
+                    .lease
+                    .as_ref()
+                    .map_or_else(|| "free".to_owned(), |l| holder(l, now));
+                let line = format!("{}  v{}  {}", a.path, a.head.version, holder);
+                (a.path.as_str(), line, json_item(a))
+            })
+            .chain(page.holds.iter().map(|h| {
+                let line = format!("{}  no version yet  {}", h.path, holder(&h.lease, now));
+                (h.path.as_str(), line, json_item(h))
+            }))
+            .collect();
+        items.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, line, item) in items {
             if out.json {
-                let item = serde_json::to_string(a).expect("an artifact serializes");
                 say(&format!("{}{item}", if listed > 0 { "," } else { "" }));
             } else {
-                let holder = a.lease.as_ref().map_or_else(
-                    || "free".to_owned(),
-                    |l| format!("{} ({} left)", l.participant, time_left(l.expires_at - now)),
-                );
-                say(&format!("{}  v{}  {}", a.path, a.head.version, holder));
+                say(&line);
             }
             listed += 1;
         }
@@ -74,6 +90,25 @@ pub(super) async fn ls(
         });
     }
     Ok(())
+}
+
+/// Who holds a file (or a path with no file) and for how long:
+/// "user:alice (2 h 05 min left)", "user:sam (locked from Git, 167 h 59
+/// min left)".
+fn holder(lease: &Lease, now: Timestamp) -> String {
+    let left = time_left(lease.expires_at - now);
+    match (lease.kind, lease.note.as_deref()) {
+        (LeaseKind::Checkout, Some(GIT_LOCK_NOTE)) => {
+            format!("{} (locked from Git, {left} left)", lease.participant)
+        }
+        _ => format!("{} ({left} left)", lease.participant),
+    }
+}
+
+/// An item of `ls --json`'s array: an artifact, or a path held with no
+/// file (`{"path", "lease"}`).
+fn json_item(item: &impl serde::Serialize) -> String {
+    serde_json::to_string(item).expect("a listed item serializes")
 }
 
 /// `folders`: the folders in `folder`, with their files and how many are held.

@@ -1,8 +1,9 @@
 //! What the window lists, a screen at a time: the files under a folder by
 //! their place in it (read from the mirror, so scrolling asks the server
 //! nothing), the folder tree with counts, and the server's answers to a
-//! search and to "held by others". Nothing here grows with the studio: a
-//! page is what is asked for, a count is one row.
+//! search and to "held by others" (with the paths held with no file yet).
+//! Nothing here grows with the studio: a page is what is asked for, a
+//! count is one row.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -34,11 +35,15 @@ pub struct FolderRows {
 }
 
 /// A page of a search, or of the files others hold, as the server answers:
-/// `next` goes on from where it stopped; null on the last.
+/// `next` goes on from where it stopped; null on the last. Of the files
+/// others hold, `holds` are the paths they hold with no file yet (Git LFS
+/// locks taken before the file is added), by path, among the page's rows;
+/// none offline (the mirror keeps files only).
 #[derive(Clone, Debug, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct FoundRows {
     pub rows: Vec<FileRow>,
+    pub holds: Vec<PathHold>,
     pub next: Option<String>,
 }
 
@@ -202,8 +207,9 @@ impl Desk {
         self.found_rows(query, |_| true).await
     }
 
-    /// The files someone else holds now, by path after `after`: the
-    /// server's answer; offline, the mirror's.
+    /// The files someone else holds now, and the paths they hold with no
+    /// file yet, by path after `after`: the server's answer; offline, the
+    /// mirror's files.
     pub async fn held_by_others(&self, after: Option<String>, limit: u32) -> Result<FoundRows> {
         let me = self.me().await?;
         let query = ArtifactQuery {
@@ -213,10 +219,13 @@ impl Desk {
             text: None,
             held: true,
         };
-        self.found_rows(query, |a| {
-            a.lease.as_ref().is_some_and(|l| l.participant != me)
-        })
-        .await
+        let mut found = self
+            .found_rows(query, |a| {
+                a.lease.as_ref().is_some_and(|l| l.participant != me)
+            })
+            .await?;
+        found.holds.retain(|h| h.lease.participant != me);
+        Ok(found)
     }
 
     async fn found_rows(
@@ -225,8 +234,8 @@ impl Desk {
         keep: impl Fn(&Artifact) -> bool,
     ) -> Result<FoundRows> {
         let query = query.checked().map_err(|e| Error::Invalid(e.to_string()))?;
-        let (artifacts, next) = match self.backend.artifact_page(query.clone()).await {
-            Ok(page) => (page.artifacts, page.next),
+        let (artifacts, holds, next) = match self.backend.artifact_page(query.clone()).await {
+            Ok(page) => (page.artifacts, page.holds, page.next),
             Err(e) if is_unreachable(&e) => {
                 self.link.went_offline(self.clock.now());
                 let limit = query.limit.unwrap_or(MOST_ROWS);
@@ -244,7 +253,7 @@ impl Desk {
                 let next = (found.len() == limit as usize)
                     .then(|| found.last().map(|a| a.path.to_string()))
                     .flatten();
-                (found, next)
+                (found, Vec::new(), next)
             }
             Err(e) => return Err(e),
         };
@@ -252,6 +261,7 @@ impl Desk {
             rows: self
                 .rows_of(artifacts.into_iter().filter(|a| keep(a)).collect())
                 .await?,
+            holds,
             next,
         })
     }

@@ -1,12 +1,38 @@
 //! A Git LFS lock as the rules give it (`shared/API.md`, "Git LFS"): a live
 //! lease on a file (a check-out from the app, the CLI or Git, or an agent's
 //! edit) or a path held with no file yet. The server words it as Git LFS's
-//! `Lock`. Plain data.
+//! `Lock`; the held list gives a path held with no file as a [`PathHold`].
+//! Plain data.
 
-use super::{Digest, Participant, RepoPath, Timestamp};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-/// The note a check-out taken through Git carries.
+use super::{Digest, Lease, Participant, RepoPath, Timestamp};
+
+/// The note a check-out taken through Git carries: the window tells a Git
+/// lock by it ([`GitLockNote`]).
 pub const GIT_LOCK_NOTE: &str = "Locked from Git";
+
+/// [`GIT_LOCK_NOTE`] as a type of the window's (`ui/src/generated`), whose
+/// wording tells a Git lock by the note: a note changed here and not there
+/// fails the window's build rather than its words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub enum GitLockNote {
+    #[serde(rename = "Locked from Git")]
+    Note,
+}
+
+/// A path held with no file there yet (a Git LFS lock taken before the
+/// file is imported), in the held list (`GET /v1/artifacts?held=true`,
+/// `docs/API-additions.md`): its holder's lease as a check-out's would be,
+/// `checkout_id` the lock's id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
+#[ts(export)]
+pub struct PathHold {
+    pub path: RepoPath,
+    pub lease: Lease,
+}
 
 /// The Git lock time when the server is not told one: a week.
 pub const DEFAULT_GIT_LOCK_HOURS: u64 = 168;
@@ -60,4 +86,18 @@ pub struct LfsObject {
     pub oid: String,
     pub size: u64,
     pub digest: Digest,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windows_type_of_the_git_note_is_the_note() {
+        assert_eq!(
+            serde_json::to_value(GitLockNote::Note).unwrap(),
+            GIT_LOCK_NOTE,
+            "the window tells a Git lock by this note"
+        );
+    }
 }

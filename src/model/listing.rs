@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use unicode_normalization::UnicodeNormalization;
 use utoipa::ToSchema;
 
-use super::{check_folder, Artifact, Invalid, RepoPath};
+use super::{check_folder, Artifact, Invalid, PathHold, RepoPath};
 
 /// The most artifacts one page holds.
 pub const MAX_PAGE: u32 = 10_000;
@@ -23,7 +23,7 @@ pub struct ArtifactQuery {
     pub prefix: Option<String>,
     /// Those whose path contains this text, ignoring case.
     pub text: Option<String>,
-    /// Only those with a live lease.
+    /// Only those with a live lease, and the paths held with no file.
     pub held: bool,
 }
 
@@ -86,6 +86,12 @@ pub struct ArtifactPage {
     #[ts(type = "number")]
     #[schema(required = false)]
     pub seq: u64,
+    /// With `held`: the paths held with no file there yet, by path, that
+    /// lie in the page (a page of `limit` holds that many artifacts and
+    /// holds together; `next` is the last path of either).
+    #[serde(default)]
+    #[schema(required = false)]
+    pub holds: Vec<PathHold>,
 }
 
 /// A folder of `GET /v1/folders`, with the files under it the caller may read.

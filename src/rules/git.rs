@@ -46,6 +46,14 @@ fn held_lease(held: &HeldPath) -> Lease {
     }
 }
 
+/// A hold as the held list gives it: the path and the lease it is held under.
+pub(super) fn hold_of(held: &HeldPath) -> PathHold {
+    PathHold {
+        path: held.path.clone(),
+        lease: held_lease(held),
+    }
+}
+
 fn lock_of_held(held: HeldPath) -> GitLock {
     GitLock {
         id: held.id.0,

@@ -1,11 +1,13 @@
 //! Lists by page, folder and search, as one caller may see them: what they
 //! may not read is neither listed nor counted (`shared/API.md`, "A million
-//! files" and "Folder permissions").
+//! files" and "Folder permissions"). A held list gives the paths held with
+//! no file yet (Git LFS locks, `git`) too, in the page among the files.
 
 use std::collections::HashMap;
 
 use super::access::{key_within, Caller};
 use super::artifacts::visible;
+use super::git::hold_of;
 use crate::error::Result;
 use crate::model::*;
 use crate::store::{FolderRow, Hidden, ListQuery, PathRange, Tx};
@@ -87,11 +89,21 @@ pub fn artifact_page(
             }
         }
     }
+    let mut holds = match query.held {
+        true => live_holds(tx, &caller, query, wanted, now)?,
+        false => Vec::new(),
+    };
+    // One page of files and holds together, by path.
     let mut next = None;
     if let Some(limit) = query.limit {
-        if artifacts.len() > limit as usize {
-            artifacts.truncate(limit as usize);
-            next = artifacts.last().map(|a| a.path.to_string());
+        let limit = limit as usize;
+        if artifacts.len() + holds.len() > limit {
+            let (files, held) = first_by_path(&artifacts, &holds, limit);
+            artifacts.truncate(files);
+            holds.truncate(held);
+            let last_file = artifacts.last().map(|a| a.path.as_str());
+            let last_hold = holds.last().map(|h| h.path.as_str());
+            next = last_file.max(last_hold).map(str::to_owned);
         }
     }
     let artifacts = artifacts.into_iter().map(|a| visible(a, now)).collect();
@@ -99,7 +111,74 @@ pub fn artifact_page(
         artifacts,
         next,
         seq,
+        holds,
     })
+}
+
+/// How many holds a held list reads at a time when not told a page.
+const HOLDS_BATCH: u32 = 1000;
+
+/// The live holds on paths with no file that a held list finds (under its
+/// folder, after its path, containing its text) and the caller may see, by
+/// path, at most `wanted` (all of them without): a hold in a folder hidden
+/// from the caller is left out, never counted, and the walk goes on past
+/// it. A lapsed hold is passed over, not deleted: no read writes.
+fn live_holds(
+    tx: &Tx,
+    caller: &Caller,
+    query: &ArtifactQuery,
+    wanted: Option<usize>,
+    now: Timestamp,
+) -> Result<Vec<PathHold>> {
+    let folder = query.prefix.as_deref().unwrap_or("");
+    if caller.sees_nothing_under(folder) {
+        return Ok(Vec::new());
+    }
+    let text_key = query.text.as_deref().map(collision_key);
+    let found_by = |path: &RepoPath| {
+        caller.level(path) != Level::None
+            && text_key
+                .as_deref()
+                .is_none_or(|key| path.collision_key().contains(key))
+    };
+    let batch = wanted.map_or(HOLDS_BATCH, |w| u32::try_from(w).unwrap_or(u32::MAX));
+    let mut after = query.after.clone().unwrap_or_default();
+    let mut holds = Vec::new();
+    loop {
+        let found = tx.held_paths_under(folder, &after, batch, now)?;
+        let full = found.len() == batch as usize;
+        if let Some(last) = found.last() {
+            after = last.path.to_string();
+        }
+        holds.extend(found.iter().filter(|h| found_by(&h.path)).map(hold_of));
+        if let Some(wanted) = wanted.filter(|w| holds.len() >= *w) {
+            holds.truncate(wanted);
+            break;
+        }
+        if !full {
+            break;
+        }
+    }
+    Ok(holds)
+}
+
+/// How many of `files` and of `holds` (each sorted by path) are the first
+/// `n` of the two by path.
+fn first_by_path(files: &[Artifact], holds: &[PathHold], n: usize) -> (usize, usize) {
+    let (mut file, mut hold) = (0, 0);
+    while file + hold < n {
+        let file_first = match (files.get(file), holds.get(hold)) {
+            (Some(a), Some(h)) => a.path.as_str() <= h.path.as_str(),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        match file_first {
+            true => file += 1,
+            false => hold += 1,
+        }
+    }
+    (file, hold)
 }
 
 /// The hidden parts a query tests on every row: as many as fit in

@@ -94,6 +94,7 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         CheckoutRequest,
         Artifact,
         ArtifactPage,
+        PathHold,
         FolderList,
         FolderCount,
         Head,

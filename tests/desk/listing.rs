@@ -1,6 +1,7 @@
 //! What the window lists a screen at a time: a folder's files by place from
 //! the mirror (places right after files come, go and move), the folder tree,
-//! a search and the files others hold from the server.
+//! a search and the files others hold from the server (with Git locks and
+//! the paths held with no file yet).
 
 use super::*;
 use leasedesk::workspace::{ListOrder, SortKey};
@@ -183,6 +184,101 @@ async fn held_by_others_and_a_search_are_the_servers_answers(f: Fixture) {
     assert_eq!(refused.code(), "invalid", "one letter: {refused}");
 }
 
+/// Held by others shows a Git lock as the check-out it is (its note is
+/// Git's), and the paths others hold with no file yet among the rows, by
+/// path and page by page; not your own, nor one in a folder hidden from
+/// you; gone once it lapses.
+async fn held_by_others_has_git_locks_and_paths_held_with_no_file(f: Fixture) {
+    f.import("art/hero.psd", b"v1").await;
+    f.import("art/zebra.psd", b"v1").await;
+    // Locks as the server's /lfs routes take them, on the same store.
+    let bob_from_git = f.store.acting_as(participant("user:bob"));
+    bob_from_git.git_lock(&path("art/hero.psd")).await.unwrap();
+    let new = bob_from_git.git_lock(&path("art/new.psd")).await.unwrap();
+    assert!(new.no_file, "art/new.psd has no file: a hold");
+    bob_from_git
+        .git_lock(&path("secret/plan.psd"))
+        .await
+        .unwrap();
+    f.store
+        .acting_as(participant("user:alice"))
+        .git_lock(&path("art/mine.psd"))
+        .await
+        .unwrap();
+    let zebra = f.alice.artifact_by_path(&path("art/zebra.psd")).await;
+    f.bob
+        .check_out(zebra.unwrap().id, checkout_request())
+        .await
+        .unwrap();
+    f.studio("user:admin")
+        .put_permission_rules(vec![Rule::parse("secret/", "user:alice", "none").unwrap()])
+        .await
+        .unwrap();
+    let alice = desk_for(&f, &f.alice, "alice");
+    alice.overview().await.unwrap();
+
+    let held = alice.held_by_others(None, 100).await.unwrap();
+    assert_eq!(paths(&held.rows), ["art/hero.psd", "art/zebra.psd"]);
+    let git = held.rows[0].artifact.lease.as_ref().unwrap();
+    assert_eq!(
+        (git.participant.as_str(), git.note.as_deref()),
+        ("user:bob", Some(GIT_LOCK_NOTE)),
+        "a Git lock is bob's check-out with Git's note"
+    );
+    let holds: Vec<_> = held
+        .holds
+        .iter()
+        .map(|h| {
+            let lease = &h.lease;
+            (
+                h.path.as_str(),
+                lease.participant.as_str(),
+                lease.note.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        holds,
+        [("art/new.psd", "user:bob", Some(GIT_LOCK_NOTE))],
+        "bob's hold; not alice's own, nor the one in secret/ hidden from her"
+    );
+    let hold = &held.holds[0].lease;
+    assert_eq!(
+        hold.checkout_id.map(|id| id.0),
+        Some(new.id),
+        "the lock's id"
+    );
+    assert_eq!(hold.kind, LeaseKind::Checkout);
+    assert_eq!(hold.expires_at, new.expires_at);
+    assert_eq!(held.next, None);
+
+    // By pages of one: the hold takes a page of its own, in its place by
+    // path; alice's own takes one that shows nothing.
+    let (mut walked, mut after) = (Vec::new(), None);
+    loop {
+        let page = alice.held_by_others(after, 1).await.unwrap();
+        assert!(page.rows.len() + page.holds.len() <= 1, "a page of one");
+        walked.extend(paths(&page.rows));
+        walked.extend(page.holds.iter().map(|h| h.path.to_string()));
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(walked, ["art/hero.psd", "art/new.psd", "art/zebra.psd"]);
+
+    // A search is of files: a hold is no file.
+    let found = alice.search_rows("new.psd", None, 100).await.unwrap();
+    assert!(found.rows.is_empty() && found.holds.is_empty(), "{found:?}");
+
+    // The Git lock time passed: every hold has lapsed.
+    f.clock.advance(std::time::Duration::from_secs(
+        DEFAULT_GIT_LOCK_HOURS * 3600 + 60,
+    ));
+    let later = alice.held_by_others(None, 100).await.unwrap();
+    assert!(later.holds.is_empty(), "{:?}", later.holds);
+}
+
 /// What the window reads again after an event: the files named, and
 /// whether places moved; once told, not told again.
 async fn the_window_is_told_what_changed_in_the_list_once(f: Fixture) {
@@ -344,4 +440,5 @@ crate::contract!(
     a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_move,
     the_tree_counts_what_is_held_and_follows_each_lease,
     held_by_others_and_a_search_are_the_servers_answers,
+    held_by_others_has_git_locks_and_paths_held_with_no_file,
 );

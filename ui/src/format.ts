@@ -1,6 +1,7 @@
 // Pure formatting and wording: what the window says, tested without a window.
-import type { AppError, Artifact, Checkout, Closed, LocalState, Request } from "./api";
+import type { AppError, Artifact, Checkout, Closed, Lease, LocalState, Request } from "./api";
 import type { CheckoutEnd } from "./generated/CheckoutEnd";
+import type { GitLockNote } from "./generated/GitLockNote";
 import type { Source } from "./listing";
 
 /** "bob" for "user:bob", "build-bot (agent)" for "agent:build-bot". */
@@ -70,6 +71,58 @@ export function clock(at: string, now: number): string {
   if (days < 6) return `${date.toLocaleDateString("en-GB", { weekday: "short" })} ${time}`;
   return `${date.toLocaleDateString("en-GB", { day: "numeric", month: "short" })} ${time}`;
 }
+
+// ----- who holds a file
+
+/** The note of a check-out taken through Git LFS (`git lfs lock`), as the
+ *  server gives it: its type comes from Rust, so a note changed there fails
+ *  this build rather than the words. */
+export const GIT_LOCK_NOTE: GitLockNote = "Locked from Git";
+
+/** Whether a lease is a Git lock: a check-out whose note is exactly Git's. */
+export function isGitLock(lease: Pick<Lease, "kind" | "note">): boolean {
+  return lease.kind === "checkout" && lease.note === GIT_LOCK_NOTE;
+}
+
+type Held = Pick<Lease, "kind" | "note" | "participant" | "expires_at">;
+
+/** A Git lock in words: "Locked from Git by sam until Fri 17:00" ("by you"). */
+export function gitLockWords(lease: Pick<Lease, "participant" | "expires_at">, me: string | null | undefined, now: number): string {
+  return `Locked from Git by ${person(lease.participant, me)} until ${clock(lease.expires_at, now)}`;
+}
+
+/** Who holds a busy file and until when, as its detail and the busy card
+ *  say it: "Locked from Git by sam until Fri 17:00" for a Git lock, else
+ *  "bob has it until 17:00" ("You have it until 17:00"). */
+export function heldUntil(lease: Held, me: string | null | undefined, now: number): string {
+  if (isGitLock(lease)) return gitLockWords(lease, me, now);
+  const mine = lease.participant === me;
+  return `${personFirst(lease.participant, me)} ${mine ? "have" : "has"} it until ${clock(lease.expires_at, now)}`;
+}
+
+/** The holder as a list names them beside a file: "bob", or a Git lock's
+ *  "Locked from Git by sam until Fri 17:00". */
+export function holderName(lease: Held, me: string | null | undefined, now: number): string {
+  return isGitLock(lease) ? gitLockWords(lease, me, now) : person(lease.participant, me);
+}
+
+/** The holder's note as it shows beside their name: none for a Git lock,
+ *  whose words say it already. */
+export function holderNote(lease: Pick<Lease, "kind" | "note">): string | null {
+  return isGitLock(lease) ? null : lease.note;
+}
+
+/** Whether the detail offers "Ask…" for a busy file: a check-out someone
+ *  else holds, a Git lock among them (a request is made on the check-out,
+ *  and its holder sees it in the app). Not an agent's edit of seconds. */
+export function askable(lease: Pick<Lease, "kind" | "participant">, me: string | null | undefined): boolean {
+  return lease.kind === "checkout" && lease.participant !== me;
+}
+
+/** A path someone holds with no file there yet (locked from Git before the
+ *  file was added), in Held by others: what its row says in the version's
+ *  place and in the copy's. */
+export const noFileYet = { version: "No version yet", local: "Not in the studio yet" };
 
 export const localStateLabels: Record<LocalState, string> = {
   not_local: "Not on this computer",
@@ -198,10 +251,10 @@ export function explain(error: AppError, now: number): Explanation {
     case "artifact_busy": {
       const lease = error.lease;
       if (!lease) return { title: "Someone else has this file", detail: "Try again in a moment." };
-      const who = participantName(lease.participant);
-      const note = lease.note ? ` — “${lease.note}”` : "";
+      const note = holderNote(lease) ? ` — “${lease.note}”` : "";
       return {
-        title: `${who} has it until ${clock(lease.expires_at, now)}`,
+        // Named as anyone else is, never "you": the card says why you cannot have it.
+        title: heldUntil(lease, null, now),
         detail: `${timeLeft(lease.expires_at, now)} left${note}. You can be told when it is free.`,
         action: "notify-when-free",
       };

@@ -3,9 +3,11 @@
 // app's mirror (blocks of BLOCK rows); a search, or the files others hold,
 // is asked of the server a page at a time as the list is scrolled to its
 // end. Rows far from the screen are dropped, so memory stays that of a few
-// screens however many files there are.
+// screens however many files there are. Held by others also has the paths
+// others hold with no file yet (`holds`), each in its place by path.
 import type { FileRow } from "./api";
 import type { ListOrder } from "./generated/ListOrder";
+import type { PathHold } from "./generated/PathHold";
 
 /** What the list shows: the files under a folder (`""`: every one), those
  *  whose path contains a text, or those someone else holds. */
@@ -21,7 +23,31 @@ export const MOST_FOUND = 5000;
 /** Where rows come from: the shell's commands (tests give their own). */
 export interface Fetcher {
   folder(folder: string, offset: number, limit: number, order: ListOrder): Promise<{ total: number; offset: number; rows: FileRow[] }>;
-  found(source: Source, after: string | null, limit: number): Promise<{ rows: FileRow[]; next: string | null }>;
+  found(source: Source, after: string | null, limit: number): Promise<{ rows: FileRow[]; holds?: PathHold[]; next: string | null }>;
+}
+
+/** Paths in the server's order: by code point (UTF-8's byte order), not by
+ *  UTF-16 unit as `<` compares strings. */
+export function byPath(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** A found page's files and holds as one run by path: each a row or a hold. */
+export function merged(rows: FileRow[], holds: PathHold[] = []): ({ row: FileRow } | { hold: PathHold })[] {
+  const out: ({ row: FileRow } | { hold: PathHold })[] = [];
+  let r = 0;
+  let h = 0;
+  while (r < rows.length || h < holds.length) {
+    if (h >= holds.length || (r < rows.length && byPath(rows[r].artifact.path, holds[h].path) <= 0)) out.push({ row: rows[r++] });
+    else out.push({ hold: holds[h++] });
+  }
+  return out;
 }
 
 export function sameSource(a: Source, b: Source): boolean {
@@ -38,6 +64,9 @@ export class Listing {
   /** Whether the count is known (a folder, or a search read to its end). */
   complete = false;
   readonly rows = new Map<number, FileRow>();
+  /** Held by others' paths held with no file yet, by place among the rows
+   *  (a place is a row's or a hold's, never both). */
+  readonly holds = new Map<number, PathHold>();
   private next: string | null = null;
   /** Bumped by every new source or refresh: an older answer is dropped. */
   private generation = 0;
@@ -74,6 +103,7 @@ export class Listing {
   private restart() {
     this.generation++;
     this.rows.clear();
+    this.holds.clear();
     this.asking.clear();
     this.failedAt.clear();
     this.length = 0;
@@ -104,19 +134,20 @@ export class Listing {
       return;
     }
     const upTo = Math.max(BLOCK, Math.min(MOST_FOUND, last + BLOCK));
-    const rows: FileRow[] = [];
+    const found: ReturnType<typeof merged> = [];
     let after: string | null = null;
     let more = true;
-    while (more && rows.length < upTo) {
+    while (more && found.length < upTo) {
       const page = await this.fetcher.found(this.source, after, BLOCK * 2);
       if (generation !== this.generation) return;
-      rows.push(...page.rows);
+      found.push(...merged(page.rows, page.holds));
       after = page.next;
       more = page.next !== null;
     }
     this.rows.clear();
-    rows.forEach((row, i) => this.rows.set(i, row));
-    this.length = rows.length;
+    this.holds.clear();
+    this.place(found, 0);
+    this.length = found.length;
     this.next = after;
     this.complete = !more;
     this.changed();
@@ -166,8 +197,9 @@ export class Listing {
     try {
       const page = await this.fetcher.found(this.source, this.next, BLOCK * 2);
       if (generation !== this.generation) return;
-      page.rows.forEach((row, i) => this.rows.set(this.length + i, row));
-      this.length += page.rows.length;
+      const found = merged(page.rows, page.holds);
+      this.place(found, this.length);
+      this.length += found.length;
       this.next = page.next;
       this.complete = page.next === null;
       this.changed();
@@ -178,6 +210,14 @@ export class Listing {
     } finally {
       if (generation === this.generation) this.loadingMore = false;
     }
+  }
+
+  /** Puts found rows and holds in their places from `from`. */
+  private place(found: ReturnType<typeof merged>, from: number) {
+    found.forEach((entry, i) => {
+      if ("row" in entry) this.rows.set(from + i, entry.row);
+      else this.holds.set(from + i, entry.hold);
+    });
   }
 
   /** Whether a search stopped at MOST_FOUND with more to come. */

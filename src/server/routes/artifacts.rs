@@ -35,7 +35,7 @@ struct ListParams {
     held: Option<bool>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts", responses((status = 200, description = "The artifacts by path: every one, or a page (with `limit`) under a folder, containing a text, or held; `next` is the page's last path (null on the last page), `seq` the event the list is as of", body = ArtifactPage)))]
+#[utoipa::path(get, path = "/v1/artifacts", responses((status = 200, description = "The artifacts by path: every one, or a page (with `limit`) under a folder, containing a text, or held; `next` is the page's last path (null on the last page), `seq` the event the list is as of; with `held`, `holds`: the paths held with no file yet in the page", body = ArtifactPage)))]
 pub(in crate::server) async fn artifacts(
     Caller(me): Caller,
     request: Request,
@@ -59,6 +59,7 @@ pub(in crate::server) async fn artifacts(
         let found = me.artifact_by_path(&RepoPath::stored(&path)?).await?;
         return Ok(JsonList::new("artifacts", vec![found]));
     }
+    let held = q.held.unwrap_or(false);
     let page = me
         .artifact_page(ArtifactQuery {
             // Out of the page's range, whatever the number: 422 (past
@@ -67,12 +68,18 @@ pub(in crate::server) async fn artifacts(
             after: q.after,
             prefix: q.prefix,
             text: q.q,
-            held: q.held.unwrap_or(false),
+            held,
         })
         .await?;
     let mut fields = serde_json::Map::new();
     fields.insert("next".into(), page.next.into());
     fields.insert("seq".into(), page.seq.into());
+    if held {
+        // An addition to API.md (docs/API-additions.md): the paths held
+        // with no file yet, in the page among the files.
+        let holds = serde_json::to_value(&page.holds).expect("holds serialize");
+        fields.insert("holds".into(), holds);
+    }
     Ok(JsonList::new("artifacts", page.artifacts).with_fields(fields))
 }
 

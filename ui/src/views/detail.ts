@@ -1,11 +1,11 @@
 // A file's detail beside the list: its head, holder and local state, what
 // you can do with it, a large preview (of your local copy when you changed
 // it, saying so) and its history.
-import { api, previewUrl, type FileRow } from "../api";
+import { api, previewUrl, type FileRow, type Lease } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
 import { cancelButton, progressOf } from "../sending";
-import { askLabel, bytes, checkedOutOn, clock, fileName, getAction, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
+import { askable, askLabel, bytes, checkedOutOn, clock, fileName, getAction, gitLockWords, heldUntil, holderNote, isGitLock, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { inOrder } from "../selection";
@@ -42,7 +42,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
       h("dt", {}, "Holder"), h("dd", { id: "detail-holder" }, lease || lost ? holderCell(row, now) : "Nobody: the file is free"),
       // After your lease ended, whoever holds the file now, by name.
       lease && lost ? h("dt", {}, "Held now by") : null,
-      lease && lost ? h("dd", { id: "detail-held-now" }, `${person(lease.participant, me)}, until ${clock(lease.expires_at, now)}`) : null,
+      lease && lost ? h("dd", { id: "detail-held-now" }, heldNow(lease, me, now)) : null,
       lease && !lost ? h("dt", {}, "Until") : null,
       lease && !lost ? h("dd", {}, `${clock(lease.expires_at, now)} (`, countdown(lease.expires_at, now), " left)") : null,
     ),
@@ -77,10 +77,11 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     if (on) parts.push(h("p", { class: "elsewhere", role: "status", id: "detail-elsewhere" }, h("strong", {}, on)));
     if (checkout.note) parts.push(h("p", { class: "note-line" }, `Your note: “${checkout.note}”`));
   } else if (lease) {
-    const who = person(lease.participant, me);
+    // "bob has it until 17:00", or "Locked from Git by sam until Fri 17:00".
+    const note = holderNote(lease);
     parts.push(h("div", { class: "busy", role: "status" },
-      h("strong", {}, `${who} ${lease.participant === me ? "have" : "has"} it until ${clock(lease.expires_at, now)}`),
-      lease.note ? h("p", {}, `“${lease.note}”`) : null));
+      h("strong", {}, heldUntil(lease, me, now)),
+      note ? h("p", {}, `“${note}”`) : null));
     // No Check out while someone holds it: what can be done instead.
     const asked = myRequestFor(artifact.id);
     const waiting = state.waiting.has(artifact.id) || asked !== undefined;
@@ -89,7 +90,7 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
     );
     // While your request stands it is what you are told by; it ends with their check-out.
     if (asked) actions.querySelector<HTMLButtonElement>("#action-notify")!.disabled = true;
-    if (lease.kind === "checkout" && lease.participant !== me) parts.push(askSection(artifact.id, lease.participant, now));
+    if (askable(lease, me)) parts.push(askSection(artifact.id, lease.participant, now));
   } else if (artifact.access === "read") {
     parts.push(h("p", { class: "hint", role: "status", id: "view-only" }, viewOnly(artifact.path)));
   } else {
@@ -129,6 +130,12 @@ function detailPanel(row: FileRow, now: number): HTMLElement {
   if (busy) holdWhileBusy(actions);
   parts.push(actions);
   return h("div", { class: "detail-main" }, ...parts);
+}
+
+/** Who holds the file since your lease ended: "bob, until 17:00", or a Git
+ *  lock's "Locked from Git by sam until Fri 17:00". */
+function heldNow(lease: Lease, me: string | null | undefined, now: number): string {
+  return isGitLock(lease) ? gitLockWords(lease, me, now) : `${person(lease.participant, me)}, until ${clock(lease.expires_at, now)}`;
 }
 
 /** Whose request the open form is for (the file's id), if one is open. */

@@ -3,13 +3,14 @@
 // once the row is in view, from the `preview` protocol (cached on disk by
 // digest in the app, and by address in the browser), a few at a time.
 import { previewUrl, type FileRow } from "../api";
+import type { PathHold } from "../generated/PathHold";
 import { hooks, onRender, render, select, showError, state } from "../app";
 import { clicked, everything, moved, noSelection, pruned, shownOf, toggled, type Selection } from "../selection";
 import { $, h } from "../h";
 import { sameSource, type Source } from "../listing";
 import { aborted, turns, type Turn } from "../turns";
 import { setUpHeads } from "./heads";
-import { bytes, clock, emptyListWords, fileName, filesCount, folderOf, leaseLost, localStateLabels, participantName, timeLeft, urgency, visibleRange } from "../format";
+import { bytes, clock, emptyListWords, fileName, filesCount, folderOf, gitLockWords, holderName, holderNote, isGitLock, leaseLost, localStateLabels, noFileYet, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
 /** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
@@ -23,9 +24,23 @@ export function holderCell(row: FileRow, now: number): HTMLElement {
   }
   if (!lease) return h("span", { class: "holder free" }, "Free");
   const mine = row.mine !== null;
+  if (isGitLock(lease)) {
+    // "Locked from Git by sam until Fri 17:00": who, and that it came through Git.
+    const words = gitLockWords(lease, mine ? lease.participant : null, now);
+    return h("span", { class: mine ? "holder mine git" : "holder git", title: words }, words);
+  }
   return h("span", { class: mine ? "holder mine" : "holder" }, mine ? "You" : participantName(lease.participant),
     lease.note ? h("span", { class: "note", title: lease.note }, ` — ${lease.note}`) : null,
     h("span", { class: "visually-hidden" }, ` until ${clock(lease.expires_at, now)}`));
+}
+
+/** Who holds a path with no file yet, as a file's holder is said. */
+function holdHolder(hold: PathHold, now: number): HTMLElement {
+  const words = holderName(hold.lease, null, now);
+  const note = holderNote(hold.lease);
+  return h("span", { class: isGitLock(hold.lease) ? "holder git" : "holder", title: words }, words,
+    note ? h("span", { class: "note", title: note }, ` — ${note}`) : null,
+    isGitLock(hold.lease) ? null : h("span", { class: "visually-hidden" }, ` until ${clock(hold.lease.expires_at, now)}`));
 }
 
 export function countdown(expiresAt: string, now: number): HTMLElement {
@@ -163,6 +178,25 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
   return node;
 }
 
+/** A path someone else holds with no file yet, in Held by others: its name,
+ *  who holds it and until when, and no version. Not chosen by a click: there
+ *  is no file to show, nor a check-out to ask its holder for (a request is
+ *  made on a file's check-out, and the holder works in Git). */
+function holdRow(hold: PathHold, index: number, now: number): HTMLElement {
+  const path = hold.path;
+  return h("div", { class: "row hold", role: "row", "data-hold": path, "data-path": path, "data-index": String(index), style: `top:${index * ROW_HEIGHT}px` },
+    h("span", { role: "gridcell", class: "choose" }),
+    h("span", { role: "gridcell", class: "thumb-cell" }, h("span", { class: "thumb none", "data-kind": extensionOf(path) || "file" })),
+    h("span", { class: "name", role: "gridcell" }, h("strong", {}, fileName(path)), h("span", { class: "folder" }, folderOf(path))),
+    h("span", { role: "gridcell", class: "version", title: noFileYet.version }, "—", h("span", { class: "visually-hidden" }, noFileYet.version)),
+    h("span", { role: "gridcell", class: "holder-cell" }, holdHolder(hold, now)),
+    h("span", { role: "gridcell", class: "lease-cell" }, countdown(hold.lease.expires_at, now)),
+    h("span", { role: "gridcell", class: "size-cell" }, ""),
+    h("span", { role: "gridcell", class: "modified-cell" }, ""),
+    h("span", { role: "gridcell" }, h("span", { class: "local no-file" }, noFileYet.local)),
+  );
+}
+
 /** The count on the tab, the empty list's words and the "choose all" box:
  *  worked out when the data or the source changes, never on scroll. */
 function refreshShown() {
@@ -172,7 +206,8 @@ function refreshShown() {
   const narrowed = source.kind !== "folder" || source.folder !== "";
   const all = $<HTMLInputElement>("choose-all");
   all.checked = list.rows.size > 1 && state.several.chosen.size === list.rows.size;
-  $("count-files").textContent = state.overview ? filesCount(list.length, list.complete, total, narrowed) : "";
+  // Files: a path held with no file yet is a row of Held by others, not a file.
+  $("count-files").textContent = state.overview ? filesCount(list.length - list.holds.size, list.complete, total, narrowed) : "";
   const empty = $("files-empty");
   empty.hidden = list.length > 0 || !list.complete || !state.overview;
   empty.textContent = emptyListWords(source, total);
@@ -205,6 +240,13 @@ export function renderRows(now: number) {
   const next = new Map<string, { node: HTMLElement; drawn: string }>();
   for (let i = first; i < last; i++) {
     const row = state.list.rows.get(i);
+    const hold = row ? undefined : state.list.holds.get(i);
+    if (hold) {
+      const key = `hold:${hold.path}`;
+      const drawn = `${i}|${JSON.stringify(hold)}`;
+      const kept = rendered.get(key);
+      next.set(key, { node: kept && kept.drawn === drawn ? kept.node : holdRow(hold, i, now), drawn });
+    }
     if (!row) continue;
     const drawn = drawnFrom(row, i);
     const kept = rendered.get(row.artifact.id);
@@ -243,7 +285,10 @@ function placeOf(artifact: string | null): number {
 export function moveSelection(by: number) {
   if (!state.list.length) return;
   const index = placeOf(state.selected);
-  const next = Math.max(0, Math.min(state.list.length - 1, index < 0 ? 0 : index + by));
+  let next = Math.max(0, Math.min(state.list.length - 1, index < 0 ? 0 : index + by));
+  // A path held with no file is passed over: there is nothing to choose.
+  const step = by < 0 ? -1 : 1;
+  while (state.list.holds.has(next) && next + step >= 0 && next + step < state.list.length) next += step;
   scrollIntoView(next);
   const row = state.list.rows.get(next);
   if (row) select(row.artifact.id);
@@ -252,8 +297,9 @@ export function moveSelection(by: number) {
 /** Enter on a chosen file: the focus goes to its first action. */
 function openSelected() {
   state.detailOpen = true;
-  const first = state.list.rows.get(0);
-  if (!state.selected && first) select(first.artifact.id);
+  // The first file's (a path held with no file may come before it).
+  const first = state.list.order()[0];
+  if (!state.selected && first) select(first);
   else render();
   $("detail").querySelector<HTMLButtonElement>(".actions button:not([disabled])")?.focus();
 }
@@ -370,7 +416,8 @@ export function setUpFiles() {
   // drawn again before the button comes up cannot swallow the choice.
   list.addEventListener("pointerdown", (e) => {
     const row = (e.target as HTMLElement).closest<HTMLElement>(".row");
-    if (!row || e.button !== 0) return;
+    // A path held with no file has nothing to choose.
+    if (!row || e.button !== 0 || row.dataset.id === undefined) return;
     state.detailOpen = true;
     const id = row.dataset.id!;
     const box = (e.target as HTMLElement).closest("[data-choose]") !== null;

@@ -7,7 +7,7 @@ import { state } from "../app";
 import { CHANGE_UPLOAD, cancelSeveral, cancelUploadOf, checkInSeveral, checkOutSeveral } from "../actions";
 import { cancelButton, progressOf } from "../sending";
 import { severalFiles, whatSeveralAllow } from "../changes";
-import { fileName, leaseChoices, person } from "../format";
+import { fileName, holderName, leaseChoices } from "../format";
 import { button, h } from "../h";
 
 export function severalPanel(rows: FileRow[], now: number): HTMLElement {
@@ -43,7 +43,7 @@ export function severalPanel(rows: FileRow[], now: number): HTMLElement {
       h("label", {}, "For ", hours)));
     actions.append(button(`Check out ${severalFiles(n)}`, () => void checkOutSeveral(ids), "primary", { id: "several-checkout" }));
   } else if (allow.heldByOthers.length) {
-    const held = allow.heldByOthers.map((r) => `${fileName(r.artifact.path)} (${person(r.artifact.lease!.participant, me)})`);
+    const held = allow.heldByOthers.map((r) => `${fileName(r.artifact.path)} (${holderName(r.artifact.lease!, me, now)})`);
     parts.push(h("p", { class: "hint", role: "status", id: "several-why" },
       `Someone else holds ${held.join(", ")}: check out the others, or ask for these from each file's detail.`));
   } else {
