@@ -99,8 +99,22 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         .await;
 
     // The tab shows for an admin; people with their devices, this one marked.
-    w.wait_for("#tab-studio:not([hidden])", "the Studio tab")
-        .await;
+    let shown = std::time::Instant::now();
+    while w.absent("#tab-studio:not([hidden])").await {
+        let said = w
+            .eval("return document.getElementById('tab-studio').dataset.said ?? 'nothing yet'")
+            .await;
+        if shown.elapsed() > std::time::Duration::from_secs(15) {
+            let asked = std::time::Instant::now();
+            let now = w.invoke("studio", serde_json::json!({})).await;
+            panic!(
+                "the Studio tab did not show within 15 s: the last ask said {said}; \
+                 asked now, in {:?}: {now}",
+                asked.elapsed()
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     w.click("tab-studio").await;
     for who in ["alice", "bob", "admin"] {
         w.wait_for(

@@ -11,6 +11,7 @@ import { notice, render, scheduleReload } from "../app";
 import { fingerprint, participantName, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
+import { loadStudio } from "./studio";
 import { needsServer } from "../invites";
 
 const dialog = () => $("join") as HTMLDialogElement;
@@ -28,6 +29,9 @@ function done(saved: SettingsView, joined = false) {
   if (saved.keychain_note) notice("Token kept for this run only", saved.keychain_note);
   scheduleReload();
   void loadActivity();
+  // Someone else on another store now: an admin's tab, or none. Asked here,
+  // once the session is open, not only when the store says it changed.
+  void loadStudio();
 }
 
 /** A fresh profile opens on a choice, not on an empty list. */

@@ -64,12 +64,15 @@ let retry: ReturnType<typeof setTimeout> | undefined;
 export async function loadStudio() {
   const ask = ++asking;
   clearTimeout(retry);
+  // What the last answer was, for a test that finds no tab to say why.
+  const said = (what: string) => ($("tab-studio").dataset.said = what);
   const wanted = api.studioFolders().catch(() => folders);
   let answer: StudioView | null;
   try {
     answer = await api.studio();
   } catch (error) {
     if (ask !== asking) return;
+    said(isAppError(error) ? error.code : String(error));
     if (isAppError(error) && NOT_YOURS.has(error.code)) answer = null;
     else {
       retry = setTimeout(() => void loadStudio(), RETRY_MS);
@@ -77,6 +80,7 @@ export async function loadStudio() {
     }
   }
   if (ask !== asking) return;
+  if (answer) said("studio");
   studio = answer;
   $("tab-studio").hidden = studio === null;
   if (!studio) return;
