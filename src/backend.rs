@@ -520,7 +520,7 @@ pub trait Backend: Send + Sync {
 }
 
 /// A studio's people and folders: invites, devices, groups and folder
-/// permissions (`shared/API.md`, "Joining a studio", "Folder permissions").
+/// permissions (`docs/API.md`, "Joining a studio", "Folder permissions").
 /// Listing people and every change but to one's own devices is for admins.
 #[async_trait]
 pub trait Studio: Send + Sync {

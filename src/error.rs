@@ -153,7 +153,7 @@ fn some_busy_message(busy: &[BusyFile]) -> String {
 }
 
 impl Error {
-    /// The error code of `shared/API.md`.
+    /// The error code of `docs/API.md`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::ArtifactBusy { .. } | Error::SomeBusy(_) => "artifact_busy",
@@ -186,7 +186,7 @@ impl Error {
         }
     }
 
-    /// The JSON error body of `shared/API.md`: `error`, `message`, and the fields
+    /// The JSON error body of `docs/API.md`: `error`, `message`, and the fields
     /// a caller acts on (`lease` for a busy file, `head` for a stale change).
     pub fn to_body(&self) -> serde_json::Value {
         let mut body = serde_json::json!({ "error": self.code(), "message": self.to_string() });

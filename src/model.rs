@@ -1,4 +1,4 @@
-//! The domain's nouns, shaped as the objects of `shared/API.md` so that the
+//! The domain's nouns, shaped as the objects of `docs/API.md` so that the
 //! server serializes them as they are: ids and validated names (`names`,
 //! `path`) apart from the API objects (`objects`). They know no error type
 //! but their own `Invalid`: `error` depends on them, never the reverse.

@@ -1,4 +1,4 @@
-//! The lease rules of `shared/DESIGN.md`, as functions over one store
+//! The lease rules of `docs/DESIGN.md`, as functions over one store
 //! transaction. Each takes `now` from its caller and reads no clock. A lease
 //! change and its event are written in the same transaction.
 //!

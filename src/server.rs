@@ -1,4 +1,4 @@
-//! `leasedesk serve`: the HTTP API of `shared/API.md` over a bundled backend;
+//! `leasedesk serve`: the HTTP API of `docs/API.md` over a bundled backend;
 //! `app` (the router) and `run_with` (serving it) are the surface. Transport
 //! (`accept`, `conn`, `h2`, `answer`, `tls`) is kept apart from `routes`, the
 //! error mapping (`errors`) and the document (`openapi`). Nothing here holds a

@@ -1,4 +1,4 @@
-//! Git LFS locks are leases (`shared/API.md`, "Git LFS"), on every
+//! Git LFS locks are leases (`docs/API.md`, "Git LFS"), on every
 //! backend: a lock taken on Git's side is a check-out every client sees,
 //! and a check-out is a lock to Git; locking again, lapsing, an admin's
 //! break, a path with no file and folder permissions. Git's side is the

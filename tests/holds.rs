@@ -1,4 +1,4 @@
-//! The held list with Git (`shared/API.md`, "Git LFS"): a path locked
+//! The held list with Git (`docs/API.md`, "Git LFS"): a path locked
 //! through `POST /lfs/F/locks` with no file there yet shows in `leasedesk
 //! ls --held` and in `GET /v1/artifacts?held=true` (its `holds`) as a path
 //! with no version, among the files held by path (a Git lock on a file is

@@ -1,4 +1,4 @@
-//! The HTTP contract of shared/API.md, checked with a plain HTTP client against
+//! The HTTP contract of docs/API.md, checked with a plain HTTP client against
 //! a real server: statuses, error codes and bodies, headers, and what bad or
 //! broken requests leave behind. This module holds the plain client; the
 //! scenarios are its submodules.

@@ -1,4 +1,4 @@
-//! The Git LFS locking API (`shared/API.md`, "Git LFS") against the real
+//! The Git LFS locking API (`docs/API.md`, "Git LFS") against the real
 //! `git lfs` client (Debian's `git-lfs`, a test package of `cargo xtask`)
 //! and a real `leasedesk serve`: each repository a temp folder with its
 //! own HOME, the token given by a credential helper, and no prompt ever.

@@ -89,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// What every accepted path promises (shared/API.md).
+/// What every accepted path promises (docs/API.md).
 fn repo_path_keeps_its_rules(text: &str, path: &RepoPath) {
     use unicode_normalization::UnicodeNormalization;
     let stored = path.as_str();

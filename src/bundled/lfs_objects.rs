@@ -1,4 +1,4 @@
-//! Git LFS objects for the server's `/lfs/F/objects` routes (`shared/API.md`,
+//! Git LFS objects for the server's `/lfs/F/objects` routes (`docs/API.md`,
 //! "Git LFS"): which of a batch's objects a folder keeps, a credential of
 //! its own for each action (one object, one operation, an hour at most),
 //! and the bytes streamed in (hashed with SHA-256 as Git names them, and

@@ -1,4 +1,4 @@
-//! A Git LFS lock as the rules give it (`shared/API.md`, "Git LFS"): a live
+//! A Git LFS lock as the rules give it (`docs/API.md`, "Git LFS"): a live
 //! lease on a file (a check-out from the app, the CLI or Git, or an agent's
 //! edit) or a path held with no file yet. The server words it as Git LFS's
 //! `Lock`; the held list gives a path held with no file as a [`PathHold`].

@@ -1,4 +1,4 @@
-//! Lists by page, folder and search (`shared/API.md`, "A million files"):
+//! Lists by page, folder and search (`docs/API.md`, "A million files"):
 //! what a caller asks for, checked as the API bounds it, and the answers.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! The API's objects (`Artifact`, `Head`, `Lease`, `Checkout`, `Proposal`,
-//! `Edit`, `Event`...), shaped as `shared/API.md` says so the server
+//! `Edit`, `Event`...), shaped as `docs/API.md` says so the server
 //! serializes them as they are, and the limits on what they carry. Plain
 //! data: no rule here reads a store, and no error type but `Invalid`.
 

@@ -1,5 +1,5 @@
 //! A studio's people and folders: devices and their invites, groups, and
-//! folder permissions (`shared/API.md`, "Joining a studio" and "Folder
+//! folder permissions (`docs/API.md`, "Joining a studio" and "Folder
 //! permissions"). Which rule decides for whom lives in `rules::access`.
 
 use std::str::FromStr;

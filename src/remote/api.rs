@@ -1,4 +1,4 @@
-//! [`Backend`] for [`Remote`]: each call as the request `shared/API.md`
+//! [`Backend`] for [`Remote`]: each call as the request `docs/API.md`
 //! gives for it, and its answer read back. Only paths, queries and bodies
 //! here; how a request is sent, resent or refused is the parent's.
 

@@ -1,5 +1,5 @@
 //! [`Studio`] for [`Remote`]: invites, devices, participants, groups and
-//! permissions as `shared/API.md` gives them; and redeeming an invite, the
+//! permissions as `docs/API.md` gives them; and redeeming an invite, the
 //! one call made without a token.
 
 use async_trait::async_trait;

@@ -1,4 +1,4 @@
-//! Git LFS locks (`shared/API.md`, "Git LFS"): a lock is a check-out with
+//! Git LFS locks (`docs/API.md`, "Git LFS"): a lock is a check-out with
 //! the note "Locked from Git" and the studio's Git lock time, taken again
 //! by locking again; a lock on a path with no file yet holds the path (a
 //! `HeldPath` row) until its holder imports the file there, which makes it

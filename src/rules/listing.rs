@@ -1,5 +1,5 @@
 //! Lists by page, folder and search, as one caller may see them: what they
-//! may not read is neither listed nor counted (`shared/API.md`, "A million
+//! may not read is neither listed nor counted (`docs/API.md`, "A million
 //! files" and "Folder permissions"). A held list gives the paths held with
 //! no file yet (Git LFS locks, `git`) too, in the page among the files.
 

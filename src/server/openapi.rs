@@ -23,7 +23,7 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
 #[openapi(
     info(
         title = "Leasedesk",
-        description = "Leases for files that cannot be merged (shared/API.md).\n\n\
+        description = "Leases for files that cannot be merged (docs/API.md).\n\n\
         Every operation but `GET /v1/health` needs `Authorization: Bearer <token>` (401 `unauthorized` without). \
         Every refusal is `{\"error\": CODE, \"message\"}` with the fields its code names. \
         A method that a path does not have is 405 `method_not_allowed`, with `Allow` listing the methods it has."

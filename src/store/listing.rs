@@ -1,4 +1,4 @@
-//! The SQL of lists by page, folder and search (`shared/API.md`, "A million
+//! The SQL of lists by page, folder and search (`docs/API.md`, "A million
 //! files"), which both stores share, each spelling its parameters and its
 //! search. Every list walks an index: pages the path's, a search the
 //! trigrams' (FTS5 on SQLite, `pg_trgm` on PostgreSQL), `held` the leases'.

@@ -226,7 +226,7 @@ async fn a_guesser_gets_ten_codes_a_minute_from_one_address() {
     );
 }
 
-/// The answer to a redeem past the limit, as shared/API.md gives it: 429
+/// The answer to a redeem past the limit, as docs/API.md gives it: 429
 /// `too_many`, and this message.
 fn assert_too_many(answer: &(u16, Value), what: &str) {
     assert_eq!(answer.0, 429, "{what}: {}", answer.1);

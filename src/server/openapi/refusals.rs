@@ -78,7 +78,7 @@ const AFTER: Param = Param {
 /// (a schema counts characters, so 1024 characters is the most it can say).
 const PATH_SCHEMA: &str = r#"{"type":"string","minLength":1,"maxLength":1024}"#;
 const PATH_RULES: &str = "A relative `/`-separated path, not empty, at most 1024 bytes of UTF-8, \
-     safe on Windows, macOS and Linux (shared/API.md); else 422 `invalid`";
+     safe on Windows, macOS and Linux (docs/API.md); else 422 `invalid`";
 const DIGEST: Param = Param {
     name: "Leasedesk-Digest",
     location: "header",
@@ -327,7 +327,7 @@ const LAST_EVENT_ID: Param = Param {
     description: "Where a reconnecting client resumes, over `after`; not a seq: 400 `bad_request`",
 };
 
-/// Every operation of the API, in the order of shared/API.md, one a row
+/// Every operation of the API, in the order of docs/API.md, one a row
 /// (kept on one line each, as a table reads, hence no rustfmt).
 #[rustfmt::skip]
 pub(super) const OPERATIONS: &[Operation] = &[

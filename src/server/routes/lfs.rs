@@ -1,4 +1,4 @@
-//! Git LFS's locking API under `/lfs/{folder}` (`shared/API.md`, "Git
+//! Git LFS's locking API under `/lfs/{folder}` (`docs/API.md`, "Git
 //! LFS"): its own authentication (Basic with the token as the password, or
 //! Bearer; a 401 carries `LFS-Authenticate`), its media type and its
 //! errors, `{"message"}`. A handler parses and calls `Bundled`'s Git

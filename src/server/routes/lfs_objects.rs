@@ -1,5 +1,5 @@
 //! Git LFS's batch API and basic transfers under `/lfs/{folder}/objects`
-//! (`shared/API.md`, "Git LFS"): a batch is answered with an action per
+//! (`docs/API.md`, "Git LFS"): a batch is answered with an action per
 //! object the client must move, each carrying a credential of its own (one
 //! object, one operation, an hour); the object routes take that credential
 //! (or the caller's token, as Git sends it after a 401) and stream the

@@ -1,4 +1,4 @@
--- Failed invite redeems by address (shared/API.md: past 10 a minute from
+-- Failed invite redeems by address (docs/API.md: past 10 a minute from
 -- one address, redeems from there are refused for the rest of that
 -- minute), counted in the store rather than in each process's memory: the
 -- processes of a data folder, the servers of a database, and a restart
