@@ -43,6 +43,8 @@ pub fn ui_types(dir: &Path) -> Result<Vec<String>> {
                 "test",
                 "--quiet",
                 "-p",
+                "leasedesk-model",
+                "-p",
                 "leasedesk",
                 "-p",
                 "leasedesk-app",

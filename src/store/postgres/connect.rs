@@ -82,23 +82,6 @@ pub(super) fn pool(
         .map_err(|e| Error::Internal(format!("database pool: {e}")))
 }
 
-impl From<tokio_postgres::Error> for Error {
-    fn from(e: tokio_postgres::Error) -> Self {
-        if e.is_closed() {
-            return Error::Unavailable(format!("the database connection was lost: {e}"));
-        }
-        match e.as_db_error() {
-            // Connection exceptions, and the database shutting down or starting.
-            Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => Error::Unavailable(
-                format!("the database connection was lost: {}", db.message()),
-            ),
-            Some(db) => {
-                Error::Internal(format!("database: {}: {}", db.code().code(), db.message()))
-            }
-            None => Error::Unavailable(format!("the database cannot be reached: {e}")),
-        }
-    }
-}
 
 /// An error and what caused it ("error performing TLS handshake: invalid
 /// peer certificate: UnknownIssuer").

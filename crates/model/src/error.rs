@@ -259,12 +259,34 @@ fn runs_out_of_descriptors(e: &std::io::Error) -> bool {
     }
 }
 
+#[cfg(feature = "sqlite")]
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         use rusqlite::ffi::ErrorCode;
         match e.sqlite_error_code() {
             Some(ErrorCode::DiskFull) => Error::StorageFull(e.to_string()),
             _ => Error::Internal(format!("store: {e}")),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+/// A database connection lost or unreachable is passing (`Unavailable`);
+/// anything else the database says is ours.
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        if e.is_closed() {
+            return Error::Unavailable(format!("the database connection was lost: {e}"));
+        }
+        match e.as_db_error() {
+            // Connection exceptions, and the database shutting down or starting.
+            Some(db) if ["08", "57"].contains(&&db.code().code()[..2]) => Error::Unavailable(
+                format!("the database connection was lost: {}", db.message()),
+            ),
+            Some(db) => {
+                Error::Internal(format!("database: {}: {}", db.code().code(), db.message()))
+            }
+            None => Error::Unavailable(format!("the database cannot be reached: {e}")),
         }
     }
 }

@@ -1,0 +1,15 @@
+//! Leasedesk's nouns, at the bottom of every other crate: the objects of
+//! `docs/API.md` (artifacts, heads, leases, check-outs, proposals, events
+//! and the studio's), validated names and paths, the one error type with
+//! its codes, the names on the wire, and the clock the edges read.
+//!
+//! It never does I/O, never knows a store, HTTP or the app, and never reads
+//! the clock but through [`clock::Clock`]. A store's error becomes ours only
+//! with that store's feature (`sqlite`, `postgres`).
+
+pub mod clock;
+pub mod error;
+pub mod model;
+pub mod wire;
+
+pub use error::{Error, Result};
