@@ -25,6 +25,8 @@ const ZIG_VERSION: &str = "0.15.2";
 /// What is checked: the core's and the app's libraries, binaries and tests.
 const SELECTION: &[&str] = &[
     "-p",
+    "leasedesk-model",
+    "-p",
     "leasedesk",
     "-p",
     "leasedesk-app",

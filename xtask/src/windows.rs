@@ -304,7 +304,8 @@ pub fn test_installer() -> Result<u64> {
 fn build_tests() -> Result<Vec<PathBuf>> {
     let mut executables = Vec::new();
     for (package, targets) in [
-        ("leasedesk", &["--lib", "--bins", "--test", "tests"][..]),
+        ("leasedesk-model", &["--lib"][..]),
+        ("leasedesk", &["--lib", "--bins", "--test", "tests"]),
         ("leasedesk-app", &["--lib", "--test", "keychain"]),
     ] {
         let mut build = cargo();

@@ -82,7 +82,6 @@ pub(super) fn pool(
         .map_err(|e| Error::Internal(format!("database pool: {e}")))
 }
 
-
 /// An error and what caused it ("error performing TLS handshake: invalid
 /// peer certificate: UnknownIssuer").
 pub(super) fn with_causes(error: &dyn std::error::Error) -> String {
