@@ -15,12 +15,15 @@ use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
 use crate::model::*;
 use crate::owner_only;
-use crate::store::{PgStore, Store, Tx};
+#[cfg(feature = "postgres")]
+use crate::store::PgStore;
+use crate::store::{Store, Tx};
 
 mod accounts;
 mod git;
 mod health;
 mod lfs_objects;
+#[cfg(feature = "postgres")]
 mod migrate;
 mod operations;
 mod studio;
@@ -31,6 +34,7 @@ mod writes;
 
 pub use health::HEALTH_CHECK_LIMIT;
 pub use lfs_objects::{is_oid, LfsAction, LFS_ACTION_SECONDS};
+#[cfg(feature = "postgres")]
 pub use migrate::MigrationStep;
 pub use sweeper::{Sweeper, SWEEP_EVERY};
 
@@ -139,6 +143,7 @@ impl Bundled {
         owner_only::restrict_if_open_to_all(dir);
         let changed = Arc::new(tokio::sync::Notify::new());
         let (store, database_file) = match &location.database {
+            #[cfg(feature = "postgres")]
             Some(url) => (
                 Store::Postgres(PgStore::open(
                     url,
@@ -147,6 +152,13 @@ impl Bundled {
                 )?),
                 None,
             ),
+            #[cfg(not(feature = "postgres"))]
+            Some(_) => {
+                return Err(Error::Invalid(
+                    "this build of Leasedesk keeps rows in SQLite only: serve PostgreSQL with the leasedesk command"
+                        .into(),
+                ))
+            }
             None => {
                 let database = dir.join("leasedesk.db");
                 owner_only::create_file(&database)?;

@@ -42,6 +42,7 @@ pub mod desk;
 pub mod failpoint;
 pub mod local_file;
 pub mod long_path;
+#[cfg(feature = "server")]
 pub mod metrics;
 pub mod owner_only;
 pub mod places;
@@ -49,6 +50,7 @@ pub mod preview;
 pub mod previews;
 pub mod remote;
 pub mod rules;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod store;
 pub mod token;

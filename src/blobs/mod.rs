@@ -11,6 +11,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
+#[cfg(feature = "s3")]
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -24,11 +25,13 @@ use crate::previews::{PreviewCache, DATA_FOLDER_BOUND_BYTES};
 
 pub mod folder;
 mod parts;
+#[cfg(feature = "s3")]
 pub mod s3;
 mod staging;
 
 pub use folder::{BlobHold, BlobStore};
 pub use parts::UploadParts;
+#[cfg(feature = "s3")]
 pub use s3::{ObjectBlobs, StagedObject};
 pub use staging::StagedBlob;
 
@@ -79,6 +82,7 @@ impl BlobsUrl {
                     ));
                 }
                 let prefix = parsed.path().trim_matches('/').to_owned();
+                #[cfg(feature = "s3")]
                 object_store::path::Path::parse(&prefix)
                     .map_err(|e| invalid(&format!("the prefix: {e}")))?;
                 Ok(Self::S3 { bucket, prefix })
@@ -231,12 +235,14 @@ pub fn digest_file_mapped(path: &Path) -> Result<(Digest, u64)> {
 #[derive(Clone, Debug)]
 pub enum Blobs {
     Folder(BlobStore),
+    #[cfg(feature = "s3")]
     Objects(Arc<ObjectBlobs>),
 }
 
 /// An upload read and hashed, not yet visible under its digest.
 pub enum Staged {
     Folder(StagedBlob),
+    #[cfg(feature = "s3")]
     Object(StagedObject),
 }
 
@@ -244,6 +250,7 @@ impl Staged {
     pub fn digest(&self) -> &Digest {
         match self {
             Staged::Folder(staged) => &staged.digest,
+            #[cfg(feature = "s3")]
             Staged::Object(staged) => &staged.digest,
         }
     }
@@ -251,6 +258,7 @@ impl Staged {
     pub fn size(&self) -> u64 {
         match self {
             Staged::Folder(staged) => staged.size,
+            #[cfg(feature = "s3")]
             Staged::Object(staged) => staged.size,
         }
     }
@@ -288,6 +296,12 @@ impl Blobs {
                 owner_only::create_dir_all(&root)?;
                 folder(&root)
             }
+            #[cfg(not(feature = "s3"))]
+            Some(BlobsUrl::S3 { .. }) => Err(Error::Invalid(
+                "this build of Leasedesk keeps blobs in folders only: serve S3 with the leasedesk command"
+                    .into(),
+            )),
+            #[cfg(feature = "s3")]
             Some(BlobsUrl::S3 { bucket, prefix }) => {
                 let url = url.expect("parsed from a URL");
                 let objects = Arc::new(ObjectBlobs::open(
@@ -306,6 +320,7 @@ impl Blobs {
     pub async fn contains(&self, digest: &Digest) -> Result<bool> {
         match self {
             Blobs::Folder(store) => Ok(store.path(digest).is_file()),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => objects.contains(digest).await,
         }
     }
@@ -341,6 +356,7 @@ impl Blobs {
                 .await?;
                 return Ok(Staged::Folder(staged));
             }
+            #[cfg(feature = "s3")]
             (Blobs::Objects(_), UploadSource::File(path)) => {
                 // Hashed first, so it goes straight to its key; a change
                 // meanwhile is a mismatch and stores nothing.
@@ -366,6 +382,7 @@ impl Blobs {
         };
         Ok(match self {
             Blobs::Folder(store) => Staged::Folder(store.stage_stream(reader, intake).await?),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => Staged::Object(objects.stage(reader, intake).await?),
         })
     }
@@ -376,6 +393,7 @@ impl Blobs {
             Blobs::Folder(store) => Ok(Box::pin(tokio::fs::File::from_std(
                 store.open_blob(digest)?,
             ))),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => objects.open_read(digest).await,
         }
     }
@@ -395,6 +413,7 @@ impl Blobs {
                 let file = tokio::fs::File::from_std(file);
                 Ok(Box::pin(file.take(range.end - range.start)))
             }
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => objects.open_range(digest, Some(range)).await,
         }
     }
@@ -406,6 +425,7 @@ impl Blobs {
                 path: store.path(digest),
                 _copy: None,
             }),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => {
                 let copy = objects.local_copy(digest).await?;
                 Ok(LocalBlob {
@@ -422,6 +442,7 @@ impl Blobs {
     pub fn check_writable(&self) -> std::result::Result<(), String> {
         match self {
             Blobs::Folder(folder) => folder.check_writable(),
+            #[cfg(feature = "s3")]
             Blobs::Objects(_) => Ok(()),
         }
     }
@@ -437,6 +458,7 @@ impl Blobs {
     ) -> Result<bool> {
         match self {
             Blobs::Folder(store) => store.remove_unnamed(digest, is_named),
+            #[cfg(feature = "s3")]
             Blobs::Objects(_) => Ok(false),
         }
     }
@@ -450,8 +472,11 @@ impl Blobs {
         named: impl FnOnce() -> Result<HashSet<Digest>> + Send,
         is_named: impl Fn(&Digest) -> Result<bool> + Send + Sync,
     ) -> Result<usize> {
+        #[cfg(not(feature = "s3"))]
+        let _ = named;
         match self {
             Blobs::Folder(store) => store.sweep_interrupted(is_named),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => objects.sweep_unnamed(named, is_named),
         }
     }
@@ -460,6 +485,7 @@ impl Blobs {
     pub async fn health(&self) -> std::result::Result<(), String> {
         match self {
             Blobs::Folder(_) => Ok(()),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => objects.health().await,
         }
     }

@@ -10,6 +10,7 @@ use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
+#[cfg(feature = "s3")]
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +18,9 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::folder::{rename_durably, sync_dir};
-use super::{Blobs, ObjectBlobs};
+use super::Blobs;
+#[cfg(feature = "s3")]
+use super::ObjectBlobs;
 use crate::error::{Error, Result};
 use crate::model::UploadId;
 use crate::owner_only;
@@ -28,6 +31,7 @@ pub enum UploadParts {
     /// In this folder, a folder per upload.
     Folder(PathBuf),
     /// In the bucket beside the blobs.
+    #[cfg(feature = "s3")]
     Objects(Arc<ObjectBlobs>),
 }
 
@@ -42,6 +46,7 @@ impl Blobs {
                     .unwrap_or(store.root())
                     .join("uploads"),
             ),
+            #[cfg(feature = "s3")]
             Blobs::Objects(objects) => UploadParts::Objects(objects.clone()),
         }
     }
@@ -79,6 +84,7 @@ impl UploadParts {
                 }
                 Ok(made?)
             }
+            #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.put_part(&id.to_string(), name, bytes).await,
         }
     }
@@ -99,6 +105,7 @@ impl UploadParts {
                 file.seek(io::SeekFrom::Start(range.start)).await?;
                 Ok(Box::pin(file.take(range.end - range.start)))
             }
+            #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.open_part(&id.to_string(), name, range).await,
         }
     }
@@ -129,6 +136,7 @@ impl UploadParts {
                     Err(e) => Err(e.into()),
                 }
             }
+            #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.remove_parts(&id.to_string()).await,
         }
     }
@@ -141,6 +149,7 @@ impl UploadParts {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
                 Err(e) => Err(e.into()),
             },
+            #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.remove_parts_blocking(&id.to_string()),
         }
     }
@@ -169,6 +178,7 @@ impl UploadParts {
                 }
                 Ok(found)
             }
+            #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.part_uploads_blocking(),
         }
     }

@@ -113,6 +113,7 @@ fn piece_name(start: u64, stop: u64) -> String {
 fn piece_size(parts: &UploadParts) -> usize {
     match parts {
         UploadParts::Folder(_) => 512 << 10,
+        #[cfg(feature = "s3")]
         UploadParts::Objects(_) => 2 << 20,
     }
 }

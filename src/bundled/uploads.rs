@@ -98,6 +98,7 @@ impl Bundled {
                 .await?
             }
             // No hold: an object is never removed when its transaction fails.
+            #[cfg(feature = "s3")]
             (Blobs::Objects(objects), Staged::Object(staged)) => {
                 objects.persist(staged).await?;
                 shared.options.failpoints.hit(failpoint::at::BLOB_RENAMED)?;
@@ -106,6 +107,7 @@ impl Bundled {
                     shared: shared.clone(),
                 }
             }
+            #[cfg(feature = "s3")]
             _ => unreachable!("a blob is staged in the store that names it"),
         };
         Ok((blob, pending))

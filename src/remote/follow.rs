@@ -17,8 +17,7 @@ use crate::model::Event;
 const STREAM_SILENCE: Duration = Duration::from_secs(45);
 
 /// The bytes of an event stream as they come.
-type EventBytes =
-    Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<axum::body::Bytes>> + Send>>;
+type EventBytes = Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// Where a follower is: the stream it reads, the bytes of a message not yet
 /// whole, and the last event it gave (where a new stream starts).

@@ -120,7 +120,7 @@ fn counted<R: tokio::io::AsyncRead>(
     stream: ReaderStream<R>,
     progress: Option<Progress>,
     cancel: Option<Cancel>,
-) -> impl futures_util::Stream<Item = std::io::Result<axum::body::Bytes>> {
+) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> {
     let mut sent = 0u64;
     stream.map(move |chunk| {
         crate::backend::check_cancel(cancel.as_deref()).map_err(std::io::Error::other)?;

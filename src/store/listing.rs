@@ -23,12 +23,9 @@ pub(super) enum Dialect {
     /// PostgreSQL), then the matches sorted: for a text of 3 characters or
     /// more that few enough paths contain. Otherwise the paths are walked
     /// in order, each key looked at, until the page is full.
-    Sqlite {
-        search_index: bool,
-    },
-    Postgres {
-        search_index: bool,
-    },
+    Sqlite { search_index: bool },
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Postgres { search_index: bool },
 }
 
 /// Parameters numbered as a store spells them (`?1`, `$1`).

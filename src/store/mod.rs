@@ -3,8 +3,10 @@
 //! team's servers ([`postgres`]). Only this module knows SQL; `rules.rs` runs
 //! on either through the same calls.
 
+#[cfg(feature = "postgres")]
 pub mod copy;
 mod listing;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 mod rows;
 pub mod sqlite;
@@ -18,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
 use crate::model::*;
 
+#[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use uploads::{UploadRow, UploadRows};
@@ -25,6 +28,7 @@ pub use uploads::{UploadRow, UploadRows};
 /// Rows in an SQLite file or in PostgreSQL.
 pub enum Store {
     Sqlite(SqliteStore),
+    #[cfg(feature = "postgres")]
     Postgres(PgStore),
 }
 
@@ -39,6 +43,7 @@ impl Store {
     pub fn write<T>(&self, durability: Durability, f: impl FnMut(&Tx) -> Result<T>) -> Result<T> {
         match self {
             Store::Sqlite(store) => store.write(durability, f),
+            #[cfg(feature = "postgres")]
             Store::Postgres(store) => store.write(durability, f),
         }
     }
@@ -47,6 +52,7 @@ impl Store {
     pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
         match self {
             Store::Sqlite(store) => store.read(f),
+            #[cfg(feature = "postgres")]
             Store::Postgres(store) => store.read(f),
         }
     }
@@ -61,6 +67,7 @@ impl Store {
         }
         match self {
             Store::Sqlite(store) => store.durable_events(),
+            #[cfg(feature = "postgres")]
             Store::Postgres(store) => store.durable_events(DURABLE_WAIT),
         }
     }
@@ -100,6 +107,7 @@ pub fn may_block<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Inside [`may_block`], or on a thread outside any runtime.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn may_block_here() -> bool {
     MAY_BLOCK.get() || tokio::runtime::Handle::try_current().is_err()
 }

@@ -4,9 +4,11 @@
 //! value in transit between the stores ([`Field`], for `migrate`).
 //! Never runs a query: each store chooses its SQL and hands its rows here.
 
+#[cfg(feature = "postgres")]
 use bytes::BytesMut;
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "postgres")]
 use tokio_postgres::types::{IsNull, ToSql as PgToSql, Type};
 
 use super::{
@@ -93,6 +95,7 @@ impl Row for rusqlite::Row<'_> {
     row_getters!(get);
 }
 
+#[cfg(feature = "postgres")]
 impl Row for tokio_postgres::Row {
     row_getters!(try_get);
 }
@@ -295,6 +298,7 @@ pub(super) fn lapsed_lease(row: &(impl Row + ?Sized)) -> Result<(ArtifactId, Lea
 }
 
 /// The column of [`artifact_select`] that holds the artifact's lease epoch.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(super) const LEASE_EPOCH_COLUMN: usize = 2 + HEAD_WIDTH + 7;
 
 /// An artifact with its head and lease row ([`artifact`] reads them), then
@@ -535,6 +539,7 @@ pub(super) fn events_sql(p: char, page: &EventRows) -> String {
 }
 
 /// A column's type, as both schemas have it.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 #[derive(Clone, Copy, Debug)]
 pub(in crate::store) enum Kind {
     Int,
@@ -562,8 +567,10 @@ impl rusqlite::ToSql for Field {
 }
 
 /// What binding a value for PostgreSQL gives.
+#[cfg(feature = "postgres")]
 type PgBound = std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>>;
 
+#[cfg(feature = "postgres")]
 impl PgToSql for Field {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> PgBound {
         match self {

@@ -79,7 +79,53 @@ pub fn check(root: &Path) -> Result<()> {
     if problems > 0 {
         bail!("the module graph breaks ARCHITECTURE.md's layering in {problems} place(s): a circle, or a module using one of its own layer or above");
     }
+    app_links_no_server()
+}
+
+/// Crates only a server, PostgreSQL or S3 needs: the desktop app links none.
+const SERVER_ONLY: &[&str] = &["axum", "tokio-postgres", "postgres", "object_store"];
+
+/// What Cargo's features cannot say by themselves: the app's normal
+/// dependencies name none of [`SERVER_ONLY`] (the core's `server`,
+/// `postgres` and `s3` features stay off for it).
+fn app_links_no_server() -> Result<()> {
+    let out = super::cargo()
+        .args([
+            "tree",
+            "-p",
+            "leasedesk-app",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .output()
+        .context("cargo tree")?;
+    if !out.status.success() {
+        bail!("cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let linked = server_crates_in(&String::from_utf8_lossy(&out.stdout));
+    if !linked.is_empty() {
+        bail!(
+            "the desktop app links what only a server needs: {}",
+            linked.join(", ")
+        );
+    }
+    println!("leasedesk-app links no server, PostgreSQL or S3 crate");
     Ok(())
+}
+
+/// The [`SERVER_ONLY`] crates a `cargo tree --prefix none` listing names.
+fn server_crates_in(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| SERVER_ONLY.contains(name))
+        .map(str::to_owned)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 fn display(path: &ModPath) -> String {
@@ -695,5 +741,42 @@ fn skip_item(chars: &[char], i: &mut usize) {
             _ => {}
         }
         *i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_that_names_a_server_crate_is_caught() {
+        let tree = "leasedesk-app v0.1.0\nreqwest v0.12.28\naxum v0.8.9\ntokio-postgres v0.7.13\naxum v0.8.9 (*)\n";
+        assert_eq!(server_crates_in(tree), ["axum", "tokio-postgres"]);
+        let app = "leasedesk-app v0.1.0\nhyper v1.0.0\npostgres-types v0.2.9\n";
+        assert!(server_crates_in(app).is_empty());
+    }
+
+    #[test]
+    fn layers_are_read_from_the_numbered_list() {
+        let dir = tempfile_dir();
+        let file = dir.join("ARCHITECTURE.md");
+        std::fs::write(
+            &file,
+            "# A\n\n## Layers\n\nintro `not_a_layer`\n\n1. `model`, `wire`: nouns\n2. `store`\n\n## Next\n\n3. `ignored`\n",
+        )
+        .unwrap();
+        let layers = declared_layers(&file).unwrap();
+        assert_eq!(layers.get("model"), Some(&0));
+        assert_eq!(layers.get("wire"), Some(&0));
+        assert_eq!(layers.get("store"), Some(&1));
+        assert!(!layers.contains_key("not_a_layer"));
+        assert!(!layers.contains_key("ignored"));
+    }
+
+    /// A fresh folder of this test run's own.
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-layers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 }

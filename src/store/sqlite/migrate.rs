@@ -100,6 +100,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
 impl SqliteStore {
     /// Reads every row of `table` (its `columns`, in its key's order) on a
     /// connection of its own, one at a time: for copying a store elsewhere.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(in crate::store) fn each_row(
         &self,
         table: &str,
