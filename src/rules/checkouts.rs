@@ -81,28 +81,57 @@ pub(super) fn check_out_via(
     };
     // Taken in the same transaction as the record: a failure to record rolls the lease back too.
     failpoints.hit(failpoint::at::CHECKOUT_RECORD)?;
-    let checkout = Checkout {
+    let opened = OpenedCheckout {
         id,
-        artifact_id,
+        note,
+        created_at: now,
+        device: device.cloned(),
+    };
+    let checkout = record_open(tx, actor, &artifact, &lease, opened, now, via)?;
+    Ok(Ok(checkout))
+}
+
+/// What a check-out being opened brings beyond its artifact and lease.
+pub(super) struct OpenedCheckout {
+    pub id: CheckoutId,
+    pub note: Option<String>,
+    pub created_at: Timestamp,
+    pub device: Option<DeviceRef>,
+}
+
+/// Records the check-out `opened` of `artifact` under `lease` (just taken
+/// in this transaction): its row and its `checkout.opened` event.
+pub(super) fn record_open(
+    tx: &Tx,
+    actor: &Participant,
+    artifact: &Artifact,
+    lease: &Lease,
+    opened: OpenedCheckout,
+    now: Timestamp,
+    via: Via,
+) -> Result<Checkout> {
+    let checkout = Checkout {
+        id: opened.id,
+        artifact_id: artifact.id,
         path: artifact.path.clone(),
         version: artifact.head.version,
         digest: artifact.head.digest.clone(),
         actor: actor.clone(),
         holder: lease.holder.clone(),
-        note,
-        created_at: now,
+        note: opened.note,
+        created_at: opened.created_at,
         expires_at: lease.expires_at,
         state: CheckoutState::Open,
         result: None,
         broken: None,
         change_id: None,
-        device: device.cloned(),
+        device: opened.device,
     };
     tx.put_checkout(
         &CheckoutRow {
             checkout: checkout.clone(),
             checkin_digest: None,
-            lease_epoch: tx.lease_epoch(artifact_id)?,
+            lease_epoch: tx.lease_epoch(artifact.id)?,
             staged: None,
         },
         None,
@@ -111,16 +140,16 @@ pub(super) fn check_out_via(
     event(
         tx,
         "checkout.opened",
-        artifact_id,
+        artifact.id,
         actor,
         Some(&lease.holder),
         now,
         with_via(
-            json!({ "checkout_id": id, "version": checkout.version, "note": checkout.note }),
+            json!({ "checkout_id": opened.id, "version": checkout.version, "note": checkout.note }),
             via,
         ),
     )?;
-    Ok(Ok(checkout))
+    Ok(checkout)
 }
 
 fn checked_note(note: Option<&str>) -> Result<Option<String>> {

@@ -8,14 +8,14 @@
 //! every function takes `now`.
 
 use super::access::{Caller, Decision};
-use super::checkouts::{cancel_via, check_out_via, extend_via};
+use super::checkouts::{cancel_via, check_out_via, extend_via, record_open, OpenedCheckout};
 use super::collisions::refuse_collisions;
 use super::leases::{acquire_via, after, break_lease_via, checkout_lease, live_lease, Via};
-use super::{event, is_admin, load_artifact, Refusable};
+use super::{is_admin, load_artifact, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
 use crate::model::*;
-use crate::store::{CheckoutRow, HeldPath, LeaseAt, Tx};
+use crate::store::{HeldPath, LeaseAt, Tx};
 
 /// What a Git lock's events say they came through.
 const GIT: Via = Some("git");
@@ -211,42 +211,13 @@ pub(super) fn adopt_hold(
     tx.delete_held_path(&artifact.path.collision_key())?;
     let wanted = checkout_lease(held.id, actor, held.note.clone(), now, held.expires_at);
     let lease = acquire_via(tx, artifact, wanted, now, GIT)??;
-    let checkout = Checkout {
+    let opened = OpenedCheckout {
         id: held.id,
-        artifact_id: artifact.id,
-        path: artifact.path.clone(),
-        version: artifact.head.version,
-        digest: artifact.head.digest.clone(),
-        actor: actor.clone(),
-        holder: lease.holder.clone(),
         note: held.note,
         created_at: held.acquired_at,
-        expires_at: lease.expires_at,
-        state: CheckoutState::Open,
-        result: None,
-        broken: None,
-        change_id: None,
         device: held.device,
     };
-    tx.put_checkout(
-        &CheckoutRow {
-            checkout: checkout.clone(),
-            checkin_digest: None,
-            lease_epoch: tx.lease_epoch(artifact.id)?,
-            staged: None,
-        },
-        None,
-        None,
-    )?;
-    event(
-        tx,
-        "checkout.opened",
-        artifact.id,
-        actor,
-        Some(&lease.holder),
-        now,
-        serde_json::json!({ "checkout_id": held.id, "version": checkout.version, "note": checkout.note, "via": "git" }),
-    )
+    record_open(tx, actor, artifact, &lease, opened, now, GIT).map(drop)
 }
 
 /// The live locks under `query.folder` the actor may see, by path, a page.
