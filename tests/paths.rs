@@ -319,10 +319,14 @@ async fn a_store_from_before_path_keys_opens_with_its_colliding_paths() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
-        db.execute_batch(include_str!("../src/store/migrations/0001_leases.sql"))
-            .unwrap();
-        db.execute_batch(include_str!("../src/store/migrations/0002_tokens.sql"))
-            .unwrap();
+        db.execute_batch(include_str!(
+            "../crates/store-sqlite/migrations/0001_leases.sql"
+        ))
+        .unwrap();
+        db.execute_batch(include_str!(
+            "../crates/store-sqlite/migrations/0002_tokens.sql"
+        ))
+        .unwrap();
         db.pragma_update(None, "user_version", 2).unwrap();
         for (n, p) in ["Case.psd", "case.psd", "C:x", "e\u{301}.psd"]
             .iter()

@@ -660,17 +660,17 @@ async fn invites_from_before_their_ids_are_listed_and_revoked() {
     {
         let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
         for sql in [
-            include_str!("../src/store/migrations/0001_leases.sql"),
-            include_str!("../src/store/migrations/0002_tokens.sql"),
-            include_str!("../src/store/migrations/0003_path_keys.sql"),
-            include_str!("../src/store/migrations/0004_blob_names.sql"),
-            include_str!("../src/store/migrations/0005_messages.sql"),
-            include_str!("../src/store/migrations/0006_requests.sql"),
-            include_str!("../src/store/migrations/0007_changes.sql"),
-            include_str!("../src/store/migrations/0008_studio.sql"),
-            include_str!("../src/store/migrations/0009_folders.sql"),
-            include_str!("../src/store/migrations/0010_search_walk.sql"),
-            include_str!("../src/store/migrations/0011_chunk_lists.sql"),
+            include_str!("../crates/store-sqlite/migrations/0001_leases.sql"),
+            include_str!("../crates/store-sqlite/migrations/0002_tokens.sql"),
+            include_str!("../crates/store-sqlite/migrations/0003_path_keys.sql"),
+            include_str!("../crates/store-sqlite/migrations/0004_blob_names.sql"),
+            include_str!("../crates/store-sqlite/migrations/0005_messages.sql"),
+            include_str!("../crates/store-sqlite/migrations/0006_requests.sql"),
+            include_str!("../crates/store-sqlite/migrations/0007_changes.sql"),
+            include_str!("../crates/store-sqlite/migrations/0008_studio.sql"),
+            include_str!("../crates/store-sqlite/migrations/0009_folders.sql"),
+            include_str!("../crates/store-sqlite/migrations/0010_search_walk.sql"),
+            include_str!("../crates/store-sqlite/migrations/0011_chunk_lists.sql"),
         ] {
             db.execute_batch(sql).unwrap();
         }

@@ -4,10 +4,11 @@
 //! being edited. Thin: the server decides who may do this (403 for anyone
 //! but an admin), and `rules::access` what a rule means.
 
-use leasedesk::desk::join_link;
-use leasedesk::model::*;
-use leasedesk::rules::access::preview_levels;
-use leasedesk::{Backend, Remote, Studio};
+use leasedesk_backend::{Backend, Studio};
+use leasedesk_client::Remote;
+use leasedesk_desk::join_link;
+use leasedesk_model::model::*;
+use leasedesk_rules::access::preview_levels;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -148,19 +149,19 @@ pub async fn studio_put_group(
     members: Vec<String>,
 ) -> UiResult<Group> {
     let group = Group {
-        name: name.trim().parse().map_err(leasedesk::Error::from)?,
+        name: name.trim().parse().map_err(leasedesk_model::Error::from)?,
         members: members
             .iter()
             .map(|m| m.trim().parse())
             .collect::<Result<_, Invalid>>()
-            .map_err(leasedesk::Error::from)?,
+            .map_err(leasedesk_model::Error::from)?,
     };
     Ok(server(&state).await?.put_group(group).await?)
 }
 
 #[tauri::command]
 pub async fn studio_delete_group(state: State<'_, AppState>, name: String) -> UiResult<()> {
-    let name: GroupName = name.parse().map_err(leasedesk::Error::from)?;
+    let name: GroupName = name.parse().map_err(leasedesk_model::Error::from)?;
     Ok(server(&state).await?.delete_group(&name).await?)
 }
 
@@ -177,7 +178,7 @@ fn parsed(rows: &[RuleRow]) -> UiResult<Vec<Rule>> {
     rows.iter()
         .map(|r| Rule::parse(r.folder.trim(), r.who.trim(), r.level.trim()))
         .collect::<Result<_, Invalid>>()
-        .map_err(|e| leasedesk::Error::from(e).into())
+        .map_err(|e| leasedesk_model::Error::from(e).into())
 }
 
 /// Replaces every rule with the table's.

@@ -5,8 +5,8 @@
 //! here releases a lease but the holder's own click on Release, which is
 //! their Cancel: their changes are kept beside the file.
 
-use leasedesk::desk::{Desk, RequestNews};
-use leasedesk::model::{CheckoutId, Request, RequestId};
+use leasedesk_desk::{Desk, RequestNews};
+use leasedesk_model::model::{CheckoutId, Request, RequestId};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager};
 
@@ -126,13 +126,13 @@ async fn release(app: &AppHandle, checkout: CheckoutId) {
 pub async fn on_request_events(
     app: &AppHandle,
     desk: &Desk,
-    me: &leasedesk::model::Participant,
-    events: &[leasedesk::model::Event],
-    told: &mut leasedesk::desk::Told,
+    me: &leasedesk_model::model::Participant,
+    events: &[leasedesk_model::model::Event],
+    told: &mut leasedesk_desk::Told,
 ) {
     for event in events
         .iter()
-        .filter(|e| leasedesk::desk::is_request_event(e))
+        .filter(|e| leasedesk_desk::is_request_event(e))
     {
         let Ok(Some(news)) = desk.request_news(event, me).await else {
             continue;

@@ -5,10 +5,10 @@
 
 use std::sync::atomic::Ordering;
 
-use leasedesk::backend::Cancel;
-use leasedesk::desk::Desk;
-use leasedesk::model::*;
-use leasedesk::workspace::{CheckedOut, Closed};
+use leasedesk_backend::Cancel;
+use leasedesk_desk::workspace::{CheckedOut, Closed};
+use leasedesk_desk::Desk;
+use leasedesk_model::model::*;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -16,7 +16,7 @@ use tauri::{AppHandle, State};
 use crate::commands::{progress, told, Moved};
 use crate::error::{UiError, UiResult};
 use crate::{tray_refresh, AppState};
-use leasedesk::backend::Watch;
+use leasedesk_backend::Watch;
 
 /// A change checked in: what the server made of it, and what each file's
 /// copy became here (a backup where a proposal's head took its place).

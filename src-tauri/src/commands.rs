@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use leasedesk::backend::{Cancel, TransferNote, Watch};
-use leasedesk::desk::{Activity, Decision, Desk, FileRow, HistoryPage, Overview, Restored};
-use leasedesk::model::*;
-use leasedesk::workspace::{CheckedOut, Closed};
+use leasedesk_backend::{Cancel, TransferNote, Watch};
+use leasedesk_desk::workspace::{CheckedOut, Closed};
+use leasedesk_desk::{Activity, Decision, Desk, FileRow, HistoryPage, Overview, Restored};
+use leasedesk_model::model::*;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
@@ -36,10 +36,7 @@ pub struct Moved {
     reconnecting: bool,
 }
 
-pub(crate) fn progress(
-    channel: Channel<Moved>,
-    total: Option<u64>,
-) -> leasedesk::backend::Progress {
+pub(crate) fn progress(channel: Channel<Moved>, total: Option<u64>) -> leasedesk_backend::Progress {
     watch(channel, total, None).progress.expect("a progress")
 }
 
@@ -67,7 +64,7 @@ pub(crate) fn watch(channel: Channel<Moved>, total: Option<u64>, cancel: Option<
                 moved.reconnecting = false;
                 tell(&moved);
             }
-        }) as leasedesk::backend::Progress
+        }) as leasedesk_backend::Progress
     };
     let notes = std::sync::Arc::new(move |note: TransferNote| {
         let mut moved = told.lock().unwrap_or_else(|p| p.into_inner());
@@ -83,7 +80,7 @@ pub(crate) fn watch(channel: Channel<Moved>, total: Option<u64>, cancel: Option<
             }
         }
         tell(&moved);
-    }) as leasedesk::backend::Notes;
+    }) as leasedesk_backend::Notes;
     Watch {
         progress: Some(progress),
         notes: Some(notes),
@@ -93,7 +90,7 @@ pub(crate) fn watch(channel: Channel<Moved>, total: Option<u64>, cancel: Option<
 
 /// The desk's error as the window gets it: offline (and since when) when
 /// the desk found no server.
-pub(crate) fn told(desk: &Desk) -> impl Fn(leasedesk::Error) -> UiError + '_ {
+pub(crate) fn told(desk: &Desk) -> impl Fn(leasedesk_model::Error) -> UiError + '_ {
     |error| UiError::from_desk(error, desk.connection())
 }
 
@@ -480,7 +477,7 @@ impl CertificateView {
     /// The certificate `server` shows, as `settings` would trust it.
     pub(crate) async fn of(server: &str, settings: &Settings) -> UiResult<Self> {
         let seen =
-            leasedesk::remote::server_certificate(server, &crate::session::trust_of(settings))
+            leasedesk_client::server_certificate(server, &crate::session::trust_of(settings))
                 .await?;
         let changed = settings
             .pinned_sha256
@@ -573,7 +570,7 @@ pub async fn save_settings(
     // A token the server refused is forgotten: the keychain's stays.
     let mut note = None;
     if let Some(token) = typed {
-        if matches!(refused, Some(leasedesk::Error::Unauthorized(_))) {
+        if matches!(refused, Some(leasedesk_model::Error::Unauthorized(_))) {
             *state.run_token() = None;
             crate::open_session(&app).await;
         } else {
@@ -594,7 +591,7 @@ fn check_address(servers: &str) -> UiResult<()> {
             "Enter your team's server address, such as https://leasedesk.example:7443.",
         ));
     }
-    Ok(leasedesk::remote::check_servers(servers.trim())?)
+    Ok(leasedesk_client::check_servers(servers.trim())?)
 }
 
 /// Who a server says a token is: what "Test connection" shows.
@@ -637,8 +634,8 @@ pub async fn test_connection(
     let mut tried = settings;
     tried.pinned_sha256 = state.settings().pin_kept_for(&tried);
     let remote =
-        leasedesk::remote::Remote::with_trust(&url, &token, crate::session::trust_of(&tried))?;
-    let me = leasedesk::Backend::me(&remote).await?;
+        leasedesk_client::Remote::with_trust(&url, &token, crate::session::trust_of(&tried))?;
+    let me = leasedesk_backend::Backend::me(&remote).await?;
     Ok(Connected {
         server: remote.server(),
         me,
@@ -649,7 +646,7 @@ impl AppState {
     /// `act` on the open desk; its error as the window gets it (`told`).
     pub(crate) async fn on_desk<T>(
         &self,
-        act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,
+        act: impl AsyncFnOnce(&Desk) -> leasedesk_model::Result<T>,
     ) -> UiResult<T> {
         let desk = self.desk().await?;
         act(&desk).await.map_err(told(&desk))
@@ -660,7 +657,7 @@ impl AppState {
     pub(crate) async fn changing_leases<T>(
         &self,
         app: &AppHandle,
-        act: impl AsyncFnOnce(&Desk) -> leasedesk::Result<T>,
+        act: impl AsyncFnOnce(&Desk) -> leasedesk_model::Result<T>,
     ) -> UiResult<T> {
         let done = self.on_desk(act).await?;
         tray_refresh(app).await;
@@ -679,13 +676,16 @@ impl AppState {
 
     /// Why the server refuses the open session, if it does (a certificate
     /// not trusted or changed, a token): asked once, for the dialog to show.
-    async fn refusal(&self) -> Option<leasedesk::Error> {
+    async fn refusal(&self) -> Option<leasedesk_model::Error> {
         self.desk().await.ok()?.backend().me().await.err()
     }
 
     /// The settings as the dialog shows them; `refused`, when given, is why
     /// the session is refused.
-    pub(crate) async fn settings_view(&self, refused: Option<leasedesk::Error>) -> SettingsView {
+    pub(crate) async fn settings_view(
+        &self,
+        refused: Option<leasedesk_model::Error>,
+    ) -> SettingsView {
         let settings = self.settings().clone();
         let url = settings.server_url.trim();
         let in_memory = self.run_token().as_ref().is_some_and(|(u, _)| u == url);

@@ -2,15 +2,15 @@
 //! API.md and the same details (the holder's lease, the head), so the UI can
 //! say what happened and what to do instead of showing a raw string.
 
-use leasedesk::desk::Connection;
+use leasedesk_desk::Connection;
 use serde::Serialize;
 
 #[derive(Clone, Debug, ts_rs::TS)]
 #[ts(export, type = "{ code: string, message: string }")]
 pub struct UiError(serde_json::Value);
 
-impl From<leasedesk::Error> for UiError {
-    fn from(error: leasedesk::Error) -> Self {
+impl From<leasedesk_model::Error> for UiError {
+    fn from(error: leasedesk_model::Error) -> Self {
         let mut body = error.to_body();
         if let Some(object) = body.as_object_mut() {
             if let Some(code) = object.remove("error") {
@@ -25,7 +25,7 @@ impl UiError {
     /// The desk's error as the window gets it: a server that did not answer
     /// is `offline`, with `since` (when the view shown was fetched), so the
     /// window can say why a click was refused rather than "cannot be reached".
-    pub fn from_desk(error: leasedesk::Error, connection: Connection) -> Self {
+    pub fn from_desk(error: leasedesk_model::Error, connection: Connection) -> Self {
         let offline = connection.offline_since();
         let mut told = Self::from(error);
         if let (Some(since), "unavailable") = (offline, told.code()) {
@@ -69,7 +69,7 @@ pub type UiResult<T> = Result<T, UiError>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use leasedesk::model::*;
+    use leasedesk_model::model::*;
 
     #[test]
     fn a_busy_file_reaches_the_ui_with_its_code_and_holder() {
@@ -82,7 +82,7 @@ mod tests {
             acquired_at: chrono::Utc::now(),
             expires_at: chrono::Utc::now(),
         };
-        let error = leasedesk::Error::ArtifactBusy {
+        let error = leasedesk_model::Error::ArtifactBusy {
             path: "hero.psd".parse().unwrap(),
             lease: Some(Box::new(lease)),
         };
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn a_refusal_while_offline_reaches_the_ui_as_offline_with_its_time() {
         let since = chrono::Utc::now();
-        let refusal = leasedesk::desk::Action::CheckIn.refused();
+        let refusal = leasedesk_desk::Action::CheckIn.refused();
         let body = serde_json::to_value(UiError::from_desk(
             refusal.clone(),
             Connection::Offline { since },
@@ -108,7 +108,7 @@ mod tests {
         let online = UiError::from_desk(refusal, Connection::Online);
         assert_eq!(online.code(), "unavailable", "online, it is what it was");
         let busy = UiError::from_desk(
-            leasedesk::Error::Forbidden("not yours".into()),
+            leasedesk_model::Error::Forbidden("not yours".into()),
             Connection::Offline { since },
         );
         assert_eq!(

@@ -30,9 +30,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-use leasedesk::desk::Desk;
-use leasedesk::model::{ArtifactId, CheckinResult, CheckoutId};
-use leasedesk::workspace::Closed;
+use leasedesk_desk::workspace::Closed;
+use leasedesk_desk::Desk;
+use leasedesk_model::model::{ArtifactId, CheckinResult, CheckoutId};
 use tauri::{AppHandle, Emitter, Manager, WindowEvent};
 use tauri_plugin_deep_link::DeepLinkExt;
 use tauri_plugin_dialog::DialogExt;
@@ -50,7 +50,7 @@ pub struct AppState {
     /// Files whose "free" the user asked to hear about.
     waiting: Mutex<HashSet<ArtifactId>>,
     /// Uploads in flight, by the window's name for them, for its cancel button.
-    uploads: Mutex<HashMap<String, leasedesk::backend::Cancel>>,
+    uploads: Mutex<HashMap<String, leasedesk_backend::Cancel>>,
     /// A token kept for this run only, when no keychain took it: (server, token).
     run_token: Mutex<Option<(String, String)>>,
     /// What a click outside the window asked of it, until it takes it.
@@ -73,7 +73,7 @@ impl AppState {
     fn waiting(&self) -> MutexGuard<'_, HashSet<ArtifactId>> {
         lock(&self.waiting)
     }
-    fn uploads(&self) -> MutexGuard<'_, HashMap<String, leasedesk::backend::Cancel>> {
+    fn uploads(&self) -> MutexGuard<'_, HashMap<String, leasedesk_backend::Cancel>> {
         lock(&self.uploads)
     }
     fn run_token(&self) -> MutexGuard<'_, Option<(String, String)>> {
@@ -116,7 +116,9 @@ fn dirs(app: &AppHandle) -> tauri::Result<(Dirs, Option<PathBuf>)> {
     }
     // %APPDATA%\Leasedesk and %LOCALAPPDATA%\Leasedesk (the CLI's store too).
     #[cfg(windows)]
-    if let Some(windows) = leasedesk::places::windows_dirs(&leasedesk::places::process_env) {
+    if let Some(windows) =
+        leasedesk_files::places::windows_dirs(&leasedesk_files::places::process_env)
+    {
         let dirs = Dirs {
             config: windows.config,
             data: windows.data,
@@ -291,7 +293,7 @@ pub async fn tray_refresh(app: &AppHandle) {
             let (checkouts, requests, me) =
                 tokio::join!(desk.my_checkouts(), desk.requests(), desk.me());
             let waiting = match (requests, me) {
-                (Ok(requests), Ok(me)) => leasedesk::desk::waiting_for_answer(&requests, &me),
+                (Ok(requests), Ok(me)) => leasedesk_desk::waiting_for_answer(&requests, &me),
                 _ => 0,
             };
             let checkouts = checkouts.unwrap_or_default();
@@ -367,7 +369,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
         Ok(desk) => desk,
         Err(_) => return show_main(app),
     };
-    let outcome: Result<(), leasedesk::Error> = async {
+    let outcome: Result<(), leasedesk_model::Error> = async {
         match action {
             tray::Action::Open => show_main(app),
             tray::Action::ShowRequests => asking::ask_window(app, asking::Intent::ShowRequests),
@@ -390,7 +392,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
                 let message = desk.checkin_draft(id).await.ok();
                 let (title, body) = checkin_notice(
                     &desk
-                        .check_in(id, message, leasedesk::backend::Watch::default())
+                        .check_in(id, message, leasedesk_backend::Watch::default())
                         .await?,
                 );
                 notify(app, &title, &body);
@@ -463,7 +465,7 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
                     .format("%H:%M")
             ),
         ),
-        Err(leasedesk::Error::ArtifactBusy {
+        Err(leasedesk_model::Error::ArtifactBusy {
             lease: Some(lease), ..
         }) => notify(
             app,

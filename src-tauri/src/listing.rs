@@ -2,9 +2,9 @@
 //! by place and the folder tree, from the mirror; a search and the files
 //! others hold, from the server (offline, the mirror).
 
-use leasedesk::desk::{FolderRows, FoundRows, ListChanges};
-use leasedesk::model::{FolderCount, FolderList};
-use leasedesk::workspace::ListOrder;
+use leasedesk_desk::workspace::ListOrder;
+use leasedesk_desk::{FolderRows, FoundRows, ListChanges};
+use leasedesk_model::model::{FolderCount, FolderList};
 use tauri::State;
 
 use crate::error::UiResult;

@@ -7,9 +7,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use leasedesk::desk::{self, Desk, Reminder};
-use leasedesk::model::*;
-use leasedesk::workspace::{self, LocalState};
+use leasedesk_desk::workspace::{self, LocalState};
+use leasedesk_desk::{self as desk, Desk, Reminder};
+use leasedesk_model::model::*;
 use tauri::async_runtime::spawn;
 use tauri::{AppHandle, Emitter, Manager};
 

@@ -12,8 +12,8 @@
 //! Answers are `image/png`, or a JSON `{code, message}` error (404
 //! `no_preview` for a file with no picture Leasedesk can read).
 
-use leasedesk::desk::Desk;
-use leasedesk::model::{ArtifactId, PreviewOf, ProposalId};
+use leasedesk_desk::Desk;
+use leasedesk_model::model::{ArtifactId, PreviewOf, ProposalId};
 use tauri::http::{header, Response, StatusCode};
 
 use crate::error::UiError;
@@ -127,7 +127,9 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
         Wanted::Local { artifact, size } => desk.local_preview(artifact, size).await,
     };
     let read = match made {
-        Ok(file) => tokio::fs::read(&file).await.map_err(leasedesk::Error::from),
+        Ok(file) => tokio::fs::read(&file)
+            .await
+            .map_err(leasedesk_model::Error::from),
         Err(e) => Err(e),
     };
     match read {
@@ -139,11 +141,11 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
             .header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
             .header(
                 header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                leasedesk::wire::APPROXIMATE_HEADER,
+                leasedesk_model::wire::APPROXIMATE_HEADER,
             )
             .header(
-                leasedesk::wire::APPROXIMATE_HEADER,
-                if leasedesk::preview::is_approximate(&png) {
+                leasedesk_model::wire::APPROXIMATE_HEADER,
+                if leasedesk_preview::is_approximate(&png) {
                     "approximate"
                 } else {
                     "exact"
@@ -161,15 +163,15 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
             .expect("a well-formed response"),
         Err(e) => {
             let status = match &e {
-                leasedesk::Error::NoPreview(_) | leasedesk::Error::NotFound(_) => {
+                leasedesk_model::Error::NoPreview(_) | leasedesk_model::Error::NotFound(_) => {
                     StatusCode::NOT_FOUND
                 }
-                leasedesk::Error::Invalid(_) | leasedesk::Error::BadRequest(_) => {
+                leasedesk_model::Error::Invalid(_) | leasedesk_model::Error::BadRequest(_) => {
                     StatusCode::UNPROCESSABLE_ENTITY
                 }
-                leasedesk::Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-                leasedesk::Error::Forbidden(_) => StatusCode::FORBIDDEN,
-                leasedesk::Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+                leasedesk_model::Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+                leasedesk_model::Error::Forbidden(_) => StatusCode::FORBIDDEN,
+                leasedesk_model::Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             error_response(status, &UiError::from(e))
@@ -196,10 +198,11 @@ fn error_response(status: StatusCode, error: &UiError) -> Response<Vec<u8>> {
 mod tests {
     use std::sync::Arc;
 
-    use leasedesk::clock::Clock;
-    use leasedesk::model::RepoPath;
-    use leasedesk::workspace::Workspace;
-    use leasedesk::{Backend, Bundled, Upload};
+    use leasedesk_backend::{Backend, Upload};
+    use leasedesk_desk::workspace::Workspace;
+    use leasedesk_engine::Bundled;
+    use leasedesk_model::clock::Clock;
+    use leasedesk_model::model::RepoPath;
 
     use super::*;
 
@@ -280,7 +283,7 @@ mod tests {
         let desk = Desk::new(Arc::new(store.clone()), workspace, Clock::system());
         let source = home.path().join("dot.png");
         let dot = image::RgbaImage::from_pixel(2, 2, image::Rgba([200, 30, 30, 255]));
-        std::fs::write(&source, leasedesk::preview::encode_png(&dot)).unwrap();
+        std::fs::write(&source, leasedesk_preview::encode_png(&dot)).unwrap();
         let picture: RepoPath = "dot.png".parse().unwrap();
         let a = store.import(&picture, Upload::file(&source)).await.unwrap();
         let notes: RepoPath = "notes.txt".parse().unwrap();

@@ -3,14 +3,16 @@
 
 use std::sync::Arc;
 
-use leasedesk::bundled::{Sweeper, SWEEP_EVERY};
-use leasedesk::clock::Clock;
-use leasedesk::desk::{Desk, PreviewCache, DEFAULT_PREVIEW_CACHE_BYTES};
-use leasedesk::model::Participant;
-use leasedesk::remote::Trust;
-use leasedesk::workspace::watch::Watcher;
-use leasedesk::workspace::Workspace;
-use leasedesk::{Backend, Bundled, Remote};
+use leasedesk_backend::Backend;
+use leasedesk_client::Remote;
+use leasedesk_client::Trust;
+use leasedesk_desk::workspace::watch::Watcher;
+use leasedesk_desk::workspace::Workspace;
+use leasedesk_desk::{Desk, PreviewCache, DEFAULT_PREVIEW_CACHE_BYTES};
+use leasedesk_engine::Bundled;
+use leasedesk_engine::{Sweeper, SWEEP_EVERY};
+use leasedesk_model::clock::Clock;
+use leasedesk_model::model::Participant;
 
 use crate::error::{UiError, UiResult};
 use crate::settings::{BackendChoice, Dirs, Settings};
@@ -71,7 +73,7 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
     {
         BackendChoice::Bundled => {
             let me: Participant = format!("user:{}", settings.display_name).parse().map_err(
-                |e: leasedesk::model::Invalid| {
+                |e: leasedesk_model::model::Invalid| {
                     UiError::new("invalid", format!("The display name cannot be used: {e}"))
                 },
             )?;
@@ -124,7 +126,11 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             ))
             .with_origin(origin)
             // This computer's device: its token's id, which check-outs made here carry.
-            .with_device(token.and_then(leasedesk::token::id_of).map(str::to_owned)),
+            .with_device(
+                token
+                    .and_then(leasedesk_engine::token::id_of)
+                    .map(str::to_owned),
+            ),
         source,
         tasks: Vec::new(),
         watcher: None,
@@ -136,8 +142,8 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
 mod tests {
     use std::time::{Duration, Instant};
 
-    use leasedesk::model::{CheckoutRequest, Event, RepoPath};
-    use leasedesk::Upload;
+    use leasedesk_backend::Upload;
+    use leasedesk_model::model::{CheckoutRequest, Event, RepoPath};
 
     use super::*;
 

@@ -35,13 +35,13 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        use leasedesk::places;
+        use leasedesk_files::places;
         Self {
             backend: BackendChoice::Bundled,
             server_url: String::new(),
             pinned_sha256: None,
             workspace: places::default_workspace(places::System::THIS, &places::process_env),
-            display_name: leasedesk::bundled::os_user().name().to_owned(),
+            display_name: leasedesk_engine::os_user().name().to_owned(),
         }
     }
 }

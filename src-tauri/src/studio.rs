@@ -4,9 +4,10 @@
 //! device and the others listed, signed out or revoked; a code made to add
 //! another computer. Thin: the rules are the server's, the words the UI's.
 
-use leasedesk::desk::{computer_name, join_link, read_invitation};
-use leasedesk::model::{Invite, MyDevices};
-use leasedesk::{Remote, Studio};
+use leasedesk_backend::Studio;
+use leasedesk_client::Remote;
+use leasedesk_desk::{computer_name, join_link, read_invitation};
+use leasedesk_model::model::{Invite, MyDevices};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, State, Url};
 
@@ -43,7 +44,7 @@ pub async fn read_invite(
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty());
     if let Some(typed) = &typed {
-        leasedesk::remote::check_servers(typed)?;
+        leasedesk_client::check_servers(typed)?;
     }
     let settings = state.settings().clone();
     let named = (settings.backend == BackendChoice::Remote)
@@ -103,7 +104,7 @@ pub async fn join_studio(
     if let Some(sha256) = sha256 {
         settings.pinned_sha256 = Some(checked_pin(&sha256)?);
     }
-    leasedesk::remote::check_servers(&settings.server_url)?;
+    leasedesk_client::check_servers(&settings.server_url)?;
     let redeemed =
         Remote::redeem(&settings.server_url, trust_of(&settings), &code, &device).await?;
     let url = settings.server_url.clone();

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use chrono::{Local, TimeDelta};
-use leasedesk::model::{Checkout, CheckoutId, Timestamp};
+use leasedesk_model::model::{Checkout, CheckoutId, Timestamp};
 use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::{AppHandle, Runtime};
 
@@ -129,7 +129,7 @@ pub fn time_left(left: TimeDelta) -> String {
     if left.num_seconds() <= 0 {
         return "lapsed".into();
     }
-    format!("{} left", leasedesk::desk::time_left(left))
+    format!("{} left", leasedesk_desk::time_left(left))
 }
 
 pub fn action(menu_id: &str) -> Option<Action> {
@@ -193,7 +193,7 @@ pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use leasedesk::model::*;
+    use leasedesk_model::model::*;
 
     /// An open check-out of alice's, read as the API gives one (fields the
     /// tray does not look at are left to their defaults).

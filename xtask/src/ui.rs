@@ -45,7 +45,7 @@ pub fn ui_types(dir: &Path) -> Result<Vec<String>> {
                 "-p",
                 "leasedesk-model",
                 "-p",
-                "leasedesk",
+                "leasedesk-desk",
                 "-p",
                 "leasedesk-app",
                 "--lib",

@@ -9,6 +9,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod failpoint;
 pub mod model;
 pub mod wire;
 

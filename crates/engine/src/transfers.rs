@@ -1,0 +1,705 @@
+//! Resumable uploads and chunk lists: what a server needs so that a file
+//! travels once, in chunks the server lacks, over as many requests as the
+//! link allows (`docs/API-transfers.md`).
+//!
+//! An upload is one participant's, for one target fixed when it begins (a
+//! check-out, an edit, an import's path). Its row (`store::uploads`) says
+//! what was declared and how far it has come, so every server of the store
+//! resumes it; its chunk list and the bytes that came are parts beside the
+//! blobs (`blobs::parts`), each part a run of whole chunks checked against
+//! their ids, counted only once it is written. The whole file is checked
+//! against its digest when a check-in (or a stage, an edit's commit, an
+//! import) uses it, which goes the usual way from there. It is removed once
+//! used, after a day, or when its check-out or edit closes. The server says
+//! it has a chunk only when a blob the caller may read holds it: a version
+//! or proposal of the very file the upload is for, or bytes staged for its
+//! check-out; an import is told of none.
+//!
+//! Never holds a file in memory, and holds chunk lists only within the room
+//! of [`room`]: taken as a list arrives, and for what is made from it.
+
+mod appending;
+mod arriving;
+mod lists;
+mod plan;
+mod room;
+mod sweep;
+mod turns;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use super::{in_place, off_thread, Bundled};
+use crate::backend::Upload;
+use crate::blobs::UploadParts;
+use crate::chunking::{self, Chunk, Chunked, AVG_CHUNK, LISTED_BYTES, MOST_LISTED};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::owner_only;
+use crate::rules;
+use crate::store::{Durability, EditState, UploadRow};
+use appending::{held_in, Appending};
+use plan::{ById, Found, Sources};
+use room::{Held, Room};
+use turns::{Turn, Turns};
+
+/// How long an unfinished upload is kept.
+const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
+/// Unfinished uploads one participant may have at once.
+const MOST_OPEN_EACH: u64 = 32;
+/// How many of the file's newest versions, and of its proposals, offer
+/// their chunks.
+const KNOWN_VERSIONS: usize = 8;
+const KNOWN_PROPOSALS: usize = 8;
+/// How long a used upload stays, so that a request that used it and whose
+/// answer was lost can be sent again (a check-in's retry is answered as the
+/// first was).
+const USED_KEPT: chrono::Duration = chrono::Duration::minutes(10);
+/// How often unfinished uploads are looked over.
+const SWEEP_UPLOADS_EVERY: chrono::Duration = chrono::Duration::seconds(60);
+/// Parts no row names are removed once this old: a begin writes its list
+/// before its row, an append its part before counting it.
+const ORPHAN_PARTS_AFTER: Duration = Duration::from_secs(3600);
+/// A chunk list arrives within this, plus a second for each [`LIST_RATE`]
+/// bytes it may be: a list trickled in is dropped, whatever its rate.
+const LIST_GRACE: Duration = Duration::from_secs(20);
+const LIST_RATE: u64 = 256 << 10;
+/// How long a begin whose list came waits for room to read it.
+const LIST_ROOM_WAIT: Duration = Duration::from_secs(20);
+/// Lists one participant may be sending at once.
+const MOST_ARRIVING_EACH: usize = 8;
+/// The longest `Idempotency-Key` a begin may send.
+const MOST_KEY: usize = 128;
+/// What a run of a finished upload's bytes takes while it is read (a chunk
+/// may be a run of its own).
+const RUN_BYTES: u64 = 24;
+/// The part holding an upload's chunk list.
+const LIST_PART: &str = "chunks";
+
+/// The unfinished uploads of a server: where their parts are, the room
+/// their chunk lists take in memory, and whose turn it is at each.
+pub(super) struct Uploads {
+    parts: UploadParts,
+    /// Where chunk lists wait as they arrive, and how many each sends.
+    spool: PathBuf,
+    arriving: std::sync::Mutex<HashMap<Participant, Arc<tokio::sync::Semaphore>>>,
+    room: Room,
+    turns: Turns,
+    last_swept: std::sync::Mutex<Option<Timestamp>>,
+}
+
+impl Uploads {
+    pub(super) fn new(parts: UploadParts, spool: PathBuf) -> Self {
+        Self {
+            parts,
+            spool,
+            arriving: Default::default(),
+            room: Room::new(),
+            turns: Turns::default(),
+            last_swept: Default::default(),
+        }
+    }
+}
+
+/// The part holding the bytes `start..stop` of an upload.
+fn piece_name(start: u64, stop: u64) -> String {
+    format!("{start}-{stop}")
+}
+
+/// How many checked bytes an append gathers before it writes them as a part:
+/// a folder's part is a synced file; an object store's, one request.
+fn piece_size(parts: &UploadParts) -> usize {
+    match parts {
+        UploadParts::Folder(_) => 512 << 10,
+        #[cfg(feature = "s3")]
+        UploadParts::Objects(_) => 2 << 20,
+    }
+}
+
+/// Checks a begin's `Idempotency-Key`: 1 to 128 visible ASCII characters.
+pub fn check_upload_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > MOST_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::Invalid(format!(
+            "an Idempotency-Key is 1 to {MOST_KEY} visible ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
+/// An upload's chunks to send, in order, with where each starts in its
+/// bytes: what an append checks the bytes against.
+struct ToSend {
+    chunks: Vec<Chunk>,
+    starts: Vec<u64>,
+    _room: Held,
+}
+
+impl ToSend {
+    /// The place of the chunk the byte `offset` falls in.
+    fn chunk_at(&self, offset: u64) -> usize {
+        self.starts.partition_point(|&start| start <= offset) - 1
+    }
+}
+
+/// What an upload's row says to its participant and of its chunk list.
+pub(crate) trait UploadRowReading {
+    fn state(&self) -> UploadState;
+    fn list_bytes(&self) -> u64;
+    fn list_len(&self) -> u64;
+}
+
+impl UploadRowReading for UploadRow {
+    fn state(&self) -> UploadState {
+        UploadState {
+            id: self.id,
+            size: self.size,
+            digest: self.digest.clone(),
+            send: self.send.clone(),
+            length: self.length,
+            offset: self.reached,
+            expires_at: self.expires_at,
+        }
+    }
+
+    fn list_bytes(&self) -> u64 {
+        self.list_len() * LISTED_BYTES as u64
+    }
+
+    /// How many chunks the list has: the end of the last run at least, and
+    /// exactly what the list part holds (its size is checked as it is read).
+    fn list_len(&self) -> u64 {
+        self.send.last().map_or(0, |run| run.1)
+    }
+}
+
+impl Bundled {
+    /// Begins a resumable upload of a file of `size` bytes and `digest`
+    /// for `target`, whose chunk list `list` reads (`chunking`'s kept form).
+    /// The answer says which chunks to send: those no blob the caller may
+    /// read for this file has. With `key` (its `Idempotency-Key`), a begin
+    /// sent again answers the upload the first one began.
+    pub async fn begin_upload(
+        &self,
+        target: UploadFor,
+        size: u64,
+        digest: Digest,
+        key: Option<String>,
+        list: &mut (impl AsyncRead + Unpin + Send),
+    ) -> Result<UploadState> {
+        let limit = self.shared.options.max_upload;
+        if size > limit {
+            return Err(Error::TooLarge { limit });
+        }
+        if let Some(key) = &key {
+            check_upload_key(key)?;
+            let (me, wanted) = (self.participant.clone(), key.clone());
+            let begun = self
+                .read(move |tx, _, _| tx.upload_by_key(&me, &wanted))
+                .await?;
+            if let Some(begun) = begun {
+                return same_begin(&begun, &target, size, &digest);
+            }
+        }
+        let most = chunking::most_chunks(size).min(MOST_LISTED);
+        let cap = most * LISTED_BYTES as u64;
+        let uploads = &self.shared.uploads;
+        let arriving = uploads.receive_list(&self.participant, list, cap).await?;
+        if arriving.len > cap {
+            return Err(Error::Invalid(format!(
+                "the chunk list is longer than {most} entries: more than a file of {size} bytes \
+                 has{}",
+                if chunking::most_chunks(size) > MOST_LISTED {
+                    "; send a file this large in one request"
+                } else {
+                    ""
+                }
+            )));
+        }
+        // Room, all at once now that the list's length is known, for it,
+        // what it decodes to, its index, and the lists of the blobs that
+        // may have its chunks (one at a time).
+        let n = (arriving.len / LISTED_BYTES as u64) as usize;
+        let blobs = self.known_blobs(&target, true).await?;
+        let held = uploads
+            .room
+            .take_within(
+                &self.participant,
+                2 * arriving.len + ById::bytes(n) + n as u64 + known_bound(&blobs),
+                LIST_ROOM_WAIT,
+            )
+            .await?;
+        let raw = tokio::fs::read(&arriving.path).await?;
+        drop(arriving);
+        let chunks = Chunked::decode_list(digest.clone(), Some(size), &raw)?.chunks;
+        let by_id = ById::new(&chunks);
+        let mut known = vec![false; n];
+        for (blob, blob_size, make) in blobs {
+            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
+                plan::mark_known(&chunks, &by_id, &kept, &mut known)?;
+            }
+        }
+        let send = plan::to_send(&chunks, &by_id, &known)?;
+        let length = send
+            .iter()
+            .flat_map(|&(first, end)| first..end)
+            .map(|i| u64::from(chunks[i as usize].size))
+            .sum();
+        // The runs' last end must be the list's length: `list_len` says so.
+        let send = with_list_end(send, n as u64);
+        drop((chunks, by_id, known));
+        let now = self.clock().now();
+        let row = UploadRow {
+            id: UploadId::new(),
+            owner: self.participant.clone(),
+            client_key: key,
+            target,
+            size,
+            digest,
+            send,
+            length,
+            reached: 0,
+            writer: 0,
+            created_at: now,
+            expires_at: now + UPLOAD_KEPT,
+            used_at: None,
+        };
+        let parts = &self.shared.uploads.parts;
+        parts.put(row.id, LIST_PART, vec![Bytes::from(raw)]).await?;
+        drop(held);
+        let inserted = {
+            let (shared, row, now) = (self.shared.clone(), row.clone(), now);
+            in_place(move || {
+                shared.store.write(Durability::Normal, |tx| {
+                    tx.lock_uploads_of(&row.owner)?;
+                    if let Some(key) = &row.client_key {
+                        if let Some(begun) = tx.upload_by_key(&row.owner, key)? {
+                            return Ok(Err(begun));
+                        }
+                    }
+                    let open = tx.open_uploads_of(&row.owner, now)?;
+                    if open >= MOST_OPEN_EACH {
+                        return Err(Error::TooMany(format!(
+                            "you have {open} unfinished uploads: finish or cancel one first"
+                        )));
+                    }
+                    tx.insert_upload(&row)?;
+                    Ok(Ok(()))
+                })
+            })
+            .await
+        };
+        match inserted {
+            Ok(Ok(())) => Ok(row.state()),
+            Ok(Err(begun)) => {
+                // The same key's begin, on another request meanwhile.
+                let _ = parts.remove(row.id).await;
+                same_begin(&begun, &row.target, row.size, &row.digest)
+            }
+            Err(e) => {
+                let _ = parts.remove(row.id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// An upload of the caller's and how far it has come. An append of it
+    /// still running here stops first (keeping what it checked): a client
+    /// asks this when it resumes.
+    pub async fn upload_state(&self, id: UploadId) -> Result<UploadState> {
+        self.own_upload(id).await?;
+        let _turn = self.shared.uploads.turns.take(id).await;
+        Ok(self.own_upload(id).await?.state())
+    }
+
+    /// What [`Bundled::append_upload`] checks before it reads a byte: the
+    /// upload is the caller's and its target open.
+    pub async fn may_append(&self, id: UploadId) -> Result<()> {
+        let row = self.own_upload(id).await?;
+        self.target_open(&row.target).await
+    }
+
+    /// Appends `body` to an upload at `offset`, which must be where it is.
+    /// Supersedes any append of it still running (here or on another
+    /// server). Refused once its check-out or edit closed (and then removed).
+    pub async fn append_upload(
+        &self,
+        id: UploadId,
+        offset: u64,
+        mut body: impl AsyncRead + Unpin + Send,
+    ) -> Result<UploadState> {
+        let row = self.own_upload(id).await?;
+        if let Err(e) = self.target_open(&row.target).await {
+            if matches!(e, Error::CheckoutClosed(_) | Error::NotFound(_)) {
+                self.remove_upload(id).await?;
+            }
+            return Err(e);
+        }
+        let turn = self.shared.uploads.turns.take(id).await;
+        let shared = self.shared.clone();
+        let row = in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.next_upload_writer(id))
+        })
+        .await?
+        .ok_or_else(|| no_upload(id))?;
+        if offset != row.reached {
+            return Err(Error::WrongOffset {
+                offset: row.reached,
+            });
+        }
+        if row.reached == row.length {
+            // Nothing to send (the server had every chunk, or all came).
+            let mut byte = [0u8; 1];
+            return match body.read(&mut byte).await {
+                Ok(0) => Ok(row.state()),
+                _ => Err(Error::Invalid(format!(
+                    "the body goes past the upload's {} bytes",
+                    row.length
+                ))),
+            };
+        }
+        let to_send = self.to_send(&row).await?;
+        let mut appending = Appending {
+            me: self,
+            row,
+            turn: &turn,
+            piece: Vec::new(),
+            gathered: 0,
+            partial: Vec::new(),
+            cut_to: None,
+        };
+        let outcome = appending.run(&to_send, &mut body).await;
+        // What came is kept, whatever ended the body.
+        let kept = appending.finish().await;
+        let row = appending.row;
+        match (outcome, kept) {
+            (Ok(()), Ok(())) => Ok(row.state()),
+            (Err(e), _) | (Ok(()), Err(e)) => Err(e),
+        }
+    }
+
+    /// Removes an upload of the caller's.
+    pub async fn cancel_upload(&self, id: UploadId) -> Result<()> {
+        self.own_upload(id).await?;
+        // An append still running here ends first, so it writes no part after.
+        let _turn = self.shared.uploads.turns.take(id).await;
+        self.remove_upload(id).await
+    }
+
+    /// A whole upload's bytes for `target` (which must be the one it was
+    /// begun for), read from its parts and the blobs that hold its other
+    /// chunks, with its declared digest: the check-in (or stage, commit,
+    /// import) that takes them checks the whole file as it reads. Call
+    /// [`Bundled::upload_used`] once that succeeded.
+    pub async fn finished_upload(&self, id: UploadId, target: &UploadFor) -> Result<Upload> {
+        let row = self.own_upload(id).await?;
+        if row.target != *target {
+            return Err(Error::Invalid(format!(
+                "upload {id} was begun for something else: begin one for this"
+            )));
+        }
+        if row.reached < row.length {
+            return Err(Error::UploadIncomplete {
+                offset: row.reached,
+                length: row.length,
+            });
+        }
+        let n = row.list_len() as usize;
+        // A closed check-out is left to the write's rules: a retry of a
+        // check-in whose answer was lost is answered as the first was.
+        let known = self.known_blobs(target, false).await?;
+        let held = self
+            .shared
+            .uploads
+            .room
+            .take(
+                &self.participant,
+                2 * row.list_bytes()
+                    + ById::bytes(n)
+                    + Sources::bytes(n)
+                    + n as u64 * RUN_BYTES
+                    + known_bound(&known),
+            )
+            .await?;
+        let chunks = self.read_list(&row).await?;
+        let by_id = ById::new(&chunks);
+        let mut sources = Sources::sent(&chunks, &by_id, &row.send);
+        let mut blobs = Vec::new();
+        for (blob, blob_size, make) in known {
+            if sources.complete() {
+                break;
+            }
+            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
+                sources.look_in(&chunks, &by_id, blobs.len() as u8, &kept);
+                blobs.push(blob);
+            }
+        }
+        if !sources.complete() {
+            // Pushed out of what it may use since it began (newer
+            // versions, a new stage): the client begins again.
+            return Err(no_upload_any_more(id));
+        }
+        let runs = sources.runs(&chunks);
+        drop((chunks, by_id, sources));
+        // The runs stay while the file is read: their room with them.
+        let mut held = held;
+        held.shrink_to(runs.len() as u64 * RUN_BYTES);
+        let shared = self.shared.clone();
+        let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
+        let pieces = held_in(&pieces, row.reached);
+        let (store_blobs, parts) = (self.shared.blobs.clone(), self.shared.uploads.parts.clone());
+        let stream = futures_util::stream::iter(runs)
+            .flat_map(move |(found, start, end)| {
+                let reads: Vec<(Option<Digest>, String, u64, u64)> = match found {
+                    Found::Blob(k) => {
+                        vec![(Some(blobs[k as usize].clone()), String::new(), start, end)]
+                    }
+                    // A run of the upload's own bytes, part by part: the
+                    // parts are in order, so found from the first that ends
+                    // after it starts (a file may have a million runs).
+                    _ => pieces[pieces.partition_point(|(_, to, _)| *to <= start)..]
+                        .iter()
+                        .take_while(|(from, _, _)| *from < end)
+                        .map(|(from, to, name)| {
+                            (
+                                None,
+                                name.clone(),
+                                start.max(*from) - from,
+                                end.min(*to) - from,
+                            )
+                        })
+                        .collect(),
+                };
+                futures_util::stream::iter(reads)
+            })
+            .then(move |(blob, part, start, end)| {
+                let _room = &held;
+                let (blobs, parts) = (store_blobs.clone(), parts.clone());
+                async move {
+                    let reader: Pin<Box<dyn AsyncRead + Send>> = match blob {
+                        Some(digest) => blobs.open_range(&digest, start..end).await?,
+                        None => parts.open(id, &part, start..end).await?,
+                    };
+                    Ok::<_, Error>(tokio_util::io::ReaderStream::with_capacity(reader, 1 << 20))
+                }
+            })
+            .map_err(std::io::Error::other)
+            .try_flatten();
+        let reader = tokio_util::io::StreamReader::new(stream);
+        Ok(Upload::stream(reader).with_digest(row.digest.clone()))
+    }
+
+    /// After the write that used an upload: its chunk list is kept for its
+    /// blob (the next transfer of the file needs no new one), and it is
+    /// removed in a few minutes (see [`USED_KEPT`]).
+    pub async fn upload_used(&self, id: UploadId) {
+        let Ok(row) = self.own_upload(id).await else {
+            return;
+        };
+        let kept = async {
+            let _room = self
+                .shared
+                .uploads
+                .room
+                .take(&self.participant, 2 * row.list_bytes())
+                .await?;
+            let bytes = self
+                .shared
+                .uploads
+                .parts
+                .read(id, LIST_PART, row.list_bytes())
+                .await?;
+            self.keep_chunk_list(&row.digest, bytes).await
+        }
+        .await;
+        if let Err(e) = kept {
+            tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
+        }
+        let (shared, at) = (self.shared.clone(), self.clock().now());
+        let marked = in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.mark_upload_used(id, at))
+        })
+        .await;
+        if let Err(e) = marked {
+            tracing::warn!("upload {id} stays until it lapses: {e}");
+        }
+    }
+
+    /// Refuses an upload's target that closed or that the caller may no
+    /// longer write.
+    async fn target_open(&self, target: &UploadFor) -> Result<()> {
+        let target = target.clone();
+        self.read(move |tx, me, _| match &target {
+            UploadFor::Import(_) => Ok(()),
+            UploadFor::Checkout(id) => {
+                let (row, _) = rules::checkin_precheck(tx, me, *id)?;
+                if row.checkout.state == CheckoutState::Closed {
+                    return Err(closed_checkout(*id));
+                }
+                Ok(())
+            }
+            UploadFor::Edit(id) => {
+                let (row, _) = rules::edit_precheck(tx, me, *id)?;
+                if row.state != EditState::Open {
+                    return Err(Error::CheckoutClosed(format!("edit {id} has ended")));
+                }
+                Ok(())
+            }
+        })
+        .await
+    }
+
+    /// The caller's upload `id`; another's is as unknown as one that never was.
+    async fn own_upload(&self, id: UploadId) -> Result<UploadRow> {
+        self.read(move |tx, me, _| Ok(tx.upload(id)?.filter(|row| row.owner == *me)))
+            .await?
+            .ok_or_else(|| no_upload(id))
+    }
+
+    /// Removes an upload's row, then its parts.
+    async fn remove_upload(&self, id: UploadId) -> Result<()> {
+        let shared = self.shared.clone();
+        in_place(move || {
+            shared
+                .store
+                .write(Durability::Normal, |tx| tx.delete_upload(id))
+        })
+        .await?;
+        self.shared.uploads.parts.remove(id).await
+    }
+
+    /// The bytes of an upload from `from` to where it is (a part of a chunk).
+    async fn upload_bytes(&self, row: &UploadRow, from: u64) -> Result<Vec<u8>> {
+        let (shared, id) = (self.shared.clone(), row.id);
+        let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
+        let mut bytes = Vec::with_capacity((row.reached - from) as usize);
+        for (start, end, name) in held_in(&pieces, row.reached) {
+            if end <= from {
+                continue;
+            }
+            let range = from.max(start) - start..end - start;
+            self.shared
+                .uploads
+                .parts
+                .open(id, &name, range)
+                .await?
+                .read_to_end(&mut bytes)
+                .await?;
+        }
+        if bytes.len() as u64 != row.reached - from {
+            return Err(Error::Internal(format!("upload {id}'s parts are short")));
+        }
+        Ok(bytes)
+    }
+
+    /// The upload's list, checked against its row.
+    async fn read_list(&self, row: &UploadRow) -> Result<Vec<Chunk>> {
+        let bytes = self
+            .shared
+            .uploads
+            .parts
+            .read(row.id, LIST_PART, row.list_bytes())
+            .await?;
+        Chunked::decode_list(row.digest.clone(), Some(row.size), &bytes)
+            .map(|list| list.chunks)
+            .map_err(|e| Error::Internal(format!("upload {}'s chunk list: {e}", row.id)))
+    }
+
+    /// The chunks an upload sends, in order, within the room for lists.
+    async fn to_send(&self, row: &UploadRow) -> Result<ToSend> {
+        let room = self
+            .shared
+            .uploads
+            .room
+            .take(&self.participant, 2 * row.list_bytes())
+            .await?;
+        let list = self.read_list(row).await?;
+        let mut chunks = Vec::new();
+        let mut starts = Vec::new();
+        let mut at = 0u64;
+        for &(first, end) in &row.send {
+            for place in first..end {
+                let chunk = *list.get(place as usize).ok_or_else(|| {
+                    Error::Internal(format!("upload {}'s list is shorter than its runs", row.id))
+                })?;
+                chunks.push(chunk);
+                starts.push(at);
+                at += u64::from(chunk.size);
+            }
+        }
+        Ok(ToSend {
+            chunks,
+            starts,
+            _room: room,
+        })
+    }
+}
+
+/// The room that reading the lists of `blobs` one at a time takes: the
+/// largest, three times over if it is to be made (its chunks, its kept
+/// form, and the copy the store is given).
+fn known_bound(blobs: &[(Digest, u64, bool)]) -> u64 {
+    blobs
+        .iter()
+        .map(|&(_, size, make)| list_bound(size) * if make { 3 } else { 1 })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The most a kept list of a blob of `size` bytes may take.
+fn list_bound(size: u64) -> u64 {
+    chunking::most_chunks(size).min(MOST_LISTED) * LISTED_BYTES as u64
+}
+
+/// `send` with an empty run at the list's end when its last run ends
+/// earlier, so the runs say how long the list is.
+fn with_list_end(mut send: Vec<(u64, u64)>, len: u64) -> Vec<(u64, u64)> {
+    if send.last().map_or(0, |run| run.1) < len {
+        send.push((len, len));
+    }
+    send
+}
+
+/// The answer to a begin whose `Idempotency-Key` began `begun` before: that
+/// upload, if it is of the same file for the same target.
+fn same_begin(
+    begun: &UploadRow,
+    target: &UploadFor,
+    size: u64,
+    digest: &Digest,
+) -> Result<UploadState> {
+    if begun.target != *target || begun.size != size || begun.digest != *digest {
+        return Err(Error::Invalid(
+            "this Idempotency-Key began an upload of another file or for another target: \
+             use a new key for each upload"
+                .into(),
+        ));
+    }
+    Ok(begun.state())
+}
+
+fn no_upload(id: UploadId) -> Error {
+    Error::NotFound(format!("no upload {id}: begin a new one"))
+}
+
+fn no_upload_any_more(id: UploadId) -> Error {
+    Error::NotFound(format!(
+        "no upload {id}: chunks it counted on are no longer the file's; begin a new one"
+    ))
+}
+
+fn closed_checkout(id: CheckoutId) -> Error {
+    Error::CheckoutClosed(format!(
+        "check-out {id} is closed: its upload was removed; check the file out again"
+    ))
+}

@@ -1,0 +1,338 @@
+//! A PSD's or PSB's header and the sections before its image data: the
+//! size, depth and colour mode (refused here when the format forbids them),
+//! the palette, the image resources ([`super::resources`]) and where the
+//! layer records and the composite are. It reads no pixels.
+
+use std::io::{Read, Seek};
+
+use super::cursor::{be16, be32, Cursor, Short};
+use super::damaged;
+use super::resources;
+use super::thumbnail::Thumbnail;
+use crate::colour::{Samples, ToSrgb};
+use crate::{Limits, NoPreview};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Bitmap,
+    Grayscale,
+    Indexed,
+    Rgb,
+    Cmyk,
+    Multichannel,
+    Duotone,
+    Lab,
+}
+
+impl Mode {
+    fn from_code(code: u16) -> Option<Self> {
+        Some(match code {
+            0 => Mode::Bitmap,
+            1 => Mode::Grayscale,
+            2 => Mode::Indexed,
+            3 => Mode::Rgb,
+            4 => Mode::Cmyk,
+            7 => Mode::Multichannel,
+            8 => Mode::Duotone,
+            9 => Mode::Lab,
+            _ => return None,
+        })
+    }
+
+    /// Channels that hold colour (the rest are extra: alpha, spot, masks).
+    pub(super) fn colors(self) -> u16 {
+        match self {
+            Mode::Bitmap | Mode::Grayscale | Mode::Indexed | Mode::Duotone => 1,
+            Mode::Rgb | Mode::Lab => 3,
+            Mode::Cmyk => 4,
+            Mode::Multichannel => 0,
+        }
+    }
+}
+
+pub(super) struct Document {
+    pub(super) psb: bool,
+    pub(super) channels: u16,
+    pub(super) height: u32,
+    pub(super) width: u32,
+    pub(super) depth: u16,
+    pub(super) mode: Mode,
+    /// Indexed colour: 256 RGB entries.
+    pub(super) palette: Option<Box<[[u8; 3]; 256]>>,
+    pub(super) thumbnail: Option<Thumbnail>,
+    /// Resource 1057 said the composite is real (true when absent).
+    pub(super) has_real_composite: bool,
+
+    /// The embedded ICC profile (resource 1039).
+    pub(super) icc: Option<Vec<u8>>,
+    /// The composite's first extra channel is its transparency: the layer
+    /// count is negative, or a "merged transparency" block says so. Else
+    /// extra channels are saved selections or spot colours.
+    pub(super) merged_alpha: bool,
+    /// Where the layer records start (at the layer count) and end.
+    pub(super) layer_info: Option<std::ops::Range<u64>>,
+    /// Where the image data section starts (its compression code), and its end.
+    pub(super) image_data: u64,
+    pub(super) file_len: u64,
+}
+
+/// Largest sides the format allows.
+const PSD_MAX_SIDE: u32 = 30_000;
+const PSB_MAX_SIDE: u32 = 300_000;
+
+fn kind_of(psb: bool) -> &'static str {
+    if psb {
+        "a Photoshop large document (PSB)"
+    } else {
+        "a Photoshop document"
+    }
+}
+
+fn max_side_of(psb: bool) -> u32 {
+    if psb {
+        PSB_MAX_SIDE
+    } else {
+        PSD_MAX_SIDE
+    }
+}
+
+impl Document {
+    /// What the document is, as messages name it.
+    pub(super) fn kind(&self) -> &'static str {
+        kind_of(self.psb)
+    }
+
+    /// The longest side the format allows (a layer's too).
+    pub(super) fn max_side(&self) -> u32 {
+        max_side_of(self.psb)
+    }
+
+    pub(super) fn read(
+        at: &mut Cursor,
+        file: &mut (impl Read + Seek),
+        file_len: u64,
+        limits: &Limits,
+    ) -> Result<Self, NoPreview> {
+        let mut kind = kind_of(false);
+        let head = at
+            .take(file, 26)
+            .map_err(|e| e.in_section(kind, "its header"))?;
+        if &head[0..4] != b"8BPS" {
+            return Err(NoPreview("not a Photoshop document".into()));
+        }
+        let version = be16(&head[4..]);
+        let psb = match version {
+            1 => false,
+            2 => {
+                kind = kind_of(true);
+                true
+            }
+            v => return Err(damaged(kind, format_args!("unknown version {v}"))),
+        };
+        let channels = be16(&head[12..]);
+        let height = be32(&head[14..]);
+        let width = be32(&head[18..]);
+        let depth = be16(&head[22..]);
+        let mode_code = be16(&head[24..]);
+        if !(1..=56).contains(&channels) {
+            return Err(damaged(
+                kind,
+                format_args!("{channels} channels (1 to 56 allowed)"),
+            ));
+        }
+        let max_side = max_side_of(psb);
+        if width == 0 || height == 0 || width > max_side || height > max_side {
+            return Err(damaged(
+                kind,
+                format_args!(
+                    "its header claims {width}×{height} pixels (1 to {max_side} a side allowed)"
+                ),
+            ));
+        }
+        if !matches!(depth, 1 | 8 | 16 | 32) {
+            return Err(damaged(kind, format_args!("a depth of {depth} bits")));
+        }
+        let mode = Mode::from_code(mode_code)
+            .ok_or_else(|| damaged(kind, format_args!("unknown colour mode {mode_code}")))?;
+        if (mode == Mode::Bitmap) != (depth == 1) {
+            return Err(damaged(
+                kind,
+                format_args!("colour mode {mode_code} with a depth of {depth} bits"),
+            ));
+        }
+
+        // Colour mode data: the palette of an indexed document.
+        let color_len = at
+            .section_len(file, false)
+            .map_err(|e| e.in_section(kind, "its colour mode data"))?;
+        let color_start = at.pos();
+        let palette = if mode == Mode::Indexed {
+            if color_len < 768 {
+                return Err(damaged(
+                    kind,
+                    format_args!("an indexed-colour document with a palette of {color_len} bytes"),
+                ));
+            }
+            let bytes = at
+                .take(file, 768)
+                .map_err(|e| e.in_section(kind, "its palette"))?;
+            let mut palette = Box::new([[0u8; 3]; 256]);
+            for (i, entry) in palette.iter_mut().enumerate() {
+                *entry = [bytes[i], bytes[256 + i], bytes[512 + i]];
+            }
+            Some(palette)
+        } else {
+            None
+        };
+        at.seek_to(color_start + color_len);
+
+        // Image resources: the thumbnail and whether the composite is real.
+        let resources::Resources {
+            thumbnail,
+            has_real_composite,
+            icc,
+        } = resources::read(at, file, kind, limits)?;
+
+        let layers_len = at
+            .section_len(file, psb)
+            .map_err(|e| e.in_section(kind, "its layer and mask information"))?;
+        let image_data = at.pos() + layers_len;
+        // A damaged layer section leaves the composite as good as it was.
+        let (layer_info, merged_alpha) =
+            read_layer_section(at, file, psb, image_data).unwrap_or((None, false));
+        Ok(Self {
+            psb,
+            channels,
+            height,
+            width,
+            depth,
+            mode,
+            palette,
+            thumbnail,
+            has_real_composite,
+            icc,
+            merged_alpha,
+            layer_info,
+            image_data,
+            file_len,
+        })
+    }
+
+    /// Why the composite cannot be shown, if it cannot.
+    pub(super) fn why_no_composite(&self) -> Option<&'static str> {
+        if !self.has_real_composite {
+            Some("it was saved without its composite image (\"maximize compatibility\" off)")
+        } else if self.mode == Mode::Multichannel {
+            Some("its colour mode is Multichannel, which has no one way to show it")
+        } else if self.image_data >= self.file_len {
+            Some("it is damaged: it ends before its composite image")
+        } else {
+            None
+        }
+    }
+
+    /// The conversion of this document's colours to sRGB.
+    pub(super) fn to_srgb(&self, samples: Samples) -> ToSrgb {
+        let icc = self.icc.as_deref();
+        if self.depth == 32 {
+            ToSrgb::of_linear_light(samples, icc)
+        } else {
+            ToSrgb::new(samples, icc)
+        }
+    }
+
+    /// Bytes in one row of one channel.
+    pub(super) fn row_bytes(&self) -> u64 {
+        (self.width as u64 * self.depth as u64).div_ceil(8)
+    }
+}
+
+/// Where the layer records are, and whether the composite's first extra
+/// channel is its transparency, from the layer and mask section (which ends
+/// at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
+/// `Lr32` block after the (then empty) layer info.
+fn read_layer_section(
+    at: &mut Cursor,
+    file: &mut (impl Read + Seek),
+    psb: bool,
+    end: u64,
+) -> Result<(Option<std::ops::Range<u64>>, bool), Short> {
+    let mut layer_info = None;
+    let (mut merged_alpha, mut merged_transparency) = (false, false);
+    if at.pos() >= end {
+        return Ok((None, false));
+    }
+    let info_len = at.section_len(file, psb)?;
+    let info_start = at.pos();
+    let mut note_layers = |at: &mut Cursor, file: &mut _, len: u64| -> Result<(), Short> {
+        if let Some((records, count)) = layer_count(at, file, len)? {
+            merged_alpha |= count < 0;
+            layer_info = layer_info.take().or(Some(records));
+        }
+        Ok(())
+    };
+    note_layers(at, file, info_len.min(end.saturating_sub(info_start)))?;
+    at.seek_to(info_start + info_len);
+    let mask_len = at.section_len(file, false)?;
+    at.seek_to(at.pos() + mask_len);
+    // Tagged blocks, each padded to four bytes.
+    while end.saturating_sub(at.pos()) >= 12 {
+        let head = at.take(file, 8)?;
+        if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
+            break;
+        }
+        let key: [u8; 4] = head[4..8].try_into().expect("4 bytes");
+        let len = at.section_len(file, psb && has_long_length(&key))?;
+        let start = at.pos();
+        match &key {
+            b"Lr16" | b"Lr32" | b"Layr" => note_layers(at, file, len)?,
+            b"Mtrn" | b"Mt16" | b"Mt32" => merged_transparency = true,
+            _ => {}
+        }
+        at.seek_to(start + len.next_multiple_of(4));
+    }
+    Ok((layer_info, merged_alpha || merged_transparency))
+}
+
+/// The layer count at the start of a layer info of `len` bytes, and where
+/// its records are; none for an empty one.
+fn layer_count(
+    at: &mut Cursor,
+    file: &mut (impl Read + Seek),
+    len: u64,
+) -> Result<Option<(std::ops::Range<u64>, i16)>, Short> {
+    if len < 2 {
+        return Ok(None);
+    }
+    let start = at.pos();
+    let count = be16(at.take(file, 2)?) as i16;
+    Ok((count != 0).then(|| (start..start + len, count)))
+}
+
+/// The tagged blocks whose length takes 8 bytes in a PSB.
+pub(super) fn has_long_length(key: &[u8; 4]) -> bool {
+    matches!(
+        key,
+        b"LMsk"
+            | b"Lr16"
+            | b"Lr32"
+            | b"Layr"
+            | b"Mt16"
+            | b"Mt32"
+            | b"Mtrn"
+            | b"Alph"
+            | b"FMsk"
+            | b"lnk2"
+            | b"lnk3"
+            | b"lnkE"
+            | b"FEid"
+            | b"FXid"
+            | b"FELS"
+            | b"PxSD"
+            | b"pths"
+            | b"extd"
+            | b"extn"
+            | b"cinf"
+            | b"artd"
+    )
+}

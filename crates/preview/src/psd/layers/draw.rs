@@ -1,0 +1,162 @@
+//! Drawing the tree onto canvases of the preview's size: each layer with
+//! the layers clipped to it, groups (pass-through or blended as one) with
+//! their opacity and mask, and what marks the preview approximate. It leaves
+//! reading and scaling a layer's pixels to [`super::paint`].
+
+use std::io::{Read, Seek};
+
+use super::blend::{blend_pixel, share, Blend};
+use super::tree::Node;
+use super::{Canvas, Compositor};
+use crate::NoPreview;
+
+impl<F: Read + Seek> Compositor<'_, F> {
+    pub(super) fn blank(&self) -> Canvas {
+        Canvas {
+            samples: vec![
+                0.0;
+                self.out_width as usize * self.out_height as usize * (self.colors + 1)
+            ],
+        }
+    }
+
+    /// Draws `nodes` (bottom first) onto `canvas`.
+    pub(super) fn draw(&mut self, nodes: &[Node], canvas: &mut Canvas) -> Result<(), NoPreview> {
+        let mut i = 0;
+        while i < nodes.len() {
+            // Each node may blend a whole canvas, however little it holds.
+            self.limits.check_time()?;
+            // The layers clipped to this one follow it.
+            let mut end = i + 1;
+            while let Some(Node::Layer(l)) = nodes.get(end) {
+                if !self.layers[*l].clipped {
+                    break;
+                }
+                end += 1;
+            }
+            // A group clipped to what is below it is drawn unclipped.
+            if let Some(Node::Group { top, .. }) = nodes.get(end) {
+                self.approximate |= self.layers[*top].clipped && !self.layers[*top].hidden;
+            }
+            let clipped = &nodes[i + 1..end];
+            match &nodes[i] {
+                Node::Layer(l) => self.draw_layer(*l, clipped, canvas)?,
+                Node::Group { top, members } => {
+                    if !clipped.is_empty() {
+                        // Clipping to a group is not rendered.
+                        self.approximate = true;
+                    }
+                    self.draw_group(*top, members, canvas)?;
+                }
+            }
+            i = end;
+        }
+        Ok(())
+    }
+
+    fn draw_layer(
+        &mut self,
+        l: usize,
+        clipped: &[Node],
+        canvas: &mut Canvas,
+    ) -> Result<(), NoPreview> {
+        if !self.shows(l) {
+            return Ok(());
+        }
+        let layer = &self.layers[l];
+        let visible: Vec<usize> = clipped
+            .iter()
+            .filter_map(|node| match node {
+                Node::Layer(c) if !self.layers[*c].hidden => Some(*c),
+                _ => None,
+            })
+            .collect();
+        if visible.is_empty() {
+            return self.paint(l, canvas, layer.strength(), layer.blend, false);
+        }
+        // A clipping group: the base, then each clipped layer atop it, then
+        // the whole onto the canvas with the base's opacity and mode.
+        let mut base = self.blank();
+        self.paint(l, &mut base, share(layer.fill), Blend::Normal, false)?;
+        for c in visible {
+            let clip = &self.layers[c];
+            self.approximate |= clip.approximate();
+            self.paint(c, &mut base, clip.strength(), clip.blend, true)?;
+        }
+        let layer = &self.layers[l];
+        self.blend_canvas(&base, canvas, share(layer.opacity), layer.blend, None);
+        Ok(())
+    }
+
+    fn draw_group(
+        &mut self,
+        top: usize,
+        members: &[Node],
+        canvas: &mut Canvas,
+    ) -> Result<(), NoPreview> {
+        if !self.shows(top) {
+            return Ok(());
+        }
+        let group = &self.layers[top];
+        let (blend, opacity) = (group.blend, group.strength());
+        let coverage = match group.mask {
+            Some(mask) => Some(self.mask_coverage(top, mask)?),
+            None => None,
+        };
+        if blend == Blend::PassThrough {
+            // Members blend onto what is below; the group's opacity and
+            // mask then mix that with what was there.
+            let mut through = canvas.clone();
+            self.draw(members, &mut through)?;
+            let n = self.colors + 1;
+            for (i, (below, above)) in canvas
+                .samples
+                .chunks_exact_mut(n)
+                .zip(through.samples.chunks_exact(n))
+                .enumerate()
+            {
+                let k = opacity * coverage.as_ref().map_or(1.0, |c| c[i]);
+                for (b, a) in below.iter_mut().zip(above) {
+                    *b += (a - *b) * k;
+                }
+            }
+        } else {
+            let mut own = self.blank();
+            self.draw(members, &mut own)?;
+            self.blend_canvas(&own, canvas, opacity, blend, coverage.as_deref());
+        }
+        Ok(())
+    }
+
+    /// Whether layer (or group) `l` shows; if it does, what it leaves out
+    /// makes the preview approximate.
+    fn shows(&mut self, l: usize) -> bool {
+        let layer = &self.layers[l];
+        if layer.hidden {
+            return false;
+        }
+        self.approximate |= layer.approximate();
+        true
+    }
+
+    /// Blends `source` onto `target`, pixel by pixel.
+    fn blend_canvas(
+        &self,
+        source: &Canvas,
+        target: &mut Canvas,
+        opacity: f32,
+        blend: Blend,
+        coverage: Option<&[f32]>,
+    ) {
+        let n = self.colors + 1;
+        for (i, (t, s)) in target
+            .samples
+            .chunks_exact_mut(n)
+            .zip(source.samples.chunks_exact(n))
+            .enumerate()
+        {
+            let k = opacity * coverage.map_or(1.0, |c| c[i]);
+            blend_pixel(t, s, k, blend, false);
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The API's errors on the wire: [`Error`] to its status and its JSON body
+//! `{"error", "message", ...}`, and the body's schema for the OpenAPI
+//! document. It never decides whether something is an error: the rules do.
+
+use axum::http::header::{self, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use crate::error::Error;
+use crate::model::{Head, Lease};
+
+/// An error as the API answers it: status, and `{"error", "message", ...}`.
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        Self(e)
+    }
+}
+
+impl From<crate::model::Invalid> for ApiError {
+    fn from(invalid: crate::model::Invalid) -> Self {
+        Self(invalid.into())
+    }
+}
+
+pub fn status_of(error: &Error) -> StatusCode {
+    match error {
+        Error::ArtifactBusy { .. } | Error::SomeBusy(_) | Error::CheckoutClosed(_) => {
+            StatusCode::CONFLICT
+        }
+        Error::Stale { .. } | Error::ProposalStale { .. } | Error::NotStaged(_) => {
+            StatusCode::CONFLICT
+        }
+        Error::Exists(_)
+        | Error::NotHeld(_)
+        | Error::WrongOffset { .. }
+        | Error::UploadIncomplete { .. } => StatusCode::CONFLICT,
+        Error::ChunkMismatch { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
+        Error::Forbidden(_) => StatusCode::FORBIDDEN,
+        Error::NotFound(_) | Error::NoPreview(_) | Error::InviteInvalid(_) => StatusCode::NOT_FOUND,
+        Error::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+        Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        Error::BadRequest(_) | Error::DigestMismatch { .. } => StatusCode::BAD_REQUEST,
+        Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+        Error::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        Error::DeadlineExceeded(_) => StatusCode::GATEWAY_TIMEOUT,
+        Error::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
+        Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        // A client's own refusals of a server: never answered by one.
+        Error::CertificateChanged { .. } | Error::CertificateUntrusted(_) => {
+            StatusCode::BAD_GATEWAY
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = status_of(&self.0);
+        let body = match &self.0 {
+            // The details (paths, SQLite's words) go to the log, not the caller.
+            Error::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                json!({ "error": "internal", "message": "the server failed; the request changed nothing or completed, and can be retried" })
+            }
+            e => e.to_body(),
+        };
+        (status, Json(body)).into_response()
+    }
+}
+
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
+
+pub(crate) fn error_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The body of every refusal (for the OpenAPI document).
+#[derive(serde::Serialize, ToSchema)]
+pub(crate) struct ErrorBody {
+    error: String,
+    message: String,
+    /// With artifact_busy: the live lease, or null if it ended meanwhile.
+    lease: Option<Lease>,
+    /// With stale and proposal_stale: the head now.
+    head: Option<Head>,
+    /// With artifact_busy: the artifact's path.
+    path: Option<String>,
+    /// With digest_mismatch: the digest sent and the digest of the bytes.
+    expected: Option<String>,
+    actual: Option<String>,
+    /// With too_large: the limit passed, in bytes.
+    limit: Option<u64>,
+}
+
+/// A method that a known path does not have: 405 `method_not_allowed` in our
+/// JSON (the router adds `Allow`, the methods the path has).
+pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Response {
+    let body = json!({
+        "error": "method_not_allowed",
+        "message": format!("{path} does not take {method}: see Allow for the methods it takes"),
+    });
+    error_response(StatusCode::METHOD_NOT_ALLOWED, &body)
+}
