@@ -22,18 +22,24 @@ const TARGET: &str = "aarch64-apple-darwin";
 /// The zig release, pinned: what its `cc` accepts changes between releases.
 const ZIG_VERSION: &str = "0.15.2";
 
-/// What is checked: the core's and the app's libraries, binaries and tests.
-const SELECTION: &[&str] = &[
-    "-p",
-    "leasedesk-model",
-    "-p",
-    "leasedesk",
-    "-p",
-    "leasedesk-app",
-    "--lib",
-    "--bins",
-    "--tests",
-];
+/// What is checked: every layer crate's, the CLI's and the app's libraries,
+/// binaries and tests.
+fn selection() -> Vec<String> {
+    let mut selection = crate::layer_crates();
+    selection.extend(
+        [
+            "-p",
+            "leasedesk",
+            "-p",
+            "leasedesk-app",
+            "--lib",
+            "--bins",
+            "--tests",
+        ]
+        .map(String::from),
+    );
+    selection
+}
 
 /// Clippy (which type-checks everything `cargo check` does; warnings are
 /// errors), for macOS.
@@ -46,7 +52,7 @@ pub fn check_macos() -> Result<()> {
     check(
         cargo()
             .args(["clippy", "--target", TARGET])
-            .args(SELECTION)
+            .args(selection())
             .args(["--", "-D", "warnings"])
             .env("CC_aarch64_apple_darwin", tools.join("cc"))
             .env("CXX_aarch64_apple_darwin", tools.join("c++"))

@@ -106,6 +106,22 @@ fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// `-p NAME` for each of our layer crates (`crates/NAME` is `leasedesk-NAME`).
+fn layer_crates() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.path().join("Cargo.toml").is_file())
+        .map(|entry| format!("leasedesk-{}", entry.file_name().to_string_lossy()))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .flat_map(|name| ["-p".to_owned(), name])
+        .collect()
+}
+
 fn cargo() -> Command {
     let mut cmd = Command::new(cargo_program());
     cmd.current_dir(root());

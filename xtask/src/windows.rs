@@ -303,15 +303,19 @@ pub fn test_installer() -> Result<u64> {
 /// and `leasedesk-app.exe` the installer packs; answers the test executables.
 fn build_tests() -> Result<Vec<PathBuf>> {
     let mut executables = Vec::new();
-    for (package, targets) in [
-        ("leasedesk-model", &["--lib"][..]),
-        ("leasedesk", &["--lib", "--bins", "--test", "tests"]),
-        ("leasedesk-app", &["--lib", "--test", "keychain"]),
-    ] {
+    let mut layers = crate::layer_crates();
+    layers.push("--lib".into());
+    let cli: Vec<String> = ["-p", "leasedesk", "--bins", "--test", "tests"]
+        .map(String::from)
+        .into();
+    let app: Vec<String> = ["-p", "leasedesk-app", "--lib", "--test", "keychain"]
+        .map(String::from)
+        .into();
+    for selection in [layers, cli, app] {
         let mut build = cargo();
         build
-            .args(["test", "--target", TARGET, "-p", package])
-            .args(targets)
+            .args(["test", "--target", TARGET])
+            .args(selection)
             // The Windows-only branches are compiled nowhere else: their
             // warnings fail the build here, as clippy's do on Linux.
             .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS", "-Dwarnings");
