@@ -1,6 +1,12 @@
-//! The one trait every operation goes through, bundled or remote. A backend
-//! value acts as one participant (the bundled one is told which; the remote one
-//! is whoever its token names).
+//! The one trait every operation goes through, bundled or remote: [`Backend`],
+//! with [`Studio`] (invites, devices, groups, permissions), [`Upload`] (a file
+//! or a stream, with progress and cancel) and [`Content`]. Also how bytes
+//! travel (`chunking`: content-defined chunks named by BLAKE3) and an agent's
+//! edit as one call over any backend (`agent`).
+//!
+//! A backend value acts as one participant (the bundled one is told which;
+//! the remote one is whoever its token names). Never knows a store, HTTP or
+//! the app: only the trait and what crosses it.
 
 pub mod agent;
 pub mod chunking;

@@ -1,9 +1,12 @@
 //! Blobs: content-addressed bytes, and [`Blobs`], the one seam the bundled
-//! backend stores them through. Two stores sit behind it: [`folder`] (the data
-//! folder's `blobs/`, or a shared folder) and [`s3`] (an S3-compatible bucket).
-//! An upload is hashed while it is read and shows under its digest only whole
-//! and checked. Never holds a whole file in memory (copies move through a few
-//! 1 MiB buffers), and never knows which rows name a blob: its caller asks.
+//! engine stores them through. Two stores sit behind it: [`folder`] (the data
+//! folder's `blobs/`, or a shared folder) and `s3` (an S3-compatible bucket,
+//! with the `s3` feature). An upload is hashed while it is read and shows
+//! under its digest only whole and checked. Previews are kept by digest and
+//! size (`previews`).
+//!
+//! Never holds a whole file in memory (copies move through a few 1 MiB
+//! buffers), and never knows which rows name a blob: its caller asks.
 
 pub mod previews;
 

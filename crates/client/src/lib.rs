@@ -1,11 +1,11 @@
-//! The remote backend: the same [`Backend`](crate::backend::Backend) over
-//! HTTP to a `leasedesk serve`. Server error codes come back as the same
-//! [`Error`] variants the bundled backend returns (`errors`). Uploads and
-//! downloads stream (`transfer`); idempotent requests (reads, check-in of a
-//! file, release) are retried when the connection fails, on the next of the
-//! client's servers (`servers`); the one that answers is used from then on.
-//! The event follower is `follow`. A client only: it never imports `server`
-//! (header names are `crate::wire`'s, TLS trust `crate::trust`'s).
+//! The client: [`Remote`], the same `Backend` over HTTP to a `leasedesk
+//! serve`. Server error codes come back as the same [`Error`] variants the
+//! bundled engine returns (`errors`). Uploads and downloads stream
+//! (`transfer`), resumable ones send only the chunks a server lacks
+//! (`resumable`); idempotent requests are retried on the next of the
+//! client's servers (`servers`). The event follower is `follow`.
+//!
+//! A client only: it never links the server, a store or blobs.
 
 // The crates below this one, by the names this crate's code uses for them.
 use leasedesk_backend as backend;

@@ -3,9 +3,11 @@
 //! can take on a lease (`leases`), proposals and versions beside the head
 //! (`beside`), previews (`previews`), the ledger (`events`, `history`),
 //! reminders, requests to a holder (`requests`), and joining a studio from
-//! an invite (`join`), through the workspace and one backend. Nothing here
-//! acts on its own: every lease change starts with a call from the user's
-//! click; a request never releases anything.
+//! an invite (`join`), through the `workspace` of local copies and one
+//! backend.
+//!
+//! Nothing here acts on its own: every lease change starts with a call from
+//! the user's click; a request never releases anything. Never knows Tauri.
 
 pub mod workspace;
 

@@ -1,10 +1,13 @@
-//! The bundled backend: the rules in-process over a store (an SQLite file in
-//! the data folder, or PostgreSQL) and its blobs. Several processes may share
-//! a data folder. Split by what changes together: [`operations`] (the
-//! `Backend` trait), [`writes`] (group commit), [`uploads`], [`accounts`] and
-//! [`studio`] (devices, invites, groups, permissions),
-//! [`health`], [`sweeper`], [`migrate`]. Never decides a lease itself: the
-//! rules do, given the `now` of their transaction.
+//! The bundled engine: [`Bundled`], the rules in-process over a store (an
+//! SQLite file in the data folder, or PostgreSQL with the `postgres` feature)
+//! and its blobs (a folder, or S3 with `s3`). Several processes may share a
+//! data folder. Split by what changes together: `operations` (the `Backend`
+//! trait), `writes` (group commit), `uploads`, `transfers` (resumable
+//! uploads), `accounts` and `studio`, `health`, `sweeper`, `migrate`, Git
+//! LFS's `git` and `lfs_objects`; bearer tokens (`token`).
+//!
+//! Never decides a lease itself: the rules do, given the `now` of their
+//! transaction. Never speaks HTTP.
 
 mod stores;
 pub mod token;

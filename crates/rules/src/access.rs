@@ -137,12 +137,12 @@ pub struct Caller {
     /// The decisions made so far in this transaction, by the folder part of
     /// the path (all before its last `/`): a listing of 10,000 files in 100
     /// folders computes 100 collision keys, not 10,000.
-    decided: RefCell<HashMap<String, Decision>>,
+    decided: RefCell<HashMap<String, DecidingRule>>,
 }
 
 /// The deciding rule for a path: the level, and the folder its rule names.
 #[derive(Clone)]
-pub struct Decision {
+pub struct DecidingRule {
     pub level: Level,
     pub folder: Option<String>,
 }
@@ -173,8 +173,8 @@ impl Caller {
     }
 
     /// The deepest folder with a rule for the caller decides; with none, `write`.
-    pub fn decide(&self, path: &RepoPath) -> Decision {
-        self.on_decision(path, Decision::clone)
+    pub fn decide(&self, path: &RepoPath) -> DecidingRule {
+        self.on_decision(path, DecidingRule::clone)
     }
 
     pub fn level(&self, path: &RepoPath) -> Level {
@@ -182,7 +182,7 @@ impl Caller {
     }
 
     /// `what` of the decision for `path`.
-    fn on_decision<T>(&self, path: &RepoPath, what: impl FnOnce(&Decision) -> T) -> T {
+    fn on_decision<T>(&self, path: &RepoPath, what: impl FnOnce(&DecidingRule) -> T) -> T {
         let Some(folders) = &self.folders else {
             return what(&WRITE);
         };
@@ -307,7 +307,7 @@ impl Caller {
                 *level == Level::None && (**folder == key || folder.starts_with(&beneath))
             });
             if let Some((_, (level, folder))) = hidden {
-                return Err(read_only(&Decision {
+                return Err(read_only(&DecidingRule {
                     level: *level,
                     folder: Some(folder.clone()),
                 }));
@@ -318,18 +318,18 @@ impl Caller {
 }
 
 /// The decision where no rule limits the caller.
-const WRITE: Decision = Decision {
+const WRITE: DecidingRule = DecidingRule {
     level: Level::Write,
     folder: None,
 };
 
 /// The deepest folder above `path` with a rule in `folders` decides; with
 /// none, `write`.
-fn deepest(folders: &Folders, path: &RepoPath) -> Decision {
+fn deepest(folders: &Folders, path: &RepoPath) -> DecidingRule {
     let deepest_first = path.folder_keys().into_iter().rev().chain([String::new()]);
     for key in deepest_first {
         if let Some((level, folder)) = folders.get(&key) {
-            return Decision {
+            return DecidingRule {
                 level: *level,
                 folder: Some(folder.clone()),
             };
@@ -368,7 +368,7 @@ fn nearest_beneath<'a>(
     nearest
 }
 
-fn read_only(decision: &Decision) -> Error {
+fn read_only(decision: &DecidingRule) -> Error {
     let folder = decision.folder.as_deref().unwrap_or_default();
     let folder = if folder.is_empty() {
         "this store"

@@ -7,7 +7,7 @@
 //! admin's break. Folder permissions as everywhere. Never reads the clock:
 //! every function takes `now`.
 
-use super::access::{Caller, Decision};
+use super::access::{Caller, DecidingRule};
 use super::checkouts::{cancel_via, check_out_via, extend_via, record_open, OpenedCheckout};
 use super::collisions::refuse_collisions;
 use super::leases::{acquire_via, after, break_lease_via, checkout_lease, live_lease, Via};
@@ -25,7 +25,7 @@ const FORCED: &str = "unlocked from Git with --force";
 
 /// The refusal of a folder's rule to a lock or unlock there: it names the
 /// folder, the same whatever is at the path.
-fn refused_by_folder(decision: &Decision, what: &str) -> Error {
+fn refused_by_folder(decision: &DecidingRule, what: &str) -> Error {
     let folder = decision.folder.as_deref().unwrap_or("this store");
     match decision.level {
         Level::Read => Error::Forbidden(format!("you can view {folder}, not {what} files in it")),

@@ -1,8 +1,10 @@
-//! `leasedesk serve`: the HTTP API of `docs/API.md` over a bundled backend;
+//! `leasedesk serve`: the HTTP API of `docs/API.md` over a bundled engine;
 //! `app` (the router) and `run_with` (serving it) are the surface. Transport
 //! (`accept`, `conn`, `h2`, `answer`, `tls`) is kept apart from `routes`, the
-//! error mapping (`errors`) and the document (`openapi`). Nothing here holds a
-//! lease rule, and neither `remote` nor `store` may import it.
+//! error mapping (`errors`) and the document (`openapi`); `metrics` is what
+//! Prometheus reads.
+//!
+//! Nothing here holds a lease rule; nothing but the CLI depends on it.
 
 pub mod metrics;
 

@@ -1,7 +1,11 @@
-//! The store: the domain's rows behind one transaction type, [`Tx`], with two
-//! implementations: SQLite in a data folder ([`sqlite`]) and PostgreSQL for a
-//! team's servers ([`postgres`]). Only this module knows SQL; `rules.rs` runs
-//! on either through the same calls.
+//! The store's seam: [`Transaction`] (the rules' [`Tx`]), the rows one
+//! transaction reads and writes, as the rules see them; and what both stores
+//! share: the row mapping (`rows`), the SQL of pages, folder counts and
+//! search (`listing`), resumable uploads' rows (`uploads`).
+//!
+//! The SQLite and PostgreSQL stores are crates of their own
+//! (`leasedesk-store-sqlite`, `leasedesk-store-postgres`). This crate never
+//! opens a connection nor runs a query, and never knows a lease rule.
 
 // The crates below this one, by the names this crate's code uses for them.
 use leasedesk_model::{clock, error, model};
