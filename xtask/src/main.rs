@@ -106,6 +106,16 @@ fn cargo_program() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
+/// The CLI and the app as `cargo xtask run` runs them, each built for itself
+/// (the app without the server's features). `cargo xtask test` builds them
+/// the same way, so a run after a test builds nothing: a selection of its
+/// own (`cargo build` of both at once, or the tests' build, which
+/// dev-dependencies widen) would resolve other features and rebuild them.
+fn build_binaries() -> Result<()> {
+    check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
+    check(cargo().args(["build", "-p", "leasedesk-app"]))
+}
+
 /// `-p NAME` for each of our layer crates (`crates/NAME` is `leasedesk-NAME`).
 fn layer_crates() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::packages::{ensure_debian_packages, APP_PACKAGES};
 use crate::ui::{build_ui, ui_types, GENERATED_TYPES};
-use crate::{cargo, check, demo, root, target_dir, warn_if_disk_is_low};
+use crate::{build_binaries, cargo, check, demo, root, target_dir, warn_if_disk_is_low};
 
 /// A short demonstration of the CLI on a temporary data folder.
 pub fn cli_demo() -> Result<()> {
@@ -88,8 +88,7 @@ pub fn run() -> Result<()> {
     build_ui()?;
     ui_types(&root().join(GENERATED_TYPES))?;
     build_ui()?;
-    check(cargo().args(["build", "-p", "leasedesk", "--bin", "leasedesk"]))?;
-    check(cargo().args(["build", "-p", "leasedesk-app"]))?;
+    build_binaries()?;
     let home = target_dir().join("demo-home");
     let store = home.join("data/store");
     if !store.exists() {

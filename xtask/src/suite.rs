@@ -14,7 +14,8 @@ use crate::packages::{
 };
 use crate::ui::{build_ui, check_ui_types, ui_tests};
 use crate::{
-    cargo, cargo_program, check, layers, macos, root, target_dir, warn_if_disk_is_low, windows,
+    build_binaries, cargo, cargo_program, check, layers, macos, root, target_dir,
+    warn_if_disk_is_low, windows,
 };
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
@@ -28,6 +29,7 @@ pub fn test() -> Result<()> {
     ensure_debian_packages(&app_and_test_packages())?;
     build_ui()?;
     check_ui_types()?;
+    build_binaries()?;
     let (mut passed, mut failed) = ui_tests()?;
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
