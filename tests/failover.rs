@@ -126,7 +126,7 @@ pub(crate) struct ServeProcess {
 
 impl ServeProcess {
     /// A server on `store`, with failpoints (`name=pause`, see
-    /// `src/failpoint.rs`) if any.
+    /// `crates/model/src/failpoint.rs`) if any.
     pub(crate) fn start(store: &SharedStore, failpoints: &str) -> Self {
         Self::start_on(store, "127.0.0.1:0", failpoints)
     }

@@ -56,7 +56,7 @@ def through_profile(image, icc):
     return np.asarray(rgb).astype(np.float64) / 255
 
 def swop_like(ink):
-    """Our default for CMYK without a profile (src/preview/colour.rs): SWOP
+    """Our default for CMYK without a profile (crates/preview/src/colour.rs): SWOP
     solids, 20% dot gain, overprints as products of reflectances."""
     def xyz(l, a, b):
         fy = (l + 16) / 116
