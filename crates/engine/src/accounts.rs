@@ -144,7 +144,7 @@ pub(super) const CLI_DEVICE: &str = "cli";
 
 /// Keeps `new`'s hash, never the token, as the device `device`.
 pub(super) fn insert_token(
-    tx: &Tx,
+    tx: &dyn Tx,
     new: &token::NewToken,
     participant: &Participant,
     at: Timestamp,

@@ -253,7 +253,7 @@ impl Bundled {
 
     pub(crate) async fn read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
         in_place(move || {

@@ -29,7 +29,11 @@ impl Store {
 
     /// Runs `f` in one write transaction; `f`'s error rolls everything back.
     /// `f` must be safe to run twice (see [`SqliteStore::write`]).
-    pub fn write<T>(&self, durability: Durability, f: impl FnMut(&Tx) -> Result<T>) -> Result<T> {
+    pub fn write<T>(
+        &self,
+        durability: Durability,
+        f: impl FnMut(&dyn Tx) -> Result<T>,
+    ) -> Result<T> {
         match self {
             Store::Sqlite(store) => store.write(durability, f),
             #[cfg(feature = "postgres")]
@@ -38,7 +42,7 @@ impl Store {
     }
 
     /// Runs `f` on one consistent snapshot. Writes nothing.
-    pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+    pub fn read<T>(&self, f: impl FnOnce(&dyn Tx) -> Result<T>) -> Result<T> {
         match self {
             Store::Sqlite(store) => store.read(f),
             #[cfg(feature = "postgres")]

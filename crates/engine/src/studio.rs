@@ -51,7 +51,7 @@ fn too_many() -> Error {
 /// Counts a try of `from` in the minute running at `now`, in the redeem's
 /// own transaction; refuses (rolling it back) once that minute's tries are
 /// used. Forgets a few addresses whose minute is over first.
-fn take_try(tx: &Tx, from: &str, now: Timestamp) -> Result<()> {
+fn take_try(tx: &dyn Tx, from: &str, now: Timestamp) -> Result<()> {
     let over_before = now - REDEEM_WINDOW;
     tx.forget_failed_redeems(over_before, FORGOTTEN_PER_REDEEM)?;
     if tx.count_failed_redeem(from, over_before, now)? > u64::from(REDEEMS_PER_MINUTE) {
@@ -80,7 +80,7 @@ impl Bundled {
     /// Runs `f` in one write transaction, acting as this caller.
     fn studio_write<T: Send + 'static>(
         &self,
-        f: impl FnMut(&crate::store::Tx, rules::Acting, Timestamp) -> Result<T> + Send + 'static,
+        f: impl FnMut(&dyn crate::store::Tx, rules::Acting, Timestamp) -> Result<T> + Send + 'static,
     ) -> impl std::future::Future<Output = Result<T>> + Send {
         let this = self.clone();
         let mut f = f;
@@ -99,7 +99,7 @@ impl Bundled {
     /// Runs `f` on one read transaction, acting as this caller.
     async fn studio_read<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&crate::store::Tx, rules::Acting) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&dyn crate::store::Tx, rules::Acting) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let this = self.clone();
         in_place(move || this.shared.store.read(|tx| f(tx, this.acting()))).await

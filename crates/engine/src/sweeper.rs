@@ -54,7 +54,7 @@ impl Bundled {
     }
 
     /// Removes each blob a closed check-out's staged bytes left (see
-    /// `Transaction::drop_blob`) unless a row names it again. An object
+    /// `Tx::drop_blob`) unless a row names it again. An object
     /// store's stays for its own sweep (see `Blobs::remove_unnamed`).
     fn remove_dropped_blobs(&self) -> Result<()> {
         let shared = &self.shared;

@@ -125,10 +125,10 @@ impl Bundled {
     pub(super) async fn upload_and_write<P: Send + 'static, T: Send + 'static>(
         &self,
         upload: Upload,
-        precheck: impl FnOnce(&Tx, &Participant, Timestamp) -> Result<P> + Send + 'static,
+        precheck: impl FnOnce(&dyn Tx, &Participant, Timestamp) -> Result<P> + Send + 'static,
         needs_blob: impl FnOnce(P, &Digest) -> bool,
         names_it: fn(&T) -> bool,
-        write: impl Fn(&Tx, &Participant, &Blob, Timestamp) -> Result<T> + Send + 'static,
+        write: impl Fn(&dyn Tx, &Participant, &Blob, Timestamp) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let message = check_message(upload.message.clone())?;
         let before = self.read(move |tx, me, now| precheck(tx, me, now)).await?;

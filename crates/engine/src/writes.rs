@@ -15,7 +15,7 @@ pub(super) trait Queued: Send {
     fn durability(&self) -> Durability;
     fn abandoned(&self) -> bool;
     /// Runs the write (perhaps twice: see [`Store::write`]), keeping its value.
-    fn run(&mut self, tx: &Tx, options: &Options) -> Result<()>;
+    fn run(&mut self, tx: &dyn Tx, options: &Options) -> Result<()>;
     /// Sends the caller its value, or the error that ended its write or batch.
     fn answer(self: Box<Self>, outcome: Result<()>);
 }
@@ -32,7 +32,7 @@ struct QueuedWrite<T, F> {
 impl<T, F> Queued for QueuedWrite<T, F>
 where
     T: Send,
-    F: Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send,
+    F: Fn(&dyn Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send,
 {
     fn durability(&self) -> Durability {
         self.durability
@@ -42,7 +42,7 @@ where
         self.reply.is_closed()
     }
 
-    fn run(&mut self, tx: &Tx, options: &Options) -> Result<()> {
+    fn run(&mut self, tx: &dyn Tx, options: &Options) -> Result<()> {
         let now = tx.now(&options.clock)?;
         self.value = Some((self.f)(tx, &self.participant, now, &options.failpoints)?);
         Ok(())
@@ -107,7 +107,7 @@ impl Shared {
 
 impl Bundled {
     /// Runs a write, with `now` given by its transaction (see
-    /// [`crate::store::Transaction::now`]). `durability`: see [`Store::write`].
+    /// [`crate::store::Tx::now`]). `durability`: see [`Store::write`].
     ///
     /// Group commit: writers queue their work, and whoever gets the write turn
     /// runs everything queued in one transaction, each write in a savepoint of
@@ -117,7 +117,7 @@ impl Bundled {
     pub(super) async fn write<T: Send + 'static>(
         &self,
         durability: Durability,
-        f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
+        f: impl Fn(&dyn Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.write_naming(durability, None, f).await
     }
@@ -128,7 +128,7 @@ impl Bundled {
         &self,
         durability: Durability,
         blob: Option<Naming<T>>,
-        f: impl Fn(&Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
+        f: impl Fn(&dyn Tx, &Participant, Timestamp, &Failpoints) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         self.shared.queued_writes().push(Box::new(QueuedWrite {

@@ -106,7 +106,7 @@ fn compiled_cache() -> &'static Cache {
 /// How many stamps the cache keeps (several stores in one process: tests).
 const CACHED_STAMPS: usize = 16;
 
-fn compiled(tx: &Tx, stamp: &str) -> Result<Arc<Compiled>> {
+fn compiled(tx: &dyn Tx, stamp: &str) -> Result<Arc<Compiled>> {
     let cache = compiled_cache();
     if let Some((_, found)) = cache
         .lock()
@@ -149,7 +149,7 @@ pub struct DecidingRule {
 
 impl Caller {
     /// The caller's rules as of this transaction.
-    pub fn of(tx: &Tx, participant: &Participant) -> Result<Caller> {
+    pub fn of(tx: &dyn Tx, participant: &Participant) -> Result<Caller> {
         let Some(stamp) = tx.permissions_stamp()? else {
             return Ok(Caller::with(None));
         };
@@ -383,7 +383,7 @@ fn read_only(decision: &DecidingRule) -> Error {
 
 /// Checks a document before it is stored: folders (checked when parsed),
 /// levels, and that each group a rule names exists.
-pub fn check_permissions(tx: &Tx, document: &Permissions) -> Result<()> {
+pub fn check_permissions(tx: &dyn Tx, document: &Permissions) -> Result<()> {
     if document.rules.len() > MAX_RULES {
         return Err(Error::Invalid(format!(
             "{} rules is over the limit of {MAX_RULES}",

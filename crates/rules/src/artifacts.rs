@@ -14,7 +14,7 @@ use crate::store::Tx;
 
 /// Version `version` of an artifact, or its head when `None`.
 pub fn version_head(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: ArtifactId,
     version: Option<u64>,
@@ -29,7 +29,7 @@ pub fn version_head(
 }
 
 pub fn import(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     path: &RepoPath,
     blob: &Blob,
@@ -69,7 +69,7 @@ pub fn import(
 /// the answer nor its time tells whether a file is there. A path of the same
 /// key lies in folders of the same keys, so the rule that hides one hides
 /// the other.
-pub fn artifact_at(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<Artifact> {
+pub fn artifact_at(tx: &dyn Tx, actor: &Participant, path: &RepoPath) -> Result<Artifact> {
     let unknown = || Error::NotFound(format!("no artifact at {path}"));
     let caller = Caller::of(tx, actor)?;
     if caller.level(path) == Level::None {
@@ -83,7 +83,7 @@ pub fn artifact_at(tx: &Tx, actor: &Participant, path: &RepoPath) -> Result<Arti
 /// (before its bytes are read, too). The folder's rule is asked first, so a
 /// file the actor cannot see is never named: see [`refuse_collisions`].
 pub fn import_precheck(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     path: &RepoPath,
     now: Timestamp,
@@ -108,7 +108,7 @@ pub fn import_precheck(
 /// on a computer, say). Refused while someone holds the file, whose copy
 /// lives at the old path; a case variant of its own path is allowed.
 pub fn rename(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,
     to: &RepoPath,

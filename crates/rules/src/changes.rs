@@ -17,7 +17,7 @@ use crate::store::{ChangeRow, CheckoutRow, NewEvent, StoredResult, Tx};
 /// Checks out every artifact of `request`, or none: if anyone else holds
 /// any of them, the refusal names each such file.
 pub fn check_out_many(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     device: Option<&DeviceRef>,
     request: &CheckoutsRequest,
@@ -56,7 +56,7 @@ pub fn check_out_many(
 
 /// Keeps `blob` as the bytes of check-out `id`'s next change, replacing
 /// any staged before.
-pub fn stage(tx: &Tx, actor: &Participant, id: CheckoutId, blob: &Blob) -> Result<StagedFile> {
+pub fn stage(tx: &dyn Tx, actor: &Participant, id: CheckoutId, blob: &Blob) -> Result<StagedFile> {
     let mut row = own_checkout(tx, actor, id, "stage a file for", Level::Write)?;
     if row.checkout.state == CheckoutState::Closed {
         return Err(Error::CheckoutClosed(format!(
@@ -79,7 +79,7 @@ pub fn stage(tx: &Tx, actor: &Participant, id: CheckoutId, blob: &Blob) -> Resul
 
 /// Checks in the staged bytes of every check-out of `request` as one change.
 pub fn commit_change(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     request: &ChangeRequest,
     now: Timestamp,
@@ -212,7 +212,7 @@ fn staged(row: &CheckoutRow) -> &StagedFile {
 /// The change these check-outs already made, if every one of them is
 /// closed by one change of exactly these check-outs (a retry).
 fn retried(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     rows: &[CheckoutRow],
     asked: &[CheckoutId],
@@ -233,7 +233,7 @@ fn retried(
 
 /// A change, its files in the order its check-outs were given: those the
 /// caller can see. A change of none of them is not there for it.
-pub fn change(tx: &Tx, caller: &Participant, id: ChangeId) -> Result<Change> {
+pub fn change(tx: &dyn Tx, caller: &Participant, id: ChangeId) -> Result<Change> {
     let unknown = || Error::NotFound(format!("no change {id}"));
     let row = tx.change(id)?.ok_or_else(unknown)?;
     let caller = Caller::of(tx, caller)?;

@@ -22,7 +22,7 @@ use crate::store::{CheckoutRow, StoredResult, Tx};
 /// The device `id` (a token's id) of `actor`, as a check-out made through
 /// it records it: none for a caller without a token (the bundled store), or
 /// for a token no longer there.
-pub fn device_of(tx: &Tx, actor: &Participant, id: Option<&str>) -> Result<Option<DeviceRef>> {
+pub fn device_of(tx: &dyn Tx, actor: &Participant, id: Option<&str>) -> Result<Option<DeviceRef>> {
     let Some(id) = id.filter(|id| !id.is_empty()) else {
         return Ok(None);
     };
@@ -38,7 +38,7 @@ pub fn device_of(tx: &Tx, actor: &Participant, id: Option<&str>) -> Result<Optio
 
 /// Checks a file out for `actor`, on `device` (see [`device_of`]).
 pub fn check_out(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     device: Option<&DeviceRef>,
     artifact_id: ArtifactId,
@@ -61,7 +61,7 @@ pub fn check_out(
 /// [`check_out`], its events saying `via`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check_out_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     device: Option<&DeviceRef>,
     artifact_id: ArtifactId,
@@ -102,7 +102,7 @@ pub(super) struct OpenedCheckout {
 /// Records the check-out `opened` of `artifact` under `lease` (just taken
 /// in this transaction): its row and its `checkout.opened` event.
 pub(super) fn record_open(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact: &Artifact,
     lease: &Lease,
@@ -170,7 +170,7 @@ fn checked_note(note: Option<&str>) -> Result<Option<String>> {
 /// refused, and a check-out of a file the actor can no longer see is not
 /// there for it.
 pub(super) fn own_checkout(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
     action: &str,
@@ -194,12 +194,12 @@ pub(super) fn own_checkout(
     Ok(row)
 }
 
-pub fn checkout(tx: &Tx, actor: &Participant, id: CheckoutId) -> Result<Checkout> {
+pub fn checkout(tx: &dyn Tx, actor: &Participant, id: CheckoutId) -> Result<Checkout> {
     Ok(own_checkout(tx, actor, id, "see", Level::Read)?.checkout)
 }
 
 pub fn extend(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
     ttl_seconds: Option<u64>,
@@ -210,7 +210,7 @@ pub fn extend(
 
 /// [`extend`], its event saying `via`.
 pub(super) fn extend_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
     ttl_seconds: Option<u64>,
@@ -252,7 +252,7 @@ pub(super) fn extend_via(
 
 /// Whether the check-out's lease is still its own to take again: it holds the
 /// lease row (live or lapsed), or nobody took the file since its lease ended.
-fn lease_still_ours(tx: &Tx, artifact: &Artifact, row: &CheckoutRow) -> Result<bool> {
+fn lease_still_ours(tx: &dyn Tx, artifact: &Artifact, row: &CheckoutRow) -> Result<bool> {
     Ok(match &artifact.lease {
         Some(lease) => lease.holder == row.checkout.holder,
         None => tx.lease_epoch(artifact.id)? == row.lease_epoch,
@@ -262,7 +262,7 @@ fn lease_still_ours(tx: &Tx, artifact: &Artifact, row: &CheckoutRow) -> Result<b
 /// Checks in `blob` under check-out `id`: unchanged, committed, or kept as a
 /// proposal when stale. Closes the check-out and releases its lease.
 pub fn check_in(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
     blob: &Blob,
@@ -304,7 +304,7 @@ pub fn check_in(
 /// head is still the version it checked out. Stale (a proposal) once anyone
 /// else took the file, or an admin broke the lease.
 pub(super) fn still_current(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     row: &CheckoutRow,
     artifact: &mut Artifact,
@@ -326,7 +326,7 @@ pub(super) fn still_current(
 /// The check-out and its artifact's head digest before an upload: to refuse
 /// early, and to know whether the upload's bytes will need storing.
 pub fn checkin_precheck(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
 ) -> Result<(CheckoutRow, Digest)> {
@@ -335,13 +335,18 @@ pub fn checkin_precheck(
     Ok((row, head.digest))
 }
 
-pub fn cancel(tx: &Tx, actor: &Participant, id: CheckoutId, now: Timestamp) -> Result<Checkout> {
+pub fn cancel(
+    tx: &dyn Tx,
+    actor: &Participant,
+    id: CheckoutId,
+    now: Timestamp,
+) -> Result<Checkout> {
     cancel_via(tx, actor, id, now, None)
 }
 
 /// [`cancel`], its events saying `via`.
 pub(super) fn cancel_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
     now: Timestamp,
@@ -360,7 +365,7 @@ pub(super) fn cancel_via(
 /// released, its requests ended, bytes still staged for it dropped, its row
 /// closed, and `checkout.closed` recorded.
 pub(super) fn close(
-    tx: &Tx,
+    tx: &dyn Tx,
     row: &mut CheckoutRow,
     artifact: &mut Artifact,
     actor: &Participant,
@@ -372,7 +377,7 @@ pub(super) fn close(
 
 /// [`close`], its events saying `via`.
 fn close_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     row: &mut CheckoutRow,
     artifact: &mut Artifact,
     actor: &Participant,

@@ -16,7 +16,7 @@ use crate::store::Tx;
 /// same whatever is there. Most such files are refused before this, by the
 /// folder's rule (`Caller::require_write_new`).
 pub(super) fn refuse_collisions(
-    tx: &Tx,
+    tx: &dyn Tx,
     caller: &Caller,
     path: &RepoPath,
     other_than: Option<ArtifactId>,

@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::store::{EditRow, EditState, Tx};
 
 pub fn begin_edit(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,
     ttl_seconds: Option<u64>,
@@ -46,7 +46,7 @@ pub fn begin_edit(
 
 /// An edit its participant acts on, needing `need` on its file; an edit of
 /// a file the actor can no longer see is not there for it.
-fn own_edit(tx: &Tx, actor: &Participant, id: EditId, need: Level) -> Result<EditRow> {
+fn own_edit(tx: &dyn Tx, actor: &Participant, id: EditId, need: Level) -> Result<EditRow> {
     let unknown = || Error::NotFound(format!("no edit {id}"));
     let row = tx.edit(id)?.ok_or_else(unknown)?;
     let path = load_artifact(tx, row.edit.artifact_id)?.path;
@@ -70,7 +70,7 @@ fn own_edit(tx: &Tx, actor: &Participant, id: EditId, need: Level) -> Result<Edi
 /// (rule 14), then releases the lease. A lapsed edit takes the lease again only
 /// if nobody else holds the file. A retry gets the same answer.
 pub fn commit_edit(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: EditId,
     blob: &Blob,
@@ -131,14 +131,14 @@ pub fn commit_edit(
 /// The edit and its artifact's head before an upload: to refuse a stranger or
 /// an unknown edit early, and to know whether the upload's bytes will need
 /// storing (only for an open edit whose base is still the head).
-pub fn edit_precheck(tx: &Tx, actor: &Participant, id: EditId) -> Result<(EditRow, Head)> {
+pub fn edit_precheck(tx: &dyn Tx, actor: &Participant, id: EditId) -> Result<(EditRow, Head)> {
     let row = own_edit(tx, actor, id, Level::Write)?;
     let head = load_artifact(tx, row.edit.artifact_id)?.head;
     Ok((row, head))
 }
 
 /// Ends an edit without committing. Idempotent.
-pub fn release_edit(tx: &Tx, actor: &Participant, id: EditId, now: Timestamp) -> Result<()> {
+pub fn release_edit(tx: &dyn Tx, actor: &Participant, id: EditId, now: Timestamp) -> Result<()> {
     let mut row = own_edit(tx, actor, id, Level::Read)?;
     if row.state != EditState::Open {
         return Ok(());

@@ -103,7 +103,7 @@ fn lock_of_checkout(checkout: Checkout) -> GitLock {
 /// there, the same check-out taken again if the actor holds it already, or
 /// a hold on the path if no file is there.
 pub fn lock(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     device: Option<&DeviceRef>,
     path: &RepoPath,
@@ -161,7 +161,7 @@ pub fn lock(
 }
 
 /// The live hold on `path` with no file there, forgetting a lapsed one.
-fn live_hold(tx: &Tx, path: &RepoPath, now: Timestamp) -> Result<Option<HeldPath>> {
+fn live_hold(tx: &dyn Tx, path: &RepoPath, now: Timestamp) -> Result<Option<HeldPath>> {
     let key = path.collision_key();
     match tx.held_path(&key)? {
         Some(held) if held.expires_at > now => Ok(Some(held)),
@@ -178,7 +178,7 @@ fn live_hold(tx: &Tx, path: &RepoPath, now: Timestamp) -> Result<Option<HeldPath
 /// precheck refuses before a byte is read; a lapsed hold is left for a
 /// write to forget.
 pub(super) fn refuse_held(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     path: &RepoPath,
     now: Timestamp,
@@ -197,7 +197,7 @@ pub(super) fn refuse_held(
 /// After an import of `artifact` by `actor`: the actor's hold on its path
 /// becomes an open check-out of it, with the hold's id and expiry.
 pub(super) fn adopt_hold(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact: &mut Artifact,
     now: Timestamp,
@@ -222,7 +222,7 @@ pub(super) fn adopt_hold(
 
 /// The live locks under `query.folder` the actor may see, by path, a page.
 pub fn locks(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     query: &GitLockQuery,
     now: Timestamp,
@@ -279,7 +279,7 @@ pub fn locks(
 }
 
 /// The live lock at `path`, seen or not.
-fn lock_at(tx: &Tx, path: &RepoPath, now: Timestamp) -> Result<Option<GitLock>> {
+fn lock_at(tx: &dyn Tx, path: &RepoPath, now: Timestamp) -> Result<Option<GitLock>> {
     if let Some(id) = tx.artifact_id_by_path(path)? {
         let artifact = load_artifact(tx, id)?;
         return Ok(artifact
@@ -294,7 +294,7 @@ fn lock_at(tx: &Tx, path: &RepoPath, now: Timestamp) -> Result<Option<GitLock>> 
 }
 
 /// The live lock of id `id`: a check-out's, an edit's or a hold's.
-fn lock_of_id(tx: &Tx, id: uuid::Uuid, now: Timestamp) -> Result<Option<GitLock>> {
+fn lock_of_id(tx: &dyn Tx, id: uuid::Uuid, now: Timestamp) -> Result<Option<GitLock>> {
     let artifact_id = match (tx.checkout(CheckoutId(id))?, tx.edit(EditId(id))?) {
         (Some(row), _) => Some(row.checkout.artifact_id),
         (None, Some(edit)) => Some(edit.edit.artifact_id),
@@ -318,7 +318,7 @@ fn lock_of_id(tx: &Tx, id: uuid::Uuid, now: Timestamp) -> Result<Option<GitLock>
 /// hold forgotten); someone else's only with `force`, by an admin, as a
 /// break.
 pub fn unlock(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     folder: &str,
     id: uuid::Uuid,
@@ -365,7 +365,7 @@ pub fn unlock(
     Ok(lock)
 }
 
-fn artifact_of(tx: &Tx, id: uuid::Uuid) -> Result<Option<ArtifactId>> {
+fn artifact_of(tx: &dyn Tx, id: uuid::Uuid) -> Result<Option<ArtifactId>> {
     Ok(match (tx.checkout(CheckoutId(id))?, tx.edit(EditId(id))?) {
         (Some(row), _) => Some(row.checkout.artifact_id),
         (None, Some(edit)) => Some(edit.edit.artifact_id),
@@ -376,7 +376,12 @@ fn artifact_of(tx: &Tx, id: uuid::Uuid) -> Result<Option<ArtifactId>> {
 /// Whether `actor` may move Git LFS objects of `folder` (a top-level
 /// folder, without its `/`): an upload needs `write` on the folder itself,
 /// a download `read`; refused, 403 naming the folder.
-pub fn lfs_object_access(tx: &Tx, actor: &Participant, folder: &str, upload: bool) -> Result<()> {
+pub fn lfs_object_access(
+    tx: &dyn Tx,
+    actor: &Participant,
+    folder: &str,
+    upload: bool,
+) -> Result<()> {
     let caller = Caller::of(tx, actor)?;
     let level = caller.level_in(&format!("{folder}/"));
     let allowed = match upload {

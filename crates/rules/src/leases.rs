@@ -27,7 +27,7 @@ pub(super) fn with_via(mut data: serde_json::Value, via: Via) -> serde_json::Val
 }
 
 /// Records the lapse of a lease that expired unrecorded: `lease.expired`, once.
-fn record_lapse(tx: &Tx, artifact_id: ArtifactId, lease: &Lease, now: Timestamp) -> Result<()> {
+fn record_lapse(tx: &dyn Tx, artifact_id: ArtifactId, lease: &Lease, now: Timestamp) -> Result<()> {
     tx.delete_lease(artifact_id)?;
     if let Some(checkout) = lease.checkout_id {
         end_requests(tx, checkout, now)?;
@@ -45,7 +45,7 @@ fn record_lapse(tx: &Tx, artifact_id: ArtifactId, lease: &Lease, now: Timestamp)
 
 /// The artifact's live lease, recording its lapse first if it lapsed.
 pub(super) fn live_lease(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     now: Timestamp,
 ) -> Result<Option<Lease>> {
@@ -104,7 +104,7 @@ pub(super) fn edit_lease(
 /// live, takes it if nobody does, and otherwise refuses with the live lease,
 /// recording `lease.contended` once per holder lease and contender.
 pub(super) fn acquire(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     wanted: Lease,
     now: Timestamp,
@@ -114,7 +114,7 @@ pub(super) fn acquire(
 
 /// [`acquire`], its events saying `via` (`"git"`: through the Git LFS API).
 pub(super) fn acquire_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     wanted: Lease,
     now: Timestamp,
@@ -184,7 +184,7 @@ pub(super) fn acquire_via(
 
 /// Releases the lease if `holder` has it. Idempotent: otherwise nothing happens.
 pub(super) fn release(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     holder: &str,
     now: Timestamp,
@@ -194,7 +194,7 @@ pub(super) fn release(
 
 /// [`release`], its event saying `via`.
 pub(super) fn release_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     holder: &str,
     now: Timestamp,
@@ -221,7 +221,7 @@ pub(super) fn release_via(
 /// An admin ends someone's lease. A broken check-out's later check-in becomes a
 /// proposal; a broken edit can no longer commit.
 pub fn break_lease(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,
     reason: &str,
@@ -232,7 +232,7 @@ pub fn break_lease(
 
 /// [`break_lease`], its event saying `via`.
 pub(super) fn break_lease_via(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,
     reason: &str,
@@ -289,7 +289,7 @@ pub(super) fn break_lease_via(
 }
 
 /// Records every lapsed lease's `lease.expired`. Returns how many.
-pub fn sweep(tx: &Tx, now: Timestamp) -> Result<usize> {
+pub fn sweep(tx: &dyn Tx, now: Timestamp) -> Result<usize> {
     let lapsed = tx.lapsed_leases(now)?;
     for (artifact_id, lease) in &lapsed {
         record_lapse(tx, *artifact_id, lease, now)?;

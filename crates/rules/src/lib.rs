@@ -73,7 +73,7 @@ impl Blob {
 }
 
 fn event(
-    tx: &Tx,
+    tx: &dyn Tx,
     kind: &str,
     artifact_id: ArtifactId,
     participant: &Participant,
@@ -93,7 +93,7 @@ fn event(
     Ok(())
 }
 
-fn load_artifact(tx: &Tx, id: ArtifactId) -> Result<Artifact> {
+fn load_artifact(tx: &dyn Tx, id: ArtifactId) -> Result<Artifact> {
     tx.artifact(id)?.ok_or_else(|| no_artifact(id))
 }
 
@@ -104,12 +104,12 @@ fn no_artifact(id: ArtifactId) -> Error {
 }
 
 /// An artifact the actor can see, with what it may do to it.
-pub fn readable(tx: &Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
+pub fn readable(tx: &dyn Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
     Caller::of(tx, actor)?.see(load_artifact(tx, id)?)
 }
 
 /// An artifact the actor may change (`forbidden` if it may only read it).
-fn writable(tx: &Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
+fn writable(tx: &dyn Tx, actor: &Participant, id: ArtifactId) -> Result<Artifact> {
     let artifact = load_artifact(tx, id)?;
     Caller::of(tx, actor)?.require_write(&artifact.path, || no_artifact(id))?;
     Ok(artifact)
@@ -122,12 +122,12 @@ fn busy(artifact: &Artifact, lease: Lease) -> Error {
     }
 }
 
-pub(crate) fn is_admin(tx: &Tx, participant: &Participant) -> Result<bool> {
+pub(crate) fn is_admin(tx: &dyn Tx, participant: &Participant) -> Result<bool> {
     Ok(tx.account(participant)?.is_some_and(|a| a.admin))
 }
 
 /// Refuses anyone but an admin to `what` (e.g. "rename a file").
-fn require_admin(tx: &Tx, actor: &Participant, what: &str) -> Result<()> {
+fn require_admin(tx: &dyn Tx, actor: &Participant, what: &str) -> Result<()> {
     if !is_admin(tx, actor)? {
         return Err(Error::Forbidden(format!(
             "only an admin may {what}, and {actor} is not one"
@@ -137,7 +137,7 @@ fn require_admin(tx: &Tx, actor: &Participant, what: &str) -> Result<()> {
 }
 
 fn commit_version(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     blob: &Blob,
     author: &Participant,
@@ -169,7 +169,7 @@ fn commit_version(
 /// Bytes the head already has are `Unchanged`; any others become the next
 /// version.
 fn commit_unless_unchanged(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &mut Artifact,
     blob: &Blob,
     author: &Participant,
@@ -190,7 +190,7 @@ fn commit_unless_unchanged(
 
 /// Keeps a stale change as a proposal against the current head.
 fn propose(
-    tx: &Tx,
+    tx: &dyn Tx,
     artifact: &Artifact,
     blob: &Blob,
     author: &Participant,
@@ -228,7 +228,7 @@ fn propose(
 
 /// Ends every request that still stands on check-out `checkout`: called
 /// in the transaction that closes it (checked in, cancelled, lapsed, broken).
-fn end_requests(tx: &Tx, checkout: CheckoutId, now: Timestamp) -> Result<()> {
+fn end_requests(tx: &dyn Tx, checkout: CheckoutId, now: Timestamp) -> Result<()> {
     for mut row in tx.checkout_requests(checkout)? {
         if !row.request.state.is_live() {
             continue;
@@ -244,7 +244,7 @@ fn end_requests(tx: &Tx, checkout: CheckoutId, now: Timestamp) -> Result<()> {
 
 /// A request's event: the message is read from the request, not copied.
 fn request_event(
-    tx: &Tx,
+    tx: &dyn Tx,
     kind: &str,
     request: &Request,
     actor: &Participant,

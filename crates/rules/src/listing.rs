@@ -28,7 +28,7 @@ const HIDDEN_TERMS: usize = 4;
 /// time of a search tells nothing of what the caller may not see; a rare
 /// text costs them a walk of what they may see.
 pub fn artifact_page(
-    tx: &Tx,
+    tx: &dyn Tx,
     me: &Participant,
     query: &ArtifactQuery,
     now: Timestamp,
@@ -124,7 +124,7 @@ const HOLDS_BATCH: u32 = 1000;
 /// from the caller is left out, never counted, and the walk goes on past
 /// it. A lapsed hold is passed over, not deleted: no read writes.
 fn live_holds(
-    tx: &Tx,
+    tx: &dyn Tx,
     caller: &Caller,
     query: &ArtifactQuery,
     wanted: Option<usize>,
@@ -203,7 +203,7 @@ fn fewest_terms(hidden: Vec<Hidden>) -> Vec<Hidden> {
 /// `finance/` and `Finance/` for `FINANCE`, from the folders' rows), less
 /// those under its exceptions' folders. As many ranges as the hidden
 /// folders make, whatever lies in them.
-fn visible_ranges(tx: &Tx, hidden: &[Hidden]) -> Result<Vec<PathRange>> {
+fn visible_ranges(tx: &dyn Tx, hidden: &[Hidden]) -> Result<Vec<PathRange>> {
     let mut keys: Vec<String> = hidden
         .iter()
         .flat_map(|part| std::iter::once(&part.key).chain(&part.except))
@@ -325,7 +325,7 @@ fn complement(ranges: &[PathRange]) -> Vec<PathRange> {
 /// The folders directly under `folder`, each with the files under it that
 /// the caller may read and how many of those are held at `now`; a folder
 /// with none is not listed.
-pub fn folders(tx: &Tx, me: &Participant, folder: &str, now: Timestamp) -> Result<FolderList> {
+pub fn folders(tx: &dyn Tx, me: &Participant, folder: &str, now: Timestamp) -> Result<FolderList> {
     let caller = Caller::of(tx, me)?;
     // A folder the caller sees nothing of answers as one where nothing is,
     // without a look at what is there: neither the answer nor its time
@@ -363,7 +363,7 @@ pub fn folders(tx: &Tx, me: &Participant, folder: &str, now: Timestamp) -> Resul
 
 /// How many of the files under the folder `row` lie in the parts `hidden`
 /// (which never overlap: a file's deepest rule decides).
-fn hidden_files(tx: &Tx, hidden: &[Hidden], row: &FolderRow) -> Result<u64> {
+fn hidden_files(tx: &dyn Tx, hidden: &[Hidden], row: &FolderRow) -> Result<u64> {
     let beneath = |key: &str, of: &str| key != of && key_within(key, of);
     let mut total = 0u64;
     for part in hidden {

@@ -19,7 +19,7 @@ enum Decidable {
 }
 
 fn decidable_proposal(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: ProposalId,
     action: &str,
@@ -50,7 +50,7 @@ fn decidable_proposal(
 }
 
 /// A proposal of a file the caller can see.
-pub fn proposal(tx: &Tx, actor: &Participant, id: ProposalId) -> Result<Proposal> {
+pub fn proposal(tx: &dyn Tx, actor: &Participant, id: ProposalId) -> Result<Proposal> {
     let unknown = || Error::NotFound(format!("no proposal {id}"));
     let proposal = tx.proposal(id)?.ok_or_else(unknown)?;
     let path = load_artifact(tx, proposal.artifact_id)?.path;
@@ -61,7 +61,11 @@ pub fn proposal(tx: &Tx, actor: &Participant, id: ProposalId) -> Result<Proposal
 }
 
 /// The proposals of files the caller can see.
-pub fn proposals(tx: &Tx, actor: &Participant, filter: &ProposalFilter) -> Result<Vec<Proposal>> {
+pub fn proposals(
+    tx: &dyn Tx,
+    actor: &Participant,
+    filter: &ProposalFilter,
+) -> Result<Vec<Proposal>> {
     let caller = Caller::of(tx, actor)?;
     let mut all = tx.proposals(filter)?;
     if !caller.unlimited() {
@@ -89,7 +93,11 @@ pub fn proposals(tx: &Tx, actor: &Participant, filter: &ProposalFilter) -> Resul
 /// alone. Deciding them acts on each one's file, so `actor` must be allowed
 /// to change every one; a file it cannot see is refused without a word of
 /// it (its path, holder or head).
-fn decided_together(tx: &Tx, actor: &Participant, proposal: &Proposal) -> Result<Vec<Proposal>> {
+fn decided_together(
+    tx: &dyn Tx,
+    actor: &Participant,
+    proposal: &Proposal,
+) -> Result<Vec<Proposal>> {
     let Some(change) = proposal.change_id else {
         return Ok(vec![proposal.clone()]);
     };
@@ -119,7 +127,7 @@ fn decided_together(tx: &Tx, actor: &Participant, proposal: &Proposal) -> Result
 /// made against, under a short lease of its own (refused while anyone holds
 /// the file); a change's proposals all together, or none of them.
 pub fn accept_proposal(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
@@ -179,7 +187,7 @@ pub fn accept_proposal(
 /// is superseded (a change's proposals all together). A retry returns the
 /// same new proposal.
 pub fn rebuild_proposal(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,
@@ -219,7 +227,7 @@ pub fn rebuild_proposal(
 
 /// Rejects a proposal (a change's proposals all together).
 pub fn reject_proposal(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: ProposalId,
     now: Timestamp,

@@ -17,7 +17,7 @@ use crate::store::{RequestRow, Tx};
 /// (`false`: not new). The holder is told (`request.opened`) at most once
 /// in [`REQUEST_QUIET_SECONDS`] per asker and check-out.
 pub fn ask(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,
     message: Option<&str>,
@@ -85,7 +85,7 @@ pub fn ask(
 
 /// The holder answers a request that still stands; they may answer again.
 pub fn reply(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     id: RequestId,
     message: &str,
@@ -124,7 +124,12 @@ pub fn reply(
 }
 
 /// The asker takes a request back; a request already over stays as it is.
-pub fn withdraw(tx: &Tx, actor: &Participant, id: RequestId, now: Timestamp) -> Result<Request> {
+pub fn withdraw(
+    tx: &dyn Tx,
+    actor: &Participant,
+    id: RequestId,
+    now: Timestamp,
+) -> Result<Request> {
     let mut row = known_request(tx, actor, id)?;
     if row.request.from != *actor {
         return Err(Error::Forbidden(format!(
@@ -143,7 +148,7 @@ pub fn withdraw(tx: &Tx, actor: &Participant, id: RequestId, now: Timestamp) -> 
 }
 
 /// A request about a file the actor can see.
-fn known_request(tx: &Tx, actor: &Participant, id: RequestId) -> Result<RequestRow> {
+fn known_request(tx: &dyn Tx, actor: &Participant, id: RequestId) -> Result<RequestRow> {
     let unknown = || Error::NotFound(format!("no request {id}"));
     let row = tx.request(id)?.ok_or_else(unknown)?;
     if Caller::of(tx, actor)?.level(&row.request.path) == Level::None {
@@ -153,7 +158,7 @@ fn known_request(tx: &Tx, actor: &Participant, id: RequestId) -> Result<RequestR
 }
 
 /// The requests to and from the actor about files it can see.
-pub fn requests(tx: &Tx, actor: &Participant, live_only: bool) -> Result<Vec<Request>> {
+pub fn requests(tx: &dyn Tx, actor: &Participant, live_only: bool) -> Result<Vec<Request>> {
     let caller = Caller::of(tx, actor)?;
     let mut requests = tx.requests_of(actor, live_only)?;
     requests.retain(|r| caller.level(&r.path) != Level::None);

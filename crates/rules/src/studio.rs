@@ -17,7 +17,7 @@ pub enum Acting<'a> {
 }
 
 impl Acting<'_> {
-    fn require_admin(self, tx: &Tx, what: &str) -> Result<()> {
+    fn require_admin(self, tx: &dyn Tx, what: &str) -> Result<()> {
         match self {
             Acting::Owner => Ok(()),
             Acting::As(actor) => require_admin(tx, actor, what),
@@ -31,7 +31,7 @@ use crate::store::{InviteRow, NewEvent, Tx};
 /// An invite for `request.name` (a new participant, or a device more for
 /// one), kept by its code's hash. Admins only.
 pub fn invite(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: Acting,
     request: &InviteRequest,
     code_hash: String,
@@ -68,7 +68,7 @@ pub fn invite(
 
 /// An invite for another device of the caller.
 pub fn invite_myself(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: &Participant,
     expires_seconds: Option<u64>,
     code_hash: String,
@@ -94,7 +94,7 @@ pub fn invite_myself(
 
 /// Keeps an invite for a participant (with the admin flag it gets), made by `made_by`.
 fn keep_invite(
-    tx: &Tx,
+    tx: &dyn Tx,
     (participant, admin): (Participant, bool),
     made_by: Option<Participant>,
     expires_seconds: Option<u64>,
@@ -138,7 +138,7 @@ fn invited(request: &InviteRequest) -> Result<Participant> {
 /// Uses the invite whose code hashes to `code_hash`: its participant (made
 /// now if new) gains the device, whose token the caller made. An unknown,
 /// used or lapsed code gets one answer, `invite_invalid`.
-pub fn redeem(tx: &Tx, code_hash: &str, now: Timestamp) -> Result<InviteRow> {
+pub fn redeem(tx: &dyn Tx, code_hash: &str, now: Timestamp) -> Result<InviteRow> {
     let invite = tx.take_invite(code_hash, now)?.ok_or_else(|| {
         Error::InviteInvalid("this invite is unknown, used or lapsed: ask for a new one".into())
     })?;
@@ -154,14 +154,14 @@ pub fn redeem(tx: &Tx, code_hash: &str, now: Timestamp) -> Result<InviteRow> {
 
 /// The invites neither used nor lapsed at `now`, oldest first (their codes
 /// are not kept, so never shown). Admins only.
-pub fn open_invites(tx: &Tx, actor: Acting, now: Timestamp) -> Result<Vec<InviteRow>> {
+pub fn open_invites(tx: &dyn Tx, actor: Acting, now: Timestamp) -> Result<Vec<InviteRow>> {
     actor.require_admin(tx, "list the invites")?;
     tx.open_invites(now)
 }
 
 /// Revokes an invite neither used nor lapsed: its code then gets what an
 /// unknown one gets (`invite_invalid`). Admins only.
-pub fn revoke_invite(tx: &Tx, actor: Acting, id: InviteId, now: Timestamp) -> Result<()> {
+pub fn revoke_invite(tx: &dyn Tx, actor: Acting, id: InviteId, now: Timestamp) -> Result<()> {
     actor.require_admin(tx, "revoke an invite")?;
     if !tx.delete_invite(id, now)? {
         return Err(Error::NotFound(format!(
@@ -172,7 +172,7 @@ pub fn revoke_invite(tx: &Tx, actor: Acting, id: InviteId, now: Timestamp) -> Re
 }
 
 /// Every participant with its devices. Admins only.
-pub fn members(tx: &Tx, actor: Acting) -> Result<Vec<Member>> {
+pub fn members(tx: &dyn Tx, actor: Acting) -> Result<Vec<Member>> {
     actor.require_admin(tx, "list the participants")?;
     tx.accounts()?
         .into_iter()
@@ -189,7 +189,7 @@ pub fn members(tx: &Tx, actor: Acting) -> Result<Vec<Member>> {
 
 /// Revokes a device of `owner`: the caller's own, or anyone's by an admin.
 pub fn revoke_device(
-    tx: &Tx,
+    tx: &dyn Tx,
     actor: Acting,
     owner: &Participant,
     id: &str,
@@ -205,7 +205,7 @@ pub fn revoke_device(
 }
 
 /// The permissions document; admins only.
-pub fn permissions(tx: &Tx, actor: Acting, what: &str) -> Result<Permissions> {
+pub fn permissions(tx: &dyn Tx, actor: Acting, what: &str) -> Result<Permissions> {
     actor.require_admin(tx, what)?;
     Ok(tx
         .permissions()?
@@ -217,7 +217,12 @@ pub fn permissions(tx: &Tx, actor: Acting, what: &str) -> Result<Permissions> {
 /// `permissions.changed` event for everyone: what a client lists may have
 /// changed in ways no event of a file tells it (a file hidden from it says
 /// nothing), so it lists again. The event says nothing of the rules.
-fn put_permissions(tx: &Tx, actor: Acting, document: &Permissions, now: Timestamp) -> Result<()> {
+fn put_permissions(
+    tx: &dyn Tx,
+    actor: Acting,
+    document: &Permissions,
+    now: Timestamp,
+) -> Result<()> {
     check_permissions(tx, document)?;
     tx.put_permissions(&Uuid::new_v4().to_string(), document)?;
     tx.insert_event(NewEvent {
@@ -235,7 +240,7 @@ fn put_permissions(tx: &Tx, actor: Acting, document: &Permissions, now: Timestam
 }
 
 /// Makes or replaces a group. Admins only; its members must be participants.
-pub fn put_group(tx: &Tx, actor: Acting, group: Group, now: Timestamp) -> Result<Group> {
+pub fn put_group(tx: &dyn Tx, actor: Acting, group: Group, now: Timestamp) -> Result<Group> {
     let mut document = permissions(tx, actor, "change a group")?;
     for member in &group.members {
         if tx.account(member)?.is_none() {
@@ -255,7 +260,7 @@ pub fn put_group(tx: &Tx, actor: Acting, group: Group, now: Timestamp) -> Result
 }
 
 /// Removes a group that no rule names. Admins only.
-pub fn delete_group(tx: &Tx, actor: Acting, name: &GroupName, now: Timestamp) -> Result<()> {
+pub fn delete_group(tx: &dyn Tx, actor: Acting, name: &GroupName, now: Timestamp) -> Result<()> {
     let mut document = permissions(tx, actor, "remove a group")?;
     let naming: Vec<&str> = document
         .rules
@@ -277,7 +282,12 @@ pub fn delete_group(tx: &Tx, actor: Acting, name: &GroupName, now: Timestamp) ->
 }
 
 /// Replaces every rule. Admins only.
-pub fn put_rules(tx: &Tx, actor: Acting, rules: Vec<Rule>, now: Timestamp) -> Result<Vec<Rule>> {
+pub fn put_rules(
+    tx: &dyn Tx,
+    actor: Acting,
+    rules: Vec<Rule>,
+    now: Timestamp,
+) -> Result<Vec<Rule>> {
     let mut document = permissions(tx, actor, "change the permissions")?;
     document.rules = rules;
     put_permissions(tx, actor, &document, now)?;

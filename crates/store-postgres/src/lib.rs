@@ -8,7 +8,7 @@
 //! their retries), `tx` (one transaction's queued writes, locks and events),
 //! `transaction` (the typed reads and writes), `notices`, `migrate`, `durable`.
 //!
-//! The rules are synchronous functions over `Transaction`, so each call here
+//! The rules are synchronous functions over `Tx`, so each call here
 //! waits for its query. Reads use a pool whose connections live on a small
 //! runtime of the store's own, so a caller may wait from any thread (a tokio
 //! worker inside `block_in_place`, the blocking pool, or a plain thread)
@@ -183,7 +183,7 @@ impl PgStore {
     }
 
     /// Runs `f` on one consistent snapshot (repeatable read). Writes nothing.
-    pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+    pub fn read<T>(&self, f: impl FnOnce(&dyn Tx) -> Result<T>) -> Result<T> {
         let client = self.connection()?;
         let conn = Conn::Pooled(&client);
         let mut open = OpenTx::begin(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;

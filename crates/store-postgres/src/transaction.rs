@@ -1,4 +1,4 @@
-//! The typed reads and writes of [`Transaction`] on PostgreSQL: the SQL, and
+//! The typed reads and writes of [`Tx`] on PostgreSQL: the SQL, and
 //! which artifact each statement locks first (see `tx`). Rows map through
 //! the shared `store::rows`; never decode a row here by hand.
 
@@ -20,8 +20,7 @@ use leasedesk_store::rows::{
 };
 use leasedesk_store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult,
-    Transaction, Tx,
+    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult, Tx,
 };
 use tokio_postgres::types::ToSql;
 
@@ -40,7 +39,7 @@ fn artifact_where(id: &str) -> String {
     rows::artifact_select(&format!("WHERE a.id = {id}"))
 }
 
-impl Transaction for PgTx<'_> {
+impl Tx for PgTx<'_> {
     fn now(&self, clock: &Clock) -> Result<Timestamp> {
         self.time(clock)
     }
@@ -49,7 +48,7 @@ impl Transaction for PgTx<'_> {
         self.durable.set(true);
     }
 
-    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+    fn savepoint(&self, f: &mut dyn FnMut(&dyn Tx) -> Result<()>) -> Result<Result<()>> {
         self.in_savepoint(f)
     }
 
@@ -814,7 +813,7 @@ impl PgTx<'_> {
     /// with its artifact (`by` names it) locked first (see
     /// [`PgTx::locked_query`]) and read ahead in the same statement: the
     /// rules read the artifact of a check-out or edit next, and
-    /// `Transaction::artifact` then finds it.
+    /// `Tx::artifact` then finds it.
     fn with_artifact<T>(
         &self,
         lock: &str,

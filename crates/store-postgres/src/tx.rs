@@ -440,7 +440,7 @@ impl<'a> PgTx<'a> {
 }
 
 impl PgTx<'_> {
-    /// `Transaction::now`: a manual clock's time (kept as the rules'),
+    /// `Tx::now`: a manual clock's time (kept as the rules'),
     /// else the database's, read once.
     pub(super) fn time(&self, clock: &Clock) -> Result<Timestamp> {
         if clock.is_manual() {
@@ -457,7 +457,7 @@ impl PgTx<'_> {
         Ok(now)
     }
 
-    /// `Transaction::savepoint`: `f`'s failure rolls back its writes, and
+    /// `Tx::savepoint`: `f`'s failure rolls back its writes, and
     /// forgets its locks and events.
     ///
     /// A group's writers rarely fail, so at first none pays for a savepoint
@@ -465,7 +465,10 @@ impl PgTx<'_> {
     /// every writer again, each in a savepoint. The failed one runs again
     /// too: its error may have rested on an earlier writer's change that
     /// does not happen this time (another server wrote meanwhile).
-    pub(super) fn in_savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+    pub(super) fn in_savepoint(
+        &self,
+        f: &mut dyn FnMut(&dyn Tx) -> Result<()>,
+    ) -> Result<Result<()>> {
         if !self.careful.get() {
             let outcome = f(self);
             if let Some(again) = self.again.borrow().clone() {
@@ -506,7 +509,7 @@ impl PgTx<'_> {
         Ok(outcome)
     }
 
-    /// `Transaction::insert_event`: queued, to be numbered at commit.
+    /// `Tx::insert_event`: queued, to be numbered at commit.
     pub(super) fn queue_event(&self, e: NewEvent) -> Result<()> {
         if !self.write {
             return Err(Error::Internal("an event written in a read".into()));

@@ -26,13 +26,13 @@ impl PgStore {
     /// Durability: a lease change commits without waiting for the database's
     /// log flush (`synchronous_commit = off`: a crash of the database may undo
     /// the last few, as power loss may on SQLite); a transaction that wrote a
-    /// version or a proposal (`Transaction::require_durable`) waits for it,
+    /// version or a proposal (`Tx::require_durable`) waits for it,
     /// switched on inside the transaction before its commit (PostgreSQL
     /// allows that, so unlike SQLite nothing runs twice).
     pub fn write<T>(
         &self,
         durability: Durability,
-        mut f: impl FnMut(&Tx) -> Result<T>,
+        mut f: impl FnMut(&dyn Tx) -> Result<T>,
     ) -> Result<T> {
         // A writer's own connection where this thread may wait on a runtime
         // of its own; else (a caller inside async code) one of the pool.
@@ -103,7 +103,7 @@ impl PgStore {
         durability: Durability,
         prelock: &std::collections::BTreeSet<ArtifactId>,
         careful: bool,
-        f: &mut impl FnMut(&Tx) -> Result<T>,
+        f: &mut impl FnMut(&dyn Tx) -> Result<T>,
     ) -> std::result::Result<T, Attempt> {
         let client = conn.client();
         let failed = |e: tokio_postgres::Error| match met_another_write(&e) {

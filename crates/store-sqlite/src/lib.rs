@@ -22,7 +22,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use crate::error::Result;
 use crate::failpoint::Failpoints;
 use connect::{connect, connect_existing, spawn_checkpointer, sync_wal, FullSync};
-use leasedesk_store::{Durability, Transaction, Tx};
+use leasedesk_store::{Durability, Tx};
 use migrate::migrate;
 pub use transaction::SqliteTx;
 
@@ -113,7 +113,7 @@ impl SqliteStore {
     pub fn write<T>(
         &self,
         durability: Durability,
-        mut f: impl FnMut(&Tx) -> Result<T>,
+        mut f: impl FnMut(&dyn Tx) -> Result<T>,
     ) -> Result<T> {
         let mut conn = self
             .conn
@@ -153,7 +153,7 @@ impl SqliteStore {
 
     /// Runs `f` on one consistent snapshot, on a read connection of its own,
     /// so reads neither wait for writes nor make them wait. Writes nothing.
-    pub fn read<T>(&self, f: impl FnOnce(&Tx) -> Result<T>) -> Result<T> {
+    pub fn read<T>(&self, f: impl FnOnce(&dyn Tx) -> Result<T>) -> Result<T> {
         let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut conn = match idle {
             Some(conn) => conn,

@@ -1,4 +1,4 @@
-//! The typed reads and writes of [`Transaction`] on SQLite: the SQL of each.
+//! The typed reads and writes of [`Tx`] on SQLite: the SQL of each.
 //! Rows map through the shared `store::rows`; never decode a row here by hand.
 
 use std::cell::Cell;
@@ -17,8 +17,7 @@ use leasedesk_store::rows::{
 };
 use leasedesk_store::{
     head_moved, inserted_once, resolved, ChangeRow, CheckoutRow, Decision, EditRow, EventRows,
-    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult,
-    Transaction, Tx,
+    FolderRow, HeldPath, Hidden, LeaseAt, ListQuery, NewEvent, RequestRow, StoredResult, Tx,
 };
 
 /// SQLite's SQL where a search's plan does not matter.
@@ -96,7 +95,7 @@ impl SqliteTx<'_> {
     }
 }
 
-impl Transaction for SqliteTx<'_> {
+impl Tx for SqliteTx<'_> {
     fn now(&self, clock: &Clock) -> Result<Timestamp> {
         Ok(clock.now())
     }
@@ -109,7 +108,7 @@ impl Transaction for SqliteTx<'_> {
     /// Runs `f` in a savepoint: its error rolls back what `f` wrote and nothing
     /// before it, so several writers can share one transaction (group commit).
     /// The outer error is the store's own failure, which ends the transaction.
-    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>> {
+    fn savepoint(&self, f: &mut dyn FnMut(&dyn Tx) -> Result<()>) -> Result<Result<()>> {
         let run = |sql: &str| self.tx.prepare_cached(sql)?.execute([]);
         run("SAVEPOINT writer")?;
         let outcome = f(self);

@@ -1,5 +1,5 @@
-//! The store's seam: [`Transaction`] (the rules' [`Tx`]), the rows one
-//! transaction reads and writes, as the rules see them; and what both stores
+//! The store's seam: [`Tx`], one transaction on a store, the rows it
+//! reads and writes as the rules see them; and what both stores
 //! share: the row mapping (`rows`), the SQL of pages, folder counts and
 //! search (`listing`), resumable uploads' rows (`uploads`).
 //!
@@ -61,9 +61,6 @@ pub fn may_block_here() -> bool {
     MAY_BLOCK.get() || tokio::runtime::Handle::try_current().is_err()
 }
 
-/// One transaction on a store, as the rules see it.
-pub type Tx<'a> = dyn Transaction + 'a;
-
 /// How durable a write's commit must be; see [`Store::write`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
@@ -96,9 +93,9 @@ pub fn head_moved(id: ArtifactId, base: u64, moved: u64) -> Result<()> {
 }
 
 /// A check-out row with its stored result resolved (see
-/// [`Transaction::resolve_result`]).
+/// [`Tx::resolve_result`]).
 pub fn resolved(
-    tx: &(impl Transaction + ?Sized),
+    tx: &(impl Tx + ?Sized),
     (mut row, result): (CheckoutRow, Option<StoredResult>),
 ) -> Result<CheckoutRow> {
     row.checkout.result = result.map(|r| tx.resolve_result(r)).transpose()?;
@@ -225,7 +222,7 @@ pub struct InviteRow {
 }
 
 /// A studio's rows: devices (tokens), invites, and the permissions document
-/// (`rules::access`). Part of every [`Transaction`].
+/// (`rules::access`). Part of every [`Tx`].
 pub trait StudioRows {
     fn insert_token(&self, token: &TokenRow) -> Result<()>;
 
@@ -331,7 +328,7 @@ pub struct NewEvent<'a> {
 }
 
 /// The typed reads and writes of one transaction, the same on every store.
-/// What [`Transaction::artifact_page`] lists, by path.
+/// What [`Tx::artifact_page`] lists, by path.
 pub struct ListQuery<'a> {
     /// Paths after this one (which need not exist).
     pub after: Option<&'a str>,
@@ -376,7 +373,9 @@ pub struct FolderRow {
     pub files: u64,
 }
 
-pub trait Transaction: StudioRows + UploadRows {
+/// One transaction on a store, as the rules see it (`&dyn Tx`): each
+/// store's crate implements it.
+pub trait Tx: StudioRows + UploadRows {
     /// The time of this transaction, read once: `clock`'s if it is a manual
     /// (test) clock, else the store's own. SQLite's is the backend's clock
     /// read after the write lock is taken, so times follow commit order;
@@ -390,7 +389,7 @@ pub trait Transaction: StudioRows + UploadRows {
     /// Runs `f` in a savepoint: its error rolls back what `f` wrote and nothing
     /// before it, so several writers can share one transaction (group commit).
     /// The outer error is the store's own failure, which ends the transaction.
-    fn savepoint(&self, f: &mut dyn FnMut(&Tx) -> Result<()>) -> Result<Result<()>>;
+    fn savepoint(&self, f: &mut dyn FnMut(&dyn Tx) -> Result<()>) -> Result<Result<()>>;
 
     fn account(&self, participant: &Participant) -> Result<Option<Account>>;
 
@@ -584,7 +583,7 @@ pub trait Transaction: StudioRows + UploadRows {
     /// it: their blob goes once no other row names it.
     fn drop_blob(&self, digest: &Digest) -> Result<()>;
 
-    /// Blobs dropped (see [`Transaction::drop_blob`]) and not yet looked at, at most `limit`.
+    /// Blobs dropped (see [`Tx::drop_blob`]) and not yet looked at, at most `limit`.
     fn dropped_blobs(&self, limit: u32) -> Result<Vec<Digest>>;
 
     /// A dropped blob looked at: removed, or named again.

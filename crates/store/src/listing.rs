@@ -63,7 +63,7 @@ impl Bound {
     }
 }
 
-/// The SQL of [`super::Transaction::artifact_page`] (columns as
+/// The SQL of [`super::Tx::artifact_page`] (columns as
 /// `rows::artifact` reads them) and its parameters.
 pub fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
@@ -235,7 +235,7 @@ fn like_escaped(text: &str) -> String {
     escaped
 }
 
-/// The SQL of [`super::Transaction::folder_paths`] and its parameters.
+/// The SQL of [`super::Tx::folder_paths`] and its parameters.
 pub fn folder_paths_sql(keys: &[String], dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
     let keys: Vec<String> = keys.iter().map(|key| bound.text(key.as_str())).collect();
@@ -256,7 +256,7 @@ pub fn direct_files_sql(p: char) -> String {
     format!("SELECT direct FROM folders WHERE path = {p}1")
 }
 
-/// The SQL of [`super::Transaction::files_under_key`] and its parameters.
+/// The SQL of [`super::Tx::files_under_key`] and its parameters.
 pub fn files_under_key_sql(key: &str, within: &str, dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
     let mut sql = format!(
@@ -270,7 +270,7 @@ pub fn files_under_key_sql(key: &str, within: &str, dialect: Dialect) -> (String
     (sql, bound.fields)
 }
 
-/// The SQL of [`super::Transaction::held_by_folder`] and its parameters:
+/// The SQL of [`super::Tx::held_by_folder`] and its parameters:
 /// the held files of each folder directly under `folder`, counted by the
 /// database (a row per folder, not per lease).
 pub fn held_by_folder_sql(

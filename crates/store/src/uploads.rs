@@ -1,6 +1,6 @@
 //! Resumable uploads' rows (`bundled::transfers`): what each was begun for,
 //! how far it has come, and the parts its bytes are in. Part of every
-//! [`Transaction`](super::Transaction).
+//! [`Tx`](super::Tx).
 
 use crate::error::Result;
 use crate::model::*;
