@@ -1,5 +1,5 @@
 //! The data folder's owner's commands: participants and their tokens (`user`),
-//! `migrate` into a team's store, `rename` (admins), and `status`. Tokens are
+//! `migrate` into a studio's store, `rename` (admins), and `status`. Tokens are
 //! shown once, when made, and never read back: the store keeps them hashed.
 
 use std::collections::BTreeMap;
@@ -128,7 +128,7 @@ pub(super) async fn migrate(
     out: &Output,
 ) -> Result<(), Error> {
     let scratch = std::env::temp_dir().join(format!("leasedesk-migrate-{}", std::process::id()));
-    let team = Bundled::open_at(
+    let studio = Bundled::open_at(
         &bundled::Location {
             data: scratch.clone(),
             database: Some(to_database.to_owned()),
@@ -137,7 +137,7 @@ pub(super) async fn migrate(
         Options::default(),
     )?;
     let copied = source
-        .migrate_into(&team, |step| {
+        .migrate_into(&studio, |step| {
             let (verb, n, total) = match step {
                 bundled::MigrationStep::BlobCopied(n, total) => ("copied", n, total),
                 bundled::MigrationStep::BlobKept(n, total) => ("already had", n, total),
@@ -145,7 +145,7 @@ pub(super) async fn migrate(
             eprintln!("{verb} blob {n} of {total}");
         })
         .await;
-    drop(team);
+    drop(studio);
     let _ = std::fs::remove_dir_all(&scratch);
     let counts = copied?;
     out.print(

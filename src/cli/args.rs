@@ -48,7 +48,7 @@ pub struct Args {
     )]
     pub(super) as_participant: Option<Participant>,
 
-    /// Use a team's server instead of a data folder; the token comes from
+    /// Use a studio's server instead of a data folder; the token comes from
     /// LEASEDESK_TOKEN (never from an argument, which others can see).
     /// Several URLs, separated by commas: when one does not answer, the next.
     #[arg(
@@ -231,7 +231,7 @@ pub(super) enum Command {
         reason: String,
     },
     /// Copy this data folder (every user, version, check-out, proposal and
-    /// event) into a team's store: an empty PostgreSQL database and a blob store.
+    /// event) into a studio's store: an empty PostgreSQL database and a blob store.
     Migrate {
         /// The PostgreSQL database to fill (postgres://USER@HOST:PORT/DB); it must be empty.
         #[arg(long, value_name = "URL")]

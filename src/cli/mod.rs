@@ -264,7 +264,7 @@ fn tell_on_stderr(note: TransferNote) {
     }
 }
 
-/// Where the commands go: a data folder here, or a team's server.
+/// Where the commands go: a data folder here, or a studio's server.
 enum Target {
     Local(Bundled),
     Server(Remote),

@@ -1,4 +1,4 @@
-//! `serve`: the HTTP API of a data folder (or a team's store) on an address,
+//! `serve`: the HTTP API of a data folder (or a studio's store) on an address,
 //! with its flags turned into the server's config, logs on stderr, metrics,
 //! TLS reloads on SIGHUP and a graceful stop. The API itself is
 //! `leasedesk::server`'s: nothing here answers a request.

@@ -142,7 +142,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Sha256Reading<R> {
 
 impl Bundled {
     /// The key credentials are signed with: the store's secret, made by
-    /// the first server to ask, so every server of a team takes another's.
+    /// the first server to ask, so every server of a studio takes another's.
     async fn lfs_key(&self) -> Result<&hmac::Key> {
         let shared = self.shared.clone();
         self.shared

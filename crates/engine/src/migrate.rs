@@ -1,4 +1,4 @@
-//! A data folder copied into a team's store: blobs first (each checked), then
+//! A data folder copied into a studio's store: blobs first (each checked), then
 //! every row in one transaction. Never writes into a store that has rows.
 
 use super::{in_place, off_thread, Bundled};
@@ -16,7 +16,7 @@ pub enum MigrationStep {
 }
 
 impl Bundled {
-    /// Copies this store (a data folder) into `target` (a team's store, empty)
+    /// Copies this store (a data folder) into `target` (a studio's store, empty)
     /// with every user, token, version, check-out, edit, proposal and event.
     /// Blobs go first, each checked against its digest as it arrives, and any
     /// the target has already are skipped; then every row, in one transaction

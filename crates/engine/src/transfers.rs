@@ -142,7 +142,7 @@ struct ToSend {
 }
 
 impl ToSend {
-    /// The place of the chunk the byte `offset` falls in.
+    /// The position of the chunk the byte `offset` falls in.
     fn chunk_at(&self, offset: u64) -> usize {
         self.starts.partition_point(|&start| start <= offset) - 1
     }
@@ -628,8 +628,8 @@ impl Bundled {
         let mut starts = Vec::new();
         let mut at = 0u64;
         for &(first, end) in &row.send {
-            for place in first..end {
-                let chunk = *list.get(place as usize).ok_or_else(|| {
+            for position in first..end {
+                let chunk = *list.get(position as usize).ok_or_else(|| {
                     Error::Internal(format!("upload {}'s list is shorter than its runs", row.id))
                 })?;
                 chunks.push(chunk);

@@ -1,4 +1,4 @@
-//! The PostgreSQL store of a team's servers: any number of `leasedesk serve`
+//! The PostgreSQL store of a studio's servers: any number of `leasedesk serve`
 //! processes on one database behave as one. Must never show a reader an
 //! event a crash could undo, nor hold the ledger's lock beyond a COMMIT's
 //! round trip. Never imports the server or the client: it serves `Bundled`.

@@ -1,25 +1,25 @@
 //! Which of an upload's chunks travel, and where each of its chunks is read
-//! from when it is used: matched by id through the list's places sorted by
+//! from when it is used: matched by id through the list's positions sorted by
 //! id (4 bytes a chunk), never a map of every chunk, and the lists of the
 //! blobs that may hold them walked one at a time, as kept.
 
 use crate::chunking::{Chunk, LISTED_BYTES};
 use crate::error::{Error, Result};
 
-/// The places of a list's chunks, sorted by id (then place).
+/// The positions of a list's chunks, sorted by id (then position).
 pub(super) struct ById(Vec<u32>);
 
 impl ById {
     pub(super) fn new(chunks: &[Chunk]) -> Self {
-        let mut places: Vec<u32> = (0..chunks.len() as u32).collect();
-        places.sort_unstable_by(|&a, &b| {
+        let mut positions: Vec<u32> = (0..chunks.len() as u32).collect();
+        positions.sort_unstable_by(|&a, &b| {
             let (x, y) = (&chunks[a as usize], &chunks[b as usize]);
             x.id.as_bytes().cmp(y.id.as_bytes()).then(a.cmp(&b))
         });
-        Self(places)
+        Self(positions)
     }
 
-    /// The places of the chunks whose id is `id`, first place first.
+    /// The positions of the chunks whose id is `id`, first position first.
     fn find<'a>(&'a self, chunks: &[Chunk], id: &[u8; 32]) -> &'a [u32] {
         let at = |p: &u32| chunks[*p as usize].id.as_bytes();
         let first = self.0.partition_point(|p| at(p) < id);
@@ -27,7 +27,7 @@ impl ById {
         &self.0[first..end]
     }
 
-    /// The places of each id, a group at a time.
+    /// The positions of each id, a group at a time.
     fn groups<'a>(&'a self, chunks: &'a [Chunk]) -> impl Iterator<Item = &'a [u32]> + 'a {
         self.0
             .chunk_by(move |&a, &b| chunks[a as usize].id == chunks[b as usize].id)
@@ -62,22 +62,22 @@ pub(super) fn mark_known(
     known: &mut [bool],
 ) -> Result<()> {
     for (id, size, _) in entries(kept) {
-        for &place in by_id.find(chunks, &id) {
-            let chunk = chunks[place as usize];
+        for &position in by_id.find(chunks, &id) {
+            let chunk = chunks[position as usize];
             if chunk.size != size {
                 return Err(Error::Invalid(format!(
-                    "chunk {place} is {} bytes, but its id is of {size} bytes",
+                    "chunk {position} is {} bytes, but its id is of {size} bytes",
                     chunk.size
                 )));
             }
-            known[place as usize] = true;
+            known[position as usize] = true;
         }
     }
     Ok(())
 }
 
-/// The runs of places in `chunks` to send: those not `known`, each id once
-/// (its first place). Refuses a list that names one id with two sizes.
+/// The runs of positions in `chunks` to send: those not `known`, each id once
+/// (its first position). Refuses a list that names one id with two sizes.
 pub(super) fn to_send(chunks: &[Chunk], by_id: &ById, known: &[bool]) -> Result<Vec<(u64, u64)>> {
     let mut send = vec![false; chunks.len()];
     for group in by_id.groups(chunks) {
@@ -107,7 +107,7 @@ pub(super) fn to_send(chunks: &[Chunk], by_id: &ById, known: &[bool]) -> Result<
 }
 
 /// Where a chunk's bytes are: nowhere yet, the upload's own bytes, or a
-/// blob (by its place among those walked).
+/// blob (by its position among those walked).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Found {
     Nowhere,
@@ -128,7 +128,7 @@ impl Sources {
     }
 
     /// The chunks sent (in `send`'s runs) found in the upload's own bytes,
-    /// and every other place of their ids with them.
+    /// and every other position of their ids with them.
     pub(super) fn sent(chunks: &[Chunk], by_id: &ById, send: &[(u64, u64)]) -> Self {
         let mut this = Self {
             from: vec![Found::Nowhere; chunks.len()],
@@ -136,11 +136,11 @@ impl Sources {
         };
         let mut at = 0u64;
         for &(first, end) in send {
-            for place in first..end {
-                let place = place as usize;
-                this.from[place] = Found::Sent;
-                this.start[place] = at;
-                at += u64::from(chunks[place].size);
+            for position in first..end {
+                let position = position as usize;
+                this.from[position] = Found::Sent;
+                this.start[position] = at;
+                at += u64::from(chunks[position].size);
             }
         }
         for group in by_id.groups(chunks) {
@@ -160,11 +160,11 @@ impl Sources {
     /// Finds in the kept list `kept` of blob `blob` the chunks not found yet.
     pub(super) fn look_in(&mut self, chunks: &[Chunk], by_id: &ById, blob: u8, kept: &[u8]) {
         for (id, size, start) in entries(kept) {
-            for &place in by_id.find(chunks, &id) {
-                let place = place as usize;
-                if self.from[place] == Found::Nowhere && chunks[place].size == size {
-                    self.from[place] = Found::Blob(blob);
-                    self.start[place] = start;
+            for &position in by_id.find(chunks, &id) {
+                let position = position as usize;
+                if self.from[position] == Found::Nowhere && chunks[position].size == size {
+                    self.from[position] = Found::Blob(blob);
+                    self.start[position] = start;
                 }
             }
         }
@@ -178,8 +178,8 @@ impl Sources {
     /// The file as runs of bytes, each from one source: `(from, start, end)`.
     pub(super) fn runs(&self, chunks: &[Chunk]) -> Vec<(Found, u64, u64)> {
         let mut runs: Vec<(Found, u64, u64)> = Vec::new();
-        for (place, chunk) in chunks.iter().enumerate() {
-            let (from, start) = (self.from[place], self.start[place]);
+        for (position, chunk) in chunks.iter().enumerate() {
+            let (from, start) = (self.from[position], self.start[position]);
             let end = start + u64::from(chunk.size);
             match runs.last_mut() {
                 Some(last) if last.0 == from && last.2 == start => last.2 = end,

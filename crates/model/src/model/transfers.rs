@@ -26,7 +26,7 @@ pub struct UploadState {
     #[ts(type = "number")]
     pub size: u64,
     pub digest: Digest,
-    /// The chunks to send, as runs of their places in the list
+    /// The chunks to send, as runs of their positions in the list
     /// (`[first, end)`), in order; each distinct chunk once. Their bytes one
     /// after another are the upload's bytes.
     #[ts(type = "Array<[number, number]>")]
