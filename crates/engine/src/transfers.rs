@@ -25,6 +25,7 @@ mod plan;
 mod room;
 mod sweep;
 mod turns;
+mod upload_row;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -49,6 +50,7 @@ use appending::{held_in, Appending};
 use plan::{ById, Found, Sources};
 use room::{Held, Room};
 use turns::{Turn, Turns};
+use upload_row::UploadRowReading;
 
 /// How long an unfinished upload is kept.
 const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
@@ -145,37 +147,6 @@ impl ToSend {
     /// The position of the chunk the byte `offset` falls in.
     fn chunk_at(&self, offset: u64) -> usize {
         self.starts.partition_point(|&start| start <= offset) - 1
-    }
-}
-
-/// What an upload's row says to its participant and of its chunk list.
-pub(crate) trait UploadRowReading {
-    fn state(&self) -> UploadState;
-    fn list_bytes(&self) -> u64;
-    fn list_len(&self) -> u64;
-}
-
-impl UploadRowReading for UploadRow {
-    fn state(&self) -> UploadState {
-        UploadState {
-            id: self.id,
-            size: self.size,
-            digest: self.digest.clone(),
-            send: self.send.clone(),
-            length: self.length,
-            offset: self.reached,
-            expires_at: self.expires_at,
-        }
-    }
-
-    fn list_bytes(&self) -> u64 {
-        self.list_len() * LISTED_BYTES as u64
-    }
-
-    /// How many chunks the list has: the end of the last run at least, and
-    /// exactly what the list part holds (its size is checked as it is read).
-    fn list_len(&self) -> u64 {
-        self.send.last().map_or(0, |run| run.1)
     }
 }
 
