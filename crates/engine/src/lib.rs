@@ -242,6 +242,11 @@ impl Bundled {
         &self.shared.options.clock
     }
 
+    /// The largest upload accepted, in bytes (`serve --max-upload`).
+    pub fn max_upload(&self) -> u64 {
+        self.shared.options.max_upload
+    }
+
     /// Resolves after the next write through this store, or on PostgreSQL
     /// through any server (an SQLite file's other processes are not heard:
     /// poll as well).

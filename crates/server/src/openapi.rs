@@ -15,6 +15,7 @@ use super::routes::{
 };
 use crate::model::*;
 
+mod patterns;
 mod refusals;
 
 use refusals::{refusals, Body, Operation, OPERATIONS};
@@ -26,6 +27,7 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         description = "Leases for files that cannot be merged (docs/API.md).\n\n\
         Every operation but `GET /v1/health` needs `Authorization: Bearer <token>` (401 `unauthorized` without). \
         Every refusal is `{\"error\": CODE, \"message\"}` with the fields its code names. \
+        A JSON body is at most 64 KiB (413 `too_large` past it). \
         A method that a path does not have is 405 `method_not_allowed`, with `Allow` listing the methods it has."
     ),
     paths(
@@ -144,9 +146,10 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
 )]
 struct ApiDoc;
 
-/// The OpenAPI document: generated from the handlers and the model types,
-/// then completed from the table of operations.
-pub fn openapi() -> Value {
+/// The OpenAPI document of a server that takes uploads of at most
+/// `max_upload` bytes: generated from the handlers and the model types, then
+/// completed from the table of operations.
+pub fn openapi(max_upload: u64) -> Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document is JSON");
     doc["components"]["securitySchemes"] = json!({
         "bearer": { "type": "http", "scheme": "bearer" }
@@ -161,6 +164,15 @@ pub fn openapi() -> Value {
     constrain_bodies(&mut doc["components"]["schemas"]);
     for op in OPERATIONS {
         complete(&mut doc["paths"][op.path][op.method], op);
+    }
+    // The one limit that is this server's own (413 `too_large` past it).
+    for param in doc["paths"]["/v1/uploads"]["post"]["parameters"]
+        .as_array_mut()
+        .expect("the parameters of POST /v1/uploads")
+    {
+        if param["name"] == "size" {
+            param["schema"]["maximum"] = json!(max_upload.min(i64::MAX as u64));
+        }
     }
     doc
 }
@@ -182,7 +194,7 @@ fn complete(operation: &mut Value, op: &Operation) {
                 "in": p.location,
                 "required": p.required,
                 "description": p.description,
-                "schema": serde_json::from_str::<Value>(p.schema).expect("a parameter's schema"),
+                "schema": (p.schema)(),
             })
         })
         .collect();
@@ -192,6 +204,8 @@ fn complete(operation: &mut Value, op: &Operation) {
         }
         // Empty means `{}`; fields the body does not have are 400.
         Body::Json => operation["requestBody"]["required"] = json!(false),
+        // An empty body would leave out a field the operation needs.
+        Body::JsonRequired => operation["requestBody"]["required"] = json!(true),
         Body::Upload => {
             operation["requestBody"] = json!({ "required": false, "content": {
                 "application/octet-stream": { "schema": { "type": "string", "format": "binary" } }
@@ -242,7 +256,8 @@ fn complete(operation: &mut Value, op: &Operation) {
 }
 
 /// What the JSON bodies' schemas cannot say from their Rust types: ranges,
-/// lengths, and that fields they do not have are refused.
+/// lengths, the shapes of names and paths, and that fields they do not have
+/// are refused.
 fn constrain_bodies(schemas: &mut Value) {
     let ttl = json!({ "type": ["integer", "null"], "minimum": 1, "maximum": MAX_TTL_SECONDS });
     for name in ["TtlBody", "CheckoutRequest", "CheckoutsRequest"] {
@@ -250,8 +265,11 @@ fn constrain_bodies(schemas: &mut Value) {
         schemas[name]["additionalProperties"] = json!(false);
     }
     for name in ["CheckoutRequest", "CheckoutsRequest"] {
-        schemas[name]["properties"]["note"] =
-            json!({ "type": ["string", "null"], "maxLength": MAX_NOTE_BYTES });
+        schemas[name]["properties"]["note"] = json!({
+            "type": ["string", "null"],
+            "description": "Shown with the lease: at most 1024 bytes once trimmed, no control character but line breaks; blank is none",
+            "pattern": patterns::note(),
+        });
     }
     for (name, ids) in [
         ("CheckoutsRequest", "artifact_ids"),
@@ -265,18 +283,64 @@ fn constrain_bodies(schemas: &mut Value) {
     schemas["ChangeRequest"]["properties"]["message"] =
         json!({ "type": ["string", "null"], "maxLength": MAX_MESSAGE_BYTES });
     schemas["ChangeRequest"]["additionalProperties"] = json!(false);
-    schemas["RenameBody"]["properties"]["path"] =
-        json!({ "type": "string", "minLength": 1, "maxLength": 1024 });
-    let message = |min: usize| json!({ "type": "string", "minLength": min, "maxLength": MAX_REQUEST_MESSAGE_CHARS });
-    schemas["AskBody"]["properties"]["message"] =
-        json!({ "anyOf": [message(0), { "type": "null" }] });
-    schemas["ReplyBody"]["properties"]["message"] = message(1);
+    schemas["BreakBody"]["properties"]["reason"] = json!({
+        "type": "string",
+        "description": "Why, told to the holder: not blank",
+        "pattern": patterns::not_blank(),
+    });
+    schemas["RenameBody"]["properties"]["path"] = refusals::new_path();
+    schemas["AskBody"]["properties"]["message"] = json!({ "anyOf": [
+        { "type": "string", "pattern": patterns::request_message() },
+        { "type": "null" },
+    ]});
+    schemas["ReplyBody"]["properties"]["message"] =
+        json!({ "type": "string", "pattern": patterns::reply_message() });
+    let expires = json!({
+        "type": ["integer", "null"],
+        "description": "Seconds until the code lapses: 60 to 30 days (default 7 days)",
+        "minimum": 60,
+        "maximum": MAX_INVITE_SECONDS,
+    });
+    schemas["InviteRequest"]["properties"]["expires_seconds"] = expires.clone();
+    schemas["MyInviteBody"]["properties"]["expires_seconds"] = expires;
+    schemas["InviteRequest"]["properties"]["name"] = json!({
+        "type": "string",
+        "description": "`NAME`, `user:NAME` or `agent:NAME` (`agent:` with `\"agent\": true` only)",
+        "pattern": patterns::invited(),
+    });
+    let is_true = json!({ "const": true });
+    let named = |prefix: &str| {
+        let pattern = format!("^[{}]*{prefix}:", patterns::WHITESPACE);
+        json!({ "required": ["name"], "properties": { "name": { "pattern": pattern } } })
+    };
+    schemas["InviteRequest"]["allOf"] = json!([
+        // Only users can be admins.
+        { "not": { "required": ["admin", "agent"],
+                   "properties": { "admin": is_true, "agent": is_true } } },
+        // An `agent:` name is an agent's, a `user:` name a user's.
+        { "anyOf": [{ "not": named("agent") },
+                    { "required": ["agent"], "properties": { "agent": is_true } }] },
+        { "anyOf": [{ "not": named("user") },
+                    { "properties": { "agent": { "const": false } } }] },
+    ]);
+    schemas["RedeemBody"]["properties"]["device"] = json!({
+        "type": "string",
+        "description": "This device's name, shown in the lists of devices: 1 to 64 characters once trimmed, no control character",
+        "pattern": patterns::device_name(),
+    });
+    schemas["GroupBody"]["properties"]["members"]["items"] =
+        json!({ "type": "string", "pattern": patterns::participant() });
+    let rule = &mut schemas["RuleBody"]["properties"];
+    rule["folder"] = refusals::folder();
+    rule["who"] = json!({ "type": "string", "pattern": patterns::who() });
+    rule["level"] = json!({ "type": "string", "enum": ["none", "read", "write"] });
+    schemas["RulesBody"]["properties"]["rules"]["maxItems"] = json!(MAX_RULES);
     for name in ["BreakBody", "RenameBody", "AskBody", "ReplyBody"] {
         schemas[name]["additionalProperties"] = json!(false);
     }
 }
 
 /// Like every endpoint but health, for a caller with a token.
-pub(crate) async fn openapi_json(_: Caller) -> Json<Value> {
-    Json(openapi())
+pub(crate) async fn openapi_json(Caller(me): Caller) -> Json<Value> {
+    Json(openapi(me.max_upload()))
 }

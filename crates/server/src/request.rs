@@ -157,8 +157,49 @@ pub fn json_object<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T, Err
             ))
         }
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| Error::BadRequest(format!("the JSON body is not valid: {e}")))
+    let refused =
+        |e: serde_json::Error| Error::BadRequest(format!("the JSON body is not valid: {e}"));
+    match serde_json::from_slice(bytes) {
+        Ok(object) => Ok(object),
+        // `60.0` is the number `60` in JSON (and in the document's JSON
+        // Schema), though serde reads it only as a float: read again with
+        // each whole number as an integer.
+        Err(e) => {
+            let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(refused)?;
+            if !whole_numbers_as_integers(&mut value) {
+                return Err(refused(e));
+            }
+            serde_json::from_value(value).map_err(refused)
+        }
+    }
+}
+
+/// Rewrites each float of `value` that is a whole number an integer can
+/// hold (`60.0`, `6e1`) as that integer; whether any was.
+fn whole_numbers_as_integers(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // Within ±2^63, every whole f64 is an i64 or a u64 exactly.
+            let whole = f.fract() == 0.0 && f.abs() < 9.223_372_036_854_776e18;
+            if whole {
+                *value = if f < 0.0 {
+                    Value::from(f as i64)
+                } else {
+                    Value::from(f as u64)
+                };
+            }
+            whole
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |any, v| whole_numbers_as_integers(v) | any),
+        Value::Object(fields) => fields
+            .values_mut()
+            .fold(false, |any, v| whole_numbers_as_integers(v) | any),
+        _ => false,
+    }
 }
 
 /// The query string, parsed into `T`: a malformed one, or a parameter `T`
@@ -334,4 +375,42 @@ pub(crate) fn refuse_non_utf8_path(uri: &axum::http::Uri) -> ApiResult<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Default, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        ttl_seconds: Option<u64>,
+        offsets: Option<Vec<i64>>,
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_is_that_integer() {
+        let body: Body = json_object(br#"{"ttl_seconds": 60.0, "offsets": [-2.0, 3]}"#).unwrap();
+        assert_eq!(body.ttl_seconds, Some(60));
+        assert_eq!(body.offsets, Some(vec![-2, 3]));
+        let body: Body = json_object(br#"{"ttl_seconds": 6e1}"#).unwrap();
+        assert_eq!(body.ttl_seconds, Some(60), "JSON's 6e1 is 60");
+    }
+
+    #[test]
+    fn a_number_with_a_fraction_or_out_of_range_stays_refused() {
+        for bytes in [
+            &br#"{"ttl_seconds": 60.5}"#[..],
+            br#"{"ttl_seconds": -1.0}"#,
+            br#"{"ttl_seconds": 1e30}"#,
+            br#"{"ttl_seconds": 60.0, "colour": "red"}"#,
+        ] {
+            let refused = json_object::<Body>(bytes).expect_err("refused");
+            assert!(
+                matches!(refused, Error::BadRequest(_)),
+                "{}: {refused:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
 }

@@ -4,13 +4,20 @@
 //! request, so a row that is wrong here is caught by the test that sends
 //! the document's requests to a real server (`tests/openapi.rs`).
 
-/// A request body: none, a JSON object (empty means `{}`), a file (or
-/// none, naming a finished resumable upload), a chunk list, or the next
+use serde_json::{json, Value};
+
+use super::patterns;
+use crate::model::{RepoPath, MAX_MESSAGE_BYTES, MAX_PAGE, SEARCH_CHARS};
+
+/// A request body: none, a JSON object (empty means `{}`), one that must
+/// be sent (empty, it would leave out a field the operation needs), a file
+/// (or none, naming a finished resumable upload), a chunk list, or the next
 /// bytes of a resumable upload.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Body {
     None,
     Json,
+    JsonRequired,
     Upload,
     Chunks,
     Append,
@@ -22,7 +29,7 @@ pub(super) struct Param {
     pub name: &'static str,
     pub location: &'static str,
     pub required: bool,
-    pub schema: &'static str,
+    pub schema: fn() -> Value,
     pub description: &'static str,
 }
 
@@ -42,28 +49,54 @@ pub(super) struct Operation {
 }
 
 /// A sequence number or version: SQLite keeps them as signed 64-bit integers.
-const SEQ: &str = r#"{"type":"integer","minimum":0,"maximum":9223372036854775807}"#;
-const UUID: &str = r#"{"type":"string","format":"uuid"}"#;
+fn seq() -> Value {
+    json!({ "type": "integer", "minimum": 0, "maximum": i64::MAX })
+}
+
+fn uuid() -> Value {
+    json!({ "type": "string", "format": "uuid" })
+}
+
+fn digest() -> Value {
+    json!({ "type": "string", "pattern": "^blake3:[0-9a-f]{64}$" })
+}
+
+/// A path as a lookup takes it (as stored, `RepoPath::stored`): never empty,
+/// at most 1024 bytes of UTF-8 (a schema counts characters, so 1024
+/// characters is the most it can say).
+fn stored_path() -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": RepoPath::MAX_BYTES, "pattern": patterns::stored_path() })
+}
+
+/// A path a file is to be given (`RepoPath`'s `FromStr`).
+pub(super) fn new_path() -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": RepoPath::MAX_BYTES, "pattern": patterns::new_path() })
+}
+
+/// A folder (`check_folder`): `""`, or a path as stored and `/`.
+pub(super) fn folder() -> Value {
+    json!({ "type": "string", "maxLength": RepoPath::MAX_BYTES + 1, "pattern": patterns::folder() })
+}
 
 const ID: Param = Param {
     name: "id",
     location: "path",
     required: true,
-    schema: UUID,
+    schema: uuid,
     description: "A UUID; anything else is 400 `bad_request`",
 };
 const VERSION: Param = Param {
     name: "version",
     location: "query",
     required: false,
-    schema: SEQ,
+    schema: seq,
     description: "A version number (the head when not given); past 2^63 - 1 is 400 `bad_request`",
 };
 const SIZE: Param = Param {
     name: "size",
     location: "query",
     required: false,
-    schema: r#"{"type":"integer","minimum":16,"maximum":4096,"default":512}"#,
+    schema: || json!({ "type": "integer", "minimum": 16, "maximum": 4096, "default": 512 }),
     description:
         "The square the image is fitted into, 16 to 4096 px (default 512); outside: 422 `invalid`",
 };
@@ -71,82 +104,79 @@ const AFTER: Param = Param {
     name: "after",
     location: "query",
     required: false,
-    schema: SEQ,
+    schema: seq,
     description: "Events with a higher seq, oldest first; not with `before` (both: 422 `invalid`)",
 };
-/// A path as stored or to be stored: never empty, at most 1024 bytes of UTF-8
-/// (a schema counts characters, so 1024 characters is the most it can say).
-const PATH_SCHEMA: &str = r#"{"type":"string","minLength":1,"maxLength":1024}"#;
 const PATH_RULES: &str = "A relative `/`-separated path, not empty, at most 1024 bytes of UTF-8, \
      safe on Windows, macOS and Linux (docs/API.md); else 422 `invalid`";
 const DIGEST: Param = Param {
     name: "Leasedesk-Digest",
     location: "header",
     required: false,
-    schema: r#"{"type":"string","pattern":"^blake3:[0-9a-f]{64}$"}"#,
+    schema: digest,
     description: "The body's digest; a body that does not match is 400 `digest_mismatch` and nothing is stored",
 };
 const UPLOAD: Param = Param {
     name: "Leasedesk-Upload",
     location: "header",
     required: false,
-    schema: UUID,
+    schema: uuid,
     description: "A finished resumable upload begun for this (docs/API-transfers.md), whose bytes are taken instead of the body, which is then empty; unknown: 404 `not_found`; not finished: 409 `upload_incomplete`; begun for something else: 422 `invalid`",
 };
 const RANGE: Param = Param {
     name: "Range",
     location: "header",
     required: false,
-    schema: r#"{"type":"string"}"#,
+    schema: || json!({ "type": "string" }),
     description: "`bytes=A-B` or `bytes=A-`: 206 with those bytes; starting past the end: 416 `range_not_satisfiable`. Any other range is ignored (200, every byte)",
 };
 const IF_RANGE: Param = Param {
     name: "If-Range",
     location: "header",
     required: false,
-    schema: r#"{"type":"string"}"#,
+    schema: || json!({ "type": "string" }),
     description: "The ETag a resumed download began with: if the bytes are not those any more, 200 with all of them",
 };
 const UPLOAD_SIZE: Param = Param {
     name: "size",
     location: "query",
     required: true,
-    schema: SEQ,
-    description: "The file's size in bytes; over the server's limit: 413 `too_large`",
+    schema: seq,
+    description: "The file's size in bytes, at most this server's limit (`serve --max-upload`); over it: 413 `too_large`",
 };
 const UPLOAD_CHECKOUT: Param = Param {
     name: "checkout",
     location: "query",
     required: false,
-    schema: UUID,
+    schema: uuid,
     description: "For a check-in or a stage of this check-out of the caller's (exactly one of `checkout`, `edit`, `path`; else 422 `invalid`)",
 };
 const UPLOAD_EDIT: Param = Param {
     name: "edit",
     location: "query",
     required: false,
-    schema: UUID,
+    schema: uuid,
     description: "For the commit of this edit of the caller's",
 };
 const UPLOAD_PATH: Param = Param {
     name: "path",
     location: "query",
     required: false,
-    schema: PATH_SCHEMA,
+    schema: new_path,
     description: "For an import at this path",
 };
 const UPLOAD_DIGEST: Param = Param {
     name: "Leasedesk-Digest",
     location: "header",
     required: true,
-    schema: r#"{"type":"string","pattern":"^blake3:[0-9a-f]{64}$"}"#,
+    schema: digest,
     description: "The whole file's digest, checked before anything commits",
 };
 const OFFSET: Param = Param {
     name: "Upload-Offset",
     location: "header",
     required: true,
-    schema: SEQ,
+    schema: seq,
     description:
         "Where these bytes go: the upload's offset (else 409 `wrong_offset` with `offset`)",
 };
@@ -154,14 +184,14 @@ const ENCODING: Param = Param {
     name: "Content-Encoding",
     location: "header",
     required: false,
-    schema: r#"{"type":"string","enum":["zstd","identity"]}"#,
+    schema: || json!({ "type": "string", "enum": ["zstd", "identity"] }),
     description: "`zstd` if the body is compressed; offsets count the bytes uncompressed",
 };
 const MESSAGE: Param = Param {
     name: "Leasedesk-Message",
     location: "header",
     required: false,
-    schema: r#"{"type":"string","pattern":"^[\\x20-\\x7e]*$"}"#,
+    schema: || json!({ "type": "string", "maxLength": MAX_MESSAGE_BYTES, "pattern": patterns::percent_encoded_utf8() }),
     description: "The version's description, percent-encoded UTF-8, at most 4096 bytes once decoded; else 422 `invalid`",
 };
 
@@ -201,28 +231,28 @@ const PATH_QUERY: Param = Param {
     name: "path",
     location: "query",
     required: true,
-    schema: PATH_SCHEMA,
+    schema: new_path,
     description: PATH_RULES,
 };
 const PATH_FILTER: Param = Param {
     name: "path",
     location: "query",
     required: false,
-    schema: PATH_SCHEMA,
+    schema: stored_path,
     description: "Only the artifact at this path (as stored); none there is 404 `not_found`",
 };
 const PAGE_LIMIT: Param = Param {
     name: "limit",
     location: "query",
     required: false,
-    schema: r#"{"type":"integer","minimum":1,"maximum":10000}"#,
+    schema: || json!({ "type": "integer", "minimum": 1, "maximum": MAX_PAGE }),
     description: "One page of at most this many, sorted by path (bytewise on the NFC form); outside 1 to 10000: 422 `invalid`",
 };
 const PAGE_AFTER: Param = Param {
     name: "after",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","maxLength":1024}"#,
+    schema: || json!({ "type": "string", "maxLength": RepoPath::MAX_BYTES }),
     description:
         "The artifacts whose path sorts after this one (the last page's `next`); it need not exist",
 };
@@ -230,7 +260,7 @@ const PREFIX: Param = Param {
     name: "prefix",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","maxLength":1025}"#,
+    schema: folder,
     description:
         "A folder, ending in `/` (`brand/`), or `\"\"` for the top; anything else is 422 `invalid`",
 };
@@ -238,42 +268,42 @@ const SEARCH: Param = Param {
     name: "q",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","minLength":2,"maxLength":200}"#,
-    description: "The artifacts whose path contains this text, ignoring case; 2 to 200 characters, else 422 `invalid`",
+    schema: || json!({ "type": "string", "minLength": SEARCH_CHARS.start(), "maxLength": SEARCH_CHARS.end(), "pattern": patterns::no_control() }),
+    description: "The artifacts whose path contains this text, ignoring case; 2 to 200 characters, no control character, else 422 `invalid`",
 };
 const HELD: Param = Param {
     name: "held",
     location: "query",
     required: false,
-    schema: r#"{"type":"boolean"}"#,
+    schema: || json!({ "type": "boolean" }),
     description: "`true`: only the artifacts with a live lease",
 };
 const CHECKOUT_STATE: Param = Param {
     name: "state",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","enum":["open","closed"]}"#,
+    schema: || json!({ "type": "string", "enum": ["open", "closed"] }),
     description: "Only the caller's check-outs in this state",
 };
 const ARTIFACT_OF_PROPOSALS: Param = Param {
     name: "artifact",
     location: "query",
     required: false,
-    schema: UUID,
+    schema: uuid,
     description: "Only this artifact's proposals; not a UUID: 400 `bad_request`",
 };
 const PROPOSAL_STATE: Param = Param {
     name: "state",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","enum":["open","accepted","rejected","superseded"]}"#,
+    schema: || json!({ "type": "string", "enum": ["open", "accepted", "rejected", "superseded"] }),
     description: "Only proposals in this state",
 };
 const REQUEST_STATE: Param = Param {
     name: "state",
     location: "query",
     required: false,
-    schema: r#"{"type":"string","enum":["open","replied","withdrawn","ended"]}"#,
+    schema: || json!({ "type": "string", "enum": ["open", "replied", "withdrawn", "ended"] }),
     description:
         "Only requests in this state; `open` is every request that still stands (replied too)",
 };
@@ -281,49 +311,49 @@ const DEVICE: Param = Param {
     name: "id",
     location: "path",
     required: true,
-    schema: r#"{"type":"string","maxLength":64}"#,
+    schema: || json!({ "type": "string", "maxLength": 64 }),
     description: "A device's id, as its list gives it; one the caller has not: 404 `not_found`",
 };
 const PARTICIPANT: Param = Param {
     name: "participant",
     location: "path",
     required: true,
-    schema: r#"{"type":"string","pattern":"^(user|agent):[A-Za-z0-9._@-]{1,64}$"}"#,
+    schema: || json!({ "type": "string", "pattern": patterns::participant() }),
     description: "`user:NAME` or `agent:NAME`; else 400 `bad_request`",
 };
 const GROUP: Param = Param {
     name: "name",
     location: "path",
     required: true,
-    schema: r#"{"type":"string","pattern":"^[A-Za-z0-9._@-]{1,64}$"}"#,
+    schema: || json!({ "type": "string", "pattern": patterns::group() }),
     description: "1 to 64 letters, digits or `. _ - @`; else 422 `invalid`",
 };
 const BEFORE: Param = Param {
     name: "before",
     location: "query",
     required: false,
-    schema: SEQ,
+    schema: seq,
     description: "Events with a lower seq, newest first; not with `after` (both: 422 `invalid`)",
 };
 const LIMIT: Param = Param {
     name: "limit",
     location: "query",
     required: false,
-    schema: SEQ,
+    schema: seq,
     description: "At most this many events (default 100); more than 1000 is lowered to 1000",
 };
 const ARTIFACT_OF_EVENTS: Param = Param {
     name: "artifact",
     location: "query",
     required: false,
-    schema: UUID,
+    schema: uuid,
     description: "That artifact's events only; not a UUID: 400 `bad_request`; one that does not exist for the caller: 404 `not_found`",
 };
 const LAST_EVENT_ID: Param = Param {
     name: "Last-Event-ID",
     location: "header",
     required: false,
-    schema: SEQ,
+    schema: seq,
     description: "Where a reconnecting client resumes, over `after`; not a seq: 400 `bad_request`",
 };
 
@@ -360,29 +390,32 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("get", "/v1/proposals/{id}", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/proposals/{id}/content", &[ID], Body::None, "404 not_found"),
     op("get", "/v1/proposals/{id}/preview", &[ID, SIZE], Body::None, "404 not_found no_preview, 422 invalid"),
-    op("post", "/v1/proposals/{id}/accept", &[ID], Body::None, "403 forbidden, 404 not_found, 409 proposal_stale artifact_busy, 422 invalid"),
-    op("post", "/v1/proposals/{id}/rebuild", &[ID], Body::None, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid"),
-    op("post", "/v1/proposals/{id}/reject", &[ID], Body::None, "403 forbidden, 404 not_found, 422 invalid"),
-    op("post", "/v1/artifacts/{id}/break", &[ID], Body::Json, "403 forbidden, 404 not_found, 422 invalid")
+    op("post", "/v1/proposals/{id}/accept", &[ID], Body::None, "403 forbidden, 404 not_found, 409 proposal_stale artifact_busy, 422 invalid")
+        .noting("A proposal that is no longer open: 422 `invalid`."),
+    op("post", "/v1/proposals/{id}/rebuild", &[ID], Body::None, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
+        .noting("A proposal that is no longer open: 422 `invalid`."),
+    op("post", "/v1/proposals/{id}/reject", &[ID], Body::None, "403 forbidden, 404 not_found, 422 invalid")
+        .noting("A proposal that is no longer open: 422 `invalid`."),
+    op("post", "/v1/artifacts/{id}/break", &[ID], Body::JsonRequired, "403 forbidden, 404 not_found, 422 invalid")
         .noting("For admins only (403 `forbidden` otherwise)."),
-    op("post", "/v1/artifacts/{id}/rename", &[ID], Body::Json, "403 forbidden, 404 not_found, 409 exists artifact_busy, 422 invalid")
+    op("post", "/v1/artifacts/{id}/rename", &[ID], Body::JsonRequired, "403 forbidden, 404 not_found, 409 exists artifact_busy, 422 invalid")
         .noting("For admins only (403 `forbidden` otherwise)."),
     op("get", "/v1/events", &[AFTER, BEFORE, LIMIT, ARTIFACT_OF_EVENTS], Body::None, "404 not_found, 422 invalid")
         .noting("`after` and `before` are refused together (422 `invalid`). An `artifact` that does not exist for the caller is 404 `not_found`. Events of files the caller cannot see are left out: a page may skip sequence numbers, and `next` moves past them."),
     op("get", "/v1/events/stream", &[AFTER, LAST_EVENT_ID], Body::None, "")
         .noting("The stream ends when the token that opened it is revoked, or the server shuts down."),
     op("post", "/v1/artifacts/{id}/requests", &[ID], Body::Json, "404 not_found, 409 not_held, 422 invalid")
-        .noting("Asks the participant whose check-out holds the file to release it. Nothing is released by itself."),
+        .noting("Asks the participant whose check-out holds the file to release it. Nothing is released by itself. The caller's own check-out: 422 `invalid`."),
     op("get", "/v1/requests", &[REQUEST_STATE], Body::None, ""),
-    op("post", "/v1/requests/{id}/reply", &[ID], Body::Json, "403 forbidden, 404 not_found, 422 invalid")
+    op("post", "/v1/requests/{id}/reply", &[ID], Body::JsonRequired, "403 forbidden, 404 not_found, 422 invalid")
         .noting("Only the holder asked may reply (403 `forbidden` otherwise)."),
     op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
-    op("post", "/v1/checkouts", &[], Body::Json, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
+    op("post", "/v1/checkouts", &[], Body::JsonRequired, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
         .noting("Takes every lease or none: if anyone else holds any file, 409 `artifact_busy` with `busy` listing each."),
     op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed upload_incomplete")
         .noting("Keeps the file for the check-out's next change; staging again replaces it."),
-    op("post", "/v1/changes", &[], Body::Json, "403 forbidden, 404 not_found, 409 checkout_closed not_staged, 422 invalid")
+    op("post", "/v1/changes", &[], Body::JsonRequired, "403 forbidden, 404 not_found, 409 checkout_closed not_staged, 422 invalid")
         .noting("Commits every file in one transaction, or keeps every changed file as a proposal of the change if any is stale. The same check-outs again return the same change."),
     op("get", "/v1/changes/{id}", &[ID], Body::None, "404 not_found"),
     op("post", "/v1/uploads", &[UPLOAD_SIZE, UPLOAD_CHECKOUT, UPLOAD_EDIT, UPLOAD_PATH, UPLOAD_DIGEST], Body::Chunks, "403 forbidden, 404 not_found, 409 checkout_closed exists, 413 too_large, 422 invalid, 429 too_many")
@@ -392,7 +425,7 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("patch", "/v1/uploads/{id}", &[ID, OFFSET, ENCODING], Body::Append, "404 not_found, 409 wrong_offset checkout_closed, 422 chunk_mismatch invalid")
         .noting("Appends the next bytes of the chunks to send. What arrives is kept, even if the connection breaks; a chunk whose bytes are not its id is dropped (422 `chunk_mismatch` with `index` and `offset`)."),
     op("delete", "/v1/uploads/{id}", &[ID], Body::None, "404 not_found"),
-    op("post", "/v1/invites", &[], Body::Json, "403 forbidden, 422 invalid")
+    op("post", "/v1/invites", &[], Body::JsonRequired, "403 forbidden, 422 invalid")
         .noting("For admins only. The code is shown only now; inviting a participant again adds a device (its flags must match, else 422 `invalid`)."),
     op("get", "/v1/invites", &[], Body::None, "403 forbidden")
         .noting("For admins only (docs/API-studio.md). The invites neither used nor lapsed, oldest first; never their codes."),
@@ -400,7 +433,7 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("For admins only (docs/API-studio.md). An invite neither used nor lapsed is revoked: its code then gets the 404 `invite_invalid` of an unknown one. One used, lapsed or revoked: 404 `not_found`."),
     op("post", "/v1/me/invites", &[], Body::Json, "403 forbidden, 422 invalid")
         .noting("A code for another device of the caller's."),
-    op("post", "/v1/invites/redeem", &[], Body::Json, "404 invite_invalid, 422 invalid, 429 too_many, 500 internal")
+    op("post", "/v1/invites/redeem", &[], Body::JsonRequired, "404 invite_invalid, 422 invalid, 429 too_many, 500 internal")
         .without_token()
         .noting("Needs no token. An unknown, used or lapsed code is the same 404 `invite_invalid`; past 10 failures a minute from one address, 429 `too_many`."),
     op("get", "/v1/me/devices", &[], Body::None, ""),
@@ -413,13 +446,13 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("get", "/v1/groups", &[], Body::None, "403 forbidden")
         .noting("For admins only."),
     op("put", "/v1/groups/{name}", &[GROUP], Body::Json, "403 forbidden, 422 invalid")
-        .noting("For admins only. Every member must be a participant."),
+        .noting("For admins only. Every member must be a participant (else 422 `invalid`)."),
     op("delete", "/v1/groups/{name}", &[GROUP], Body::None, "403 forbidden, 404 not_found, 422 invalid")
         .noting("For admins only. A group a rule names is kept (422 `invalid`)."),
     op("get", "/v1/permissions", &[], Body::None, "403 forbidden")
         .noting("For admins only."),
     op("put", "/v1/permissions", &[], Body::Json, "403 forbidden, 422 invalid")
-        .noting("For admins only. Replaces every rule, for the next request on every server. A rule naming a group that does not exist, a folder that is not a prefix ending in `/` (or `\"\"`), or a level that is not none, read or write: 422 `invalid`, and the rules stay as they were."),
+        .noting("For admins only. Replaces every rule, for the next request on every server. A rule naming a group that does not exist or someone who is not a participant, a folder that is not a prefix ending in `/` (or `\"\"`), or a level that is not none, read or write: 422 `invalid`, and the rules stay as they were."),
 ];
 
 /// Every status `op` can answer besides its success, each with its error
@@ -449,7 +482,7 @@ pub(super) fn refusals(op: &Operation) -> Vec<(u16, Vec<&'static str>)> {
     }
     match op.body {
         Body::None => {}
-        Body::Json => add(413, &["too_large"]),
+        Body::Json | Body::JsonRequired => add(413, &["too_large"]),
         Body::Upload => {
             add(400, &["digest_mismatch"]);
             add(413, &["too_large"]);

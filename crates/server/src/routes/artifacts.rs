@@ -130,7 +130,7 @@ pub(crate) struct VersionQuery {
     version: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/content", responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/content", responses((status = 200, description = "The bytes, with ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>), (status = 206, description = "The bytes of the range asked for, with Content-Range and ETag: the digest", content_type = "application/octet-stream", body = Vec<u8>)))]
 pub(crate) async fn content(
     On(me, artifact): On<ArtifactId>,
     Params(q): Params<VersionQuery>,
