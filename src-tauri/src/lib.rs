@@ -38,7 +38,7 @@ use tauri_plugin_deep_link::DeepLinkExt;
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_notification::NotificationExt;
 
-use error::{UiError, UiResult};
+use error::{Code, UiError, UiResult};
 use session::Session;
 use settings::{Dirs, Settings};
 
@@ -99,7 +99,7 @@ impl AppState {
         Err(self
             .session_error()
             .clone()
-            .unwrap_or_else(|| UiError::new("no_backend", "No store is open: check Settings.")))
+            .unwrap_or_else(|| UiError::new(Code::NoBackend, "No store is open: check Settings.")))
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, State, Url};
 
 use crate::commands::{checked_pin, CertificateView, SettingsView};
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::session::{trust_of, Source};
 use crate::settings::BackendChoice;
 use crate::{keychain, AppState};
@@ -59,7 +59,7 @@ pub async fn read_invite(
         .filter(|s| !s.is_empty());
     let server = invitation.server.or(typed).or(named).ok_or_else(|| {
         UiError::new(
-            "invalid",
+            Code::Invalid,
             "This code does not say which server it is for: type the server's address too, or paste the whole invite link.",
         )
     })?;
@@ -120,14 +120,14 @@ async fn remote(state: &AppState) -> UiResult<Remote> {
     match state.session.read().await.as_ref().map(|s| &s.source) {
         Some(Source::Remote(remote)) => Ok(remote.clone()),
         Some(Source::Bundled(_)) => Err(UiError::new(
-            "no_server",
+            Code::NoServer,
             "Devices belong to a studio's server: this computer works on its own store.",
         )),
-        None => Err(state
-            .desk()
-            .await
-            .err()
-            .unwrap_or_else(|| UiError::new("no_backend", "No store is open: check Settings."))),
+        None => {
+            Err(state.desk().await.err().unwrap_or_else(|| {
+                UiError::new(Code::NoBackend, "No store is open: check Settings.")
+            }))
+        }
     }
 }
 

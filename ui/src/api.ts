@@ -43,6 +43,7 @@ import type { FolderList } from "./generated/FolderList";
 import type { ListChanges } from "./generated/ListChanges";
 import type { FolderCount } from "./generated/FolderCount";
 import type { Activity } from "./generated/Activity";
+import type { Code } from "./generated/Code";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -52,7 +53,7 @@ export type { LocalState } from "./generated/LocalState";
 export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
 export type { FolderRows, FoundRows, FolderList, ListChanges, FolderCount };
-export type { Activity };
+export type { Activity, Code };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };

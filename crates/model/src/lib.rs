@@ -12,4 +12,4 @@ pub mod error;
 pub mod model;
 pub mod wire;
 
-pub use error::{Error, Result};
+pub use error::{Code, Error, Result};
