@@ -8,12 +8,13 @@ use leasedesk::desk::{computer_name, join_link, read_invitation};
 use leasedesk::model::{Invite, MyDevices};
 use leasedesk::{Remote, Studio};
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, State, Url};
+use tauri::{AppHandle, Manager, State, Url};
 
 use crate::commands::{checked_pin, CertificateView, SettingsView};
 use crate::error::{Code, UiError, UiResult};
 use crate::session::{trust_of, Source};
 use crate::settings::BackendChoice;
+use crate::shell_events;
 use crate::{keychain, AppState};
 
 /// An invite as the join dialog shows it before anything is sent.
@@ -199,7 +200,7 @@ pub fn received(app: &AppHandle, urls: &[Url]) {
     };
     *app.state::<AppState>().join_link() = Some(link);
     crate::show_main(app);
-    let _ = app.emit("join-link", ());
+    shell_events::tell(app, shell_events::JoinLinkLeft, &());
 }
 
 /// The link the app was started with, once.
