@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use leasedesk::clock::Clock;
+use leasedesk::error::Code;
 use leasedesk::model::*;
 use leasedesk::workspace::LocalState;
 use leasedesk::{Backend, Bundled, Remote};
@@ -201,5 +202,5 @@ async fn a_desk_that_never_reached_its_server_says_it_cannot() {
         Arc::new(Remote::new(&format!("http://{closed_port}"), "no-token").unwrap());
     let desk = desk_in(dir.path(), remote, Clock::system());
     let error = desk.overview().await.unwrap_err();
-    assert_eq!(error.code(), "unavailable", "{error}");
+    assert_eq!(error.code(), Code::Unavailable, "{error}");
 }

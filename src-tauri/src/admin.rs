@@ -12,7 +12,7 @@ use leasedesk_rules::access::preview_levels;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::session::Source;
 use crate::studio::InviteLink;
 use crate::AppState;
@@ -36,7 +36,7 @@ async fn server(state: &AppState) -> UiResult<Remote> {
     match state.session.read().await.as_ref().map(|s| &s.source) {
         Some(Source::Remote(remote)) => Ok(remote.clone()),
         _ => Err(UiError::new(
-            "no_server",
+            Code::NoServer,
             "The Studio is a team server's: this computer works on its own store.",
         )),
     }

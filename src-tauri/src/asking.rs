@@ -8,8 +8,9 @@
 use leasedesk_desk::{Desk, RequestNews};
 use leasedesk_model::model::{CheckoutId, Request, RequestId};
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Manager};
 
+use crate::shell_events::{self, Asked};
 use crate::{desktop_notification, notify, show_main, tray_refresh, AppState};
 
 /// What a click outside the window (the desktop's notification, the tray)
@@ -26,16 +27,6 @@ pub enum Intent {
     ShowRequests,
 }
 
-/// What the window gets with a request to you: the notice's words and the
-/// request its buttons act on.
-#[derive(Clone, Serialize, ts_rs::TS)]
-#[ts(export)]
-pub struct Asked {
-    pub title: String,
-    pub body: String,
-    pub request: Request,
-}
-
 /// Tells you of a request's news: the holder of a request to them (with
 /// Check in, Release and Reply), the asker of the holder's answer. An
 /// ended request says nothing by itself: "free" is told when the file is.
@@ -50,14 +41,12 @@ pub fn tell(app: &AppHandle, news: &RequestNews) {
 
 fn tell_holder(app: &AppHandle, title: String, body: String, request: Request) {
     let (checkout, id) = (request.checkout_id, request.id);
-    let _ = app.emit(
-        "asked",
-        Asked {
-            title: title.clone(),
-            body: body.clone(),
-            request,
-        },
-    );
+    let asked = Asked {
+        title: title.clone(),
+        body: body.clone(),
+        request,
+    };
+    shell_events::tell(app, shell_events::AskedOfYou, &asked);
     let app = app.clone();
     let actions = [
         ("checkin", "Check in"),
@@ -86,7 +75,7 @@ fn tell_holder(app: &AppHandle, title: String, body: String, request: Request) {
 pub fn ask_window(app: &AppHandle, intent: Intent) {
     *app.state::<AppState>().intent() = Some(intent);
     show_main(app);
-    let _ = app.emit("intent", ());
+    shell_events::tell(app, shell_events::IntentLeft, &());
 }
 
 /// Release, clicked on the desktop's notification: the holder's Cancel,
@@ -116,7 +105,7 @@ async fn release(app: &AppHandle, checkout: CheckoutId) {
         }
         Err(e) => notify(app, "Leasedesk could not release it", &e.to_string()),
     }
-    let _ = app.emit("store-changed", ());
+    shell_events::tell(app, shell_events::StoreChanged, &());
     tray_refresh(app).await;
 }
 

@@ -14,7 +14,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
 use crate::commands::{progress, told, Moved};
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::{tray_refresh, AppState};
 use leasedesk_backend::Watch;
 
@@ -90,7 +90,7 @@ pub async fn check_in_files(
         .map(|(change, closed)| ChangeDone { change, closed })
         .map_err(|e| match cancel.load(Ordering::Relaxed) {
             true => UiError::new(
-                "cancelled",
+                Code::Cancelled,
                 "The check-in was cancelled: nothing was saved and every file is still checked out.",
             ),
             false => told(&desk)(e),

@@ -13,7 +13,7 @@ use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::settings::{BackendChoice, Settings};
 use crate::{checkin_notice, keychain, notify, tray_refresh, AppState};
 
@@ -176,7 +176,7 @@ pub async fn check_in(
         .map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
                 UiError::new(
-                    "cancelled",
+                    Code::Cancelled,
                     "The check-in was cancelled: nothing was stored and your check-out is still open.",
                 )
             } else {
@@ -374,7 +374,7 @@ pub async fn reveal(path: PathBuf) -> UiResult<()> {
         // The window says it in words, with the path; the cause goes to the log.
         eprintln!("leasedesk-app: revealing {}: {e}", path.display());
         UiError::new(
-            "reveal",
+            Code::Reveal,
             format!("{} could not be shown: {e}", path.display()),
         )
         .with("path", path.display().to_string())
@@ -514,7 +514,7 @@ pub(crate) fn checked_pin(sha256: &str) -> UiResult<String> {
     let pin = sha256.trim().to_ascii_lowercase();
     if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(UiError::new(
-            "invalid",
+            Code::Invalid,
             format!("{sha256:?} is not a SHA-256 fingerprint (64 hexadecimal digits)"),
         ));
     }
@@ -587,7 +587,7 @@ pub async fn save_settings(
 fn check_address(servers: &str) -> UiResult<()> {
     if servers.split(',').all(|s| s.trim().is_empty()) {
         return Err(UiError::new(
-            "invalid",
+            Code::Invalid,
             "Enter your team's server address, such as https://leasedesk.example:7443.",
         ));
     }
@@ -623,10 +623,10 @@ pub async fn test_connection(
     let token = match typed.or(remembered) {
         Some(token) => token,
         None => keychain::read(&url)
-            .map_err(|why| UiError::new("keychain", why))?
+            .map_err(|why| UiError::new(Code::Keychain, why))?
             .ok_or_else(|| {
                 UiError::new(
-                    "no_token",
+                    Code::NoToken,
                     "No token for this server yet: paste the one your admin gave you.",
                 )
             })?,
@@ -667,7 +667,10 @@ impl AppState {
     /// Saves `settings` in the settings file and opens the session on them.
     pub(crate) async fn save_and_open(&self, app: &AppHandle, settings: Settings) -> UiResult<()> {
         settings.save(&self.dirs.settings_file()).map_err(|e| {
-            UiError::new("settings", format!("The settings could not be saved: {e}"))
+            UiError::new(
+                Code::Settings,
+                format!("The settings could not be saved: {e}"),
+            )
         })?;
         *self.settings() = settings;
         crate::open_session(app).await;

@@ -1,23 +1,42 @@
-//! Errors as the window gets them: `{code, message, ...}` with the code from
-//! API.md and the same details (the holder's lease, the head), so the UI can
-//! say what happened and what to do instead of showing a raw string.
+//! Errors as the window gets them: `{code, message, ...}`, the code one of
+//! the model's [`Code`]s (the API's, or the app's own such as `no_token`)
+//! and the same details as the API's body (the holder's lease, the head),
+//! so the UI can say what happened and what to do instead of showing a raw
+//! string.
 
 use leasedesk_desk::Connection;
+pub use leasedesk_model::error::Code;
 use serde::Serialize;
 
-#[derive(Clone, Debug, ts_rs::TS)]
-#[ts(export, type = "{ code: string, message: string }")]
-pub struct UiError(serde_json::Value);
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct UiError {
+    code: Code,
+    message: String,
+    /// What some codes carry besides (`lease`, `head`, `path`, `since`...),
+    /// beside `code` and `message` in the same object.
+    #[serde(flatten)]
+    #[ts(skip)]
+    details: serde_json::Map<String, serde_json::Value>,
+}
 
 impl From<leasedesk_model::Error> for UiError {
     fn from(error: leasedesk_model::Error) -> Self {
-        let mut body = error.to_body();
-        if let Some(object) = body.as_object_mut() {
-            if let Some(code) = object.remove("error") {
-                object.insert("code".into(), code);
-            }
+        let mut details = match error.to_body() {
+            serde_json::Value::Object(body) => body,
+            _ => Default::default(),
+        };
+        // The body's own `error` is `code` here; its message, `message`.
+        details.remove("error");
+        let message = match details.remove("message") {
+            Some(serde_json::Value::String(message)) => message,
+            _ => error.to_string(),
+        };
+        Self {
+            code: error.code(),
+            message,
+            details,
         }
-        Self(body)
     }
 }
 
@@ -27,40 +46,40 @@ impl UiError {
     /// window can say why a click was refused rather than "cannot be reached".
     pub fn from_desk(error: leasedesk_model::Error, connection: Connection) -> Self {
         let offline = connection.offline_since();
-        let mut told = Self::from(error);
-        if let (Some(since), "unavailable") = (offline, told.code()) {
-            told.0["code"] = "offline".into();
-            told.0["since"] = serde_json::json!(since);
+        let told = Self::from(error);
+        match offline {
+            Some(since) if told.code == Code::Unavailable => Self {
+                code: Code::Offline,
+                ..told
+            }
+            .with("since", since),
+            _ => told,
         }
-        told
     }
 
-    pub fn code(&self) -> &str {
-        self.0["code"].as_str().unwrap_or("internal")
+    pub fn code(&self) -> Code {
+        self.code
     }
 
-    /// An error of the app's own (not the store's), e.g. `keychain`.
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Self(serde_json::json!({ "code": code, "message": message.into() }))
+    /// An error of the app's own (not the store's), e.g. `Code::Keychain`.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Default::default(),
+        }
     }
 
     /// The error with a detail the window uses, e.g. the `path` of a file.
     pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
-        self.0[key] = serde_json::json!(value);
+        self.details
+            .insert(key.to_owned(), serde_json::json!(value));
         self
     }
 
     /// The sentence for the user.
     pub fn message(&self) -> &str {
-        self.0["message"]
-            .as_str()
-            .unwrap_or("Something went wrong.")
-    }
-}
-
-impl Serialize for UiError {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        &self.message
     }
 }
 
@@ -94,6 +113,36 @@ mod tests {
     }
 
     #[test]
+    fn every_error_keeps_its_code_message_and_details() {
+        let errors = [
+            leasedesk_model::Error::TooLarge { limit: 7 },
+            leasedesk_model::Error::Forbidden("not yours".into()),
+            leasedesk_model::Error::Internal("the disk".into()),
+        ];
+        for error in errors {
+            let body = serde_json::to_value(UiError::from(error.clone())).unwrap();
+            let mut expected = error.to_body();
+            let code = expected["error"].take();
+            let expected = expected.as_object_mut().unwrap();
+            expected.remove("error");
+            expected.insert("code".into(), code);
+            assert_eq!(&body, &serde_json::Value::Object(expected.clone()));
+        }
+    }
+
+    #[test]
+    fn an_apps_own_error_is_its_code_message_and_what_it_is_given() {
+        let body = serde_json::to_value(
+            UiError::new(Code::Reveal, "hero.psd could not be shown").with("path", "/a/hero.psd"),
+        )
+        .unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({ "code": "reveal", "message": "hero.psd could not be shown", "path": "/a/hero.psd" })
+        );
+    }
+
+    #[test]
     fn a_refusal_while_offline_reaches_the_ui_as_offline_with_its_time() {
         let since = chrono::Utc::now();
         let refusal = leasedesk_desk::Action::CheckIn.refused();
@@ -106,14 +155,18 @@ mod tests {
         assert_eq!(body["since"], serde_json::json!(since));
         assert_eq!(body["message"], refusal.to_string());
         let online = UiError::from_desk(refusal, Connection::Online);
-        assert_eq!(online.code(), "unavailable", "online, it is what it was");
+        assert_eq!(
+            online.code(),
+            Code::Unavailable,
+            "online, it is what it was"
+        );
         let busy = UiError::from_desk(
             leasedesk_model::Error::Forbidden("not yours".into()),
             Connection::Offline { since },
         );
         assert_eq!(
             busy.code(),
-            "forbidden",
+            Code::Forbidden,
             "only an unanswered request is offline"
         );
     }

@@ -5,6 +5,8 @@
 //! # Layout
 //!
 //! - [`commands`]: the window's commands, thin calls into the core.
+//! - [`ipc`]: the commands, typed for both sides (the window's side
+//!   generated from it); [`shell_events`]: what the window is told.
 //! - [`asking`]: requests to a holder told (window and desktop) and answered.
 //! - [`session`]: the open backend (bundled or remote) and workspace.
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
@@ -17,12 +19,14 @@ pub mod asking;
 pub mod changes;
 pub mod commands;
 pub mod error;
+pub mod ipc;
 pub mod keychain;
 pub mod listing;
 pub mod live;
 pub mod preview;
 pub mod session;
 pub mod settings;
+pub mod shell_events;
 pub mod studio;
 pub mod tray;
 
@@ -33,12 +37,13 @@ use std::sync::{Mutex, MutexGuard};
 use leasedesk_desk::workspace::Closed;
 use leasedesk_desk::Desk;
 use leasedesk_model::model::{ArtifactId, CheckinResult, CheckoutId};
-use tauri::{AppHandle, Emitter, Manager, WindowEvent};
+use serde::Serialize;
+use tauri::{AppHandle, Manager, WindowEvent};
 use tauri_plugin_deep_link::DeepLinkExt;
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_notification::NotificationExt;
 
-use error::{UiError, UiResult};
+use error::{Code, UiError, UiResult};
 use session::Session;
 use settings::{Dirs, Settings};
 
@@ -99,7 +104,7 @@ impl AppState {
         Err(self
             .session_error()
             .clone()
-            .unwrap_or_else(|| UiError::new("no_backend", "No store is open: check Settings.")))
+            .unwrap_or_else(|| UiError::new(Code::NoBackend, "No store is open: check Settings.")))
     }
 }
 
@@ -162,18 +167,41 @@ pub async fn open_session(app: &AppHandle) {
         Err(e) => *state.session_error() = Some(e),
     }
     drop(slot);
-    let _ = app.emit("store-changed", ());
+    shell_events::tell(app, shell_events::StoreChanged, &());
     tray_refresh(app).await;
+}
+
+/// A notice in the window: its words, and what its button acts on: the
+/// check-out that Extend extends, or the file that Check out takes.
+#[derive(Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Notice {
+    title: String,
+    body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    extend: Option<CheckoutId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    check_out: Option<ArtifactId>,
+}
+
+impl Notice {
+    fn new(title: &str, body: &str) -> Self {
+        Self {
+            title: title.to_owned(),
+            body: body.to_owned(),
+            extend: None,
+            check_out: None,
+        }
+    }
 }
 
 /// A desktop notification, also shown in the window (which works where no
 /// notification daemon runs).
 pub fn notify(app: &AppHandle, title: &str, body: &str) {
     let _ = app.notification().builder().title(title).body(body).show();
-    let _ = app.emit(
-        "notice",
-        serde_json::json!({ "title": title, "body": body }),
-    );
+    shell_events::tell(app, shell_events::Noticed, &Notice::new(title, body));
 }
 
 /// A file you waited for is free: told on the desktop, and in the window
@@ -181,19 +209,21 @@ pub fn notify(app: &AppHandle, title: &str, body: &str) {
 pub fn notify_free(app: &AppHandle, title: &str, artifact: ArtifactId) {
     let body = "Check it out in Leasedesk while it is.";
     let _ = app.notification().builder().title(title).body(body).show();
-    let _ = app.emit(
-        "notice",
-        serde_json::json!({ "title": title, "body": body, "check_out": artifact }),
-    );
+    let notice = Notice {
+        check_out: Some(artifact),
+        ..Notice::new(title, body)
+    };
+    shell_events::tell(app, shell_events::Noticed, &notice);
 }
 
 /// A notification for a lease about to end, with an Extend button that
 /// extends it when, and only when, the user clicks it.
 pub fn notify_with_extend(app: &AppHandle, title: &str, body: &str, checkout: CheckoutId) {
-    let _ = app.emit(
-        "notice",
-        serde_json::json!({ "title": title, "body": body, "extend": checkout }),
-    );
+    let notice = Notice {
+        extend: Some(checkout),
+        ..Notice::new(title, body)
+    };
+    shell_events::tell(app, shell_events::Noticed, &notice);
     let app2 = app.clone();
     desktop_notification(app, title, body, &[("extend", "Extend")], move |action| {
         if action == "extend" {
@@ -436,7 +466,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
             &sentence(&e.to_string()),
         );
     }
-    let _ = app.emit("store-changed", ());
+    shell_events::tell(app, shell_events::StoreChanged, &());
     tray_refresh(app).await;
 }
 
@@ -481,7 +511,7 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
         ),
         Err(e) => notify(app, "Leasedesk could not check it out", &e.to_string()),
     }
-    let _ = app.emit("store-changed", ());
+    shell_events::tell(app, shell_events::StoreChanged, &());
     tray_refresh(app).await;
 }
 
@@ -552,63 +582,7 @@ pub fn run() {
                 }
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::overview,
-            commands::refresh_row,
-            listing::folder_rows,
-            listing::folders,
-            listing::search_files,
-            listing::held_by_others,
-            listing::list_changes,
-            listing::folder_counts,
-            commands::check_out,
-            commands::extend,
-            commands::check_in,
-            commands::cancel_upload,
-            commands::cancel_checkout,
-            commands::update_file,
-            commands::get_copy,
-            commands::add_files,
-            commands::decide,
-            commands::compare_proposal,
-            commands::history,
-            commands::open_copy,
-            commands::restore_version,
-            commands::checkin_draft,
-            commands::events,
-            commands::recent_events,
-            commands::file_paths,
-            commands::notify_when_free,
-            commands::ask_holder,
-            commands::requests,
-            commands::reply_request,
-            commands::withdraw_request,
-            commands::take_intent,
-            changes::check_out_files,
-            changes::check_in_files,
-            changes::change,
-            commands::reveal,
-            commands::settings,
-            commands::save_settings,
-            commands::server_certificate,
-            commands::trust_certificate,
-            commands::test_connection,
-            studio::read_invite,
-            studio::join_studio,
-            studio::my_devices,
-            studio::revoke_my_device,
-            studio::add_computer,
-            studio::take_join_link,
-            admin::studio,
-            admin::studio_invite,
-            admin::studio_revoke_device,
-            admin::studio_put_group,
-            admin::studio_delete_group,
-            admin::studio_put_rules,
-            admin::studio_preview,
-            admin::studio_revoke_invite,
-            admin::studio_folders,
-        ])
+        .invoke_handler(ipc::handler())
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")
         .run(|app, event| {

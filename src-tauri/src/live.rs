@@ -11,9 +11,10 @@ use leasedesk_desk::workspace::{self, LocalState};
 use leasedesk_desk::{self as desk, Desk, Reminder};
 use leasedesk_model::model::*;
 use tauri::async_runtime::spawn;
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Manager};
 
 use crate::session::{Session, Source};
+use crate::shell_events;
 use crate::{notify, notify_with_extend, tray_refresh, AppState};
 
 /// How often lease reminders are checked (and the tray's countdowns redrawn).
@@ -51,7 +52,7 @@ pub fn start(app: &AppHandle, session: &mut Session) {
         let app = app.clone();
         remote.on_move(move |from, to| {
             tracing::info!("server {from} did not answer; using {to}");
-            let _ = app.emit("store-changed", ());
+            shell_events::tell(&app, shell_events::StoreChanged, &());
         });
     }
 }
@@ -63,12 +64,12 @@ pub fn start(app: &AppHandle, session: &mut Session) {
 async fn fill_mirror(app: AppHandle, desk: Desk) {
     let told = app.clone();
     let progress = move |p: desk::FillProgress| {
-        let _ = told.emit("mirror-progress", p);
+        shell_events::tell(&told, shell_events::MirrorProgress, &p);
     };
     if let Err(e) = desk.sync_mirror(desk.origin(), true, &progress).await {
         tracing::warn!("the list of files was not brought up to date: {e}");
     }
-    let _ = app.emit("store-changed", ());
+    shell_events::tell(&app, shell_events::StoreChanged, &());
 }
 
 /// Once the desk finds no server, tells the window (which shows the view
@@ -84,7 +85,7 @@ async fn keep_connected(app: AppHandle, desk: Desk) {
                 return;
             }
         }
-        let _ = app.emit("store-changed", ());
+        shell_events::tell(&app, shell_events::StoreChanged, &());
         tray_refresh(&app).await;
         let mut attempt = 0;
         while desk.connection().offline_since().is_some() {
@@ -118,7 +119,7 @@ async fn follow_files(
             let Ok(row) = desk.row_at(&path).await else {
                 continue;
             };
-            let _ = app.emit("row", &row);
+            shell_events::tell(&app, shell_events::RowChanged, &row);
             let unreserved = row.local == LocalState::Modified && row.mine.is_none();
             let quiet = noticed
                 .get(&path)
@@ -245,14 +246,14 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
             );
         }
     }
-    let _ = app.emit("activity", &events);
+    shell_events::tell(app, shell_events::NewEvents, &events);
     // Others' work changes the list only: the window reads what changed in
     // it, and the tray (your check-outs and requests) is left be.
     if me.is_none_or(|me| events.iter().any(|e| desk::concerns(e, &me))) {
-        let _ = app.emit("store-changed", ());
+        shell_events::tell(app, shell_events::StoreChanged, &());
         tray_refresh(app).await;
     } else {
-        let _ = app.emit("list-changed", ());
+        shell_events::tell(app, shell_events::ListChanged, &());
     }
 }
 
@@ -297,7 +298,7 @@ async fn look_again_at_checkouts(
         .filter(|c| local(c).is_some_and(|l| changed.contains(&l)))
     {
         if let Ok(row) = desk.row(checkout.artifact_id).await {
-            let _ = app.emit("row", &row);
+            shell_events::tell(app, shell_events::RowChanged, &row);
         }
     }
 }

@@ -16,7 +16,7 @@ use leasedesk_desk::Desk;
 use leasedesk_model::model::{ArtifactId, PreviewOf, ProposalId};
 use tauri::http::{header, Response, StatusCode};
 
-use crate::error::UiError;
+use crate::error::{Code, UiError};
 
 /// What a `preview:` address asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,11 +39,12 @@ pub enum Wanted {
 impl Wanted {
     /// Reads a request's path (`uri.path()`, encoded or not).
     pub fn parse(path: &str) -> Result<Self, UiError> {
-        let decoded = percent_decode(path)
-            .ok_or_else(|| UiError::new("invalid", format!("{path:?} is not a preview address")))?;
+        let decoded = percent_decode(path).ok_or_else(|| {
+            UiError::new(Code::Invalid, format!("{path:?} is not a preview address"))
+        })?;
         let bad = || {
             UiError::new(
-                "invalid",
+                Code::Invalid,
                 format!(
                     "{decoded:?} is not a preview address: use artifact/ID/VERSION|head/SIZE, \
                      proposal/ID/SIZE or local/ID/SIZE"

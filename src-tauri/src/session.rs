@@ -14,7 +14,7 @@ use leasedesk_engine::{Sweeper, SWEEP_EVERY};
 use leasedesk_model::clock::Clock;
 use leasedesk_model::model::Participant;
 
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::settings::{BackendChoice, Dirs, Settings};
 
 /// Where events come from: the bundled store wakes us after each write; a
@@ -74,7 +74,10 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
         BackendChoice::Bundled => {
             let me: Participant = format!("user:{}", settings.display_name).parse().map_err(
                 |e: leasedesk_model::model::Invalid| {
-                    UiError::new("invalid", format!("The display name cannot be used: {e}"))
+                    UiError::new(
+                        Code::Invalid,
+                        format!("The display name cannot be used: {e}"),
+                    )
                 },
             )?;
             let store = Bundled::open(&dirs.bundled_store())?.acting_as(me);
@@ -90,13 +93,13 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             let servers = settings.server_url.trim();
             if servers.is_empty() {
                 return Err(UiError::new(
-                    "no_server",
+                    Code::NoServer,
                     "No server is set: open Settings and enter your team's server address.",
                 ));
             }
             let Some(token) = token else {
                 return Err(UiError::new(
-                    "no_token",
+                    Code::NoToken,
                     "No token for this server: open Settings and paste the token your admin gave you.",
                 ));
             };

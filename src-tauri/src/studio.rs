@@ -9,12 +9,13 @@ use leasedesk_client::Remote;
 use leasedesk_desk::{computer_name, join_link, read_invitation};
 use leasedesk_model::model::{Invite, MyDevices};
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, State, Url};
+use tauri::{AppHandle, Manager, State, Url};
 
 use crate::commands::{checked_pin, CertificateView, SettingsView};
-use crate::error::{UiError, UiResult};
+use crate::error::{Code, UiError, UiResult};
 use crate::session::{trust_of, Source};
 use crate::settings::BackendChoice;
+use crate::shell_events;
 use crate::{keychain, AppState};
 
 /// An invite as the join dialog shows it before anything is sent.
@@ -60,7 +61,7 @@ pub async fn read_invite(
         .filter(|s| !s.is_empty());
     let server = invitation.server.or(typed).or(named).ok_or_else(|| {
         UiError::new(
-            "invalid",
+            Code::Invalid,
             "This code does not say which server it is for: type the server's address too, or paste the whole invite link.",
         )
     })?;
@@ -121,14 +122,14 @@ async fn remote(state: &AppState) -> UiResult<Remote> {
     match state.session.read().await.as_ref().map(|s| &s.source) {
         Some(Source::Remote(remote)) => Ok(remote.clone()),
         Some(Source::Bundled(_)) => Err(UiError::new(
-            "no_server",
+            Code::NoServer,
             "Devices belong to a studio's server: this computer works on its own store.",
         )),
-        None => Err(state
-            .desk()
-            .await
-            .err()
-            .unwrap_or_else(|| UiError::new("no_backend", "No store is open: check Settings."))),
+        None => {
+            Err(state.desk().await.err().unwrap_or_else(|| {
+                UiError::new(Code::NoBackend, "No store is open: check Settings.")
+            }))
+        }
     }
 }
 
@@ -200,7 +201,7 @@ pub fn received(app: &AppHandle, urls: &[Url]) {
     };
     *app.state::<AppState>().join_link() = Some(link);
     crate::show_main(app);
-    let _ = app.emit("join-link", ());
+    shell_events::tell(app, shell_events::JoinLinkLeft, &());
 }
 
 /// The link the app was started with, once.

@@ -4,6 +4,7 @@
 //! the paths held with no file yet).
 
 use super::*;
+use leasedesk::error::Code;
 use leasedesk::workspace::{ListOrder, SortKey};
 
 /// The paths of `rows`.
@@ -64,7 +65,7 @@ async fn a_folder_is_listed_by_place_and_places_follow_files_that_come_go_and_mo
     assert_places(&f, &alice, "brand/", &[0, 41]).await;
 
     let refused = alice.folder_rows("shots", 0, 10).await.unwrap_err();
-    assert_eq!(refused.code(), "invalid", "{refused}");
+    assert_eq!(refused.code(), Code::Invalid, "{refused}");
     assert_eq!(
         alice
             .folder_rows("", 0, 1_000_000)
@@ -132,7 +133,7 @@ async fn the_tree_counts_what_is_held_and_follows_each_lease(f: Fixture) {
     assert_eq!(counts(&alice.folder_tree("").unwrap()), expected);
     assert_eq!(
         alice.folder_tree("brand").unwrap_err().code(),
-        "invalid",
+        Code::Invalid,
         "a folder's path ends in /"
     );
 }
@@ -181,7 +182,7 @@ async fn held_by_others_and_a_search_are_the_servers_answers(f: Fixture) {
         "your check-out on its row"
     );
     let refused = alice.search_rows("b", None, 100).await.unwrap_err();
-    assert_eq!(refused.code(), "invalid", "one letter: {refused}");
+    assert_eq!(refused.code(), Code::Invalid, "one letter: {refused}");
 }
 
 /// Held by others shows a Git lock as the check-out it is (its note is

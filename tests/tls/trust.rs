@@ -3,6 +3,7 @@
 //! use, and the store's own TLS to PostgreSQL.
 
 use super::*;
+use leasedesk::error::Code;
 
 #[test]
 fn the_cli_trusts_a_server_through_leasedesk_ca_cert_and_refuses_it_without() {
@@ -139,7 +140,7 @@ async fn a_pinned_certificate_is_accepted_and_any_other_refused_as_changed() {
                     "the server's certificate changed: expected fingerprint {other}, got {expected}"
                 )
             );
-            assert_eq!(e.code(), "certificate_changed");
+            assert_eq!(e.code(), Code::CertificateChanged);
         }
         other => panic!("{other:?}"),
     }

@@ -3,7 +3,6 @@
 import { Channel, convertFileSrc, invoke } from "@tauri-apps/api/core";
 import { getCurrentWindow } from "@tauri-apps/api/window";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { Added } from "./generated/Added";
 import type { Artifact } from "./generated/Artifact";
 import type { CheckedOut } from "./generated/CheckedOut";
 import type { Checkout } from "./generated/Checkout";
@@ -22,27 +21,20 @@ import type { SettingsView } from "./generated/SettingsView";
 import type { UiError } from "./generated/UiError";
 import type { HistoryPage } from "./generated/HistoryPage";
 import type { Restored } from "./generated/Restored";
-import type { CertificateView } from "./generated/CertificateView";
-import type { Connected } from "./generated/Connected";
 import type { Request } from "./generated/Request";
 import type { Asked } from "./generated/Asked";
 import type { Intent } from "./generated/Intent";
 import type { Change } from "./generated/Change";
 import type { ChangeDone } from "./generated/ChangeDone";
-import type { JoinView } from "./generated/JoinView";
-import type { MyDevices } from "./generated/MyDevices";
-import type { InviteLink } from "./generated/InviteLink";
-import type { StudioView } from "./generated/StudioView";
 import type { RuleRow } from "./generated/RuleRow";
-import type { SeenFile } from "./generated/SeenFile";
-import type { Group } from "./generated/Group";
-import type { Rule } from "./generated/Rule";
 import type { FolderRows } from "./generated/FolderRows";
 import type { FoundRows } from "./generated/FoundRows";
 import type { FolderList } from "./generated/FolderList";
 import type { ListChanges } from "./generated/ListChanges";
 import type { FolderCount } from "./generated/FolderCount";
 import type { Activity } from "./generated/Activity";
+import type { Code } from "./generated/Code";
+import type { ShellCommands, ShellEvents } from "./generated/Shell";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -52,7 +44,7 @@ export type { LocalState } from "./generated/LocalState";
 export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
 export type { FolderRows, FoundRows, FolderList, ListChanges, FolderCount };
-export type { Activity };
+export type { Activity, Code };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -65,6 +57,16 @@ function progressChannel(onProgress?: (moved: Moved) => void): Channel<Moved> {
   const channel = new Channel<Moved>();
   channel.onmessage = (moved) => onProgress?.(moved);
   return channel;
+}
+
+type Command = keyof ShellCommands;
+type Args<C extends Command> = ShellCommands[C]["args"];
+type Answer<C extends Command> = ShellCommands[C]["answer"];
+
+/** Calls the shell's `command`: its name, arguments and answer are those
+ *  of the shell's table (generated), so a wrong one fails the build. */
+function call<C extends Command>(command: C, ...args: {} extends Args<C> ? [] : [Args<C>]): Promise<Answer<C>> {
+  return invoke<Answer<C>>(command, args[0]);
 }
 
 /** What a preview shows: a version (or the head), a proposal, or the local copy. */
@@ -83,105 +85,107 @@ export function previewUrl(of: PreviewOf, size: number): string {
 }
 
 export const api = {
-  overview: () => invoke<Overview>("overview"),
-  refreshRow: (artifact: string) => invoke<FileRow>("refresh_row", { artifact }),
+  overview: () => call("overview"),
+  refreshRow: (artifact: string) => call("refresh_row", { artifact }),
   /** The files under a folder (any depth) from place `offset`, from the app's mirror. */
-  folderRows: (folder: string, offset: number, limit: number, order: ListOrder) => invoke<FolderRows>("folder_rows", { folder, offset, limit, order }),
+  folderRows: (folder: string, offset: number, limit: number, order: ListOrder) => call("folder_rows", { folder, offset, limit, order }),
   /** The folders directly under a folder, with counts and held counts. */
-  folders: (folder: string) => invoke<FolderList>("folders", { folder }),
+  folders: (folder: string) => call("folders", { folder }),
   /** Files whose path contains `text`, across the studio (the server's answer). */
-  searchFiles: (text: string, after: string | null, limit: number) => invoke<FoundRows>("search_files", { text, after, limit }),
+  searchFiles: (text: string, after: string | null, limit: number) => call("search_files", { text, after, limit }),
   /** The counts of these folders (those a change named), from the app's mirror. */
-  folderCounts: (folders: string[]) => invoke<FolderCount[]>("folder_counts", { folders }),
+  folderCounts: (folders: string[]) => call("folder_counts", { folders }),
   /** Brings the list up to date; what changed in it since last asked. */
-  listChanges: () => invoke<ListChanges>("list_changes"),
+  listChanges: () => call("list_changes"),
   /** The files someone else holds now (the server's answer). */
-  heldByOthers: (after: string | null, limit: number) => invoke<FoundRows>("held_by_others", { after, limit }),
+  heldByOthers: (after: string | null, limit: number) => call("held_by_others", { after, limit }),
   checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (m: Moved) => void) =>
-    invoke<CheckedOut>("check_out", { artifact, note, ttlSeconds, onProgress: progressChannel(onProgress) }),
-  extend: (checkout: string, ttlSeconds: number | null) => invoke<Checkout>("extend", { checkout, ttlSeconds }),
+    call("check_out", { artifact, note, ttlSeconds, onProgress: progressChannel(onProgress) }),
+  extend: (checkout: string, ttlSeconds: number | null) => call("extend", { checkout, ttlSeconds }),
   checkIn: (checkout: string, upload: string, message: string | null, onProgress?: (m: Moved) => void) =>
-    invoke<Closed>("check_in", { checkout, upload, message, onProgress: progressChannel(onProgress) }),
+    call("check_in", { checkout, upload, message, onProgress: progressChannel(onProgress) }),
   /** Checks out every file or none (a busy refusal names each held file). */
   checkOutFiles: (artifacts: string[], note: string | null, ttlSeconds: number | null) =>
-    invoke<CheckedOut[]>("check_out_files", { artifacts, note, ttlSeconds }),
+    call("check_out_files", { artifacts, note, ttlSeconds }),
   /** Checks in your copies of these check-outs as one change, with one progress for the set;
    *  `cancelUpload(upload)` stops it until the commit begins. */
   checkInFiles: (checkouts: string[], upload: string, message: string | null, onProgress?: (m: Moved) => void) =>
-    invoke<ChangeDone>("check_in_files", { checkouts, upload, message, onProgress: progressChannel(onProgress) }),
-  change: (id: string) => invoke<Change>("change", { id }),
+    call("check_in_files", { checkouts, upload, message, onProgress: progressChannel(onProgress) }),
+  change: (id: string) => call("change", { id }),
   /** The description a check-in starts with: "Restored version N", the note, or "". */
-  checkinDraft: (checkout: string) => invoke<string>("checkin_draft", { checkout }),
+  checkinDraft: (checkout: string) => call("checkin_draft", { checkout }),
   /** Closes the window to the tray (the app goes on running there). */
   closeWindow: () => getCurrentWindow().close(),
-  cancelUpload: (upload: string) => invoke<void>("cancel_upload", { upload }),
-  cancelCheckout: (checkout: string) => invoke<Closed>("cancel_checkout", { checkout }),
-  updateFile: (artifact: string) => invoke<string | null>("update_file", { artifact }),
+  cancelUpload: (upload: string) => call("cancel_upload", { upload }),
+  cancelCheckout: (checkout: string) => call("cancel_checkout", { checkout }),
+  updateFile: (artifact: string) => call("update_file", { artifact }),
   /** Brings the version you checked out here, writable, for a check-out made elsewhere; the lease is not touched. */
   getCopy: (checkout: string, onProgress?: (m: Moved) => void) =>
-    invoke<CheckedOut>("get_copy", { checkout, onProgress: progressChannel(onProgress) }),
-  addFiles: (paths: string[], folder: string) => invoke<Added[]>("add_files", { paths, folder }),
+    call("get_copy", { checkout, onProgress: progressChannel(onProgress) }),
+  addFiles: (paths: string[], folder: string) => call("add_files", { paths, folder }),
   /** Saves (or finds) the proposal's file beside the head's and shows it in the file manager. */
-  compareProposal: (artifact: string, proposal: string) => invoke<string>("compare_proposal", { artifact, proposal }),
-  decide: (proposal: string, decision: Decision) => invoke<Proposal>("decide", { proposal, decision }),
+  compareProposal: (artifact: string, proposal: string) => call("compare_proposal", { artifact, proposal }),
+  decide: (proposal: string, decision: Decision) => call("decide", { proposal, decision }),
   /** The newest events, newest first, with the paths of the files they name that you may read. */
-  recentEvents: (limit: number) => invoke<Activity>("recent_events", { limit }),
+  recentEvents: (limit: number) => call("recent_events", { limit }),
   /** The path of each of these files that you may read (others are left out). */
-  filePaths: (ids: string[]) => invoke<Activity["paths"]>("file_paths", { ids }),
+  filePaths: (ids: string[]) => call("file_paths", { ids }),
   /** A file's history, newest first; `before` pages back (the last page's `next_before`). */
   history: (artifact: string, before: number | null, limit: number | null) =>
-    invoke<HistoryPage>("history", { artifact, before, limit }),
+    call("history", { artifact, before, limit }),
   /** Saves version N read-only beside the file, as "hero (v3).psd"; answers its path. */
-  openCopy: (artifact: string, version: number) => invoke<string>("open_copy", { artifact, version }),
+  openCopy: (artifact: string, version: number) => call("open_copy", { artifact, version }),
   /** Puts version N into your checked-out copy, keeping the current bytes as a backup. */
-  restoreVersion: (artifact: string, version: number) => invoke<Restored>("restore_version", { artifact, version }),
-  notifyWhenFree: (artifact: string, on: boolean) => invoke<void>("notify_when_free", { artifact, on }),
+  restoreVersion: (artifact: string, version: number) => call("restore_version", { artifact, version }),
+  notifyWhenFree: (artifact: string, on: boolean) => call("notify_when_free", { artifact, on }),
   /** Asks the holder to release the file, with a message; you are told when it is free. Releases nothing. */
-  askHolder: (artifact: string, message: string | null) => invoke<Request>("ask_holder", { artifact, message }),
+  askHolder: (artifact: string, message: string | null) => call("ask_holder", { artifact, message }),
   /** The requests to and from you that still stand, newest first. */
-  requests: () => invoke<Request[]>("requests"),
-  replyRequest: (request: string, message: string) => invoke<Request>("reply_request", { request, message }),
-  withdrawRequest: (request: string) => invoke<Request>("withdraw_request", { request }),
+  requests: () => call("requests"),
+  replyRequest: (request: string, message: string) => call("reply_request", { request, message }),
+  withdrawRequest: (request: string) => call("withdraw_request", { request }),
   /** What a click on the desktop's notification or the tray asked of the window, once. */
-  takeIntent: () => invoke<Intent | null>("take_intent"),
-  reveal: (path: string) => invoke<void>("reveal", { path }),
-  settings: () => invoke<SettingsView>("settings"),
-  saveSettings: (settings: Settings, token: string | null) => invoke<SettingsView>("save_settings", { settings, token }),
+  takeIntent: () => call("take_intent"),
+  reveal: (path: string) => call("reveal", { path }),
+  settings: () => call("settings"),
+  saveSettings: (settings: Settings, token: string | null) => call("save_settings", { settings, token }),
   /** The certificate of the settings' https server, as it is now (null for plain HTTP or the bundled store). */
-  serverCertificate: () => invoke<CertificateView | null>("server_certificate"),
+  serverCertificate: () => call("server_certificate"),
   /** Tries an address and token without saving them: who the server says you are. */
-  testConnection: (settings: Settings, token: string | null) => invoke<Connected>("test_connection", { settings, token }),
+  testConnection: (settings: Settings, token: string | null) => call("test_connection", { settings, token }),
   /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
-  trustCertificate: (sha256: string) => invoke<SettingsView>("trust_certificate", { sha256 }),
+  trustCertificate: (sha256: string) => call("trust_certificate", { sha256 }),
   /** An invite link or code read (a code alone is for `server`, else the one connected to): its server, the certificate it shows, this computer's name. Sends nothing. */
-  readInvite: (text: string, server: string | null = null) => invoke<JoinView>("read_invite", { text, server }),
+  readInvite: (text: string, server: string | null = null) => call("read_invite", { text, server }),
   /** Redeems the code for this device (trusting `sha256`'s certificate if given) and opens the studio's store. */
   joinStudio: (server: string, code: string, device: string, sha256: string | null) =>
-    invoke<SettingsView>("join_studio", { server, code, device, sha256 }),
-  myDevices: () => invoke<MyDevices>("my_devices"),
+    call("join_studio", { server, code, device, sha256 }),
+  myDevices: () => call("my_devices"),
   /** Revokes a device of yours: null when it was this one (signed out). */
-  revokeMyDevice: (id: string) => invoke<MyDevices | null>("revoke_my_device", { id }),
+  revokeMyDevice: (id: string) => call("revoke_my_device", { id }),
   /** A one-time code, and its link, for another computer of yours. */
-  addComputer: () => invoke<InviteLink>("add_computer"),
+  addComputer: () => call("add_computer"),
   /** The invite link the app was started with (leasedesk://join?…), once. */
-  takeJoinLink: () => invoke<string | null>("take_join_link"),
+  takeJoinLink: () => call("take_join_link"),
   /** The studio (people, devices, groups, rules): an admin's; `forbidden` for anyone else. */
-  studio: () => invoke<StudioView>("studio"),
+  studio: () => call("studio"),
   studioInvite: (name: string, role: "user" | "admin" | "agent", expiresSeconds: number) =>
-    invoke<InviteLink>("studio_invite", { name, role, expiresSeconds }),
-  studioRevokeDevice: (participant: string, id: string) => invoke<void>("studio_revoke_device", { participant, id }),
+    call("studio_invite", { name, role, expiresSeconds }),
+  studioRevokeDevice: (participant: string, id: string) => call("studio_revoke_device", { participant, id }),
   /** Revokes an invite waiting to be used: its link stops working. */
-  studioRevokeInvite: (id: string) => invoke<void>("studio_revoke_invite", { id }),
+  studioRevokeInvite: (id: string) => call("studio_revoke_invite", { id }),
   /** Every folder of the studio, by path, for the rules' Folder picker. */
-  studioFolders: () => invoke<string[]>("studio_folders"),
-  studioPutGroup: (name: string, members: string[]) => invoke<Group>("studio_put_group", { name, members }),
-  studioDeleteGroup: (name: string) => invoke<void>("studio_delete_group", { name }),
+  studioFolders: () => call("studio_folders"),
+  studioPutGroup: (name: string, members: string[]) => call("studio_put_group", { name, members }),
+  studioDeleteGroup: (name: string) => call("studio_delete_group", { name }),
   /** Replaces every rule with these. */
-  studioPutRules: (rules: RuleRow[]) => invoke<Rule[]>("studio_put_rules", { rules }),
+  studioPutRules: (rules: RuleRow[]) => call("studio_put_rules", { rules }),
   /** What `participant` would see under `rules` (not saved): each file with its level. */
-  studioPreview: (participant: string, rules: RuleRow[]) => invoke<SeenFile[]>("studio_preview", { participant, rules }),
+  studioPreview: (participant: string, rules: RuleRow[]) => call("studio_preview", { participant, rules }),
 };
 
-export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
-  return listen<T>(event, (e) => handler(e.payload));
+/** Listens to the shell's `event`, with its payload as the shell's table
+ *  has it (generated). */
+export function on<E extends keyof ShellEvents>(event: E, handler: (payload: ShellEvents[E]) => void): Promise<UnlistenFn> {
+  return listen<ShellEvents[E]>(event, (e) => handler(e.payload));
 }

@@ -1,7 +1,7 @@
 // What every view shares: the window's state, notices and errors, the one way
 // an action runs (busy while it runs, its error shown, the list reloaded), and
 // a render that each view hooks into. Every lease change starts from a click.
-import { api, isAppError, type AppError, type FileRow, type ListChanges, type Overview, type Event } from "./api";
+import { api, isAppError, type AppError, type Code, type FileRow, type ListChanges, type Overview, type Event } from "./api";
 import { explain, noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
@@ -130,6 +130,10 @@ export const hooks = {
   sourceShown: () => {},
 };
 
+/** The codes that mean no store is open or the server refuses this app:
+ *  the window says "Not connected". */
+const NOT_CONNECTED: readonly Code[] = ["no_server", "no_token", "no_backend", "unauthorized", "certificate_untrusted", "certificate_changed"];
+
 export function showError(error: unknown, artifact?: string) {
   const appError: AppError = isAppError(error) ? error : { code: "internal", message: String(error) };
   const explained = explain(appError, Date.now());
@@ -208,7 +212,7 @@ export async function reload() {
     // Ready too: the window shows why there is no list.
     document.body.dataset.ready = "true";
     render();
-    if (isAppError(error) && ["no_server", "no_token", "no_backend", "unauthorized", "certificate_untrusted", "certificate_changed"].includes(error.code)) {
+    if (isAppError(error) && NOT_CONNECTED.includes(error.code)) {
       $("me").textContent = "Not connected";
     }
     showError(error);

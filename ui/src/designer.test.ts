@@ -6,6 +6,7 @@ import {
   plainNames, proposalSummary, versionsWords, revealFailed, sentence, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 import { comparedLine } from "./compared";
+import type { Code } from "./api";
 
 describe("the Files count", () => {
   it("is every file when nothing narrows the list, and 'N of M' while something does", () => {
@@ -123,7 +124,7 @@ describe("Settings", () => {
   });
 
   it("says its errors for where the user is: never 'open Settings' inside Settings", () => {
-    const codes = ["no_server", "no_token", "unauthorized", "unavailable", "offline", "certificate_untrusted", "internal"];
+    const codes: Code[] = ["no_server", "no_token", "unauthorized", "unavailable", "offline", "certificate_untrusted", "internal"];
     for (const code of codes) {
       const said = settingsProblem({ code, message: "No server is set: open Settings and enter your team's server address." });
       expect(said, code).not.toMatch(/open settings/i);
@@ -179,7 +180,7 @@ describe("words for a known refusal (issue 36)", () => {
     const said = explain({ code: "proposal_stale", message: "the head moved to version 4 by user:alice", head }, now);
     expect(said.title).toBe("The head moved on: alice saved version 4");
     expect(said.detail).toContain("Rebuild it against the head");
-    for (const code of ["invalid", "bad_request", "too_many", "invite_invalid", "not_staged", "deadline_exceeded", "upload_incomplete"]) {
+    for (const code of ["invalid", "bad_request", "too_many", "invite_invalid", "not_staged", "deadline_exceeded", "upload_incomplete"] as const) {
       expect(explain({ code, message: "x" }, now).title).not.toBe("Something went wrong");
     }
   });

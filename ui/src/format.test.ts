@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Artifact, Closed, Event, Lease } from "./api";
+import type { Artifact, Closed, Code, Event, Lease } from "./api";
 import type { Request } from "./api";
 import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, heldLabel, loadingFiles, replyLine, requestLine, requestsWaiting } from "./format";
 import { checkedOutOn } from "./format";
@@ -78,7 +78,8 @@ describe("errors", () => {
   });
 
   it("an unknown code still shows the message, never a raw object", () => {
-    const said = explain({ code: "something_new", message: "The reason." }, now);
+    // Not a code this window knows (the type says so): its words are the message's.
+    const said = explain({ code: "something_new" as Code, message: "The reason." }, now);
     expect(said.detail).toBe("The reason.");
   });
 });

@@ -4,7 +4,7 @@
 // wires them to the page and to the shell's events.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
-import { api, on, type Event, type FileRow, type FillProgress } from "./api";
+import { api, on } from "./api";
 import { hooks, notice, onRender, reload, render, replaceRow, rowOf, scheduleListRefresh, scheduleReload, select, setView, showError, state, type View } from "./app";
 import { backupNoLongerNeeded, checkOutFree, extendById, notifyWhenFree } from "./actions";
 import { count, fileName, folderOf, loadingFiles, nextZoom, offlineDetail, offlineMark, participantName, requestsWaiting, serverLine, timeLeft, urgency, zoomPercent } from "./format";
@@ -138,20 +138,20 @@ void on("store-changed", () => {
 });
 // Others' work on files: only what changed in the list is read again.
 void on("list-changed", () => scheduleListRefresh());
-void on<FileRow>("row", (row) => replaceRow(row));
+void on("row", (row) => replaceRow(row));
 // A proposal of yours accepted: the backup your late check-in left can go.
-void on<Event[] | { events: Event[] }>("activity", (told) => {
-  for (const e of Array.isArray(told) ? told : told.events) {
+void on("activity", (events) => {
+  for (const e of events) {
     const proposal = e.data.proposal_id;
     if (e.type === "proposal.accepted" && typeof proposal === "string") backupNoLongerNeeded(proposal);
   }
 });
 // The list of files read the first time, page by page: how far (the next
 // reload shows the count again).
-void on<FillProgress>("mirror-progress", (p) => {
+void on("mirror-progress", (p) => {
   $("count-files").textContent = loadingFiles(p.loaded, p.total);
 });
-void on<{ title: string; body: string; extend?: string; check_out?: string }>("notice", (n) => {
+void on("notice", (n) => {
   // Extend by the check-out's id: the reminder may come before the window
   // has read the check-out (made a moment ago, from the CLI or the tray).
   const checkout = n.extend;

@@ -3,7 +3,7 @@
 // reply's dialog, and what a click on the desktop's notification or the
 // tray asks of the window. A request never releases anything: Release is
 // the holder's own Cancel, on their click.
-import { api, on, type Asked, type Checkout, type Intent, type Request } from "./api";
+import { api, on, type Checkout, type Intent, type Request } from "./api";
 import { notice, reload, render, run, setView, showError, state } from "./app";
 import { cancelCheckout, checkIn } from "./actions";
 import { askedNotice, charactersLeft, fileName, participantName } from "./format";
@@ -143,7 +143,7 @@ async function takeIntent() {
 }
 
 export function setUpRequests() {
-  void on<Asked>("asked", (asked) => {
+  void on("asked", (asked) => {
     notice(asked.title, asked.body, "info", requestButtons(asked.request, true));
     render();
   });

@@ -33,7 +33,9 @@ pub fn build_ui() -> Result<()> {
 pub const GENERATED_TYPES: &str = "ui/src/generated";
 
 /// Writes the TypeScript types of the model's and the app's types (ts-rs's
-/// `export_bindings` tests) into `dir`, emptied first; answers the files.
+/// `export_bindings` tests), and the shell's commands and events
+/// (`Shell.ts`, from `src-tauri/src/ipc.rs`), into `dir`, emptied first;
+/// answers the files.
 pub fn ui_types(dir: &Path) -> Result<Vec<String>> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;

@@ -2,6 +2,10 @@
 
 use crate::model::{BusyFile, Digest, Head, Invalid, Lease};
 
+mod code;
+
+pub use code::{Code, UnknownCode};
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl From<Invalid> for Error {
@@ -153,36 +157,37 @@ fn some_busy_message(busy: &[BusyFile]) -> String {
 }
 
 impl Error {
-    /// The error code of `docs/API.md`.
-    pub fn code(&self) -> &'static str {
+    /// The error's code: `docs/API.md`'s, or the client's own for a
+    /// certificate it refuses.
+    pub fn code(&self) -> Code {
         match self {
-            Error::ArtifactBusy { .. } | Error::SomeBusy(_) => "artifact_busy",
-            Error::Forbidden(_) => "forbidden",
-            Error::CheckoutClosed(_) => "checkout_closed",
-            Error::NotHeld(_) => "not_held",
-            Error::NotStaged(_) => "not_staged",
-            Error::Stale { .. } => "stale",
-            Error::ProposalStale { .. } => "proposal_stale",
-            Error::Exists(_) => "exists",
-            Error::NotFound(_) => "not_found",
-            Error::InviteInvalid(_) => "invite_invalid",
-            Error::TooMany(_) => "too_many",
-            Error::NoPreview(_) => "no_preview",
-            Error::Invalid(_) => "invalid",
-            Error::BadRequest(_) => "bad_request",
-            Error::DigestMismatch { .. } => "digest_mismatch",
-            Error::Unauthorized(_) => "unauthorized",
-            Error::DeadlineExceeded(_) => "deadline_exceeded",
-            Error::TooLarge { .. } => "too_large",
-            Error::WrongOffset { .. } => "wrong_offset",
-            Error::ChunkMismatch { .. } => "chunk_mismatch",
-            Error::UploadIncomplete { .. } => "upload_incomplete",
-            Error::RangeNotSatisfiable { .. } => "range_not_satisfiable",
-            Error::StorageFull(_) => "storage_full",
-            Error::CertificateChanged { .. } => "certificate_changed",
-            Error::CertificateUntrusted(_) => "certificate_untrusted",
-            Error::Unavailable(_) => "unavailable",
-            Error::Internal(_) => "internal",
+            Error::ArtifactBusy { .. } | Error::SomeBusy(_) => Code::ArtifactBusy,
+            Error::Forbidden(_) => Code::Forbidden,
+            Error::CheckoutClosed(_) => Code::CheckoutClosed,
+            Error::NotHeld(_) => Code::NotHeld,
+            Error::NotStaged(_) => Code::NotStaged,
+            Error::Stale { .. } => Code::Stale,
+            Error::ProposalStale { .. } => Code::ProposalStale,
+            Error::Exists(_) => Code::Exists,
+            Error::NotFound(_) => Code::NotFound,
+            Error::InviteInvalid(_) => Code::InviteInvalid,
+            Error::TooMany(_) => Code::TooMany,
+            Error::NoPreview(_) => Code::NoPreview,
+            Error::Invalid(_) => Code::Invalid,
+            Error::BadRequest(_) => Code::BadRequest,
+            Error::DigestMismatch { .. } => Code::DigestMismatch,
+            Error::Unauthorized(_) => Code::Unauthorized,
+            Error::DeadlineExceeded(_) => Code::DeadlineExceeded,
+            Error::TooLarge { .. } => Code::TooLarge,
+            Error::WrongOffset { .. } => Code::WrongOffset,
+            Error::ChunkMismatch { .. } => Code::ChunkMismatch,
+            Error::UploadIncomplete { .. } => Code::UploadIncomplete,
+            Error::RangeNotSatisfiable { .. } => Code::RangeNotSatisfiable,
+            Error::StorageFull(_) => Code::StorageFull,
+            Error::CertificateChanged { .. } => Code::CertificateChanged,
+            Error::CertificateUntrusted(_) => Code::CertificateUntrusted,
+            Error::Unavailable(_) => Code::Unavailable,
+            Error::Internal(_) => Code::Internal,
         }
     }
 

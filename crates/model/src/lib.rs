@@ -15,4 +15,4 @@ pub mod failpoint;
 pub mod model;
 pub mod wire;
 
-pub use error::{Error, Result};
+pub use error::{Code, Error, Result};

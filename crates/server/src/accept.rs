@@ -19,6 +19,7 @@ use super::answer::answer;
 use super::conn::{ConnState, Guarded, Limits};
 use super::h2::serve_h2;
 use super::{tls, Closing, ServeConfig};
+use crate::error::Code;
 
 /// Accepts on `listener` until `shutdown`, each connection served by
 /// `router` (see [`super::run_with`] for the shutdown).
@@ -205,7 +206,7 @@ where
 async fn refuse_connection<S: tokio::io::AsyncWrite + Unpin>(mut socket: S, cap: usize) {
     use tokio::io::AsyncWriteExt;
     let body = json!({
-        "error": "unavailable",
+        "error": Code::Unavailable,
         "message": format!("the server is serving its limit of {cap} connections: try again shortly"),
     })
     .to_string();

@@ -36,6 +36,8 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+use crate::error::Code;
+
 /// How long a connection may take, and how large a head may be.
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -72,7 +74,7 @@ const STAND_IN: &[u8] = b"GET / HTTP/1.1\r\nhost: refused\r\nconnection: close\r
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
 }
 
@@ -80,7 +82,7 @@ impl Refusal {
     fn bad(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::BAD_REQUEST,
-            code: "bad_request",
+            code: Code::BadRequest,
             message: message.into(),
         }
     }
@@ -257,7 +259,7 @@ impl<S> Guarded<S> {
 
     /// Hands hyper the stand-in for a refused head; nothing after it is read.
     fn refuse(&mut self, refusal: Refusal) {
-        tracing::info!(status = refusal.status.as_u16(), code = refusal.code, message = %refusal.message, "request refused before routing");
+        tracing::info!(status = refusal.status.as_u16(), code = %refusal.code, message = %refusal.message, "request refused before routing");
         self.state.lock().refusal = Some((self.heads, refusal));
         self.pass_head(STAND_IN);
         self.framing = Framing::Refused;

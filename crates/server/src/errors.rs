@@ -9,7 +9,7 @@ use axum::Json;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::error::Error;
+use crate::error::{Code, Error};
 use crate::model::{Head, Lease};
 
 /// An error as the API answers it: status, and `{"error", "message", ...}`.
@@ -66,7 +66,7 @@ impl IntoResponse for ApiError {
             // The details (paths, SQLite's words) go to the log, not the caller.
             Error::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
-                json!({ "error": "internal", "message": "the server failed; the request changed nothing or completed, and can be retried" })
+                json!({ "error": Code::Internal, "message": "the server failed; the request changed nothing or completed, and can be retried" })
             }
             e => e.to_body(),
         };
@@ -87,7 +87,9 @@ pub(crate) fn error_response(status: StatusCode, body: &serde_json::Value) -> Re
 /// The body of every refusal (for the OpenAPI document).
 #[derive(serde::Serialize, ToSchema)]
 pub(crate) struct ErrorBody {
-    error: String,
+    /// The error's code: one of those a server sends.
+    #[schema(schema_with = server_codes)]
+    error: Code,
     message: String,
     /// With artifact_busy: the live lease, or null if it ended meanwhile.
     lease: Option<Lease>,
@@ -102,11 +104,22 @@ pub(crate) struct ErrorBody {
     limit: Option<u64>,
 }
 
+/// The codes a server sends ([`Code::sent_by_server`]), as the document
+/// lists them: never the client's or the app's own.
+fn server_codes() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let sent = Code::ALL.iter().filter(|code| code.sent_by_server());
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(sent.map(|code| code.as_str())))
+        .build()
+}
+
 /// A method that a known path does not have: 405 `method_not_allowed` in our
 /// JSON (the router adds `Allow`, the methods the path has).
 pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Response {
     let body = json!({
-        "error": "method_not_allowed",
+        "error": Code::MethodNotAllowed,
         "message": format!("{path} does not take {method}: see Allow for the methods it takes"),
     });
     error_response(StatusCode::METHOD_NOT_ALLOWED, &body)

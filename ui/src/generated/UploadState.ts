@@ -11,7 +11,7 @@ export type UploadState = { id: UploadId,
  */
 size: number, digest: Digest, 
 /**
- * The chunks to send, as runs of their places in the list
+ * The chunks to send, as runs of their positions in the list
  * (`[first, end)`), in order; each distinct chunk once. Their bytes one
  * after another are the upload's bytes.
  */

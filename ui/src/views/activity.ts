@@ -53,7 +53,7 @@ export async function loadActivity() {
 
 export function setUpActivity() {
   onRender(renderActivity);
-  void on<Event[]>("activity", (events) => {
+  void on("activity", (events) => {
     arriving = arriving.then(async () => {
       const unknown = [...new Set(events.flatMap(named))].filter((id) => !paths.has(id));
       if (unknown.length) {

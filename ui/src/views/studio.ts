@@ -7,7 +7,7 @@
 // of what a chosen person would see under the rules as edited, before they
 // are saved, as a folder tree with counts. The words and the tree are
 // `permissions.ts`'s and `invites.ts`'s.
-import { api, isAppError } from "../api";
+import { api, isAppError, type Code } from "../api";
 import type { StudioView } from "../generated/StudioView";
 import type { RuleRow } from "../generated/RuleRow";
 import type { Member } from "../generated/Member";
@@ -51,7 +51,7 @@ function say(where: HTMLElement, text: string, error = false) {
 const options = (choices: Choice[]) => choices.map((c) => h("option", { value: c.value }, c.label));
 
 /** Answers that mean the studio is not this app's to show: no server, or not an admin. */
-const NOT_YOURS = new Set(["no_server", "forbidden", "unauthorized"]);
+const NOT_YOURS = new Set<Code>(["no_server", "forbidden", "unauthorized"]);
 /** How long a passing failure (a slow or busy server) waits before asking again. */
 const RETRY_MS = 3000;
 /** The latest ask: an older answer arriving after it is stale and dropped. */

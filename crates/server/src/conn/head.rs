@@ -5,6 +5,7 @@
 use axum::http::StatusCode;
 
 use super::{Limits, Refusal};
+use crate::error::Code;
 
 /// As many headers as hyper itself accepts, so that it never refuses a head
 /// the guard let through.
@@ -36,7 +37,7 @@ pub(super) enum Chunk {
 pub(super) fn too_long_uri(limits: &Limits) -> Refusal {
     Refusal {
         status: StatusCode::URI_TOO_LONG,
-        code: "too_large",
+        code: Code::TooLarge,
         message: format!(
             "the request target is longer than {} bytes",
             limits.max_uri_bytes
@@ -47,7 +48,7 @@ pub(super) fn too_long_uri(limits: &Limits) -> Refusal {
 pub(super) fn too_large_head(limits: &Limits) -> Refusal {
     Refusal {
         status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-        code: "too_large",
+        code: Code::TooLarge,
         message: format!(
             "the request's headers are larger than {} bytes (or more than {MAX_HEADERS})",
             limits.max_head_bytes

@@ -501,3 +501,22 @@ pub(super) fn refusals(op: &Operation) -> Vec<(u16, Vec<&'static str>)> {
     all.sort_by_key(|(status, _)| *status);
     all
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Code;
+
+    #[test]
+    fn every_code_the_document_lists_is_one_a_server_sends() {
+        for op in OPERATIONS {
+            for (status, codes) in refusals(op) {
+                for code in codes {
+                    let said = format!("{} {}: {status} {code}", op.method, op.path);
+                    let code: Code = code.parse().unwrap_or_else(|e| panic!("{said}: {e}"));
+                    assert!(code.sent_by_server(), "{said}: a code no server sends");
+                }
+            }
+        }
+    }
+}
