@@ -28,6 +28,7 @@ use crate::listing;
 use crate::settings::Settings;
 use crate::shell_events::{self, EventVisitor, ShellEvent};
 use crate::studio::{self, InviteLink, JoinView};
+use crate::versions;
 
 /// Builds the table: the handler, and the commands as data. A type may be
 /// followed by `as` and the type whose TypeScript the window sees instead
@@ -83,11 +84,11 @@ table! {
     commands::get_copy(checkout: CheckoutId, on_progress: Channel<Moved> as ChannelOf<Moved>) -> CheckedOut;
     commands::add_files(paths: Vec<PathBuf>, folder: String) -> Vec<Added>;
     commands::decide(proposal: ProposalId, decision: Decision) -> Proposal;
-    commands::compare_proposal(artifact: ArtifactId, proposal: ProposalId) -> PathBuf;
-    commands::history(artifact: ArtifactId, before: Option<u64> as Option<Number>, limit: Option<u32>) -> HistoryPage;
-    commands::open_copy(artifact: ArtifactId, version: u64 as Number) -> PathBuf;
-    commands::restore_version(artifact: ArtifactId, version: u64 as Number) -> Restored;
-    commands::checkin_draft(checkout: CheckoutId) -> String;
+    versions::compare_proposal(artifact: ArtifactId, proposal: ProposalId) -> PathBuf;
+    versions::history(artifact: ArtifactId, before: Option<u64> as Option<Number>, limit: Option<u32>) -> HistoryPage;
+    versions::open_copy(artifact: ArtifactId, version: u64 as Number) -> PathBuf;
+    versions::restore_version(artifact: ArtifactId, version: u64 as Number) -> Restored;
+    versions::checkin_draft(checkout: CheckoutId) -> String;
     commands::events(after: u64 as Number, limit: u32) -> EventPage;
     commands::recent_events(limit: u32) -> Activity;
     commands::file_paths(ids: Vec<ArtifactId>) -> BTreeMap<ArtifactId, RepoPath>;

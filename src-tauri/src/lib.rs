@@ -29,6 +29,7 @@ pub mod settings;
 pub mod shell_events;
 pub mod studio;
 pub mod tray;
+pub mod versions;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
