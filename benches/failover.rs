@@ -5,11 +5,16 @@
 //! `events --follow`, which must print an event written just after the kill.
 //! `--quick` runs fewer rounds. Prints Markdown rows.
 
+#[path = "common/figures.rs"]
+mod figures;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+
+use figures::{row, value, Data};
 use testkit::WithEnvironment;
 
 const TARGET: Duration = Duration::from_secs(2);
@@ -83,20 +88,27 @@ fn main() {
             ms(*worst)
         )
     };
+    // The median, then the worst; `against` compares the median.
+    let data = |times: &[Duration], against: Option<(&str, &[Duration])>| -> Data {
+        let mut data = value(ms(median(times.to_vec())), "ms");
+        if let Some((name, baseline)) = against {
+            data = data.against(name, ms(median(baseline.to_vec())), "ms");
+        }
+        data.and("worst", ms(*times.iter().max().unwrap()), "ms")
+    };
+    let plain_name = "`leasedesk --server B ls`, nothing killed (same rounds)";
     row(
         "`leasedesk --server A,B ls` after SIGKILL of A (whole command, process start to exit)",
         format!("**{}**", summary(&moved)),
         "within 2 s",
+        data(&moved, Some((plain_name, &plain))),
     );
-    row(
-        "`leasedesk --server B ls`, nothing killed (same rounds)",
-        summary(&plain),
-        "baseline",
-    );
+    row(plain_name, summary(&plain), "baseline", data(&plain, None));
     row(
         "`events --follow` on A: SIGKILL of A to the follower printing an event written after it (a `checkout` CLI through B, counted in)",
         format!("**{}**", summary(&followed)),
         "within 2 s",
+        data(&followed, None),
     );
     let over: Vec<_> = moved
         .iter()
@@ -174,10 +186,6 @@ fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn row(figure: &str, measured: String, target: &str) {
-    println!("| {figure} | {measured} | {target} |");
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {

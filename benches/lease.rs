@@ -8,12 +8,15 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // a served store is the server benches'
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row, settle, size_label};
+use common::{make_big_file, median, peak_memory, settle, size_label};
+use figures::{row, value, Data};
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Upload};
 
@@ -101,14 +104,16 @@ fn sqlite_baseline(work: &Path, n: u32) {
             .unwrap();
             tx.commit().unwrap();
         }
+        let rate = per_second(n, start.elapsed());
         row(
             &format!("minimal SQLite WAL transaction, synchronous={synchronous}"),
-            format!("{:.0}/s", per_second(n, start.elapsed())),
+            format!("{rate:.0}/s"),
             if synchronous == "NORMAL" {
                 "about 17,000/s (issue)"
             } else {
                 "under 900/s (issue)"
             },
+            value(rate, "/s"),
         );
     }
 }
@@ -134,10 +139,12 @@ async fn lease_pairs(work: &Path, n: u32) {
         let edit = store.begin_edit(id, None).await.unwrap();
         store.release_edit(edit.id).await.unwrap();
     }
+    let rate = per_second(n, start.elapsed());
     row(
         "lease acquire + release pairs, bundled (agent edit begin + release)",
-        format!("{:.0} pairs/s", per_second(n, start.elapsed())),
+        format!("{rate:.0} pairs/s"),
         "at least 5,000 pairs/s",
+        value(rate, "pairs/s"),
     );
     let start = Instant::now();
     for _ in 0..n {
@@ -147,10 +154,12 @@ async fn lease_pairs(work: &Path, n: u32) {
             .unwrap();
         store.cancel(c.id).await.unwrap();
     }
+    let rate = per_second(n, start.elapsed());
     row(
         "check-out + cancel pairs, bundled",
-        format!("{:.0} pairs/s", per_second(n, start.elapsed())),
+        format!("{rate:.0} pairs/s"),
         "(same lease, plus the record)",
+        value(rate, "pairs/s"),
     );
 }
 
@@ -162,10 +171,12 @@ async fn cycles(work: &Path, n: u32) {
         let done = cycle(&store, id, content.clone()).await;
         assert!(matches!(done, Some(CheckinResult::Unchanged { .. })));
     }
+    let rate = per_second(n, start.elapsed());
     row(
         "whole cycle: check out, check in an unchanged 4 KiB file",
-        format!("{:.0} cycles/s", per_second(n, start.elapsed())),
+        format!("{rate:.0} cycles/s"),
         "at least 1,000 cycles/s",
+        value(rate, "cycles/s"),
     );
     let n = n / 10;
     let start = Instant::now();
@@ -173,10 +184,12 @@ async fn cycles(work: &Path, n: u32) {
         let done = cycle(&store, id, format!("version {i}").into_bytes()).await;
         assert!(matches!(done, Some(CheckinResult::Committed { .. })));
     }
+    let rate = per_second(n, start.elapsed());
     row(
         "durable cycle: check out, check in a changed file (blob and WAL fsynced)",
-        format!("{:.0} cycles/s", per_second(n, start.elapsed())),
+        format!("{rate:.0} cycles/s"),
         "bounded by fsync; compare synchronous=FULL above",
+        value(rate, "cycles/s"),
     );
 }
 
@@ -230,6 +243,16 @@ fn ratio(a: &[Duration], b: &[Duration]) -> f64 {
     median(a.to_vec()).as_secs_f64() / median(b.to_vec()).as_secs_f64()
 }
 
+/// The figures of [`spread`]: the median, and the fastest beside it.
+fn timed(times: &[Duration]) -> Data {
+    let fastest = times.iter().min().unwrap().as_secs_f64();
+    value(secs(times), "s").and("fastest", fastest, "s")
+}
+
+fn secs(times: &[Duration]) -> f64 {
+    median(times.to_vec()).as_secs_f64()
+}
+
 fn big_file(work: &Path, sizes: &Sizes) {
     let bin = common::bin();
     let source = work.join("big.bin");
@@ -274,20 +297,23 @@ fn big_file(work: &Path, sizes: &Sizes) {
     }
     eprintln!("copy {std_copy:?}\ncp {cp:?}\ncp+fsync {cp_sync:?}\ncheck-in {checkin:?}");
     let runs = checkin.len();
-    row(
-        &format!(
-            "std::fs::copy of a page-cached {label} file, same disk: median (fastest) of {runs}"
-        ),
-        spread(&std_copy),
-        "baseline",
+    let copy_name = format!(
+        "std::fs::copy of a page-cached {label} file, same disk: median (fastest) of {runs}"
     );
+    row(&copy_name, spread(&std_copy), "baseline", timed(&std_copy));
     let mut against = format!("{:.2}x copy", ratio(&checkin, &std_copy));
     if cfg!(target_os = "linux") {
-        row(&format!("cp of the {label} file"), spread(&cp), "baseline");
+        row(
+            &format!("cp of the {label} file"),
+            spread(&cp),
+            "baseline",
+            timed(&cp),
+        );
         row(
             &format!("cp, then fsync of the copy ({label})"),
             spread(&cp_sync),
             "baseline with durability",
+            timed(&cp_sync),
         );
         against += &format!(
             ", {:.2}x cp, {:.2}x cp+fsync",
@@ -295,21 +321,32 @@ fn big_file(work: &Path, sizes: &Sizes) {
             ratio(&checkin, &cp_sync)
         );
     }
+    let (baseline, times) = if cfg!(target_os = "linux") {
+        (format!("cp of the {label} file"), &cp)
+    } else {
+        (copy_name, &std_copy)
+    };
     row(
         &format!("check-in of the {label} file (hash while copying, fsync, commit)"),
         format!("{} = {against}", spread(&checkin)),
         "at most 1.5x cp",
+        value(secs(&checkin), "s")
+            .against(&baseline, secs(times), "s")
+            .and("fastest", checkin.iter().min().unwrap().as_secs_f64(), "s"),
     );
     row(
         "start and exit of the CLI (`leasedesk --version`), part of the check-in's time",
         spread(&start),
         "",
+        timed(&start),
     );
     if cfg!(target_os = "linux") {
+        let mib = peak as f64 / 1048576.0;
         row(
             &format!("peak memory of the check-in process ({label})"),
-            format!("{:.1} MiB", peak as f64 / 1048576.0),
+            format!("{mib:.1} MiB"),
             "under 64 MiB",
+            value(mib, "MiB"),
         );
     }
 
@@ -336,20 +373,22 @@ fn big_file(work: &Path, sizes: &Sizes) {
         read.push(start.elapsed());
         assert_eq!(size, sizes.big_file);
     }
-    row(
-        &format!("b3sum of the {label} file (all cores)"),
-        spread(&b3),
-        "baseline",
+    let (b3_name, b3_one_name) = (
+        format!("b3sum of the {label} file (all cores)"),
+        format!("b3sum --num-threads 1 ({label})"),
     );
+    row(&b3_name, spread(&b3), "baseline", timed(&b3));
     row(
-        &format!("b3sum --num-threads 1 ({label})"),
+        &b3_one_name,
         spread(&b3_one),
         "baseline, one thread",
+        timed(&b3_one),
     );
     row(
         &format!("leasedesk digest of the {label} file (mapped, all cores)"),
         format!("{} = {:.2}x b3sum", spread(&mapped), ratio(&mapped, &b3)),
         "within 10% of b3sum",
+        value(secs(&mapped), "s").against(&b3_name, secs(&b3), "s"),
     );
     row(
         &format!("digest_file of the {label} file (read, one core: for long-running processes)"),
@@ -359,5 +398,6 @@ fn big_file(work: &Path, sizes: &Sizes) {
             ratio(&read, &b3_one)
         ),
         "no SIGBUS if truncated meanwhile",
+        value(secs(&read), "s").against(&b3_one_name, secs(&b3_one), "s"),
     );
 }

@@ -21,12 +21,15 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the other benches' helpers
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, row, settle, size_label, Server};
+use common::{make_big_file, median, settle, size_label, Server};
+use figures::{row, value};
 use leasedesk::backend::{Backend, Upload};
 use leasedesk::model::RepoPath;
 use leasedesk::remote::Remote;
@@ -78,10 +81,13 @@ fn chunking_cost(work: &Path, quick: bool) {
     }
     let (alone, chunked) = (median(alone), median(chunked));
     let label = size_label(size);
+    let alone_name =
+        format!("BLAKE3 of a page-cached {label} file, one thread (a check-in's hash before)");
     row(
-        &format!("BLAKE3 of a page-cached {label} file, one thread (a check-in's hash before)"),
+        &alone_name,
         format!("{:.2} s", alone.as_secs_f64()),
         "baseline",
+        value(alone.as_secs_f64(), "s"),
     );
     row(
         &format!(
@@ -93,6 +99,7 @@ fn chunking_cost(work: &Path, quick: bool) {
             chunked.as_secs_f64() / alone.as_secs_f64()
         ),
         "at most 1.3x BLAKE3 alone",
+        value(chunked.as_secs_f64(), "s").against(&alone_name, alone.as_secs_f64(), "s"),
     );
     let _ = std::fs::remove_file(&file);
 }
@@ -148,10 +155,13 @@ async fn real_edits(work: &Path, quick: bool) {
             .await;
             (time, link.sent_up() - up)
         };
+        let whole_name = format!("{} ({}): whole file, as today", edit.what, mib(size));
+        let mb = |bytes: u64| bytes as f64 / 1e6;
         row(
-            &format!("{} ({}): whole file, as today", edit.what, mib(size)),
+            &whole_name,
             format!("{} in {:.1} s", mib(whole_bytes), whole_time.as_secs_f64()),
             "baseline",
+            value(mb(whole_bytes), "MB sent").and("time", whole_time.as_secs_f64(), "s"),
         );
         row(
             &format!("{}: only the chunks the server lacks", edit.what),
@@ -167,6 +177,10 @@ async fn real_edits(work: &Path, quick: bool) {
             } else {
                 "in proportion to the edit"
             },
+            value(mb(sent_bytes), "MB sent")
+                .against(&whole_name, mb(whole_bytes), "MB sent")
+                .and("time", sent_time.as_secs_f64(), "s")
+                .against(&whole_name, whole_time.as_secs_f64(), "s"),
         );
         // The older copy brought up to date from its chunks.
         let copy = work.join(format!("copy-{n}"));
@@ -192,15 +206,16 @@ async fn real_edits(work: &Path, quick: bool) {
             leasedesk::blobs::digest_file(&copy).unwrap().0,
             artifact.head.digest
         );
+        let took = started.elapsed().as_secs_f64();
         row(
             &format!("{}: the older copy brought up to date", edit.what),
             format!(
-                "{} fetched ({:.1} % of the file) in {:.1} s",
+                "{} fetched ({:.1} % of the file) in {took:.1} s",
                 mib(fetched),
                 100.0 * fetched as f64 / size as f64,
-                started.elapsed().as_secs_f64()
             ),
             "the chunks the copy lacks",
+            value(mb(fetched), "MB fetched").and("time", took, "s"),
         );
     }
 }
@@ -280,10 +295,12 @@ async fn cut_in_the_middle(work: &Path, quick: bool) {
     let [(uncut, uncut_bytes), (cut, cut_bytes)] = runs[..] else {
         unreachable!()
     };
+    let uncut_name = format!("check-in of {label} over the home link, uncut");
     row(
-        &format!("check-in of {label} over the home link, uncut"),
+        &uncut_name,
         format!("{:.1} s, {} sent", uncut.as_secs_f64(), mib(uncut_bytes)),
         "baseline",
+        value(uncut.as_secs_f64(), "s").and("sent", uncut_bytes as f64 / 1e6, "MB"),
     );
     row(
         &format!(
@@ -297,6 +314,10 @@ async fn cut_in_the_middle(work: &Path, quick: bool) {
             cut_bytes as f64 / size as f64
         ),
         "at most 1.1x uncut + outage; at most 1.05x the file",
+        value(cut.as_secs_f64(), "s")
+            .against("uncut + outage", (uncut + OUTAGE).as_secs_f64(), "s")
+            .and("sent", cut_bytes as f64 / 1e6, "MB")
+            .against("the file", size as f64 / 1e6, "MB"),
     );
 }
 

@@ -25,6 +25,8 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are other benches'
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // etcd and the lease pairs are other benches'
 mod pairs;
@@ -42,7 +44,7 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Options, Remote};
 use testkit::postgres::PgCluster;
 
-use common::row;
+use figures::{row, value, Data};
 use pairs::{ms, percentile};
 use studio::{fill_sqlite, RARE, WORDS};
 
@@ -231,6 +233,7 @@ fn sorted_mirror(sizes: &Sizes) {
             ),
             spread(&times),
             "p99 < 100 ms (a place never read)",
+            spread_data(&times),
         );
     }
     // The next screen from a place known (as the window scrolls on): a
@@ -261,6 +264,7 @@ fn sorted_mirror(sizes: &Sizes) {
         &format!("the same, the next screen after place {deep} (its place known)"),
         spread(&times),
         "p99 < 16 ms (a frame)",
+        spread_data(&times),
     );
     drop(workspace);
     let _ = std::fs::remove_dir_all(&work);
@@ -355,6 +359,7 @@ async fn measure(store_name: &str, location: &Location, store_args: &[OsString],
             &format!("first page of 1,000 files ({on})"),
             spread(&first.0),
             "p50 and p99 < 20 ms",
+            spread_data(&first.0),
         );
         for (text, found) in [(RARE, sizes.files / 1000), (COMMON, sizes.files / 19)] {
             let search = || {
@@ -373,6 +378,7 @@ async fn measure(store_name: &str, location: &Location, store_args: &[OsString],
                 &format!("search for `{text}` (in about {found} paths), first page ({on})"),
                 spread(&times),
                 "p50 and p99 < 50 ms",
+                spread_data(&times),
             );
         }
         let (times, top) = timed(sizes.samples / 2, || backend.folders("")).await;
@@ -388,14 +394,17 @@ async fn measure(store_name: &str, location: &Location, store_args: &[OsString],
             ),
             spread(&times),
             "< 20 ms",
+            spread_data(&times),
         );
         let started = Instant::now();
         let walked = walk(backend.as_ref()).await;
         assert_eq!(walked, sizes.files);
+        let took = started.elapsed().as_secs_f64();
         row(
             &format!("full walk by pages of 1,000 ({on})"),
-            format!("{:.2} s", started.elapsed().as_secs_f64()),
+            format!("{took:.2} s"),
             "",
+            value(took, "s"),
         );
     }
     let _ = stop.send(());
@@ -435,6 +444,9 @@ async fn measure(store_name: &str, location: &Location, store_args: &[OsString],
             took.as_secs_f64()
         ),
         "< 64 MiB above idle",
+        value((peak.saturating_sub(idle) >> 20) as f64, "MiB above idle")
+            .and("idle", (idle >> 20) as f64, "MiB")
+            .and("walks", took.as_secs_f64(), "s"),
     );
 }
 
@@ -464,6 +476,12 @@ fn spread(sorted: &[Duration]) -> String {
         ms(percentile(sorted, 0.50)),
         ms(percentile(sorted, 0.99))
     )
+}
+
+/// The figures of [`spread`]: p50, then p99, in ms.
+fn spread_data(sorted: &[Duration]) -> Data {
+    let millis = |p: f64| percentile(sorted, p).as_secs_f64() * 1e3;
+    value(millis(0.50), "ms").and("p99", millis(0.99), "ms")
 }
 
 /// Walks every page of the store: how many files.
@@ -542,10 +560,12 @@ fn status_on_many_blobs(data: &Path, count: u64) {
         cli.ok(&["status"]);
         times.push(started.elapsed());
     }
+    let median = common::median(times);
     row(
         &format!("`leasedesk status` on a data folder of {count} blobs"),
-        format!("median {}", ms(common::median(times))),
+        format!("median {}", ms(median)),
         "< 100 ms",
+        value(median.as_secs_f64() * 1e3, "ms"),
     );
 }
 

@@ -6,13 +6,17 @@
 //! only this bench's part.
 
 #[path = "common/mod.rs"]
+#[allow(dead_code)] // its rows are printed by figures.rs
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 
 use std::path::Path;
 
 use std::time::{Duration, Instant};
 
-use common::{bin, make_big_file, median, peak_memory, row, settle, size_label, Server};
+use common::{bin, make_big_file, median, peak_memory, settle, size_label, Server};
+use figures::{row, value, Data};
 use leasedesk::{Backend, Remote, Upload};
 use object_store::{ObjectStoreExt, WriteMultipart};
 use testkit::{s3, WithEnvironment};
@@ -142,32 +146,34 @@ async fn check_in(work: &Path, size: u64) {
     }
     let (cp, direct, cli, declared) = (median(cp), median(direct), median(cli), median(declared));
     let ratio = |d: Duration| d.as_secs_f64() / cp.as_secs_f64();
-    row(
-        &format!("cp of a page-cached {label} file, median of {RUNS}"),
-        secs(cp),
-        "baseline",
-    );
+    let cp_name = format!("cp of a page-cached {label} file, median of {RUNS}");
+    let against_cp = |d: Duration| -> Data {
+        value(d.as_secs_f64(), "s").against(&cp_name, cp.as_secs_f64(), "s")
+    };
+    row(&cp_name, secs(cp), "baseline", value(cp.as_secs_f64(), "s"));
     row(
         &format!("moto taking the {label} file straight from a client (multipart, 8 MiB parts)"),
         format!("{} = {:.2}x cp", secs(direct), ratio(direct)),
         "the S3 server's own cost",
+        against_cp(direct),
     );
     row(
         &format!("check-in of the {label} file, CLI --server, server on --blobs s3:// (no digest declared: spooled, then sent)"),
         format!("**{} = {:.2}x cp**", secs(cli), ratio(cli)),
         "at most 3x cp",
+        against_cp(cli),
     );
     row(
         &format!("check-in of the {label} file with its digest declared (hashed first, in the time): parts straight to the key"),
         format!("**{} = {:.2}x cp**", secs(declared), ratio(declared)),
         "at most 3x cp",
+        against_cp(declared),
     );
+    let mib = peak_memory(server.process.child.id()) as f64 / 1048576.0;
     row(
         "server peak memory (VmHWM) over those check-ins",
-        format!(
-            "**{:.1} MiB**",
-            peak_memory(server.process.child.id()) as f64 / 1048576.0
-        ),
+        format!("**{mib:.1} MiB**"),
         "under 64 MiB",
+        value(mib, "MiB"),
     );
 }

@@ -13,6 +13,8 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers and the served CLI are other benches'
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // the served CLI, etcd and the concurrent pairs are other benches'
 mod pairs;
@@ -23,7 +25,8 @@ use futures_util::StreamExt;
 use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Options, Remote, Studio, Upload};
 
-use common::{median, row};
+use common::median;
+use figures::{row, value, Data};
 use pairs::{ms, percentile};
 
 struct Sizes {
@@ -352,6 +355,17 @@ fn report(count: usize, sizes: &Sizes, never: &[Samples; 2], sets: &[[Samples; 2
     let how = ["bundled", "over HTTP"];
     let (rounds, pairs, listings) = (sizes.rounds, sizes.pairs, sizes.listings);
     common::table_head();
+    let millis = |d: Duration| d.as_secs_f64() * 1e3;
+    // A set's pairs: p50 and p99, in ms.
+    let pair_times = |s: &Samples| {
+        let mut sorted = s.pairs.clone();
+        sorted.sort();
+        (
+            millis(percentile(&sorted, 0.5)),
+            millis(percentile(&sorted, 0.99)),
+        )
+    };
+    let listing_time = |s: &Samples| millis(median(s.listings.clone()));
     for backend in 0..2 {
         let pair_figure = |s: &Samples| {
             let mut sorted = s.pairs.clone();
@@ -362,6 +376,8 @@ fn report(count: usize, sizes: &Sizes, never: &[Samples; 2], sets: &[[Samples; 2
                 ms(percentile(&sorted, 0.99))
             )
         };
+        let set = |n: usize| pair_times(&sets[n][backend]);
+        let never_pairs = pair_times(&never[backend]);
         row(
             &format!(
                 "bob's check-out + cancel of one file, {}, median / p99 of {} pairs per set ({rounds} rounds of {pairs}, the sets taking turns)",
@@ -370,6 +386,9 @@ fn report(count: usize, sizes: &Sizes, never: &[Samples; 2], sets: &[[Samples; 2
             ),
             figures(sets, backend, pair_figure, |s| &s.pairs, |s| &s.round_pairs),
             "1,000 rules at most 1.10x 0 rules",
+            against_sets(value(set(2).0, "ms"), set(0).0, set(1).0)
+                .and("p99", set(2).1, "ms")
+                .against(SETS[0], set(0).1, "ms"),
         );
         row(
             &format!(
@@ -378,6 +397,7 @@ fn report(count: usize, sizes: &Sizes, never: &[Samples; 2], sets: &[[Samples; 2
             ),
             pair_figure(&never[backend]),
             "",
+            value(never_pairs.0, "ms").and("p99", never_pairs.1, "ms"),
         );
     }
     for backend in 0..2 {
@@ -403,13 +423,26 @@ fn report(count: usize, sizes: &Sizes, never: &[Samples; 2], sets: &[[Samples; 2
                 |s| &s.round_listings,
             ),
             "1,000 rules at most 1.10x 0 rules",
+            against_sets(
+                value(listing_time(&sets[2][backend]), "ms"),
+                listing_time(&sets[0][backend]),
+                listing_time(&sets[1][backend]),
+            ),
         );
         row(
             "(the same before any permissions document)",
             listing_figure(&never[backend]),
             "",
+            value(listing_time(&never[backend]), "ms"),
         );
     }
+}
+
+/// 1,000 rules' figure (`thousand`) against 0 rules', with 10 rules' beside.
+fn against_sets(thousand: Data, zero: f64, ten: f64) -> Data {
+    thousand
+        .against(SETS[0], zero, "ms")
+        .and(SETS[1], ten, "ms")
 }
 
 /// Each set's figure, then the median's ratio of 1,000 rules to 0 rules,

@@ -22,6 +22,8 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "preview/psd_writer.rs"]
 mod psd_writer;
 
@@ -29,7 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{median, row, settle};
+use common::{median, settle};
+use figures::{row, value};
 use psd_writer::{write_flat, write_layered_psb, write_psb};
 
 const SIZE: u32 = 512;
@@ -135,7 +138,7 @@ fn colour_management(quick: bool, work: &Path) {
             None => None,
             Some(Ok(icc)) => Some(icc),
             Some(Err(e)) => {
-                row(&format!("{name} {how}"), format!("not measured: {e}"), "");
+                common::row(&format!("{name} {how}"), format!("not measured: {e}"), "");
                 continue;
             }
         };
@@ -186,16 +189,21 @@ fn ours(file: &Path, repeats: usize, what: &str, how: &str) -> Measured {
     }
     let fastest = *times.iter().min().unwrap();
     let time = median(times);
+    let (cpu, mib) = (median(cpu), peak as f64 / (1 << 20) as f64);
     row(
         &format!("**{SIZE} px preview of a {what}**, {how} (release, one process each)"),
         format!(
             "**{:.2} s** ({:.2} s fastest), median of {repeats}; CPU {:.2} s; peak **{:.1} MiB**",
             secs(time),
             secs(fastest),
-            secs(median(cpu)),
-            peak as f64 / (1 << 20) as f64
+            secs(cpu),
+            mib
         ),
         "at most 1 s, 256 MiB",
+        value(secs(time), "s")
+            .and("fastest", secs(fastest), "s")
+            .and("CPU", secs(cpu), "s")
+            .and("peak memory", mib, "MiB"),
     );
     Measured {
         file: file.to_path_buf(),
@@ -226,14 +234,12 @@ fn run_psd_tools(script: &str, file: &Path, how: &str) -> Measured {
             .arg(SIZE.to_string()),
     );
     let (time, peak) = parse_report(&report);
+    let mib = peak as f64 / (1 << 20) as f64;
     row(
         &format!("the same preview by psd-tools 1.26 ({how})"),
-        format!(
-            "{:.2} s, peak {:.0} MiB",
-            secs(time),
-            peak as f64 / (1 << 20) as f64
-        ),
+        format!("{:.2} s, peak {mib:.0} MiB", secs(time)),
         "baseline",
+        value(secs(time), "s").and("peak memory", mib, "MiB"),
     );
     Measured {
         file: file.to_path_buf(),
@@ -243,10 +249,14 @@ fn run_psd_tools(script: &str, file: &Path, how: &str) -> Measured {
 }
 
 fn compare(ours: &Measured, theirs: &Measured, how: &str) {
+    let speed_up = secs(theirs.time) / secs(ours.time);
+    // Named by the file: the composite's and the layers' rows are alike.
+    let file = ours.file.file_name().unwrap().to_string_lossy();
     row(
-        "**speed-up over psd-tools**",
-        format!("**{:.1}x**", secs(theirs.time) / secs(ours.time)),
+        &format!("**speed-up over psd-tools** ({file})"),
+        format!("**{speed_up:.1}x**"),
         "at least 5x",
+        value(speed_up, "x"),
     );
     let (a, b) = (
         image::open(&ours.png).unwrap().to_rgba8(),
@@ -263,13 +273,12 @@ fn compare(ours: &Measured, theirs: &Measured, how: &str) {
         .zip(b.as_raw())
         .map(|(x, y)| x.abs_diff(*y) as u64)
         .sum();
+    let mean = difference as f64 / a.as_raw().len() as f64;
     row(
-        &format!("mean difference between the two previews ({how})"),
-        format!(
-            "{:.2} levels of 255",
-            difference as f64 / a.as_raw().len() as f64
-        ),
+        &format!("mean difference between the two previews of {file} ({how})"),
+        format!("{mean:.2} levels of 255"),
         "the same picture",
+        value(mean, "levels of 255"),
     );
 }
 

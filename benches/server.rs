@@ -9,6 +9,8 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // serving a store by its flags is the stream and team benches'
 mod pairs;
@@ -27,7 +29,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{make_big_file, median, peak_memory, row, settle, size_label, Server};
+use common::{make_big_file, median, peak_memory, settle, size_label, Server};
+use figures::{row, value};
 use pairs::{bin, edit_pair, make_artifacts, measure_pairs, ms, percentile, Etcd};
 use serde_json::{json, Value};
 

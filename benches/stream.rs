@@ -11,6 +11,8 @@
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "common/pairs.rs"]
 #[allow(dead_code)] // etcd is the team bench's
 mod pairs;
@@ -19,7 +21,7 @@ use std::ffi::OsString;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::row;
+use figures::{row, value, Data};
 use futures_util::StreamExt;
 use pairs::{
     add_user, answered, edit_pair, import, make_artifacts, measure_pairs, ms, percentile,
@@ -76,15 +78,26 @@ fn main() {
         r[1]
     });
     let pair = |(p50, p99): (Duration, Duration)| format!("p50 {}, p99 {}", ms(p50), ms(p99));
+    // Each figure against the same given at once, as before issue 19.
+    const BEFORE: &str = "events given at once (before)";
+    let millis = |d: Duration| d.as_secs_f64() * 1e3;
+    let latencies = |now: (Duration, Duration), before: (Duration, Duration)| -> Data {
+        value(millis(now.0), "ms")
+            .against(BEFORE, millis(before.0), "ms")
+            .and("p99", millis(now.1), "ms")
+            .against(BEFORE, millis(before.1), "ms")
+    };
     row(
         &format!("a lease change answered by one server, to its event on the other's stream (PostgreSQL, {samples} changes)"),
         pair(latency[0]),
         &pair(latency[1]),
+        latencies(latency[0], latency[1]),
     );
     row(
         &format!("lease acquire + release, {CLIENTS} clients over the two servers, a stream open on each (median of 3)"),
         format!("{:.0} pairs/s", rates[0]),
         &format!("{:.0} pairs/s", rates[1]),
+        value(rates[0], "pairs/s").against(BEFORE, rates[1], "pairs/s"),
     );
     row(
         &format!(
@@ -92,6 +105,7 @@ fn main() {
         ),
         pair(sqlite[0]),
         &pair(sqlite[1]),
+        latencies(sqlite[0], sqlite[1]),
     );
 }
 

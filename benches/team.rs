@@ -20,6 +20,8 @@ mod alone;
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
 mod common;
+#[path = "common/figures.rs"]
+mod figures;
 #[path = "common/pairs.rs"]
 mod pairs;
 #[path = "team/requests.rs"]
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use alone::{floor_profile, postgres_floor, PgProfile};
-use common::row;
+use figures::{row, value};
 use pairs::{add_user, edit_pair, make_artifacts, measure_pairs, ms, serve, Etcd};
 use testkit::postgres::PgCluster;
 
@@ -135,17 +137,19 @@ fn main() {
         ));
     }
     for (connections, floor) in floors {
-        println!(
-            "two servers on PostgreSQL / PostgreSQL alone with {connections} connections = {:.2}",
-            on_postgres.rate / floor
-        );
+        let name =
+            format!("two servers on PostgreSQL / PostgreSQL alone with {connections} connections");
+        println!("{name} = {:.2}", on_postgres.rate / floor);
+        figures::numbers(&name, value(on_postgres.rate / floor, "x"));
     }
     println!();
     println!("Two servers on PostgreSQL (pg_stat_statements):");
-    profile.0.print();
+    profile.0.print("two servers on PostgreSQL");
     println!();
     println!("PostgreSQL alone, pgbench with 2 connections (pg_stat_statements):");
-    profile.1.print();
+    profile
+        .1
+        .print("PostgreSQL alone, pgbench with 2 connections");
     drop(cluster);
     let _ = std::fs::remove_dir_all(&work);
 }
@@ -317,6 +321,12 @@ impl Figure {
             .iter()
             .map(|(name, seconds)| format!("{name} {:.2} ms", seconds * 1e3))
             .collect();
+        let mut data = value(self.rate, "pairs/s")
+            .and("median", self.median.as_secs_f64() * 1e3, "ms")
+            .and("p99", self.p99.as_secs_f64() * 1e3, "ms");
+        for (name, seconds) in &self.cpu {
+            data = data.and(&format!("CPU per pair, {name}"), seconds * 1e3, "ms");
+        }
         row(
             figure,
             format!(
@@ -327,6 +337,7 @@ impl Figure {
                 cpu.join(", ")
             ),
             &target,
+            data,
         );
     }
 }

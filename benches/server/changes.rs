@@ -58,10 +58,12 @@ pub(crate) async fn run(work: &Path, quick: bool) {
         &times,
         &sizes,
     );
+    let mib = server.peak_memory() as f64 / 1048576.0;
     row(
         "server peak memory over those check-ins and changes",
-        format!("{:.1} MiB", server.peak_memory() as f64 / 1048576.0),
+        format!("{mib:.1} MiB"),
         "",
+        value(mib, "MiB"),
     );
 }
 
@@ -191,8 +193,9 @@ fn report(how: &str, times: &Times, sizes: &ChangeSizes) {
     let low = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let high = ratios.iter().copied().fold(0.0, f64::max);
     let (singles, change) = (median(times.singles.clone()), median(times.change.clone()));
+    let singles_name = format!("{n} single check-outs, then {n} check-ins of new {mib} MiB files, {how}, median of {rounds}");
     row(
-        &format!("{n} single check-outs, then {n} check-ins of new {mib} MiB files, {how}, median of {rounds}"),
+        &singles_name,
         format!(
             "{} (fastest {}): check-outs {}, check-ins {}",
             s(singles),
@@ -201,6 +204,7 @@ fn report(how: &str, times: &Times, sizes: &ChangeSizes) {
             s(median(times.r#in.clone())),
         ),
         "baseline",
+        value(singles.as_secs_f64(), "s"),
     );
     row(
         &format!("a {n}-file check-out and a {n}-file change of new {mib} MiB files (check_out_many, {n} stages, commit_change), {how}, median of {rounds}"),
@@ -216,6 +220,7 @@ fn report(how: &str, times: &Times, sizes: &ChangeSizes) {
             ms(median(times.commit.clone())),
         ),
         &format!("no slower than {n} singles"),
+        value(change.as_secs_f64(), "s").against(&singles_name, singles.as_secs_f64(), "s"),
     );
 }
 

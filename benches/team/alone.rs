@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use testkit::postgres::PgCluster;
 
-use super::common::row;
+use super::figures::{numbers, row, value};
 use super::pairs;
 use super::{cpu_seconds, process_tree};
 
@@ -76,6 +76,10 @@ pub fn postgres_floor(cluster: &PgCluster, connections: usize, seconds: u32) -> 
             (after.1 - before.1) / pairs * 1e3,
         ),
         "the floor PostgreSQL sets on this machine",
+        value(rate, "pairs/s")
+            .and("mean", field("latency average = "), "ms")
+            .and("CPU per pair, PostgreSQL", (after.0 - before.0) / pairs * 1e3, "ms")
+            .and("CPU per pair, pgbench", (after.1 - before.1) / pairs * 1e3, "ms"),
     );
     rate
 }
@@ -211,7 +215,8 @@ impl PgProfile {
         }
     }
 
-    pub fn print(&self) {
+    /// Prints the profile of `what` ran (and its counts a pair as figures).
+    pub fn print(&self, what: &str) {
         println!(
             "PostgreSQL in the timed run ({:.0} pairs): {:.1} statements ({:.1} less BEGIN and COMMIT, of which {:.1} nested), {:.2} commits, {:.2} rollbacks and {:.2} WAL flushes (fsync) per pair.",
             self.pairs,
@@ -221,6 +226,17 @@ impl PgProfile {
             self.commits / self.pairs,
             self.rollbacks / self.pairs,
             self.wal_syncs / self.pairs,
+        );
+        numbers(
+            &format!("PostgreSQL statements a pair, {what}"),
+            value(self.statements / self.pairs, "statements")
+                .and(
+                    "less BEGIN and COMMIT",
+                    self.work / self.pairs,
+                    "statements",
+                )
+                .and("commits", self.commits / self.pairs, "commits")
+                .and("WAL flushes", self.wal_syncs / self.pairs, "fsyncs"),
         );
         println!();
         println!("| calls per pair | mean ms | statement |");

@@ -32,13 +32,18 @@ impl Delivered {
     pub fn report(&self) {
         let pair =
             |(p50, p99): (Duration, Duration)| format!("median {}, p99 {}", ms(p50), ms(p99));
-        crate::common::row(
+        let millis = |d: Duration| d.as_secs_f64() * 1e3;
+        crate::figures::row(
             &format!(
                 "a request delivered to the holder's app after it is made: asked on one server, the holder's follower on the other, two servers on one PostgreSQL 15 database, HTTP ({} requests)",
                 self.samples
             ),
             format!("{} (the news read: {})", pair(self.event), pair(self.news)),
             "under 1 s",
+            crate::figures::value(millis(self.event.0), "ms")
+                .and("p99", millis(self.event.1), "ms")
+                .and("the news read", millis(self.news.0), "ms")
+                .and("the news read, p99", millis(self.news.1), "ms"),
         );
     }
 }

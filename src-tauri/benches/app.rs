@@ -15,6 +15,8 @@
 //! `--quick` uses small sizes; `--only startup-hash|window|compare|app-million` runs one
 //! part, `--only scroll` the scrolling of `window` alone.
 
+#[path = "../../benches/common/figures.rs"]
+mod figures;
 #[path = "app/million.rs"]
 mod million;
 #[path = "../tests/window/on_this_bus.rs"]
@@ -25,15 +27,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
+use figures::{row, value};
 use leasedesk::clock::Clock;
 use leasedesk::model::RepoPath;
 use leasedesk::workspace::Workspace;
 use leasedesk::{Backend, Bundled, Upload};
 use serde_json::json;
-
-fn row(figure: &str, measured: String, target: &str) {
-    println!("| {figure} | {measured} | {target} |");
-}
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
@@ -165,19 +164,22 @@ async fn compare(work: &Path, quick: bool) {
         .await
         .unwrap();
     let times: Vec<f64> = serde_json::from_value(switches).unwrap();
+    let opened = first["ms"].as_f64().unwrap_or(f64::NAN);
     row(
         &format!("compare view, two {side} px versions: from opening to the difference shown (fetch, decode, diff once)"),
-        format!("{:.0} ms ({})", first["ms"].as_f64().unwrap_or(f64::NAN), first["said"].as_str().unwrap_or("?")),
+        format!("{opened:.0} ms ({})", first["said"].as_str().unwrap_or("?")),
         "",
+        value(opened, "ms"),
     );
+    let slowest = times.iter().cloned().fold(0.0, f64::max);
     row(
         &format!("compare view, two {side} px versions: switching mode (key to the second frame after it; 40 switches through all four)"),
         format!(
-            "median **{:.1} ms**, slowest {:.1} ms",
+            "median **{:.1} ms**, slowest {slowest:.1} ms",
             median(times.clone()),
-            times.iter().cloned().fold(0.0, f64::max)
         ),
         "under 100 ms",
+        value(median(times), "ms").and("slowest", slowest, "ms"),
     );
     let _ = client.close().await;
 }
@@ -224,6 +226,7 @@ fn startup_hash(work: &Path, quick: bool) {
         ),
         format!("{hashed_cold} files hashed in {:.1} s", cold.as_secs_f64()),
         "",
+        value(cold.as_secs_f64(), "s").and("files hashed", hashed_cold as f64, "files"),
     );
     row(
         "the next start (sizes and mtimes unchanged)",
@@ -233,6 +236,11 @@ fn startup_hash(work: &Path, quick: bool) {
             warm.as_secs_f64() * 1000.0
         ),
         "hashes nothing",
+        value(second.files_hashed() as f64, "files hashed").and(
+            "time",
+            warm.as_secs_f64() * 1000.0,
+            "ms",
+        ),
     );
 }
 
@@ -466,23 +474,34 @@ async fn window(work: &Path, quick: bool) {
             launches.iter().map(|s| format!("{:.0}", s * 1000.0)).collect::<Vec<_>>().join(", ")
         ),
         "under 1 s",
+        value(median(launches.clone()) * 1000.0, "ms"),
     );
     let mib = |values: Vec<f64>| median(values) / 1048576.0;
+    let (in_tray, open) = (mib(in_tray), mib(open));
     row(
         "idle memory of all the app's processes, window closed to the tray (PSS, median, 5 s after Ctrl+W)",
-        format!("**{:.0} MiB**", mib(in_tray)),
+        format!("**{in_tray:.0} MiB**"),
         "under 150 MiB",
+        value(in_tray, "MiB"),
     );
+    let blank = blank_webkit_window_memory().await.map(|b| b / 1048576.0);
+    let blank_name = "for scale: WebKitGTK's own MiniBrowser showing about:blank, same window size and renderer (PSS, 5 s after start)";
+    let mut open_data = value(open, "MiB");
+    if let Some(blank) = blank {
+        open_data = open_data.against(blank_name, blank, "MiB");
+    }
     row(
         "idle memory of all the app's processes, window open (app, WebKit web and network processes; PSS, median, 5 s after the list shows)",
-        format!("**{:.0} MiB**", mib(open)),
+        format!("**{open:.0} MiB**"),
         "under 150 MiB",
+        open_data,
     );
-    if let Some(blank) = blank_webkit_window_memory().await {
+    if let Some(blank) = blank {
         row(
-            "for scale: WebKitGTK's own MiniBrowser showing about:blank, same window size and renderer (PSS, 5 s after start)",
-            format!("{:.0} MiB", blank / 1048576.0),
+            blank_name,
+            format!("{blank:.0} MiB"),
             "",
+            value(blank, "MiB"),
         );
     }
 
@@ -560,6 +579,11 @@ async fn window(work: &Path, quick: bool) {
             latencies.len()
         ),
         "under 1 s",
+        value(median(latencies.clone()) * 1000.0, "ms").and(
+            "slowest",
+            latencies.iter().cloned().fold(0.0, f64::max) * 1000.0,
+            "ms",
+        ),
     );
     let _ = client.close().await;
 }
@@ -573,6 +597,7 @@ async fn scroll(home: &Path, count: usize) {
         &format!("the same with {count} files"),
         format!("{:.0} ms", took.as_secs_f64() * 1000.0),
         "",
+        value(took.as_secs_f64() * 1000.0, "ms"),
     );
     let frames = client
         .execute_async(
@@ -624,11 +649,11 @@ async fn scroll(home: &Path, count: usize) {
     };
     let (idle, times) = (numbers("idle"), numbers("times"));
     let (idle, p95) = (median(idle), percentile(times.clone(), 0.95));
+    let frame = median(times.clone());
     row(
         &format!("scrolling the {count}-file list while thumbnails load, 240 px per frame for 180 frames"),
         format!(
-            "frame time median {:.1} ms, **p95 {p95:.1} ms = {:.2}× the idle frame** ({idle:.1} ms, the median of 60 frames with nothing to do); {} rows in the page; of the {} rows in view, {} show their thumbnail at the end, {} a second later",
-            median(times),
+            "frame time median {frame:.1} ms, **p95 {p95:.1} ms = {:.2}× the idle frame** ({idle:.1} ms, the median of 60 frames with nothing to do); {} rows in the page; of the {} rows in view, {} show their thumbnail at the end, {} a second later",
             p95 / idle,
             frames["rows"],
             frames["inView"],
@@ -636,6 +661,9 @@ async fn scroll(home: &Path, count: usize) {
             frames["later"]
         ),
         "p95 ≤ 1.2× the idle frame; only visible rows rendered",
+        value(p95, "ms")
+            .against("the idle frame (median of 60 frames with nothing to do)", idle, "ms")
+            .and("median", frame, "ms"),
     );
     let _ = client.close().await;
     drop(_driver);

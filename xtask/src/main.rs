@@ -19,6 +19,7 @@ mod installer;
 mod layers;
 mod macos;
 mod packages;
+mod results;
 mod samples;
 mod suite;
 mod ui;

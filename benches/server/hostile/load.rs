@@ -76,6 +76,7 @@ pub(super) async fn idle_connections(work: &Path) {
             client_done.as_secs_f64()
         ),
         "held until the header timeout (10 s)",
+        value(all_open.as_secs_f64(), "s").and("still held", still_held as f64, "connections"),
     );
     row(
         "normal client meanwhile: `GET /v1/me` on a new connection, 50 requests 100 ms apart",
@@ -85,6 +86,9 @@ pub(super) async fn idle_connections(work: &Path) {
             ms(*times.last().unwrap())
         ),
         "all served",
+        value(served as f64, "requests served")
+            .and("median", leases::millis(times[times.len() / 2]), "ms")
+            .and("max", leases::millis(*times.last().unwrap()), "ms"),
     );
     row(
         "the server dropped the half-sent connections",
@@ -101,6 +105,10 @@ pub(super) async fn idle_connections(work: &Path) {
             peak as f64 / 1048576.0
         ),
         "dropped after about 10 s",
+        value(closes.len() as f64, "connections closed")
+            .and("first", closes.first().map_or(f64::NAN, |d| d.as_secs_f64()), "s")
+            .and("last", closes.last().map_or(f64::NAN, |d| d.as_secs_f64()), "s")
+            .and("server peak memory", peak as f64 / 1048576.0, "MiB"),
     );
 }
 
@@ -216,6 +224,7 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
         &format!("ledger for the page figures: {events} events from {artifacts} imports and {pairs} check-out + extend pairs (made through the library)"),
         format!("filled in {:.0} s", filled.as_secs_f64()),
         "at least 20,000 events",
+        value(events as f64, "events").and("filled in", filled.as_secs_f64(), "s"),
     );
     row(
         "one `GET /v1/events?limit=10000`",
@@ -224,6 +233,7 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
             body.len() as f64 / 1024.0
         ),
         "at most 1000 events a page",
+        value(page_events as f64, "events").and("size", body.len() as f64 / 1024.0, "KiB"),
     );
     row(
         "server peak memory (VmHWM): started / after one page / after 3 rounds of 15 concurrent `GET /v1/events?limit=10000`",
@@ -235,6 +245,9 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
             ms(median(page_rounds))
         ),
         "issue 9, before the cap: 45 MB → 413 MB",
+        value(under_pages as f64 / 1048576.0, "MiB")
+            .and("started", at_start as f64 / 1048576.0, "MiB")
+            .and("after one page", after_one as f64 / 1048576.0, "MiB"),
     );
     row(
         &format!(
@@ -247,6 +260,7 @@ pub(super) async fn big_pages(work: &Path, artifacts: usize) {
             ms(list_time)
         ),
         "",
+        value(under_lists as f64 / 1048576.0, "MiB"),
     );
 }
 
@@ -340,5 +354,6 @@ pub(super) async fn shutdown_with_streams(work: &Path) {
             ms(median(times.clone()))
         ),
         "issue 9, before: never exited",
+        value(leases::millis(median(times.clone())), "ms"),
     );
 }

@@ -475,6 +475,9 @@ pub(super) async fn malformed(work: &Path) {
             if alive { "yes" } else { "NO" }
         ),
         "0 × 500",
+        value(five_hundred as f64, "answered 500")
+            .and("sent", probes.len() as f64, "requests")
+            .and("any 5xx", fives as f64, "answers"),
     );
     row(
         "their answers, by status",
@@ -483,11 +486,15 @@ pub(super) async fn malformed(work: &Path) {
             closed - closed_whole
         ),
         "",
+        value(closed_whole as f64, "closed whole without an answer")
+            .and("no answer in 20 s", silent as f64, "requests"),
     );
     row(
         "answers whose body is not `{\"error\",\"message\"}` (status ≥ 400, HEAD excepted) / without `Cache-Control: no-store`",
         format!("**{not_json} / {no_store_missing}**"),
         "0 / 0",
+        value(not_json as f64, "answers")
+            .and("without no-store", no_store_missing as f64, "answers"),
     );
 }
 

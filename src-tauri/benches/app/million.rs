@@ -58,17 +58,18 @@ pub async fn million(work: &Path, quick: bool) {
 
     let before = sent.load(Ordering::Relaxed);
     let (client, driver, took) = launch(&home).await;
+    let first_sent = (sent.load(Ordering::Relaxed) - before) >> 20;
     row(
         &format!(
             "first start on {} files: the app's mirror filled by pages, to the first rows",
             sizes.files
         ),
         format!(
-            "{:.1} s, {} MiB sent to the app",
+            "{:.1} s, {first_sent} MiB sent to the app",
             took.as_secs_f64(),
-            (sent.load(Ordering::Relaxed) - before) >> 20
         ),
         "",
+        value(took.as_secs_f64(), "s").and("sent to the app", first_sent as f64, "MiB"),
     );
     let _ = client.close().await;
     drop(driver);
@@ -90,11 +91,14 @@ pub async fn million(work: &Path, quick: bool) {
             launches.iter().map(|s| format!("{:.0}", s * 1000.0)).collect::<Vec<_>>().join(", ")
         ),
         "under 1 s",
+        value(median(launches.clone()) * 1000.0, "ms"),
     );
+    let memory = median(memory) / 1048576.0;
     row(
         &format!("memory of all the app's processes with {} files in the mirror (PSS, median, 5 s after the rows show)", sizes.files),
-        format!("**{:.0} MiB**", median(memory) / 1048576.0),
+        format!("**{memory:.0} MiB**"),
         "under 300 MiB",
+        value(memory, "MiB"),
     );
 
     let (client, driver, _) = launch(&home).await;
@@ -140,6 +144,11 @@ pub async fn million(work: &Path, quick: bool) {
             quiet.all_ms
         ),
         "under 5 ms",
+        value(per(busy.app_ms, quiet.app_ms), "ms").and(
+            "with WebKit's",
+            per(busy.all_ms, quiet.all_ms),
+            "ms",
+        ),
     );
     row(
         "the same: bytes sent to the app per event (HTTP headers and bodies, less the quiet stretch)",
@@ -151,6 +160,7 @@ pub async fn million(work: &Path, quick: bool) {
             quiet.bytes
         ),
         "under 2 KB",
+        value(per(busy.bytes as f64, quiet.bytes as f64), "B"),
     );
     let _ = client.close().await;
     drop(driver);
