@@ -22,6 +22,8 @@ pub use store::*;
 
 /// How a test watches a check-in from the workspace or the desk.
 pub use leasedesk::backend::Watch;
+/// Deterministic noise, different for each seed, so a failure can be replayed.
+pub use testkit::noise::{noise, Xorshift};
 #[allow(unused_imports)] // each test module uses a part
 pub use testkit::s3::{http, s3, Moto, S3};
 pub use testkit::WithEnvironment;
@@ -617,18 +619,4 @@ pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [
         "the race exercised commits and stale check-ins: {outcomes:?}"
     );
     outcomes
-}
-
-/// Deterministic noise (xorshift), different for each seed and cheap to
-/// make, so a failure can be replayed.
-pub fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
 }

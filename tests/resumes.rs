@@ -61,14 +61,11 @@ impl Store {
 /// A chunk list of `chunks` chunks of 64 KiB with ids no file has.
 fn list_of_64k(chunks: usize, seed: u64) -> bytes::Bytes {
     let mut list = Vec::with_capacity(chunks * 36);
-    let mut state = seed | 1;
+    let mut ids = Xorshift::new(seed | 1);
     for _ in 0..chunks {
-        for _ in 0..4 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            list.extend_from_slice(&state.to_le_bytes());
-        }
+        let mut id = [0u8; 32];
+        ids.fill(&mut id);
+        list.extend_from_slice(&id);
         list.extend_from_slice(&(64u32 << 10).to_le_bytes());
     }
     list.into()

@@ -579,13 +579,8 @@ async fn twenty_transfers_cut_at_random_points_each_commit_once(f: Fixture) {
     let link = Link::to(address, Shape::default()).await;
     let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
     let folder = tempfile::tempdir().unwrap();
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut random = move |below: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % below
-    };
+    let mut steps = Xorshift::new(0x2545_F491_4F6C_DD1D);
+    let mut random = move |below: u64| steps.next_u64() % below;
     for n in 0..20u64 {
         let size = (3 * MIB / 2) as u64 + random(2 * MIB as u64);
         let data = noise(100 + n, size as usize);
