@@ -410,6 +410,11 @@ impl Fixture {
         }
     }
 
+    /// `p`'s token on a served fixture.
+    pub fn token(&self, p: &str) -> &str {
+        self.server.as_ref().expect("a served fixture").token(p)
+    }
+
     /// Adds carol, a user the fixture does not know yet: her token.
     pub fn add_carol(&self) -> String {
         self.store

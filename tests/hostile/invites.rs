@@ -20,91 +20,28 @@ use serde_json::{json, Value};
 use crate::failover::{ServeProcess, SharedStore};
 use crate::harness::*;
 
-/// A plain HTTP client of the fixture's server, from one address.
-#[derive(Clone)]
-struct Api {
-    client: reqwest::Client,
-    base: String,
+/// What these tests ask of a server beyond plain calls.
+trait Redeeming {
+    /// POST /v1/invites/redeem with `body` as sent, and no token.
+    async fn redeem(&self, body: impl Into<Vec<u8>>) -> Answer;
+
+    /// The admin's invite for `name`: its code.
+    async fn invite(&self, admin: &str, name: &str) -> String;
 }
 
-impl Api {
-    fn of(f: &Fixture) -> Self {
-        Self::from(f, IpAddr::V4(Ipv4Addr::LOCALHOST))
-    }
-
-    /// A client whose connections come from `address` (any of 127.0.0.0/8).
-    fn from(f: &Fixture, address: IpAddr) -> Self {
-        Self::at(&f.server.as_ref().expect("a served fixture").base, address)
-    }
-
-    /// A client of the server at `base`, from `address`.
-    fn at(base: &str, address: IpAddr) -> Self {
-        Self {
-            client: reqwest::Client::builder()
-                .local_address(address)
-                .build()
-                .unwrap(),
-            base: base.to_owned(),
-        }
-    }
-
-    /// The status and JSON body (null if none) of one request.
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        token: Option<&str>,
-        body: Option<Vec<u8>>,
-    ) -> (u16, Value) {
-        let mut request = self.client.request(method, format!("{}{path}", self.base));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.body(body);
-        }
-        let response = request.send().await.expect("the server answers");
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.unwrap();
-        (
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        )
-    }
-
-    async fn get(&self, path: &str, token: &str) -> (u16, Value) {
-        self.call(Method::GET, path, Some(token), None).await
-    }
-
-    async fn send_json(
-        &self,
-        method: Method,
-        path: &str,
-        token: &str,
-        body: Value,
-    ) -> (u16, Value) {
-        let body = body.to_string().into_bytes();
-        self.call(method, path, Some(token), Some(body)).await
-    }
-
-    /// POST /v1/invites/redeem with `body` as sent, and no token.
-    async fn redeem(&self, body: impl Into<Vec<u8>>) -> (u16, Value) {
+impl Redeeming for Http {
+    async fn redeem(&self, body: impl Into<Vec<u8>>) -> Answer {
         self.call(Method::POST, "/v1/invites/redeem", None, Some(body.into()))
             .await
     }
 
-    /// The admin's invite for `name`: its code.
     async fn invite(&self, admin: &str, name: &str) -> String {
-        let (status, body) = self
+        let made = self
             .send_json(Method::POST, "/v1/invites", admin, json!({ "name": name }))
             .await;
-        assert_eq!(status, 201, "{body}");
-        body["code"].as_str().unwrap().to_owned()
+        assert_eq!(made.status, 201, "{}", made.body);
+        made.body["code"].as_str().unwrap().to_owned()
     }
-}
-
-fn token<'f>(f: &'f Fixture, p: &str) -> &'f str {
-    f.server.as_ref().unwrap().token(p)
 }
 
 /// Loopback address 127.0.0.`n`.
@@ -137,10 +74,10 @@ fn redeem_body(code: &str, device: &str) -> Vec<u8> {
 }
 
 /// `(status, code)` of an answer: the error code, or "" for a success.
-fn outcome((status, body): &(u16, Value)) -> (u16, String) {
+fn outcome(answer: &Answer) -> (u16, String) {
     (
-        *status,
-        body["error"].as_str().unwrap_or_default().to_owned(),
+        answer.status.as_u16(),
+        answer.body["error"].as_str().unwrap_or_default().to_owned(),
     )
 }
 
@@ -153,8 +90,8 @@ fn outcome((status, body): &(u16, Value)) -> (u16, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_guesser_gets_ten_codes_a_minute_from_one_address() {
     let f = remote_fixture().await;
-    let api = Api::of(&f);
-    let (admin, alice) = (token(&f, "user:admin"), token(&f, "user:alice").to_owned());
+    let api = Http::of(&f);
+    let (admin, alice) = (f.token("user:admin"), f.token("user:alice").to_owned());
     f.import("brand/open.psd", b"open").await;
     let real = api.invite(admin, "carol").await;
 
@@ -164,7 +101,7 @@ async fn a_guesser_gets_ten_codes_a_minute_from_one_address() {
         async move {
             let mut statuses = BTreeMap::new();
             while guessing.load(Ordering::Relaxed) {
-                let (status, _) = api.get("/v1/artifacts", &alice).await;
+                let (status, _) = api.get("/v1/artifacts", &alice).await.seen();
                 *statuses.entry(status).or_insert(0) += 1;
             }
             statuses
@@ -207,31 +144,34 @@ async fn a_guesser_gets_ten_codes_a_minute_from_one_address() {
         outcome(&real_then),
         (429, "too_many".into()),
         "{}",
-        real_then.1
+        real_then.body
     );
-    assert!(real_then.1["message"]
+    assert!(real_then.body["message"]
         .as_str()
         .is_some_and(|m| !m.is_empty()));
     assert!(reads.get(&200).is_some_and(|n| *n > 0), "{reads:?}");
     assert_eq!(reads.keys().collect::<Vec<_>>(), vec![&200], "{reads:?}");
 
     // The refused code was not used up: from another address it works.
-    let elsewhere = Api::from(&f, loopback(2));
-    let (status, redeemed) = elsewhere.redeem(redeem_body(&real, "carol's laptop")).await;
+    let elsewhere = Http::from(&f, loopback(2));
+    let (status, redeemed) = elsewhere
+        .redeem(redeem_body(&real, "carol's laptop"))
+        .await
+        .seen();
     assert_eq!(status, 201, "{redeemed}");
     let carol = redeemed["token"].as_str().unwrap();
     assert_eq!(
-        api.get("/v1/me", carol).await.1["participant"],
+        api.get("/v1/me", carol).await.body["participant"],
         "user:carol"
     );
 }
 
 /// The answer to a redeem past the limit, as docs/API.md gives it: 429
 /// `too_many`, and this message.
-fn assert_too_many(answer: &(u16, Value), what: &str) {
-    assert_eq!(answer.0, 429, "{what}: {}", answer.1);
+fn assert_too_many(answer: &Answer, what: &str) {
+    assert_eq!(answer.status, 429, "{what}: {}", answer.body);
     assert_eq!(
-        answer.1,
+        answer.body,
         json!({
             "error": "too_many",
             "message": "more than 10 invites that did not work were tried from here this minute: wait a minute",
@@ -254,7 +194,7 @@ async fn the_redeem_limit_is_one_count_across_servers_and_restarts(team: SharedS
         ServeProcess::start(&team, ""),
         ServeProcess::start(&team, ""),
     ];
-    let at = |server: &ServeProcess, n: u8| Api::at(&server.url, loopback(n));
+    let at = |server: &ServeProcess, n: u8| Http::at(&server.url, loopback(n));
     let (one, two) = (at(&servers[0], 1), at(&servers[1], 1));
     let real = one.invite(&admin, "carol").await;
     let started = Instant::now();
@@ -269,7 +209,7 @@ async fn the_redeem_limit_is_one_count_across_servers_and_restarts(team: SharedS
             "failure {} (server {}): {}",
             i + 1,
             i % 2 + 1,
-            answer.1
+            answer.body
         );
     }
     for (n, api) in [(1, &one), (2, &two)] {
@@ -325,7 +265,8 @@ async fn the_redeem_limit_is_one_count_across_servers_and_restarts(team: SharedS
     // The refused code was not used up.
     let (status, redeemed) = at(&again, 3)
         .redeem(redeem_body(&real, "carol's laptop"))
-        .await;
+        .await
+        .seen();
     assert_eq!(status, 201, "{redeemed}");
     assert_eq!(redeemed["participant"], "user:carol");
 }
@@ -358,8 +299,8 @@ fn failed_redeem_rows(f: &Fixture) -> Vec<String> {
 /// whose minute is over are forgotten by the redeems that count, 16 at
 /// most each, oldest first: the rows left are the last minute's.
 async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(f: Fixture) {
-    let admin = token(&f, "user:admin");
-    let api = Api::of(&f);
+    let admin = f.token("user:admin");
+    let api = Http::of(&f);
     let first = api.invite(admin, "carol").await;
     let second = api.invite(admin, "dave").await;
     let guess = || api.redeem(redeem_body(&random_code(), "guesser"));
@@ -367,12 +308,15 @@ async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(f: Fixtur
 
     for i in 1..=9 {
         let answer = guess().await;
-        assert_eq!(outcome(&answer), invalid, "failure {i}: {}", answer.1);
+        assert_eq!(outcome(&answer), invalid, "failure {i}: {}", answer.body);
     }
-    let (status, worked) = api.redeem(redeem_body(&first, "carol's laptop")).await;
+    let (status, worked) = api
+        .redeem(redeem_body(&first, "carol's laptop"))
+        .await
+        .seen();
     assert_eq!(status, 201, "a real code under the limit: {worked}");
     let tenth = guess().await;
-    assert_eq!(outcome(&tenth), invalid, "the 10th failure: {}", tenth.1);
+    assert_eq!(outcome(&tenth), invalid, "the 10th failure: {}", tenth.body);
     assert_too_many(&guess().await, "the 11th");
     let refused = api.redeem(redeem_body(&second, "dave's laptop")).await;
     assert_too_many(&refused, "a real code past the limit");
@@ -381,7 +325,10 @@ async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(f: Fixtur
     f.clock.advance(Duration::from_millis(59_999));
     assert_too_many(&guess().await, "at 59.999 s");
     f.clock.advance(Duration::from_millis(1));
-    let (status, worked) = api.redeem(redeem_body(&second, "dave's laptop")).await;
+    let (status, worked) = api
+        .redeem(redeem_body(&second, "dave's laptop"))
+        .await
+        .seen();
     assert_eq!(status, 201, "a real code in the next minute: {worked}");
     for i in 1..=10 {
         let answer = guess().await;
@@ -389,25 +336,25 @@ async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(f: Fixtur
             outcome(&answer),
             invalid,
             "next minute's failure {i}: {}",
-            answer.1
+            answer.body
         );
     }
     assert_too_many(&guess().await, "the next minute's 11th");
 
     // Twenty more addresses fail once each; a minute later, two others do.
     for n in 20..40 {
-        let answer = Api::from(&f, loopback(n))
+        let answer = Http::from(&f, loopback(n))
             .redeem(redeem_body(&random_code(), "guesser"))
             .await;
-        assert_eq!(outcome(&answer), invalid, "127.0.0.{n}: {}", answer.1);
+        assert_eq!(outcome(&answer), invalid, "127.0.0.{n}: {}", answer.body);
     }
     assert_eq!(failed_redeem_rows(&f).len(), 21);
     f.clock.advance(Duration::from_secs(60));
     for (n, left) in [(50, 21 - 16 + 1), (51, 2)] {
-        let answer = Api::from(&f, loopback(n))
+        let answer = Http::from(&f, loopback(n))
             .redeem(redeem_body(&random_code(), "guesser"))
             .await;
-        assert_eq!(outcome(&answer), invalid, "127.0.0.{n}: {}", answer.1);
+        assert_eq!(outcome(&answer), invalid, "127.0.0.{n}: {}", answer.body);
         assert_eq!(failed_redeem_rows(&f).len(), left, "after 127.0.0.{n}");
     }
     assert_eq!(failed_redeem_rows(&f), ["127.0.0.50 1", "127.0.0.51 1"]);
@@ -429,8 +376,8 @@ async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten_on_postgr
 /// a working token, the other `invite_invalid`; each participant gains
 /// exactly one device per code.
 async fn a_code_redeemed_twice_at_once_makes_one_device(f: Fixture) {
-    let api = Api::of(&f);
-    let admin = token(&f, "user:admin");
+    let api = Http::of(&f);
+    let admin = f.token("user:admin");
     let mut codes = Vec::new();
     for i in 0..20 {
         // Half for new participants, half more devices of bob's.
@@ -442,7 +389,7 @@ async fn a_code_redeemed_twice_at_once_makes_one_device(f: Fixture) {
         codes.push((api.invite(admin, &name).await, name));
     }
     let pairs = codes.iter().enumerate().map(|(i, (code, _))| {
-        let api = Api::from(&f, loopback(10 + i as u8));
+        let api = Http::from(&f, loopback(10 + i as u8));
         async move {
             let (a, b) = tokio::join!(
                 api.redeem(redeem_body(code, "first")),
@@ -460,13 +407,16 @@ async fn a_code_redeemed_twice_at_once_makes_one_device(f: Fixture) {
             vec![(201, String::new()), (404, "invite_invalid".into())],
             "{pair:?}"
         );
-        let made = pair.iter().find(|(status, _)| *status == 201).unwrap();
+        let made = pair.iter().find(|answer| answer.status == 201).unwrap();
         let participant = format!("user:{name}");
-        assert_eq!(made.1["participant"], participant);
-        let me = api.get("/v1/me", made.1["token"].as_str().unwrap()).await;
+        assert_eq!(made.body["participant"], participant);
+        let me = api
+            .get("/v1/me", made.body["token"].as_str().unwrap())
+            .await
+            .seen();
         assert_eq!(me, (200, json!({ "participant": participant })));
     }
-    let (_, members) = api.get("/v1/participants", admin).await;
+    let (_, members) = api.get("/v1/participants", admin).await.seen();
     let devices = |p: &str| {
         members["participants"]
             .as_array()
@@ -497,7 +447,7 @@ async fn a_code_redeemed_twice_at_once_makes_one_device_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_redeems_are_refused_in_our_json_never_500() {
     let f = remote_fixture().await;
-    let api = Api::of(&f);
+    let api = Http::of(&f);
     let code = random_code();
     let long_code = "A".repeat(100 << 10);
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
@@ -597,12 +547,14 @@ async fn malformed_redeems_are_refused_in_our_json_never_500() {
             outcome(&answer),
             (status, code.to_owned()),
             "{what}: {}",
-            answer.1
+            answer.body
         );
         assert!(
-            answer.1["message"].as_str().is_some_and(|m| !m.is_empty()),
+            answer.body["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
             "{what}: {}",
-            answer.1
+            answer.body
         );
     }
     // A device name of 64 characters is a name: only the code is wrong.
@@ -611,7 +563,7 @@ async fn malformed_redeems_are_refused_in_our_json_never_500() {
         outcome(&answer),
         (404, "invite_invalid".into()),
         "{}",
-        answer.1
+        answer.body
     );
 }
 
@@ -623,10 +575,10 @@ async fn malformed_redeems_are_refused_in_our_json_never_500() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invites_are_listed_and_revoked_in_our_json() {
     let f = remote_fixture().await;
-    let api = Api::of(&f);
-    let admin = token(&f, "user:admin");
+    let api = Http::of(&f);
+    let admin = f.token("user:admin");
     let code = api.invite(admin, "dana").await;
-    let (status, listed) = api.get("/v1/invites", admin).await;
+    let (status, listed) = api.get("/v1/invites", admin).await.seen();
     assert_eq!(status, 200, "{listed}");
     let invites = listed["invites"].as_array().unwrap();
     assert_eq!(invites.len(), 1, "{listed}");
@@ -636,7 +588,10 @@ async fn invites_are_listed_and_revoked_in_our_json() {
     assert!(!listed.to_string().contains(&code), "no code: {listed}");
     let id = invites[0]["id"].as_str().unwrap().to_owned();
 
-    let (none, _) = api.call(Method::GET, "/v1/invites", None, None).await;
+    let (none, _) = api
+        .call(Method::GET, "/v1/invites", None, None)
+        .await
+        .seen();
     assert_eq!(none, 401, "no token");
     let unknown = uuid::Uuid::new_v4().to_string();
     for (path, expected) in [
@@ -653,7 +608,7 @@ async fn invites_are_listed_and_revoked_in_our_json() {
             outcome(&answer),
             (expected.0, expected.1.to_owned()),
             "DELETE {path}: {}",
-            answer.1
+            answer.body
         );
     }
     for (method, path) in [
@@ -667,25 +622,25 @@ async fn invites_are_listed_and_revoked_in_our_json() {
             outcome(&answer),
             (405, "method_not_allowed".to_owned()),
             "{method} {path}: {}",
-            answer.1
+            answer.body
         );
     }
 
     let path = format!("/v1/invites/{id}");
     let revoked = api.call(Method::DELETE, &path, Some(admin), None).await;
-    assert_eq!(revoked.0, 204, "{}", revoked.1);
+    assert_eq!(revoked.status, 204, "{}", revoked.body);
     assert_eq!(
-        api.get("/v1/invites", admin).await,
+        api.get("/v1/invites", admin).await.seen(),
         (200, json!({ "invites": [] }))
     );
     let again = api.call(Method::DELETE, &path, Some(admin), None).await;
-    assert_eq!(outcome(&again), (404, "not_found".into()), "{}", again.1);
+    assert_eq!(outcome(&again), (404, "not_found".into()), "{}", again.body);
     let redeemed = api.redeem(redeem_body(&code, "dana's laptop")).await;
     assert_eq!(
         outcome(&redeemed),
         (404, "invite_invalid".into()),
         "the same refusal as an unknown code: {}",
-        redeemed.1
+        redeemed.body
     );
 }
 
@@ -695,11 +650,11 @@ async fn invites_are_listed_and_revoked_in_our_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     let f = remote_fixture().await;
-    let api = Api::of(&f);
+    let api = Http::of(&f);
     let (admin, bob, alice) = (
-        token(&f, "user:admin"),
-        token(&f, "user:bob"),
-        token(&f, "user:alice"),
+        f.token("user:admin"),
+        f.token("user:bob"),
+        f.token("user:alice"),
     );
     let group = api
         .send_json(
@@ -709,7 +664,7 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             json!({ "members": ["user:bob"] }),
         )
         .await;
-    assert_eq!(group.0, 200, "{}", group.1);
+    assert_eq!(group.status, 200, "{}", group.body);
     let good = json!([
         { "folder": "finance/", "who": "group:clients", "level": "none" },
         { "folder": "brand/approved/", "who": "user:bob", "level": "read" },
@@ -722,10 +677,10 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             json!({ "rules": good }),
         )
         .await;
-    assert_eq!(set.0, 200, "{}", set.1);
-    let rules_before = api.get("/v1/permissions", admin).await;
+    assert_eq!(set.status, 200, "{}", set.body);
+    let rules_before = api.get("/v1/permissions", admin).await.seen();
     assert_eq!(rules_before, (200, json!({ "rules": good })));
-    let groups_before = api.get("/v1/groups", admin).await;
+    let groups_before = api.get("/v1/groups", admin).await.seen();
 
     let bad = [
         (
@@ -772,10 +727,10 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             outcome(&answer),
             (422, "invalid".into()),
             "{what}: {}",
-            answer.1
+            answer.body
         );
         assert_eq!(
-            api.get("/v1/permissions", admin).await,
+            api.get("/v1/permissions", admin).await.seen(),
             rules_before,
             "{what}"
         );
@@ -783,11 +738,16 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     let removed = api
         .call(Method::DELETE, "/v1/groups/clients", Some(admin), None)
         .await;
-    assert_eq!(outcome(&removed), (422, "invalid".into()), "{}", removed.1);
-    assert_eq!(api.get("/v1/groups", admin).await, groups_before);
+    assert_eq!(
+        outcome(&removed),
+        (422, "invalid".into()),
+        "{}",
+        removed.body
+    );
+    assert_eq!(api.get("/v1/groups", admin).await.seen(), groups_before);
 
     // Bob, no admin, at every admin endpoint.
-    let (_, alices) = api.get("/v1/me/devices", alice).await;
+    let (_, alices) = api.get("/v1/me/devices", alice).await.seen();
     let alices_device = alices["current"].as_str().unwrap().to_owned();
     let as_bob: Vec<(Method, String, Option<Value>)> = vec![
         (
@@ -861,7 +821,7 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             outcome(&answer),
             (403, "forbidden".into()),
             "{method} {path}: {}",
-            answer.1
+            answer.body
         );
     }
     // His own devices are his: an invite for another of them (not an
@@ -878,12 +838,15 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
         outcome(&escalate),
         (400, "bad_request".into()),
         "{}",
-        escalate.1
+        escalate.body
     );
     let mine = api
         .send_json(Method::POST, "/v1/me/invites", bob, json!({}))
         .await;
-    assert_eq!((mine.0, &mine.1["participant"]), (201, &json!("user:bob")));
+    assert_eq!(
+        (mine.status.as_u16(), &mine.body["participant"]),
+        (201, &json!("user:bob"))
+    );
     let other = api
         .call(
             Method::DELETE,
@@ -892,13 +855,13 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             None,
         )
         .await;
-    assert_eq!(outcome(&other), (404, "not_found".into()), "{}", other.1);
+    assert_eq!(outcome(&other), (404, "not_found".into()), "{}", other.body);
 
     // Nothing changed: the rules, the groups, alice's device, bob's flags.
-    assert_eq!(api.get("/v1/permissions", admin).await, rules_before);
-    assert_eq!(api.get("/v1/groups", admin).await, groups_before);
-    assert_eq!(api.get("/v1/me", alice).await.0, 200);
-    let (_, members) = api.get("/v1/participants", admin).await;
+    assert_eq!(api.get("/v1/permissions", admin).await.seen(), rules_before);
+    assert_eq!(api.get("/v1/groups", admin).await.seen(), groups_before);
+    assert_eq!(api.get("/v1/me", alice).await.status, 200);
+    let (_, members) = api.get("/v1/participants", admin).await.seen();
     let listed: Vec<(&str, bool)> = members["participants"]
         .as_array()
         .unwrap()

@@ -26,21 +26,15 @@ fn bobs_rules() -> Value {
 
 /// The admin replaces the rules, over HTTP.
 async fn set_rules(f: &Fixture, rules: Value) {
-    let http = Http::of(f);
-    let body = json!({ "rules": rules }).to_string().into_bytes();
-    let set = http
-        .call(
+    let set = Http::of(f)
+        .send_json(
             Method::PUT,
             "/v1/permissions",
-            Some(token(f, "user:admin")),
-            Some(body),
+            f.token("user:admin"),
+            json!({ "rules": rules }),
         )
         .await;
     assert_eq!(set.status, StatusCode::OK, "{}", set.body);
-}
-
-fn token<'f>(f: &'f Fixture, p: &str) -> &'f str {
-    f.server.as_ref().unwrap().token(p)
 }
 
 /// A small real PNG of `shade`, so the approved logo has a preview.
@@ -224,7 +218,7 @@ async fn a_hidden_file_answers_every_endpoint_as_one_that_never_was() {
     let traces = work_on_finance(&f, &files).await;
     set_rules(&f, bobs_rules()).await;
     let http = Http::of(&f);
-    let bob = token(&f, BOB);
+    let bob = f.token(BOB);
     let before = f.alice.artifact(files.q3.id).await.unwrap();
     let requests_before = f.alice.requests(false).await.unwrap();
 
@@ -435,7 +429,7 @@ async fn a_hidden_file_leaves_no_trace_in_event_pages_or_the_stream() {
     let traces = work_on_finance(&f, &files).await;
     set_rules(&f, bobs_rules()).await;
     let http = Http::of(&f);
-    let bob = token(&f, BOB);
+    let bob = f.token(BOB);
 
     // Pages: from 0, and from just before each of the hidden file's events.
     let all = f.all_events().await;
@@ -576,7 +570,7 @@ async fn an_import_into_a_hidden_folder_is_refused_alike_whatever_is_there() {
     let files = import_files(&f).await;
     set_rules(&f, bobs_rules()).await;
     let http = Http::of(&f);
-    let bob = token(&f, BOB);
+    let bob = f.token(BOB);
     let paths = [
         "Finance/Q3.xlsx",
         "finance/q3.xlsx",
@@ -623,7 +617,7 @@ async fn a_read_folder_refuses_every_write_and_serves_every_read() {
         .unwrap();
     set_rules(&f, bobs_rules()).await;
     let http = Http::of(&f);
-    let bob = token(&f, BOB);
+    let bob = f.token(BOB);
 
     let ids = json!([files.open.id, logo]).to_string();
     let writes: Vec<(Method, String, Vec<u8>)> = vec![
@@ -839,7 +833,7 @@ async fn proposals_decided_together_never_reach_into_a_hidden_file() {
         .await
         .unwrap();
     let http = Http::of(&f);
-    let bob = token(&f, BOB);
+    let bob = f.token(BOB);
     let listed = http.get("/v1/proposals", bob).await;
     assert_eq!(
         listed.body["proposals"].as_array().unwrap().len(),
@@ -888,7 +882,7 @@ async fn proposals_decided_together_never_reach_into_a_hidden_file() {
 async fn a_revoked_device_s_stream_ends_at_once() {
     let f = remote_fixture().await;
     let http = Http::of(&f);
-    let (bob, admin) = (token(&f, BOB), token(&f, "user:admin"));
+    let (bob, admin) = (f.token(BOB), f.token("user:admin"));
     let devices = http.get("/v1/me/devices", bob).await;
     assert_eq!(devices.status, StatusCode::OK, "{}", devices.body);
     let current = devices.body["current"].as_str().unwrap().to_owned();
@@ -931,7 +925,7 @@ async fn a_revoked_device_s_stream_ends_at_once() {
     );
     // Alice's token, another device's, still works.
     assert_eq!(
-        http.get("/v1/me", token(&f, "user:alice")).await.status,
+        http.get("/v1/me", f.token("user:alice")).await.status,
         StatusCode::OK
     );
 }
