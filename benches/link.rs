@@ -269,9 +269,7 @@ async fn cut_in_the_middle(work: &Path, quick: bool) {
         let cutter = cut.then(|| {
             let link = link.clone();
             tokio::spawn(async move {
-                while link.sent_up() < up + size / 2 {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
+                link.until_sent_up(up + size / 2).await;
                 link.set_down(true);
                 tokio::time::sleep(OUTAGE).await;
                 link.set_down(false);

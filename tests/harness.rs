@@ -263,6 +263,31 @@ macro_rules! contract_on {
     };
 }
 
+/// Runs each named `async fn(Fixture)` of the HTTP API twice: on a served
+/// fixture over SQLite, and on one over PostgreSQL and S3 (a team's).
+#[macro_export]
+macro_rules! served {
+    ($($name:ident),* $(,)?) => {
+        mod served {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+        #[cfg(target_os = "linux")]
+        mod team_server {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::team_fixture().await).await
+                }
+            )*
+        }
+    };
+}
+
 pub fn participant(p: &str) -> Participant {
     p.parse().expect("valid participant")
 }
@@ -347,6 +372,26 @@ pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> 
         .unwrap()
 }
 
+/// `data` in a file `name` of a temp folder of its own, checked in on
+/// `checkout` by `backend` in the background: the folder, to keep while
+/// the check-in runs, and the check-in.
+pub fn checking_in(
+    backend: Arc<dyn Backend>,
+    checkout: CheckoutId,
+    name: &str,
+    data: &[u8],
+) -> (
+    TempDir,
+    tokio::task::JoinHandle<leasedesk::Result<Checkout>>,
+) {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join(name);
+    std::fs::write(&file, data).unwrap();
+    let checkin =
+        tokio::spawn(async move { backend.check_in(checkout, Upload::file(&file)).await });
+    (folder, checkin)
+}
+
 /// The proposals of `artifact` that `backend` sees, in `state` (any if None).
 pub async fn proposals_of(
     backend: &dyn Backend,
@@ -413,6 +458,20 @@ impl Fixture {
     /// `p`'s token on a served fixture.
     pub fn token(&self, p: &str) -> &str {
         self.server.as_ref().expect("a served fixture").token(p)
+    }
+
+    /// A link shaped `shape` to the served fixture's server (a real TCP
+    /// proxy the test slows and cuts), and `p`'s client through it.
+    pub async fn linked(
+        &self,
+        p: &str,
+        shape: testkit::link::Shape,
+    ) -> (testkit::link::Link, Remote) {
+        let server = self.server.as_ref().expect("a served fixture");
+        let address = server.base.trim_start_matches("http://").parse().unwrap();
+        let link = testkit::link::Link::to(address, shape).await;
+        let client = Remote::new(&link.url(), server.token(p)).expect("client");
+        (link, client)
     }
 
     /// Adds carol, a user the fixture does not know yet: her token.

@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 use leasedesk::backend::{Backend, TransferNote, Upload};
 use leasedesk::chunking::{chunk_reader, Chunked};
 use leasedesk::model::*;
-use leasedesk::remote::Remote;
-use testkit::link::{Link, Shape};
+use testkit::link::Shape;
 
 use crate::harness::*;
 
@@ -507,10 +506,7 @@ async fn unfinished_uploads_are_removed_after_a_day_or_with_their_checkout(f: Fi
 
 /// A client through a link that is cut several times during a check-in.
 async fn a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte_once(f: Fixture) {
-    let server = f.server.as_ref().unwrap();
-    let address = server.base.trim_start_matches("http://").parse().unwrap();
-    let link = Link::to(address, Shape::default()).await;
-    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let (link, alice) = f.linked("user:alice", Shape::default()).await;
     let folder = tempfile::tempdir().unwrap();
     let file = folder.path().join("big.psb");
     let data = noise(13, 12 * MIB);
@@ -527,9 +523,7 @@ async fn a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte
         let link = link_cut.clone();
         let watcher = tokio::spawn(async move {
             for share in [5, 8] {
-                while link.sent_up() < before + data_len() * share / 10 {
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                }
+                link.until_sent_up(before + data_len() * share / 10).await;
                 link.cut_now();
             }
         });
@@ -574,10 +568,7 @@ async fn a_checkin_through_a_link_cut_again_and_again_finishes_sending_each_byte
 /// once, the server keeps exactly the blobs its rows name, and an upload
 /// left unfinished is removed once its check-out closes.
 async fn twenty_transfers_cut_at_random_points_each_commit_once(f: Fixture) {
-    let server = f.server.as_ref().unwrap();
-    let address = server.base.trim_start_matches("http://").parse().unwrap();
-    let link = Link::to(address, Shape::default()).await;
-    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let (link, alice) = f.linked("user:alice", Shape::default()).await;
     let folder = tempfile::tempdir().unwrap();
     let mut steps = Xorshift::new(0x2545_F491_4F6C_DD1D);
     let mut random = move |below: u64| steps.next_u64() % below;
@@ -628,19 +619,15 @@ async fn twenty_transfers_cut_at_random_points_each_commit_once(f: Fixture) {
 
 /// A download through a link cut in the middle goes on from where it was.
 async fn a_download_through_a_cut_link_resumes(f: Fixture) {
-    let server = f.server.as_ref().unwrap();
-    let address = server.base.trim_start_matches("http://").parse().unwrap();
-    let link = Arc::new(Link::to(address, Shape::default()).await);
-    let alice = Remote::new(&link.url(), server.token("user:alice")).unwrap();
+    let (link, alice) = f.linked("user:alice", Shape::default()).await;
+    let link = Arc::new(link);
     let data = noise(14, 8 * MIB);
     let a = f.import("a.psd", &data).await;
     let start = link.sent_down();
     let cutter = {
         let link = link.clone();
         tokio::spawn(async move {
-            while link.sent_down() < start + 3 * MIB as u64 {
-                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-            }
+            link.until_sent_down(start + 3 * MIB as u64).await;
             link.cut_now();
         })
     };
@@ -661,6 +648,9 @@ async fn a_download_through_a_cut_link_resumes(f: Fixture) {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_survives_its_server_being_killed() {
+    use leasedesk::remote::Remote;
+    use testkit::link::Link;
+
     let cli = cli_in_temp_dir();
     let token = cli.add_user("alice");
     let mut serve = cli.serve().spawn();
@@ -672,20 +662,12 @@ async fn an_upload_survives_its_server_being_killed() {
     };
     let link = Arc::new(Link::to(address, shape).await);
     let alice = Arc::new(Remote::new(&link.url(), &token).unwrap());
-    let folder = tempfile::tempdir().unwrap();
-    let file = folder.path().join("big.psb");
     let data = noise(15, 24 * MIB);
-    std::fs::write(&file, &data).unwrap();
     let a = alice.import(&path("big.psb"), bytes(b"v1")).await.unwrap();
     let c = alice.check_out(a.id, checkout_request()).await.unwrap();
     let start = link.sent_up();
-    let checkin = {
-        let (alice, file) = (alice.clone(), file.clone());
-        tokio::spawn(async move { alice.check_in(c.id, Upload::file(&file)).await })
-    };
-    while link.sent_up() < start + 8 * MIB as u64 {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    let (_folder, checkin) = checking_in(alice.clone(), c.id, "big.psb", &data);
+    link.until_sent_up(start + 8 * MIB as u64).await;
     tokio::task::spawn_blocking(move || {
         serve.kill();
         serve
@@ -750,10 +732,7 @@ async fn a_file_changed_while_it_is_sent_stores_nothing(f: Fixture) {
 
 /// Getting the latest over a link fetches only the chunks the copy lacks.
 async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
-    let server = f.server.as_ref().unwrap();
-    let address = server.base.trim_start_matches("http://").parse().unwrap();
-    let link = Link::to(address, Shape::default()).await;
-    let bob = Remote::new(&link.url(), server.token("user:bob")).unwrap();
+    let (link, bob) = f.linked("user:bob", Shape::default()).await;
     let v1 = noise(17, 8 * MIB);
     let a = f.import("hero.psd", &v1).await;
     let dir = f.dir.path().join("bob");
@@ -795,30 +774,8 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
 
 crate::contract!(a_large_file_checks_in_through_the_backend_and_sends_only_its_change);
 
-/// Cases of the HTTP API: on a server over SQLite and one over PostgreSQL and S3.
-macro_rules! served {
-    ($($name:ident),* $(,)?) => {
-        mod served {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::remote_fixture().await).await
-                }
-            )*
-        }
-        #[cfg(target_os = "linux")]
-        mod team_server {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::team_fixture().await).await
-                }
-            )*
-        }
-    };
-}
-
-served!(
+// Cases of the HTTP API: on a server over SQLite and one over PostgreSQL and S3.
+crate::served!(
     only_the_chunks_the_server_lacks_are_sent,
     refusals_commit_nothing,
     hostile_chunk_lists_are_refused_at_once,
