@@ -2,7 +2,6 @@
 //! leaves the whole check-in or none of it, and a store that opens cleanly.
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -53,13 +52,7 @@ fn kill_at(
         .expect("start leasedesk");
     // Read stderr on a thread, so a child that hangs silently fails the test
     // at the deadline instead of hanging it.
-    let stderr = child.stderr.take().unwrap();
-    let (lines, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
+    let said = testkit::tool::lines_of(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     let reached = format!("failpoint {failpoint} reached");
     let stopped = loop {
