@@ -474,6 +474,16 @@ impl Fixture {
         (link, client)
     }
 
+    /// The admin sets one rule: `folder` hidden from `who`.
+    pub async fn hide(&self, folder: &str, who: &str) {
+        let rule = Rule::parse(folder, who, "none").expect("a rule");
+        let admin = self.studio("user:admin");
+        admin
+            .put_permission_rules(vec![rule])
+            .await
+            .expect("rules set");
+    }
+
     /// Adds carol, a user the fixture does not know yet: her token.
     pub fn add_carol(&self) -> String {
         self.store

@@ -128,15 +128,7 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
                     }
                     // A file hidden meanwhile: the list is read again.
                     2 => {
-                        f.studio("user:admin")
-                            .put_permission_rules(vec![Rule::parse(
-                                "finance/",
-                                "user:alice",
-                                "none",
-                            )
-                            .unwrap()])
-                            .await
-                            .unwrap();
+                        f.hide("finance/", "user:alice").await;
                     }
                     _ => {}
                 }
@@ -175,10 +167,7 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
 
 async fn a_page_of_events_all_hidden_does_not_end_the_catch_up(f: Fixture) {
     let secret = f.import("secret/plan.psd", b"v1").await;
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("secret/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("secret/", "user:bob").await;
     let desk = desk_for(&f, &f.bob, "bob");
     desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
     // More events bob may not see than a page of events holds, then one he may.
@@ -221,10 +210,7 @@ async fn a_fill_cut_off_leaves_the_mirror_as_it_was() {
         f.import(&format!("s{i:02}.psd"), b"v1").await;
     }
     // A rule change makes the next sync fill anew.
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("x/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("x/", "user:bob").await;
     let alice_studio = f.studio("user:alice");
     let device = alice_studio.my_devices().await.unwrap().current;
     let pages = AtomicUsize::new(0);

@@ -177,10 +177,7 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
 /// read is named nowhere: no event of it comes, and no path (issue 36).
 async fn the_activity_names_the_files_of_its_events(f: Fixture) {
     let secret = f.import("secret/plan.psd", b"v1").await;
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("secret/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("secret/", "user:bob").await;
     let mut files = Vec::new();
     for name in ["a", "b", "c"] {
         files.push(f.import(&format!("art/{name}.png"), b"v1").await);
