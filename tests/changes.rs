@@ -465,12 +465,7 @@ async fn a_change_with_two_checkouts_of_one_file_is_refused(f: Fixture) {
         .await;
     assert!(matches!(both, Err(Error::Invalid(_))), "{both:?}");
     assert_eq!(f.artifact(a.id).await.head.version, 1);
-    assert!(f
-        .alice
-        .proposals(ProposalFilter::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(all_proposals(f.alice.as_ref()).await.is_empty());
     let alone = f
         .alice
         .commit_change(change_of(&[second], ""))

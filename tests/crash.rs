@@ -141,14 +141,7 @@ async fn assert_nothing_of_the_checkin_happened(
         Some(c.holder.clone()),
         "alice still holds the lease"
     );
-    assert!(
-        alice
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .is_empty(),
-        "no proposal"
-    );
+    assert!(all_proposals(&alice).await.is_empty(), "no proposal");
 
     // The retry goes through whole.
     let work = data.join("retry.psd");

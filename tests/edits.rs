@@ -132,11 +132,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
         "nothing was committed"
     );
     assert!(
-        f.agent
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .is_empty(),
+        all_proposals(f.agent.as_ref()).await.is_empty(),
         "an edit never queues a proposal"
     );
 }
@@ -259,12 +255,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
     };
     assert_eq!(lease.holder, c.holder);
     assert_eq!(lease.note.as_deref(), Some("colour pass"));
-    assert!(f
-        .agent
-        .proposals(ProposalFilter::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(all_proposals(f.agent.as_ref()).await.is_empty());
     let via_helper = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Ok(bytes(b"x"))
     })

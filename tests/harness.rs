@@ -392,6 +392,14 @@ pub fn checking_in(
     (folder, checkin)
 }
 
+/// Every proposal `backend` sees.
+pub async fn all_proposals(backend: &dyn Backend) -> Vec<Proposal> {
+    backend
+        .proposals(ProposalFilter::default())
+        .await
+        .expect("proposals")
+}
+
 /// The proposals of `artifact` that `backend` sees, in `state` (any if None).
 pub async fn proposals_of(
     backend: &dyn Backend,
@@ -411,11 +419,21 @@ impl Fixture {
     /// Alice's stale check-in of `data` to `p` (imported as "v1"), kept as a
     /// proposal while bob committed version 2: the artifact and the proposal.
     pub async fn stale_proposal(&self, p: &str, data: &[u8]) -> (Artifact, Proposal) {
+        self.stale_proposal_after(self.bob.as_ref(), p, data).await
+    }
+
+    /// [`Fixture::stale_proposal`], version 2 committed by `taker`.
+    pub async fn stale_proposal_after(
+        &self,
+        taker: &dyn Backend,
+        p: &str,
+        data: &[u8],
+    ) -> (Artifact, Proposal) {
         let a = self.import(p, b"v1").await;
         let alice = self.alice.check_out(a.id, for_seconds(60)).await.unwrap();
         self.advance(HOUR);
-        let bob = self.bob.check_out(a.id, checkout_request()).await.unwrap();
-        self.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
+        let took = taker.check_out(a.id, checkout_request()).await.unwrap();
+        taker.check_in(took.id, bytes(b"v2")).await.unwrap();
         let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
         (a, proposal_of(done))
     }
@@ -667,6 +685,15 @@ pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option
 }
 
 pub const HOUR: Duration = Duration::from_secs(3600);
+
+/// That the `sent` bytes of a transfer of `file` bytes were each byte about
+/// once: within 5 % of the file.
+pub fn assert_sent_about_once(sent: u64, file: usize) {
+    assert!(
+        sent < file as u64 * 105 / 100,
+        "{sent} bytes went up for a file of {file}"
+    );
+}
 
 /// Counts a racing check-in's result as `[committed, unchanged, proposal]`.
 pub fn count_outcome(outcomes: &mut [usize; 3], result: &Option<CheckinResult>) {

@@ -3,7 +3,6 @@
 //! rule change never half seen.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use leasedesk::model::*;
 use leasedesk::{Backend, Error};
@@ -170,21 +169,9 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
     let before = f.last_seq().await;
     // Alice works on finance (her late check-in, after the admin's, makes
     // a proposal) and on the open file.
-    let hidden = f.import("finance/q4.xlsx", b"q4 v1").await;
-    let late = f.alice.check_out(hidden.id, for_seconds(60)).await.unwrap();
-    f.advance(Duration::from_secs(3600));
-    let admins = f
-        .admin
-        .check_out(hidden.id, checkout_request())
-        .await
-        .unwrap();
-    f.admin.check_in(admins.id, bytes(b"q4 v2")).await.unwrap();
-    let proposal = proposal_of(
-        f.alice
-            .check_in(late.id, bytes(b"alice's q4"))
-            .await
-            .unwrap(),
-    );
+    let (hidden, proposal) = f
+        .stale_proposal_after(f.admin.as_ref(), "finance/q4.xlsx", b"alice's q4")
+        .await;
     f.check_out_and_in(s.open.id, b"open v2").await;
     let everything = f.all_events().await;
     let last = everything.last().unwrap().seq;
@@ -225,21 +212,9 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
 
     let unknown = Error::NotFound(format!("no proposal {}", proposal.id));
     assert_eq!(f.bob.proposal(proposal.id).await, Err(unknown.clone()));
-    assert!(f
-        .bob
-        .proposals(ProposalFilter::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(all_proposals(f.bob.as_ref()).await.is_empty());
     assert_eq!(f.bob.reject_proposal(proposal.id).await, Err(unknown));
-    assert_eq!(
-        f.alice
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(all_proposals(f.alice.as_ref()).await.len(), 1);
 
     // Bob's own check-out of a file moved into the hidden folder is no
     // longer his to see: not in his list, not by its id.

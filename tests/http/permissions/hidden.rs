@@ -280,7 +280,7 @@ async fn proposals_decided_together_never_reach_into_a_hidden_file() {
         .await
         .unwrap();
     assert_eq!(change.outcome, ChangeOutcome::Proposal);
-    let proposals = f.alice.proposals(ProposalFilter::default()).await.unwrap();
+    let proposals = all_proposals(f.alice.as_ref()).await;
     assert_eq!(proposals.len(), 2);
     let hidden = proposals
         .iter()
@@ -333,12 +333,5 @@ async fn proposals_decided_together_never_reach_into_a_hidden_file() {
             ProposalState::Open
         );
     }
-    assert_eq!(
-        f.alice
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(all_proposals(f.alice.as_ref()).await.len(), 2);
 }
