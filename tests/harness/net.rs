@@ -59,6 +59,11 @@ impl Answer {
     pub fn seen(&self) -> (u16, Value) {
         (self.status.as_u16(), self.body.clone())
     }
+
+    /// The body's `message` (an error's words), "" if it has none.
+    pub fn message(&self) -> &str {
+        self.body["message"].as_str().unwrap_or_default()
+    }
 }
 
 impl Http {
@@ -85,6 +90,20 @@ impl Http {
                 .unwrap(),
             base: base.to_owned(),
         }
+    }
+
+    /// A request to `path` with `token`, for the test to add to and send.
+    pub fn request(&self, method: Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token)
+    }
+
+    /// GET `path` with `token`, its answer for the test to read itself
+    /// (its bytes, its headers).
+    pub async fn fetch(&self, path: &str, token: &str) -> reqwest::Response {
+        let request = self.request(Method::GET, path, token);
+        request.send().await.expect("the server answers")
     }
 
     /// GET `path` with `token`.

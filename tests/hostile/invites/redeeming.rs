@@ -182,13 +182,7 @@ async fn malformed_redeems_are_refused_in_our_json_never_500() {
             "{what}: {}",
             answer.body
         );
-        assert!(
-            answer.body["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty()),
-            "{what}: {}",
-            answer.body
-        );
+        assert!(!answer.message().is_empty(), "{what}: {}", answer.body);
     }
     // A device name of 64 characters is a name: only the code is wrong.
     let answer = api.redeem(redeem_body(&code, &"d".repeat(64))).await;

@@ -149,22 +149,14 @@ async fn a_read_folder_refuses_every_write_and_serves_every_read() {
     assert_eq!(versions.body["versions"].as_array().unwrap().len(), 2);
     for (query, shade) in [("", 2), ("?version=1", 1), ("?version=2", 2)] {
         let content = http
-            .client
-            .get(format!("{}/v1/artifacts/{logo}/content{query}", http.base))
-            .bearer_auth(bob)
-            .send()
-            .await
-            .unwrap();
+            .fetch(&format!("/v1/artifacts/{logo}/content{query}"), bob)
+            .await;
         assert_eq!(content.status(), StatusCode::OK, "content{query}");
         assert_eq!(content.bytes().await.unwrap().to_vec(), png(shade));
     }
     let preview = http
-        .client
-        .get(format!("{}/v1/artifacts/{logo}/preview?size=16", http.base))
-        .bearer_auth(bob)
-        .send()
-        .await
-        .unwrap();
+        .fetch(&format!("/v1/artifacts/{logo}/preview?size=16"), bob)
+        .await;
     assert_eq!(preview.status(), StatusCode::OK);
     assert_eq!(preview.headers()["content-type"], "image/png");
     assert!(image::load_from_memory(&preview.bytes().await.unwrap()).is_ok());

@@ -19,10 +19,8 @@ impl EventStream {
     /// Opens the stream as `token` after `after`, or after `last_event_id`
     /// if given (sent as `Last-Event-ID`, as a reconnecting client does).
     async fn open(http: &Http, token: &str, after: u64, last_event_id: Option<u64>) -> Self {
-        let mut request = http
-            .client
-            .get(format!("{}/v1/events/stream?after={after}", http.base))
-            .bearer_auth(token);
+        let path = format!("/v1/events/stream?after={after}");
+        let mut request = http.request(Method::GET, &path, token);
         if let Some(seq) = last_event_id {
             request = request.header("last-event-id", seq.to_string());
         }
