@@ -140,8 +140,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
 async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale(f: Fixture) {
     let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2").await;
     let refused = agents_work(&f, edit.id).await;
     assert!(
         matches!(&refused, Err(Error::Stale { head }) if head.version == 2),
@@ -153,8 +152,7 @@ async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_
 async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
     let (a, edit) = an_edit_of_a_new_file(&f, Some(1)).await;
     f.advance(Duration::from_secs(2));
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2").await;
     for attempt in ["first", "retry"] {
         let refused = agents_work(&f, edit.id).await;
         assert!(

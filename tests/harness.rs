@@ -362,6 +362,12 @@ pub async fn import_as(backend: &dyn Backend, p: &str, data: &[u8]) -> Artifact 
     backend.import(&path(p), bytes(data)).await.expect("import")
 }
 
+/// `backend` checks `a` out and checks `data` in: the closed check-out.
+pub async fn check_out_and_in_as(backend: &dyn Backend, a: ArtifactId, data: &[u8]) -> Checkout {
+    let c = backend.check_out(a, checkout_request()).await.unwrap();
+    backend.check_in(c.id, bytes(data)).await.unwrap()
+}
+
 /// Imports `data` at `p` through `backend` and checks it out: the open
 /// check-out, whose `artifact_id` is the new artifact.
 pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {
@@ -432,8 +438,7 @@ impl Fixture {
         let a = self.import(p, b"v1").await;
         let alice = self.alice.check_out(a.id, for_seconds(60)).await.unwrap();
         self.advance(HOUR);
-        let took = taker.check_out(a.id, checkout_request()).await.unwrap();
-        taker.check_in(took.id, bytes(b"v2")).await.unwrap();
+        check_out_and_in_as(taker, a.id, b"v2").await;
         let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
         (a, proposal_of(done))
     }
@@ -512,8 +517,7 @@ impl Fixture {
 
     /// Alice checks `a` out and checks `data` in: the closed check-out.
     pub async fn check_out_and_in(&self, a: ArtifactId, data: &[u8]) -> Checkout {
-        let c = self.alice.check_out(a, checkout_request()).await.unwrap();
-        self.alice.check_in(c.id, bytes(data)).await.unwrap()
+        check_out_and_in_as(self.alice.as_ref(), a, data).await
     }
 
     /// Imports `data` at `p` as alice.

@@ -107,8 +107,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     let local = alice.workspace().local_path(&a.path).unwrap();
     std::fs::write(&local, b"alice's sky").unwrap();
     f.advance(std::time::Duration::from_secs(120));
-    let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"bob's v2").await;
     let closed = alice
         .check_in(mine.checkout.id, None, Watch::default())
         .await

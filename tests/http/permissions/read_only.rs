@@ -17,8 +17,7 @@ async fn a_read_folder_refuses_every_write_and_serves_every_read() {
     // check-out with staged bytes.
     let late = f.bob.check_out(logo, for_seconds(60)).await.unwrap();
     f.advance(HOUR);
-    let alices = f.alice.check_out(logo, checkout_request()).await.unwrap();
-    f.alice.check_in(alices.id, bytes(&png(2))).await.unwrap();
+    check_out_and_in_as(f.alice.as_ref(), logo, &png(2)).await;
     let proposal = proposal_of(f.bob.check_in(late.id, bytes(b"bob's logo")).await.unwrap());
     let mine = f.bob.check_out(logo, checkout_request()).await.unwrap();
     f.bob
