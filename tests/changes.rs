@@ -387,10 +387,7 @@ async fn a_change_is_refused_before_anything_commits(f: Fixture) {
         message: None,
     };
     let refused = f.alice.commit_change(with_bobs).await;
-    assert!(
-        matches!(refused, Err(Error::Forbidden(_))),
-        "another's check-out: {refused:?}"
-    );
+    assert_forbidden(&refused, "another's check-out");
     let unstaged = f.alice.commit_change(change_of(&mine, "")).await;
     assert!(matches!(unstaged, Err(Error::NotStaged(_))), "{unstaged:?}");
     let twice = ChangeRequest {

@@ -349,6 +349,15 @@ pub fn assert_committed(result: &Option<CheckinResult>, version: u64) {
     );
 }
 
+/// That `result` is a refusal as forbidden; `what` says what was tried.
+#[track_caller]
+pub fn assert_forbidden<T: std::fmt::Debug>(result: &leasedesk::Result<T>, what: &str) {
+    assert!(
+        matches!(result, Err(leasedesk::Error::Forbidden(_))),
+        "{what}: {result:?}"
+    );
+}
+
 /// The proposal a check-in became; a panic if it became none.
 pub fn proposal_of(done: Checkout) -> Proposal {
     let Some(CheckinResult::Proposal { proposal }) = done.result else {

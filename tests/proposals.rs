@@ -138,10 +138,7 @@ async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_p
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
 
     let refused = f.bob.break_lease(a.id, "I need it").await;
-    assert!(
-        matches!(refused, Err(Error::Forbidden(_))),
-        "only admins break: {refused:?}"
-    );
+    assert_forbidden(&refused, "only admins break");
     let no_reason = f.admin.break_lease(a.id, "  ").await;
     assert!(matches!(no_reason, Err(Error::Invalid(_))), "{no_reason:?}");
     assert!(f.artifact(a.id).await.lease.is_some());
