@@ -24,6 +24,12 @@ async fn listed(backend: &Arc<dyn leasedesk::Backend>) -> Vec<Artifact> {
     backend.artifacts().await.unwrap()
 }
 
+/// The mirror holds what the backend lists, and its tree is the backend's.
+async fn assert_mirrors(desk: &Desk, backend: &Arc<dyn leasedesk::Backend>) {
+    assert_eq!(mirrored(desk), listed(backend).await);
+    assert_same_tree(desk, backend).await;
+}
+
 /// The mirror's folder tree is the backend's, folder by folder.
 async fn assert_same_tree(desk: &Desk, backend: &Arc<dyn leasedesk::Backend>) {
     let mut folders = vec![String::new()];
@@ -55,8 +61,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
             total: 30
         })
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 
     let first = mirrored(&desk)[0].id;
     f.bob.check_out(first, checkout_request()).await.unwrap();
@@ -81,8 +86,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
         desk.sync_mirror("elsewhere", false, &|_| {}).await.unwrap(),
         Synced::Filled
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 }
 
 async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fixture) {
@@ -161,8 +165,7 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
         desk.sync_mirror("studio", false, &|_| {}).await.unwrap(),
         Synced::Filled
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 }
 
 async fn a_page_of_events_all_hidden_does_not_end_the_catch_up(f: Fixture) {
@@ -254,6 +257,5 @@ async fn a_store_gone_back_in_time_fills_the_mirror_anew() {
     );
     let synced = desk.sync_mirror("studio", true, &|_| {}).await.unwrap();
     assert_eq!(synced, Synced::Filled);
-    assert_eq!(mirrored(&desk), listed(&restored.alice).await);
-    assert_same_tree(&desk, &restored.alice).await;
+    assert_mirrors(&desk, &restored.alice).await;
 }

@@ -442,6 +442,27 @@ async fn a_file_changed_while_it_is_sent_stores_nothing(f: Fixture) {
     assert_eq!(kept(), 0, "the server's upload was cancelled");
 }
 
+/// Bob's copy of a file in his workspace, got through a link that counts
+/// what comes down.
+struct CopyOverLink {
+    link: testkit::link::Link,
+    bob: leasedesk::remote::Remote,
+    workspace: leasedesk::workspace::Workspace,
+    local: std::path::PathBuf,
+}
+
+impl CopyOverLink {
+    /// Gets the latest of `a` into the copy, which must then hold `data`:
+    /// the bytes that came down for it.
+    async fn update(&self, a: ArtifactId, data: &[u8]) -> u64 {
+        let before = self.link.sent_down();
+        let artifact = self.bob.artifact(a).await.unwrap();
+        self.workspace.update(&self.bob, &artifact).await.unwrap();
+        assert_eq!(std::fs::read(&self.local).unwrap(), data);
+        self.link.sent_down() - before
+    }
+}
+
 /// Getting the latest over a link fetches only the chunks the copy lacks.
 async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
     let (link, bob) = f.linked("user:bob", Shape::default()).await;
@@ -454,17 +475,16 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
         f.clock.clone(),
     )
     .unwrap();
-    let artifact = bob.artifact(a.id).await.unwrap();
-    workspace.update(&bob, &artifact).await.unwrap();
-    let local = dir.join("files/hero.psd");
-    assert_eq!(std::fs::read(&local).unwrap(), v1);
+    let copy = CopyOverLink {
+        link,
+        bob,
+        workspace,
+        local: dir.join("files/hero.psd"),
+    };
+    copy.update(a.id, &v1).await;
     let v2 = edited(&v1, 5 * MIB, 2000, 18);
     f.check_out_and_in(a.id, &v2).await;
-    let before = link.sent_down();
-    let artifact = bob.artifact(a.id).await.unwrap();
-    workspace.update(&bob, &artifact).await.unwrap();
-    assert_eq!(std::fs::read(&local).unwrap(), v2);
-    let down = link.sent_down() - before;
+    let down = copy.update(a.id, &v2).await;
     assert!(
         down < MIB as u64,
         "{down} bytes came down for a change of 2000"
@@ -473,11 +493,7 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
     let mut v3 = v2;
     v3[MIB..3 * MIB].fill(9);
     f.check_out_and_in(a.id, &v3).await;
-    let before = link.sent_down();
-    let artifact = bob.artifact(a.id).await.unwrap();
-    workspace.update(&bob, &artifact).await.unwrap();
-    assert_eq!(std::fs::read(&local).unwrap(), v3);
-    let down = link.sent_down() - before;
+    let down = copy.update(a.id, &v3).await;
     assert!(
         down < MIB as u64,
         "{down} bytes came down for 2 MiB of one colour"
