@@ -8,13 +8,13 @@
 #[path = "common/figures.rs"]
 mod figures;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use figures::{row, value, Data};
+use testkit::tool::lines_of;
 use testkit::WithEnvironment;
 
 const TARGET: Duration = Duration::from_secs(2);
@@ -172,16 +172,6 @@ fn wait_for_seq(printed: &Receiver<String>, until: u64, quiet: Duration) -> u64 
         }
     }
     last
-}
-
-fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (lines, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    said
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -16,7 +16,7 @@ mod common;
 mod figures;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::median;
@@ -96,27 +96,8 @@ impl Repo {
         repo
     }
 
-    fn git(&self, args: &[&str]) -> Output {
-        Command::new("git")
-            .args(args)
-            .current_dir(&self.work)
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("git with git-lfs (cargo xtask bench installs it)")
-    }
-
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.git(args);
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        testkit::git::git_ok(&self.work, &self.home, args)
     }
 }
 

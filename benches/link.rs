@@ -269,9 +269,7 @@ async fn cut_in_the_middle(work: &Path, quick: bool) {
         let cutter = cut.then(|| {
             let link = link.clone();
             tokio::spawn(async move {
-                while link.sent_up() < up + size / 2 {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
+                link.until_sent_up(up + size / 2).await;
                 link.set_down(true);
                 tokio::time::sleep(OUTAGE).await;
                 link.set_down(false);
@@ -325,15 +323,12 @@ async fn cut_in_the_middle(work: &Path, quick: bool) {
 fn make_file(path: &Path, size: u64, seed: u64) {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut steps = testkit::noise::Xorshift::seeded(seed);
     let mut block = vec![0u8; 1 << 20];
     let mut left = size;
     while left > 0 {
         for b in block.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *b = state as u8;
+            *b = steps.next_u64() as u8;
         }
         let n = left.min(block.len() as u64) as usize;
         out.write_all(&block[..n]).unwrap();

@@ -155,8 +155,7 @@ async fn a_stale_edit_commit_leaves_no_extra_blob(f: Fixture) {
     wait_for_uploads(f.dir.path(), 1).await;
     // Meanwhile the edit's lease lapses and bob commits version 2.
     f.advance(Duration::from_secs(2));
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"bob's v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"bob's v2").await;
     send_and_close(sender, b"the agent's late work").await;
     match commit.await.unwrap() {
         Err(Error::Stale { head }) => assert_eq!(head.version, 2),

@@ -237,12 +237,7 @@ async fn a_checkout_of_several_files_is_all_or_none_and_names_every_busy_file(f:
 async fn stale_change(f: &Fixture, files: &[Artifact]) -> (Vec<Checkout>, Change) {
     let taken = take(f.alice.as_ref(), files, Some(60)).await;
     f.advance(Duration::from_secs(61));
-    let bobs = f
-        .bob
-        .check_out(files[1].id, checkout_request())
-        .await
-        .unwrap();
-    f.bob.check_in(bobs.id, bytes(b"b by bob")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), files[1].id, b"b by bob").await;
     let alices = |n, _: &Checkout| format!("alice's {n}");
     let change = stage_and_commit(f.alice.as_ref(), &taken, alices, "alice's take").await;
     (taken, change)
@@ -305,12 +300,7 @@ async fn the_proposals_of_a_change_are_rebuilt_and_rejected_together(f: Fixture)
     let files = three_files(&f).await;
     let (_, change) = stale_change(&f, &files).await;
     // Someone commits c meanwhile: its proposal is stale, so none is accepted.
-    let carols = f
-        .bob
-        .check_out(files[2].id, checkout_request())
-        .await
-        .unwrap();
-    f.bob.check_in(carols.id, bytes(b"c by bob")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), files[2].id, b"c by bob").await;
     let refused = f
         .alice
         .accept_proposal(proposal_in(&change.files[0]).id)
@@ -397,10 +387,7 @@ async fn a_change_is_refused_before_anything_commits(f: Fixture) {
         message: None,
     };
     let refused = f.alice.commit_change(with_bobs).await;
-    assert!(
-        matches!(refused, Err(Error::Forbidden(_))),
-        "another's check-out: {refused:?}"
-    );
+    assert_forbidden(&refused, "another's check-out");
     let unstaged = f.alice.commit_change(change_of(&mine, "")).await;
     assert!(matches!(unstaged, Err(Error::NotStaged(_))), "{unstaged:?}");
     let twice = ChangeRequest {
@@ -465,12 +452,7 @@ async fn a_change_with_two_checkouts_of_one_file_is_refused(f: Fixture) {
         .await;
     assert!(matches!(both, Err(Error::Invalid(_))), "{both:?}");
     assert_eq!(f.artifact(a.id).await.head.version, 1);
-    assert!(f
-        .alice
-        .proposals(ProposalFilter::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(all_proposals(f.alice.as_ref()).await.is_empty());
     let alone = f
         .alice
         .commit_change(change_of(&[second], ""))

@@ -95,28 +95,16 @@ async fn rule3_only_the_actor_extends_checks_in_or_cancels(f: Fixture) {
     let seq = f.last_seq().await;
 
     let extend = f.bob.extend(c.id, None).await;
-    assert!(
-        matches!(extend, Err(Error::Forbidden(_))),
-        "bob extends alice's check-out: {extend:?}"
-    );
+    assert_forbidden(&extend, "bob extends alice's check-out");
     let checkin = f.bob.check_in(c.id, bytes(b"bob's")).await;
-    assert!(
-        matches!(checkin, Err(Error::Forbidden(_))),
-        "bob checks in alice's check-out: {checkin:?}"
-    );
+    assert_forbidden(&checkin, "bob checks in alice's check-out");
     let cancel = f.bob.cancel(c.id).await;
-    assert!(
-        matches!(cancel, Err(Error::Forbidden(_))),
-        "bob cancels alice's check-out: {cancel:?}"
-    );
+    assert_forbidden(&cancel, "bob cancels alice's check-out");
     let see = f.bob.checkout(c.id).await;
-    assert!(
-        matches!(see, Err(Error::Forbidden(_))),
-        "bob reads alice's check-out record: {see:?}"
-    );
+    assert_forbidden(&see, "bob reads alice's check-out record");
     // Not even an admin acts for alice.
     let admin = f.admin.check_in(c.id, bytes(b"admin's")).await;
-    assert!(matches!(admin, Err(Error::Forbidden(_))), "{admin:?}");
+    assert_forbidden(&admin, "the admin checks in alice's check-out");
 
     assert_eq!(
         f.alice.checkout(c.id).await.unwrap(),

@@ -2,7 +2,6 @@
 //! leaves the whole check-in or none of it, and a store that opens cleanly.
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -53,13 +52,7 @@ fn kill_at(
         .expect("start leasedesk");
     // Read stderr on a thread, so a child that hangs silently fails the test
     // at the deadline instead of hanging it.
-    let stderr = child.stderr.take().unwrap();
-    let (lines, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
+    let said = testkit::tool::lines_of(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     let reached = format!("failpoint {failpoint} reached");
     let stopped = loop {
@@ -148,14 +141,7 @@ async fn assert_nothing_of_the_checkin_happened(
         Some(c.holder.clone()),
         "alice still holds the lease"
     );
-    assert!(
-        alice
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .is_empty(),
-        "no proposal"
-    );
+    assert!(all_proposals(&alice).await.is_empty(), "no proposal");
 
     // The retry goes through whole.
     let work = data.join("retry.psd");

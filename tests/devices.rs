@@ -209,6 +209,17 @@ crate::contract!(
     a_check_out_made_on_another_device_is_checked_in_here_once_got_here,
 );
 
+/// What came after check-outs kept their device, undone in either store:
+/// the tables of later migrations and the device's columns.
+const AFTER_DEVICES_UNDONE: &str = "DROP TABLE secrets;
+     DROP TABLE lfs_objects;
+     DROP TABLE held_paths;
+     DROP TABLE upload_pieces;
+     DROP TABLE uploads;
+     DROP TABLE failed_redeems;
+     ALTER TABLE checkouts DROP COLUMN device_name;
+     ALTER TABLE checkouts DROP COLUMN device_id;";
+
 /// A data folder from before check-outs kept their device (its schema as
 /// migration 0012 left it: the later ones undone): it opens, its check-outs
 /// carry none, and a check-out made through a token after the migration
@@ -218,18 +229,8 @@ async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let dir = tempfile::tempdir().unwrap();
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
-    db.execute_batch(
-        "DROP TABLE secrets;
-         DROP TABLE lfs_objects;
-         DROP TABLE held_paths;
-         DROP TABLE upload_pieces;
-         DROP TABLE uploads;
-         DROP TABLE failed_redeems;
-         ALTER TABLE checkouts DROP COLUMN device_name;
-         ALTER TABLE checkouts DROP COLUMN device_id;
-         PRAGMA user_version = 12;",
-    )
-    .unwrap();
+    db.execute_batch(&format!("{AFTER_DEVICES_UNDONE} PRAGMA user_version = 12;"))
+        .unwrap();
     drop(db);
     opened_after_devices(Bundled::open(dir.path()).unwrap(), old, &token).await;
 }
@@ -256,15 +257,7 @@ async fn a_team_database_from_before_devices_opens_with_none_then_records_them()
     sql_at(
         dir.path(),
         location.database.as_deref(),
-        "DROP TABLE secrets;
-         DROP TABLE lfs_objects;
-         DROP TABLE held_paths;
-         DROP TABLE upload_pieces;
-         DROP TABLE uploads;
-         DROP TABLE failed_redeems;
-         ALTER TABLE checkouts DROP COLUMN device_name;
-         ALTER TABLE checkouts DROP COLUMN device_id;
-         UPDATE leasedesk_schema SET version = 11;",
+        &format!("{AFTER_DEVICES_UNDONE} UPDATE leasedesk_schema SET version = 11;"),
     )
     .unwrap();
     opened_after_devices(open(location).await.unwrap(), old, &token).await;

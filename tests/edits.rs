@@ -132,11 +132,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
         "nothing was committed"
     );
     assert!(
-        f.agent
-            .proposals(ProposalFilter::default())
-            .await
-            .unwrap()
-            .is_empty(),
+        all_proposals(f.agent.as_ref()).await.is_empty(),
         "an edit never queues a proposal"
     );
 }
@@ -144,8 +140,7 @@ async fn rule14_an_edit_commit_is_refused_when_the_head_moved(f: Fixture) {
 async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_stale(f: Fixture) {
     let (a, edit) = an_edit_of_a_new_file(&f, None).await;
     f.admin.break_lease(a.id, "urgent fix").await.unwrap();
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2").await;
     let refused = agents_work(&f, edit.id).await;
     assert!(
         matches!(&refused, Err(Error::Stale { head }) if head.version == 2),
@@ -157,8 +152,7 @@ async fn rule14_an_edit_commit_after_its_lease_was_broken_and_the_head_moved_is_
 async fn rule14_a_retried_stale_commit_is_stale_again(f: Fixture) {
     let (a, edit) = an_edit_of_a_new_file(&f, Some(1)).await;
     f.advance(Duration::from_secs(2));
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2").await;
     for attempt in ["first", "retry"] {
         let refused = agents_work(&f, edit.id).await;
         assert!(
@@ -259,12 +253,7 @@ async fn rule15_a_busy_agent_gets_artifact_busy_with_the_lease_and_queues_nothin
     };
     assert_eq!(lease.holder, c.holder);
     assert_eq!(lease.note.as_deref(), Some("colour pass"));
-    assert!(f
-        .agent
-        .proposals(ProposalFilter::default())
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(all_proposals(f.agent.as_ref()).await.is_empty());
     let via_helper = run_edit(f.agent.clone(), a.id, Duration::from_secs(5), |_| async {
         Ok(bytes(b"x"))
     })

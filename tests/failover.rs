@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
@@ -15,6 +14,7 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Error, Remote, Upload};
 
 use crate::harness::*;
+use testkit::tool::lines_of;
 
 /// One store that several servers share: a data folder here (several
 /// processes may share one). On PostgreSQL it would be a database and a blob
@@ -179,18 +179,6 @@ fn two_servers(store: &SharedStore, first_failpoints: &str) -> [ServeProcess; 2]
         ServeProcess::start(store, first_failpoints),
         ServeProcess::start(store, ""),
     ]
-}
-
-/// The lines of `from`, read on a thread (so a silent process fails a test
-/// at its deadline instead of hanging it).
-pub(crate) fn lines_of(from: impl Read + Send + 'static) -> Receiver<String> {
-    let (lines, said) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    said
 }
 
 /// `leasedesk --server SERVERS --json events --follow` with `token`: the

@@ -22,6 +22,8 @@ pub use store::*;
 
 /// How a test watches a check-in from the workspace or the desk.
 pub use leasedesk::backend::Watch;
+/// Deterministic noise, different for each seed, so a failure can be replayed.
+pub use testkit::noise::{noise, Xorshift};
 #[allow(unused_imports)] // each test module uses a part
 pub use testkit::s3::{http, s3, Moto, S3};
 pub use testkit::WithEnvironment;
@@ -261,6 +263,31 @@ macro_rules! contract_on {
     };
 }
 
+/// Runs each named `async fn(Fixture)` of the HTTP API twice: on a served
+/// fixture over SQLite, and on one over PostgreSQL and S3 (a team's).
+#[macro_export]
+macro_rules! served {
+    ($($name:ident),* $(,)?) => {
+        mod served {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::remote_fixture().await).await
+                }
+            )*
+        }
+        #[cfg(target_os = "linux")]
+        mod team_server {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::team_fixture().await).await
+                }
+            )*
+        }
+    };
+}
+
 pub fn participant(p: &str) -> Participant {
     p.parse().expect("valid participant")
 }
@@ -322,6 +349,15 @@ pub fn assert_committed(result: &Option<CheckinResult>, version: u64) {
     );
 }
 
+/// That `result` is a refusal as forbidden; `what` says what was tried.
+#[track_caller]
+pub fn assert_forbidden<T: std::fmt::Debug>(result: &leasedesk::Result<T>, what: &str) {
+    assert!(
+        matches!(result, Err(leasedesk::Error::Forbidden(_))),
+        "{what}: {result:?}"
+    );
+}
+
 /// The proposal a check-in became; a panic if it became none.
 pub fn proposal_of(done: Checkout) -> Proposal {
     let Some(CheckinResult::Proposal { proposal }) = done.result else {
@@ -335,6 +371,12 @@ pub async fn import_as(backend: &dyn Backend, p: &str, data: &[u8]) -> Artifact 
     backend.import(&path(p), bytes(data)).await.expect("import")
 }
 
+/// `backend` checks `a` out and checks `data` in: the closed check-out.
+pub async fn check_out_and_in_as(backend: &dyn Backend, a: ArtifactId, data: &[u8]) -> Checkout {
+    let c = backend.check_out(a, checkout_request()).await.unwrap();
+    backend.check_in(c.id, bytes(data)).await.unwrap()
+}
+
 /// Imports `data` at `p` through `backend` and checks it out: the open
 /// check-out, whose `artifact_id` is the new artifact.
 pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {
@@ -343,6 +385,34 @@ pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> 
         .check_out(artifact.id, checkout_request())
         .await
         .unwrap()
+}
+
+/// `data` in a file `name` of a temp folder of its own, checked in on
+/// `checkout` by `backend` in the background: the folder, to keep while
+/// the check-in runs, and the check-in.
+pub fn checking_in(
+    backend: Arc<dyn Backend>,
+    checkout: CheckoutId,
+    name: &str,
+    data: &[u8],
+) -> (
+    TempDir,
+    tokio::task::JoinHandle<leasedesk::Result<Checkout>>,
+) {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join(name);
+    std::fs::write(&file, data).unwrap();
+    let checkin =
+        tokio::spawn(async move { backend.check_in(checkout, Upload::file(&file)).await });
+    (folder, checkin)
+}
+
+/// Every proposal `backend` sees.
+pub async fn all_proposals(backend: &dyn Backend) -> Vec<Proposal> {
+    backend
+        .proposals(ProposalFilter::default())
+        .await
+        .expect("proposals")
 }
 
 /// The proposals of `artifact` that `backend` sees, in `state` (any if None).
@@ -364,11 +434,20 @@ impl Fixture {
     /// Alice's stale check-in of `data` to `p` (imported as "v1"), kept as a
     /// proposal while bob committed version 2: the artifact and the proposal.
     pub async fn stale_proposal(&self, p: &str, data: &[u8]) -> (Artifact, Proposal) {
+        self.stale_proposal_after(self.bob.as_ref(), p, data).await
+    }
+
+    /// [`Fixture::stale_proposal`], version 2 committed by `taker`.
+    pub async fn stale_proposal_after(
+        &self,
+        taker: &dyn Backend,
+        p: &str,
+        data: &[u8],
+    ) -> (Artifact, Proposal) {
         let a = self.import(p, b"v1").await;
         let alice = self.alice.check_out(a.id, for_seconds(60)).await.unwrap();
         self.advance(HOUR);
-        let bob = self.bob.check_out(a.id, checkout_request()).await.unwrap();
-        self.bob.check_in(bob.id, bytes(b"v2")).await.unwrap();
+        check_out_and_in_as(taker, a.id, b"v2").await;
         let done = self.alice.check_in(alice.id, bytes(data)).await.unwrap();
         (a, proposal_of(done))
     }
@@ -408,6 +487,35 @@ impl Fixture {
         }
     }
 
+    /// `p`'s token on a served fixture.
+    pub fn token(&self, p: &str) -> &str {
+        self.server.as_ref().expect("a served fixture").token(p)
+    }
+
+    /// A link shaped `shape` to the served fixture's server (a real TCP
+    /// proxy the test slows and cuts), and `p`'s client through it.
+    pub async fn linked(
+        &self,
+        p: &str,
+        shape: testkit::link::Shape,
+    ) -> (testkit::link::Link, Remote) {
+        let server = self.server.as_ref().expect("a served fixture");
+        let address = server.base.trim_start_matches("http://").parse().unwrap();
+        let link = testkit::link::Link::to(address, shape).await;
+        let client = Remote::new(&link.url(), server.token(p)).expect("client");
+        (link, client)
+    }
+
+    /// The admin sets one rule: `folder` hidden from `who`.
+    pub async fn hide(&self, folder: &str, who: &str) {
+        let rule = Rule::parse(folder, who, "none").expect("a rule");
+        let admin = self.studio("user:admin");
+        admin
+            .put_permission_rules(vec![rule])
+            .await
+            .expect("rules set");
+    }
+
     /// Adds carol, a user the fixture does not know yet: her token.
     pub fn add_carol(&self) -> String {
         self.store
@@ -418,8 +526,7 @@ impl Fixture {
 
     /// Alice checks `a` out and checks `data` in: the closed check-out.
     pub async fn check_out_and_in(&self, a: ArtifactId, data: &[u8]) -> Checkout {
-        let c = self.alice.check_out(a, checkout_request()).await.unwrap();
-        self.alice.check_in(c.id, bytes(data)).await.unwrap()
+        check_out_and_in_as(self.alice.as_ref(), a, data).await
     }
 
     /// Imports `data` at `p` as alice.
@@ -592,6 +699,15 @@ pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option
 
 pub const HOUR: Duration = Duration::from_secs(3600);
 
+/// That the `sent` bytes of a transfer of `file` bytes were each byte about
+/// once: within 5 % of the file.
+pub fn assert_sent_about_once(sent: u64, file: usize) {
+    assert!(
+        sent < file as u64 * 105 / 100,
+        "{sent} bytes went up for a file of {file}"
+    );
+}
+
 /// Counts a racing check-in's result as `[committed, unchanged, proposal]`.
 pub fn count_outcome(outcomes: &mut [usize; 3], result: &Option<CheckinResult>) {
     match result {
@@ -617,18 +733,4 @@ pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [
         "the race exercised commits and stale check-ins: {outcomes:?}"
     );
     outcomes
-}
-
-/// Deterministic noise (xorshift), different for each seed and cheap to
-/// make, so a failure can be replayed.
-pub fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
 }

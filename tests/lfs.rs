@@ -67,6 +67,13 @@ fn last_line(text: &str) -> String {
     text.lines().last().unwrap().trim().to_owned()
 }
 
+impl Studio {
+    /// A repository of the studio's, for the holder of `token`.
+    fn repo(&self, token: &str) -> Repo {
+        Repo::new(&self.server.url, Some(token))
+    }
+}
+
 /// A Git repository whose `lfs.url` is the studio's `/lfs/art`, for the
 /// holder of `token` (none: no credentials at all).
 struct Repo {
@@ -139,30 +146,11 @@ impl Repo {
     }
 
     fn git_in(&self, dir: &Path, args: &[&str]) -> Output {
-        Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_ASKPASS", "/bin/false")
-            .env("SSH_ASKPASS", "/bin/false")
-            .env_remove("GIT_DIR")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("git runs (is git-lfs installed? cargo xtask installs it)")
+        testkit::git::git(dir, &self.home, args)
     }
 
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.git(args);
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        testkit::git::git_ok(&self.work(), &self.home, args)
     }
 
     fn locks(&self, extra: &[&str]) -> serde_json::Value {
@@ -193,9 +181,8 @@ fn writable(path: &Path) -> bool {
 #[test]
 fn a_git_lock_is_a_check_out_and_a_check_out_is_a_git_lock() {
     let studio = studio();
-    let url = &studio.server.url;
-    let alice = Repo::new(url, Some(&studio.alice));
-    let bob = Repo::new(url, Some(&studio.bob));
+    let alice = studio.repo(&studio.alice);
+    let bob = studio.repo(&studio.bob);
 
     let locked = alice.ok(&["lfs", "lock", "--json", "hero.psd"]);
     let locked: serde_json::Value = serde_json::from_str(&locked).unwrap();
@@ -252,10 +239,9 @@ fn a_git_lock_is_a_check_out_and_a_check_out_is_a_git_lock() {
 #[test]
 fn force_unlock_is_an_admins_break_and_refused_to_anyone_else() {
     let studio = studio();
-    let url = &studio.server.url;
-    let alice = Repo::new(url, Some(&studio.alice));
-    let bob = Repo::new(url, Some(&studio.bob));
-    let boss = Repo::new(url, Some(&studio.boss));
+    let alice = studio.repo(&studio.alice);
+    let bob = studio.repo(&studio.bob);
+    let boss = studio.repo(&studio.boss);
     alice.ok(&["lfs", "lock", "hero.psd"]);
     let id = alice.locks(&[])[0]["id"].as_str().unwrap().to_owned();
 
@@ -285,7 +271,7 @@ fn force_unlock_is_an_admins_break_and_refused_to_anyone_else() {
 #[test]
 fn lockable_files_are_read_only_until_locked_and_a_page_is_passed() {
     let studio = studio();
-    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    let alice = studio.repo(&studio.alice);
     // Several paths with no file in the studio yet: each held all the same.
     for name in ["a.psd", "b.psd", "c.psd", "hero.psd"] {
         std::fs::write(alice.work().join(name), b"pixels").unwrap();
@@ -450,7 +436,7 @@ fn varied(n: usize) -> Vec<u8> {
 /// back, byte for byte; bytes the studio keeps already are not kept twice.
 fn objects_go_up_and_come_back(studio: &Studio) {
     let origin = origin();
-    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    let alice = studio.repo(&studio.alice);
     alice.ok(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
     let big = varied(3 << 20);
     std::fs::write(alice.work().join("big.psd"), &big).unwrap();
@@ -495,7 +481,7 @@ fn objects_go_up_and_come_back_on_a_team_server() {
 fn a_push_that_changes_a_file_someone_else_locked_is_refused() {
     let studio = studio();
     let origin = origin();
-    let alice = Repo::new(&studio.server.url, Some(&studio.alice));
+    let alice = studio.repo(&studio.alice);
     alice.ok(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
     alice.ok(&["add", "."]);
     alice.ok(&["commit", "-qm", "art"]);

@@ -25,8 +25,7 @@ async fn history(f: &Fixture) -> (ArtifactId, String, String) {
     let late = f.alice.check_out(a.id, for_seconds(60)).await.unwrap();
     f.advance(Duration::from_secs(120));
     f.store.sweep().unwrap();
-    let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bobs.id, bytes(b"a3")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"a3").await;
     let proposed = f.alice.check_in(late.id, bytes(b"a-late")).await.unwrap();
     let Some(CheckinResult::Proposal { proposal }) = proposed.result else {
         panic!("a proposal: {:?}", proposed.result)

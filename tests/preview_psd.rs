@@ -514,13 +514,8 @@ fn psd_hostile_headers_are_no_preview() {
 fn psd_random_bytes_after_the_signature_are_no_preview_or_an_image() {
     // xorshift noise after `8BPS`, and after a valid header: whatever it
     // says, the reader answers in bounded time and never panics.
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut steps = testkit::noise::Xorshift::new(0x2545_f491_4f6c_dd1d);
+    let mut next = || steps.next_u64();
     for round in 0..3000 {
         let len = (next() % 600) as usize;
         let mut bytes = if round % 2 == 0 {

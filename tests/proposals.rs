@@ -46,8 +46,7 @@ async fn rule16_accept_is_refused_once_the_head_moved_and_a_rebuilt_proposal_is_
     f: Fixture,
 ) {
     let (a, stale) = f.stale_proposal("a.psd", b"alice's").await;
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v3")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v3").await;
 
     let refused = f.alice.accept_proposal(stale.id).await;
     let Err(Error::ProposalStale { head }) = refused else {
@@ -139,10 +138,7 @@ async fn an_admin_break_frees_the_file_and_the_holders_later_checkin_becomes_a_p
     let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
 
     let refused = f.bob.break_lease(a.id, "I need it").await;
-    assert!(
-        matches!(refused, Err(Error::Forbidden(_))),
-        "only admins break: {refused:?}"
-    );
+    assert_forbidden(&refused, "only admins break");
     let no_reason = f.admin.break_lease(a.id, "  ").await;
     assert!(matches!(no_reason, Err(Error::Invalid(_))), "{no_reason:?}");
     assert!(f.artifact(a.id).await.lease.is_some());

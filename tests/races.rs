@@ -176,13 +176,8 @@ async fn eight_tasks_race_checkout_and_checkin_500_times() {
         let me = store.acting_as(participant(&format!("user:t{t}")));
         let (cycles, clock) = (cycles.clone(), clock.clone());
         tasks.push(tokio::spawn(async move {
-            let mut random = t.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            let mut next = move || {
-                random ^= random << 13;
-                random ^= random >> 7;
-                random ^= random << 17;
-                random
-            };
+            let mut random = Xorshift::seeded(t);
+            let mut next = move || random.next_u64();
             let mut outcomes = [0usize; 3]; // committed, unchanged, proposal
             while cycles.load(Ordering::SeqCst) < ROUNDS {
                 match me.check_out(a.id, for_seconds(2)).await {

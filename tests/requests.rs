@@ -150,16 +150,10 @@ async fn only_the_holder_replies_and_only_the_asker_withdraws(f: Fixture) {
     let (asked, _) = f.bob.ask(a.id, None).await.unwrap();
     for (who, backend) in [("bob", &f.bob), ("admin", &f.admin)] {
         let replied = backend.reply(asked.id, "not mine").await;
-        assert!(
-            matches!(replied, Err(Error::Forbidden(_))),
-            "{who}: {replied:?}"
-        );
+        assert_forbidden(&replied, who);
     }
     let withdrawn = f.alice.withdraw(asked.id).await;
-    assert!(
-        matches!(withdrawn, Err(Error::Forbidden(_))),
-        "{withdrawn:?}"
-    );
+    assert_forbidden(&withdrawn, "alice withdraws bob's request");
     let empty = f.alice.reply(asked.id, "  ").await;
     assert!(matches!(empty, Err(Error::Invalid(_))), "{empty:?}");
     let withdrawn = f.bob.withdraw(asked.id).await.unwrap();

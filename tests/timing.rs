@@ -12,14 +12,6 @@ use leasedesk::{Backend, Error};
 
 use crate::harness::*;
 
-/// A rule that hides `finance/` from bob.
-async fn hide_finance_from_bob(f: &Fixture) {
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("finance/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
-}
-
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
@@ -66,7 +58,7 @@ async fn a_lookup_by_path_takes_the_same_time_for_a_hidden_file_as_for_none(f: F
     for (p, _) in paths.iter().zip(&there).filter(|(_, &t)| t) {
         f.import(p, p.as_bytes()).await;
     }
-    hide_finance_from_bob(&f).await;
+    f.hide("finance/", "user:bob").await;
     let bob = f.bob.as_ref();
     let look = |p: &str| {
         let p = path(p);
@@ -215,7 +207,7 @@ async fn a_search_takes_the_same_time_whatever_hidden_files_match(f: Fixture) {
     fill(&f, "brand/", "poster", 400);
     fill(&f, "finance/", "merger", 30_000);
     fill(&f, "finance/", "acquis", 300);
-    hide_finance_from_bob(&f).await;
+    f.hide("finance/", "user:bob").await;
     // What the words find for whoever may see finance/.
     let (_, page) = timed_search(f.alice.as_ref(), "acquis").await;
     assert_eq!(page.artifacts.len(), 100);

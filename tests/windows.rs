@@ -40,8 +40,7 @@ async fn get_latest(f: &Fixture, ws: &Workspace, a: ArtifactId) {
 
 /// Bob checks `a` out and in with `data`: a newer head.
 async fn bob_commits(f: &Fixture, a: ArtifactId, data: &[u8]) {
-    let bob = f.bob.check_out(a, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(data)).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a, data).await;
 }
 
 /// Opens `path` as Photoshop keeps a document open: shared for reading, never

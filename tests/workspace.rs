@@ -79,8 +79,7 @@ async fn update(ws: &Workspace, f: &Fixture, id: ArtifactId) -> Option<PathBuf> 
 
 /// bob checks `data` in as the next version of `id`.
 async fn bob_commits(f: &Fixture, id: ArtifactId, data: &[u8]) {
-    let bob = f.bob.check_out(id, checkout_request()).await.unwrap();
-    f.bob.check_in(bob.id, bytes(data)).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), id, data).await;
 }
 
 /// Alice's workspace with `hero.psd` (imported as `v1`) in it as a copy she

@@ -105,15 +105,10 @@ pub fn row(figure: &str, measured: String, target: &str) {
 /// A file of `size` bytes that does not compress (xorshift).
 pub fn make_big_file(path: &Path, size: u64) {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut noise = testkit::noise::Xorshift::new(0x9E37_79B9_7F4A_7C15);
     let mut block = vec![0u8; 1 << 20];
     for _ in 0..size / block.len() as u64 {
-        for word in block.chunks_exact_mut(8) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
+        noise.fill(&mut block);
         file.write_all(&block).unwrap();
     }
 }

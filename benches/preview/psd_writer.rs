@@ -6,19 +6,8 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Rows of noise (xorshift), so RLE cannot shrink them.
-struct Noise(u64);
-
-impl Noise {
-    fn fill(&mut self, row: &mut [u8]) {
-        for word in row.chunks_mut(8) {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            word.copy_from_slice(&self.0.to_le_bytes()[..word.len()]);
-        }
-    }
-}
+// Rows of noise, so RLE cannot shrink them.
+use testkit::noise::Xorshift;
 
 /// The file's header: version 2 (PSB) or 1, channels, size, 8-bit, `mode`.
 fn header(file: &mut impl Write, version: u16, channels: u16, side: u32, mode: u16) {
@@ -138,7 +127,7 @@ pub fn write_psb(path: &Path, width: u32, height: u32) {
     file.write_all(b"8BIMMtrn").unwrap();
     file.write_all(&0u64.to_be_bytes()).unwrap();
     file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    let mut noise = Xorshift::new(0x9E37_79B9_7F4A_7C15);
     rle_channels(&mut file, 4, width, height, 4, false, |channel, row| {
         noise.fill(row);
         if channel == 3 {
@@ -204,7 +193,7 @@ pub fn write_layered_psb(path: &Path, side: u32, count: u16, layer_side: u32) {
         file.write_all(&12u32.to_be_bytes()).unwrap();
         file.write_all(&[0; 12]).unwrap();
     }
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    let mut noise = Xorshift::new(0x9E37_79B9_7F4A_7C15);
     for at in &length_at {
         for &offset in at {
             let start = file.stream_position().unwrap();
@@ -240,7 +229,7 @@ pub fn write_flat(path: &Path, side: u32, mode: u16, icc: Option<&[u8]>) {
     write_resources(&mut file, &resources);
     file.write_all(&0u32.to_be_bytes()).unwrap(); // layer and mask information
     file.write_all(&1u16.to_be_bytes()).unwrap(); // RLE
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    let mut noise = Xorshift::new(0x9E37_79B9_7F4A_7C15);
     rle_channels(
         &mut file,
         channels as usize,

@@ -237,13 +237,7 @@ fn seed(round: usize, turn: usize, file: usize) -> u64 {
 
 /// `size` bytes of xorshift from `seed` (not 0): every file of the run distinct.
 fn write_distinct(path: &Path, size: usize, seed: u64) {
-    let mut state = seed;
     let mut bytes = vec![0u8; size];
-    for word in bytes.chunks_exact_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        word.copy_from_slice(&state.to_le_bytes());
-    }
+    testkit::noise::Xorshift::new(seed).fill(&mut bytes);
     std::fs::write(path, bytes).unwrap();
 }

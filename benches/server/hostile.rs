@@ -220,10 +220,3 @@ fn request(method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) ->
     out.extend_from_slice(body);
     out
 }
-
-fn xorshift(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}

@@ -118,6 +118,20 @@ impl Link {
         self.shared.down.load(Ordering::SeqCst)
     }
 
+    /// Returns once `bytes` in all have gone up.
+    pub async fn until_sent_up(&self, bytes: u64) {
+        while self.sent_up() < bytes {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Returns once `bytes` in all have come down.
+    pub async fn until_sent_down(&self, bytes: u64) {
+        while self.sent_down() < bytes {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
     /// Cuts every connection open now.
     pub fn cut_now(&self) {
         self.shared.cuts.send_modify(|n| *n += 1);

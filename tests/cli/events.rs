@@ -1,7 +1,10 @@
 //! `events --follow` on a data folder: the follower records what happens
 //! while nobody else writes.
 
+use std::time::Duration;
+
 use serde_json::Value;
+use testkit::tool::{lines_of, lines_until};
 
 use super::Cli;
 
@@ -18,30 +21,18 @@ fn following_events_on_a_data_folder_records_a_lapse_nobody_touches() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = follow.stdout.take().unwrap();
-    let (lines, seen) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-            let Ok(line) = line else { return };
-            let event: Value = serde_json::from_str(&line).unwrap();
-            if lines
-                .send(event["type"].as_str().unwrap().to_owned())
-                .is_err()
-            {
-                return;
-            }
-        }
-    });
+    let seen = lines_of(follow.stdout.take().unwrap());
     cli.ok("user:alice", &["checkout", "hero.psd", "--ttl", "1s"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
-    let mut kinds = Vec::new();
-    while !kinds.iter().any(|k| k == "lease.expired") {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match seen.recv_timeout(left) {
-            Ok(kind) => kinds.push(kind),
-            Err(_) => break,
-        }
-    }
+    let kind = |line: &str| {
+        let event: Value = serde_json::from_str(line).unwrap();
+        event["type"].as_str().unwrap().to_owned()
+    };
+    let kinds: Vec<String> = lines_until(&seen, Duration::from_secs(8), |line| {
+        kind(line) == "lease.expired"
+    })
+    .iter()
+    .map(|line| kind(line))
+    .collect();
     follow.kill().unwrap();
     follow.wait().unwrap();
     assert!(
@@ -138,29 +129,11 @@ fn following_a_server_names_each_file() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stdout = follow.stdout.take().unwrap();
-    let (lines, seen) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-            let Ok(line) = line else { return };
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let seen = lines_of(follow.stdout.take().unwrap());
     change_of_three(&cli, &|args| remote.ok(args));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut printed = Vec::new();
-    while !printed
-        .iter()
-        .any(|l: &String| l.contains("change.committed"))
-    {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match seen.recv_timeout(left) {
-            Ok(line) => printed.push(line),
-            Err(_) => break,
-        }
-    }
+    let printed = lines_until(&seen, Duration::from_secs(20), |line| {
+        line.contains("change.committed")
+    });
     follow.kill().unwrap();
     follow.wait().unwrap();
     let all = printed.join("\n");

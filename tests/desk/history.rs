@@ -177,8 +177,7 @@ async fn history_pages_back_across_a_check_out(f: Fixture) {
 async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(f: Fixture) {
     let alice = desk_for(&f, &f.alice, "alice");
     let a = f.import("brand/hero.psd", b"v1").await;
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2 by bob")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2 by bob").await;
     let local = alice.workspace().local_path(&a.path).unwrap();
 
     let first = alice.open_copy(a.id, 1).await.unwrap();
@@ -234,8 +233,7 @@ async fn a_version_opens_as_a_read_only_copy_beside_the_file_never_over_another(
 async fn restore_puts_a_version_in_your_copy_keeps_a_backup_and_drafts_the_description(f: Fixture) {
     let alice = desk_for(&f, &f.alice, "alice");
     let a = f.import("hero.psd", b"v1").await;
-    let c = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(c.id, bytes(b"v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"v2").await;
     alice.update(a.id).await.unwrap();
     let local = alice.workspace().local_path(&a.path).unwrap();
 

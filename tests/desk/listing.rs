@@ -211,10 +211,7 @@ async fn held_by_others_has_git_locks_and_paths_held_with_no_file(f: Fixture) {
         .check_out(zebra.unwrap().id, checkout_request())
         .await
         .unwrap();
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("secret/", "user:alice", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("secret/", "user:alice").await;
     let alice = desk_for(&f, &f.alice, "alice");
     alice.overview().await.unwrap();
 

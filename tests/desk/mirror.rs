@@ -24,6 +24,12 @@ async fn listed(backend: &Arc<dyn leasedesk::Backend>) -> Vec<Artifact> {
     backend.artifacts().await.unwrap()
 }
 
+/// The mirror holds what the backend lists, and its tree is the backend's.
+async fn assert_mirrors(desk: &Desk, backend: &Arc<dyn leasedesk::Backend>) {
+    assert_eq!(mirrored(desk), listed(backend).await);
+    assert_same_tree(desk, backend).await;
+}
+
 /// The mirror's folder tree is the backend's, folder by folder.
 async fn assert_same_tree(desk: &Desk, backend: &Arc<dyn leasedesk::Backend>) {
     let mut folders = vec![String::new()];
@@ -55,8 +61,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
             total: 30
         })
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 
     let first = mirrored(&desk)[0].id;
     f.bob.check_out(first, checkout_request()).await.unwrap();
@@ -81,8 +86,7 @@ async fn a_mirror_filled_by_pages_then_kept_by_events_is_exact(f: Fixture) {
         desk.sync_mirror("elsewhere", false, &|_| {}).await.unwrap(),
         Synced::Filled
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 }
 
 async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fixture) {
@@ -128,15 +132,7 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
                     }
                     // A file hidden meanwhile: the list is read again.
                     2 => {
-                        f.studio("user:admin")
-                            .put_permission_rules(vec![Rule::parse(
-                                "finance/",
-                                "user:alice",
-                                "none",
-                            )
-                            .unwrap()])
-                            .await
-                            .unwrap();
+                        f.hide("finance/", "user:alice").await;
                     }
                     _ => {}
                 }
@@ -169,16 +165,12 @@ async fn what_changes_while_the_mirror_fills_ends_in_it_once_as_it_is_now(f: Fix
         desk.sync_mirror("studio", false, &|_| {}).await.unwrap(),
         Synced::Filled
     );
-    assert_eq!(mirrored(&desk), listed(&f.alice).await);
-    assert_same_tree(&desk, &f.alice).await;
+    assert_mirrors(&desk, &f.alice).await;
 }
 
 async fn a_page_of_events_all_hidden_does_not_end_the_catch_up(f: Fixture) {
     let secret = f.import("secret/plan.psd", b"v1").await;
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("secret/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("secret/", "user:bob").await;
     let desk = desk_for(&f, &f.bob, "bob");
     desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
     // More events bob may not see than a page of events holds, then one he may.
@@ -221,10 +213,7 @@ async fn a_fill_cut_off_leaves_the_mirror_as_it_was() {
         f.import(&format!("s{i:02}.psd"), b"v1").await;
     }
     // A rule change makes the next sync fill anew.
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("x/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("x/", "user:bob").await;
     let alice_studio = f.studio("user:alice");
     let device = alice_studio.my_devices().await.unwrap().current;
     let pages = AtomicUsize::new(0);
@@ -268,6 +257,5 @@ async fn a_store_gone_back_in_time_fills_the_mirror_anew() {
     );
     let synced = desk.sync_mirror("studio", true, &|_| {}).await.unwrap();
     assert_eq!(synced, Synced::Filled);
-    assert_eq!(mirrored(&desk), listed(&restored.alice).await);
-    assert_same_tree(&desk, &restored.alice).await;
+    assert_mirrors(&desk, &restored.alice).await;
 }

@@ -107,8 +107,7 @@ async fn a_proposal_opens_as_a_file_beside_the_head(f: Fixture) {
     let local = alice.workspace().local_path(&a.path).unwrap();
     std::fs::write(&local, b"alice's sky").unwrap();
     f.advance(std::time::Duration::from_secs(120));
-    let bobs = f.bob.check_out(a.id, checkout_request()).await.unwrap();
-    f.bob.check_in(bobs.id, bytes(b"bob's v2")).await.unwrap();
+    check_out_and_in_as(f.bob.as_ref(), a.id, b"bob's v2").await;
     let closed = alice
         .check_in(mine.checkout.id, None, Watch::default())
         .await
@@ -177,10 +176,7 @@ async fn the_newest_events_come_without_reading_the_whole_ledger(f: Fixture) {
 /// read is named nowhere: no event of it comes, and no path (issue 36).
 async fn the_activity_names_the_files_of_its_events(f: Fixture) {
     let secret = f.import("secret/plan.psd", b"v1").await;
-    f.studio("user:admin")
-        .put_permission_rules(vec![Rule::parse("secret/", "user:bob", "none").unwrap()])
-        .await
-        .unwrap();
+    f.hide("secret/", "user:bob").await;
     let mut files = Vec::new();
     for name in ["a", "b", "c"] {
         files.push(f.import(&format!("art/{name}.png"), b"v1").await);

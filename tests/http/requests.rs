@@ -193,15 +193,11 @@ async fn content_is_streamed_with_its_digest_as_etag() {
     let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
     let a = f.import("a.psd", &data).await;
     let response = http
-        .client
-        .get(format!(
-            "{}/v1/artifacts/{}/content?version=1",
-            http.base, a.id
-        ))
-        .bearer_auth(f.server.as_ref().unwrap().token("user:bob"))
-        .send()
-        .await
-        .unwrap();
+        .fetch(
+            &format!("/v1/artifacts/{}/content?version=1", a.id),
+            f.token("user:bob"),
+        )
+        .await;
     assert_eq!(
         response.headers()["etag"],
         format!("\"{}\"", digest(&data)).as_str()

@@ -111,8 +111,7 @@ async fn history_pages_back_with_before_and_holds_one_artifacts_events(f: Fixtur
     let b = f.import("b.psd", b"b1").await;
     for round in 0..4u8 {
         for id in [a.id, b.id] {
-            let c = f.alice.check_out(id, checkout_request()).await.unwrap();
-            f.alice.check_in(c.id, bytes(&[round, 7])).await.unwrap();
+            check_out_and_in_as(f.alice.as_ref(), id, &[round, 7]).await;
         }
     }
     let only_a = |events: &[Event]| events.iter().all(|e| e.artifact_id == Some(a.id));

@@ -356,10 +356,10 @@ fn probes(token: &str, artifact: &str, checkout: &str) -> Vec<Probe> {
     }
 
     // Random bytes, half of them ended as a head would be.
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut state = testkit::noise::Xorshift::new(0x2545_F491_4F6C_DD1D);
     for i in 0..100 {
-        let len = 1 + (xorshift(&mut state) % 2048) as usize;
-        let mut bytes: Vec<u8> = (0..len).map(|_| xorshift(&mut state) as u8).collect();
+        let len = 1 + (state.next_u64() % 2048) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| state.next_u64() as u8).collect();
         let ended = i % 2 == 0;
         if ended {
             bytes.extend_from_slice(b"\r\n\r\n");
@@ -368,8 +368,8 @@ fn probes(token: &str, artifact: &str, checkout: &str) -> Vec<Probe> {
     }
     // Random printable heads: a plausible line, then noise for headers.
     for _ in 0..40 {
-        let noise: String = (0..(xorshift(&mut state) % 300))
-            .map(|_| (b' ' + (xorshift(&mut state) % 95) as u8) as char)
+        let noise: String = (0..(state.next_u64() % 300))
+            .map(|_| (b' ' + (state.next_u64() % 95) as u8) as char)
             .collect();
         let bytes = format!("GET /v1/{noise} HTTP/1.1\r\nHost: x\r\n{noise}\r\n\r\n");
         add("random bytes", bytes.into_bytes(), false);

@@ -13,12 +13,10 @@ pub async fn activity_tells_what_people_did(w: &World) {
     })
     .await;
     let banner: Vec<String> = w
-        .texts("#activity li")
+        .activity_lines()
         .await
         .into_iter()
         .filter(|line| line.contains("banner.png"))
-        // Without the time before each line.
-        .map(|line| line.split_once(' ').unwrap().1.to_owned())
         .collect();
     assert_eq!(
         banner,

@@ -323,7 +323,5 @@ async fn asking_the_holder() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_the_holder_on_a_team_server() {
-    tokio::time::timeout(SCENARIO_LIMIT, asking_the_holder())
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(asking_the_holder()).await;
 }

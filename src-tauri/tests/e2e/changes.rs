@@ -250,13 +250,7 @@ async fn activity_names_the_files(w: &World) {
             t.ends_with("bob checked in a.indd and 2 more: “new grid”")
         })
         .await;
-    let lines: Vec<String> = w
-        .texts("#activity li")
-        .await
-        .into_iter()
-        // Without the time before each line.
-        .map(|line| line.split_once(' ').unwrap().1.to_owned())
-        .collect();
+    let lines = w.activity_lines().await;
     assert_eq!(
         lines[..2],
         [
@@ -284,7 +278,5 @@ async fn activity_names_the_files(w: &World) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_files_checked_out_and_in_as_one_change() {
-    tokio::time::timeout(SCENARIO_LIMIT, several_files())
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(several_files()).await;
 }

@@ -187,14 +187,10 @@ async fn scenarios(kind: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_on_the_bundled_backend() {
-    tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Bundled))
-        .await
-        .expect("the scenarios within 5 minutes");
+    within_limit(scenarios(Backend::Bundled)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_on_a_team_server() {
-    tokio::time::timeout(SCENARIO_LIMIT, scenarios(Backend::Remote))
-        .await
-        .expect("the scenarios within 5 minutes");
+    within_limit(scenarios(Backend::Remote)).await;
 }

@@ -151,7 +151,5 @@ async fn checked_out_on_another_device() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_out_made_on_another_device_is_got_here_then_checked_in() {
-    tokio::time::timeout(SCENARIO_LIMIT, checked_out_on_another_device())
-        .await
-        .expect("within 5 minutes");
+    within_limit(checked_out_on_another_device()).await;
 }

@@ -14,6 +14,12 @@ use crate::window::*;
 /// it in well under a second; this leaves room for a loaded machine.
 const SOON: Duration = Duration::from_secs(8);
 
+/// Whether the proposal card's Accept is disabled, as the page says it.
+async fn accept_disabled(w: &World) -> serde_json::Value {
+    w.eval("return document.querySelector('.proposal-card [data-accept]').disabled;")
+        .await
+}
+
 async fn following(kind: Backend) {
     let _one = ONE_APP.lock().await;
     let w = World::start(kind).await;
@@ -80,8 +86,7 @@ async fn following(kind: Backend) {
     let card = ".proposal-card [data-accept]";
     w.wait_for(card, "the proposal's Accept").await;
     assert_eq!(
-        w.eval("return document.querySelector('.proposal-card [data-accept]').disabled;")
-            .await,
+        accept_disabled(&w).await,
         serde_json::json!(false),
         "{}: a proposal against the head can be accepted",
         w.name()
@@ -99,8 +104,7 @@ async fn following(kind: Backend) {
     })
     .await;
     assert_eq!(
-        w.eval("return document.querySelector('.proposal-card [data-accept]').disabled;")
-            .await,
+        accept_disabled(&w).await,
         serde_json::json!(true),
         "{}: Accept is offered against an old head",
         w.name()
@@ -177,14 +181,10 @@ async fn following(kind: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_screen_follows_others_on_the_bundled_backend() {
-    tokio::time::timeout(SCENARIO_LIMIT, following(Backend::Bundled))
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(following(Backend::Bundled)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_screen_follows_others_on_a_team_server() {
-    tokio::time::timeout(SCENARIO_LIMIT, following(Backend::Remote))
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(following(Backend::Remote)).await;
 }

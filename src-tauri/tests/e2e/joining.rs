@@ -5,55 +5,23 @@
 //! file. Settings list this device, make a code for another computer, and
 //! sign this one out.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::window::*;
 
-/// The studio's owner at the server's data folder (`--json`), invite links
-/// pointing at `url`.
-fn owner(data: &Path, url: &str, args: &[&str]) -> serde_json::Value {
-    let mut command = Command::new(tool("LEASEDESK_BIN"));
-    command
-        .arg("--data")
-        .arg(data)
-        .arg("--json")
-        .args(args)
-        .env("LEASEDESK_PUBLIC_URL", url);
-    serde_json::from_slice(&succeeded(&mut command, &format!("{args:?}"))).unwrap()
-}
-
 async fn joining_a_studio(home: tempfile::TempDir) {
-    let tls = home.path().join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
-    let fingerprint = self_signed(&cert, &key, "files.studio.lan");
-    let data = home.path().join("server");
-    let server = start_server_with(
-        &data,
-        vec![
-            "--tls-cert".into(),
-            cert.into(),
-            "--tls-key".into(),
-            key.into(),
-        ],
-    );
-    let source = home.path().join("hero.psd");
-    std::fs::write(&source, b"poster v1").unwrap();
-    run_cli(&[
-        "--data",
-        data.to_str().unwrap(),
-        "--as",
-        "user:alice",
-        "import",
-        "brand/hero.psd",
-        source.to_str().unwrap(),
-    ]);
+    let TlsStudio {
+        server,
+        fingerprint,
+        ..
+    } = start_tls_studio(home.path(), "files.studio.lan");
+    let data = server.data.clone();
+    alice_imports(&data, home.path(), "brand/hero.psd", b"poster v1");
     // The studio's owner invites carol from the command line.
     let url = server.url.clone();
     let w = World::fresh(server).await;
-    let invited = owner(&data, &url, &["user", "invite", "carol"]);
+    let invited = owner_json(&data, &url, &["user", "invite", "carol"]);
     let link = invited["link"].as_str().expect("a link").to_owned();
     assert!(
         link.starts_with("leasedesk://join?server=https%3A%2F%2F127.0.0.1"),
@@ -141,7 +109,7 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         settings.contains(&fingerprint.replace(':', "").to_lowercase()),
         "{settings}"
     );
-    let members = owner(&data, &url, &["user", "devices", "carol"]);
+    let members = owner_json(&data, &url, &["user", "devices", "carol"]);
     assert_eq!(members[0]["devices"][0]["name"], "carol's laptop");
 
     // Settings: this device, a code for another computer, and signing out.
@@ -171,7 +139,7 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let members = owner(&data, &url, &["user", "devices", "carol"]);
+    let members = owner_json(&data, &url, &["user", "devices", "carol"]);
     assert_eq!(
         members[0]["devices"].as_array().unwrap().len(),
         0,
@@ -218,7 +186,5 @@ async fn joining_a_studio(home: tempfile::TempDir) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_designer_joins_a_studio_from_an_invite_link() {
     let home = tempfile::tempdir().unwrap();
-    tokio::time::timeout(SCENARIO_LIMIT, joining_a_studio(home))
-        .await
-        .expect("the scenario within its limit");
+    within_limit(joining_a_studio(home)).await;
 }

@@ -80,7 +80,5 @@ async fn offline_and_back(w: &mut World) {
 async fn the_app_offline_keeps_its_view_and_reconnects_by_itself() {
     let _one = ONE_APP.lock().await;
     let mut w = World::start(Backend::Remote).await;
-    tokio::time::timeout(SCENARIO_LIMIT, offline_and_back(&mut w))
-        .await
-        .expect("offline and back within 5 minutes");
+    within_limit(offline_and_back(&mut w)).await;
 }

@@ -177,7 +177,5 @@ async fn seeing_the_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_shows_the_work() {
-    tokio::time::timeout(SCENARIO_LIMIT, seeing_the_work())
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(seeing_the_work()).await;
 }

@@ -22,32 +22,14 @@ async fn fingerprint_shown(w: &World, fingerprint: &str) {
 /// certificate replaced (SIGHUP), the app started again refuses it with the
 /// changed-certificate message, and Settings look again and show the new one.
 async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
-    let tls = home.path().join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
-    let first = self_signed(&cert, &key, "files.studio.lan");
-    let data = home.path().join("server");
-    let server = start_server_with(
-        &data,
-        vec![
-            "--tls-cert".into(),
-            cert.clone().into(),
-            "--tls-key".into(),
-            key.clone().into(),
-        ],
-    );
+    let TlsStudio {
+        server,
+        fingerprint: first,
+        cert,
+        key,
+    } = start_tls_studio(home.path(), "files.studio.lan");
     assert!(server.url.starts_with("https://"), "{}", server.url);
-    let source = home.path().join("hero.psd");
-    std::fs::write(&source, b"poster v1").unwrap();
-    run_cli(&[
-        "--data",
-        data.to_str().unwrap(),
-        "--as",
-        "user:alice",
-        "import",
-        "brand/hero.psd",
-        source.to_str().unwrap(),
-    ]);
+    alice_imports(&server.data, home.path(), "brand/hero.psd", b"poster v1");
     let settings_file = home.path().join("config/settings.json");
     let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
 
@@ -114,9 +96,7 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
 async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
     let _one = ONE_APP.lock().await;
     let home = tempfile::tempdir().unwrap();
-    tokio::time::timeout(SCENARIO_LIMIT, trusting_a_self_signed_server(home))
-        .await
-        .expect("within 5 minutes");
+    within_limit(trusting_a_self_signed_server(home)).await;
 }
 
 /// Several servers in Settings, the first not answering: the app works

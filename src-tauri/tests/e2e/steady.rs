@@ -245,7 +245,5 @@ async fn steady() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_holds_still_and_says_every_word() {
-    tokio::time::timeout(SCENARIO_LIMIT, steady())
-        .await
-        .expect("the scenario within 5 minutes");
+    within_limit(steady()).await;
 }

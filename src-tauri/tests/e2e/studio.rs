@@ -6,13 +6,11 @@
 //! person as a folder tree with counts before they are saved, the chooser
 //! kept by the Save, then in force for that person; a device revoked.
 
-use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::window::*;
 
-/// The CLI at the server's data folder as its owner (`--json`), or as a
-/// participant over the server with a token; what it answered.
+/// The CLI as a participant over the server, with a token; what it answered.
 fn leasedesk(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(tool("LEASEDESK_BIN"));
     command.args(args).env_remove("LEASEDESK_DATA");
@@ -22,37 +20,12 @@ fn leasedesk(args: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().unwrap()
 }
 
-fn owner_json(data: &Path, url: &str, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["--data", data.to_str().unwrap(), "--json"];
-    all.extend_from_slice(args);
-    let out = leasedesk(&all, &[("LEASEDESK_PUBLIC_URL", url)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     let data = home.path().join("server");
     let server = start_server(&data);
     let (url, bob) = (server.url.clone(), server.tokens["bob"].clone());
-    for (path, name) in [
-        ("finance/q3.xlsx", "q3.xlsx"),
-        ("brand/hero.psd", "hero.psd"),
-    ] {
-        let source = home.path().join(name);
-        std::fs::write(&source, path).unwrap();
-        run_cli(&[
-            "--data",
-            data.to_str().unwrap(),
-            "--as",
-            "user:alice",
-            "import",
-            path,
-            source.to_str().unwrap(),
-        ]);
+    for path in ["finance/q3.xlsx", "brand/hero.psd"] {
+        alice_imports(&data, home.path(), path, path.as_bytes());
     }
     let as_bob = |args: &[&str]| {
         let mut all = vec!["--server", url.as_str()];
@@ -160,15 +133,7 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         t.starts_with("Copied")
     })
     .await;
-    let pasted = std::process::Command::new("xclip")
-        .args(["-o", "-selection", "clipboard"])
-        .output()
-        .expect("xclip: `cargo xtask test` installs it");
-    assert_eq!(
-        String::from_utf8_lossy(&pasted.stdout),
-        link,
-        "the clipboard holds the whole link"
-    );
+    assert_eq!(clipboard(), link, "the clipboard holds the whole link");
 
     // It waits to be used, listed without its code; revoked, it is gone
     // here and on the server.
@@ -334,7 +299,5 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_admin_runs_the_studio_from_the_app() {
     let home = tempfile::tempdir().unwrap();
-    tokio::time::timeout(SCENARIO_LIMIT, the_studio_of_an_admin(home))
-        .await
-        .expect("the scenario within its limit");
+    within_limit(the_studio_of_an_admin(home)).await;
 }

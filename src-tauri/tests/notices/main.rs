@@ -20,9 +20,7 @@ use window::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notices_never_hide_a_control() {
-    tokio::time::timeout(SCENARIO_LIMIT, notices_at_two_sizes())
-        .await
-        .expect("the scenario within its time");
+    within_limit(notices_at_two_sizes()).await;
 }
 
 async fn notices_at_two_sizes() {

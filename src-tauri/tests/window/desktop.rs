@@ -1,7 +1,7 @@
 //! The desktop around the app, as its own services see it: dunst as the
 //! notification service (`dunstctl`), the tray's menu read over D-Bus as a
-//! tray host reads it. Reads and clicks only what a user could; never the
-//! app's insides.
+//! tray host reads it, the X clipboard as another program pastes it. Reads
+//! and clicks only what a user could; never the app's insides.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -99,4 +99,13 @@ pub fn gdbus(dest: &str, path: &str, method: &str, args: &[&str]) -> Option<Stri
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// What the X clipboard holds, as a paste into another program gets it.
+pub fn clipboard() -> String {
+    let pasted = Command::new("xclip")
+        .args(["-o", "-selection", "clipboard"])
+        .output()
+        .expect("xclip: `cargo xtask test` installs it");
+    String::from_utf8_lossy(&pasted.stdout).into_owned()
 }

@@ -384,6 +384,15 @@ impl World {
         serde_json::from_value(found).unwrap()
     }
 
+    /// The activity's lines, newest first, without the time before each.
+    pub async fn activity_lines(&self) -> Vec<String> {
+        self.texts("#activity li")
+            .await
+            .into_iter()
+            .map(|line| line.split_once(' ').unwrap().1.to_owned())
+            .collect()
+    }
+
     pub async fn absent(&self, css: &str) -> bool {
         self.client
             .find_all(Locator::Css(css))

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::process::{succeeded, tool, Killed};
+use super::process::{run_cli, succeeded, tool, Killed};
 
 /// A real `leasedesk serve` with three users.
 pub struct Server {
@@ -70,6 +70,69 @@ pub fn start_server_with(data: &Path, flags: Vec<std::ffi::OsString>) -> Server 
         flags,
         process: Some(process),
     }
+}
+
+/// A studio's server on TLS, as an admin sets one up by hand: its data
+/// folder `home/server`, its certificate self-signed in `home/tls`.
+pub struct TlsStudio {
+    pub server: Server,
+    /// The certificate's SHA-256, as `openssl x509 -fingerprint` says it.
+    pub fingerprint: String,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// A [`TlsStudio`] whose certificate names `name`.
+pub fn start_tls_studio(home: &Path, name: &str) -> TlsStudio {
+    let tls = home.join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let fingerprint = self_signed(&cert, &key, name);
+    let server = start_server_with(
+        &home.join("server"),
+        vec![
+            "--tls-cert".into(),
+            cert.clone().into(),
+            "--tls-key".into(),
+            key.clone().into(),
+        ],
+    );
+    TlsStudio {
+        server,
+        fingerprint,
+        cert,
+        key,
+    }
+}
+
+/// Alice imports `bytes` at `path` into the store at `data` with the CLI,
+/// from a file of the path's name written into `scratch` first.
+pub fn alice_imports(data: &Path, scratch: &Path, path: &str, bytes: &[u8]) {
+    let source = scratch.join(path.rsplit('/').next().unwrap());
+    std::fs::write(&source, bytes).unwrap();
+    run_cli(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--as",
+        "user:alice",
+        "import",
+        path,
+        source.to_str().unwrap(),
+    ]);
+}
+
+/// The studio's owner at the server's data folder `data` (`--json`), its
+/// invite links naming `url`: what it answered.
+pub fn owner_json(data: &Path, url: &str, args: &[&str]) -> serde_json::Value {
+    let mut command = Command::new(tool("LEASEDESK_BIN"));
+    command
+        .arg("--data")
+        .arg(data)
+        .arg("--json")
+        .args(args)
+        .env_remove("LEASEDESK_DATA")
+        .env("LEASEDESK_PUBLIC_URL", url);
+    serde_json::from_slice(&succeeded(&mut command, &format!("{args:?}"))).unwrap()
 }
 
 /// `leasedesk serve` on `listen`; its address as it says it.

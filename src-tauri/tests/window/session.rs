@@ -123,6 +123,13 @@ pub async fn showed_its_list(client: &Client) -> bool {
 /// holding CI (a WebDriver call has no timeout of its own).
 pub const SCENARIO_LIMIT: Duration = Duration::from_secs(300);
 
+/// Runs `scenario` to its end, or fails the test at [`SCENARIO_LIMIT`].
+pub async fn within_limit(scenario: impl std::future::Future<Output = ()>) {
+    tokio::time::timeout(SCENARIO_LIMIT, scenario)
+        .await
+        .expect("the scenario within its limit");
+}
+
 impl Drop for World {
     fn drop(&mut self) {
         end_app_instances();
@@ -166,44 +173,37 @@ impl World {
                 "--admin",
             ]);
         }
-
-        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
-        std::fs::create_dir_all(&shots).unwrap();
-        let name = if kind == Backend::Remote {
-            "remote"
-        } else {
-            "bundled"
+        let log = match kind {
+            Backend::Remote => "remote-app.log",
+            Backend::Bundled => "bundled-app.log",
         };
-        let (client, driver) = launch(home.path(), &shots.join(format!("{name}-app.log"))).await;
-        let world = Self {
-            kind,
-            client,
-            workspace,
-            store,
-            server,
-            shots,
-            _driver: driver,
-            _home: home,
-        };
-        world
-            .wait_for("body[data-ready=true]", "the window's first list")
-            .await;
-        world
+        Self::launched(home, kind, server, log).await
     }
 
     /// The app on a fresh profile: no settings saved yet, so it opens on
     /// the first run's choice; `server` is the studio it may join.
     pub async fn fresh(server: Server) -> Self {
         let home = tempfile::tempdir().unwrap();
+        Self::launched(home, Backend::Remote, Some(server), "fresh-app.log").await
+    }
+
+    /// The app launched on `home`, its log `log` beside the screenshots,
+    /// once its window shows its first list.
+    async fn launched(
+        home: tempfile::TempDir,
+        kind: Backend,
+        server: Option<Server>,
+        log: &str,
+    ) -> Self {
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
         std::fs::create_dir_all(&shots).unwrap();
-        let (client, driver) = launch(home.path(), &shots.join("fresh-app.log")).await;
+        let (client, driver) = launch(home.path(), &shots.join(log)).await;
         let world = Self {
-            kind: Backend::Remote,
+            kind,
             client,
             workspace: home.path().join("Leasedesk"),
             store: home.path().join("data/store"),
-            server: Some(server),
+            server,
             shots,
             _driver: driver,
             _home: home,
