@@ -1,5 +1,9 @@
 //! What every test needs: a data folder in a temp dir, a clock the test moves,
-//! and one backend per participant over the same store.
+//! and one backend per participant over the same store. Beside it: one case
+//! run on several configurations (`cases`), what a test does through a
+//! backend in one call (`calls`), a server below the client (`net`), the
+//! processes beside the tests (`processes`), a store as a tool sees it
+//! (`store`).
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -12,10 +16,13 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Bundled, Location, Options, Remote, Studio, Upload};
 use tempfile::TempDir;
 
+mod calls;
+mod cases;
 mod net;
 mod processes;
 mod store;
 
+pub use calls::*;
 pub use net::*;
 pub use processes::*;
 pub use store::*;
@@ -206,88 +213,6 @@ async fn served_fixture((dir, clock, store): (TempDir, Clock, Bundled)) -> Fixtu
     }
 }
 
-/// Runs each named `async fn(Fixture)` (with its attributes, such as a
-/// `cfg`) three times: on the bundled backend, on
-/// the remote one against a real server, and on the remote one against a
-/// server on PostgreSQL and S3 (a team's). All must pass the same assertions.
-#[macro_export]
-macro_rules! contract {
-    ($($cases:tt)*) => {
-        $crate::contract_on!(team, team_fixture; $($cases)*);
-    };
-}
-
-/// [`contract!`] for cases that look into the data folder's blobs (holds,
-/// temp files, sweeps): the third configuration keeps its blobs there.
-#[macro_export]
-macro_rules! contract_with_blob_folder {
-    ($($cases:tt)*) => {
-        $crate::contract_on!(postgres, postgres_fixture; $($cases)*);
-    };
-}
-
-/// The cases on the bundled backend, the remote one, and the remote one over
-/// the third configuration: module `$third`, each case given `$fixture()`.
-#[macro_export]
-macro_rules! contract_on {
-    ($third:ident, $fixture:ident; $($(#[$attr:meta])* $name:ident),* $(,)?) => {
-        mod bundled {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::fixture()).await
-                }
-            )*
-        }
-        mod remote {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::remote_fixture().await).await
-                }
-            )*
-        }
-        // PostgreSQL and moto run beside the tests on Linux only.
-        #[cfg(target_os = "linux")]
-        mod $third {
-            $(
-                $(#[$attr])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::$fixture().await).await
-                }
-            )*
-        }
-    };
-}
-
-/// Runs each named `async fn(Fixture)` of the HTTP API twice: on a served
-/// fixture over SQLite, and on one over PostgreSQL and S3 (a team's).
-#[macro_export]
-macro_rules! served {
-    ($($name:ident),* $(,)?) => {
-        mod served {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::remote_fixture().await).await
-                }
-            )*
-        }
-        #[cfg(target_os = "linux")]
-        mod team_server {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::team_fixture().await).await
-                }
-            )*
-        }
-    };
-}
-
 pub fn participant(p: &str) -> Participant {
     p.parse().expect("valid participant")
 }
@@ -339,95 +264,6 @@ pub fn desk_in(
     )
     .unwrap();
     leasedesk::desk::Desk::new(backend, workspace, clock)
-}
-
-/// That a check-in committed `version`.
-pub fn assert_committed(result: &Option<CheckinResult>, version: u64) {
-    assert!(
-        matches!(result, Some(CheckinResult::Committed { version: v, .. }) if *v == version),
-        "expected version {version} committed, got {result:?}"
-    );
-}
-
-/// That `result` is a refusal as forbidden; `what` says what was tried.
-#[track_caller]
-pub fn assert_forbidden<T: std::fmt::Debug>(result: &leasedesk::Result<T>, what: &str) {
-    assert!(
-        matches!(result, Err(leasedesk::Error::Forbidden(_))),
-        "{what}: {result:?}"
-    );
-}
-
-/// The proposal a check-in became; a panic if it became none.
-pub fn proposal_of(done: Checkout) -> Proposal {
-    let Some(CheckinResult::Proposal { proposal }) = done.result else {
-        panic!("expected a proposal, got {:?}", done.result);
-    };
-    proposal
-}
-
-/// Imports `data` at `p` through `backend`.
-pub async fn import_as(backend: &dyn Backend, p: &str, data: &[u8]) -> Artifact {
-    backend.import(&path(p), bytes(data)).await.expect("import")
-}
-
-/// `backend` checks `a` out and checks `data` in: the closed check-out.
-pub async fn check_out_and_in_as(backend: &dyn Backend, a: ArtifactId, data: &[u8]) -> Checkout {
-    let c = backend.check_out(a, checkout_request()).await.unwrap();
-    backend.check_in(c.id, bytes(data)).await.unwrap()
-}
-
-/// Imports `data` at `p` through `backend` and checks it out: the open
-/// check-out, whose `artifact_id` is the new artifact.
-pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {
-    let artifact = backend.import(&path(p), bytes(data)).await.unwrap();
-    backend
-        .check_out(artifact.id, checkout_request())
-        .await
-        .unwrap()
-}
-
-/// `data` in a file `name` of a temp folder of its own, checked in on
-/// `checkout` by `backend` in the background: the folder, to keep while
-/// the check-in runs, and the check-in.
-pub fn checking_in(
-    backend: Arc<dyn Backend>,
-    checkout: CheckoutId,
-    name: &str,
-    data: &[u8],
-) -> (
-    TempDir,
-    tokio::task::JoinHandle<leasedesk::Result<Checkout>>,
-) {
-    let folder = tempfile::tempdir().unwrap();
-    let file = folder.path().join(name);
-    std::fs::write(&file, data).unwrap();
-    let checkin =
-        tokio::spawn(async move { backend.check_in(checkout, Upload::file(&file)).await });
-    (folder, checkin)
-}
-
-/// Every proposal `backend` sees.
-pub async fn all_proposals(backend: &dyn Backend) -> Vec<Proposal> {
-    backend
-        .proposals(ProposalFilter::default())
-        .await
-        .expect("proposals")
-}
-
-/// The proposals of `artifact` that `backend` sees, in `state` (any if None).
-pub async fn proposals_of(
-    backend: &dyn Backend,
-    artifact: ArtifactId,
-    state: Option<ProposalState>,
-) -> Vec<Proposal> {
-    backend
-        .proposals(ProposalFilter {
-            artifact: Some(artifact),
-            state,
-        })
-        .await
-        .unwrap()
 }
 
 impl Fixture {
@@ -672,65 +508,4 @@ impl Fixture {
     }
 }
 
-pub async fn all_events(backend: &dyn Backend) -> Vec<Event> {
-    let mut events = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = backend.events(after, 1000).await.expect("events");
-        if page.events.is_empty() {
-            return events;
-        }
-        after = page.next;
-        events.extend(page.events);
-    }
-}
-
-pub async fn read_content(backend: &dyn Backend, id: ArtifactId, version: Option<u64>) -> Vec<u8> {
-    use tokio::io::AsyncReadExt;
-    let mut content = backend.content(id, version).await.expect("content");
-    let mut out = Vec::new();
-    content
-        .reader
-        .read_to_end(&mut out)
-        .await
-        .expect("read content");
-    out
-}
-
 pub const HOUR: Duration = Duration::from_secs(3600);
-
-/// That the `sent` bytes of a transfer of `file` bytes were each byte about
-/// once: within 5 % of the file.
-pub fn assert_sent_about_once(sent: u64, file: usize) {
-    assert!(
-        sent < file as u64 * 105 / 100,
-        "{sent} bytes went up for a file of {file}"
-    );
-}
-
-/// Counts a racing check-in's result as `[committed, unchanged, proposal]`.
-pub fn count_outcome(outcomes: &mut [usize; 3], result: &Option<CheckinResult>) {
-    match result {
-        Some(CheckinResult::Committed { .. }) => outcomes[0] += 1,
-        Some(CheckinResult::Unchanged { .. }) => outcomes[1] += 1,
-        Some(CheckinResult::Proposal { .. }) => outcomes[2] += 1,
-        None => panic!("a check-in has a result"),
-    }
-}
-
-/// The racing tasks' counts added up: the race must have made both commits
-/// and proposals (stale check-ins).
-pub async fn race_outcomes(tasks: Vec<tokio::task::JoinHandle<[usize; 3]>>) -> [usize; 3] {
-    let mut outcomes = [0usize; 3];
-    for task in tasks {
-        for (total, n) in outcomes.iter_mut().zip(task.await.unwrap()) {
-            *total += n;
-        }
-    }
-    let [committed, _, proposals] = outcomes;
-    assert!(
-        committed > 0 && proposals > 0,
-        "the race exercised commits and stale check-ins: {outcomes:?}"
-    );
-    outcomes
-}
