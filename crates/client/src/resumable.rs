@@ -7,287 +7,41 @@
 //! bounded backoff, telling the caller ("reconnecting…"); a transfer gives
 //! up only after a long stretch in which nothing moved. Never sends again a
 //! byte the server acknowledged, and never reads a whole file into memory.
+//!
+//! Here: an upload's requests (begin, append, use); its parts: `sending`
+//! (the bytes to send, read from the file), `link` (the backoff),
+//! `download` (a download that goes on after a drop).
 
-use std::io::{Read, Seek};
+mod download;
+mod link;
+mod sending;
+
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
-use tokio::io::AsyncRead;
 
 use super::servers::Resend;
 use super::{encoded, Remote};
-use crate::backend::{check_cancel, Notes, Progress, TransferNote, Upload};
-use crate::chunking::{self, Chunk, Chunked};
+use crate::backend::{check_cancel, Progress, TransferNote, Upload};
+use crate::chunking::{self, Chunked};
 use crate::error::{Error, Result};
 use crate::model::{check_message, UploadFor, UploadState};
 use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, MESSAGE_HEADER, OFFSET_HEADER, UPLOAD_HEADER};
+use link::{broken, Link};
+use sending::{stream_of, worth_compressing, Counted, Sending, ZSTD_LEVEL};
 
 /// Files smaller than this go in one request: a few round trips more would
 /// cost more than resuming saves.
 pub const RESUMABLE_FROM: u64 = 1 << 20;
-/// The first wait after a drop, doubled at each drop up to [`MOST_WAIT`].
-const FIRST_WAIT: Duration = Duration::from_millis(250);
-const MOST_WAIT: Duration = Duration::from_secs(10);
 /// How often an upload that vanished from its server (another server
 /// answers now, or it was swept) is begun again.
 const MOST_RESTARTS: usize = 3;
-/// A transfer gives up once nothing moved for this long.
-const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
-/// Compressing pays when a sample of the bytes to send shrinks below this
-/// share of itself.
-const COMPRESS_BELOW: f64 = 0.9;
-const ZSTD_LEVEL: i32 = 3;
-
-/// A transfer's dealings with a link that may break: how long to wait next,
-/// since when nothing moved, and whom to tell.
-pub(super) struct Link {
-    notes: Option<Notes>,
-    wait: Duration,
-    quiet_since: Instant,
-}
-
-impl Link {
-    pub(super) fn new(notes: Option<Notes>) -> Self {
-        Self {
-            notes,
-            wait: FIRST_WAIT,
-            quiet_since: Instant::now(),
-        }
-    }
-
-    fn note(&self, note: TransferNote) {
-        if let Some(notes) = &self.notes {
-            notes(note);
-        }
-    }
-
-    /// Bytes moved: the next drop waits little again.
-    pub(super) fn moved(&mut self) {
-        self.wait = FIRST_WAIT;
-        self.quiet_since = Instant::now();
-    }
-
-    /// After a broken link: waits (telling so), or gives up if nothing
-    /// moved for too long.
-    pub(super) async fn pause(&mut self, broke: &Error) -> Result<()> {
-        if self.quiet_since.elapsed() >= GIVE_UP_AFTER {
-            return Err(Error::Unavailable(format!(
-                "nothing moved for {} minutes ({broke}): try again later",
-                GIVE_UP_AFTER.as_secs() / 60
-            )));
-        }
-        self.note(TransferNote::Reconnecting {
-            after: self.wait,
-            reason: broke.to_string(),
-        });
-        tokio::time::sleep(self.wait).await;
-        self.wait = (self.wait * 2).min(MOST_WAIT);
-        Ok(())
-    }
-
-    /// Runs `f` until it answers, waiting out broken links.
-    pub(super) async fn retry<T, F: std::future::Future<Output = Result<T>>>(
-        &mut self,
-        f: impl Fn() -> F,
-    ) -> Result<T> {
-        loop {
-            match f().await {
-                Err(e) if broken(&e) => self.pause(&e).await?,
-                done => return done,
-            }
-        }
-    }
-}
-
-/// Whether an error is the link's (worth waiting out), not an answer.
-pub(super) fn broken(e: &Error) -> bool {
-    matches!(e, Error::Unavailable(_))
-}
-
-/// What a resumable upload sends: the chunks the server lacks, in order,
-/// with where each is in the file, and where each starts in the upload.
-struct Sending {
-    file: PathBuf,
-    pieces: Vec<(u64, Chunk)>,
-    starts: Vec<u64>,
-    /// Why reading the file failed, if it did (told apart from the link).
-    failed: Arc<std::sync::Mutex<Option<Error>>>,
-}
-
-impl Sending {
-    fn new(file: PathBuf, chunked: &Chunked, state: &UploadState) -> Self {
-        let at: Vec<(u64, Chunk)> = chunked.offsets().map(|(o, c)| (o, *c)).collect();
-        let pieces: Vec<(u64, Chunk)> = state
-            .send
-            .iter()
-            .flat_map(|&(first, end)| first..end)
-            .filter_map(|i| at.get(i as usize).copied())
-            .collect();
-        let starts = pieces
-            .iter()
-            .scan(0u64, |next, &(_, chunk)| {
-                let start = *next;
-                *next += u64::from(chunk.size);
-                Some(start)
-            })
-            .collect();
-        Self {
-            file,
-            pieces,
-            starts,
-            failed: Default::default(),
-        }
-    }
-
-    /// A reader of the upload's bytes from `from`, read from the file.
-    fn reader(&self, from: u64) -> Result<PieceReader> {
-        let total = self.starts.last().zip(self.pieces.last());
-        let total = total.map_or(0, |(&s, (_, c))| s + u64::from(c.size));
-        if from > total {
-            return Err(Error::Internal(format!(
-                "the server says the upload is at byte {from} of {total}"
-            )));
-        }
-        let k = self
-            .starts
-            .partition_point(|&s| s <= from)
-            .saturating_sub(1);
-        let within = from - self.starts.get(k).copied().unwrap_or(0);
-        Ok(PieceReader {
-            file: crate::local_file::open_to_read(&self.file)?,
-            pieces: self.pieces.clone(),
-            k,
-            within: within as usize,
-            chunk: Vec::new(),
-            failed: self.failed.clone(),
-        })
-    }
-}
-
-/// The chunks to send, one after another, read from the file a chunk at a
-/// time, each checked against its id first: a file changed since it was
-/// cut fails here, before a byte of it leaves.
-struct PieceReader {
-    file: std::fs::File,
-    pieces: Vec<(u64, Chunk)>,
-    k: usize,
-    within: usize,
-    chunk: Vec<u8>,
-    failed: Arc<std::sync::Mutex<Option<Error>>>,
-}
-
-impl Read for PieceReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let Some(&(offset, chunk)) = self.pieces.get(self.k) else {
-                return Ok(0);
-            };
-            if self.chunk.is_empty() {
-                self.chunk.resize(chunk.size as usize, 0);
-                self.file.seek(std::io::SeekFrom::Start(offset))?;
-                let read = match self.file.read_exact(&mut self.chunk) {
-                    Ok(()) if blake3::hash(&self.chunk) == chunk.id => Ok(()),
-                    Ok(()) => Err(Error::Invalid(
-                        "the file changed while it was sent: nothing was stored; check it in again"
-                            .into(),
-                    )),
-                    Err(e) => Err(e.into()),
-                };
-                if let Err(e) = read {
-                    *self.failed.lock().expect("failed") = Some(e.clone());
-                    return Err(std::io::Error::other(e));
-                }
-            }
-            if self.within == self.chunk.len() {
-                self.k += 1;
-                self.within = 0;
-                self.chunk.clear();
-                continue;
-            }
-            let n = buf.len().min(self.chunk.len() - self.within);
-            buf[..n].copy_from_slice(&self.chunk[self.within..self.within + n]);
-            self.within += n;
-            return Ok(n);
-        }
-    }
-}
-
-/// Counts the bytes read through it, for progress.
-struct Counted<R> {
-    inner: R,
-    read: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-/// A blocking reader as a stream of buffers, read on a blocking thread.
-fn stream_of(
-    mut reader: impl Read + Send + 'static,
-) -> impl Stream<Item = std::io::Result<Bytes>> + Send + 'static {
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
-    tokio::task::spawn_blocking(move || loop {
-        let mut buf = vec![0u8; 1 << 20];
-        let mut filled = 0;
-        let outcome = loop {
-            match reader.read(&mut buf[filled..]) {
-                Ok(0) => break Ok(true),
-                Ok(n) => {
-                    filled += n;
-                    if filled == buf.len() {
-                        break Ok(false);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
-        buf.truncate(filled);
-        let end = !matches!(outcome, Ok(false));
-        if filled > 0 && tx.blocking_send(Ok(Bytes::from(buf))).is_err() {
-            return;
-        }
-        if let Err(e) = outcome {
-            let _ = tx.blocking_send(Err(e));
-        }
-        if end {
-            return;
-        }
-    });
-    tokio_stream_of(rx)
-}
-
-fn tokio_stream_of<T: Send + 'static>(
-    mut rx: tokio::sync::mpsc::Receiver<T>,
-) -> impl Stream<Item = T> + Send + 'static {
-    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
-}
-
-/// Whether zstd shrinks a sample of what will be sent (its first 4 MiB)
-/// enough to be worth it. Blocking.
-fn worth_compressing(sending: &Sending, length: u64) -> Result<bool> {
-    const SAMPLE: u64 = 4 << 20;
-    let take = length.min(SAMPLE);
-    if take < 64 << 10 {
-        return Ok(false);
-    }
-    let mut sample = Vec::with_capacity(take as usize);
-    sending.reader(0)?.take(take).read_to_end(&mut sample)?;
-    let packed = zstd::bulk::compress(&sample, ZSTD_LEVEL)?;
-    Ok((packed.len() as f64) < COMPRESS_BELOW * sample.len() as f64)
-}
 
 impl Remote {
     /// Sends a local file to `path` for `target` as a resumable upload of
@@ -601,103 +355,6 @@ impl Remote {
             })
             .await?;
         read_answer(response).await
-    }
-
-    /// A GET's body read as it comes, going on from the byte it reached when
-    /// the link breaks (`Range`, with `If-Range` on `etag`, so changed bytes
-    /// are never spliced in).
-    pub(super) fn resuming_download(
-        &self,
-        path: String,
-        etag: String,
-        start: u64,
-        end: u64,
-        notes: Option<Notes>,
-    ) -> Pin<Box<dyn AsyncRead + Send>> {
-        let remote = self.clone();
-        struct Going {
-            at: u64,
-            body: Option<Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>>,
-            link: Link,
-        }
-        let going = Going {
-            at: start,
-            body: None,
-            link: Link::new(notes),
-        };
-        let stream = futures_util::stream::unfold(going, move |mut going| {
-            let (remote, path, etag) = (remote.clone(), path.clone(), etag.clone());
-            async move {
-                loop {
-                    if going.at >= end {
-                        return None;
-                    }
-                    if going.body.is_none() {
-                        let asked = remote.range(&path, &etag, going.at, end).await;
-                        match asked {
-                            Ok(body) => going.body = Some(body),
-                            Err(e) if broken(&e) => {
-                                if let Err(e) = going.link.pause(&e).await {
-                                    return Some((Err(std::io::Error::other(e)), going));
-                                }
-                                continue;
-                            }
-                            Err(e) => return Some((Err(std::io::Error::other(e)), going)),
-                        }
-                    }
-                    let body = going.body.as_mut().expect("a body");
-                    match body.next().await {
-                        Some(Ok(piece)) => {
-                            let piece = piece.slice(..((end - going.at) as usize).min(piece.len()));
-                            going.at += piece.len() as u64;
-                            going.link.moved();
-                            return Some((Ok(piece), going));
-                        }
-                        Some(Err(e)) => {
-                            going.body = None;
-                            let broke = Error::Unavailable(format!("the download broke: {e}"));
-                            if let Err(e) = going.link.pause(&broke).await {
-                                return Some((Err(std::io::Error::other(e)), going));
-                            }
-                        }
-                        None if going.at < end => {
-                            going.body = None;
-                            let broke = Error::Unavailable("the download ended early".into());
-                            if let Err(e) = going.link.pause(&broke).await {
-                                return Some((Err(std::io::Error::other(e)), going));
-                            }
-                        }
-                        None => return None,
-                    }
-                }
-            }
-        });
-        Box::pin(tokio_util::io::StreamReader::new(stream))
-    }
-
-    /// The bytes `start..end` of a GET whose ETag must be `etag`.
-    async fn range(
-        &self,
-        path: &str,
-        etag: &str,
-        start: u64,
-        end: u64,
-    ) -> Result<Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>> {
-        let response = self
-            .send(Resend::Safe, |base| {
-                Ok(self
-                    .request(base, Method::GET, path)
-                    .header(reqwest::header::RANGE, format!("bytes={start}-{}", end - 1))
-                    .header(reqwest::header::IF_RANGE, etag))
-            })
-            .await?;
-        if response.status() != reqwest::StatusCode::PARTIAL_CONTENT {
-            return Err(Error::Internal(format!(
-                "the server answered {} to a range of {path}: its bytes changed",
-                response.status()
-            )));
-        }
-        Ok(Box::pin(response.bytes_stream()))
     }
 }
 

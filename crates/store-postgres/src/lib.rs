@@ -6,7 +6,8 @@
 //! Here: the store, what it holds and how it opens. Its parts: `connect`
 //! (settings, the pool, TLS, connections), `writer` (write transactions and
 //! their retries), `tx` (one transaction's queued writes, locks and events),
-//! `transaction` (the typed reads and writes), `notices`, `migrate`, `durable`.
+//! `transaction` (how it runs the statements both stores share, and the
+//! reads and writes that are its own), `notices`, `migrate`, `durable`.
 //!
 //! The rules are synchronous functions over `Tx`, so each call here
 //! waits for its query. Reads use a pool whose connections live on a small
@@ -52,10 +53,8 @@ pub mod copy;
 mod durable;
 mod migrate;
 mod notices;
-mod studio;
 mod transaction;
 pub mod tx;
-mod uploads;
 mod writer;
 
 use std::future::Future;

@@ -354,7 +354,7 @@ impl<'a> PgTx<'a> {
 
     /// In a write, takes the lock for looking at paths (see the module's
     /// comment) before the first such look.
-    pub(super) fn lock_paths(&self) -> Result<()> {
+    pub(super) fn take_paths_lock(&self) -> Result<()> {
         if !self.write || self.held.borrow().paths {
             return Ok(());
         }
@@ -551,6 +551,9 @@ impl rows::Row for Columns<'_> {
     }
     fn flag(&self, i: usize) -> Result<bool> {
         self.0.flag(self.1 + i)
+    }
+    fn bytes(&self, i: usize) -> Result<Vec<u8>> {
+        self.0.bytes(self.1 + i)
     }
 }
 

@@ -26,7 +26,7 @@ impl PgStore {
     /// Durability: a lease change commits without waiting for the database's
     /// log flush (`synchronous_commit = off`: a crash of the database may undo
     /// the last few, as power loss may on SQLite); a transaction that wrote a
-    /// version or a proposal (`Tx::require_durable`) waits for it,
+    /// version or a proposal (`Sql::require_durable`) waits for it,
     /// switched on inside the transaction before its commit (PostgreSQL
     /// allows that, so unlike SQLite nothing runs twice).
     pub fn write<T>(

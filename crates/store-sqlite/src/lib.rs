@@ -1,7 +1,8 @@
 //! The SQLite store of a data folder: one writer connection, pooled read
 //! connections (WAL mode: reads run beside the writer), and how durable a
 //! commit is. Its parts: `connect` (connections, the checkpointer, the
-//! WAL's fsync), `migrate` (the schema), `transaction` (typed reads and writes).
+//! WAL's fsync), `migrate` (the schema), `transaction` (how it runs the
+//! statements both stores share, and the reads and writes that are its own).
 //! Never imports the server or the client: it serves `Bundled` alone.
 
 // The crates below this one, by the names this crate's code uses for them.
@@ -9,9 +10,7 @@ use leasedesk_model::{clock, error, failpoint, model};
 
 mod connect;
 mod migrate;
-mod studio;
 mod transaction;
-mod uploads;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -108,8 +107,9 @@ impl SqliteStore {
     /// proposals ask for `Durability::Full`: their commit fsyncs the WAL, and with
     /// it every commit before it. SQLite cannot change that setting inside a
     /// transaction, so if a `Normal` transaction turns out to write a version or a
-    /// proposal (the store changed since the caller looked: [`Tx::require_durable`]),
-    /// it is rolled back and run again with `Full`. `f` must be safe to run twice.
+    /// proposal (the store changed since the caller looked:
+    /// [`Sql::require_durable`](leasedesk_store::Sql::require_durable)), it is
+    /// rolled back and run again with `Full`. `f` must be safe to run twice.
     pub fn write<T>(
         &self,
         durability: Durability,

@@ -1,26 +1,32 @@
 //! The store's seam: [`Tx`], one transaction on a store, the rows it
-//! reads and writes as the rules see them; and what both stores
-//! share: the row mapping (`rows`), the SQL of pages, folder counts and
+//! reads and writes as the rules see them, by families of rows
+//! (`transaction`); and what both stores share: the row mapping and the
+//! statements both run alike (`rows`), the SQL of pages, folder counts and
 //! search (`listing`), resumable uploads' rows (`uploads`).
 //!
 //! The SQLite and PostgreSQL stores are crates of their own
-//! (`leasedesk-store-sqlite`, `leasedesk-store-postgres`). This crate never
-//! opens a connection nor runs a query, and never knows a lease rule.
+//! (`leasedesk-store-sqlite`, `leasedesk-store-postgres`): each runs the
+//! shared statements through its [`Sql`]. This crate never opens a
+//! connection nor runs a query itself, and never knows a lease rule.
 
 // The crates below this one, by the names this crate's code uses for them.
 use leasedesk_model::{clock, error, model};
 
 pub mod listing;
 pub mod rows;
+mod transaction;
 pub mod uploads;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::model::*;
 
+pub use transaction::{
+    fetch_all, fetch_first, fetch_one, insert_version, ArtifactRows, CheckoutRows, LeaseRows, Sql,
+    StudioRows, Tx,
+};
 pub use uploads::{UploadRow, UploadRows};
 
 /// `LEASEDESK_BENCH_UNDURABLE_EVENTS=1`: events are given before they are
@@ -93,9 +99,9 @@ pub fn head_moved(id: ArtifactId, base: u64, moved: u64) -> Result<()> {
 }
 
 /// A check-out row with its stored result resolved (see
-/// [`Tx::resolve_result`]).
+/// [`CheckoutRows::resolve_result`]).
 pub fn resolved(
-    tx: &(impl Tx + ?Sized),
+    tx: &(impl CheckoutRows + ?Sized),
     (mut row, result): (CheckoutRow, Option<StoredResult>),
 ) -> Result<CheckoutRow> {
     row.checkout.result = result.map(|r| tx.resolve_result(r)).transpose()?;
@@ -179,7 +185,6 @@ pub struct EditRow {
     pub result: Option<StoredResult>,
 }
 
-/// An event to append; the store gives it its sequence number.
 /// Events after `bound`, oldest first (`older`: false), or before it,
 /// newest first (true); of one artifact, if given. Every seq is at most
 /// 2^63 - 1, the largest integer either store keeps.
@@ -221,75 +226,6 @@ pub struct InviteRow {
     pub made_by: Option<Participant>,
 }
 
-/// A studio's rows: devices (tokens), invites, and the permissions document
-/// (`rules::access`). Part of every [`Tx`].
-pub trait StudioRows {
-    fn insert_token(&self, token: &TokenRow) -> Result<()>;
-
-    /// A token that is not revoked.
-    fn live_token(&self, id: &str) -> Result<Option<LiveToken>>;
-
-    /// Notes a token's use, to the minute.
-    fn touch_token(&self, id: &str, at: Timestamp) -> Result<()>;
-
-    /// Revokes every live token of a participant; returns how many.
-    fn revoke_tokens(&self, participant: &Participant, now: Timestamp) -> Result<usize>;
-
-    /// Revokes one live token of a participant; whether there was one.
-    fn revoke_device(&self, participant: &Participant, id: &str, now: Timestamp) -> Result<bool>;
-
-    /// A participant's live devices, oldest first.
-    fn devices(&self, participant: &Participant) -> Result<Vec<Device>>;
-
-    fn insert_invite(&self, invite: &InviteRow) -> Result<()>;
-
-    /// Marks the invite whose code hashes to `hash` used, if it is unused
-    /// and not lapsed at `now`, and returns it; one caller at most ever
-    /// gets it.
-    fn take_invite(&self, hash: &str, now: Timestamp) -> Result<Option<InviteRow>>;
-
-    /// The invites neither used nor lapsed at `now`, oldest first.
-    fn open_invites(&self, now: Timestamp) -> Result<Vec<InviteRow>>;
-
-    /// Removes the invite `id` if it is neither used nor lapsed at `now`:
-    /// its code is then unknown. Whether there was one.
-    fn delete_invite(&self, id: InviteId, now: Timestamp) -> Result<bool>;
-
-    /// The permissions document's stamp; `None` if there never was one.
-    fn permissions_stamp(&self) -> Result<Option<String>>;
-
-    /// The permissions document with its own stamp.
-    fn permissions(&self) -> Result<Option<(String, Permissions)>>;
-
-    /// Replaces the permissions document, under a new stamp.
-    fn put_permissions(&self, stamp: &str, document: &Permissions) -> Result<()>;
-
-    /// How many invite redeems failed from `address` in its window, if
-    /// that window is running at `now`: it began after `over_before` and
-    /// not after `now`. Else 0.
-    fn failed_redeems(&self, address: &str, over_before: Timestamp, now: Timestamp) -> Result<u64>;
-
-    /// Counts one failed redeem from `address` in its window, or in a new
-    /// window beginning at `now` if its own is not running (see
-    /// [`StudioRows::failed_redeems`]); answers the window's count with this
-    /// one. On PostgreSQL the address's row stays locked until commit, so
-    /// redeems from one address count one after the other on every server.
-    fn count_failed_redeem(
-        &self,
-        address: &str,
-        over_before: Timestamp,
-        now: Timestamp,
-    ) -> Result<u64>;
-
-    /// Takes back one redeem that this transaction counted from `address`.
-    fn uncount_failed_redeem(&self, address: &str) -> Result<()>;
-
-    /// Forgets at most `limit` addresses whose window began at or before
-    /// `over_before`, oldest first (on PostgreSQL, skipping those another
-    /// write holds); answers how many.
-    fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64>;
-}
-
 /// How a proposal leaves `open`: who decided and when are kept for history.
 pub struct Decision<'a> {
     pub state: ProposalState,
@@ -317,6 +253,7 @@ impl<'a> Decision<'a> {
     }
 }
 
+/// An event to append; the store gives it its sequence number.
 pub struct NewEvent<'a> {
     pub id: Uuid,
     pub kind: &'a str,
@@ -327,8 +264,7 @@ pub struct NewEvent<'a> {
     pub data: serde_json::Value,
 }
 
-/// The typed reads and writes of one transaction, the same on every store.
-/// What [`Tx::artifact_page`] lists, by path.
+/// What [`ArtifactRows::artifact_page`] lists, by path.
 pub struct ListQuery<'a> {
     /// Paths after this one (which need not exist).
     pub after: Option<&'a str>,
@@ -371,278 +307,4 @@ pub struct FolderRow {
     pub path: String,
     pub key: String,
     pub files: u64,
-}
-
-/// One transaction on a store, as the rules see it (`&dyn Tx`): each
-/// store's crate implements it.
-pub trait Tx: StudioRows + UploadRows {
-    /// The time of this transaction, read once: `clock`'s if it is a manual
-    /// (test) clock, else the store's own. SQLite's is the backend's clock
-    /// read after the write lock is taken, so times follow commit order;
-    /// PostgreSQL's is the database's (`clock_timestamp()`), so every server
-    /// decides expiry by one clock.
-    fn now(&self, clock: &Clock) -> Result<Timestamp>;
-
-    /// Makes this transaction's commit survive power loss.
-    fn require_durable(&self);
-
-    /// Runs `f` in a savepoint: its error rolls back what `f` wrote and nothing
-    /// before it, so several writers can share one transaction (group commit).
-    /// The outer error is the store's own failure, which ends the transaction.
-    fn savepoint(&self, f: &mut dyn FnMut(&dyn Tx) -> Result<()>) -> Result<Result<()>>;
-
-    fn account(&self, participant: &Participant) -> Result<Option<Account>>;
-
-    fn insert_account(&self, account: &Account) -> Result<()>;
-
-    fn accounts(&self) -> Result<Vec<Account>>;
-
-    /// The artifact at `path`, or else the one whose path has its collision
-    /// key (the same file on a computer: `Hero.psd` finds `hero.psd`).
-    fn artifact_id_by_path(&self, path: &RepoPath) -> Result<Option<ArtifactId>>;
-
-    /// The artifacts whose path has collision key `key`, by path.
-    fn artifacts_with_key(&self, key: &str) -> Result<Vec<(ArtifactId, RepoPath)>>;
-
-    /// Artifacts whose key lies under the folder `key` (`key/...`), at most
-    /// `limit`, by path; an index range, since `0` follows `/` in byte order.
-    fn artifacts_under_key(&self, key: &str, limit: u32) -> Result<Vec<(ArtifactId, RepoPath)>>;
-
-    /// Moves an artifact to `path` (the rules checked it is free).
-    fn rename_artifact(&self, id: ArtifactId, path: &RepoPath) -> Result<()>;
-
-    /// An artifact with its head and its lease row, lapsed or not.
-    fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>>;
-
-    /// Every artifact by path, with its head and its lease row, lapsed or not.
-    fn artifacts(&self) -> Result<Vec<Artifact>>;
-
-    /// Artifacts by path as `query` says, with their heads and lease rows.
-    fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>>;
-
-    /// The folders directly under `folder` by path, and how many files
-    /// are directly in `folder` (from counts each import and rename keeps).
-    fn subfolders(&self, folder: &str) -> Result<(Vec<FolderRow>, u64)>;
-
-    /// The folders whose key is one of `keys`, as (key, path), by path:
-    /// `brand/` and `Brand/` for `BRAND`, `""` for the whole store's `""`.
-    fn folder_paths(&self, keys: &[String]) -> Result<Vec<(String, String)>>;
-
-    /// The files under the folders whose key is `key` that lie within the
-    /// folder `within` (`""`: anywhere).
-    fn files_under_key(&self, key: &str, within: &str) -> Result<u64>;
-
-    /// How many files under each folder directly under `folder` have a
-    /// lease live at `now`, leaving out the `hidden`, by folder (`brand/`).
-    fn held_by_folder(
-        &self,
-        folder: &str,
-        now: Timestamp,
-        hidden: &[Hidden],
-    ) -> Result<Vec<(String, u64)>>;
-
-    fn insert_artifact(&self, id: ArtifactId, path: &RepoPath, head: &Head) -> Result<()>;
-
-    /// Appends `head` as the artifact's new head, replacing `base`; refuses (as an
-    /// internal error: the rules test the base first) if `base` is not the head.
-    fn commit_version(&self, id: ArtifactId, head: &Head, base: u64) -> Result<()>;
-
-    /// Versions, newest first, with the version each replaced.
-    fn versions(&self, id: ArtifactId) -> Result<Vec<(Head, Option<u64>)>>;
-
-    fn version(&self, id: ArtifactId, version: u64) -> Result<Option<Head>>;
-
-    /// Whether a version, a proposal (of any state: rows are never deleted)
-    /// or a check-out's staged bytes name `digest`: their blob must stay.
-    fn names_blob(&self, digest: &Digest) -> Result<bool>;
-
-    /// Every digest [`Tx::names_blob`] would find.
-    fn blob_digests(&self) -> Result<std::collections::HashSet<Digest>>;
-
-    /// The chunk list kept for a blob (`Chunked::encode_list`), if made.
-    fn chunk_list(&self, digest: &Digest) -> Result<Option<Vec<u8>>>;
-
-    /// Keeps a blob's chunk list; one kept already stays (it is the same).
-    fn put_chunk_list(&self, digest: &Digest, list: &[u8]) -> Result<()>;
-
-    fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()>;
-
-    fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()>;
-
-    /// How many leases were ever taken on the artifact.
-    fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64>;
-
-    /// Counts one more lease taken on the artifact; returns the new epoch.
-    fn next_lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64>;
-
-    /// How many leases are live at `now` (not past their expiry), for the
-    /// metrics scrape.
-    fn live_lease_count(&self, now: Timestamp) -> Result<u64>;
-
-    /// Leases whose expiry has passed but whose lapse is not yet recorded.
-    fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>>;
-
-    fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>>;
-
-    /// The leases live at `now` on files whose path lies under `folder`
-    /// (ending in `/`) and sorts after `after`, by path, at most `limit`.
-    fn leases_under(
-        &self,
-        folder: &str,
-        after: &str,
-        limit: u32,
-        now: Timestamp,
-    ) -> Result<Vec<LeaseAt>>;
-
-    /// The hold on a path with no file (live or lapsed) of path key `key`.
-    fn held_path(&self, key: &str) -> Result<Option<HeldPath>>;
-
-    /// The hold on a path with no file (live or lapsed) of id `id`.
-    fn held_path_by_id(&self, id: CheckoutId) -> Result<Option<HeldPath>>;
-
-    /// The holds live at `now` on paths under `folder` (ending in `/`)
-    /// that sort after `after`, by path, at most `limit`.
-    fn held_paths_under(
-        &self,
-        folder: &str,
-        after: &str,
-        limit: u32,
-        now: Timestamp,
-    ) -> Result<Vec<HeldPath>>;
-
-    /// Keeps a hold, replacing the one of its path key.
-    fn put_held_path(&self, held: &HeldPath) -> Result<()>;
-
-    /// Forgets the hold of path key `key`, if any.
-    fn delete_held_path(&self, key: &str) -> Result<()>;
-
-    /// The Git LFS object `oid` kept for the top-level folder `folder`.
-    fn lfs_object(&self, folder: &str, oid: &str) -> Result<Option<LfsObject>>;
-
-    /// Keeps a Git LFS object for `folder` (kept already: nothing changes).
-    fn put_lfs_object(&self, folder: &str, object: &LfsObject, now: Timestamp) -> Result<()>;
-
-    /// The secret `name` every server of this store shares: the one kept,
-    /// or `made` if none was yet (then kept). Only in a write.
-    fn secret(&self, name: &str, made: &str) -> Result<String>;
-
-    /// A participant's check-outs, newest first; only open ones if `open_only`.
-    fn checkouts_of(&self, actor: &Participant, open_only: bool) -> Result<Vec<Checkout>>;
-
-    /// A stored result as the API shows it (a proposal in its current state).
-    fn resolve_result(&self, stored: StoredResult) -> Result<CheckinResult> {
-        Ok(match stored {
-            StoredResult::Committed { version, digest } => {
-                CheckinResult::Committed { version, digest }
-            }
-            StoredResult::Unchanged { version, digest } => {
-                CheckinResult::Unchanged { version, digest }
-            }
-            StoredResult::Proposal { proposal_id } => CheckinResult::Proposal {
-                proposal: self
-                    .proposal(proposal_id)?
-                    .ok_or_else(|| Error::Internal(format!("proposal {proposal_id} is missing")))?,
-            },
-        })
-    }
-
-    /// Writes a whole check-out record, new or changed.
-    fn put_checkout(
-        &self,
-        row: &CheckoutRow,
-        result: Option<&StoredResult>,
-        closed_at: Option<Timestamp>,
-    ) -> Result<()>;
-
-    fn edit(&self, id: EditId) -> Result<Option<EditRow>>;
-
-    fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()>;
-
-    fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>>;
-
-    fn proposals(&self, filter: &ProposalFilter) -> Result<Vec<Proposal>>;
-
-    /// The proposal that replaced a superseded one.
-    fn successor(&self, id: ProposalId) -> Result<Option<ProposalId>>;
-
-    fn insert_proposal(&self, p: &Proposal) -> Result<()>;
-
-    /// Moves a proposal out of `open`, if it is open still.
-    fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()>;
-
-    // ----- changes
-
-    fn insert_change(&self, change: &ChangeRow) -> Result<()>;
-
-    fn change(&self, id: ChangeId) -> Result<Option<ChangeRow>>;
-
-    /// The proposals kept for one change, in every state.
-    fn change_proposals(&self, id: ChangeId) -> Result<Vec<Proposal>>;
-
-    /// Notes that a closed check-out's staged bytes are no longer named by
-    /// it: their blob goes once no other row names it.
-    fn drop_blob(&self, digest: &Digest) -> Result<()>;
-
-    /// Blobs dropped (see [`Tx::drop_blob`]) and not yet looked at, at most `limit`.
-    fn dropped_blobs(&self, limit: u32) -> Result<Vec<Digest>>;
-
-    /// A dropped blob looked at: removed, or named again.
-    fn forget_dropped_blob(&self, digest: &Digest) -> Result<()>;
-
-    // ----- requests
-
-    fn request(&self, id: RequestId) -> Result<Option<RequestRow>>;
-
-    /// The requests on one check-out, oldest first, in every state.
-    fn checkout_requests(&self, checkout: CheckoutId) -> Result<Vec<RequestRow>>;
-
-    /// The requests to or from `participant`, newest first; only those that
-    /// still stand if `live_only`.
-    fn requests_of(&self, participant: &Participant, live_only: bool) -> Result<Vec<Request>>;
-
-    /// Writes a request, new or changed.
-    fn put_request(&self, row: &RequestRow) -> Result<()>;
-
-    /// Appends an event; writes nothing if an event with its id exists
-    /// already (a contender asking again).
-    fn insert_event(&self, e: NewEvent) -> Result<()>;
-
-    /// One page of the ledger (see [`EventRows`]).
-    fn event_rows(&self, page: EventRows) -> Result<Vec<Event>>;
-
-    /// Events after `after`, oldest first (of one artifact, if given).
-    fn events_after(
-        &self,
-        artifact: Option<ArtifactId>,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        let Ok(after) = i64::try_from(after) else {
-            return Ok(Vec::new()); // no seq is past 2^63 - 1
-        };
-        self.event_rows(EventRows {
-            older: false,
-            bound: after,
-            limit,
-            artifact,
-        })
-    }
-
-    /// Events before `before`, newest first (of one artifact, if given).
-    fn events_before(
-        &self,
-        artifact: Option<ArtifactId>,
-        before: u64,
-        limit: u32,
-    ) -> Result<Vec<Event>> {
-        let before = before.min(i64::MAX as u64) as i64;
-        self.event_rows(EventRows {
-            older: true,
-            bound: before,
-            limit,
-            artifact,
-        })
-    }
-
-    fn last_event_seq(&self) -> Result<u64>;
 }

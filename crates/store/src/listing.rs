@@ -37,14 +37,20 @@ pub struct Bound {
     pub fields: Vec<Field>,
 }
 
-impl Bound {
-    pub fn new(dialect: Dialect) -> Self {
-        let sigil = match dialect {
+impl Dialect {
+    /// How the store spells a numbered parameter: `?1` or `$1`.
+    pub fn parameter(self) -> char {
+        match self {
             Dialect::Postgres { .. } => '$',
             Dialect::Sqlite { .. } => '?',
-        };
+        }
+    }
+}
+
+impl Bound {
+    pub fn new(dialect: Dialect) -> Self {
         Self {
-            sigil,
+            sigil: dialect.parameter(),
             fields: Vec::new(),
         }
     }
@@ -63,7 +69,7 @@ impl Bound {
     }
 }
 
-/// The SQL of [`super::Tx::artifact_page`] (columns as
+/// The SQL of [`super::ArtifactRows::artifact_page`] (columns as
 /// `rows::artifact` reads them) and its parameters.
 pub fn artifact_page_sql(query: &ListQuery, dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
@@ -235,7 +241,7 @@ fn like_escaped(text: &str) -> String {
     escaped
 }
 
-/// The SQL of [`super::Tx::folder_paths`] and its parameters.
+/// The SQL of [`super::ArtifactRows::folder_paths`] and its parameters.
 pub fn folder_paths_sql(keys: &[String], dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
     let keys: Vec<String> = keys.iter().map(|key| bound.text(key.as_str())).collect();
@@ -256,7 +262,7 @@ pub fn direct_files_sql(p: char) -> String {
     format!("SELECT direct FROM folders WHERE path = {p}1")
 }
 
-/// The SQL of [`super::Tx::files_under_key`] and its parameters.
+/// The SQL of [`super::ArtifactRows::files_under_key`] and its parameters.
 pub fn files_under_key_sql(key: &str, within: &str, dialect: Dialect) -> (String, Vec<Field>) {
     let mut bound = Bound::new(dialect);
     let mut sql = format!(
@@ -270,7 +276,7 @@ pub fn files_under_key_sql(key: &str, within: &str, dialect: Dialect) -> (String
     (sql, bound.fields)
 }
 
-/// The SQL of [`super::Tx::held_by_folder`] and its parameters:
+/// The SQL of [`super::ArtifactRows::held_by_folder`] and its parameters:
 /// the held files of each folder directly under `folder`, counted by the
 /// database (a row per folder, not per lease).
 pub fn held_by_folder_sql(
