@@ -528,7 +528,7 @@ fn check_address(servers: &str) -> UiResult<()> {
     if servers.split(',').all(|s| s.trim().is_empty()) {
         return Err(UiError::new(
             Code::Invalid,
-            "Enter your team's server address, such as https://leasedesk.example:7443.",
+            "Enter your studio's server address, such as https://leasedesk.example:7443.",
         ));
     }
     Ok(leasedesk_client::check_servers(servers.trim())?)

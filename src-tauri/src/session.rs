@@ -94,7 +94,7 @@ pub fn open(settings: &Settings, dirs: &Dirs, token: Option<&str>) -> UiResult<S
             if servers.is_empty() {
                 return Err(UiError::new(
                     Code::NoServer,
-                    "No server is set: open Settings and enter your team's server address.",
+                    "No server is set: open Settings and enter your studio's server address.",
                 ));
             }
             let Some(token) = token else {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub enum BackendChoice {
     /// The store inside the app: no server needed.
     Bundled,
-    /// A team's `leasedesk serve`.
+    /// A studio's `leasedesk serve`.
     Remote,
 }
 

@@ -2,7 +2,8 @@
 // an action runs (busy while it runs, its error shown, the list reloaded), and
 // a render that each view hooks into. Every lease change starts from a click.
 import { api, isAppError, type AppError, type Code, type FileRow, type ListChanges, type Overview, type Event } from "./api";
-import { explain, noticeLasts } from "./format";
+import { explain } from "./error-words";
+import { noticeLasts } from "./format";
 import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
 import type { Sending } from "./sending";

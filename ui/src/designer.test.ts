@@ -1,9 +1,10 @@
 // The words and rules behind what a designer met on a first afternoon
 // (issues 20 and 36): each would read wrong, or do wrong, if the code were wrong.
+import { explain, revealFailed } from "./error-words";
 import { describe, expect, it } from "vitest";
 import {
-  acceptQuestion, checkinWarning, count, decisionOutcome, decisionWords, deviceLine, explain, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
-  plainNames, proposalSummary, versionsWords, revealFailed, sentence, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
+  acceptQuestion, checkinWarning, count, decisionOutcome, decisionWords, deviceLine, filesCount, leaseChoices, nextZoom, noticeLasts, person, personFirst,
+  plainNames, proposalSummary, versionsWords, sentence, viewOnly, serverAddressProblem, settingsProblem, whose, zoomPercent,
 } from "./format";
 import { comparedLine } from "./compared";
 import type { Code } from "./api";
@@ -114,7 +115,7 @@ describe("a reveal that failed", () => {
 
 describe("Settings", () => {
   it("refuses an address that is empty or not one, before saving", () => {
-    expect(serverAddressProblem("")).toMatch(/^Enter your team's server address/);
+    expect(serverAddressProblem("")).toMatch(/^Enter your studio's server address/);
     expect(serverAddressProblem(" , ")).toMatch(/^Enter/);
     expect(serverAddressProblem("leasedesk.example")).toContain("is not an address");
     expect(serverAddressProblem("ftp://leasedesk.example")).toContain("starts with https://");
@@ -126,7 +127,7 @@ describe("Settings", () => {
   it("says its errors for where the user is: never 'open Settings' inside Settings", () => {
     const codes: Code[] = ["no_server", "no_token", "unauthorized", "unavailable", "offline", "certificate_untrusted", "internal"];
     for (const code of codes) {
-      const said = settingsProblem({ code, message: "No server is set: open Settings and enter your team's server address." });
+      const said = settingsProblem({ code, message: "No server is set: open Settings and enter your studio's server address." });
       expect(said, code).not.toMatch(/open settings/i);
       expect(said.length, code).toBeGreaterThan(10);
     }

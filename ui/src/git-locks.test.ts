@@ -3,11 +3,12 @@
 // 17:00" wherever the holder of a busy file is named, and its holder can be
 // asked as any other; a path held with no file yet takes its place in Held
 // by others among the files.
+import { explain } from "./error-words";
 import { describe, expect, it } from "vitest";
 import type { FileRow, Lease } from "./api";
 import type { PathHold } from "./generated/PathHold";
 import {
-  askable, askLabel, explain, GIT_LOCK_NOTE, gitLockWords, heldUntil, holderName, holderNote, isGitLock, noFileYet,
+  askable, askLabel, GIT_LOCK_NOTE, gitLockWords, heldUntil, holderName, holderNote, isGitLock, noFileYet,
 } from "./format";
 import { byPath, Listing, merged, type Fetcher } from "./listing";
 

@@ -62,14 +62,14 @@ pub async fn settings_check_the_address(w: &World) {
     w.wait_text_is(
         "#settings[open] .field > span",
         "the choice of store, in the designer's words",
-        "Where your team's files live",
+        "Where your studio's files live",
     )
     .await;
     w.choose_setting("settings-backend", "remote").await;
     w.clear_setting("settings-url").await;
     w.click("settings-save").await;
     w.wait_text("#settings-status", "the empty address refused", |t| {
-        t == "Enter your team's server address, such as https://leasedesk.example:7443."
+        t == "Enter your studio's server address, such as https://leasedesk.example:7443."
     })
     .await;
     w.wait_for("#settings[open]", "the dialog still open").await;

@@ -1,11 +1,12 @@
 // A file's detail beside the list: its head, holder and local state, what
 // you can do with it, a large preview (of your local copy when you changed
 // it, saying so) and its history.
+import { revealFailed } from "../error-words";
 import { api, previewUrl, type FileRow, type Lease } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
 import { cancelButton, progressOf } from "../sending";
-import { askable, askLabel, bytes, checkedOutOn, clock, fileName, getAction, gitLockWords, heldUntil, holderNote, isGitLock, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, revealFailed, unplaceableAdvice, viewOnly } from "../format";
+import { askable, askLabel, bytes, checkedOutOn, clock, fileName, getAction, gitLockWords, heldUntil, holderNote, isGitLock, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { inOrder } from "../selection";

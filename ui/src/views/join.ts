@@ -54,7 +54,7 @@ export async function offerFirstRun() {
     h("h2", { id: "join-title" }, "Welcome to Leasedesk"),
     h("div", { class: "choices" },
       h("div", { class: "choice" }, here, h("p", { class: "muted" }, "Your files and their check-outs stay on this computer. No server is needed.")),
-      h("div", { class: "choice" }, studio, h("p", { class: "muted" }, "Paste the invite link or code your studio sent you, and work on the team's files."))),
+      h("div", { class: "choice" }, studio, h("p", { class: "muted" }, "Paste the invite link or code your studio sent you, and work on the studio's files."))),
     status));
   dialog().showModal();
 }

@@ -5,7 +5,8 @@
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { api, isAppError, type AppError, type SettingsView } from "../api";
 import { ask, notice, scheduleReload, showError } from "../app";
-import { clock, deviceLine, explain, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
+import { explain } from "../error-words";
+import { clock, deviceLine, fingerprint, participantName, serverAddressProblem, serverLine, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { loadActivity } from "./activity";
 import { openJoin } from "./join";
@@ -191,7 +192,7 @@ export async function openSettings() {
   }, "primary", { id: "settings-save" });
   dialog.replaceChildren(h("form", { method: "dialog", class: "settings-form" },
     h("h2", { id: "settings-title" }, "Settings"),
-    field("Where your team's files live", backend),
+    field("Where your studio's files live", backend),
     remoteOnly, bundledOnly, certificate,
     field("Workspace folder", h("div", { class: "with-button" }, workspace, chooseFolder), "Your files are mirrored here. Switching stores never deletes them."),
     status,
