@@ -9,7 +9,7 @@ use super::leases::{acquire, after, edit_lease, live_lease, release};
 use super::{busy, commit_version, event, is_admin, load_artifact, propose, Blob, Refusable};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::{Decision, Tx};
+use crate::store::{DecisionRow, Tx};
 
 /// A proposal `actor` may decide (its author or an admin): still open, or
 /// already in the state the decision leads to (a retry).
@@ -164,7 +164,7 @@ pub fn accept_proposal(
         let head = commit_version(tx, &mut artifact, &Blob::of(member), &member.author, now)?;
         tx.decide_proposal(
             member.id,
-            &Decision::new(ProposalState::Accepted, actor, now),
+            &DecisionRow::new(ProposalState::Accepted, actor, now),
         )?;
         event(
             tx,
@@ -216,7 +216,7 @@ pub fn rebuild_proposal(
             member.checkout_id,
             now,
         )?;
-        let decision = Decision::new(ProposalState::Superseded, actor, now);
+        let decision = DecisionRow::new(ProposalState::Superseded, actor, now);
         tx.decide_proposal(member.id, &decision.superseded_by(new.id))?;
         if member.id == id {
             rebuilt = Some(new);
@@ -239,7 +239,7 @@ pub fn reject_proposal(
     for member in decided_together(tx, actor, &proposal)? {
         tx.decide_proposal(
             member.id,
-            &Decision::new(ProposalState::Rejected, actor, now),
+            &DecisionRow::new(ProposalState::Rejected, actor, now),
         )?;
         event(
             tx,

@@ -227,7 +227,7 @@ pub struct InviteRow {
 }
 
 /// How a proposal leaves `open`: who decided and when are kept for history.
-pub struct Decision<'a> {
+pub struct DecisionRow<'a> {
     pub state: ProposalState,
     pub by: &'a Participant,
     pub at: Timestamp,
@@ -235,7 +235,7 @@ pub struct Decision<'a> {
     pub superseded_by: Option<ProposalId>,
 }
 
-impl<'a> Decision<'a> {
+impl<'a> DecisionRow<'a> {
     pub fn new(state: ProposalState, by: &'a Participant, at: Timestamp) -> Self {
         Self {
             state,

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::model::*;
-use crate::{ChangeRow, CheckoutRow, Decision, EditRow, RequestRow, StoredResult};
+use crate::{ChangeRow, CheckoutRow, DecisionRow, EditRow, RequestRow, StoredResult};
 
 pub const CHECKOUT_COLUMNS: &str = "c.id, c.artifact_id, a.path, c.version, c.digest, c.actor, c.note, \
      c.created_at, c.expires_at, c.state, c.checkin_digest, c.result, c.broken_by, c.broken_reason, c.broken_at, \
@@ -294,7 +294,7 @@ pub fn insert_proposal(p: char, proposal: &Proposal) -> Result<Statement> {
 }
 
 /// id, state, decided_by, decided_at, superseded_by
-fn decision_fields(id: ProposalId, d: &Decision) -> Vec<Field> {
+fn decision_fields(id: ProposalId, d: &DecisionRow) -> Vec<Field> {
     vec![
         text(id),
         text(proposal_state_str(d.state)),
@@ -305,7 +305,7 @@ fn decision_fields(id: ProposalId, d: &Decision) -> Vec<Field> {
 }
 
 /// Moves a proposal out of `open`, if it is open still.
-pub fn decide_proposal(p: char, id: ProposalId, decision: &Decision) -> Statement {
+pub fn decide_proposal(p: char, id: ProposalId, decision: &DecisionRow) -> Statement {
     Statement::new(
         format!(
             "UPDATE proposals SET state = {p}2, decided_by = {p}3, decided_at = {p}4, superseded_by = {p}5

@@ -5,7 +5,7 @@ use super::{fetch_all, fetch_first, Sql};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::rows;
-use crate::{resolved, ChangeRow, CheckoutRow, Decision, EditRow, RequestRow, StoredResult};
+use crate::{resolved, ChangeRow, CheckoutRow, DecisionRow, EditRow, RequestRow, StoredResult};
 
 /// Check-outs and edits, the proposals and changes their check-ins make,
 /// and requests to a holder. Part of every [`Tx`](super::Tx).
@@ -87,7 +87,7 @@ pub trait CheckoutRows: Sql {
     }
 
     /// Moves a proposal out of `open`, if it is open still.
-    fn decide_proposal(&self, id: ProposalId, decision: &Decision) -> Result<()> {
+    fn decide_proposal(&self, id: ProposalId, decision: &DecisionRow) -> Result<()> {
         self.queue(rows::decide_proposal(self.p(), id, decision))
     }
 
