@@ -161,7 +161,7 @@ impl Bundled {
             let clock = &this.shared.options.clock;
             this.shared.store.read(|tx| {
                 let now = tx.now(clock)?;
-                tx.failed_redeems(&from, now - REDEEM_WINDOW, now)
+                tx.failed_redeems(&from, now - REDEEM_WINDOW)
             })
         })
         .await?;

@@ -252,25 +252,23 @@ pub fn put_permissions(p: char, stamp: &str, document: &Permissions) -> Result<S
 }
 
 /// The failed redeems from `address` in its window, if it began after
-/// `after` and not after `now`.
-pub fn select_failed_redeems(
-    p: char,
-    address: &str,
-    after: Timestamp,
-    now: Timestamp,
-) -> Statement {
+/// `after` (see [`count_failed_redeem`] for one that began after `now`).
+pub fn select_failed_redeems(p: char, address: &str, after: Timestamp) -> Statement {
     Statement::new(
         format!(
             "SELECT failed FROM failed_redeems \
-             WHERE address = {p}1 AND since > {p}2 AND since <= {p}3"
+             WHERE address = {p}1 AND since > {p}2"
         ),
-        vec![text(address), int(millis(after)), int(millis(now))],
+        vec![text(address), int(millis(after))],
     )
 }
 
 /// Counts one failed redeem from `address`, in its window (begun after
-/// `after`, not after `now`) or in a new one beginning at `now`, answering the window's count. Both assignments read
-/// the row as it was. On PostgreSQL the upsert locks the address's row: a
+/// `after`) or in a new one beginning at `now`, answering the window's
+/// count. Both assignments read the row as it was. A window that began
+/// after `now` is running too: on PostgreSQL a transaction's `now` is read
+/// when it begins, so a redeem that began first may count after one that
+/// began later, and must not start the count again. On PostgreSQL the upsert locks the address's row: a
 /// second redeemer from there waits for this one's commit, then counts
 /// after it.
 pub fn count_failed_redeem(p: char, address: &str, after: Timestamp, now: Timestamp) -> Statement {
@@ -278,8 +276,8 @@ pub fn count_failed_redeem(p: char, address: &str, after: Timestamp, now: Timest
         format!(
             "INSERT INTO failed_redeems AS f (address, since, failed) VALUES ({p}1, {p}3, 1)
              ON CONFLICT (address) DO UPDATE SET
-                 failed = CASE WHEN f.since > {p}2 AND f.since <= {p}3 THEN f.failed + 1 ELSE 1 END,
-                 since = CASE WHEN f.since > {p}2 AND f.since <= {p}3 THEN f.since ELSE {p}3 END
+                 failed = CASE WHEN f.since > {p}2 THEN f.failed + 1 ELSE 1 END,
+                 since = CASE WHEN f.since > {p}2 THEN f.since ELSE {p}3 END
              RETURNING failed"
         ),
         vec![text(address), int(millis(after)), int(millis(now))],

@@ -94,10 +94,9 @@ pub trait StudioRows: Sql {
     }
 
     /// How many invite redeems failed from `address` in its window, if
-    /// that window is running at `now`: it began after `over_before` and
-    /// not after `now`. Else 0.
-    fn failed_redeems(&self, address: &str, over_before: Timestamp, now: Timestamp) -> Result<u64> {
-        let failed = rows::select_failed_redeems(self.p(), address, over_before, now);
+    /// that window is running: it began after `over_before`. Else 0.
+    fn failed_redeems(&self, address: &str, over_before: Timestamp) -> Result<u64> {
+        let failed = rows::select_failed_redeems(self.p(), address, over_before);
         Ok(fetch_first(self, failed, |r| rows::count(r, 0))?.unwrap_or(0))
     }
 
