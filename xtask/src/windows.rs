@@ -303,8 +303,10 @@ pub fn test_installer() -> Result<u64> {
 /// and `leasedesk-app.exe` the installer packs; answers the test executables.
 fn build_tests() -> Result<Vec<PathBuf>> {
     let mut executables = Vec::new();
+    // With the CLI's package, so that features unify as on Linux: the
+    // blobs' S3 and the engine's PostgreSQL are compiled and tested here too.
     let mut layers = crate::layer_crates();
-    layers.push("--lib".into());
+    layers.extend(["-p", "leasedesk", "--lib"].map(String::from));
     let cli: Vec<String> = ["-p", "leasedesk", "--bins", "--test", "tests"]
         .map(String::from)
         .into();
