@@ -2,9 +2,7 @@
 //! this crate is built with `postgres`. One enum rather than a trait object,
 //! so the rules' closures stay generic and nothing is boxed per call.
 
-#[cfg(feature = "postgres")]
-use leasedesk_store::DURABLE_WAIT;
-use leasedesk_store::{undurable_events_for_a_benchmark, Durability, Tx};
+use leasedesk_store::{Durability, Tx};
 #[cfg(feature = "postgres")]
 use leasedesk_store_postgres::PgStore;
 use leasedesk_store_sqlite::SqliteStore;
@@ -13,6 +11,22 @@ use leasedesk_store_sqlite::SqliteStore;
 use crate::error::Error;
 use crate::error::Result;
 use crate::failpoint::Failpoints;
+
+/// `LEASEDESK_BENCH_UNDURABLE_EVENTS=1`: events are given before they are
+/// durable, as before, so `benches/stream.rs` can measure what waiting for
+/// durability costs in one run. Never for real use: a crash may then take
+/// back an event a reader was given.
+fn undurable_events_for_a_benchmark() -> bool {
+    static UNDURABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *UNDURABLE.get_or_init(|| {
+        std::env::var_os("LEASEDESK_BENCH_UNDURABLE_EVENTS").is_some_and(|v| v == "1")
+    })
+}
+
+/// The longest a reader waits for events to become durable: past it, it is
+/// given those that are, and looks again later.
+#[cfg(feature = "postgres")]
+const DURABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Rows in an SQLite file or in PostgreSQL.
 pub enum Store {

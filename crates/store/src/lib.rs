@@ -29,21 +29,6 @@ pub use transaction::{
 };
 pub use uploads::{UploadRow, UploadRows};
 
-/// `LEASEDESK_BENCH_UNDURABLE_EVENTS=1`: events are given before they are
-/// durable, as before, so `benches/stream.rs` can measure what waiting for
-/// durability costs in one run. Never for real use: a crash may then take
-/// back an event a reader was given.
-pub fn undurable_events_for_a_benchmark() -> bool {
-    static UNDURABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *UNDURABLE.get_or_init(|| {
-        std::env::var_os("LEASEDESK_BENCH_UNDURABLE_EVENTS").is_some_and(|v| v == "1")
-    })
-}
-
-/// The longest a reader waits for events to become durable: past it, it is
-/// given those that are, and looks again later.
-pub const DURABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
 thread_local! {
     static MAY_BLOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
