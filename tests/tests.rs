@@ -39,6 +39,7 @@ mod offline;
 mod openapi;
 mod operations;
 mod paths;
+mod plugin_api;
 #[cfg(target_os = "linux")]
 mod preview_colour;
 #[cfg(target_os = "linux")]

@@ -12,6 +12,7 @@
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
 //! - [`preview`]: the `preview:` URI scheme the window's pictures load from.
 //! - [`tray`]: the tray menu and tooltip as functions of your check-outs.
+//! - [`plugins`]: the local API editor plugins call, run as the app's own.
 //! - [`settings`], [`keychain`], [`error`].
 
 pub mod admin;
@@ -23,6 +24,7 @@ pub mod ipc;
 pub mod keychain;
 pub mod listing;
 pub mod live;
+pub mod plugins;
 pub mod preview;
 pub mod session;
 pub mod settings;
@@ -33,7 +35,7 @@ pub mod versions;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasedesk_desk::workspace::Closed;
 use leasedesk_desk::Desk;
@@ -63,6 +65,8 @@ pub struct AppState {
     intent: Mutex<Option<asking::Intent>>,
     /// The invite link the app was started with, until the window takes it.
     join_link: Mutex<Option<String>>,
+    /// The local API for editor plugins, while the app runs.
+    plugins: Mutex<Option<Arc<leasedesk_plugin_api::PluginApi>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -90,6 +94,10 @@ impl AppState {
     }
     fn join_link(&self) -> MutexGuard<'_, Option<String>> {
         lock(&self.join_link)
+    }
+    /// The local API for plugins, while the app runs (`None` once it ends).
+    fn plugins(&self) -> Option<Arc<leasedesk_plugin_api::PluginApi>> {
+        lock(&self.plugins).clone()
     }
 
     /// The server the open session uses (none for the bundled store).
@@ -159,7 +167,14 @@ pub async fn open_session(app: &AppHandle) {
     };
     let mut slot = state.session.write().await;
     *slot = None; // the old session's background work stops here
-    match session::open(&settings, &state.dirs, token.as_deref()) {
+    let opened = session::open(&settings, &state.dirs, token.as_deref());
+    if let Some(plugins) = state.plugins() {
+        plugins.set_desk(match &opened {
+            Ok(session) => Ok(session.desk.clone()),
+            Err(e) => Err(e.message().to_owned()),
+        });
+    }
+    match opened {
         Ok(mut session) => {
             live::start(app, &mut session);
             *slot = Some(session);
@@ -545,6 +560,7 @@ pub fn run() {
             let handle = app.handle().clone();
             let (dirs, workspace) = dirs(&handle)?;
             let mut settings = Settings::load(&dirs.settings_file());
+            let plugins = plugins::start(&handle, &dirs.data);
             if let (Some(workspace), false) = (workspace, dirs.settings_file().exists()) {
                 settings.workspace = workspace;
             }
@@ -560,6 +576,7 @@ pub fn run() {
                 join_link: Mutex::new(studio::join_link_among(
                     &app.deep_link().get_current()?.unwrap_or_default(),
                 )),
+                plugins: Mutex::new(plugins.map(Arc::new)),
             });
             let opened = handle.clone();
             app.deep_link()
@@ -586,15 +603,13 @@ pub fn run() {
         .invoke_handler(ipc::handler())
         .build(tauri::generate_context!())
         .expect("Leasedesk could not start")
-        .run(|app, event| {
+        .run(|app, event| match event {
             // Closing the window keeps the app in the tray; Quit ends it.
-            if let tauri::RunEvent::ExitRequested {
+            tauri::RunEvent::ExitRequested {
                 code: None, api, ..
-            } = event
-            {
-                if app.tray_by_id("main").is_some() {
-                    api.prevent_exit();
-                }
-            }
+            } if app.tray_by_id("main").is_some() => api.prevent_exit(),
+            // Plugins find no app once it is gone: the discovery file goes.
+            tauri::RunEvent::Exit => drop(lock(&app.state::<AppState>().plugins).take()),
+            _ => {}
         });
 }

@@ -113,6 +113,9 @@ async fn follow_files(
             .iter()
             .filter_map(|p| desk.workspace().repo_path(p))
             .collect();
+        if let Some(plugins) = app.state::<AppState>().plugins() {
+            plugins.tell(&desk, repo_paths.iter().cloned()).await;
+        }
         for path in repo_paths {
             // Not every file in the folder is in the store (backups, temp
             // files). Offline, the row comes from the view kept.
@@ -245,6 +248,10 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
                 &format!("“{reason}”. Your changes are safe: a check-in now becomes a proposal."),
             );
         }
+    }
+    let artifacts: Vec<ArtifactId> = events.iter().filter_map(|e| e.artifact_id).collect();
+    if let Some(plugins) = state.plugins() {
+        plugins.tell_artifacts(desk, &artifacts).await;
     }
     shell_events::tell(app, shell_events::NewEvents, &events);
     // Others' work changes the list only: the window reads what changed in

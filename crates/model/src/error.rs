@@ -191,6 +191,33 @@ impl Error {
         }
     }
 
+    /// The HTTP status this error is answered with (`docs/API.md`'s table).
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::ArtifactBusy { .. } | Self::SomeBusy(_) | Self::CheckoutClosed(_) => 409,
+            Self::Stale { .. } | Self::ProposalStale { .. } | Self::NotStaged(_) => 409,
+            Self::Exists(_)
+            | Self::NotHeld(_)
+            | Self::WrongOffset { .. }
+            | Self::UploadIncomplete { .. } => 409,
+            Self::ChunkMismatch { .. } => 422,
+            Self::RangeNotSatisfiable { .. } => 416,
+            Self::Forbidden(_) => 403,
+            Self::NotFound(_) | Self::NoPreview(_) | Self::InviteInvalid(_) => 404,
+            Self::TooMany(_) => 429,
+            Self::Invalid(_) => 422,
+            Self::BadRequest(_) | Self::DigestMismatch { .. } => 400,
+            Self::Unauthorized(_) => 401,
+            Self::TooLarge { .. } => 413,
+            Self::DeadlineExceeded(_) => 504,
+            Self::StorageFull(_) => 507,
+            Self::Unavailable(_) => 503,
+            Self::Internal(_) => 500,
+            // A client's own refusals of a server: never answered by one.
+            Self::CertificateChanged { .. } | Self::CertificateUntrusted(_) => 502,
+        }
+    }
+
     /// The JSON error body of `docs/API.md`: `error`, `message`, and the fields
     /// a caller acts on (`lease` for a busy file, `head` for a stale change).
     pub fn to_body(&self) -> serde_json::Value {

@@ -27,36 +27,10 @@ impl From<crate::model::Invalid> for ApiError {
     }
 }
 
+/// The HTTP status of `error`: one table, [`Error::status`], for the server
+/// and the app's local API.
 pub fn status_of(error: &Error) -> StatusCode {
-    match error {
-        Error::ArtifactBusy { .. } | Error::SomeBusy(_) | Error::CheckoutClosed(_) => {
-            StatusCode::CONFLICT
-        }
-        Error::Stale { .. } | Error::ProposalStale { .. } | Error::NotStaged(_) => {
-            StatusCode::CONFLICT
-        }
-        Error::Exists(_)
-        | Error::NotHeld(_)
-        | Error::WrongOffset { .. }
-        | Error::UploadIncomplete { .. } => StatusCode::CONFLICT,
-        Error::ChunkMismatch { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-        Error::RangeNotSatisfiable { .. } => StatusCode::RANGE_NOT_SATISFIABLE,
-        Error::Forbidden(_) => StatusCode::FORBIDDEN,
-        Error::NotFound(_) | Error::NoPreview(_) | Error::InviteInvalid(_) => StatusCode::NOT_FOUND,
-        Error::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
-        Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        Error::BadRequest(_) | Error::DigestMismatch { .. } => StatusCode::BAD_REQUEST,
-        Error::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-        Error::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-        Error::DeadlineExceeded(_) => StatusCode::GATEWAY_TIMEOUT,
-        Error::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
-        Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-        Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        // A client's own refusals of a server: never answered by one.
-        Error::CertificateChanged { .. } | Error::CertificateUntrusted(_) => {
-            StatusCode::BAD_GATEWAY
-        }
-    }
+    StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 impl IntoResponse for ApiError {
