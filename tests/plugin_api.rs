@@ -340,7 +340,10 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
     let p = plugged(&f).await;
     let hero = f.import("hero.blend", b"v1").await;
     p.desk.update(hero.id).await.unwrap();
-    let files = format!("/files?path={}", p.local("hero.blend").display());
+    let local = p.local("hero.blend");
+    let encoded: String =
+        url::form_urlencoded::byte_serialize(local.to_str().unwrap().as_bytes()).collect();
+    let files = format!("/files?path={encoded}");
     let secret = p.found.secret.clone();
     let port = p.found.port;
     let ask = |headers: &[(&str, &str)]| raw_get(port, &files, headers);

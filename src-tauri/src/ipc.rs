@@ -25,6 +25,7 @@ use crate::admin::{self, Role, RuleRow, SeenFile, StudioView};
 use crate::changes::{self, ChangeDone};
 use crate::commands::{self, Added, CertificateView, Connected, Moved, SettingsView};
 use crate::listing;
+use crate::plugins;
 use crate::settings::Settings;
 use crate::shell_events::{self, EventVisitor, ShellEvent};
 use crate::studio::{self, InviteLink, JoinView};
@@ -107,6 +108,8 @@ table! {
     commands::server_certificate() -> Option<CertificateView>;
     commands::trust_certificate(sha256: String) -> SettingsView;
     commands::test_connection(settings: Settings, token: Option<String>) -> Connected;
+    plugins::blender_found() -> Option<PathBuf>;
+    plugins::install_blender_add_on() -> ();
     studio::read_invite(text: String, server: Option<String>) -> JoinView;
     studio::join_studio(server: String, code: String, device: String, sha256: Option<String>) -> SettingsView;
     studio::my_devices() -> MyDevices;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use leasedesk_plugin_api::{Acted, PluginApi};
 use tauri::{AppHandle, Manager};
 
+use crate::error::{Code, UiError, UiResult};
 use crate::{checkin_notice, notify, shell_events, tray_refresh, AppState};
 
 /// Starts the API on the app's runtime; the app runs on without it (and
@@ -59,5 +60,34 @@ async fn after(app: &AppHandle, acted: Acted) {
             app.state::<AppState>().waiting().insert(artifact);
         }
         Acted::Got(_) => {}
+    }
+}
+
+/// Where Blender is on this computer, if it is: Settings then offers the add-on.
+#[tauri::command]
+pub async fn blender_found() -> Option<std::path::PathBuf> {
+    tauri::async_runtime::spawn_blocking(leasedesk_plugin_api::blender::find_blender)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Installs and enables the Blender add-on in the user's Blender (which
+/// takes Blender a few seconds to start and save its preferences).
+#[tauri::command]
+pub async fn install_blender_add_on(state: tauri::State<'_, AppState>) -> UiResult<()> {
+    let blender = blender_found()
+        .await
+        .ok_or_else(|| UiError::new(Code::NotFound, "Blender was not found on this computer."))?;
+    let scratch = state.dirs.cache.clone();
+    let installed = tauri::async_runtime::spawn_blocking(move || {
+        std::fs::create_dir_all(&scratch)?;
+        leasedesk_plugin_api::blender::install(&blender, &scratch)
+    })
+    .await;
+    match installed {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(UiError::new(Code::Settings, e.to_string())),
+        Err(e) => Err(UiError::new(Code::Settings, e.to_string())),
     }
 }

@@ -153,6 +153,8 @@ export const api = {
   serverCertificate: () => call("server_certificate"),
   /** Tries an address and token without saving them: who the server says you are. */
   testConnection: (settings: Settings, token: string | null) => call("test_connection", { settings, token }),
+  blenderFound: () => call("blender_found"),
+  installBlenderAddOn: () => call("install_blender_add_on"),
   /** Pins the certificate with this fingerprint (the one shown) and reconnects. */
   trustCertificate: (sha256: string) => call("trust_certificate", { sha256 }),
   /** An invite link or code read (a code alone is for `server`, else the one connected to): its server, the certificate it shows, this computer's name. Sends nothing. */

@@ -76,9 +76,30 @@ pub fn bundle() -> Result<()> {
             .arg(&deb),
     )?;
     println!("{}", deb.display());
+    println!("{}", blender_add_on()?.display());
     // Windows: the installer and the CLI's zip, cross-built.
     for path in installer::bundle_windows("release")? {
         println!("{}", path.display());
     }
     Ok(())
+}
+
+/// `leasedesk-blender-VERSION.zip`: the add-on's `leasedesk` folder, as
+/// Blender's "Install from disk" takes it (the app builds the same zip for
+/// Settings' "Install the Blender add-on").
+pub fn blender_add_on() -> Result<std::path::PathBuf> {
+    ensure_debian_packages(&["zip"])?;
+    let version = env!("CARGO_PKG_VERSION");
+    let zip = target_dir().join(format!("bundle/leasedesk-blender-{version}.zip"));
+    std::fs::create_dir_all(target_dir().join("bundle"))?;
+    let _ = std::fs::remove_file(&zip);
+    // -X: no Unix extras (owners); no caches Python may have left.
+    check(
+        Command::new("zip")
+            .current_dir(root().join("plugins/blender"))
+            .args(["-r", "-X"])
+            .arg(&zip)
+            .args(["leasedesk", "-x", "*__pycache__*"]),
+    )?;
+    Ok(zip)
 }

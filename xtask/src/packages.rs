@@ -64,7 +64,8 @@ const TEST_PACKAGES: &[&str] = &[
     "xdotool",
     "python3-gi",
     "gir1.2-gtk-3.0",
-    // Writes the .blend files (with their thumbnails) the preview tests read.
+    // Writes the .blend files (with their thumbnails) the preview tests read,
+    // and runs the Blender add-on against the app (src-tauri/tests/blender).
     "blender",
     // Writes the CMYK and grey test images with embedded profiles, and shows
     // them through those profiles (Little CMS) for the previews to match:

@@ -9,10 +9,12 @@
 //! tray, notifications) is the host's, told through [`Acted`].
 //!
 //! - [`discovery`]: the file plugins find the app by, and its secret.
+//! - [`blender`]: the Blender add-on as the app installs it.
 //! - `guard`: who may call (host, origin, secret) and what a body may be.
 //! - `files`: `FileState`, a local path's state, and the operations.
 //! - `events`: the `state` events plugins follow.
 
+pub mod blender;
 pub mod discovery;
 mod events;
 mod files;

@@ -91,6 +91,8 @@ export type ShellCommands = {
   server_certificate: { args: Record<string, never>; answer: CertificateView | null };
   trust_certificate: { args: { sha256: string }; answer: SettingsView };
   test_connection: { args: { settings: Settings, token: string | null }; answer: Connected };
+  blender_found: { args: Record<string, never>; answer: string | null };
+  install_blender_add_on: { args: Record<string, never>; answer: null };
   read_invite: { args: { text: string, server: string | null }; answer: JoinView };
   join_studio: { args: { server: string, code: string, device: string, sha256: string | null }; answer: SettingsView };
   my_devices: { args: Record<string, never>; answer: MyDevices };

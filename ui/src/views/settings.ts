@@ -168,6 +168,25 @@ export async function openSettings() {
     }, "ghost", { id: "settings-add-computer" });
     devices.replaceChildren(h("h3", {}, "Your devices"), h("ul", { class: "devices" }, ...rows), h("div", { class: "actions" }, add), fresh);
   };
+  /** Editors Leasedesk works inside: shown when Blender is on this computer. */
+  const editors = h("div", { id: "settings-editors" });
+  const offerBlender = async () => {
+    if (!(await api.blenderFound().catch(() => null))) return;
+    const said = h("p", { class: "muted", role: "status", id: "settings-blender-status" });
+    const install = button("Install the Blender add-on", async () => {
+      say(said, "Installing in Blender…");
+      try {
+        await api.installBlenderAddOn();
+        say(said, "Installed. In Blender, the Leasedesk panel is in the 3D view's sidebar (N); restart Blender if it is open.", "ok");
+      } catch (error) {
+        say(said, isAppError(error) ? error.message : String(error), "error");
+      }
+    }, "ghost", { id: "settings-install-blender" });
+    editors.replaceChildren(h("h3", {}, "Inside your editor"),
+      h("p", { class: "muted" }, "See who holds the open file, check out and check in without leaving Blender."),
+      h("div", { class: "actions" }, install), said);
+  };
+  void offerBlender();
   if (s.backend === "remote" && !view.session_error) void showDevices();
   if (view.session_error) say(status, problem(view.session_error), "error");
   if (certificateRefused(view.session_error)) void lookAtCertificate();
@@ -195,6 +214,7 @@ export async function openSettings() {
     field("Where your studio's files live", backend),
     remoteOnly, bundledOnly, certificate,
     field("Workspace folder", h("div", { class: "with-button" }, workspace, chooseFolder), "Your files are mirrored here. Switching stores never deletes them."),
+    editors,
     status,
     h("div", { class: "actions sticky" }, save, button("Close", () => dialog.close(), "ghost", { id: "settings-close" }))));
   dialog.showModal();
