@@ -81,6 +81,24 @@ impl Plugged {
     }
 }
 
+/// A refusal with this status and code, in the HTTP API's JSON.
+fn assert_refused(status: u16, body: &Value, expected: u16, code: &str) {
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (expected, Some(code)),
+        "{body}"
+    );
+}
+
+/// A FileState in this state.
+fn assert_state(status: u16, body: &Value, state: &str) {
+    assert_eq!(
+        (status, body["state"].as_str()),
+        (200, Some(state)),
+        "{body}"
+    );
+}
+
 async fn seen(response: reqwest::Response) -> (u16, Value) {
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
@@ -124,11 +142,7 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
     assert_eq!(held["note"], "retouching");
     assert!(held["expires_at"].is_string());
     let (status, busy) = p.post("/files/checkout", json!({ "path": local })).await;
-    assert_eq!(
-        (status, busy["error"].as_str()),
-        (409, Some("artifact_busy")),
-        "{busy}"
-    );
+    assert_refused(status, &busy, 409, "artifact_busy");
     assert_eq!(
         busy["lease"]["note"], "retouching",
         "the refusal names the holder's lease"
@@ -157,11 +171,7 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
     );
 
     let (status, extended) = p.post("/files/extend", json!({ "path": local })).await;
-    assert_eq!(
-        (status, extended["state"].as_str()),
-        (200, Some("yours")),
-        "{extended}"
-    );
+    assert_state(status, &extended, "yours");
 
     std::fs::write(&local, b"v2 from the editor").unwrap();
     let (_, modified) = p.state(&local).await;
@@ -188,19 +198,11 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
     );
 
     let (status, again) = p.post("/files/checkin", json!({ "path": local })).await;
-    assert_eq!(
-        (status, again["error"].as_str()),
-        (409, Some("not_held")),
-        "{again}"
-    );
+    assert_refused(status, &again, 409, "not_held");
     let (status, _) = p.post("/files/checkout", json!({ "path": local })).await;
     assert_eq!(status, 200);
     let (status, cancelled) = p.post("/files/cancel", json!({ "path": local })).await;
-    assert_eq!(
-        (status, cancelled["state"].as_str()),
-        (200, Some("free")),
-        "{cancelled}"
-    );
+    assert_state(status, &cancelled, "free");
 
     assert_eq!(
         *p.acts.lock().unwrap(),
@@ -216,20 +218,12 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
 
     let elsewhere = f.dir.path().join("elsewhere/other.blend");
     let (status, outside) = p.state(&elsewhere).await;
-    assert_eq!(
-        (status, outside["state"].as_str()),
-        (200, Some("outside")),
-        "{outside}"
-    );
+    assert_state(status, &outside, "outside");
     assert_eq!(outside["repo_path"], Value::Null);
     let (status, refused) = p
         .post("/files/checkout", json!({ "path": elsewhere }))
         .await;
-    assert_eq!(
-        (status, refused["error"].as_str()),
-        (404, Some("not_found")),
-        "{refused}"
-    );
+    assert_refused(status, &refused, 404, "not_found");
     let (_, not_added) = p.state(&p.local("scenes/not-added.blend")).await;
     assert_eq!(
         not_added["state"], "outside",
@@ -241,11 +235,7 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
     let (status, got) = p
         .post("/files/get", json!({ "repo_path": "scenes/prop.blend" }))
         .await;
-    assert_eq!(
-        (status, got["state"].as_str()),
-        (200, Some("free")),
-        "{got}"
-    );
+    assert_state(status, &got, "free");
     assert_eq!(
         std::fs::read(p.local("scenes/prop.blend")).unwrap(),
         b"prop"
@@ -264,11 +254,7 @@ async fn a_plugin_asks_the_holder(f: Fixture) {
             json!({ "path": local, "message": "may I have it for the render?" }),
         )
         .await;
-    assert_eq!(
-        (status, asked["state"].as_str()),
-        (200, Some("held")),
-        "{asked}"
-    );
+    assert_state(status, &asked, "held");
     let requests = f.bob.requests(true).await.unwrap();
     assert_eq!(requests.len(), 1);
     assert_eq!(
@@ -375,11 +361,7 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
     ];
     for (headers, status, code) in cases {
         let (got, body) = ask(headers);
-        assert_eq!(
-            (got, body["error"].as_str()),
-            (status, Some(code)),
-            "{headers:?}: {body}"
-        );
+        assert_refused(got, &body, status, code);
     }
     // A page that rebinds a name of its own to 127.0.0.1 sends that name.
     let rebound = raw_request(
@@ -413,10 +395,7 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
         &files,
         &[("Authorization", &format!("Bearer {secret}"))],
     );
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (401, Some("unauthorized"))
-    );
+    assert_refused(status, &body, 401, "unauthorized");
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err() || port == now.port);
 }
 
@@ -437,51 +416,28 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
         ("", "the path must be"),
     ] {
         let (status, body) = p.post("/files/checkout", json!({ "path": path })).await;
-        assert_eq!(
-            (status, body["error"].as_str()),
-            (400, Some("bad_request")),
-            "{path}"
-        );
+        assert_refused(status, &body, 400, "bad_request");
         assert!(body["message"].as_str().unwrap().contains(why), "{body}");
     }
     let (status, body) = raw_get(p.found.port, "/files?path=%2Ftmp%2F%FF%FE.blend", auth);
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("bad_request")),
-        "not UTF-8: {body}"
-    );
+    assert_refused(status, &body, 400, "bad_request");
     assert!(body["message"].as_str().unwrap().contains("UTF-8"));
     let (status, body) = raw_get(p.found.port, "/files", auth);
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("bad_request")),
-        "{body}"
-    );
+    assert_refused(status, &body, 400, "bad_request");
     let (status, body) = p
         .post("/files/checkout", json!({ "path": local, "hours": -1 }))
         .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (422, Some("invalid")),
-        "{body}"
-    );
+    assert_refused(status, &body, 422, "invalid");
     let (status, body) = p
         .post("/files/checkout", json!({ "note": "no path" }))
         .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("bad_request")),
-        "{body}"
-    );
+    assert_refused(status, &body, 400, "bad_request");
     let (status, body) = p.post("/files/get", json!({ "repo_path": "../x" })).await;
     assert_eq!(status / 100, 4, "{body}");
     let (status, body) = raw_get(p.found.port, "/nowhere", auth);
-    assert_eq!((status, body["error"].as_str()), (404, Some("not_found")));
+    assert_refused(status, &body, 404, "not_found");
     let (status, body) = raw_get(p.found.port, "/files/checkout", auth);
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (405, Some("method_not_allowed"))
-    );
+    assert_refused(status, &body, 405, "method_not_allowed");
 
     let huge = format!("{{\"path\": \"{}\"}}", "a".repeat(4 << 20));
     let sent = p
@@ -494,11 +450,7 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
     // Refused as too large, or the connection closed before all was sent.
     if let Ok(answer) = sent {
         let (status, body) = seen(answer).await;
-        assert_eq!(
-            (status, body["error"].as_str()),
-            (413, Some("too_large")),
-            "{body}"
-        );
+        assert_refused(status, &body, 413, "too_large");
     }
 
     // A client that never finishes its headers, and one that never finishes
@@ -535,11 +487,7 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
         "a client slow to send its headers is let go: {held:?}"
     );
     let ((status, body), took) = slow_body.join().unwrap();
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("bad_request")),
-        "{body}"
-    );
+    assert_refused(status, &body, 400, "bad_request");
     assert!(took < Duration::from_secs(15), "{took:?}");
     let (_, still) = p.state(&local).await;
     assert_eq!(

@@ -3,17 +3,18 @@
 //! by what the app does after its own clicks (the window reads again, the
 //! tray, a notification), so a check-out from Blender shows at once.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use leasedesk_plugin_api::{Acted, PluginApi};
-use tauri::{AppHandle, Manager};
+use tauri::{AppHandle, Manager, State};
 
 use crate::error::{Code, UiError, UiResult};
 use crate::{checkin_notice, notify, shell_events, tray_refresh, AppState};
 
 /// Starts the API on the app's runtime; the app runs on without it (and
 /// says so in its log) if loopback cannot be had.
-pub fn start(app: &AppHandle, data: &std::path::Path) -> Option<PluginApi> {
+pub fn start(app: &AppHandle, data: &Path) -> Option<PluginApi> {
     let told = app.clone();
     let on_acted = Arc::new(move |acted: Acted| {
         let app = told.clone();
@@ -65,7 +66,7 @@ async fn after(app: &AppHandle, acted: Acted) {
 
 /// Where Blender is on this computer, if it is: Settings then offers the add-on.
 #[tauri::command]
-pub async fn blender_found() -> Option<std::path::PathBuf> {
+pub async fn blender_found() -> Option<PathBuf> {
     tauri::async_runtime::spawn_blocking(leasedesk_plugin_api::blender::find_blender)
         .await
         .ok()
@@ -75,7 +76,7 @@ pub async fn blender_found() -> Option<std::path::PathBuf> {
 /// Installs and enables the Blender add-on in the user's Blender (which
 /// takes Blender a few seconds to start and save its preferences).
 #[tauri::command]
-pub async fn install_blender_add_on(state: tauri::State<'_, AppState>) -> UiResult<()> {
+pub async fn install_blender_add_on(state: State<'_, AppState>) -> UiResult<()> {
     let blender = blender_found()
         .await
         .ok_or_else(|| UiError::new(Code::NotFound, "Blender was not found on this computer."))?;

@@ -292,14 +292,33 @@ def _follow_events():
 # --- operators --------------------------------------------------------------
 
 
-def _needs_file(operator):
-    if not bpy.data.filepath:
-        operator.report({"WARNING"}, "Save the file in your Leasedesk folder first")
-        return False
-    return True
+class _OnTheOpenFile:
+    """An operator on the open file: `work(path)` gives the call for the
+    worker and what to say after it; the main thread only queues it."""
+
+    @timed_method
+    def execute(self, context):
+        if not bpy.data.filepath:
+            self.report({"WARNING"}, "Save the file in your Leasedesk folder first")
+            return {"CANCELLED"}
+        self.before()
+        path = bpy.data.filepath
+        call, said = self.work(path)
+        submit(call, path, said)
+        return {"FINISHED"}
+
+    def before(self):
+        pass
 
 
-class LEASEDESK_OT_check_out(bpy.types.Operator):
+class _AskedFirst:
+    """Shows the operator's fields (a note, a description) before it runs."""
+
+    def invoke(self, context, event):
+        return context.window_manager.invoke_props_dialog(self)
+
+
+class LEASEDESK_OT_check_out(_AskedFirst, _OnTheOpenFile, bpy.types.Operator):
     """Check this file out in Leasedesk, so that you alone may save it"""
 
     bl_idname = "leasedesk.check_out"
@@ -307,35 +326,24 @@ class LEASEDESK_OT_check_out(bpy.types.Operator):
     note: bpy.props.StringProperty(name="Note", description="What you are doing, for the others")
     hours: bpy.props.FloatProperty(name="Hours", default=8.0, min=0.25, max=24.0 * 30)
 
-    def invoke(self, context, event):
-        return context.window_manager.invoke_props_dialog(self)
-
-    @timed_method
-    def execute(self, context):
-        if not _needs_file(self):
-            return {"CANCELLED"}
-        path, note, hours = bpy.data.filepath, self.note, self.hours
-        submit(lambda: client.check_out(path, note, hours), path, lambda _: "Checked out: you may save.")
-        return {"FINISHED"}
+    def work(self, path):
+        note, hours = self.note, self.hours
+        return (lambda: client.check_out(path, note, hours)), (lambda _: "Checked out: you may save.")
 
 
-class LEASEDESK_OT_check_in(bpy.types.Operator):
+class LEASEDESK_OT_check_in(_AskedFirst, _OnTheOpenFile, bpy.types.Operator):
     """Save, then check this file in: its version goes to Leasedesk and the file is free again"""
 
     bl_idname = "leasedesk.check_in"
     bl_label = "Check in"
     description: bpy.props.StringProperty(name="Description", description="What changed")
 
-    def invoke(self, context, event):
-        return context.window_manager.invoke_props_dialog(self)
-
-    @timed_method
-    def execute(self, context):
-        if not _needs_file(self):
-            return {"CANCELLED"}
+    def before(self):
         if bpy.data.is_dirty:
             bpy.ops.wm.save_mainfile()
-        path, description = bpy.data.filepath, self.description
+
+    def work(self, path):
+        description = self.description
 
         def said(answer):
             outcome = (answer.get("result") or {}).get("outcome")
@@ -345,55 +353,39 @@ class LEASEDESK_OT_check_in(bpy.types.Operator):
                 return "Your lease had ended and the file moved on: your work is a proposal in Leasedesk."
             return "Checked in: nothing had changed."
 
-        submit(lambda: client.check_in(path, description), path, said)
-        return {"FINISHED"}
+        return (lambda: client.check_in(path, description)), said
 
 
-def _simple(idname, label, doc, call, said):
-    @timed_method
-    def execute(self, context):
-        if not _needs_file(self):
-            return {"CANCELLED"}
-        path = bpy.data.filepath
-        submit(lambda: call(path), path, lambda _: said)
-        return {"FINISHED"}
+class LEASEDESK_OT_extend(_OnTheOpenFile, bpy.types.Operator):
+    """Extend your lease on this file"""
 
-    return type(
-        "LEASEDESK_OT_" + idname,
-        (bpy.types.Operator,),
-        {"bl_idname": "leasedesk." + idname, "bl_label": label, "__doc__": doc, "execute": execute},
-    )
+    bl_idname = "leasedesk.extend"
+    bl_label = "Extend"
+
+    def work(self, path):
+        return (lambda: client.extend(path)), (lambda _: "Extended.")
 
 
-LEASEDESK_OT_extend = _simple(
-    "extend", "Extend", "Extend your lease on this file", client.extend, "Extended."
-)
-LEASEDESK_OT_cancel = _simple(
-    "cancel",
-    "Cancel check-out",
-    "Give the file back unchanged (your changes are kept beside it by Leasedesk)",
-    client.cancel,
-    "Check-out cancelled.",
-)
+class LEASEDESK_OT_cancel(_OnTheOpenFile, bpy.types.Operator):
+    """Give the file back unchanged (Leasedesk keeps your changes beside it)"""
+
+    bl_idname = "leasedesk.cancel"
+    bl_label = "Cancel check-out"
+
+    def work(self, path):
+        return (lambda: client.cancel(path)), (lambda _: "Check-out cancelled.")
 
 
-class LEASEDESK_OT_ask(bpy.types.Operator):
+class LEASEDESK_OT_ask(_AskedFirst, _OnTheOpenFile, bpy.types.Operator):
     """Ask the holder of this file to let you have it"""
 
     bl_idname = "leasedesk.ask"
     bl_label = "Ask for it"
     message: bpy.props.StringProperty(name="Message")
 
-    def invoke(self, context, event):
-        return context.window_manager.invoke_props_dialog(self)
-
-    @timed_method
-    def execute(self, context):
-        if not _needs_file(self):
-            return {"CANCELLED"}
-        path, message = bpy.data.filepath, self.message
-        submit(lambda: client.ask(path, message), path, lambda _: "Asked: Leasedesk tells you when it is free.")
-        return {"FINISHED"}
+    def work(self, path):
+        message = self.message
+        return (lambda: client.ask(path, message)), (lambda _: "Asked: Leasedesk tells you when it is free.")
 
 
 class LEASEDESK_OT_refresh(bpy.types.Operator):

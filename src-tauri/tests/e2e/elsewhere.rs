@@ -8,29 +8,11 @@
 //! Check in works here as usual.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use leasedesk::Studio;
 
 use crate::window::*;
-
-/// The tray's menu labels, once `test` passes on them (within 15 s).
-async fn tray_until(what: &str, test: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let started = Instant::now();
-    loop {
-        let labels: Vec<String> = tray_menu()
-            .map(|(_, items)| items.into_iter().map(|(_, l)| l).collect())
-            .unwrap_or_default();
-        if test(&labels) {
-            return labels;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "the tray's menu: {what}: {labels:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 async fn checked_out_on_another_device() {
     let _one = ONE_APP.lock().await;

@@ -15,6 +15,7 @@ mod window;
 mod asking;
 mod changes;
 mod daily;
+mod editor;
 mod elsewhere;
 mod following;
 mod joining;

@@ -109,3 +109,21 @@ pub fn clipboard() -> String {
         .expect("xclip: `cargo xtask test` installs it");
     String::from_utf8_lossy(&pasted.stdout).into_owned()
 }
+
+/// The tray's menu labels, once `test` passes on them (within 15 s).
+pub async fn tray_until(what: &str, test: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let started = Instant::now();
+    loop {
+        let labels: Vec<String> = tray_menu()
+            .map(|(_, items)| items.into_iter().map(|(_, l)| l).collect())
+            .unwrap_or_default();
+        if test(&labels) {
+            return labels;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the tray's menu: {what}: {labels:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
