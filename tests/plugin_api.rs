@@ -338,7 +338,8 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
         ask(&[("Authorization", &format!("Bearer {secret}"))]).0,
         200
     );
-    let cases: [(&[(&str, &str)], u16, &str); 5] = [
+    // Headers sent, and the status and code answered.
+    let cases: [(Headers, u16, &str); 5] = [
         (&[], 401, "unauthorized"),
         (&[("Authorization", "Bearer 0123")], 401, "unauthorized"),
         (&[("Authorization", &secret)], 401, "unauthorized"),
@@ -495,6 +496,8 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
         "nothing was checked out by the broken requests"
     );
 }
+
+type Headers<'a> = &'a [(&'a str, &'a str)];
 
 /// `GET path` with these headers over a plain socket, so nothing is added.
 fn raw_get(port: u16, path: &str, headers: &[(&str, &str)]) -> (u16, Value) {
