@@ -7,7 +7,18 @@ use chrono::{DateTime, Utc};
 
 /// `From<T> for String`, `Display` and `as_str` for a validated string
 /// newtype: what every one of them gives back is the string it was parsed from.
+/// `parsed` adds `TryFrom<String>` through its `FromStr`, for serde.
 macro_rules! string_conversions {
+    (parsed $name:ident) => {
+        impl TryFrom<String> for $name {
+            type Error = Invalid;
+            fn try_from(s: String) -> Result<Self, Invalid> {
+                s.parse()
+            }
+        }
+
+        string_conversions!($name);
+    };
     ($name:ident) => {
         impl From<$name> for String {
             fn from(value: $name) -> String {

@@ -15,6 +15,7 @@ use super::{is_admin, load_artifact, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
 use crate::model::*;
+use crate::store::rows::Under;
 use crate::store::{HeldPath, LeaseAt, Tx};
 
 /// What a Git lock's events say they came through.
@@ -250,8 +251,9 @@ pub fn locks(
     // Hidden locks are skipped, never counted: the page fills from beyond them.
     loop {
         let batch = (limit + 1) as u32;
-        let leases = tx.leases_under(&folder, &after, batch, now)?;
-        let holds = tx.held_paths_under(&folder, &after, batch, now)?;
+        let under = Under::new(&folder, &after, batch, now);
+        let leases = tx.leases_under(&under)?;
+        let holds = tx.held_paths_under(&under)?;
         let exhausted = leases.len() < batch as usize && holds.len() < batch as usize;
         let mut merged: Vec<GitLock> = leases
             .into_iter()

@@ -10,6 +10,7 @@ use super::artifacts::visible;
 use super::git::hold_of;
 use crate::error::Result;
 use crate::model::*;
+use crate::store::rows::Under;
 use crate::store::{FolderRow, Hidden, ListQuery, PathRange, Tx};
 
 /// How many key ranges of hidden folders a held list's query may test on
@@ -145,7 +146,7 @@ fn live_holds(
     let mut after = query.after.clone().unwrap_or_default();
     let mut holds = Vec::new();
     loop {
-        let found = tx.held_paths_under(folder, &after, batch, now)?;
+        let found = tx.held_paths_under(&Under::new(folder, &after, batch, now))?;
         let full = found.len() == batch as usize;
         if let Some(last) = found.last() {
             after = last.path.to_string();

@@ -179,11 +179,12 @@ where
 {
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(Guarded::new(socket, limits, state.clone()));
-    let service =
-        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+    let service = hyper::service::service_fn(
+        move |request: hyper::Request<hyper::body::Incoming>| {
             let (router, state) = (router.clone(), state.clone());
-            async move { Ok::<_, Infallible>(answer(router, state, request.map(Body::new)).await) }
-        });
+            async move { Ok::<_, Infallible>(answer(router, state, request.map(Body::new), None).await) }
+        },
+    );
     // A client may close its sending side once its request is sent: it
     // still gets its answer.
     let connection = hyper::server::conn::http1::Builder::new()

@@ -14,13 +14,16 @@ use tower::ServiceExt;
 
 use super::conn::{ConnState, Refusal};
 use super::errors::error_response;
+use super::h2::Pace;
 
 /// The router's answer to one request (or the guard's refusal it stands in
-/// for), whose end the guard is told of, so it times the idle wait after it.
+/// for), whose end the guard is told of, so it times the idle wait after it;
+/// handed over in pieces when `pace` is given (HTTP/2).
 pub(crate) async fn answer(
     router: Router,
     state: Arc<ConnState>,
     request: hyper::Request<Body>,
+    pace: Option<Pace>,
 ) -> Response {
     let response = match state.next_request() {
         Some(refusal) => refusal_response(&refusal),
@@ -29,13 +32,14 @@ pub(crate) async fn answer(
             Err(never) => match never {},
         },
     };
-    response.map(|body| Body::new(Answered { body, state }))
+    response.map(|body| Body::new(Answered { body, state, pace }))
 }
 
 /// A response body that tells the connection's guard when it is done.
 struct Answered {
     body: Body,
     state: Arc<ConnState>,
+    pace: Option<Pace>,
 }
 
 impl Drop for Answered {
@@ -52,15 +56,23 @@ impl http_body::Body for Answered {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
-        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+        let this = &mut *self;
+        match &mut this.pace {
+            Some(pace) => pace.poll_piece(&mut this.body, cx),
+            None => std::pin::Pin::new(&mut this.body).poll_frame(cx),
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.pace.as_ref().is_none_or(Pace::is_empty) && self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
+        let inner = self.body.size_hint();
+        match &self.pace {
+            Some(pace) => pace.size_hint(inner),
+            None => inner,
+        }
     }
 }
 

@@ -37,15 +37,20 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = status_of(&self.0);
         let body = match &self.0 {
-            // The details (paths, SQLite's words) go to the log, not the caller.
             Error::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
-                json!({ "error": Code::Internal, "message": "the server failed; the request changed nothing or completed, and can be retried" })
+                json!({ "error": Code::Internal, "message": logged_internal(detail) })
             }
             e => e.to_body(),
         };
         (status, Json(body)).into_response()
     }
+}
+
+/// Logs an internal error's details and gives what the caller is told
+/// instead: the details (paths, SQLite's words) go to the log, not the caller.
+pub(crate) fn logged_internal(detail: &str) -> &'static str {
+    tracing::error!(%detail, "internal error");
+    "the server failed; the request changed nothing or completed, and can be retried"
 }
 
 pub(crate) type ApiResult<T> = Result<T, ApiError>;

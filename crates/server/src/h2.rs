@@ -35,9 +35,9 @@ where
             let request = request.map(|body| Body::new(Stalling::new(body, stall)));
             async move {
                 let begun = Begun::new(&state);
-                let response = answer(router, state, request).await;
+                let response = answer(router, state, request, Some(Pace::new(&answers))).await;
                 begun.handed_on();
-                Ok::<_, Infallible>(response.map(|body| Body::new(Paced::new(body, &answers))))
+                Ok::<_, Infallible>(response)
             }
         })
     };
@@ -219,36 +219,32 @@ impl Answers {
 /// drops one that takes no byte).
 const H2_PIECE: usize = 16 << 10;
 
-/// An HTTP/2 answer handed over in pieces, each timed until hyper asks for
-/// the next.
-struct Paced {
-    body: Body,
+/// How an HTTP/2 answer is handed over: in pieces, each timed until hyper
+/// asks for the next (the body itself is `answer`'s).
+pub(crate) struct Pace {
     piece: Bytes,
     handed: Arc<Handed>,
 }
 
-impl Paced {
-    fn new(body: Body, answers: &Answers) -> Self {
+impl Pace {
+    fn new(answers: &Answers) -> Self {
         Self {
-            body,
             piece: Bytes::new(),
             handed: answers.track(),
         }
     }
-}
 
-impl http_body::Body for Paced {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
+    /// The next piece of `body`'s answer.
+    pub(crate) fn poll_piece(
+        &mut self,
+        body: &mut Body,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        use http_body::Body as _;
         use std::task::{ready, Poll};
         *lock(&self.handed) = None;
         if self.piece.is_empty() {
-            match ready!(std::pin::Pin::new(&mut self.body).poll_frame(cx)) {
+            match ready!(std::pin::Pin::new(body).poll_frame(cx)) {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => self.piece = data,
                     Err(trailers) => return Poll::Ready(Some(Ok(trailers))),
@@ -262,12 +258,13 @@ impl http_body::Body for Paced {
         Poll::Ready(Some(Ok(http_body::Frame::data(piece))))
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.piece.is_empty() && self.body.is_end_stream()
+    /// Whether no piece is held back.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.piece.is_empty()
     }
 
-    fn size_hint(&self) -> http_body::SizeHint {
-        let inner = self.body.size_hint();
+    /// The body's `inner` size hint, with the piece held back.
+    pub(crate) fn size_hint(&self, inner: http_body::SizeHint) -> http_body::SizeHint {
         let held = self.piece.len() as u64;
         let mut hint = http_body::SizeHint::new();
         hint.set_lower(inner.lower() + held);

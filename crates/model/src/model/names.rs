@@ -126,12 +126,7 @@ impl FromStr for Participant {
             .strip_prefix("user:")
             .or_else(|| s.strip_prefix("agent:"))
             .ok_or_else(|| Invalid(format!("participant {s:?} must be user:NAME or agent:NAME")))?;
-        let valid_name = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b));
-        if !valid_name {
+        if !is_plain_name(name) {
             return Err(Invalid(format!(
                 "participant name {name:?} must be 1 to 64 letters, digits or . _ - @"
             )));
@@ -140,14 +135,17 @@ impl FromStr for Participant {
     }
 }
 
-impl TryFrom<String> for Participant {
-    type Error = Invalid;
-    fn try_from(s: String) -> Result<Self, Invalid> {
-        s.parse()
-    }
-}
+string_conversions!(parsed Participant);
 
-string_conversions!(Participant);
+/// Whether `name` is 1 to 64 letters, digits or `. _ - @`: a participant's
+/// name after its prefix, or a group's.
+pub(super) fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b))
+}
 
 /// A content digest, `blake3:<64 lowercase hex>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
@@ -183,11 +181,4 @@ impl FromStr for Digest {
     }
 }
 
-impl TryFrom<String> for Digest {
-    type Error = Invalid;
-    fn try_from(s: String) -> Result<Self, Invalid> {
-        s.parse()
-    }
-}
-
-string_conversions!(Digest);
+string_conversions!(parsed Digest);

@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use chrono::{DateTime, Utc};
 
+use super::names::is_plain_name;
 use super::{collision_key, Invalid, InviteId, Participant, RepoPath};
 
 /// One computer of a participant: one token, listed and revocable.
@@ -151,11 +152,7 @@ pub struct GroupName(String);
 impl FromStr for GroupName {
     type Err = Invalid;
     fn from_str(s: &str) -> Result<Self, Invalid> {
-        let valid = !s.is_empty()
-            && s.len() <= 64
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._-@".contains(&b));
-        if !valid {
+        if !is_plain_name(s) {
             return Err(Invalid(format!(
                 "group name {s:?} must be 1 to 64 letters, digits or . _ - @"
             )));
@@ -164,14 +161,7 @@ impl FromStr for GroupName {
     }
 }
 
-impl TryFrom<String> for GroupName {
-    type Error = Invalid;
-    fn try_from(s: String) -> Result<Self, Invalid> {
-        s.parse()
-    }
-}
-
-string_conversions!(GroupName);
+string_conversions!(parsed GroupName);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema, ts_rs::TS)]
 #[ts(export)]

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::super::errors::status_of;
+use super::super::errors::{logged_internal, status_of};
 use super::super::request::{json_object, query};
 use crate::bundled::Bundled;
 use crate::error::Error;
@@ -50,11 +50,7 @@ impl IntoResponse for LfsError {
     fn into_response(self) -> Response {
         let status = status_of(&self.0);
         let message = match &self.0 {
-            Error::Internal(detail) => {
-                tracing::error!(%detail, "internal error");
-                "the server failed; the request changed nothing or completed, and can be retried"
-                    .to_owned()
-            }
+            Error::Internal(detail) => logged_internal(detail).to_owned(),
             e => e.to_string(),
         };
         let mut response = answer(status, &json!({ "message": message }));

@@ -179,7 +179,19 @@ struct ObjectCaller {
 }
 
 impl ObjectCaller {
-    async fn of(parts: &mut Parts, store: &Bundled, action: LfsAction) -> LfsResult<Self> {
+    /// The caller of `request`'s `action`, and the request back, for its
+    /// headers and body.
+    async fn of(
+        request: Request,
+        store: &Bundled,
+        action: LfsAction,
+    ) -> LfsResult<(Self, Request)> {
+        let (mut parts, body) = request.into_parts();
+        let caller = Self::of_parts(&mut parts, store, action).await?;
+        Ok((caller, Request::from_parts(parts, body)))
+    }
+
+    async fn of_parts(parts: &mut Parts, store: &Bundled, action: LfsAction) -> LfsResult<Self> {
         let Path((folder, oid)) = Path::<(String, String)>::from_request_parts(parts, store)
             .await
             .map_err(|e| Error::BadRequest(format!("the path is not valid: {}", e.body_text())))?;
@@ -232,9 +244,8 @@ pub(crate) async fn upload(
     axum::extract::State(store): axum::extract::State<Bundled>,
     request: Request,
 ) -> LfsResult<Response> {
-    let (mut parts, body) = request.into_parts();
-    let caller = ObjectCaller::of(&mut parts, &store, LfsAction::Upload).await?;
-    let length = declared_length(&parts.headers)?;
+    let (caller, request) = ObjectCaller::of(request, &store, LfsAction::Upload).await?;
+    let length = declared_length(request.headers())?;
     let size = match (caller.size, length) {
         (Some(granted), Some(length)) if granted != length => {
             return Err(Error::Invalid(format!(
@@ -249,7 +260,9 @@ pub(crate) async fn upload(
         }
     };
     let reader = StreamReader::new(
-        body.into_data_stream()
+        request
+            .into_body()
+            .into_data_stream()
             .map_err(|e| std::io::Error::other(body_error(e))),
     );
     caller
@@ -270,9 +283,8 @@ pub(crate) async fn verify(
     axum::extract::State(store): axum::extract::State<Bundled>,
     request: Request,
 ) -> LfsResult<Response> {
-    let (mut parts, body) = request.into_parts();
-    let caller = ObjectCaller::of(&mut parts, &store, LfsAction::Verify).await?;
-    let asked: VerifyBody = read_body(Request::from_parts(parts, body), 4 << 10).await?;
+    let (caller, request) = ObjectCaller::of(request, &store, LfsAction::Verify).await?;
+    let asked: VerifyBody = read_body(request, 4 << 10).await?;
     if asked.oid.as_deref().is_some_and(|oid| oid != caller.oid) {
         return Err(Error::Invalid("the body names another object than the path".into()).into());
     }
@@ -303,8 +315,7 @@ pub(crate) async fn download(
     axum::extract::State(store): axum::extract::State<Bundled>,
     request: Request,
 ) -> LfsResult<Response> {
-    let (mut parts, _) = request.into_parts();
-    let caller = ObjectCaller::of(&mut parts, &store, LfsAction::Download).await?;
+    let (caller, _) = ObjectCaller::of(request, &store, LfsAction::Download).await?;
     let (object, reader) = caller.me.lfs_download(&caller.folder, &caller.oid).await?;
     let headers = [
         (header::CONTENT_TYPE, "application/octet-stream".to_owned()),

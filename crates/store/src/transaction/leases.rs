@@ -41,17 +41,9 @@ pub trait LeaseRows: Sql {
     /// Leases whose expiry has passed but whose lapse is not yet recorded.
     fn lapsed_leases(&self, now: Timestamp) -> Result<Vec<(ArtifactId, Lease)>>;
 
-    /// The leases live at `now` on files whose path lies under `folder`
-    /// (ending in `/`) and sorts after `after`, by path, at most `limit`.
-    fn leases_under(
-        &self,
-        folder: &str,
-        after: &str,
-        limit: u32,
-        now: Timestamp,
-    ) -> Result<Vec<LeaseAt>> {
-        let under = Under::new(folder, after, limit, now);
-        fetch_all(self, rows::select_leases_under(self.p(), &under), |r| {
+    /// The leases live on files along the walk `under`.
+    fn leases_under(&self, under: &Under) -> Result<Vec<LeaseAt>> {
+        fetch_all(self, rows::select_leases_under(self.p(), under), |r| {
             rows::lease_at(r)
         })
     }
@@ -71,17 +63,9 @@ pub trait LeaseRows: Sql {
         fetch_first(self, found, |r| rows::held_path(r))
     }
 
-    /// The holds live at `now` on paths under `folder` (ending in `/`)
-    /// that sort after `after`, by path, at most `limit`.
-    fn held_paths_under(
-        &self,
-        folder: &str,
-        after: &str,
-        limit: u32,
-        now: Timestamp,
-    ) -> Result<Vec<HeldPath>> {
-        let under = Under::new(folder, after, limit, now);
-        let found = rows::select_held_paths_under(self.p(), &under);
+    /// The holds live on paths along the walk `under`.
+    fn held_paths_under(&self, under: &Under) -> Result<Vec<HeldPath>> {
+        let found = rows::select_held_paths_under(self.p(), under);
         fetch_all(self, found, |r| rows::held_path(r))
     }
 
