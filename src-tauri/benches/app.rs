@@ -44,6 +44,25 @@ fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
     values[((values.len() - 1) as f64 * p).round() as usize]
 }
 
+/// The row of a launch figure: the median of `launches` (in seconds), each
+/// one beside it, against the 1 s target.
+fn launch_row(figure: &str, launches: &[f64]) {
+    let ms = median(launches.to_vec()) * 1000.0;
+    row(
+        figure,
+        format!(
+            "**{ms:.0} ms** (each: {})",
+            launches
+                .iter()
+                .map(|s| format!("{:.0}", s * 1000.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "under 1 s",
+        value(ms, "ms"),
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -466,15 +485,9 @@ async fn window(work: &Path, quick: bool) {
         drop(driver);
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    row(
+    launch_row(
         "release build: from launch to the window showing the file list (through WebDriver, median)",
-        format!(
-            "**{:.0} ms** (each: {})",
-            median(launches.clone()) * 1000.0,
-            launches.iter().map(|s| format!("{:.0}", s * 1000.0)).collect::<Vec<_>>().join(", ")
-        ),
-        "under 1 s",
-        value(median(launches.clone()) * 1000.0, "ms"),
+        &launches,
     );
     let mib = |values: Vec<f64>| median(values) / 1048576.0;
     let (in_tray, open) = (mib(in_tray), mib(open));

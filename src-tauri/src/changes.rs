@@ -13,7 +13,7 @@ use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
-use crate::commands::{progress, told, Moved};
+use crate::commands::{desk_commands, progress, told, Moved};
 use crate::error::{Code, UiError, UiResult};
 use crate::{tray_refresh, AppState};
 use leasedesk_backend::Watch;
@@ -100,9 +100,6 @@ pub async fn check_in_files(
     outcome
 }
 
-#[tauri::command]
-pub async fn change(state: State<'_, AppState>, id: ChangeId) -> UiResult<Change> {
-    state
-        .on_desk(async |desk| desk.backend().change(id).await)
-        .await
+desk_commands! {
+    fn change(id: ChangeId) -> Change = on_desk(|desk| desk.backend().change(id).await);
 }

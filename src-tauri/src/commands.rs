@@ -94,6 +94,50 @@ pub(crate) fn told(desk: &Desk) -> impl Fn(leasedesk_model::Error) -> UiError + 
     |error| UiError::from_desk(error, desk.connection())
 }
 
+/// Commands that are one call of the desk, each written as that call:
+/// `fn name(args) -> Answer = on_desk(|desk| call);` makes the
+/// `#[tauri::command]` that takes the app's state and `args` and answers
+/// the call's answer, its error as the window gets it ([`told`]). With
+/// `changing_leases` in place of `on_desk`, the tray lists the leases again
+/// once the call is done.
+macro_rules! desk_commands {
+    () => {};
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $answer:ty =
+            on_desk(|$desk:ident| $call:expr);
+        $($rest:tt)*
+    ) => {
+        $(#[$meta])*
+        #[tauri::command]
+        pub async fn $name(
+            state: tauri::State<'_, $crate::AppState>,
+            $($arg: $ty),*
+        ) -> $crate::error::UiResult<$answer> {
+            state.on_desk(async |$desk: &leasedesk_desk::Desk| $call).await
+        }
+        $crate::commands::desk_commands!($($rest)*);
+    };
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $answer:ty =
+            changing_leases(|$desk:ident| $call:expr);
+        $($rest:tt)*
+    ) => {
+        $(#[$meta])*
+        #[tauri::command]
+        pub async fn $name(
+            app: tauri::AppHandle,
+            state: tauri::State<'_, $crate::AppState>,
+            $($arg: $ty),*
+        ) -> $crate::error::UiResult<$answer> {
+            state.changing_leases(&app, async |$desk: &leasedesk_desk::Desk| $call).await
+        }
+        $crate::commands::desk_commands!($($rest)*);
+    };
+}
+pub(crate) use desk_commands;
+
 /// The view, with the server it came from (offline: the view kept).
 #[tauri::command]
 pub async fn overview(state: State<'_, AppState>) -> UiResult<Overview> {
@@ -102,9 +146,20 @@ pub async fn overview(state: State<'_, AppState>) -> UiResult<Overview> {
     Ok(overview)
 }
 
-#[tauri::command]
-pub async fn refresh_row(state: State<'_, AppState>, artifact: ArtifactId) -> UiResult<FileRow> {
-    state.on_desk(async |desk| desk.row(artifact).await).await
+desk_commands! {
+    fn refresh_row(artifact: ArtifactId) -> FileRow = on_desk(|desk| desk.row(artifact).await);
+
+    fn extend(checkout: CheckoutId, ttl_seconds: Option<u64>) -> Checkout =
+        changing_leases(|desk| desk.extend(checkout, ttl_seconds).await);
+
+    fn cancel_checkout(checkout: CheckoutId) -> Closed =
+        changing_leases(|desk| desk.cancel(checkout).await);
+
+    fn update_file(artifact: ArtifactId) -> Option<PathBuf> =
+        on_desk(|desk| desk.update(artifact).await);
+
+    fn decide(proposal: ProposalId, decision: Decision) -> Proposal =
+        on_desk(|desk| desk.decide(proposal, decision).await);
 }
 
 #[tauri::command]
@@ -127,17 +182,6 @@ pub async fn check_out(
         Ok(done)
     };
     state.changing_leases(&app, checked_out).await
-}
-
-#[tauri::command]
-pub async fn extend(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    checkout: CheckoutId,
-    ttl_seconds: Option<u64>,
-) -> UiResult<Checkout> {
-    let extended = async |desk: &Desk| desk.extend(checkout, ttl_seconds).await;
-    state.changing_leases(&app, extended).await
 }
 
 /// Uploads the local copy with `message` as the version's description (none
@@ -210,16 +254,6 @@ pub fn cancel_upload(state: State<'_, AppState>, upload: String) {
     }
 }
 
-#[tauri::command]
-pub async fn cancel_checkout(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    checkout: CheckoutId,
-) -> UiResult<Closed> {
-    let cancelled = async |desk: &Desk| desk.cancel(checkout).await;
-    state.changing_leases(&app, cancelled).await
-}
-
 /// Your copy to edit of a file you hold that is not here (checked out
 /// elsewhere, or its copy gone); the lease is not touched.
 #[tauri::command]
@@ -236,16 +270,6 @@ pub async fn get_copy(
     // Here now: the tray offers Check in for it.
     tray_refresh(&app).await;
     got
-}
-
-#[tauri::command]
-pub async fn update_file(
-    state: State<'_, AppState>,
-    artifact: ArtifactId,
-) -> UiResult<Option<PathBuf>> {
-    state
-        .on_desk(async |desk| desk.update(artifact).await)
-        .await
 }
 
 #[derive(Serialize, ts_rs::TS)]
@@ -278,17 +302,6 @@ pub async fn add_files(
         });
     }
     Ok(added)
-}
-
-#[tauri::command]
-pub async fn decide(
-    state: State<'_, AppState>,
-    proposal: ProposalId,
-    decision: Decision,
-) -> UiResult<Proposal> {
-    state
-        .on_desk(async |desk| desk.decide(proposal, decision).await)
-        .await
 }
 
 #[tauri::command]
@@ -337,29 +350,16 @@ pub async fn ask_holder(
     Ok(request)
 }
 
-/// The requests to and from you that still stand, newest first.
-#[tauri::command]
-pub async fn requests(state: State<'_, AppState>) -> UiResult<Vec<Request>> {
-    state.on_desk(async |desk| desk.requests().await).await
-}
+desk_commands! {
+    /// The requests to and from you that still stand, newest first.
+    fn requests() -> Vec<Request> = on_desk(|desk| desk.requests().await);
 
-/// The holder's short answer to `request`; the tray counts it answered.
-#[tauri::command]
-pub async fn reply_request(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    request: RequestId,
-    message: String,
-) -> UiResult<Request> {
-    let replied = async |desk: &Desk| desk.reply(request, &message).await;
-    state.changing_leases(&app, replied).await
-}
+    /// The holder's short answer to `request`; the tray counts it answered.
+    fn reply_request(request: RequestId, message: String) -> Request =
+        changing_leases(|desk| desk.reply(request, &message).await);
 
-#[tauri::command]
-pub async fn withdraw_request(state: State<'_, AppState>, request: RequestId) -> UiResult<Request> {
-    state
-        .on_desk(async |desk| desk.withdraw(request).await)
-        .await
+    fn withdraw_request(request: RequestId) -> Request =
+        on_desk(|desk| desk.withdraw(request).await);
 }
 
 /// What a click outside the window asked of it (`asking::Intent`), once.

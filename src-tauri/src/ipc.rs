@@ -192,6 +192,22 @@ impl Typed {
     }
 }
 
+/// The `TS` methods of a type the window only ever sees inline, in an
+/// argument: it is never flattened nor declared in a file of its own.
+macro_rules! written_inline_only {
+    ($what:literal) => {
+        fn inline_flattened() -> String {
+            panic!(concat!($what, " cannot be flattened"))
+        }
+        fn decl() -> String {
+            panic!(concat!($what, " cannot be declared"))
+        }
+        fn decl_concrete() -> String {
+            panic!(concat!($what, " cannot be declared"))
+        }
+    };
+}
+
 /// A JSON number, as the window passes a `u64` (ts-rs says `bigint`, which
 /// JSON does not carry).
 pub struct Number;
@@ -205,15 +221,7 @@ impl TS for Number {
     fn inline() -> String {
         Self::name()
     }
-    fn inline_flattened() -> String {
-        panic!("number cannot be flattened")
-    }
-    fn decl() -> String {
-        panic!("number cannot be declared")
-    }
-    fn decl_concrete() -> String {
-        panic!("number cannot be declared")
-    }
+    written_inline_only!("number");
 }
 
 /// A `Channel` the window makes and passes (`@tauri-apps/api/core`'s),
@@ -236,15 +244,7 @@ impl<T: TS> TS for ChannelOf<T> {
         T::visit_generics(v);
         v.visit::<T>();
     }
-    fn inline_flattened() -> String {
-        panic!("a channel cannot be flattened")
-    }
-    fn decl() -> String {
-        panic!("a channel cannot be declared")
-    }
-    fn decl_concrete() -> String {
-        panic!("a channel cannot be declared")
-    }
+    written_inline_only!("a channel");
 }
 
 /// The file the window's `api.ts` imports: `ShellCommands`, each command's
@@ -370,7 +370,8 @@ mod tests {
             }
         }
         args.retain(|(_, ty)| ty != "AppHandle" && !ty.starts_with("State<"));
-        let rest = &source[end..source[end..].find('{').unwrap() + end];
+        // To the body's `{`, or a `desk_commands!` call's `=`.
+        let rest = &source[end..source[end..].find(['{', '=']).unwrap() + end];
         let answer = match rest.trim().strip_prefix("->") {
             Some(answer) => squeezed(answer),
             None => "()".to_owned(),
@@ -420,6 +421,16 @@ mod tests {
                     .unwrap()
                     .to_owned();
                 written.push(format!("{module}::{name}"));
+            }
+            // Each `fn` of a `desk_commands!` call is a command too.
+            for (at, _) in text.match_indices("\ndesk_commands! {\n") {
+                let block = &text[at..at + text[at..].find("\n}\n").unwrap()];
+                for line in block.lines() {
+                    if let Some(name) = line.strip_prefix("    fn ") {
+                        let name = name.split('(').next().unwrap();
+                        written.push(format!("{module}::{name}"));
+                    }
+                }
             }
         }
         let mut listed: Vec<String> = command_table()

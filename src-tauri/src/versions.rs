@@ -5,65 +5,34 @@
 
 use std::path::PathBuf;
 
-use leasedesk_desk::{Desk, HistoryPage, Restored};
+use leasedesk_desk::{HistoryPage, Restored};
 use leasedesk_model::model::*;
-use tauri::{AppHandle, State};
+use tauri::State;
 
+use crate::commands::desk_commands;
 use crate::error::UiResult;
 use crate::AppState;
 
-/// A proposal's file beside the head's, to open both; its path, for the
-/// window to name it and offer to show it in the file manager.
-#[tauri::command]
-pub async fn compare_proposal(
-    state: State<'_, AppState>,
-    artifact: ArtifactId,
-    proposal: ProposalId,
-) -> UiResult<PathBuf> {
-    state
-        .on_desk(async |desk| desk.proposal_file(artifact, proposal).await)
-        .await
-}
+desk_commands! {
+    /// A proposal's file beside the head's, to open both; its path, for the
+    /// window to name it and offer to show it in the file manager.
+    fn compare_proposal(artifact: ArtifactId, proposal: ProposalId) -> PathBuf =
+        on_desk(|desk| desk.proposal_file(artifact, proposal).await);
 
-/// A file's history, newest first: `limit` (default 100) of its events
-/// before `before` (the newest when none); ask again with `next_before`.
-#[tauri::command]
-pub async fn history(
-    state: State<'_, AppState>,
-    artifact: ArtifactId,
-    before: Option<u64>,
-    limit: Option<u32>,
-) -> UiResult<HistoryPage> {
-    let limit = limit.unwrap_or(100);
-    state
-        .on_desk(async |desk| desk.history(artifact, before, limit).await)
-        .await
-}
+    /// A file's history, newest first: `limit` (default 100) of its events
+    /// before `before` (the newest when none); ask again with `next_before`.
+    fn history(artifact: ArtifactId, before: Option<u64>, limit: Option<u32>) -> HistoryPage =
+        on_desk(|desk| desk.history(artifact, before, limit.unwrap_or(100)).await);
 
-/// Version `version` as a read-only copy beside the file (`hero (v3).psd`);
-/// its path, for the window to show or reveal (`reveal`).
-#[tauri::command]
-pub async fn open_copy(
-    state: State<'_, AppState>,
-    artifact: ArtifactId,
-    version: u64,
-) -> UiResult<PathBuf> {
-    state
-        .on_desk(async |desk| desk.open_copy(artifact, version).await)
-        .await
-}
+    /// Version `version` as a read-only copy beside the file (`hero (v3).psd`);
+    /// its path, for the window to show or reveal (`reveal`).
+    fn open_copy(artifact: ArtifactId, version: u64) -> PathBuf =
+        on_desk(|desk| desk.open_copy(artifact, version).await);
 
-/// Puts version `version` into your copy of a file you hold; your changes go
-/// to a backup beside it, and the next check-in is prefilled "Restored version N".
-#[tauri::command]
-pub async fn restore_version(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    artifact: ArtifactId,
-    version: u64,
-) -> UiResult<Restored> {
-    let restored = async |desk: &Desk| desk.restore(artifact, version).await;
-    state.changing_leases(&app, restored).await
+    /// Puts version `version` into your copy of a file you hold; your changes go
+    /// to a backup beside it, and the next check-in is prefilled "Restored version N".
+    fn restore_version(artifact: ArtifactId, version: u64) -> Restored =
+        changing_leases(|desk| desk.restore(artifact, version).await);
 }
 
 /// The check-in description to prefill: a restore's, else the check-out's note.

@@ -10,7 +10,7 @@ use leasedesk::model::*;
 use leasedesk::{Backend, Error};
 
 use super::args::UserCommand;
-use super::{default_data_dir, Output, Target};
+use super::{default_data_dir, lines_of, Output, Target};
 
 /// `user add | token | revoke | list`, on a data folder only.
 pub(super) fn user(target: &Target, command: UserCommand, out: &Output) -> Result<(), Error> {
@@ -53,11 +53,9 @@ pub(super) fn user(target: &Target, command: UserCommand, out: &Output) -> Resul
         UserCommand::List => {
             let accounts = target.local("user list")?.accounts()?;
             out.print(&accounts, || {
-                accounts
-                    .iter()
-                    .map(|a| format!("{}{}", a.participant, if a.admin { "  admin" } else { "" }))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                lines_of(&accounts, |a| {
+                    format!("{}{}", a.participant, if a.admin { "  admin" } else { "" })
+                })
             });
         }
         _ => unreachable!("the studio's commands are `studio::user`'s"),

@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use leasedesk::model::*;
 use leasedesk::{Backend, Error};
 
-use super::{local_time, say, Output, Target};
+use super::{lines_of, local_time, say, Output, Target};
 
 /// Files looked up at once for a page of events.
 const LOOKUPS_AT_ONCE: usize = 8;
@@ -32,13 +32,7 @@ pub(super) async fn events(
     if !out.json {
         paths.learn(backend, &page.events).await?;
     }
-    out.print(&page, || {
-        page.events
-            .iter()
-            .map(|e| event_line(e, &paths))
-            .collect::<Vec<_>>()
-            .join("\n")
-    });
+    out.print(&page, || lines_of(&page.events, |e| event_line(e, &paths)));
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use leasedesk::model::*;
 use leasedesk::{Backend, Error, Upload};
 
-use super::{described, local_time, say, size, time_left, Output};
+use super::{described, lines_of, local_time, say, size, time_left, Output};
 
 /// `import`: a new file at `path`, as version 1.
 pub(super) async fn import(
@@ -262,20 +262,16 @@ pub(super) async fn versions(
     let artifact = store.artifact_by_path(path).await?;
     let versions = store.versions(artifact.id).await?;
     out.print(&versions, || {
-        versions
-            .iter()
-            .map(|h| {
-                format!(
-                    "v{}  {}  {}  {}  {}",
-                    h.version,
-                    local_time(h.committed_at),
-                    h.author,
-                    size(h.size),
-                    h.digest
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        lines_of(&versions, |h| {
+            format!(
+                "v{}  {}  {}  {}  {}",
+                h.version,
+                local_time(h.committed_at),
+                h.author,
+                size(h.size),
+                h.digest
+            )
+        })
     });
     Ok(())
 }

@@ -326,6 +326,11 @@ fn say(line: &str) {
     }
 }
 
+/// One line for each of `items`, as a human reads a list.
+fn lines_of<T>(items: impl IntoIterator<Item = T>, line: impl FnMut(T) -> String) -> String {
+    items.into_iter().map(line).collect::<Vec<_>>().join("\n")
+}
+
 fn local_time(t: Timestamp) -> String {
     t.with_timezone(&Local).format("%Y-%m-%d %H:%M").to_string()
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use leasedesk::model::*;
 use leasedesk::{Backend, Error};
 
-use super::Output;
+use super::{lines_of, Output};
 
 /// `proposals`: open ones, or every one with `all`.
 pub(super) async fn list(store: &dyn Backend, all: bool, out: &Output) -> Result<(), Error> {
@@ -20,21 +20,17 @@ pub(super) async fn list(store: &dyn Backend, all: bool, out: &Output) -> Result
         if proposals.is_empty() {
             return "no proposals".into();
         }
-        proposals
-            .iter()
-            .map(|p| {
-                format!(
-                    "{}  {}  {:?}  by {}  against v{} (made from v{})",
-                    p.id,
-                    paths.get(&p.artifact_id).map_or("?", |p| p.as_str()),
-                    p.state,
-                    p.author,
-                    p.base_version,
-                    p.provenance.version
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        lines_of(&proposals, |p| {
+            format!(
+                "{}  {}  {:?}  by {}  against v{} (made from v{})",
+                p.id,
+                paths.get(&p.artifact_id).map_or("?", |p| p.as_str()),
+                p.state,
+                p.author,
+                p.base_version,
+                p.provenance.version
+            )
+        })
     });
     Ok(())
 }

@@ -5,7 +5,7 @@
 use leasedesk::model::*;
 use leasedesk::{Backend, Error};
 
-use super::{local_time, Output};
+use super::{lines_of, local_time, Output};
 
 /// `ask`: a request to whoever holds `path` under a check-out.
 pub(super) async fn ask(
@@ -37,11 +37,7 @@ pub(super) async fn list(store: &dyn Backend, all: bool, out: &Output) -> Result
         if requests.is_empty() {
             return "no requests".into();
         }
-        requests
-            .iter()
-            .map(|r| line(r, &me))
-            .collect::<Vec<_>>()
-            .join("\n")
+        lines_of(&requests, |r| line(r, &me))
     });
     Ok(())
 }

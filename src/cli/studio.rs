@@ -8,7 +8,7 @@ use leasedesk::model::*;
 use leasedesk::{Error, Studio};
 
 use super::args::{GroupCommand, UserCommand};
-use super::{local_time, Output, Target};
+use super::{lines_of, local_time, Output, Target};
 
 /// Who the studio's commands act as: the server's admin, or the store's owner.
 fn studio(target: &Target, as_given: bool) -> Box<dyn Studio> {
@@ -84,23 +84,19 @@ pub(super) async fn user(
                 if invites.is_empty() {
                     return "no invite is waiting to be used".to_owned();
                 }
-                invites
-                    .iter()
-                    .map(|i| {
-                        let made = i
-                            .made_by
-                            .as_ref()
-                            .map_or(String::new(), |by| format!(", made by {by}"));
-                        format!(
-                            "{}  {}{}  until {}{made}",
-                            i.id,
-                            i.participant,
-                            if i.admin { " (admin)" } else { "" },
-                            local_time(i.expires_at)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                lines_of(&invites, |i| {
+                    let made = i
+                        .made_by
+                        .as_ref()
+                        .map_or(String::new(), |by| format!(", made by {by}"));
+                    format!(
+                        "{}  {}{}  until {}{made}",
+                        i.id,
+                        i.participant,
+                        if i.admin { " (admin)" } else { "" },
+                        local_time(i.expires_at)
+                    )
+                })
             });
         }
         UserCommand::RevokeInvite { id } => {
@@ -179,9 +175,7 @@ pub(super) async fn group(
         }
         GroupCommand::List => {
             let groups = studio.groups().await?;
-            out.print(&groups, || {
-                groups.iter().map(group_line).collect::<Vec<_>>().join("\n")
-            });
+            out.print(&groups, || lines_of(&groups, group_line));
         }
     }
     Ok(())
@@ -237,18 +231,14 @@ pub(super) async fn permissions(
             rules: rules.clone(),
         },
         || {
-            rules
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{}  {}  {}",
-                        folder_words(&r.folder),
-                        r.who,
-                        r.level.as_str()
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+            lines_of(&rules, |r| {
+                format!(
+                    "{}  {}  {}",
+                    folder_words(&r.folder),
+                    r.who,
+                    r.level.as_str()
+                )
+            })
         },
     );
     Ok(())

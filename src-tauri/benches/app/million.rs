@@ -83,15 +83,9 @@ pub async fn million(work: &Path, quick: bool) {
         let _ = client.close().await;
         drop(driver);
     }
-    row(
+    launch_row(
         &format!("release build, {} files in the mirror: from launch to the window showing rows (through WebDriver, median)", sizes.files),
-        format!(
-            "**{:.0} ms** (each: {})",
-            median(launches.clone()) * 1000.0,
-            launches.iter().map(|s| format!("{:.0}", s * 1000.0)).collect::<Vec<_>>().join(", ")
-        ),
-        "under 1 s",
-        value(median(launches.clone()) * 1000.0, "ms"),
+        &launches,
     );
     let memory = median(memory) / 1048576.0;
     row(

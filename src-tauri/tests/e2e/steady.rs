@@ -118,29 +118,21 @@ async fn steady() {
 
     // 14: Shift-click chooses a range and selects no text; a row taken out
     // with Ctrl-click keeps no tint.
+    let type_ai = World::row("brand/type.ai");
     w.open_row("brand/hero.psd").await;
-    w.click_holding(SHIFT, &World::row("brand/type.ai"), "type.ai")
+    w.click_holding(SHIFT, &type_ai, "type.ai").await;
+    w.wait_for(&format!("{type_ai}.chosen"), "the range chosen")
         .await;
-    w.wait_for(
-        &format!("{}.chosen", World::row("brand/type.ai")),
-        "the range chosen",
-    )
-    .await;
     assert_eq!(
         w.eval("return String(getSelection());").await,
         json!(""),
         "Shift-click selected the page's text"
     );
-    w.click_holding(CTRL, &World::row("brand/type.ai"), "type.ai")
+    w.click_holding(CTRL, &type_ai, "type.ai").await;
+    w.wait_until_absent(&format!("{type_ai}.chosen"), "type.ai taken out")
         .await;
-    w.wait_until_absent(
-        &format!("{}.chosen", World::row("brand/type.ai")),
-        "type.ai taken out",
-    )
-    .await;
     assert!(
-        w.absent(&format!("{}.selected", World::row("brand/type.ai")))
-            .await,
+        w.absent(&format!("{type_ai}.selected")).await,
         "a row taken out of the choice keeps its tint"
     );
 
