@@ -29,7 +29,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{make_big_file, median, settle, size_label, Server};
-use figures::{row, value};
+use figures::{row, value, Baseline};
 use leasedesk::backend::{Backend, Upload};
 use leasedesk::model::RepoPath;
 use leasedesk::remote::Remote;
@@ -81,25 +81,17 @@ fn chunking_cost(work: &Path, quick: bool) {
     }
     let (alone, chunked) = (median(alone), median(chunked));
     let label = size_label(size);
-    let alone_name =
-        format!("BLAKE3 of a page-cached {label} file, one thread (a check-in's hash before)");
-    row(
-        &alone_name,
-        format!("{:.2} s", alone.as_secs_f64()),
-        "baseline",
-        value(alone.as_secs_f64(), "s"),
+    let alone = Baseline::row(
+        format!("BLAKE3 of a page-cached {label} file, one thread (a check-in's hash before)"),
+        alone,
     );
-    row(
+    alone.compared(
         &format!(
             "cutting the {label} file into chunks, each hashed, and the whole hashed, one read (on each core)"
         ),
-        format!(
-            "**{:.2} s = {:.2}x**",
-            chunked.as_secs_f64(),
-            chunked.as_secs_f64() / alone.as_secs_f64()
-        ),
+        chunked,
+        "",
         "at most 1.3x BLAKE3 alone",
-        value(chunked.as_secs_f64(), "s").against(&alone_name, alone.as_secs_f64(), "s"),
     );
     let _ = std::fs::remove_file(&file);
 }
@@ -207,12 +199,12 @@ async fn real_edits(work: &Path, quick: bool) {
             artifact.head.digest
         );
         let took = started.elapsed().as_secs_f64();
+        let share = 100.0 * fetched as f64 / size as f64;
         row(
             &format!("{}: the older copy brought up to date", edit.what),
             format!(
-                "{} fetched ({:.1} % of the file) in {took:.1} s",
-                mib(fetched),
-                100.0 * fetched as f64 / size as f64,
+                "{} fetched ({share:.1} % of the file) in {took:.1} s",
+                mib(fetched)
             ),
             "the chunks the copy lacks",
             value(mb(fetched), "MB fetched").and("time", took, "s"),

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{make_big_file, median, peak_memory, settle, size_label, Server};
-use figures::{row, value};
+use figures::{row, value, Baseline, Data};
 use pairs::{bin, edit_pair, make_artifacts, measure_pairs, ms, percentile, Etcd};
 use serde_json::{json, Value};
 

@@ -88,15 +88,15 @@ async fn three_files_are_checked_out_together_and_in_as_one_change(f: Fixture) {
         }
     );
     // Staging again replaces; b keeps its bytes (unchanged).
-    f.alice
-        .stage(taken[0].id, bytes(b"a v2, better"))
-        .await
-        .unwrap();
-    f.alice
-        .stage(taken[1].id, bytes(b"layout/links/b.psd v1"))
-        .await
-        .unwrap();
-    f.alice.stage(taken[2].id, bytes(b"c v2")).await.unwrap();
+    stage_each(
+        f.alice.as_ref(),
+        &[
+            (taken[0].id, b"a v2, better"),
+            (taken[1].id, b"layout/links/b.psd v1"),
+            (taken[2].id, b"c v2"),
+        ],
+    )
+    .await;
     assert_eq!(
         f.artifact(files[0].id).await.head.version,
         1,

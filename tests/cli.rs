@@ -104,6 +104,15 @@ impl Cli {
             .to_owned()
     }
 
+    /// Adds a participant (`user add ARGS`) and serves the data folder: the
+    /// server, and that participant's CLI as its client.
+    fn serve_to(&self, args: &[&str]) -> (ServeProcess, testkit::Cli) {
+        let token = self.add_participant(args);
+        let server = self.serve();
+        let client = server.client_cli(&token);
+        (server, client)
+    }
+
     /// A real `leasedesk serve` on the data folder, on 127.0.0.1:0, its debug
     /// log in `serve.log` beside the data folder.
     fn serve(&self) -> ServeProcess {

@@ -438,19 +438,16 @@ async fn a_server_killed_in_the_middle_of_several_checkins_leaves_each_committed
     store.assert_no_half_made_blob();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_follow_goes_on_on_the_other_server_after_a_kill() {
-    events_follow_goes_on_on_the_other_server_after_a_kill_on(SharedStore::new()).await
-}
+// Also on two servers over one PostgreSQL database.
+crate::on_sqlite_and_postgres!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    events_follow_goes_on_on_the_other_server_after_a_kill(
+        SharedStore::new(),
+        SharedStore::postgres(),
+    )
+);
 
-/// The same on two servers over one PostgreSQL database.
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_follow_goes_on_on_the_other_server_after_a_kill_on_postgres() {
-    events_follow_goes_on_on_the_other_server_after_a_kill_on(SharedStore::postgres()).await
-}
-
-async fn events_follow_goes_on_on_the_other_server_after_a_kill_on(store: SharedStore) {
+async fn events_follow_goes_on_on_the_other_server_after_a_kill(store: SharedStore) {
     let token = store.account("user:alice");
     let alice = store.as_alice();
     let a = alice.import(&path("a.psd"), bytes(b"v1")).await.unwrap();

@@ -365,6 +365,11 @@ impl Fixture {
         check_out_and_in_as(self.alice.as_ref(), a, data).await
     }
 
+    /// Alice checks `a` out and cancels: the events of both, no lease left.
+    pub async fn check_out_and_cancel(&self, a: ArtifactId) {
+        check_out_and_cancel_as(self.alice.as_ref(), a).await
+    }
+
     /// Imports `data` at `p` as alice.
     pub async fn import(&self, p: &str, data: &[u8]) -> Artifact {
         import_as(self.alice.as_ref(), p, data).await
@@ -491,6 +496,19 @@ impl Fixture {
     pub async fn last_event(&self, kind: &str) -> Event {
         let mut of_kind = self.events_of(kind).await;
         of_kind.pop().unwrap_or_else(|| panic!("no {kind} event"))
+    }
+
+    /// That `retry`, a call made again (its answer lost), answers `first`
+    /// again and records no event.
+    pub async fn assert_retry_changes_nothing<T: PartialEq + std::fmt::Debug>(
+        &self,
+        retry: impl std::future::Future<Output = leasedesk::Result<T>>,
+        first: &T,
+        what: &str,
+    ) {
+        let seq = self.last_seq().await;
+        assert_eq!(&retry.await.unwrap(), first, "{what}");
+        assert_eq!(self.kinds_after(seq).await, Vec::<String>::new());
     }
 
     /// Event types after `seq`, in order.

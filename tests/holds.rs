@@ -175,14 +175,10 @@ async fn a_path_locked_with_no_file_shows_as_held(cli: Cli) {
     assert_eq!(searched.trim(), "no files found");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_path_locked_with_no_file_shows_as_held_on_sqlite() {
-    a_path_locked_with_no_file_shows_as_held(cli_in_temp_dir()).await;
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_path_locked_with_no_file_shows_as_held_on_postgres() {
-    let database = crate::harness::postgres_database();
-    a_path_locked_with_no_file_shows_as_held(cli_in_temp_dir().database(&database)).await;
-}
+crate::on_sqlite_and_postgres!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    a_path_locked_with_no_file_shows_as_held(
+        cli_in_temp_dir(),
+        cli_in_temp_dir().database(&crate::harness::postgres_database()),
+    )
+);

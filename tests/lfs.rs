@@ -25,6 +25,14 @@ struct Studio {
 /// The bytes of the studio's `art/hero.psd`.
 const HERO: &[u8] = b"8BPS layers";
 
+/// That `text` says each of `parts`.
+#[track_caller]
+fn assert_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{text}");
+    }
+}
+
 fn studio() -> Studio {
     studio_on(crate::harness::cli_in_temp_dir(), None)
 }
@@ -195,15 +203,13 @@ fn a_git_lock_is_a_check_out_and_a_check_out_is_a_git_lock() {
         .server
         .client_cli(&studio.bob)
         .ok(&["--json", "ls", "--held"]);
-    assert!(held.contains("Locked from Git"), "{held}");
-    assert!(held.contains("user:alice"), "{held}");
+    assert_says(&held, &["Locked from Git", "user:alice"]);
 
     // Bob's Git is refused, with who and until when.
     let refused = bob.git(&["lfs", "lock", "hero.psd"]);
     assert!(!refused.status.success());
     let said = text(&refused);
-    assert!(said.contains("locked by alice until"), "{said}");
-    assert!(said.contains("UTC: Locked from Git"), "{said}");
+    assert_says(&said, &["locked by alice until", "UTC: Locked from Git"]);
 
     // Bob sees it as theirs, alice as ours.
     let listed = bob.locks(&[]);
@@ -232,8 +238,7 @@ fn a_git_lock_is_a_check_out_and_a_check_out_is_a_git_lock() {
     let listed = alice.locks(&[]);
     assert_eq!(listed[0]["owner"]["name"], "bob", "{listed}");
     let said = text(&alice.git(&["lfs", "lock", "hero.psd"]));
-    assert!(said.contains("locked by bob until"), "{said}");
-    assert!(said.contains(": retouching"), "{said}");
+    assert_says(&said, &["locked by bob until", ": retouching"]);
 }
 
 #[test]
@@ -264,8 +269,7 @@ fn force_unlock_is_an_admins_break_and_refused_to_anyone_else() {
         .server
         .client_cli(&studio.boss)
         .ok(&["--json", "events"]);
-    assert!(events.contains("lease.broken"), "{events}");
-    assert!(events.contains("\"via\": \"git\""), "{events}");
+    assert_says(&events, &["lease.broken", "\"via\": \"git\""]);
 }
 
 #[test]
@@ -496,8 +500,7 @@ fn a_push_that_changes_a_file_someone_else_locked_is_refused() {
     let refused = alice.git(&["push", "origin", "HEAD:main"]);
     assert!(!refused.status.success(), "{}", text(&refused));
     let said = text(&refused);
-    assert!(said.contains("hero.psd"), "{said}");
-    assert!(said.contains("bob"), "{said}");
+    assert_says(&said, &["hero.psd", "bob"]);
     // Bob's lease ends: the same push goes.
     studio
         .server

@@ -183,12 +183,7 @@ async fn a_folder_a_search_and_held_narrow_the_list_together(f: Fixture) {
         .check_out(id_of("exports/hero-small.png"), for_seconds(600))
         .await
         .unwrap();
-    let logo = f
-        .alice
-        .check_out(id_of("brand/logo.ai"), checkout_request())
-        .await
-        .unwrap();
-    f.alice.cancel(logo.id).await.unwrap();
+    f.check_out_and_cancel(id_of("brand/logo.ai")).await;
     assert_eq!(
         found(find(None, None, true)).await,
         ["brand/superhero/cape.psd", "exports/hero-small.png"]

@@ -351,13 +351,7 @@ async fn a_store_from_before_path_keys_opens_with_its_colliding_paths() {
         .add_account(&participant("user:alice"), false)
         .unwrap();
     let alice = store.acting_as(participant("user:alice"));
-    let listed: Vec<String> = alice
-        .artifacts()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|a| a.path.to_string())
-        .collect();
+    let listed = listed_paths(&alice).await;
     assert_eq!(listed.len(), 4, "{listed:?}");
     for p in ["Case.psd", "case.psd", "C:x"] {
         let found = alice.artifact_by_path(&unchecked(p)).await.unwrap();

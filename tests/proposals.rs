@@ -29,12 +29,8 @@ async fn rule16_an_open_proposal_is_accepted_while_the_head_is_its_test_digest(f
     assert_eq!(f.artifact(a.id).await.lease, None);
 
     // A retry (its answer was lost) returns the accepted proposal and commits nothing more.
-    let seq = f.last_seq().await;
-    assert_eq!(
-        f.alice.accept_proposal(proposal.id).await.unwrap(),
-        accepted
-    );
-    assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
+    f.assert_retry_changes_nothing(f.alice.accept_proposal(proposal.id), &accepted, "a retry")
+        .await;
     let rejected_after = f.alice.reject_proposal(proposal.id).await;
     assert!(
         matches!(rejected_after, Err(Error::Invalid(_))),

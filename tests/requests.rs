@@ -158,13 +158,8 @@ async fn only_the_holder_replies_and_only_the_asker_withdraws(f: Fixture) {
     assert!(matches!(empty, Err(Error::Invalid(_))), "{empty:?}");
     let withdrawn = f.bob.withdraw(asked.id).await.unwrap();
     assert_eq!(withdrawn.state, RequestState::Withdrawn);
-    let seq = f.last_seq().await;
-    assert_eq!(
-        f.bob.withdraw(asked.id).await.unwrap(),
-        withdrawn,
-        "a retry"
-    );
-    assert_eq!(f.kinds_after(seq).await, Vec::<String>::new());
+    f.assert_retry_changes_nothing(f.bob.withdraw(asked.id), &withdrawn, "a retry")
+        .await;
     let unknown = f.bob.withdraw(RequestId::new()).await;
     assert!(matches!(unknown, Err(Error::NotFound(_))), "{unknown:?}");
     let unknown = f.alice.reply(RequestId::new(), "hm").await;

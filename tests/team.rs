@@ -129,8 +129,7 @@ fn one_took_the_name<A: std::fmt::Debug, B: std::fmt::Debug>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_leave_one() {
     let team = SharedStore::postgres();
-    let token = team.account("user:alice");
-    let (_servers, one, two) = clients_of_two_servers(&team, &token);
+    let (_servers, one, two) = clients_of_two_servers(&team, &team.account("user:alice"));
     for round in 0..12 {
         // The same file on Windows and macOS, which do not tell case apart.
         let (upper, lower) = (
@@ -154,8 +153,7 @@ async fn paths_that_collide_on_a_computer_imported_through_two_servers_at_once_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_one() {
     let team = SharedStore::postgres();
-    let token = team.admin("user:admin");
-    let (_servers, one, two) = clients_of_two_servers(&team, &token);
+    let (_servers, one, two) = clients_of_two_servers(&team, &team.admin("user:admin"));
     for round in 0..12 {
         let moved = one
             .import(&path(&format!("r{round}/draft.psd")), bytes(b"draft"))
@@ -170,14 +168,8 @@ async fn a_rename_and_an_import_racing_for_one_name_through_two_servers_leave_on
             two.import(&lower, bytes(b"new"))
         );
         one_took_the_name(round, &renamed, &imported);
-        let mut paths: Vec<String> = one
-            .artifacts()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|a| a.path.to_string())
-            .filter(|p| p.starts_with(&format!("r{round}/")))
-            .collect();
+        let mut paths = listed_paths(one.as_ref()).await;
+        paths.retain(|p| p.starts_with(&format!("r{round}/")));
         paths.sort();
         let expected = match renamed.is_ok() {
             true => vec![format!("r{round}/Hero.psd")],

@@ -12,6 +12,7 @@
 #![allow(dead_code)] // each bench uses its share
 
 use std::io::Write;
+use std::time::Duration;
 
 /// The numbers of one row: the row's own figure first, then any others
 /// (`and`), each with what it is compared against (`against`).
@@ -68,6 +69,38 @@ pub fn row(figure: &str, measured: String, target: &str, data: Data) {
         println!("{line}");
     }
     std::io::stdout().flush().unwrap();
+}
+
+/// A time others are compared with: its row's figure and the time.
+pub struct Baseline {
+    pub figure: String,
+    pub took: Duration,
+}
+
+impl Baseline {
+    /// Prints the baseline's row: `took`, in seconds.
+    pub fn row(figure: String, took: Duration) -> Self {
+        let seconds = took.as_secs_f64();
+        row(
+            &figure,
+            format!("{seconds:.2} s"),
+            "baseline",
+            value(seconds, "s"),
+        );
+        Self { figure, took }
+    }
+
+    /// The row of `took` against the baseline: in bold, the time and how many
+    /// times the baseline's it is (`times` after the "x": " cp").
+    pub fn compared(&self, figure: &str, took: Duration, times: &str, target: &str) {
+        let (seconds, baseline) = (took.as_secs_f64(), self.took.as_secs_f64());
+        row(
+            figure,
+            format!("**{seconds:.2} s = {:.2}x{times}**", seconds / baseline),
+            target,
+            value(seconds, "s").against(&self.figure, baseline, "s"),
+        );
+    }
 }
 
 /// Numbers that belong to no row of their own (a row printed another way).

@@ -11,9 +11,11 @@ use super::*;
 
 struct ChangeSizes {
     files: usize,
-    file_size: usize,
     rounds: usize,
 }
+
+/// Each file's size, in a quick run too.
+const FILE_SIZE: usize = 1 << 20;
 
 /// The medians of one backend's rounds, each split into its phases.
 #[derive(Default)]
@@ -33,13 +35,11 @@ pub(crate) async fn run(work: &Path, quick: bool) {
     let sizes = if quick {
         ChangeSizes {
             files: 10,
-            file_size: 1 << 20,
             rounds: 2,
         }
     } else {
         ChangeSizes {
             files: 50,
-            file_size: 1 << 20,
             rounds: 7,
         }
     };
@@ -75,7 +75,7 @@ async fn measure(backend: &dyn Backend, files: &Path, sizes: &ChangeSizes) -> Ti
     let mut artifacts = Vec::new();
     for n in 0..sizes.files {
         let path = files.join(format!("import-{n}.bin"));
-        write_distinct(&path, sizes.file_size, seed(0, 0, n));
+        write_distinct(&path, FILE_SIZE, seed(0, 0, n));
         let repo_path = format!("changes/{n}.psd").parse().unwrap();
         let artifact = backend
             .import(&repo_path, Upload::file(&path))
@@ -92,7 +92,7 @@ async fn measure(backend: &dyn Backend, files: &Path, sizes: &ChangeSizes) -> Ti
             let sources: Vec<PathBuf> = (0..sizes.files)
                 .map(|n| {
                     let path = files.join(format!("r{round}-{turn}-{n}.bin"));
-                    write_distinct(&path, sizes.file_size, seed(round + 1, turn + 1, n));
+                    write_distinct(&path, FILE_SIZE, seed(round + 1, turn + 1, n));
                     path
                 })
                 .collect();
@@ -181,7 +181,7 @@ async fn as_change(
 }
 
 fn report(how: &str, times: &Times, sizes: &ChangeSizes) {
-    let (n, mib, rounds) = (sizes.files, sizes.file_size >> 20, sizes.rounds);
+    let (n, mib, rounds) = (sizes.files, FILE_SIZE >> 20, sizes.rounds);
     let s = |d: Duration| format!("{:.3} s", d.as_secs_f64());
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
     let ratios: Vec<f64> = times

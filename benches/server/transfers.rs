@@ -32,24 +32,14 @@ pub(crate) async fn upload(work: &Path, sizes: &Sizes) {
         checkin.push(started.elapsed());
     }
     let (cp, checkin) = (median(cp), median(checkin));
-    let cp_name = format!("cp of a page-cached {label} file, median of 5");
-    row(
-        &cp_name,
-        format!("{:.2} s", cp.as_secs_f64()),
-        "baseline",
-        value(cp.as_secs_f64(), "s"),
-    );
-    row(
+    let cp = Baseline::row(format!("cp of a page-cached {label} file, median of 5"), cp);
+    cp.compared(
         &format!(
             "check-in of the {label} file over loopback (CLI --server, streamed, hashed, fsynced)"
         ),
-        format!(
-            "**{:.2} s = {:.2}x cp**",
-            checkin.as_secs_f64(),
-            checkin.as_secs_f64() / cp.as_secs_f64()
-        ),
+        checkin,
+        " cp",
         "at most 2x cp",
-        value(checkin.as_secs_f64(), "s").against(&cp_name, cp.as_secs_f64(), "s"),
     );
     let mib = server.peak_memory() as f64 / 1048576.0;
     row(

@@ -120,9 +120,7 @@ fn each_event_line_names_its_file() {
 #[test]
 fn following_a_server_names_each_file() {
     let cli = Cli::new();
-    let bob = cli.add_participant(&["bob"]);
-    let server = cli.serve();
-    let remote = server.client_cli(&bob);
+    let (_server, remote) = cli.serve_to(&["bob"]);
     let mut follow = remote
         .command()
         .args(["events", "--follow"])

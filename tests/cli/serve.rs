@@ -136,9 +136,8 @@ fn an_upload_in_flight_when_the_server_is_told_to_stop_still_completes() {
 #[test]
 fn a_checkin_over_a_server_says_what_it_sends() {
     let local = Cli::new();
-    let alice = local.add_participant(&["alice"]);
-    let server = local.serve();
-    let remote = |args: &[&str]| server.client_cli(&alice).output(args);
+    let (_server, alice) = local.serve_to(&["alice"]);
+    let remote = |args: &[&str]| alice.output(args);
     let v1 = crate::harness::noise(21, 4 << 20);
     let file = &local.file("hero.psd", &v1);
     assert!(remote(&["import", "hero.psd", file]).status.success());

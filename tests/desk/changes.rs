@@ -28,16 +28,12 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
     let open: Vec<Checkout> = taken.iter().map(|t| t.checkout.clone()).collect();
 
     // Cancelled before the commit: every check-out open, every copy as it was.
-    let cancel = Arc::new(AtomicBool::new(true));
+    let cancelled = Watch {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..Watch::default()
+    };
     let refused = alice
-        .check_in_change(
-            &open,
-            Some("new".into()),
-            Watch {
-                cancel: Some(cancel),
-                ..Watch::default()
-            },
-        )
+        .check_in_change(&open, Some("new".into()), cancelled)
         .await;
     assert!(refused.is_err(), "{refused:?}");
     for (id, file) in ids.iter().zip(&files) {
@@ -55,15 +51,12 @@ async fn copies_checked_out_together_go_in_as_one_change_with_one_progress(f: Fi
         assert!(n >= seen.load(Ordering::Relaxed), "progress only grows");
         seen.store(n, Ordering::Relaxed);
     });
+    let watched = Watch {
+        progress: Some(progress),
+        ..Watch::default()
+    };
     let (change, closed) = alice
-        .check_in_change(
-            &open,
-            Some("new logo".into()),
-            Watch {
-                progress: Some(progress),
-                ..Watch::default()
-            },
-        )
+        .check_in_change(&open, Some("new logo".into()), watched)
         .await
         .unwrap();
     assert_eq!(change.outcome, ChangeOutcome::Committed);

@@ -14,11 +14,9 @@ fn paths(rows: &[desk::FileRow]) -> Vec<String> {
 
 /// Every path the backend lists under `folder`, in the list's order.
 async fn backend_paths(f: &Fixture, folder: &str) -> Vec<String> {
-    let all = f.alice.artifacts().await.unwrap();
-    all.iter()
-        .map(|a| a.path.to_string())
-        .filter(|p| p.starts_with(folder))
-        .collect()
+    let mut all = listed_paths(f.alice.as_ref()).await;
+    all.retain(|p| p.starts_with(folder));
+    all
 }
 
 /// The screen at `offset` is the backend's list from `offset`, wherever the

@@ -175,12 +175,7 @@ async fn a_page_of_events_all_hidden_does_not_end_the_catch_up(f: Fixture) {
     desk.sync_mirror("studio", false, &|_| {}).await.unwrap();
     // More events bob may not see than a page of events holds, then one he may.
     for _ in 0..520 {
-        let c = f
-            .alice
-            .check_out(secret.id, checkout_request())
-            .await
-            .unwrap();
-        f.alice.cancel(c.id).await.unwrap();
+        f.check_out_and_cancel(secret.id).await;
     }
     f.import("open/new.psd", b"new").await;
     let synced = desk.sync_mirror("studio", false, &|_| {}).await.unwrap();

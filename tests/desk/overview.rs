@@ -198,12 +198,7 @@ async fn the_activity_names_the_files_of_its_events(f: Fixture) {
         message: None,
     };
     f.alice.commit_change(change).await.unwrap();
-    let hidden = f
-        .alice
-        .check_out(secret.id, checkout_request())
-        .await
-        .unwrap();
-    f.alice.cancel(hidden.id).await.unwrap();
+    f.check_out_and_cancel(secret.id).await;
     files.push(f.import("art/new.png", b"new").await);
 
     let activity = bob.recent_activity(100).await.unwrap();

@@ -46,6 +46,25 @@ pub async fn check_out_and_in_as(backend: &dyn Backend, a: ArtifactId, data: &[u
     backend.check_in(c.id, bytes(data)).await.unwrap()
 }
 
+/// `backend` checks `a` out and cancels: the events of both, no lease left.
+pub async fn check_out_and_cancel_as(backend: &dyn Backend, a: ArtifactId) {
+    let c = backend.check_out(a, checkout_request()).await.unwrap();
+    backend.cancel(c.id).await.unwrap();
+}
+
+/// `backend` stages each check-out's bytes.
+pub async fn stage_each(backend: &dyn Backend, staged: &[(CheckoutId, &[u8])]) {
+    for (checkout, data) in staged {
+        backend.stage(*checkout, bytes(data)).await.unwrap();
+    }
+}
+
+/// Every path `backend` lists, in the list's order.
+pub async fn listed_paths(backend: &dyn Backend) -> Vec<String> {
+    let all = backend.artifacts().await.unwrap();
+    all.iter().map(|a| a.path.to_string()).collect()
+}
+
 /// Imports `data` at `p` through `backend` and checks it out: the open
 /// check-out, whose `artifact_id` is the new artifact.
 pub async fn import_checked_out(backend: &dyn Backend, p: &str, data: &[u8]) -> Checkout {

@@ -83,3 +83,27 @@ macro_rules! served {
         }
     };
 }
+
+/// Runs the `async fn` case `$case` twice, as tests `on_sqlite` and (on
+/// Linux, beside PostgreSQL) `on_postgres` of a module named after it:
+/// given what `$sqlite` makes, and what `$postgres` makes. `$test` is the
+/// test attribute both take.
+#[macro_export]
+macro_rules! on_sqlite_and_postgres {
+    (#[$test:meta] $case:ident($sqlite:expr, $postgres:expr $(,)?)) => {
+        mod $case {
+            use super::*;
+
+            #[$test]
+            async fn on_sqlite() {
+                super::$case($sqlite).await
+            }
+
+            #[cfg(target_os = "linux")]
+            #[$test]
+            async fn on_postgres() {
+                super::$case($postgres).await
+            }
+        }
+    };
+}

@@ -27,24 +27,42 @@ async fn studio_with_rules(f: &Fixture) -> Studio3 {
         open: f.import("brand/open.psd", b"open work").await,
         export: f.import("exports/hero.png", b"hero export").await,
     };
-    let admin = f.studio("user:admin");
-    admin
-        .put_group(Group {
-            name: "clients".parse().unwrap(),
-            members: vec![participant("user:bob")],
-        })
-        .await
-        .unwrap();
-    admin
-        .put_permission_rules(vec![
+    set_groups_and_rules(
+        f,
+        &[("clients", &["user:bob"])],
+        vec![
             rule("finance/", "group:clients", "none"),
             rule("brand/approved/", "user:bob", "read"),
             rule("", "agent:resizer", "read"),
             rule("exports/", "agent:resizer", "write"),
-        ])
-        .await
-        .unwrap();
+        ],
+    )
+    .await;
     files
+}
+
+/// The admin makes each group of its members, then sets `rules` (which
+/// may name the groups).
+async fn set_groups_and_rules(f: &Fixture, groups: &[(&str, &[&str])], rules: Vec<Rule>) {
+    let admin = f.studio("user:admin");
+    for (name, members) in groups {
+        let group = Group {
+            name: name.parse().unwrap(),
+            members: members.iter().copied().map(participant).collect(),
+        };
+        admin.put_group(group).await.unwrap();
+    }
+    admin.put_permission_rules(rules).await.unwrap();
+}
+
+/// Bob's page of at most `limit` events after `seq`.
+async fn bobs_events_after(f: &Fixture, seq: u64, limit: u32) -> EventPage {
+    let query = EventQuery {
+        after: Some(seq),
+        limit,
+        ..EventQuery::default()
+    };
+    f.bob.query_events(query).await.unwrap()
 }
 
 fn paths(artifacts: &[Artifact]) -> Vec<&str> {
@@ -176,15 +194,7 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
     let everything = f.all_events().await;
     let last = everything.last().unwrap().seq;
 
-    let page = f
-        .bob
-        .query_events(EventQuery {
-            after: Some(before),
-            limit: 1000,
-            ..EventQuery::default()
-        })
-        .await
-        .unwrap();
+    let page = bobs_events_after(&f, before, 1000).await;
     assert_eq!(page.next, last, "the page moves past what it leaves out");
     assert!(!page.events.is_empty());
     assert!(
@@ -199,15 +209,7 @@ async fn what_happens_to_a_hidden_file_is_never_told(f: Fixture) {
         .map(|e| e.seq)
         .collect();
     let first = hidden_seqs[0];
-    let page = f
-        .bob
-        .query_events(EventQuery {
-            after: Some(first - 1),
-            limit: 1,
-            ..EventQuery::default()
-        })
-        .await
-        .unwrap();
+    let page = bobs_events_after(&f, first - 1, 1).await;
     assert_eq!((page.events.len(), page.next), (0, first));
 
     let unknown = Error::NotFound(format!("no proposal {}", proposal.id));
@@ -322,19 +324,6 @@ async fn rules_and_groups_are_checked_and_kept_whole(f: Fixture) {
 /// decides; on one folder the participant's rule beats a group's, which
 /// beats everyone's; among groups the highest level wins.
 async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
-    let admin = f.studio("user:admin");
-    for (name, members) in [
-        ("a", vec!["user:bob"]),
-        ("b", vec!["user:bob", "user:alice"]),
-    ] {
-        admin
-            .put_group(Group {
-                name: name.parse().unwrap(),
-                members: members.into_iter().map(participant).collect(),
-            })
-            .await
-            .unwrap();
-    }
     for p in [
         "top.psd",
         "x/one.psd",
@@ -344,8 +333,10 @@ async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
     ] {
         f.import(p, p.as_bytes()).await;
     }
-    admin
-        .put_permission_rules(vec![
+    set_groups_and_rules(
+        &f,
+        &[("a", &["user:bob"]), ("b", &["user:bob", "user:alice"])],
+        vec![
             rule("", "everyone", "read"),
             rule("x/", "everyone", "none"),
             rule("x/", "group:a", "read"),
@@ -354,9 +345,9 @@ async fn the_deepest_rule_for_the_caller_decides(f: Fixture) {
             rule("x/y/", "user:bob", "read"),
             rule("x/y/z/", "everyone", "write"),
             rule("Q/", "user:alice", "none"),
-        ])
-        .await
-        .unwrap();
+        ],
+    )
+    .await;
     let seen = |artifacts: Vec<Artifact>| -> Vec<(String, Access)> {
         artifacts
             .into_iter()

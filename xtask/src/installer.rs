@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -235,14 +235,12 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
     check_user_path(wine, &mut checks, "after the install", Some(&with_ours));
     // A new Wine process, like a new terminal, takes the user's PATH from
     // the registry (after the system's).
-    let out = wine
-        .command("cmd")
-        .args(["/c", "leasedesk", "--version"])
-        .output()
-        .context("running leasedesk from the PATH")?;
-    let said = String::from_utf8_lossy(&out.stdout);
+    let (out, said) = wine_output(
+        wine.command("cmd").args(["/c", "leasedesk", "--version"]),
+        "running leasedesk from the PATH",
+    )?;
     checks.check(
-        out.status.success() && said.trim().starts_with("leasedesk ") && said.contains(&version),
+        says_version(&out, &said, &version),
         format!(
             "`cmd /c leasedesk --version` in a new process finds the installed CLI on the user's PATH (said {said:?}, {:?})",
             String::from_utf8_lossy(&out.stderr)
@@ -325,14 +323,12 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
             reg_value(&run, "Leasedesk")
         ),
     );
-    let out = wine
-        .command(format!(r"{install}\{CLI}"))
-        .arg("--version")
-        .output()
-        .context("running the installed CLI")?;
-    let said = String::from_utf8_lossy(&out.stdout);
+    let (out, said) = wine_output(
+        wine.command(format!(r"{install}\{CLI}")).arg("--version"),
+        "running the installed CLI",
+    )?;
     checks.check(
-        out.status.success() && said.trim().starts_with("leasedesk ") && said.contains(&version),
+        says_version(&out, &said, &version),
         format!("the installed CLI's --version says \"leasedesk {version}\" (said {said:?})"),
     );
     // Wine has no WebView2 Runtime, and the network is shut: the fetch fails,
@@ -539,15 +535,28 @@ fn run_wine(cmd: &mut Command) -> Result<bool> {
         .success())
 }
 
+/// Runs `cmd` (under Wine) to its end: its output, and its stdout as text.
+/// `what` says what it is for, if it cannot start.
+fn wine_output(cmd: &mut Command, what: &'static str) -> Result<(Output, String)> {
+    let out = cmd.output().context(what)?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok((out, stdout))
+}
+
+/// Whether a `leasedesk --version` that printed `said` succeeded and named
+/// `version`.
+fn says_version(out: &Output, said: &str, version: &str) -> bool {
+    out.status.success() && said.trim().starts_with("leasedesk ") && said.contains(version)
+}
+
 /// The Wine user's profile and temporary folders, as Windows names them
 /// (`C:\users\NAME`, ...).
 fn windows_folders(wine: &Wine) -> Result<[String; 2]> {
-    let out = wine
-        .command("cmd")
-        .args(["/c", "echo", "%USERPROFILE%;%TEMP%"])
-        .output()
-        .context("asking Wine for the user's folders")?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (_, text) = wine_output(
+        wine.command("cmd")
+            .args(["/c", "echo", "%USERPROFILE%;%TEMP%"]),
+        "asking Wine for the user's folders",
+    )?;
     match text.trim().split_once(';') {
         Some((profile, temp)) if profile.starts_with(r"C:\") && temp.starts_with(r"C:\") => {
             Ok([profile.to_owned(), temp.to_owned()])

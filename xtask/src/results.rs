@@ -378,14 +378,13 @@ mod tests {
         assert_eq!(kept["rustc"], "rustc 1.95.0");
         assert_eq!(kept["cores"], 2);
         assert_eq!(kept["quick"], false);
-        let names: Vec<&str> = kept["figures"]
-            .as_array()
-            .unwrap()
+        let figures = kept["figures"].as_array().unwrap();
+        let names: Vec<&str> = figures
             .iter()
             .map(|f| f["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["a", "b"]);
-        assert_eq!(kept["figures"][1]["bench"], "server");
+        assert_eq!(figures[1]["bench"], "server");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

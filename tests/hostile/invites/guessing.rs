@@ -201,16 +201,13 @@ async fn the_redeem_limit_is_one_count_across_servers_and_restarts(team: SharedS
     assert_eq!(redeemed["participant"], "user:carol");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_redeem_limit_is_one_count_across_servers_and_restarts_on_a_data_folder() {
-    the_redeem_limit_is_one_count_across_servers_and_restarts(SharedStore::new()).await
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_redeem_limit_is_one_count_across_servers_and_restarts_on_postgres() {
-    the_redeem_limit_is_one_count_across_servers_and_restarts(SharedStore::postgres()).await
-}
+crate::on_sqlite_and_postgres!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    the_redeem_limit_is_one_count_across_servers_and_restarts(
+        SharedStore::new(),
+        SharedStore::postgres(),
+    )
+);
 
 /// The store's rows of failed redeems: each address and its count.
 fn failed_redeem_rows(f: &Fixture) -> Vec<String> {
@@ -290,13 +287,10 @@ async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(f: Fixtur
     assert_eq!(failed_redeem_rows(&f), ["127.0.0.50 1", "127.0.0.51 1"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten_on_sqlite() {
-    the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(remote_fixture().await).await
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten_on_postgres() {
-    the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(postgres_fixture().await).await
-}
+crate::on_sqlite_and_postgres!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    the_redeem_minute_is_the_stores_and_old_minutes_are_forgotten(
+        remote_fixture().await,
+        postgres_fixture().await,
+    )
+);

@@ -64,16 +64,10 @@ async fn a_code_redeemed_twice_at_once_makes_one_device(f: Fixture) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_code_redeemed_twice_at_once_makes_one_device_on_sqlite() {
-    a_code_redeemed_twice_at_once_makes_one_device(remote_fixture().await).await
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_code_redeemed_twice_at_once_makes_one_device_on_postgres() {
-    a_code_redeemed_twice_at_once_makes_one_device(team_fixture().await).await
-}
+crate::on_sqlite_and_postgres!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    a_code_redeemed_twice_at_once_makes_one_device(remote_fixture().await, team_fixture().await)
+);
 
 /// Malformed redeems are refused in our JSON with the status their fault
 /// calls for, never a 500.

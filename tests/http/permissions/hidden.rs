@@ -263,14 +263,14 @@ async fn proposals_decided_together_never_reach_into_a_hidden_file() {
     // becomes two proposals.
     f.advance(HOUR);
     f.check_out_and_in(files.q3.id, b"alice's q3").await;
-    f.bob
-        .stage(checkouts[0].id, bytes(b"bob's q3"))
-        .await
-        .unwrap();
-    f.bob
-        .stage(checkouts[1].id, bytes(b"bob's open"))
-        .await
-        .unwrap();
+    stage_each(
+        f.bob.as_ref(),
+        &[
+            (checkouts[0].id, b"bob's q3"),
+            (checkouts[1].id, b"bob's open"),
+        ],
+    )
+    .await;
     let change = f
         .bob
         .commit_change(ChangeRequest {

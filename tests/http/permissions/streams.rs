@@ -141,12 +141,7 @@ async fn a_hidden_file_leaves_no_trace_in_event_pages_or_the_stream() {
         .check_in(traces.checkout, bytes(b"q3 streamed"))
         .await
         .unwrap();
-    let c = f
-        .alice
-        .check_out(files.q3.id, checkout_request())
-        .await
-        .unwrap();
-    f.alice.cancel(c.id).await.unwrap();
+    f.check_out_and_cancel(files.q3.id).await;
     change_of(
         &f,
         &[
@@ -155,15 +150,7 @@ async fn a_hidden_file_leaves_no_trace_in_event_pages_or_the_stream() {
         ],
     )
     .await;
-    let c = f
-        .alice
-        .check_out(files.open.id, checkout_request())
-        .await
-        .unwrap();
-    f.alice
-        .check_in(c.id, bytes(b"open streamed"))
-        .await
-        .unwrap();
+    f.check_out_and_in(files.open.id, b"open streamed").await;
     let all = f.all_events().await;
     let streamed: Vec<&Event> = all.iter().filter(|e| e.seq > newest).collect();
     let last = streamed.last().unwrap().seq;
