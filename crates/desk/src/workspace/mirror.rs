@@ -134,16 +134,6 @@ pub struct Cursor {
     pub path: String,
 }
 
-impl Cursor {
-    /// The place of `path` in the order by path.
-    pub fn of_path(path: String) -> Self {
-        Self {
-            key: Value::Null,
-            path,
-        }
-    }
-}
-
 /// A folder holding fewer than one file in this many of the mirror's is
 /// listed by key from its paths, sorted (at most that share of the files);
 /// a larger one by a walk along the key's index, which passes the other
@@ -419,48 +409,6 @@ impl Index {
         let from = lower_bound(folder, after);
         let rows = stmt.query_map(params![after.unwrap_or(""), from, end, limit], |r| r.get(0))?;
         rows.map(artifact_of).collect()
-    }
-
-    /// The mirror's artifacts under `folder` from the path `from` on (or
-    /// from the folder's first), by path, at most `limit`.
-    pub fn mirror_rows_from(
-        &self,
-        folder: &str,
-        from: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<Artifact>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT artifact FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
-             ORDER BY path LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(
-            params![lower_bound(folder, from), folder_range_end(folder), limit],
-            |r| r.get(0),
-        )?;
-        rows.map(artifact_of).collect()
-    }
-
-    /// The path `skip` places after `from` (or after the folder's first)
-    /// among the files under `folder`; read from the path index alone.
-    pub fn mirror_path_at(
-        &self,
-        folder: &str,
-        from: Option<&str>,
-        skip: u64,
-    ) -> Result<Option<String>> {
-        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
-        Ok(self
-            .conn()
-            .prepare_cached(
-                "SELECT path FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
-                 ORDER BY path LIMIT 1 OFFSET ?3",
-            )?
-            .query_row(
-                params![lower_bound(folder, from), folder_range_end(folder), skip],
-                |r| r.get(0),
-            )
-            .optional()?)
     }
 
     /// The place `skip` after `from` (or after the folder's first) among
