@@ -297,20 +297,7 @@ impl Desk {
                             Err(()) => crate::workspace::LocalState::Checking,
                         }
                     };
-                    let elsewhere = super::elsewhere::row_elsewhere(
-                        &workspace,
-                        device.as_deref(),
-                        mine.as_ref(),
-                        local,
-                    )?;
-                    Ok(FileRow {
-                        local_path: workspace.local_path(&artifact.path).ok(),
-                        local_size: workspace.local_size(&artifact.path)?,
-                        artifact,
-                        local,
-                        mine,
-                        elsewhere,
-                    })
+                    FileRow::of(&workspace, device.as_deref(), artifact, mine, local)
                 })
                 .collect::<Result<Vec<_>>>()
         })
