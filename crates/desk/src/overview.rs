@@ -171,14 +171,8 @@ impl Desk {
 
     /// Your open check-outs; offline, as last seen.
     pub async fn my_checkouts(&self) -> Result<Vec<Checkout>> {
-        match self.backend.checkouts(true).await {
-            Err(e) if is_unreachable(&e) => {
-                self.link.went_offline(self.clock.now());
-                let seen = self.link.seen();
-                seen.as_ref().map(|s| s.checkouts.clone()).ok_or(e)
-            }
-            fetched => fetched,
-        }
+        let fetched = self.backend.checkouts(true).await;
+        self.or_as_seen(fetched, |seen| seen.checkouts.clone())
     }
 
     /// The row of the file at `path`, as [`Desk::row`] (offline, from the view kept).
