@@ -58,6 +58,16 @@ impl Chunked {
         })
     }
 
+    /// The bytes of the chunks a copy lacks, by `has`: what fetching only
+    /// those chunks moves.
+    pub fn bytes_lacking(&self, has: impl Fn(&blake3::Hash) -> bool) -> u64 {
+        self.chunks
+            .iter()
+            .filter(|c| !has(&c.id))
+            .map(|c| u64::from(c.size))
+            .sum()
+    }
+
     /// The list as kept beside a blob: each chunk's id and size
     /// (little-endian), one after the other.
     pub fn encode_list(&self) -> Vec<u8> {
@@ -582,12 +592,7 @@ mod tests {
         let old = chunk_reader(&before[..]).unwrap();
         let new = chunk_reader(&after[..]).unwrap();
         let known: std::collections::HashSet<_> = old.chunks.iter().map(|c| c.id).collect();
-        let fresh: u64 = new
-            .chunks
-            .iter()
-            .filter(|c| !known.contains(&c.id))
-            .map(|c| u64::from(c.size))
-            .sum();
+        let fresh = new.bytes_lacking(|id| known.contains(id));
         assert!(
             fresh > 0 && fresh <= 2 * u64::from(MAX_CHUNK),
             "{fresh} new bytes"

@@ -197,12 +197,7 @@ pub async fn download_reusing(
     })
     .await
     .map_err(|e| Error::Internal(format!("task: {e}")))?;
-    let missing: u64 = list
-        .chunks
-        .iter()
-        .filter(|c| !have.contains_key(&c.id))
-        .map(|c| u64::from(c.size))
-        .sum();
+    let missing = list.bytes_lacking(|id| have.contains_key(id));
     if missing * 10 >= list.size * 9 {
         return download(backend, id, Some(version), dest, progress)
             .await
