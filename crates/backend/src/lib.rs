@@ -15,6 +15,7 @@ pub mod chunking;
 use leasedesk_files::local_file;
 use leasedesk_model::{error, model};
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
 
@@ -428,6 +429,11 @@ pub trait Backend: Send + Sync {
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>>;
     /// A version's bytes (the head's when `version` is `None`).
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content>;
+    /// A version's head (the newest when `version` is `None`).
+    async fn version_head(&self, id: ArtifactId, version: Option<u64>) -> Result<Head>;
+    /// The bytes `range` of `id`'s version `head`, within its size: what
+    /// [`Backend::content_range`] reads once it has checked the range.
+    async fn open_range(&self, id: ArtifactId, head: Head, range: Range<u64>) -> Result<Content>;
     /// A version's bytes from `start` to `end` (or its end), for a download
     /// that resumes or fetches only the chunks it lacks; a start past the
     /// end is `RangeNotSatisfiable`.
@@ -437,7 +443,15 @@ pub trait Backend: Send + Sync {
         version: Option<u64>,
         start: u64,
         end: Option<u64>,
-    ) -> Result<Content>;
+    ) -> Result<Content> {
+        let head = self.version_head(id, version).await?;
+        let end = end.unwrap_or(head.size).min(head.size);
+        // An empty version's whole is the one empty range there is.
+        if start >= end && !(start == 0 && head.size == 0) {
+            return Err(Error::RangeNotSatisfiable { size: head.size });
+        }
+        self.open_range(id, head, start..end).await
+    }
     /// A version's chunk list (`chunking`), to fetch only the chunks a copy lacks.
     async fn chunks(
         &self,

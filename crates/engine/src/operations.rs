@@ -3,6 +3,7 @@
 //! answer alike. No read writes: listing, reading content and events run on
 //! a read transaction and never touch a lease.
 
+use std::ops::Range;
 use std::pin::Pin;
 
 use async_trait::async_trait;
@@ -76,32 +77,18 @@ impl Backend for Bundled {
     }
 
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
-        let head = self
-            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
-            .await?;
+        let head = self.version_head(id, version).await?;
         let reader = self.shared.blobs.open_read(&head.digest).await?;
         Ok(Content { head, reader })
     }
 
-    async fn content_range(
-        &self,
-        id: ArtifactId,
-        version: Option<u64>,
-        start: u64,
-        end: Option<u64>,
-    ) -> Result<Content> {
-        let head = self
-            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
-            .await?;
-        let end = end.unwrap_or(head.size).min(head.size);
-        if start >= end && !(start == 0 && head.size == 0) {
-            return Err(Error::RangeNotSatisfiable { size: head.size });
-        }
-        let reader = self
-            .shared
-            .blobs
-            .open_range(&head.digest, start..end)
-            .await?;
+    async fn version_head(&self, id: ArtifactId, version: Option<u64>) -> Result<Head> {
+        self.read(move |tx, me, _| rules::version_head(tx, me, id, version))
+            .await
+    }
+
+    async fn open_range(&self, _: ArtifactId, head: Head, range: Range<u64>) -> Result<Content> {
+        let reader = self.shared.blobs.open_range(&head.digest, range).await?;
         Ok(Content { head, reader })
     }
 
@@ -258,9 +245,7 @@ impl Backend for Bundled {
         crate::previews::check_size(size)?;
         let digest = match of {
             PreviewOf::Version { artifact, version } => {
-                self.read(move |tx, me, _| rules::version_head(tx, me, artifact, version))
-                    .await?
-                    .digest
+                self.version_head(artifact, version).await?.digest
             }
             PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
         };
