@@ -132,19 +132,9 @@ impl Backend for Bundled {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
-        self.upload_and_write(
-            upload,
-            move |tx, me, _| rules::checkin_precheck(tx, me, id),
-            // No new blob for a retry (its first check-in stored the same
-            // bytes, or it is refused) nor for the head's bytes, which a
-            // committed row keeps. Any check-in that answers names its bytes
-            // (a version, a proposal, or the head's own).
-            |(before, head_digest), digest| {
-                before.checkout.state != CheckoutState::Closed && *digest != head_digest
-            },
-            |_: &Checkout| true,
-            move |tx, me, blob, now| rules::check_in(tx, me, id, blob, now),
-        )
+        self.upload_to_checkout(id, upload, move |tx, me, blob, now| {
+            rules::check_in(tx, me, id, blob, now)
+        })
         .await
     }
 
@@ -165,16 +155,9 @@ impl Backend for Bundled {
     }
 
     async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
-        self.upload_and_write(
-            upload,
-            move |tx, me, _| rules::checkin_precheck(tx, me, id),
-            // The head's own bytes are kept by its version already.
-            |(before, head_digest), digest| {
-                before.checkout.state != CheckoutState::Closed && *digest != head_digest
-            },
-            |_: &StagedFile| true,
-            move |tx, me, blob, _| rules::stage(tx, me, id, blob),
-        )
+        self.upload_to_checkout(id, upload, move |tx, me, blob, _| {
+            rules::stage(tx, me, id, blob)
+        })
         .await
     }
 
