@@ -25,8 +25,17 @@ use crate::model::{
 /// microseconds and version, its holder or `""`) are columns, each with an
 /// index by key and path: a folder's files in that order are a walk along
 /// it (`SortKey`).
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS mirror (
+///
+/// The mirror and the table a resync fills have one definition, so the
+/// swap's `INSERT ... SELECT *` lines their columns up; only the mirror is
+/// indexed.
+fn schema() -> String {
+    let mut sql = String::new();
+    for table in [Table::Mirror, Table::Filling] {
+        let (rows, folders) = (table.name(), table.folders());
+        sql += &format!(
+            "
+CREATE TABLE IF NOT EXISTS {rows} (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     held INTEGER NOT NULL,
@@ -36,40 +45,28 @@ CREATE TABLE IF NOT EXISTS mirror (
     version INTEGER NOT NULL,
     holder TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {folders} (
+    path TEXT PRIMARY KEY,
+    parent TEXT,
+    files INTEGER NOT NULL,
+    held INTEGER NOT NULL
+) WITHOUT ROWID;"
+        );
+    }
+    sql + "
 CREATE INDEX IF NOT EXISTS mirror_by_path ON mirror (path);
 CREATE INDEX IF NOT EXISTS mirror_by_size ON mirror (size, path);
 CREATE INDEX IF NOT EXISTS mirror_by_modified ON mirror (modified, path);
 CREATE INDEX IF NOT EXISTS mirror_by_version ON mirror (version, path);
 CREATE INDEX IF NOT EXISTS mirror_by_holder ON mirror (holder, path);
-CREATE TABLE IF NOT EXISTS mirror_folders (
-    path TEXT PRIMARY KEY,
-    parent TEXT,
-    files INTEGER NOT NULL,
-    held INTEGER NOT NULL
-) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mirror_folders_by_parent ON mirror_folders (parent, path);
-CREATE TABLE IF NOT EXISTS mirror_filling (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    held INTEGER NOT NULL,
-    artifact TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    modified INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    holder TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS mirror_filling_folders (
-    path TEXT PRIMARY KEY,
-    parent TEXT,
-    files INTEGER NOT NULL,
-    held INTEGER NOT NULL
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_state (
     one INTEGER PRIMARY KEY CHECK (one = 1),
     origin TEXT NOT NULL,
     seq INTEGER NOT NULL
 );
-";
+"
+}
 
 /// A mirror made before it kept folders, or before it kept the keys of
 /// its orders, is dropped, to be filled anew.
@@ -320,7 +317,7 @@ pub(super) fn create_tables(index: &Index) -> Result<()> {
     if conn.prepare("SELECT holder FROM mirror LIMIT 0").is_err() {
         conn.execute_batch(BEFORE_KEYS)?;
     }
-    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(&schema())?;
     Ok(())
 }
 
