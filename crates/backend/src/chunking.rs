@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use fastcdc::v2020::{cut, select_masks, Normalization};
+use leasedesk_model::read::read_full;
 
 use crate::error::{Error, Result};
 use crate::model::Digest;
@@ -489,19 +490,6 @@ impl Cutter {
         }
         self.tail.clear();
     }
-}
-
-fn read_full(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match source.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 #[cfg(test)]
