@@ -11,6 +11,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use fastcdc::v2020::{cut, select_masks, Normalization};
+use leasedesk_model::read::read_full;
 
 use crate::error::{Error, Result};
 use crate::model::Digest;
@@ -56,6 +57,16 @@ impl Chunked {
             *at += u64::from(chunk.size);
             Some((start, chunk))
         })
+    }
+
+    /// The bytes of the chunks a copy lacks, by `has`: what fetching only
+    /// those chunks moves.
+    pub fn bytes_lacking(&self, has: impl Fn(&blake3::Hash) -> bool) -> u64 {
+        self.chunks
+            .iter()
+            .filter(|c| !has(&c.id))
+            .map(|c| u64::from(c.size))
+            .sum()
     }
 
     /// The list as kept beside a blob: each chunk's id and size
@@ -481,19 +492,6 @@ impl Cutter {
     }
 }
 
-fn read_full(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match source.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,12 +580,7 @@ mod tests {
         let old = chunk_reader(&before[..]).unwrap();
         let new = chunk_reader(&after[..]).unwrap();
         let known: std::collections::HashSet<_> = old.chunks.iter().map(|c| c.id).collect();
-        let fresh: u64 = new
-            .chunks
-            .iter()
-            .filter(|c| !known.contains(&c.id))
-            .map(|c| u64::from(c.size))
-            .sum();
+        let fresh = new.bytes_lacking(|id| known.contains(id));
         assert!(
             fresh > 0 && fresh <= 2 * u64::from(MAX_CHUNK),
             "{fresh} new bytes"

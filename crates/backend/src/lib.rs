@@ -15,6 +15,7 @@ pub mod chunking;
 use leasedesk_files::local_file;
 use leasedesk_model::{error, model};
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
 
@@ -197,12 +198,7 @@ pub async fn download_reusing(
     })
     .await
     .map_err(|e| Error::Internal(format!("task: {e}")))?;
-    let missing: u64 = list
-        .chunks
-        .iter()
-        .filter(|c| !have.contains_key(&c.id))
-        .map(|c| u64::from(c.size))
-        .sum();
+    let missing = list.bytes_lacking(|id| have.contains_key(id));
     if missing * 10 >= list.size * 9 {
         return download(backend, id, Some(version), dest, progress)
             .await
@@ -246,8 +242,7 @@ impl Reuse<'_> {
         use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
         let mut out = tokio::fs::File::create(temp).await?;
         let mut opened: Vec<Option<tokio::fs::File>> = self.sources.iter().map(|_| None).collect();
-        let mut hasher = blake3::Hasher::new();
-        let mut moved = 0u64;
+        let mut hashed = HashedCopy::new(progress.as_ref());
         let mut buf = vec![0u8; crate::chunking::MAX_CHUNK as usize];
         let chunks: Vec<(u64, crate::chunking::Chunk)> =
             self.list.offsets().map(|(o, c)| (o, *c)).collect();
@@ -281,7 +276,7 @@ impl Reuse<'_> {
                 file.seek(std::io::SeekFrom::Start(at)).await?;
                 let read = file.read_exact(&mut buf[..size]).await;
                 if read.is_ok() && blake3::hash(&buf[..size]) == chunk.id {
-                    hasher.update(&buf[..size]);
+                    hashed.hasher.update(&buf[..size]);
                     out.write_all(&buf[..size]).await?;
                     i += 1;
                     continue;
@@ -304,22 +299,14 @@ impl Reuse<'_> {
                 .content_range(id, Some(version), offset, Some(stop))
                 .await?
                 .reader;
-            copy_hashed(
-                &mut reader,
-                &mut out,
-                &mut hasher,
-                &mut buf,
-                &mut moved,
-                progress.as_ref(),
-            )
-            .await?;
+            hashed.copy(&mut reader, &mut out, &mut buf).await?;
             for &(at, chunk) in &chunks[i..end] {
                 fetched.entry(chunk.id).or_insert(at);
             }
             i = end;
         }
         out.sync_all().await?;
-        check_digest(&hasher, &self.list.digest)
+        hashed.check(&self.list.digest)
     }
 }
 
@@ -334,20 +321,11 @@ pub async fn save_verified(
     let temp = temp_beside(dest);
     let copied = async {
         let mut out = tokio::fs::File::create(&temp).await?;
-        let mut hasher = blake3::Hasher::new();
+        let mut hashed = HashedCopy::new(progress.as_ref());
         let mut buf = vec![0u8; 1 << 20];
-        let mut moved = 0u64;
-        copy_hashed(
-            &mut reader,
-            &mut out,
-            &mut hasher,
-            &mut buf,
-            &mut moved,
-            progress.as_ref(),
-        )
-        .await?;
+        hashed.copy(&mut reader, &mut out, &mut buf).await?;
         out.sync_all().await?;
-        check_digest(&hasher, expected)?;
+        hashed.check(expected)?;
         crate::local_file::replace(&temp, dest).await?;
         Ok(())
     }
@@ -367,41 +345,56 @@ fn temp_beside(dest: &std::path::Path) -> std::path::PathBuf {
     dest.with_file_name(format!(".{name}.leasedesk-{}", uuid::Uuid::new_v4()))
 }
 
-/// Copies `reader` to its end into `out` through `buf`, hashing as it
-/// goes and telling `progress` the bytes moved so far (`moved`, counted on).
-async fn copy_hashed(
-    reader: &mut (impl AsyncRead + Unpin + ?Sized),
-    out: &mut tokio::fs::File,
-    hasher: &mut blake3::Hasher,
-    buf: &mut [u8],
-    moved: &mut u64,
-    progress: Option<&Progress>,
-) -> Result<()> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    loop {
-        let n = reader.read(buf).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).await?;
-        *moved += n as u64;
-        if let Some(progress) = progress {
-            progress(*moved);
-        }
-    }
+/// Bytes written to a file, hashed as they go; those copied from a reader
+/// are counted to `progress`.
+struct HashedCopy<'a> {
+    hasher: blake3::Hasher,
+    moved: u64,
+    progress: Option<&'a Progress>,
 }
 
-/// `DigestMismatch` unless what `hasher` read is `expected`.
-fn check_digest(hasher: &blake3::Hasher, expected: &Digest) -> Result<()> {
-    let actual: Digest = hasher.finalize().into();
-    if &actual != expected {
-        return Err(Error::DigestMismatch {
-            expected: expected.clone(),
-            actual,
-        });
+impl<'a> HashedCopy<'a> {
+    fn new(progress: Option<&'a Progress>) -> Self {
+        Self {
+            hasher: blake3::Hasher::new(),
+            moved: 0,
+            progress,
+        }
     }
-    Ok(())
+
+    /// Copies `reader` to its end into `out` through `buf`.
+    async fn copy(
+        &mut self,
+        reader: &mut (impl AsyncRead + Unpin + ?Sized),
+        out: &mut tokio::fs::File,
+        buf: &mut [u8],
+    ) -> Result<()> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let n = reader.read(buf).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.hasher.update(&buf[..n]);
+            out.write_all(&buf[..n]).await?;
+            self.moved += n as u64;
+            if let Some(progress) = self.progress {
+                progress(self.moved);
+            }
+        }
+    }
+
+    /// `DigestMismatch` unless what was hashed is `expected`.
+    fn check(&self, expected: &Digest) -> Result<()> {
+        let actual: Digest = self.hasher.finalize().into();
+        if &actual != expected {
+            return Err(Error::DigestMismatch {
+                expected: expected.clone(),
+                actual,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A version's bytes, as a stream.
@@ -436,6 +429,11 @@ pub trait Backend: Send + Sync {
     async fn versions(&self, id: ArtifactId) -> Result<Vec<Head>>;
     /// A version's bytes (the head's when `version` is `None`).
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content>;
+    /// A version's head (the newest when `version` is `None`).
+    async fn version_head(&self, id: ArtifactId, version: Option<u64>) -> Result<Head>;
+    /// The bytes `range` of `id`'s version `head`, within its size: what
+    /// [`Backend::content_range`] reads once it has checked the range.
+    async fn open_range(&self, id: ArtifactId, head: Head, range: Range<u64>) -> Result<Content>;
     /// A version's bytes from `start` to `end` (or its end), for a download
     /// that resumes or fetches only the chunks it lacks; a start past the
     /// end is `RangeNotSatisfiable`.
@@ -445,7 +443,15 @@ pub trait Backend: Send + Sync {
         version: Option<u64>,
         start: u64,
         end: Option<u64>,
-    ) -> Result<Content>;
+    ) -> Result<Content> {
+        let head = self.version_head(id, version).await?;
+        let end = end.unwrap_or(head.size).min(head.size);
+        // An empty version's whole is the one empty range there is.
+        if start >= end && !(start == 0 && head.size == 0) {
+            return Err(Error::RangeNotSatisfiable { size: head.size });
+        }
+        self.open_range(id, head, start..end).await
+    }
     /// A version's chunk list (`chunking`), to fetch only the chunks a copy lacks.
     async fn chunks(
         &self,

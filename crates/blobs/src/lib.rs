@@ -15,12 +15,13 @@ use leasedesk_backend as backend;
 #[cfg(windows)]
 use leasedesk_files::long_path;
 use leasedesk_files::{local_file, owner_only};
+use leasedesk_model::read::read_full;
 use leasedesk_model::{error, failpoint, model};
 use leasedesk_preview as preview;
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
@@ -179,20 +180,6 @@ impl<'a> Reading<'a> {
 /// The digest a blob's name (its hex) stands for, if it is one of ours.
 fn digest_named(hex: &str) -> Option<Digest> {
     format!("blake3:{hex}").parse().ok()
-}
-
-/// Reads until `buf` is full or the source ends: fewer, larger chunks.
-fn read_full(source: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match source.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 async fn read_full_async(

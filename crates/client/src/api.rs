@@ -2,6 +2,7 @@
 //! gives for it, and its answer read back. Only paths, queries and bodies
 //! here; how a request is sent, resent or refused is the parent's.
 
+use std::ops::Range;
 use std::pin::Pin;
 
 use async_trait::async_trait;
@@ -100,15 +101,9 @@ impl Backend for Remote {
         self.content_range(id, version, 0, None).await
     }
 
-    async fn content_range(
-        &self,
-        id: ArtifactId,
-        version: Option<u64>,
-        start: u64,
-        end: Option<u64>,
-    ) -> Result<Content> {
+    async fn version_head(&self, id: ArtifactId, version: Option<u64>) -> Result<Head> {
         let versions = self.versions(id).await?;
-        let head = match version {
+        match version {
             None => versions.into_iter().next(),
             Some(n) => versions.into_iter().find(|h| h.version == n),
         }
@@ -117,19 +112,18 @@ impl Backend for Remote {
                 "artifact {id} has no version {}",
                 version.unwrap_or(0)
             ))
-        })?;
-        let end = end.unwrap_or(head.size).min(head.size);
-        if start >= end {
-            if start == 0 && head.size == 0 {
-                let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
-                let reader = self.download(&path).await?;
-                return Ok(Content { head, reader });
-            }
-            return Err(Error::RangeNotSatisfiable { size: head.size });
-        }
+        })
+    }
+
+    async fn open_range(&self, id: ArtifactId, head: Head, range: Range<u64>) -> Result<Content> {
         let path = format!("/v1/artifacts/{id}/content?version={}", head.version);
-        let etag = format!("\"{}\"", head.digest);
-        let reader = self.resuming_download(path, etag, start, end, None);
+        let reader = if range.is_empty() {
+            // An empty version: nothing to resume.
+            self.download(&path).await?
+        } else {
+            let etag = format!("\"{}\"", head.digest);
+            self.resuming_download(path, etag, range.start, range.end, None)
+        };
         Ok(Content { head, reader })
     }
 

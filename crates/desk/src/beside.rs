@@ -88,7 +88,7 @@ impl Desk {
             }
             let content = self.backend.content(artifact.id, Some(version)).await?;
             self.workspace
-                .save_version_copy(&artifact.path, &content.head, content.reader)
+                .save_version_copy(&artifact.path, content)
                 .await
         }
         .await;

@@ -177,6 +177,22 @@ impl Desk {
         })
     }
 
+    /// What the server `fetched`; if it did not answer, noted, and `part`
+    /// of the view last seen (the server's error when none was).
+    fn or_as_seen<T>(
+        &self,
+        fetched: Result<T>,
+        part: impl FnOnce(&offline::Seen) -> T,
+    ) -> Result<T> {
+        match fetched {
+            Err(e) if is_unreachable(&e) => {
+                self.link.went_offline(self.clock.now());
+                self.link.seen().as_ref().map(part).ok_or(e)
+            }
+            fetched => fetched,
+        }
+    }
+
     /// A file as the mirror has it and your check-outs as last seen, for
     /// when no server answers.
     fn seen_row_parts(&self, artifact: ArtifactId) -> Option<(Artifact, Vec<Checkout>)> {

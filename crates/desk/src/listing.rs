@@ -136,26 +136,13 @@ impl Desk {
                 None => (0, None),
             };
             let skip = offset - place;
-            let artifacts = if order == ListOrder::PATH {
-                // The path index alone, entered at the place known.
-                let from = from.map(|c| c.path);
-                let first = mirror.mirror_path_at(&folder, from.as_deref(), skip)?;
-                match first {
-                    Some(first) => {
-                        let cursor = Cursor::of_path(first);
-                        places.remember(offset, &cursor);
-                        mirror.mirror_rows_from(&folder, Some(&cursor.path), limit)?
-                    }
-                    None => Vec::new(),
+            // By path too: its order's walk is one range of the path index.
+            let artifacts = match mirror.mirror_cursor_at(&folder, order, from.as_ref(), skip)? {
+                Some(first) => {
+                    places.remember(offset, &first);
+                    mirror.mirror_rows_in(&folder, order, Some(&first), limit)?
                 }
-            } else {
-                match mirror.mirror_cursor_at(&folder, order, from.as_ref(), skip)? {
-                    Some(first) => {
-                        places.remember(offset, &first);
-                        mirror.mirror_rows_in(&folder, order, Some(&first), limit)?
-                    }
-                    None => Vec::new(),
-                }
+                None => Vec::new(),
             };
             Ok::<_, Error>((total, offset, artifacts))
         })
@@ -310,20 +297,7 @@ impl Desk {
                             Err(()) => crate::workspace::LocalState::Checking,
                         }
                     };
-                    let elsewhere = super::elsewhere::row_elsewhere(
-                        &workspace,
-                        device.as_deref(),
-                        mine.as_ref(),
-                        local,
-                    )?;
-                    Ok(FileRow {
-                        local_path: workspace.local_path(&artifact.path).ok(),
-                        local_size: workspace.local_size(&artifact.path)?,
-                        artifact,
-                        local,
-                        mine,
-                        elsewhere,
-                    })
+                    FileRow::of(&workspace, device.as_deref(), artifact, mine, local)
                 })
                 .collect::<Result<Vec<_>>>()
         })

@@ -11,7 +11,7 @@ use super::offline::{self, is_unreachable};
 use super::Desk;
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::workspace::LocalState;
+use crate::workspace::{LocalState, Workspace};
 
 /// One file of the store as the window lists it.
 #[derive(Clone, Debug, Serialize, ts_rs::TS)]
@@ -31,6 +31,28 @@ pub struct FileRow {
     /// device and its copy to edit not got here, or its copy not here
     /// (`desk::held_elsewhere`).
     pub elsewhere: bool,
+}
+
+impl FileRow {
+    /// The row of `artifact`, whose copy is in state `local`, with your
+    /// check-out `mine` of it. Blocking: reads the workspace's index.
+    pub(super) fn of(
+        workspace: &Workspace,
+        device: Option<&str>,
+        artifact: Artifact,
+        mine: Option<Checkout>,
+        local: LocalState,
+    ) -> Result<Self> {
+        let elsewhere = super::elsewhere::row_elsewhere(workspace, device, mine.as_ref(), local)?;
+        Ok(FileRow {
+            local_path: workspace.local_path(&artifact.path).ok(),
+            local_size: workspace.local_size(&artifact.path)?,
+            artifact,
+            local,
+            mine,
+            elsewhere,
+        })
+    }
 }
 
 /// Everything the window shows at once but the list of files (which it
@@ -149,14 +171,8 @@ impl Desk {
 
     /// Your open check-outs; offline, as last seen.
     pub async fn my_checkouts(&self) -> Result<Vec<Checkout>> {
-        match self.backend.checkouts(true).await {
-            Err(e) if is_unreachable(&e) => {
-                self.link.went_offline(self.clock.now());
-                let seen = self.link.seen();
-                seen.as_ref().map(|s| s.checkouts.clone()).ok_or(e)
-            }
-            fetched => fetched,
-        }
+        let fetched = self.backend.checkouts(true).await;
+        self.or_as_seen(fetched, |seen| seen.checkouts.clone())
     }
 
     /// The row of the file at `path`, as [`Desk::row`] (offline, from the view kept).
@@ -216,29 +232,11 @@ impl Desk {
             .filter(|c| c.artifact_id == artifact.id)
             .max_by_key(|c| c.created_at);
         let (workspace, device) = (self.workspace.clone(), self.device.clone());
-        let holding = mine.is_some();
-        let (artifact, mine, local) = tokio::task::spawn_blocking(move || {
-            let local = workspace.local_state(&artifact, holding).and_then(|local| {
-                let elsewhere = super::elsewhere::row_elsewhere(
-                    &workspace,
-                    device.as_deref(),
-                    mine.as_ref(),
-                    local,
-                )?;
-                Ok((local, elsewhere))
-            });
-            (artifact, mine, local)
+        tokio::task::spawn_blocking(move || {
+            let local = workspace.local_state(&artifact, mine.is_some())?;
+            FileRow::of(&workspace, device.as_deref(), artifact, mine, local)
         })
         .await
-        .map_err(|e| Error::Internal(format!("hashing task: {e}")))?;
-        let (local, elsewhere) = local?;
-        Ok(FileRow {
-            local_path: self.workspace.local_path(&artifact.path).ok(),
-            local_size: self.workspace.local_size(&artifact.path)?,
-            local,
-            artifact,
-            mine,
-            elsewhere,
-        })
+        .map_err(|e| Error::Internal(format!("hashing task: {e}")))?
     }
 }

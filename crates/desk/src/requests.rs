@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::offline::{is_unreachable, Action};
+use super::offline::Action;
 use super::Desk;
 use crate::error::Result;
 use crate::model::*;
@@ -153,14 +153,8 @@ impl Desk {
     /// The requests to and from you that still stand (open or replied),
     /// newest first; offline, as last seen.
     pub async fn requests(&self) -> Result<Vec<Request>> {
-        match self.backend.requests(true).await {
-            Err(e) if is_unreachable(&e) => {
-                self.link.went_offline(self.clock.now());
-                let seen = self.link.seen();
-                seen.as_ref().map(|s| s.requests.clone()).ok_or(e)
-            }
-            fetched => fetched,
-        }
+        let fetched = self.backend.requests(true).await;
+        self.or_as_seen(fetched, |seen| seen.requests.clone())
     }
 
     /// The holder's short answer to a request; they may answer again.

@@ -3,6 +3,7 @@
 //! answer alike. No read writes: listing, reading content and events run on
 //! a read transaction and never touch a lease.
 
+use std::ops::Range;
 use std::pin::Pin;
 
 use async_trait::async_trait;
@@ -76,32 +77,18 @@ impl Backend for Bundled {
     }
 
     async fn content(&self, id: ArtifactId, version: Option<u64>) -> Result<Content> {
-        let head = self
-            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
-            .await?;
+        let head = self.version_head(id, version).await?;
         let reader = self.shared.blobs.open_read(&head.digest).await?;
         Ok(Content { head, reader })
     }
 
-    async fn content_range(
-        &self,
-        id: ArtifactId,
-        version: Option<u64>,
-        start: u64,
-        end: Option<u64>,
-    ) -> Result<Content> {
-        let head = self
-            .read(move |tx, me, _| rules::version_head(tx, me, id, version))
-            .await?;
-        let end = end.unwrap_or(head.size).min(head.size);
-        if start >= end && !(start == 0 && head.size == 0) {
-            return Err(Error::RangeNotSatisfiable { size: head.size });
-        }
-        let reader = self
-            .shared
-            .blobs
-            .open_range(&head.digest, start..end)
-            .await?;
+    async fn version_head(&self, id: ArtifactId, version: Option<u64>) -> Result<Head> {
+        self.read(move |tx, me, _| rules::version_head(tx, me, id, version))
+            .await
+    }
+
+    async fn open_range(&self, _: ArtifactId, head: Head, range: Range<u64>) -> Result<Content> {
+        let reader = self.shared.blobs.open_range(&head.digest, range).await?;
         Ok(Content { head, reader })
     }
 
@@ -145,19 +132,9 @@ impl Backend for Bundled {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
-        self.upload_and_write(
-            upload,
-            move |tx, me, _| rules::checkin_precheck(tx, me, id),
-            // No new blob for a retry (its first check-in stored the same
-            // bytes, or it is refused) nor for the head's bytes, which a
-            // committed row keeps. Any check-in that answers names its bytes
-            // (a version, a proposal, or the head's own).
-            |(before, head_digest), digest| {
-                before.checkout.state != CheckoutState::Closed && *digest != head_digest
-            },
-            |_: &Checkout| true,
-            move |tx, me, blob, now| rules::check_in(tx, me, id, blob, now),
-        )
+        self.upload_to_checkout(id, upload, move |tx, me, blob, now| {
+            rules::check_in(tx, me, id, blob, now)
+        })
         .await
     }
 
@@ -178,16 +155,9 @@ impl Backend for Bundled {
     }
 
     async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
-        self.upload_and_write(
-            upload,
-            move |tx, me, _| rules::checkin_precheck(tx, me, id),
-            // The head's own bytes are kept by its version already.
-            |(before, head_digest), digest| {
-                before.checkout.state != CheckoutState::Closed && *digest != head_digest
-            },
-            |_: &StagedFile| true,
-            move |tx, me, blob, _| rules::stage(tx, me, id, blob),
-        )
+        self.upload_to_checkout(id, upload, move |tx, me, blob, _| {
+            rules::stage(tx, me, id, blob)
+        })
         .await
     }
 
@@ -258,9 +228,7 @@ impl Backend for Bundled {
         crate::previews::check_size(size)?;
         let digest = match of {
             PreviewOf::Version { artifact, version } => {
-                self.read(move |tx, me, _| rules::version_head(tx, me, artifact, version))
-                    .await?
-                    .digest
+                self.version_head(artifact, version).await?.digest
             }
             PreviewOf::Proposal(id) => self.proposal(id).await?.digest,
         };

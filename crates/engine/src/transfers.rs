@@ -476,18 +476,8 @@ impl Bundled {
             return;
         };
         let kept = async {
-            let _room = self
-                .shared
-                .uploads
-                .room
-                .take(&self.participant, 2 * row.list_bytes())
-                .await?;
-            let bytes = self
-                .shared
-                .uploads
-                .parts
-                .read(id, LIST_PART, row.list_bytes())
-                .await?;
+            let _room = self.list_room(&row).await?;
+            let bytes = self.list_bytes(&row).await?;
             self.keep_chunk_list(&row.digest, bytes).await
         }
         .await;
@@ -573,14 +563,21 @@ impl Bundled {
         Ok(bytes)
     }
 
+    /// Room to read the upload's list: its bytes, and what they decode to.
+    async fn list_room(&self, row: &UploadRow) -> Result<Held> {
+        let room = &self.shared.uploads.room;
+        room.take(&self.participant, 2 * row.list_bytes()).await
+    }
+
+    /// The upload's list as it came (see [`Self::list_room`]).
+    async fn list_bytes(&self, row: &UploadRow) -> Result<Vec<u8>> {
+        let parts = &self.shared.uploads.parts;
+        parts.read(row.id, LIST_PART, row.list_bytes()).await
+    }
+
     /// The upload's list, checked against its row.
     async fn read_list(&self, row: &UploadRow) -> Result<Vec<Chunk>> {
-        let bytes = self
-            .shared
-            .uploads
-            .parts
-            .read(row.id, LIST_PART, row.list_bytes())
-            .await?;
+        let bytes = self.list_bytes(row).await?;
         Chunked::decode_list(row.digest.clone(), Some(row.size), &bytes)
             .map(|list| list.chunks)
             .map_err(|e| Error::Internal(format!("upload {}'s chunk list: {e}", row.id)))
@@ -588,12 +585,7 @@ impl Bundled {
 
     /// The chunks an upload sends, in order, within the room for lists.
     async fn to_send(&self, row: &UploadRow) -> Result<ToSend> {
-        let room = self
-            .shared
-            .uploads
-            .room
-            .take(&self.participant, 2 * row.list_bytes())
-            .await?;
+        let room = self.list_room(row).await?;
         let list = self.read_list(row).await?;
         let mut chunks = Vec::new();
         let mut starts = Vec::new();

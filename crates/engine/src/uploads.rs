@@ -10,8 +10,8 @@ use crate::backend::Upload;
 use crate::blobs::{BlobHold, Blobs, Staged};
 use crate::error::Result;
 use crate::failpoint;
-use crate::model::{check_message, Digest, Participant, Timestamp};
-use crate::rules::Blob;
+use crate::model::{check_message, CheckoutId, CheckoutState, Digest, Participant, Timestamp};
+use crate::rules::{self, Blob};
 use crate::store::{Durability, Tx};
 
 /// The upload a write would name, and how its value tells whether it did.
@@ -143,6 +143,29 @@ impl Bundled {
         self.write_naming(durability, naming, move |tx, me, now, _| {
             write(tx, me, &blob, now)
         })
+        .await
+    }
+
+    /// An upload to your check-out `id` (a check-in, or a file staged for a
+    /// change) that `write` names. No new blob for a retry (its first
+    /// upload stored the same bytes, or it is refused) nor for the head's
+    /// bytes, which a committed row keeps. Any write that answers names its
+    /// bytes (a version, a proposal, a staged file, or the head's own).
+    pub(super) async fn upload_to_checkout<T: Send + 'static>(
+        &self,
+        id: CheckoutId,
+        upload: Upload,
+        write: impl Fn(&dyn Tx, &Participant, &Blob, Timestamp) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.upload_and_write(
+            upload,
+            move |tx, me, _| rules::checkin_precheck(tx, me, id),
+            |(before, head_digest), digest| {
+                before.checkout.state != CheckoutState::Closed && *digest != head_digest
+            },
+            |_: &T| true,
+            write,
+        )
         .await
     }
 }

@@ -92,7 +92,7 @@ pub fn render_compressed(
         }
     };
     let mut head = vec![0u8; super::SNIFF_LEN];
-    let n = super::read_up_to(&mut stream, &mut head).unwrap_or(0);
+    let n = super::read_full(&mut stream, &mut head).unwrap_or(0);
     head.truncate(n);
     let (blend, svg) = (is_blend(&head), super::svg::seems_svg(&head));
     let mut whole = std::io::Cursor::new(head).chain(stream);

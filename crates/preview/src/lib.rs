@@ -10,6 +10,8 @@ use std::io::{BufRead, Seek};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use leasedesk_model::read::read_full;
+
 mod blend;
 mod cmyk;
 pub mod colour;
@@ -186,7 +188,7 @@ fn render_from<R: BufRead + Seek>(
 ) -> Result<Preview, NoPreview> {
     let size = size.clamp(MIN_SIZE, MAX_SIZE);
     let mut head = vec![0u8; SNIFF_LEN];
-    let n = read_up_to(reader, &mut head).map_err(unreadable)?;
+    let n = read_full(reader, &mut head).map_err(unreadable)?;
     head.truncate(n);
     reader.rewind().map_err(unreadable)?;
     if head.starts_with(b"8BPS") {
@@ -228,19 +230,6 @@ fn render_image<R: BufRead + Seek>(
 /// API's words: "a PDF document", "an InDesign document"...
 pub fn seems_to_be(magic: &[u8]) -> String {
     sniff::seems_to_be(magic)
-}
-
-fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 /// Encodes a preview as PNG.

@@ -71,17 +71,17 @@ impl Workspace {
             })
     }
 
-    /// Saves version `head`'s bytes beside the local copy, read-only, to open
+    /// Saves a version's bytes beside the local copy, read-only, to open
     /// next to it: `hero (v3).psd`, else `hero (v3) 2.psd` and on. No existing
     /// name is ever written over: the copy is downloaded under a hidden name
     /// and linked to the free one, which fails on a name taken meanwhile.
-    /// Verified against `head.digest`; nothing is left behind if they differ.
+    /// Verified against its head's digest; nothing is left behind if they differ.
     pub async fn save_version_copy(
         &self,
         path: &RepoPath,
-        head: &Head,
-        reader: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+        content: backend::Content,
     ) -> Result<PathBuf> {
+        let backend::Content { head, reader } = content;
         let local = self.place_beside(path).await?;
         let staging = local.with_file_name(format!(
             ".{}.leasedesk-copy-{}",

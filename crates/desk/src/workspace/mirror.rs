@@ -25,8 +25,17 @@ use crate::model::{
 /// microseconds and version, its holder or `""`) are columns, each with an
 /// index by key and path: a folder's files in that order are a walk along
 /// it (`SortKey`).
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS mirror (
+///
+/// The mirror and the table a resync fills have one definition, so the
+/// swap's `INSERT ... SELECT *` lines their columns up; only the mirror is
+/// indexed.
+fn schema() -> String {
+    let mut sql = String::new();
+    for table in [Table::Mirror, Table::Filling] {
+        let (rows, folders) = (table.name(), table.folders());
+        sql += &format!(
+            "
+CREATE TABLE IF NOT EXISTS {rows} (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     held INTEGER NOT NULL,
@@ -36,40 +45,28 @@ CREATE TABLE IF NOT EXISTS mirror (
     version INTEGER NOT NULL,
     holder TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {folders} (
+    path TEXT PRIMARY KEY,
+    parent TEXT,
+    files INTEGER NOT NULL,
+    held INTEGER NOT NULL
+) WITHOUT ROWID;"
+        );
+    }
+    sql + "
 CREATE INDEX IF NOT EXISTS mirror_by_path ON mirror (path);
 CREATE INDEX IF NOT EXISTS mirror_by_size ON mirror (size, path);
 CREATE INDEX IF NOT EXISTS mirror_by_modified ON mirror (modified, path);
 CREATE INDEX IF NOT EXISTS mirror_by_version ON mirror (version, path);
 CREATE INDEX IF NOT EXISTS mirror_by_holder ON mirror (holder, path);
-CREATE TABLE IF NOT EXISTS mirror_folders (
-    path TEXT PRIMARY KEY,
-    parent TEXT,
-    files INTEGER NOT NULL,
-    held INTEGER NOT NULL
-) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mirror_folders_by_parent ON mirror_folders (parent, path);
-CREATE TABLE IF NOT EXISTS mirror_filling (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    held INTEGER NOT NULL,
-    artifact TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    modified INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    holder TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS mirror_filling_folders (
-    path TEXT PRIMARY KEY,
-    parent TEXT,
-    files INTEGER NOT NULL,
-    held INTEGER NOT NULL
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_state (
     one INTEGER PRIMARY KEY CHECK (one = 1),
     origin TEXT NOT NULL,
     seq INTEGER NOT NULL
 );
-";
+"
+}
 
 /// A mirror made before it kept folders, or before it kept the keys of
 /// its orders, is dropped, to be filled anew.
@@ -132,16 +129,6 @@ impl ListOrder {
 pub struct Cursor {
     key: Value,
     pub path: String,
-}
-
-impl Cursor {
-    /// The place of `path` in the order by path.
-    pub fn of_path(path: String) -> Self {
-        Self {
-            key: Value::Null,
-            path,
-        }
-    }
 }
 
 /// A folder holding fewer than one file in this many of the mirror's is
@@ -330,7 +317,7 @@ pub(super) fn create_tables(index: &Index) -> Result<()> {
     if conn.prepare("SELECT holder FROM mirror LIMIT 0").is_err() {
         conn.execute_batch(BEFORE_KEYS)?;
     }
-    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(&schema())?;
     Ok(())
 }
 
@@ -419,48 +406,6 @@ impl Index {
         let from = lower_bound(folder, after);
         let rows = stmt.query_map(params![after.unwrap_or(""), from, end, limit], |r| r.get(0))?;
         rows.map(artifact_of).collect()
-    }
-
-    /// The mirror's artifacts under `folder` from the path `from` on (or
-    /// from the folder's first), by path, at most `limit`.
-    pub fn mirror_rows_from(
-        &self,
-        folder: &str,
-        from: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<Artifact>> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT artifact FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
-             ORDER BY path LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(
-            params![lower_bound(folder, from), folder_range_end(folder), limit],
-            |r| r.get(0),
-        )?;
-        rows.map(artifact_of).collect()
-    }
-
-    /// The path `skip` places after `from` (or after the folder's first)
-    /// among the files under `folder`; read from the path index alone.
-    pub fn mirror_path_at(
-        &self,
-        folder: &str,
-        from: Option<&str>,
-        skip: u64,
-    ) -> Result<Option<String>> {
-        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
-        Ok(self
-            .conn()
-            .prepare_cached(
-                "SELECT path FROM mirror WHERE path >= ?1 AND (?2 IS NULL OR path < ?2)
-                 ORDER BY path LIMIT 1 OFFSET ?3",
-            )?
-            .query_row(
-                params![lower_bound(folder, from), folder_range_end(folder), skip],
-                |r| r.get(0),
-            )
-            .optional()?)
     }
 
     /// The place `skip` after `from` (or after the folder's first) among

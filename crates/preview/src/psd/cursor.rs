@@ -6,7 +6,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use super::damaged;
-use crate::{read_up_to, unreadable, NoPreview};
+use crate::{read_full, unreadable, NoPreview};
 
 /// A read that ran out of file.
 pub(super) struct Short {
@@ -94,7 +94,7 @@ impl Cursor {
             let from = pos + self.filled as u64;
             file.seek(SeekFrom::Start(from))
                 .map_err(|e| short(Some(e)))?;
-            let got = read_up_to(file, &mut self.buf[self.filled..self.filled + room])
+            let got = read_full(file, &mut self.buf[self.filled..self.filled + room])
                 .map_err(|e| short(Some(e)))?;
             self.filled += got;
             if self.filled < n {
@@ -120,7 +120,7 @@ impl Cursor {
                 io: Some(io),
             };
             file.seek(SeekFrom::Start(pos)).map_err(short)?;
-            self.filled = read_up_to(file, &mut self.buf[..room]).map_err(short)?;
+            self.filled = read_full(file, &mut self.buf[..room]).map_err(short)?;
         }
         Ok(&self.buf[self.at..self.filled])
     }
