@@ -95,6 +95,11 @@ impl BlobsUrl {
                     ));
                 }
                 let prefix = parsed.path().trim_matches('/').to_owned();
+                // Refused alike whether or not this build can reach S3.
+                let odd_part = |part: &str| part.is_empty() || part == "." || part == "..";
+                if !prefix.is_empty() && prefix.split('/').any(odd_part) {
+                    return Err(invalid("the prefix has an empty, `.` or `..` part"));
+                }
                 #[cfg(feature = "s3")]
                 object_store::path::Path::parse(&prefix)
                     .map_err(|e| invalid(&format!("the prefix: {e}")))?;
