@@ -13,10 +13,13 @@
 //! - `app-million`: a team server of a million files (see `app/million.rs`).
 //!
 //! `--quick` uses small sizes; `--only startup-hash|window|compare|app-million` runs one
-//! part, `--only scroll` the scrolling of `window` alone.
+//! part, `--only scroll` the scrolling of `window` alone, `--only editor` a
+//! plugin's check-out through the local API.
 
 #[path = "../../benches/common/figures.rs"]
 mod figures;
+#[path = "app/editor.rs"]
+mod editor;
 #[path = "app/million.rs"]
 mod million;
 #[path = "../tests/window/on_this_bus.rs"]
@@ -92,6 +95,9 @@ async fn main() {
     }
     if runs("app-million") {
         million::million(work.path(), quick).await;
+    }
+    if runs("editor") {
+        editor::editor(work.path()).await;
     }
 }
 

@@ -20,7 +20,14 @@ use crate::{bench_windows, cargo, cargo_program, check, root, target_dir};
 
 /// The `--only` parts of `src-tauri/benches/app.rs`; `--only app` runs all
 /// of them.
-const APP_BENCH_PARTS: &[&str] = &["startup-hash", "window", "scroll", "compare", "app-million"];
+const APP_BENCH_PARTS: &[&str] = &[
+    "startup-hash",
+    "window",
+    "scroll",
+    "compare",
+    "app-million",
+    "editor",
+];
 
 /// The benches of `benches/`, in the order they run, each with the `--only`
 /// parts it measures. `--only NAME` of a bench that has no part NAME runs
