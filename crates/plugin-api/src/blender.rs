@@ -70,6 +70,12 @@ pub fn find_blender() -> Option<PathBuf> {
 /// Installs and enables the add-on in `blender`'s user preferences (the
 /// user's own, kept: Blender starts with them and saves them back).
 pub fn install(blender: &Path, scratch: &Path) -> std::io::Result<()> {
+    install_with(Command::new(blender), scratch)
+}
+
+/// As [`install`], with Blender started by `blender` (a test runs it as
+/// another user, with that user's home).
+pub fn install_with(mut blender: Command, scratch: &Path) -> std::io::Result<()> {
     let zip = scratch.join(format!(
         "leasedesk-blender-{}.zip",
         env!("CARGO_PKG_VERSION")
@@ -82,7 +88,7 @@ pub fn install(blender: &Path, scratch: &Path) -> std::io::Result<()> {
          bpy.ops.wm.save_userpref()\n",
         zip = zip.to_string_lossy()
     );
-    let output = Command::new(blender)
+    let output = blender
         .args([
             "--background",
             "--python-exit-code",

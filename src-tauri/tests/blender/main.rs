@@ -51,6 +51,22 @@ fn the_blender_add_on_works_the_app_from_inside_blender() {
     println!("figures with the app running: {figures}");
     assert!(figures["main_thread_ms_max"].as_f64().unwrap() < 16.0);
 
+    // What Settings' "Install the Blender add-on" does: Blender installs and
+    // enables it in the user's own preferences, which keep it.
+    let scratch = stage.home.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    stage.own(&scratch);
+    leasedesk_plugin_api::blender::install_with(stage.command("blender"), &scratch).unwrap();
+    let mut enabled = stage.command("blender");
+    enabled.args([
+        "--background",
+        "--python-exit-code",
+        "1",
+        "--python-expr",
+        "import bpy, sys; sys.exit(0 if 'leasedesk' in bpy.context.preferences.addons else 3)",
+    ]);
+    succeeded(&mut enabled, "the add-on enabled in the user's Blender");
+
     drop(app);
     let stopped = stage.blender_scenario("stopped");
     println!("figures with the app stopped: {stopped}");
@@ -94,29 +110,38 @@ impl Stage {
         if let Some(auth) = std::env::var_os("XAUTHORITY") {
             std::fs::copy(auth, home.join(".Xauthority")).unwrap();
         }
-        if let Some(user) = user {
-            let owned = Command::new("chown")
-                .args(["-R", &format!("{user}:{user}")])
-                .arg(&home)
-                .status()
-                .unwrap();
-            assert!(owned.success());
-            std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .unwrap();
-        }
-        Self {
+        let stage = Self {
             home,
             user,
             _dir: dir,
+        };
+        stage.own(&stage.home);
+        stage
+    }
+
+    /// Makes `path` (and what is in it) the designer's.
+    fn own(&self, path: &Path) {
+        if let Some(user) = self.user {
+            let owned = Command::new("chown")
+                .args(["-R", &format!("{user}:{user}")])
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(owned.success());
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
         }
     }
 
     /// `program` as the designer, with the app's home and the display.
     fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = match self.user {
+            // runuser sets HOME to the user's own: `env` sets it back to
+            // the stage's, so each run starts with a Blender of its own.
             Some(user) => {
                 let mut command = Command::new("runuser");
-                command.args(["-u", user, "--"]).arg(program);
+                command.args(["-u", user, "--", "env"]);
+                command.arg(format!("HOME={}", self.home.display())).arg(program);
                 command
             }
             None => Command::new(program),

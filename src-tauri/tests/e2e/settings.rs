@@ -40,6 +40,12 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
     };
 
     w.click("open-settings").await;
+    // Blender is on this computer (the tests' packages install it): Settings
+    // offers its add-on (installing it is src-tauri/tests/blender's).
+    let offered = w
+        .wait_for("#settings-install-blender", "Install the Blender add-on")
+        .await;
+    assert_eq!(offered.text().await.unwrap(), "Install the Blender add-on");
     assert_eq!(value("settings-backend").await, "remote");
     assert_eq!(value("settings-url").await, server.url);
     assert_eq!(
