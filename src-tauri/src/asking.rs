@@ -6,7 +6,7 @@
 //! their Cancel: their changes are kept beside the file.
 
 use leasedesk_desk::{Desk, RequestNews};
-use leasedesk_model::model::{CheckoutId, Request, RequestId};
+use leasedesk_model::model::{ArtifactId, CheckoutId, Request, RequestId};
 use serde::Serialize;
 use tauri::{AppHandle, Manager};
 
@@ -25,6 +25,8 @@ pub enum Intent {
     Reply { request: RequestId },
     /// Show My check-outs, with the requests waiting there.
     ShowRequests,
+    /// Show this file's detail (an editor's "Open in Leasedesk").
+    ShowFile { artifact: ArtifactId },
 }
 
 /// Tells you of a request's news: the holder of a request to them (with

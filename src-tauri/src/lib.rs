@@ -534,9 +534,11 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
 pub fn run() {
     tauri::Builder::default()
         // A second start (an invite link opened meanwhile, say) shows this
-        // window, and hands its link to the deep-link plugin (below).
+        // window, shows the file it was given, and hands its link to the
+        // deep-link plugin (below).
         .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             show_main(app);
+            plugins::show_file_among(app, &args);
             app.deep_link().handle_cli_arguments(args.into_iter());
         }))
         // leasedesk:// links: the start's argument on Windows and Linux, an
@@ -586,6 +588,7 @@ pub fn run() {
                 tracing::warn!("no tray: {e}");
             }
             tauri::async_runtime::block_on(open_session(&handle));
+            plugins::show_file_among(&handle, &std::env::args().collect::<Vec<_>>());
             Ok(())
         })
         .on_window_event(|window, event| {

@@ -92,3 +92,36 @@ pub async fn install_blender_add_on(state: State<'_, AppState>) -> UiResult<()> 
         Err(e) => Err(UiError::new(Code::Settings, e.to_string())),
     }
 }
+
+/// A start of the app given a file's path (an editor's "Open in
+/// Leasedesk"): the window shows that file's detail, once a session is open.
+pub fn show_file_among(app: &AppHandle, args: &[String]) {
+    let Some(path) = args
+        .iter()
+        .skip(1)
+        .map(Path::new)
+        .find(|p| p.is_absolute() && p.is_file())
+        .map(Path::to_owned)
+    else {
+        return;
+    };
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let Ok(desk) = app.state::<AppState>().desk().await else {
+            return;
+        };
+        let Some(repo_path) = desk.workspace().repo_path(&path) else {
+            return notify(
+                &app,
+                "Not in your workspace",
+                "Leasedesk shows only the files of your Leasedesk folder.",
+            );
+        };
+        if let Ok(artifact) = desk.backend().artifact_by_path(&repo_path).await {
+            let intent = crate::asking::Intent::ShowFile {
+                artifact: artifact.id,
+            };
+            crate::asking::ask_window(&app, intent);
+        }
+    });
+}

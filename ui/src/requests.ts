@@ -4,7 +4,7 @@
 // tray asks of the window. A request never releases anything: Release is
 // the holder's own Cancel, on their click.
 import { api, on, type Checkout, type Intent, type Request } from "./api";
-import { notice, reload, render, run, setView, showError, state } from "./app";
+import { notice, reload, render, replaceRow, run, select, setView, showError, state } from "./app";
 import { cancelCheckout, checkIn } from "./actions";
 import { askedNotice, charactersLeft, fileName, participantName } from "./format";
 import { $, button, h } from "./h";
@@ -122,7 +122,11 @@ export function requestButtons(request: Request, ids = false): HTMLButtonElement
 async function follow(intent: Intent | null) {
   if (!intent) return;
   if (intent.kind === "show_requests") setView("mine");
-  else if (intent.kind === "check_in") {
+  else if (intent.kind === "show_file") {
+    setView("files");
+    select(intent.artifact);
+    replaceRow(await api.refreshRow(intent.artifact), false);
+  } else if (intent.kind === "check_in") {
     await reload();
     const checkout = state.overview?.checkouts.find((c) => c.id === intent.checkout);
     if (checkout) await checkIn(checkout);

@@ -421,10 +421,10 @@ def app_command():
 
 
 class LEASEDESK_OT_open_app(bpy.types.Operator):
-    """Open Leasedesk (it starts if it is not running)"""
+    """Open this file in Leasedesk (which starts if it is not running)"""
 
     bl_idname = "leasedesk.open_app"
-    bl_label = "Open Leasedesk"
+    bl_label = "Open in Leasedesk"
 
     @timed_method
     def execute(self, context):
@@ -432,7 +432,10 @@ class LEASEDESK_OT_open_app(bpy.types.Operator):
         if command is None:
             self.report({"ERROR"}, "Leasedesk is not installed here: install the app first")
             return {"CANCELLED"}
-        # A running app shows its window; otherwise it starts.
+        # A running app shows its window, on this file's detail; otherwise it
+        # starts there. macOS' `open -a` only brings the window.
+        if bpy.data.filepath and sys.platform != "darwin":
+            command = command + [bpy.data.filepath]
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         refresh_later()
         return {"FINISHED"}

@@ -124,6 +124,22 @@ async fn a_check_out_from_the_editor() {
     })
     .await;
     w.screenshot("editor-01-checked-out-from-blender").await;
+
+    // "Open in Leasedesk": the app started again with the file's path shows
+    // that file's detail in the running app's window.
+    assert!(w.absent("#detail-name").await, "no detail open before");
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_leasedesk-app"))
+        .arg(&local)
+        .env("LEASEDESK_APP_HOME", w._home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut again = Killed(again);
+    w.wait_text_is("#detail-name", "the file's detail", "hero.blend")
+        .await;
+    assert!(again.0.wait().unwrap().success(), "the second start gave way");
+    w.screenshot("editor-02-opened-from-blender").await;
 }
 
 fn median(values: &mut [f64]) -> f64 {
