@@ -8,9 +8,9 @@
 //! every function takes `now`.
 
 use super::access::{Caller, DecidingRule};
-use super::checkouts::{cancel_via, check_out_via, extend_via, record_open, OpenedCheckout};
+use super::checkouts::{cancel, check_out, extend, record_open, OpenedCheckout};
 use super::collisions::refuse_collisions;
-use super::leases::{acquire_via, after, break_lease_via, checkout_lease, live_lease, Via};
+use super::leases::{acquire_via, after, break_lease, checkout_lease, live_lease, Via};
 use super::{is_admin, load_artifact, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
@@ -121,7 +121,7 @@ pub fn lock(
         let mut artifact = load_artifact(tx, id)?;
         if let Some(lease) = live_lease(tx, &mut artifact, now)? {
             if let (Some(checkout), true) = (lease.checkout_id, lease.participant == *actor) {
-                let extended = extend_via(tx, actor, checkout, Some(ttl), now, GIT)?;
+                let extended = extend(tx, actor, checkout, Some(ttl), now, GIT)?;
                 return Ok(extended.map(lock_of_checkout));
             }
         }
@@ -129,7 +129,7 @@ pub fn lock(
             ttl_seconds: Some(ttl),
             note: Some(GIT_LOCK_NOTE.into()),
         };
-        let taken = check_out_via(tx, actor, device, id, &request, now, failpoints, GIT)?;
+        let taken = check_out(tx, actor, device, id, &request, now, failpoints, GIT)?;
         return Ok(taken.map(lock_of_checkout));
     }
     refuse_collisions(tx, &caller, path, None)?;
@@ -353,14 +353,14 @@ pub fn unlock(
             tx.delete_held_path(&lock.path.collision_key())?;
         } else {
             let artifact_id = artifact_of(tx, id)?.ok_or_else(unknown)?;
-            break_lease_via(tx, actor, artifact_id, FORCED, now, GIT)?;
+            break_lease(tx, actor, artifact_id, FORCED, now, GIT)?;
         }
         return Ok(lock);
     }
     if lock.no_file {
         tx.delete_held_path(&lock.path.collision_key())?;
     } else if tx.checkout(CheckoutId(id))?.is_some() {
-        cancel_via(tx, actor, CheckoutId(id), now, GIT)?;
+        cancel(tx, actor, CheckoutId(id), now, GIT)?;
     } else {
         super::edits::release_edit(tx, actor, EditId(id), now)?;
     }
