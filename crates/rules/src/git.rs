@@ -36,15 +36,13 @@ fn refused_by_folder(decision: &DecidingRule, what: &str) -> Error {
 
 /// The lease a path with no file is held under (for a busy refusal).
 fn held_lease(held: &HeldPath) -> Lease {
-    Lease {
-        holder: Lease::checkout_holder(held.id, &held.participant),
-        participant: held.participant.clone(),
-        kind: LeaseKind::Checkout,
-        checkout_id: Some(held.id),
-        note: held.note.clone(),
-        acquired_at: held.acquired_at,
-        expires_at: held.expires_at,
-    }
+    checkout_lease(
+        held.id,
+        &held.participant,
+        held.note.clone(),
+        held.acquired_at,
+        held.expires_at,
+    )
 }
 
 /// A hold as the held list gives it: the path and the lease it is held under.
@@ -56,14 +54,10 @@ pub(super) fn hold_of(held: &HeldPath) -> PathHold {
 }
 
 fn lock_of_held(held: HeldPath) -> GitLock {
+    let lease = held_lease(&held);
     GitLock {
-        id: held.id.0,
-        path: held.path,
-        participant: held.participant,
-        note: held.note,
-        locked_at: held.acquired_at,
-        expires_at: held.expires_at,
         no_file: true,
+        ..lock_of_lease(held.path, lease)
     }
 }
 
@@ -89,15 +83,14 @@ fn lock_of_lease(path: RepoPath, lease: Lease) -> GitLock {
 }
 
 fn lock_of_checkout(checkout: Checkout) -> GitLock {
-    GitLock {
-        id: checkout.id.0,
-        path: checkout.path,
-        participant: checkout.actor,
-        note: checkout.note,
-        locked_at: checkout.created_at,
-        expires_at: checkout.expires_at,
-        no_file: false,
-    }
+    let lease = checkout_lease(
+        checkout.id,
+        &checkout.actor,
+        checkout.note,
+        checkout.created_at,
+        checkout.expires_at,
+    );
+    lock_of_lease(checkout.path, lease)
 }
 
 /// Locks `path` for `actor` for `ttl` seconds: a check-out of the file
