@@ -104,7 +104,7 @@ impl Backend for Bundled {
         let device = self.device.clone();
         self.write(Durability::Normal, move |tx, me, now, failpoints| {
             let device = rules::device_of(tx, me, device.as_deref())?;
-            rules::check_out(tx, me, device.as_ref(), id, &request, now, failpoints)
+            rules::check_out(tx, me, device.as_ref(), id, &request, now, failpoints, None)
         })
         .await?
     }
@@ -126,7 +126,7 @@ impl Backend for Bundled {
 
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
         self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::extend(tx, me, id, ttl_seconds, now)
+            rules::extend(tx, me, id, ttl_seconds, now, None)
         })
         .await?
     }
@@ -140,7 +140,7 @@ impl Backend for Bundled {
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
         self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::cancel(tx, me, id, now)
+            rules::cancel(tx, me, id, now, None)
         })
         .await
     }
@@ -267,7 +267,7 @@ impl Backend for Bundled {
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
         let reason = reason.to_owned();
         self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::break_lease(tx, me, id, &reason, now)
+            rules::break_lease(tx, me, id, &reason, now, None)
         })
         .await
     }

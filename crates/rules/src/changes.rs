@@ -49,7 +49,7 @@ pub fn check_out_many(
         .artifact_ids
         .iter()
         // Nobody holds any of them: a refusal now rolls every one back.
-        .map(|&id| check_out(tx, actor, device, id, &single, now, failpoints)?)
+        .map(|&id| check_out(tx, actor, device, id, &single, now, failpoints, None)?)
         .collect::<Result<_>>()
         .map(Ok)
 }
@@ -157,7 +157,7 @@ pub fn commit_change(
         };
         row.checkin_digest = Some(blob.digest.clone());
         row.checkout.change_id = Some(id);
-        close(tx, &mut row, &mut artifact, actor, Some(&result), now)?;
+        close(tx, &mut row, &mut artifact, actor, Some(&result), now, None)?;
         recorded.push(
             json!({ "artifact_id": artifact.id, "checkout_id": row.checkout.id, "result": result }),
         );

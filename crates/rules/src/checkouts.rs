@@ -36,31 +36,10 @@ pub fn device_of(tx: &dyn Tx, actor: &Participant, id: Option<&str>) -> Result<O
         }))
 }
 
-/// Checks a file out for `actor`, on `device` (see [`device_of`]).
-pub fn check_out(
-    tx: &dyn Tx,
-    actor: &Participant,
-    device: Option<&DeviceRef>,
-    artifact_id: ArtifactId,
-    request: &CheckoutRequest,
-    now: Timestamp,
-    failpoints: &Failpoints,
-) -> Refusable<Checkout> {
-    check_out_via(
-        tx,
-        actor,
-        device,
-        artifact_id,
-        request,
-        now,
-        failpoints,
-        None,
-    )
-}
-
-/// [`check_out`], its events saying `via`.
+/// Checks a file out for `actor`, on `device` (see [`device_of`]), its
+/// events saying `via`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn check_out_via(
+pub fn check_out(
     tx: &dyn Tx,
     actor: &Participant,
     device: Option<&DeviceRef>,
@@ -198,18 +177,8 @@ pub fn checkout(tx: &dyn Tx, actor: &Participant, id: CheckoutId) -> Result<Chec
     Ok(own_checkout(tx, actor, id, "see", Level::Read)?.checkout)
 }
 
+/// Extends a check-out, its event saying `via`.
 pub fn extend(
-    tx: &dyn Tx,
-    actor: &Participant,
-    id: CheckoutId,
-    ttl_seconds: Option<u64>,
-    now: Timestamp,
-) -> Refusable<Checkout> {
-    extend_via(tx, actor, id, ttl_seconds, now, None)
-}
-
-/// [`extend`], its event saying `via`.
-pub(super) fn extend_via(
     tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
@@ -294,7 +263,7 @@ pub fn check_in(
         }
     };
     row.checkin_digest = Some(blob.digest.clone());
-    close(tx, &mut row, &mut artifact, actor, Some(&result), now)?;
+    close(tx, &mut row, &mut artifact, actor, Some(&result), now, None)?;
     row.checkout.result = Some(tx.resolve_result(result)?);
     Ok(row.checkout)
 }
@@ -335,17 +304,8 @@ pub fn checkin_precheck(
     Ok((row, head.digest))
 }
 
+/// Cancels a check-out, its events saying `via`.
 pub fn cancel(
-    tx: &dyn Tx,
-    actor: &Participant,
-    id: CheckoutId,
-    now: Timestamp,
-) -> Result<Checkout> {
-    cancel_via(tx, actor, id, now, None)
-}
-
-/// [`cancel`], its events saying `via`.
-pub(super) fn cancel_via(
     tx: &dyn Tx,
     actor: &Participant,
     id: CheckoutId,
@@ -357,26 +317,15 @@ pub(super) fn cancel_via(
         return Ok(row.checkout);
     }
     let mut artifact = load_artifact(tx, row.checkout.artifact_id)?;
-    close_via(tx, &mut row, &mut artifact, actor, None, now, via)?;
+    close(tx, &mut row, &mut artifact, actor, None, now, via)?;
     Ok(row.checkout)
 }
 
 /// Closes a check-out with its `result` (none for a cancel): its lease
 /// released, its requests ended, bytes still staged for it dropped, its row
-/// closed, and `checkout.closed` recorded.
+/// closed, and `checkout.closed` recorded, its events saying `via`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn close(
-    tx: &dyn Tx,
-    row: &mut CheckoutRow,
-    artifact: &mut Artifact,
-    actor: &Participant,
-    result: Option<&StoredResult>,
-    now: Timestamp,
-) -> Result<()> {
-    close_via(tx, row, artifact, actor, result, now, None)
-}
-
-/// [`close`], its events saying `via`.
-fn close_via(
     tx: &dyn Tx,
     row: &mut CheckoutRow,
     artifact: &mut Artifact,

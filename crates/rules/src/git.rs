@@ -8,9 +8,9 @@
 //! every function takes `now`.
 
 use super::access::{Caller, DecidingRule};
-use super::checkouts::{cancel_via, check_out_via, extend_via, record_open, OpenedCheckout};
+use super::checkouts::{cancel, check_out, extend, record_open, OpenedCheckout};
 use super::collisions::refuse_collisions;
-use super::leases::{acquire_via, after, break_lease_via, checkout_lease, live_lease, Via};
+use super::leases::{acquire_via, after, break_lease, checkout_lease, live_lease, Via};
 use super::{is_admin, load_artifact, Refusable};
 use crate::error::{Error, Result};
 use crate::failpoint::Failpoints;
@@ -36,15 +36,13 @@ fn refused_by_folder(decision: &DecidingRule, what: &str) -> Error {
 
 /// The lease a path with no file is held under (for a busy refusal).
 fn held_lease(held: &HeldPath) -> Lease {
-    Lease {
-        holder: Lease::checkout_holder(held.id, &held.participant),
-        participant: held.participant.clone(),
-        kind: LeaseKind::Checkout,
-        checkout_id: Some(held.id),
-        note: held.note.clone(),
-        acquired_at: held.acquired_at,
-        expires_at: held.expires_at,
-    }
+    checkout_lease(
+        held.id,
+        &held.participant,
+        held.note.clone(),
+        held.acquired_at,
+        held.expires_at,
+    )
 }
 
 /// A hold as the held list gives it: the path and the lease it is held under.
@@ -56,14 +54,10 @@ pub(super) fn hold_of(held: &HeldPath) -> PathHold {
 }
 
 fn lock_of_held(held: HeldPath) -> GitLock {
+    let lease = held_lease(&held);
     GitLock {
-        id: held.id.0,
-        path: held.path,
-        participant: held.participant,
-        note: held.note,
-        locked_at: held.acquired_at,
-        expires_at: held.expires_at,
         no_file: true,
+        ..lock_of_lease(held.path, lease)
     }
 }
 
@@ -89,15 +83,14 @@ fn lock_of_lease(path: RepoPath, lease: Lease) -> GitLock {
 }
 
 fn lock_of_checkout(checkout: Checkout) -> GitLock {
-    GitLock {
-        id: checkout.id.0,
-        path: checkout.path,
-        participant: checkout.actor,
-        note: checkout.note,
-        locked_at: checkout.created_at,
-        expires_at: checkout.expires_at,
-        no_file: false,
-    }
+    let lease = checkout_lease(
+        checkout.id,
+        &checkout.actor,
+        checkout.note,
+        checkout.created_at,
+        checkout.expires_at,
+    );
+    lock_of_lease(checkout.path, lease)
 }
 
 /// Locks `path` for `actor` for `ttl` seconds: a check-out of the file
@@ -121,7 +114,7 @@ pub fn lock(
         let mut artifact = load_artifact(tx, id)?;
         if let Some(lease) = live_lease(tx, &mut artifact, now)? {
             if let (Some(checkout), true) = (lease.checkout_id, lease.participant == *actor) {
-                let extended = extend_via(tx, actor, checkout, Some(ttl), now, GIT)?;
+                let extended = extend(tx, actor, checkout, Some(ttl), now, GIT)?;
                 return Ok(extended.map(lock_of_checkout));
             }
         }
@@ -129,7 +122,7 @@ pub fn lock(
             ttl_seconds: Some(ttl),
             note: Some(GIT_LOCK_NOTE.into()),
         };
-        let taken = check_out_via(tx, actor, device, id, &request, now, failpoints, GIT)?;
+        let taken = check_out(tx, actor, device, id, &request, now, failpoints, GIT)?;
         return Ok(taken.map(lock_of_checkout));
     }
     refuse_collisions(tx, &caller, path, None)?;
@@ -353,14 +346,14 @@ pub fn unlock(
             tx.delete_held_path(&lock.path.collision_key())?;
         } else {
             let artifact_id = artifact_of(tx, id)?.ok_or_else(unknown)?;
-            break_lease_via(tx, actor, artifact_id, FORCED, now, GIT)?;
+            break_lease(tx, actor, artifact_id, FORCED, now, GIT)?;
         }
         return Ok(lock);
     }
     if lock.no_file {
         tx.delete_held_path(&lock.path.collision_key())?;
     } else if tx.checkout(CheckoutId(id))?.is_some() {
-        cancel_via(tx, actor, CheckoutId(id), now, GIT)?;
+        cancel(tx, actor, CheckoutId(id), now, GIT)?;
     } else {
         super::edits::release_edit(tx, actor, EditId(id), now)?;
     }

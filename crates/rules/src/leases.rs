@@ -16,7 +16,7 @@ const CONTENDED_NAMESPACE: Uuid = Uuid::from_u128(0x6c65_6173_6564_6573_6b2d_636
 
 /// Where a lease change came from, when its events say so: `Some("git")`
 /// for one made through the Git LFS API.
-pub(super) type Via = Option<&'static str>;
+pub type Via = Option<&'static str>;
 
 /// An event's `data`, with `via` added when there is one.
 pub(super) fn with_via(mut data: serde_json::Value, via: Via) -> serde_json::Value {
@@ -219,19 +219,8 @@ pub(super) fn release_via(
 }
 
 /// An admin ends someone's lease. A broken check-out's later check-in becomes a
-/// proposal; a broken edit can no longer commit.
+/// proposal; a broken edit can no longer commit. Its event says `via`.
 pub fn break_lease(
-    tx: &dyn Tx,
-    actor: &Participant,
-    artifact_id: ArtifactId,
-    reason: &str,
-    now: Timestamp,
-) -> Result<Artifact> {
-    break_lease_via(tx, actor, artifact_id, reason, now, None)
-}
-
-/// [`break_lease`], its event saying `via`.
-pub(super) fn break_lease_via(
     tx: &dyn Tx,
     actor: &Participant,
     artifact_id: ArtifactId,

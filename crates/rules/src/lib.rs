@@ -41,7 +41,7 @@ pub use changes::{change, check_out_many, commit_change, stage};
 pub use checkouts::{cancel, check_in, check_out, checkin_precheck, checkout, device_of, extend};
 pub use edits::{begin_edit, commit_edit, edit_precheck, release_edit};
 pub use git::{lfs_object_access, lock, locks, unlock};
-pub use leases::{break_lease, sweep};
+pub use leases::{break_lease, sweep, Via};
 pub use listing::{artifact_page, folders};
 pub use proposals::{accept_proposal, proposal, proposals, rebuild_proposal, reject_proposal};
 pub use requests::{ask, reply, requests, withdraw};

@@ -15,6 +15,8 @@ use super::routes::{
 };
 use crate::model::*;
 
+#[rustfmt::skip]
+mod params;
 mod patterns;
 mod refusals;
 
@@ -249,9 +251,14 @@ fn complete(operation: &mut Value, op: &Operation) {
     if !op.token {
         operation["security"] = json!([]);
     }
-    if !op.note.is_empty() {
+    let note = match (op.admins_only, op.note) {
+        (false, note) => note.to_owned(),
+        (true, "") => "For admins only.".to_owned(),
+        (true, note) => format!("For admins only. {note}"),
+    };
+    if !note.is_empty() {
         let said = operation["description"].as_str().unwrap_or("").to_owned();
-        operation["description"] = json!(format!("{said}\n\n{}", op.note).trim().to_owned());
+        operation["description"] = json!(format!("{said}\n\n{note}").trim().to_owned());
     }
 }
 
@@ -288,7 +295,7 @@ fn constrain_bodies(schemas: &mut Value) {
         "description": "Why, told to the holder: not blank",
         "pattern": patterns::not_blank(),
     });
-    schemas["RenameBody"]["properties"]["path"] = refusals::new_path();
+    schemas["RenameBody"]["properties"]["path"] = params::new_path();
     schemas["AskBody"]["properties"]["message"] = json!({ "anyOf": [
         { "type": "string", "pattern": patterns::request_message() },
         { "type": "null" },
@@ -331,7 +338,7 @@ fn constrain_bodies(schemas: &mut Value) {
     schemas["GroupBody"]["properties"]["members"]["items"] =
         json!({ "type": "string", "pattern": patterns::participant() });
     let rule = &mut schemas["RuleBody"]["properties"];
-    rule["folder"] = refusals::folder();
+    rule["folder"] = params::folder();
     rule["who"] = json!({ "type": "string", "pattern": patterns::who() });
     rule["level"] = json!({ "type": "string", "enum": ["none", "read", "write"] });
     schemas["RulesBody"]["properties"]["rules"]["maxItems"] = json!(MAX_RULES);

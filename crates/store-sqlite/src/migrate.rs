@@ -14,35 +14,29 @@ use leasedesk_store::rows::{Field, Kind};
 /// A migration's step that SQL cannot do.
 type RustStep = fn(&rusqlite::Transaction) -> Result<()>;
 
-/// Numbered migrations, each SQL and then, where SQL cannot do it, Rust.
-const MIGRATIONS: &[(&str, Option<RustStep>)] = &[
-    (include_str!("../migrations/0001_leases.sql"), None),
-    (include_str!("../migrations/0002_tokens.sql"), None),
-    (
-        include_str!("../migrations/0003_path_keys.sql"),
-        Some(fill_path_keys),
-    ),
-    (include_str!("../migrations/0004_blob_names.sql"), None),
-    (include_str!("../migrations/0005_messages.sql"), None),
-    (include_str!("../migrations/0006_requests.sql"), None),
-    (include_str!("../migrations/0007_changes.sql"), None),
-    (include_str!("../migrations/0008_studio.sql"), None),
-    (
-        include_str!("../migrations/0009_folders.sql"),
-        Some(count_folders),
-    ),
-    (include_str!("../migrations/0010_search_walk.sql"), None),
-    (include_str!("../migrations/0011_chunk_lists.sql"), None),
-    (include_str!("../migrations/0012_open_invites.sql"), None),
-    (
-        include_str!("../migrations/0013_checkout_devices.sql"),
-        None,
-    ),
-    (include_str!("../migrations/0014_failed_redeems.sql"), None),
-    (include_str!("../migrations/0015_uploads.sql"), None),
-    (include_str!("../migrations/0016_held_paths.sql"), None),
-    (include_str!("../migrations/0017_lfs_objects.sql"), None),
+/// The numbered migrations' SQL, in order (`user_version` counts those applied).
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/0001_leases.sql"),
+    include_str!("../migrations/0002_tokens.sql"),
+    include_str!("../migrations/0003_path_keys.sql"),
+    include_str!("../migrations/0004_blob_names.sql"),
+    include_str!("../migrations/0005_messages.sql"),
+    include_str!("../migrations/0006_requests.sql"),
+    include_str!("../migrations/0007_changes.sql"),
+    include_str!("../migrations/0008_studio.sql"),
+    include_str!("../migrations/0009_folders.sql"),
+    include_str!("../migrations/0010_search_walk.sql"),
+    include_str!("../migrations/0011_chunk_lists.sql"),
+    include_str!("../migrations/0012_open_invites.sql"),
+    include_str!("../migrations/0013_checkout_devices.sql"),
+    include_str!("../migrations/0014_failed_redeems.sql"),
+    include_str!("../migrations/0015_uploads.sql"),
+    include_str!("../migrations/0016_held_paths.sql"),
+    include_str!("../migrations/0017_lfs_objects.sql"),
 ];
+
+/// The migrations SQL cannot finish, by number, and the Rust run after their SQL.
+const RUST_STEPS: &[(usize, RustStep)] = &[(3, fill_path_keys), (9, count_folders)];
 
 /// Gives every artifact stored before path keys its key (which needs NFC and
 /// Unicode case folding, so Rust). Rows whose keys collide are kept as they
@@ -86,9 +80,9 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     if applied == MIGRATIONS.len() {
         return Ok(());
     }
-    for (sql, then) in &MIGRATIONS[applied..] {
+    for (number, sql) in (1..).zip(MIGRATIONS).skip(applied) {
         tx.execute_batch(sql)?;
-        if let Some(then) = then {
+        if let Some((_, then)) = RUST_STEPS.iter().find(|(n, _)| *n == number) {
             then(&tx)?;
         }
     }
