@@ -6,19 +6,17 @@ use std::path::{Path, PathBuf};
 use leasedesk::model::*;
 use leasedesk::{Backend, Error, Upload};
 
-use super::{described, lines_of, local_time, say, size, time_left, Output};
+use super::{lines_of, local_time, say, size, time_left, Output};
 
-/// `import`: a new file at `path`, as version 1.
+/// `import`: a new file at `path`, as version 1, from `upload` (made by
+/// `described`).
 pub(super) async fn import(
     store: &dyn Backend,
     path: &RepoPath,
-    file: PathBuf,
-    message: Option<String>,
+    upload: Upload,
     out: &Output,
 ) -> Result<(), Error> {
-    let artifact = store
-        .import(path, described(Upload::file(file), message))
-        .await?;
+    let artifact = store.import(path, upload).await?;
     out.print(&artifact, || {
         format!(
             "imported {} as version 1 ({})",

@@ -107,8 +107,8 @@ pub(super) async fn break_lease(
     reason: &str,
     out: &Output,
 ) -> Result<(), Error> {
-    let artifact = store.artifact_by_path(path).await?;
-    let artifact = store.break_lease(artifact.id, reason).await?;
+    let id = store.artifact_by_path(path).await?.id;
+    let artifact = store.break_lease(id, reason).await?;
     out.print(&artifact, || format!("{} is free", artifact.path));
     Ok(())
 }

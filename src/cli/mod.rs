@@ -27,10 +27,11 @@ use leasedesk::backend::TransferNote;
 use leasedesk::bundled::{self, Bundled, Options};
 use leasedesk::failpoint::Failpoints;
 use leasedesk::model::*;
-use leasedesk::{Backend, Error, Remote, Upload};
+use leasedesk::{Backend, Error, Remote, Studio, Upload};
 
 pub use args::Args;
 use args::{Command, UserCommand};
+use proposals::{decide, Decision};
 
 /// Exit code of a refusal because someone else holds the file (EX_TEMPFAIL):
 /// an agent plans again or retries later.
@@ -135,17 +136,21 @@ async fn execute(args: Args) -> Result<(), Error> {
             | UserCommand::RevokeInvite { .. }),
         ) => studio::user(&target, as_given, command, &out).await,
         Command::User(command) => admin::user(&target, command, &out),
-        Command::Group(command) => studio::group(&target, as_given, command, &out).await,
+        Command::Group(command) => studio::group(&*target.studio(as_given), command, &out).await,
         Command::Allow { who, level, folder } => {
-            studio::allow(&target, as_given, &who, &level, &folder, &out).await
+            let studio = target.studio(as_given);
+            studio::allow(&*studio, &who, &level, &folder, &out).await
         }
-        Command::Permissions => studio::permissions(&target, as_given, &out).await,
+        Command::Permissions => studio::permissions(&*target.studio(as_given), &out).await,
         Command::Status => admin::status(&target, args.data, args.database.as_deref(), &out).await,
         Command::Import {
             repo_path,
             file,
             message,
-        } => files::import(store, &repo_path, file, message, &out).await,
+        } => {
+            let upload = described(Upload::file(file), message);
+            files::import(store, &repo_path, upload, &out).await
+        }
         Command::Ls {
             folder,
             search,
@@ -202,9 +207,9 @@ async fn execute(args: Args) -> Result<(), Error> {
             lease::break_lease(store, &repo_path, &reason, &out).await
         }
         Command::Proposals { all } => proposals::list(store, all, &out).await,
-        Command::Accept { proposal } => proposals::accept(store, proposal, &out).await,
-        Command::Rebuild { proposal } => proposals::rebuild(store, proposal, &out).await,
-        Command::Reject { proposal } => proposals::reject(store, proposal, &out).await,
+        Command::Accept { proposal } => decide(store, proposal, Decision::Accept, &out).await,
+        Command::Rebuild { proposal } => decide(store, proposal, Decision::Rebuild, &out).await,
+        Command::Reject { proposal } => decide(store, proposal, Decision::Reject, &out).await,
         Command::Ask { repo_path, message } => {
             requests::ask(store, &repo_path, message.as_deref(), &out).await
         }
@@ -282,6 +287,16 @@ impl Target {
         match self {
             Target::Local(store) => std::sync::Arc::new(store.clone()),
             Target::Server(remote) => std::sync::Arc::new(remote.clone()),
+        }
+    }
+
+    /// Who the studio's commands act as: the server's admin, the store's
+    /// owner, or on a data folder whoever `--as` names (`as_given`).
+    fn studio(&self, as_given: bool) -> Box<dyn Studio> {
+        match self {
+            Target::Server(remote) => Box::new(remote.clone()),
+            Target::Local(store) if as_given => Box::new(store.clone()),
+            Target::Local(store) => Box::new(store.as_owner()),
         }
     }
 

@@ -1,5 +1,6 @@
-//! The proposal commands: list, accept, rebuild, reject. A proposal is only
-//! read or decided here; it is made by a late check-in (`lease`), never here.
+//! The proposal commands: list, accept, rebuild, reject (these three are
+//! `decide`). A proposal is only read or decided here; it is made by a late
+//! check-in (`lease`), never here.
 
 use std::collections::HashMap;
 
@@ -35,33 +36,37 @@ pub(super) async fn list(store: &dyn Backend, all: bool, out: &Output) -> Result
     Ok(())
 }
 
-/// `accept`: an open proposal committed as the new head.
-pub(super) async fn accept(store: &dyn Backend, id: ProposalId, out: &Output) -> Result<(), Error> {
-    let proposal = store.accept_proposal(id).await?;
-    out.print(&proposal, || format!("accepted proposal {}", proposal.id));
-    Ok(())
+/// What `accept`, `rebuild` and `reject` do to a proposal.
+#[derive(Clone, Copy)]
+pub(super) enum Decision {
+    /// `accept`: an open proposal committed as the new head.
+    Accept,
+    /// `rebuild`: a stale proposal made again against the current head.
+    Rebuild,
+    /// `reject`: a proposal closed without committing it.
+    Reject,
 }
 
-/// `rebuild`: a stale proposal made again against the current head.
-pub(super) async fn rebuild(
+/// `accept`, `rebuild` or `reject`: proposal `id` decided.
+pub(super) async fn decide(
     store: &dyn Backend,
     id: ProposalId,
+    decision: Decision,
     out: &Output,
 ) -> Result<(), Error> {
-    let proposal = store.rebuild_proposal(id).await?;
-    out.print(&proposal, || {
-        format!(
+    let proposal = match decision {
+        Decision::Accept => store.accept_proposal(id).await?,
+        Decision::Rebuild => store.rebuild_proposal(id).await?,
+        Decision::Reject => store.reject_proposal(id).await?,
+    };
+    out.print(&proposal, || match decision {
+        Decision::Accept => format!("accepted proposal {}", proposal.id),
+        Decision::Rebuild => format!(
             "rebuilt as proposal {} against version {}",
             proposal.id, proposal.base_version
-        )
+        ),
+        Decision::Reject => format!("rejected proposal {}", proposal.id),
     });
-    Ok(())
-}
-
-/// `reject`: a proposal closed without committing it.
-pub(super) async fn reject(store: &dyn Backend, id: ProposalId, out: &Output) -> Result<(), Error> {
-    let proposal = store.reject_proposal(id).await?;
-    out.print(&proposal, || format!("rejected proposal {}", proposal.id));
     Ok(())
 }
 

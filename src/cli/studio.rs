@@ -10,15 +10,6 @@ use leasedesk::{Error, Studio};
 use super::args::{GroupCommand, UserCommand};
 use super::{lines_of, local_time, Output, Target};
 
-/// Who the studio's commands act as: the server's admin, or the store's owner.
-fn studio(target: &Target, as_given: bool) -> Box<dyn Studio> {
-    match target {
-        Target::Server(remote) => Box::new(remote.clone()),
-        Target::Local(store) if as_given => Box::new(store.clone()),
-        Target::Local(store) => Box::new(store.as_owner()),
-    }
-}
-
 /// `leasedesk://join?server=URL&code=CODE`, when the server's public URL is
 /// known: the server the CLI speaks to, or `LEASEDESK_PUBLIC_URL`.
 fn join_link(target: &Target, code: &str) -> Option<String> {
@@ -56,7 +47,7 @@ pub(super) async fn user(
     command: UserCommand,
     out: &Output,
 ) -> Result<(), Error> {
-    let studio = studio(target, as_given);
+    let studio = target.studio(as_given);
     match command {
         UserCommand::Invite {
             name,
@@ -148,12 +139,10 @@ pub(super) async fn user(
 
 /// `group set | rm | list`.
 pub(super) async fn group(
-    target: &Target,
-    as_given: bool,
+    studio: &dyn Studio,
     command: GroupCommand,
     out: &Output,
 ) -> Result<(), Error> {
-    let studio = studio(target, as_given);
     match command {
         GroupCommand::Set { name, members } => {
             let group = Group {
@@ -188,8 +177,7 @@ fn group_line(group: &Group) -> String {
 
 /// `allow WHO LEVEL FOLDER`: WHO's rule in FOLDER, replaced or added.
 pub(super) async fn allow(
-    target: &Target,
-    as_given: bool,
+    studio: &dyn Studio,
     who: &str,
     level: &str,
     folder: &str,
@@ -202,7 +190,6 @@ pub(super) async fn allow(
         w => format!("user:{w}"),
     };
     let rule = Rule::parse(folder, &who, level)?;
-    let studio = studio(target, as_given);
     let mut rules = studio.permission_rules().await?;
     rules.retain(|r| !(folder_key(&r.folder) == folder_key(&rule.folder) && r.who == rule.who));
     rules.push(rule.clone());
@@ -219,12 +206,8 @@ pub(super) async fn allow(
 }
 
 /// `permissions`: every rule, by folder.
-pub(super) async fn permissions(
-    target: &Target,
-    as_given: bool,
-    out: &Output,
-) -> Result<(), Error> {
-    let mut rules = studio(target, as_given).permission_rules().await?;
+pub(super) async fn permissions(studio: &dyn Studio, out: &Output) -> Result<(), Error> {
+    let mut rules = studio.permission_rules().await?;
     rules.sort_by(|a, b| a.folder.cmp(&b.folder));
     out.print(
         &Rules {

@@ -175,8 +175,7 @@ impl Backend for Remote {
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
-        let at = format!("/v1/checkouts/{id}/checkin");
-        self.post_file(&at, UploadFor::Checkout(id), upload).await
+        self.post_checkout_file(id, "checkin", upload).await
     }
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
@@ -194,8 +193,7 @@ impl Backend for Remote {
     }
 
     async fn stage(&self, id: CheckoutId, upload: Upload) -> Result<StagedFile> {
-        let at = format!("/v1/checkouts/{id}/stage");
-        self.post_file(&at, UploadFor::Checkout(id), upload).await
+        self.post_checkout_file(id, "stage", upload).await
     }
 
     async fn commit_change(&self, request: ChangeRequest) -> Result<Change> {

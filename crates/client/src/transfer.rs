@@ -16,7 +16,7 @@ use super::servers::Resend;
 use super::{encoded, Remote};
 use crate::backend::{Cancel, Progress, Upload, UploadSource};
 use crate::error::{Error, Result};
-use crate::model::{check_message, UploadFor};
+use crate::model::{check_message, CheckoutId, UploadFor};
 use crate::wire::{DIGEST_HEADER, MESSAGE_HEADER};
 
 impl Remote {
@@ -36,6 +36,18 @@ impl Remote {
             }
             _ => self.post_upload(path, upload).await,
         }
+    }
+
+    /// [`Remote::post_file`] for check-out `id`'s `action` (`checkin`,
+    /// `stage`).
+    pub(super) async fn post_checkout_file<T: DeserializeOwned>(
+        &self,
+        id: CheckoutId,
+        action: &str,
+        upload: Upload,
+    ) -> Result<T> {
+        let at = format!("/v1/checkouts/{id}/{action}");
+        self.post_file(&at, UploadFor::Checkout(id), upload).await
     }
 
     /// Posts an upload as the raw body. A file is read again for a retry; a

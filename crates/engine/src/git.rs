@@ -29,9 +29,7 @@ impl Bundled {
     /// Unlocks lock `id` under `folder` (see `rules::unlock`).
     pub async fn git_unlock(&self, folder: &str, id: uuid::Uuid, force: bool) -> Result<GitLock> {
         let folder = folder.to_owned();
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::unlock(tx, me, &folder, id, force, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::unlock(tx, me, &folder, id, force, now))
+            .await
     }
 }

@@ -116,6 +116,11 @@ impl Grant {
     }
 }
 
+/// An upload refused for `why`, its bytes dropped.
+fn not_kept(why: String) -> Error {
+    Error::Invalid(format!("{why}: nothing was kept"))
+}
+
 /// Reads through, hashing with SHA-256 and counting what passes.
 struct Sha256Reading<R> {
     inner: R,
@@ -295,9 +300,9 @@ impl Bundled {
             .stage(Upload::stream(reading), size, &options.failpoints)
             .await
             .map_err(|e| match e {
-                Error::TooLarge { .. } => Error::Invalid(format!(
-                    "object {oid} has more than its {size} bytes: nothing was kept"
-                )),
+                Error::TooLarge { .. } => {
+                    not_kept(format!("object {oid} has more than its {size} bytes"))
+                }
                 e => e,
             })?;
         let (context, read) = {
@@ -305,14 +310,14 @@ impl Bundled {
             (hashed.0.clone(), hashed.1)
         };
         if read != size || staged.size() != size {
-            return Err(Error::Invalid(format!(
-                "object {oid} is {size} bytes, but {read} came: nothing was kept"
+            return Err(not_kept(format!(
+                "object {oid} is {size} bytes, but {read} came"
             )));
         }
         let actual = hex(context.finish().as_ref());
         if actual != oid {
-            return Err(Error::Invalid(format!(
-                "the bytes' SHA-256 is {actual}, not {oid}: nothing was kept"
+            return Err(not_kept(format!(
+                "the bytes' SHA-256 is {actual}, not {oid}"
             )));
         }
         let object = LfsObject {

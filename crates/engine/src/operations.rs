@@ -125,10 +125,8 @@ impl Backend for Bundled {
     }
 
     async fn extend(&self, id: CheckoutId, ttl_seconds: Option<u64>) -> Result<Checkout> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::extend(tx, me, id, ttl_seconds, now, None)
-        })
-        .await?
+        self.write_normal(move |tx, me, now| rules::extend(tx, me, id, ttl_seconds, now, None))
+            .await?
     }
 
     async fn check_in(&self, id: CheckoutId, upload: Upload) -> Result<Checkout> {
@@ -139,10 +137,8 @@ impl Backend for Bundled {
     }
 
     async fn cancel(&self, id: CheckoutId) -> Result<Checkout> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::cancel(tx, me, id, now, None)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::cancel(tx, me, id, now, None))
+            .await
     }
 
     async fn check_out_many(&self, request: CheckoutsRequest) -> Result<Vec<Checkout>> {
@@ -173,10 +169,8 @@ impl Backend for Bundled {
     }
 
     async fn begin_edit(&self, id: ArtifactId, ttl_seconds: Option<u64>) -> Result<Edit> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::begin_edit(tx, me, id, ttl_seconds, now)
-        })
-        .await?
+        self.write_normal(move |tx, me, now| rules::begin_edit(tx, me, id, ttl_seconds, now))
+            .await?
     }
 
     async fn commit_edit(&self, id: EditId, upload: Upload) -> Result<CheckinResult> {
@@ -199,10 +193,8 @@ impl Backend for Bundled {
     }
 
     async fn release_edit(&self, id: EditId) -> Result<()> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::release_edit(tx, me, id, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::release_edit(tx, me, id, now))
+            .await
     }
 
     async fn proposals(&self, filter: ProposalFilter) -> Result<Vec<Proposal>> {
@@ -258,34 +250,26 @@ impl Backend for Bundled {
     }
 
     async fn reject_proposal(&self, id: ProposalId) -> Result<Proposal> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::reject_proposal(tx, me, id, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::reject_proposal(tx, me, id, now))
+            .await
     }
 
     async fn break_lease(&self, id: ArtifactId, reason: &str) -> Result<Artifact> {
         let reason = reason.to_owned();
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::break_lease(tx, me, id, &reason, now, None)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::break_lease(tx, me, id, &reason, now, None))
+            .await
     }
 
     async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
         let to: RepoPath = to.as_str().parse()?;
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::rename(tx, me, id, &to, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::rename(tx, me, id, &to, now))
+            .await
     }
 
     async fn ask(&self, id: ArtifactId, message: Option<&str>) -> Result<(Request, bool)> {
         let message = message.map(str::to_owned);
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::ask(tx, me, id, message.as_deref(), now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::ask(tx, me, id, message.as_deref(), now))
+            .await
     }
 
     async fn requests(&self, live_only: bool) -> Result<Vec<Request>> {
@@ -295,17 +279,13 @@ impl Backend for Bundled {
 
     async fn reply(&self, id: RequestId, message: &str) -> Result<Request> {
         let message = message.to_owned();
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::reply(tx, me, id, &message, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::reply(tx, me, id, &message, now))
+            .await
     }
 
     async fn withdraw(&self, id: RequestId) -> Result<Request> {
-        self.write(Durability::Normal, move |tx, me, now, _| {
-            rules::withdraw(tx, me, id, now)
-        })
-        .await
+        self.write_normal(move |tx, me, now| rules::withdraw(tx, me, id, now))
+            .await
     }
 
     async fn query_events(&self, query: EventQuery) -> Result<EventPage> {

@@ -122,6 +122,16 @@ impl Bundled {
         self.write_naming(durability, None, f).await
     }
 
+    /// [`Bundled::write`] at normal durability, for the many writes that
+    /// read no failpoint (lease, proposal and request operations).
+    pub(super) async fn write_normal<T: Send + 'static>(
+        &self,
+        f: impl Fn(&dyn Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.write(Durability::Normal, move |tx, me, now, _| f(tx, me, now))
+            .await
+    }
+
     /// [`Bundled::write`], for a write that names an upload's blob when
     /// `names_it` says so of its value; otherwise the blob is removed.
     pub(super) async fn write_naming<T: Send + 'static>(

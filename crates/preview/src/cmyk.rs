@@ -186,6 +186,36 @@ fn tiff_profile<R: std::io::Read + Seek>(
     }
 }
 
+/// A decoded TIFF's samples, in the two depths previewed.
+enum TiffSamples {
+    Eight(Vec<u8>),
+    Sixteen(Vec<u16>),
+}
+
+impl TiffSamples {
+    fn len(&self) -> usize {
+        match self {
+            TiffSamples::Eight(samples) => samples.len(),
+            TiffSamples::Sixteen(samples) => samples.len(),
+        }
+    }
+}
+
+/// The image `decoder` reads, as 8- or 16-bit samples; another kind is
+/// refused as `what` of `refused`, a decoding error as damage.
+fn tiff_samples<R: std::io::Read + Seek>(
+    decoder: &mut tiff::decoder::Decoder<R>,
+    what: &str,
+    refused: &str,
+) -> Result<TiffSamples, NoPreview> {
+    match decoder.read_image() {
+        Ok(tiff::decoder::DecodingResult::U8(samples)) => Ok(TiffSamples::Eight(samples)),
+        Ok(tiff::decoder::DecodingResult::U16(samples)) => Ok(TiffSamples::Sixteen(samples)),
+        Ok(_) => Err(NoPreview(format!("{what} of {refused}"))),
+        Err(e) => Err(damaged(what, e)),
+    }
+}
+
 /// A grey or RGB TIFF whose extra sample is not transparency: its colours,
 /// opaque, scaled into `size` and converted through its profile.
 fn without_extra_sample<R: std::io::Read + Seek>(
@@ -231,25 +261,19 @@ fn without_extra_sample<R: std::io::Read + Seek>(
     let layout = (width as usize, chunk_width, stored, kept as usize);
     // Redone only when the decoder gave the colours alone, as 0.11.3 does.
     let redo = |len: usize| predicted && len as u64 == pixels * kept;
-    let samples: Vec<u8> = match decoder.read_image() {
-        Ok(tiff::decoder::DecodingResult::U8(mut samples)) => {
+    let samples: Vec<u8> = match tiff_samples(decoder, what, "a kind that cannot be previewed")? {
+        TiffSamples::Eight(mut samples) => {
             if redo(samples.len()) {
                 redo_prediction(&mut samples, layout);
             }
             samples
         }
-        Ok(tiff::decoder::DecodingResult::U16(mut samples)) => {
+        TiffSamples::Sixteen(mut samples) => {
             if redo(samples.len()) {
                 redo_prediction(&mut samples, layout);
             }
             samples.into_iter().map(eight_bits).collect()
         }
-        Ok(_) => {
-            return Err(NoPreview(format!(
-                "{what} of a kind that cannot be previewed"
-            )))
-        }
-        Err(e) => return Err(damaged(what, e)),
     };
     limits.check_time()?;
     // The tiff crate gives the colours alone, or (another version) every sample.
@@ -415,17 +439,14 @@ pub fn tiff<R: BufRead + Seek>(
             &format!("{what} of {width}×{height} pixels"),
         )?;
         let icc = tiff_profile(&mut decoder, what)?;
-        let inks = match decoder.read_image() {
-            Ok(tiff::decoder::DecodingResult::U8(inks)) if inks.len() as u64 == samples => inks,
-            Ok(tiff::decoder::DecodingResult::U16(inks)) if inks.len() as u64 == samples => {
-                inks.into_iter().map(eight_bits).collect()
-            }
-            Ok(_) => {
-                return Err(NoPreview(format!(
-                    "{what} of a layout that cannot be previewed (planar)"
-                )))
-            }
-            Err(e) => return Err(damaged(what, e)),
+        let planar = "a layout that cannot be previewed (planar)";
+        let read = tiff_samples(&mut decoder, what, planar)?;
+        if read.len() as u64 != samples {
+            return Err(NoPreview(format!("{what} of {planar}")));
+        }
+        let inks: Vec<u8> = match read {
+            TiffSamples::Eight(inks) => inks,
+            TiffSamples::Sixteen(inks) => inks.into_iter().map(eight_bits).collect(),
         };
         limits.check_time()?;
         inks_to_rgba(&inks, width, height, icc.as_deref(), size, limits, what)

@@ -27,7 +27,6 @@ use composite::render_composite;
 use cursor::Cursor;
 use document::{Document, Mode};
 use rgba::to_rgba;
-use thumbnail::render_thumbnail;
 
 /// Bytes read from the file at a time for each channel.
 const CHUNK: usize = 256 << 10;
@@ -72,7 +71,7 @@ pub fn render(
     };
     match (layers, &doc.thumbnail) {
         (Some(Ok(preview)), _) => Ok(preview),
-        (_, Some(thumbnail)) => render_thumbnail(thumbnail, file, size, limits).map(Preview::exact),
+        (_, Some(thumbnail)) => thumbnail.render(file, size, limits).map(Preview::exact),
         (Some(Err(e)), None) => Err(e),
         (None, None) => Err(NoPreview(format!(
             "{}: {why}, and it has no thumbnail",

@@ -141,7 +141,9 @@ impl Stage {
             Some(user) => {
                 let mut command = Command::new("runuser");
                 command.args(["-u", user, "--", "env"]);
-                command.arg(format!("HOME={}", self.home.display())).arg(program);
+                command
+                    .arg(format!("HOME={}", self.home.display()))
+                    .arg(program);
                 command
             }
             None => Command::new(program),

@@ -138,7 +138,10 @@ async fn a_check_out_from_the_editor() {
     let mut again = Killed(again);
     w.wait_text_is("#detail-name", "the file's detail", "hero.blend")
         .await;
-    assert!(again.0.wait().unwrap().success(), "the second start gave way");
+    assert!(
+        again.0.wait().unwrap().success(),
+        "the second start gave way"
+    );
     w.screenshot("editor-02-opened-from-blender").await;
 }
 

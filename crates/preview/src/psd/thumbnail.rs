@@ -15,63 +15,66 @@ pub(super) struct Thumbnail {
     pub(super) bgr: bool,
 }
 
-pub(super) fn render_thumbnail(
-    thumbnail: &Thumbnail,
-    file: &mut (impl Read + Seek),
-    size: u32,
-    limits: &Limits,
-) -> Result<image::RgbaImage, NoPreview> {
-    limits.claim(thumbnail.len, "a Photoshop document's thumbnail")?;
-    file.seek(SeekFrom::Start(thumbnail.offset))
-        .map_err(unreadable)?;
-    let mut jpeg = vec![0u8; thumbnail.len as usize];
-    file.read_exact(&mut jpeg).map_err(unreadable)?;
-    let mut decoder =
-        image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&jpeg)).map_err(|e| {
+impl Thumbnail {
+    /// The thumbnail's JPEG, fitted into `size`.
+    pub(super) fn render(
+        &self,
+        file: &mut (impl Read + Seek),
+        size: u32,
+        limits: &Limits,
+    ) -> Result<image::RgbaImage, NoPreview> {
+        limits.claim(self.len, "a Photoshop document's thumbnail")?;
+        file.seek(SeekFrom::Start(self.offset))
+            .map_err(unreadable)?;
+        let mut jpeg = vec![0u8; self.len as usize];
+        file.read_exact(&mut jpeg).map_err(unreadable)?;
+        let mut decoder = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(&jpeg))
+            .map_err(|e| {
+                NoPreview(format!(
+                    "a Photoshop document whose thumbnail is damaged: {e}"
+                ))
+            })?;
+        // Photoshop's thumbnails are at most 160 px a side: a huge one is no thumbnail.
+        let (w, h) = image::ImageDecoder::dimensions(&decoder);
+        if w > 1024 || h > 1024 {
+            return Err(NoPreview(format!(
+                "a Photoshop document whose thumbnail claims {w}×{h} pixels: not a thumbnail"
+            )));
+        }
+        let mut limit = image::Limits::default();
+        limit.max_alloc = Some(limits.memory);
+        image::ImageDecoder::set_limits(&mut decoder, limit).map_err(|e| {
+            NoPreview(format!(
+                "a Photoshop document whose thumbnail is too large: {e}"
+            ))
+        })?;
+        let decoded = image::DynamicImage::from_decoder(decoder).map_err(|e| {
             NoPreview(format!(
                 "a Photoshop document whose thumbnail is damaged: {e}"
             ))
         })?;
-    // Photoshop's thumbnails are at most 160 px a side: a huge one is no thumbnail.
-    let (w, h) = image::ImageDecoder::dimensions(&decoder);
-    if w > 1024 || h > 1024 {
-        return Err(NoPreview(format!(
-            "a Photoshop document whose thumbnail claims {w}×{h} pixels: not a thumbnail"
-        )));
-    }
-    let mut limit = image::Limits::default();
-    limit.max_alloc = Some(limits.memory);
-    image::ImageDecoder::set_limits(&mut decoder, limit).map_err(|e| {
-        NoPreview(format!(
-            "a Photoshop document whose thumbnail is too large: {e}"
-        ))
-    })?;
-    let decoded = image::DynamicImage::from_decoder(decoder).map_err(|e| {
-        NoPreview(format!(
-            "a Photoshop document whose thumbnail is damaged: {e}"
-        ))
-    })?;
-    let mut rgba = decoded.to_rgba8();
-    if thumbnail.bgr {
-        for pixel in rgba.pixels_mut() {
-            pixel.0.swap(0, 2);
+        let mut rgba = decoded.to_rgba8();
+        if self.bgr {
+            for pixel in rgba.pixels_mut() {
+                pixel.0.swap(0, 2);
+            }
         }
+        let (w, h) = fitted(rgba.width(), rgba.height(), size);
+        if (w, h) == rgba.dimensions() {
+            return Ok(rgba);
+        }
+        let (width, height) = rgba.dimensions();
+        let planes = shrink_interleaved(
+            rgba.as_raw(),
+            4,
+            (width, height),
+            (w, h),
+            limits,
+            "a thumbnail",
+        )?;
+        Ok(image::RgbaImage::from_fn(w, h, |x, y| {
+            let i = (y * w + x) as usize;
+            image::Rgba([planes[0][i], planes[1][i], planes[2][i], planes[3][i]])
+        }))
     }
-    let (w, h) = fitted(rgba.width(), rgba.height(), size);
-    if (w, h) == rgba.dimensions() {
-        return Ok(rgba);
-    }
-    let (width, height) = rgba.dimensions();
-    let planes = shrink_interleaved(
-        rgba.as_raw(),
-        4,
-        (width, height),
-        (w, h),
-        limits,
-        "a thumbnail",
-    )?;
-    Ok(image::RgbaImage::from_fn(w, h, |x, y| {
-        let i = (y * w + x) as usize;
-        image::Rgba([planes[0][i], planes[1][i], planes[2][i], planes[3][i]])
-    }))
 }

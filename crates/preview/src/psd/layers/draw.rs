@@ -40,13 +40,16 @@ impl<F: Read + Seek> Compositor<'_, F> {
             }
             let clipped = &nodes[i + 1..end];
             match &nodes[i] {
-                Node::Layer(l) => self.draw_layer(*l, clipped, canvas)?,
+                Node::Layer(l) if self.shows(*l) => self.draw_layer(*l, clipped, canvas)?,
+                Node::Layer(_) => {}
                 Node::Group { top, members } => {
                     if !clipped.is_empty() {
                         // Clipping to a group is not rendered.
                         self.approximate = true;
                     }
-                    self.draw_group(*top, members, canvas)?;
+                    if self.shows(*top) {
+                        self.draw_group(*top, members, canvas)?;
+                    }
                 }
             }
             i = end;
@@ -54,16 +57,14 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok(())
     }
 
+    /// Layer `l`, which shows (see [`Self::shows`]), with the layers
+    /// `clipped` to it.
     fn draw_layer(
         &mut self,
         l: usize,
         clipped: &[Node],
         canvas: &mut Canvas,
     ) -> Result<(), NoPreview> {
-        if !self.shows(l) {
-            return Ok(());
-        }
-        let layer = &self.layers[l];
         let visible: Vec<usize> = clipped
             .iter()
             .filter_map(|node| match node {
@@ -71,6 +72,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 _ => None,
             })
             .collect();
+        let layer = &self.layers[l];
         if visible.is_empty() {
             return self.paint(l, canvas, layer.strength(), layer.blend, false);
         }
@@ -88,15 +90,13 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok(())
     }
 
+    /// Group `top`, which shows, with its `members`.
     fn draw_group(
         &mut self,
         top: usize,
         members: &[Node],
         canvas: &mut Canvas,
     ) -> Result<(), NoPreview> {
-        if !self.shows(top) {
-            return Ok(());
-        }
         let group = &self.layers[top];
         let (blend, opacity) = (group.blend, group.strength());
         let coverage = match group.mask {
@@ -108,18 +108,17 @@ impl<F: Read + Seek> Compositor<'_, F> {
             // mask then mix that with what was there.
             let mut through = canvas.clone();
             self.draw(members, &mut through)?;
-            let n = self.colors + 1;
-            for (i, (below, above)) in canvas
-                .samples
-                .chunks_exact_mut(n)
-                .zip(through.samples.chunks_exact(n))
-                .enumerate()
-            {
-                let k = opacity * coverage.as_ref().map_or(1.0, |c| c[i]);
-                for (b, a) in below.iter_mut().zip(above) {
-                    *b += (a - *b) * k;
-                }
-            }
+            self.each_pixel(
+                &through,
+                canvas,
+                opacity,
+                coverage.as_deref(),
+                |below, above, k| {
+                    for (b, a) in below.iter_mut().zip(above) {
+                        *b += (a - *b) * k;
+                    }
+                },
+            );
         } else {
             let mut own = self.blank();
             self.draw(members, &mut own)?;
@@ -148,6 +147,21 @@ impl<F: Read + Seek> Compositor<'_, F> {
         blend: Blend,
         coverage: Option<&[f32]>,
     ) {
+        self.each_pixel(source, target, opacity, coverage, |t, s, k| {
+            blend_pixel(t, s, k, blend, false)
+        });
+    }
+
+    /// Calls `mix` with each pixel of `target`, the same pixel of `source`,
+    /// and how much of it to take there: `opacity` times the `coverage`.
+    fn each_pixel(
+        &self,
+        source: &Canvas,
+        target: &mut Canvas,
+        opacity: f32,
+        coverage: Option<&[f32]>,
+        mut mix: impl FnMut(&mut [f32], &[f32], f32),
+    ) {
         let n = self.colors + 1;
         for (i, (t, s)) in target
             .samples
@@ -155,8 +169,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
             .zip(source.samples.chunks_exact(n))
             .enumerate()
         {
-            let k = opacity * coverage.map_or(1.0, |c| c[i]);
-            blend_pixel(t, s, k, blend, false);
+            mix(t, s, opacity * coverage.map_or(1.0, |c| c[i]));
         }
     }
 }
