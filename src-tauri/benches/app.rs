@@ -16,10 +16,10 @@
 //! part, `--only scroll` the scrolling of `window` alone, `--only editor` a
 //! plugin's check-out through the local API.
 
-#[path = "../../benches/common/figures.rs"]
-mod figures;
 #[path = "app/editor.rs"]
 mod editor;
+#[path = "../../benches/common/figures.rs"]
+mod figures;
 #[path = "app/million.rs"]
 mod million;
 #[path = "../tests/window/on_this_bus.rs"]

@@ -15,8 +15,7 @@ pub async fn editor(work: &Path) {
     seed(&home, 10, false).await;
     let (client, _driver, _) = launch(&home).await;
     let found: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(home.join("data/plugin-api.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(home.join("data/plugin-api.json")).unwrap()).unwrap();
     let base = format!("http://127.0.0.1:{}", found["port"]);
     let secret = found["secret"].as_str().unwrap().to_owned();
     let http = reqwest::Client::new();
@@ -42,19 +41,29 @@ pub async fn editor(work: &Path) {
             .await
             .unwrap();
         let (sent, started) = (now_ms(), Instant::now());
-        let answer = post("/files/checkout", json!({ "path": local })).await.unwrap();
+        let answer = post("/files/checkout", json!({ "path": local }))
+            .await
+            .unwrap();
         assert_eq!(answer.status(), 200);
         held.push(started.elapsed().as_secs_f64() * 1000.0);
         let at = loop {
-            let noted = client.execute("return window.__shownAt", vec![]).await.unwrap();
+            let noted = client
+                .execute("return window.__shownAt", vec![])
+                .await
+                .unwrap();
             if let Some(at) = noted.as_f64() {
                 break at;
             }
-            assert!(started.elapsed() < Duration::from_secs(10), "the window never showed it");
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the window never showed it"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         };
         shown.push(at - sent);
-        post("/files/cancel", json!({ "path": local })).await.unwrap();
+        post("/files/cancel", json!({ "path": local }))
+            .await
+            .unwrap();
         // The window shows the cancel before the next check-out is timed.
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
