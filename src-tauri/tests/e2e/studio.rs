@@ -56,16 +56,8 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     })
     .await;
     w.type_into("#join-server-url", &url).await;
-    w.click("join-continue").await;
-    w.wait_text_is(
-        "#join-server",
-        "the code's server",
-        &format!("Server: {url}"),
-    )
-    .await;
-    let name = w.wait_for("#join-device", "this computer's name").await;
-    name.clear().await.unwrap();
-    name.send_keys("admin's desk").await.unwrap();
+    w.join_server_is(&url, "the code's server").await;
+    w.name_this_device("admin's desk").await;
     w.readme_screenshot("join-with-a-code").await;
     w.click("join-submit").await;
     w.wait_for(&World::row("brand/hero.psd"), "the studio's files")
