@@ -337,13 +337,13 @@ async fn what_a_caller_may_not_read_is_neither_listed_nor_counted(f: Fixture) {
 
     // Counts: bob's leave out what he may not read; a folder of nothing
     // he may read is not listed.
-    let top = f.bob.folders("").await.unwrap();
     let folders = [
         ("brand/", 5, 0),
         ("exports/", 4, 0),
         ("finance/", 1, 1),
         ("zz/", 1, 0),
     ];
+    let top = f.bob.folders("").await.unwrap();
     assert_eq!(top.folders, listing(&folders, 0).folders);
     let finance = f.bob.folders("finance/").await.unwrap();
     assert_eq!(finance, listing(&[("finance/public/", 1, 1)], 0));

@@ -37,7 +37,7 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
         t.starts_with("The server's certificate is not trusted")
     })
     .await;
-    w.click("open-settings").await;
+    w.open_settings().await;
     fingerprint_shown(&w, &first).await;
     w.wait_until(
         "#settings-subject",
@@ -81,7 +81,7 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
         t.starts_with("The server's certificate changed")
     })
     .await;
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.wait_text("#settings [role=status]", "why, in Settings", |t| {
         t.starts_with("The server's certificate changed")
             && t.contains(&first.replace(':', "").to_lowercase())

@@ -39,7 +39,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
             .unwrap_or_default()
     };
 
-    w.click("open-settings").await;
+    w.open_settings().await;
     assert_eq!(value("settings-backend").await, "remote");
     assert_eq!(value("settings-url").await, server.url);
     assert_eq!(
@@ -79,7 +79,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
     every_byte_kept();
 
     // Back to the server, first with a wrong token: refused in the dialog.
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.choose_setting("settings-backend", "remote").await;
     w.type_setting("settings-token", "not-a-token").await;
     w.click("settings-save").await;

@@ -201,7 +201,7 @@ async fn steady() {
     w.click("compare-close").await;
 
     // 11: an error in Settings neither moves the dialog nor outlives its fix.
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.choose_setting("settings-backend", "remote").await;
     let dialog = place(&w, "#settings").await;
     w.replace_setting("settings-url", "leasedesk.example").await;

@@ -164,6 +164,12 @@ impl World {
             .await;
     }
 
+    /// Opens Settings from the top bar and waits for the dialog.
+    pub async fn open_settings(&self) {
+        self.click("open-settings").await;
+        self.wait_for("#settings[open]", "Settings").await;
+    }
+
     /// The Settings dialog's field `id`, once the dialog is open (a closed
     /// one keeps its old fields until redrawn).
     pub async fn settings_field(&self, id: &str) -> fantoccini::elements::Element {

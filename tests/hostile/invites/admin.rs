@@ -81,27 +81,16 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
         f.token("user:bob"),
         f.token("user:alice"),
     );
+    let members = json!({ "members": ["user:bob"] });
     let group = api
-        .send_json(
-            Method::PUT,
-            "/v1/groups/clients",
-            admin,
-            json!({ "members": ["user:bob"] }),
-        )
+        .send_json(Method::PUT, "/v1/groups/clients", admin, members)
         .await;
     assert_eq!(group.status, 200, "{}", group.body);
     let good = json!([
         { "folder": "finance/", "who": "group:clients", "level": "none" },
         { "folder": "brand/approved/", "who": "user:bob", "level": "read" },
     ]);
-    let set = api
-        .send_json(
-            Method::PUT,
-            "/v1/permissions",
-            admin,
-            json!({ "rules": good }),
-        )
-        .await;
+    let set = put_rules(&api, admin, good.as_array().unwrap()).await;
     assert_eq!(set.status, 200, "{}", set.body);
     let rules_before = api.get("/v1/permissions", admin).await.seen();
     assert_eq!(rules_before, (200, json!({ "rules": good })));
@@ -131,14 +120,7 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     for (what, rule) in bad {
         let mut rules = good.as_array().unwrap().clone();
         rules.push(rule);
-        let answer = api
-            .send_json(
-                Method::PUT,
-                "/v1/permissions",
-                admin,
-                json!({ "rules": rules }),
-            )
-            .await;
+        let answer = put_rules(&api, admin, &rules).await;
         assert_refused(&answer, (422, "invalid"), what);
         assert_eq!(
             api.get("/v1/permissions", admin).await.seen(),
@@ -220,13 +202,9 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     }
     // His own devices are his: an invite for another of them (not an
     // admin's, whatever he asks), but not another's device.
+    let as_admin = json!({ "admin": true });
     let escalate = api
-        .send_json(
-            Method::POST,
-            "/v1/me/invites",
-            bob,
-            json!({ "admin": true }),
-        )
+        .send_json(Method::POST, "/v1/me/invites", bob, as_admin)
         .await;
     assert_refused(&escalate, (400, "bad_request"), "bob's invite as an admin");
     let mine = api
@@ -267,6 +245,13 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
         !listed.iter().any(|(p, _)| *p == "user:mallory"),
         "{listed:?}"
     );
+}
+
+/// Puts `rules` as the studio's permission rules, as the holder of `token`.
+async fn put_rules(api: &Http, token: &str, rules: &[Value]) -> Answer {
+    let body = json!({ "rules": rules });
+    api.send_json(Method::PUT, "/v1/permissions", token, body)
+        .await
 }
 
 /// A permission rule as the API takes it.
