@@ -72,6 +72,18 @@ fn per_second(n: u32, elapsed: Duration) -> f64 {
     f64::from(n) / elapsed.as_secs_f64()
 }
 
+/// The row of `figure`: `n` rounds since `start`, as `unit` (`pairs/s`),
+/// against `target`.
+fn rate_row(figure: &str, n: u32, start: Instant, unit: &str, target: &str) {
+    let rate = per_second(n, start.elapsed());
+    row(
+        figure,
+        format!("{rate:.0} {unit}"),
+        target,
+        value(rate, unit),
+    );
+}
+
 /// The store's floor: the smallest transaction a lease change needs (read the
 /// lease row, upsert it, insert an event), straight on rusqlite.
 fn sqlite_baseline(work: &Path, n: u32) {
@@ -139,12 +151,12 @@ async fn lease_pairs(work: &Path, n: u32) {
         let edit = store.begin_edit(id, None).await.unwrap();
         store.release_edit(edit.id).await.unwrap();
     }
-    let rate = per_second(n, start.elapsed());
-    row(
+    rate_row(
         "lease acquire + release pairs, bundled (agent edit begin + release)",
-        format!("{rate:.0} pairs/s"),
+        n,
+        start,
+        "pairs/s",
         "at least 5,000 pairs/s",
-        value(rate, "pairs/s"),
     );
     let start = Instant::now();
     for _ in 0..n {
@@ -154,12 +166,12 @@ async fn lease_pairs(work: &Path, n: u32) {
             .unwrap();
         store.cancel(c.id).await.unwrap();
     }
-    let rate = per_second(n, start.elapsed());
-    row(
+    rate_row(
         "check-out + cancel pairs, bundled",
-        format!("{rate:.0} pairs/s"),
+        n,
+        start,
+        "pairs/s",
         "(same lease, plus the record)",
-        value(rate, "pairs/s"),
     );
 }
 
@@ -171,12 +183,12 @@ async fn cycles(work: &Path, n: u32) {
         let done = cycle(&store, id, content.clone()).await;
         assert!(matches!(done, Some(CheckinResult::Unchanged { .. })));
     }
-    let rate = per_second(n, start.elapsed());
-    row(
+    rate_row(
         "whole cycle: check out, check in an unchanged 4 KiB file",
-        format!("{rate:.0} cycles/s"),
+        n,
+        start,
+        "cycles/s",
         "at least 1,000 cycles/s",
-        value(rate, "cycles/s"),
     );
     let n = n / 10;
     let start = Instant::now();
@@ -184,12 +196,12 @@ async fn cycles(work: &Path, n: u32) {
         let done = cycle(&store, id, format!("version {i}").into_bytes()).await;
         assert!(matches!(done, Some(CheckinResult::Committed { .. })));
     }
-    let rate = per_second(n, start.elapsed());
-    row(
+    rate_row(
         "durable cycle: check out, check in a changed file (blob and WAL fsynced)",
-        format!("{rate:.0} cycles/s"),
+        n,
+        start,
+        "cycles/s",
         "bounded by fsync; compare synchronous=FULL above",
-        value(rate, "cycles/s"),
     );
 }
 

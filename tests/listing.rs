@@ -152,23 +152,16 @@ async fn a_folder_a_search_and_held_narrow_the_list_together(f: Fixture) {
     ];
     assert_eq!(found(find(None, Some("HERO"), false)).await, heroes);
     assert_eq!(found(find(None, Some("hEr"), false)).await, heroes);
-    assert_eq!(
-        found(find(None, Some("été/"), false)).await,
-        ["brand/Été/affiche.psd"]
-    );
-    assert_eq!(
-        found(find(None, Some("xl"), false)).await,
-        ["finance/q3.xlsx"]
-    );
-    // A search's text is taken literally: `_` and `%` are no wildcards.
-    assert_eq!(
-        found(find(None, Some("a_b"), false)).await,
-        ["exports/a_b.png"]
-    );
-    assert_eq!(
-        found(find(None, Some("0%."), false)).await,
-        ["exports/100%.png"]
-    );
+    let finds_one = [
+        ("été/", "brand/Été/affiche.psd"),
+        ("xl", "finance/q3.xlsx"),
+        // A search's text is taken literally: `_` and `%` are no wildcards.
+        ("a_b", "exports/a_b.png"),
+        ("0%.", "exports/100%.png"),
+    ];
+    for (text, only) in finds_one {
+        assert_eq!(found(find(None, Some(text), false)).await, [only], "{text}");
+    }
     assert!(found(find(None, Some("nowhere"), false)).await.is_empty());
 
     // Held: a live lease, not a lapsed one nor one given back.
@@ -212,24 +205,14 @@ async fn a_folder_a_search_and_held_narrow_the_list_together(f: Fixture) {
 async fn folders_count_files_and_held_files_at_every_depth(f: Fixture) {
     let imported = import_all(&f).await;
     let id_of = |p: &str| imported.iter().find(|a| a.path.as_str() == p).unwrap().id;
-    let count = |path: &str, files: u64, held: u64| FolderCount {
-        path: path.into(),
-        files,
-        held,
-    };
     let top = f.alice.folders("").await.unwrap();
-    assert_eq!(
-        top,
-        FolderList {
-            folders: vec![
-                count("brand/", 6, 0),
-                count("exports/", 4, 0),
-                count("finance/", 2, 0),
-                count("zz/", 1, 0),
-            ],
-            files: 1,
-        }
-    );
+    let folders = [
+        ("brand/", 6, 0),
+        ("exports/", 4, 0),
+        ("finance/", 2, 0),
+        ("zz/", 1, 0),
+    ];
+    assert_eq!(top, listing(&folders, 1));
     f.bob
         .check_out(id_of("brand/2026/q2/banner.psd"), checkout_request())
         .await
@@ -239,17 +222,12 @@ async fn folders_count_files_and_held_files_at_every_depth(f: Fixture) {
         .await
         .unwrap();
     let brand = f.alice.folders("brand/").await.unwrap();
-    assert_eq!(
-        brand,
-        FolderList {
-            folders: vec![
-                count("brand/2026/", 2, 1),
-                count("brand/superhero/", 1, 0),
-                count("brand/Été/", 1, 0),
-            ],
-            files: 2,
-        }
-    );
+    let folders = [
+        ("brand/2026/", 2, 1),
+        ("brand/superhero/", 1, 0),
+        ("brand/Été/", 1, 0),
+    ];
+    assert_eq!(brand, listing(&folders, 2));
     assert_eq!(
         f.alice.folders("").await.unwrap().folders[0],
         count("brand/", 6, 2)
@@ -359,28 +337,16 @@ async fn what_a_caller_may_not_read_is_neither_listed_nor_counted(f: Fixture) {
 
     // Counts: bob's leave out what he may not read; a folder of nothing
     // he may read is not listed.
-    let count = |path: &str, files: u64, held: u64| FolderCount {
-        path: path.into(),
-        files,
-        held,
-    };
+    let folders = [
+        ("brand/", 5, 0),
+        ("exports/", 4, 0),
+        ("finance/", 1, 1),
+        ("zz/", 1, 0),
+    ];
     let top = f.bob.folders("").await.unwrap();
-    assert_eq!(
-        top.folders,
-        [
-            count("brand/", 5, 0),
-            count("exports/", 4, 0),
-            count("finance/", 1, 1),
-            count("zz/", 1, 0),
-        ]
-    );
-    assert_eq!(
-        f.bob.folders("finance/").await.unwrap(),
-        FolderList {
-            folders: vec![count("finance/public/", 1, 1)],
-            files: 0,
-        }
-    );
+    assert_eq!(top.folders, listing(&folders, 0).folders);
+    let finance = f.bob.folders("finance/").await.unwrap();
+    assert_eq!(finance, listing(&[("finance/public/", 1, 1)], 0));
     let year = f.bob.folders("brand/2026/").await.unwrap();
     assert_eq!(year.folders, [count("brand/2026/q2/", 1, 0)]);
     // Everyone's rule hides brand/2026/ from alice (bob's own rule opens
@@ -554,3 +520,22 @@ crate::contract!(
     a_hidden_folder_is_walked_past_under_every_spelling,
     a_query_out_of_bounds_is_invalid,
 );
+
+/// A folder's counts: the files below it, and how many of those are held.
+fn count(path: &str, files: u64, held: u64) -> FolderCount {
+    FolderCount {
+        path: path.into(),
+        files,
+        held,
+    }
+}
+
+/// A folder's listing: its `folders` (path, files, held) and `files` of
+/// its own.
+fn listing(folders: &[(&str, u64, u64)], files: u64) -> FolderList {
+    let folders = folders.iter().map(|&(p, n, held)| count(p, n, held));
+    FolderList {
+        folders: folders.collect(),
+        files,
+    }
+}

@@ -76,6 +76,14 @@ impl Plugged {
         seen(asked.send().await.unwrap()).await
     }
 
+    /// Imports `p` (as "v1") and brings alice's copy of it down: the
+    /// artifact, and where its copy lies.
+    async fn copy_of(&self, f: &Fixture, p: &str) -> (Artifact, PathBuf) {
+        let artifact = f.import(p, b"v1").await;
+        self.desk.update(artifact.id).await.unwrap();
+        (artifact, self.local(p))
+    }
+
     fn local(&self, p: &str) -> PathBuf {
         self.desk.workspace().local_path(&path(p)).unwrap()
     }
@@ -111,9 +119,7 @@ crate::contract! {
 
 async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
     let p = plugged(&f).await;
-    let hero = f.import("scenes/hero.blend", b"v1").await;
-    p.desk.update(hero.id).await.unwrap();
-    let local = p.local("scenes/hero.blend");
+    let (hero, local) = p.copy_of(&f, "scenes/hero.blend").await;
 
     let (status, free) = p.state(&local).await;
     assert_eq!(status, 200, "{free}");
@@ -244,10 +250,8 @@ async fn a_plugin_sees_each_state_of_a_file_and_acts_as_the_app(f: Fixture) {
 
 async fn a_plugin_asks_the_holder(f: Fixture) {
     let p = plugged(&f).await;
-    let hero = f.import("hero.blend", b"v1").await;
-    p.desk.update(hero.id).await.unwrap();
+    let (hero, local) = p.copy_of(&f, "hero.blend").await;
     f.bob.check_out(hero.id, checkout_request()).await.unwrap();
-    let local = p.local("hero.blend");
     let (status, asked) = p
         .post(
             "/files/ask",
@@ -268,9 +272,7 @@ async fn a_plugin_asks_the_holder(f: Fixture) {
 async fn plugins_following_events_hear_of_each_change() {
     let f = fixture();
     let p = plugged(&f).await;
-    let hero = f.import("hero.blend", b"v1").await;
-    p.desk.update(hero.id).await.unwrap();
-    let local = p.local("hero.blend");
+    let (hero, local) = p.copy_of(&f, "hero.blend").await;
     let mut events = p
         .http
         .get(p.url("/events"))
@@ -324,9 +326,7 @@ async fn next_state(events: &mut reqwest::Response) -> Value {
 async fn only_a_plugin_with_this_starts_secret_is_answered() {
     let f = fixture();
     let p = plugged(&f).await;
-    let hero = f.import("hero.blend", b"v1").await;
-    p.desk.update(hero.id).await.unwrap();
-    let local = p.local("hero.blend");
+    let (_, local) = p.copy_of(&f, "hero.blend").await;
     let encoded: String =
         url::form_urlencoded::byte_serialize(local.to_str().unwrap().as_bytes()).collect();
     let files = format!("/files?path={encoded}");
@@ -404,9 +404,7 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
 async fn hostile_requests_get_clear_errors_and_block_nothing() {
     let f = fixture();
     let p = plugged(&f).await;
-    let hero = f.import("scenes/hero.blend", b"v1").await;
-    p.desk.update(hero.id).await.unwrap();
-    let local = p.local("scenes/hero.blend");
+    let (_, local) = p.copy_of(&f, "scenes/hero.blend").await;
     let escaping = format!("{}/../../outside.blend", local.parent().unwrap().display());
     let bearer = format!("Bearer {}", p.found.secret);
     let auth: &[(&str, &str)] = &[("Authorization", &bearer)];

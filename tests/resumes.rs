@@ -71,8 +71,8 @@ fn list_of_64k(chunks: usize, seed: u64) -> bytes::Bytes {
     list.into()
 }
 
-/// Begins an import of `name` with `list` for a file of `size` bytes: the
-/// status and the answer.
+/// Begins an import of `name` with `list` for a file of `size` bytes,
+/// with `key`, if any, as its Idempotency-Key: the status and the answer.
 async fn begin(
     http: &reqwest::Client,
     base: &str,
@@ -80,16 +80,17 @@ async fn begin(
     name: &str,
     size: u64,
     list: bytes::Bytes,
+    key: Option<&str>,
 ) -> (u16, serde_json::Value) {
-    let digest = format!("blake3:{}", blake3::hash(name.as_bytes()).to_hex());
-    let response = http
+    let digest = blake3::hash(name.as_bytes());
+    let mut request = http
         .post(format!("{base}/v1/uploads?path={name}&size={size}"))
         .bearer_auth(token)
-        .header("leasedesk-digest", digest)
-        .body(list)
-        .send()
-        .await
-        .unwrap();
+        .header("leasedesk-digest", format!("blake3:{}", digest.to_hex()));
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    let response = request.body(list).send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or_default())
 }
@@ -215,6 +216,7 @@ async fn the_largest_begins_at_once_stay_within_the_bound(store: Store) {
         "warm.psd",
         64 << 10,
         list_of_64k(1, 9),
+        None,
     )
     .await;
     assert_eq!(status, 201);
@@ -235,6 +237,7 @@ async fn the_largest_begins_at_once_stay_within_the_bound(store: Store) {
                         &format!("big{i}.psb"),
                         LARGEST,
                         list.clone(),
+                        None,
                     )
                     .await
                     {
@@ -421,24 +424,15 @@ async fn a_begin_sent_again_with_its_key_begins_nothing_new(f: Fixture) {
     let http = reqwest::Client::new();
     let list = list_of_64k(4, 5);
     let send = |name: &'static str, key: &'static str| {
-        let (http, list) = (http.clone(), list.clone());
-        let url = format!("{}/v1/uploads?path={name}&size={}", server.base, 4 * 65536);
-        async move {
-            let response = http
-                .post(url)
-                .bearer_auth(token)
-                .header(
-                    "leasedesk-digest",
-                    format!("blake3:{}", blake3::hash(b"x").to_hex()),
-                )
-                .header("idempotency-key", key)
-                .body(list)
-                .send()
-                .await
-                .unwrap();
-            let status = response.status().as_u16();
-            (status, response.json::<serde_json::Value>().await.unwrap())
-        }
+        begin(
+            &http,
+            &server.base,
+            token,
+            name,
+            4 * 65536,
+            list.clone(),
+            Some(key),
+        )
     };
     let (status, first) = send("keyed.psd", "begin-1").await;
     assert_eq!(status, 201, "{first}");
@@ -473,6 +467,7 @@ async fn parallel_begins_take_exactly_thirty_two(f: Fixture) {
             Box::leak(format!("many{i}.psd").into_boxed_str()),
             65536,
             list.clone(),
+            None,
         )
     }))
     .await;

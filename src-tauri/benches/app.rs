@@ -20,6 +20,9 @@
 mod editor;
 #[path = "../../benches/common/figures.rs"]
 mod figures;
+#[path = "../tests/window/group.rs"]
+#[allow(dead_code)] // the bench kills its groups its own way, by kill_group
+mod group;
 #[path = "app/million.rs"]
 mod million;
 #[path = "../tests/window/on_this_bus.rs"]
@@ -31,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use figures::{row, value};
+use group::kill_group;
 use leasedesk::clock::Clock;
 use leasedesk::model::RepoPath;
 use leasedesk::workspace::Workspace;
@@ -132,22 +136,12 @@ async fn compare(work: &Path, quick: bool) {
     let store = seed(&home, 0, false).await;
     let side = if quick { 1024 } else { 4096 };
     let path: RepoPath = "art/matte.png".parse().unwrap();
-    let artifact = store
-        .import(
-            &path,
-            Upload::stream(std::io::Cursor::new(noise_png(side, 1))),
-        )
-        .await
-        .unwrap();
-    let checkout = store
-        .check_out(artifact.id, Default::default())
-        .await
-        .unwrap();
+    // Version 1 and 2: the same size, every pixel another.
+    let version = |seed| Upload::stream(std::io::Cursor::new(noise_png(side, seed)));
+    let artifact = store.import(&path, version(1)).await.unwrap();
+    let checkout = store.check_out(artifact.id, Default::default()).await;
     store
-        .check_in(
-            checkout.id,
-            Upload::stream(std::io::Cursor::new(noise_png(side, 2))),
-        )
+        .check_in(checkout.unwrap().id, version(2))
         .await
         .unwrap();
     let (client, _driver, _) = launch(&home).await;
@@ -279,9 +273,7 @@ struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
+        kill_group(&mut self.0);
         // Closing the window only hides the app (it lives on in the tray):
         // ours is ended by its id, never another session's by its name.
         for pid in app_processes() {

@@ -390,7 +390,7 @@ async fn a_folder_is_listed_by_size_modified_version_and_holder_page_by_page(f: 
         SortKey::Path,
     ] {
         for descending in [false, true] {
-            let order = ListOrder { by, descending };
+            let order = order(by, descending);
             for folder in ["", "shots/", "brand/2026/", "tiny/"] {
                 assert_sorted_places(&f, &alice, folder, order).await;
             }
@@ -399,14 +399,8 @@ async fn a_folder_is_listed_by_size_modified_version_and_holder_page_by_page(f: 
 
     // A file grows, another is taken and one comes: each place in each
     // order is the file there now.
-    let by_size = ListOrder {
-        by: SortKey::Size,
-        descending: true,
-    };
-    let by_holder = ListOrder {
-        by: SortKey::Holder,
-        descending: false,
-    };
+    let by_size = order(SortKey::Size, true);
+    let by_holder = order(SortKey::Holder, false);
     alice.folder_rows_in("", by_size, 50, 10).await.unwrap();
     alice.folder_rows_in("", by_holder, 50, 10).await.unwrap();
     f.check_out_and_in(ids[50], &[b'z'; 40]).await;
@@ -438,3 +432,8 @@ crate::contract!(
     held_by_others_and_a_search_are_the_servers_answers,
     held_by_others_has_git_locks_and_paths_held_with_no_file,
 );
+
+/// The order by `by`, from the last when `descending`.
+fn order(by: SortKey, descending: bool) -> ListOrder {
+    ListOrder { by, descending }
+}

@@ -79,3 +79,10 @@ fn outcome(answer: &Answer) -> (u16, String) {
         answer.body["error"].as_str().unwrap_or_default().to_owned(),
     )
 }
+
+/// Asserts that `answer` (to `what`) is the refusal `(status, code)`.
+#[track_caller]
+fn assert_refused(answer: &Answer, (status, code): (u16, &str), what: &str) {
+    let refusal = (status, code.to_owned());
+    assert_eq!(outcome(answer), refusal, "{what}: {}", answer.body);
+}

@@ -4,6 +4,8 @@ import type { SeenFile } from "./generated/SeenFile";
 
 const members = [{ participant: "user:bob" }, { participant: "agent:build-bot" }, { participant: "user:alice" }];
 const groups = [{ name: "designers" }, { name: "clients" }];
+/** A picker's option: what is sent, and what is shown. */
+const choice = (value: string, label: string) => ({ value, label });
 
 describe("the rules' pickers", () => {
   it("name whom a rule names in plain words", () => {
@@ -15,18 +17,18 @@ describe("the rules' pickers", () => {
 
   it("offer everyone, the groups and the people, shown by name and sent as the server's forms", () => {
     expect(whoChoices(members, groups)).toEqual([
-      { value: "everyone", label: "everyone" },
-      { value: "group:clients", label: "group clients" },
-      { value: "group:designers", label: "group designers" },
-      { value: "user:alice", label: "alice" },
-      { value: "user:bob", label: "bob" },
-      { value: "agent:build-bot", label: "build-bot (agent)" },
+      choice("everyone", "everyone"),
+      choice("group:clients", "group clients"),
+      choice("group:designers", "group designers"),
+      choice("user:alice", "alice"),
+      choice("user:bob", "bob"),
+      choice("agent:build-bot", "build-bot (agent)"),
     ]);
   });
 
   it("keep a rule's who that is no longer a participant or group, so it is not changed unseen", () => {
     const choices = whoChoices(members, groups, "user:gone");
-    expect(choices[choices.length - 1]).toEqual({ value: "user:gone", label: "gone" });
+    expect(choices[choices.length - 1]).toEqual(choice("user:gone", "gone"));
     expect(whoChoices(members, groups, "user:bob").filter((c) => c.value === "user:bob")).toHaveLength(1);
   });
 
@@ -36,10 +38,10 @@ describe("the rules' pickers", () => {
 
   it("offer every folder by path after every file, with a rule's own folder kept", () => {
     expect(folderChoices(["brand/", "finance/", "brand/2026/"])).toEqual([
-      { value: "", label: "Every folder" },
-      { value: "brand/", label: "brand/" },
-      { value: "brand/2026/", label: "brand/2026/" },
-      { value: "finance/", label: "finance/" },
+      choice("", "Every folder"),
+      choice("brand/", "brand/"),
+      choice("brand/2026/", "brand/2026/"),
+      choice("finance/", "finance/"),
     ]);
     expect(folderChoices(["brand/"], "later/").map((c) => c.value)).toEqual(["", "brand/", "later/"]);
   });

@@ -6,10 +6,15 @@
 //! it, and checks what it did through the CLI.
 #![cfg(target_os = "linux")]
 
+#[path = "../window/group.rs"]
+mod group;
+
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use group::KilledGroup;
 
 /// The ordinary user the app and Blender run as when the tests run as root.
 const DESIGNER: &str = "leasedesk-designer";
@@ -207,7 +212,7 @@ impl Stage {
     }
 
     /// The app, on a session bus of its own, once its local API answers.
-    fn start_app(&self) -> App {
+    fn start_app(&self) -> KilledGroup {
         let log = std::fs::File::create(self.home.join("app.log")).unwrap();
         let mut command = self.command("dbus-run-session");
         command
@@ -216,7 +221,7 @@ impl Stage {
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .process_group(0);
-        let app = App(command.spawn().unwrap());
+        let app = KilledGroup(command.spawn().unwrap());
         let discovery = self.home.join("data/plugin-api.json");
         let started = Instant::now();
         while !discovery.exists() {
@@ -228,17 +233,6 @@ impl Stage {
             std::thread::sleep(Duration::from_millis(100));
         }
         app
-    }
-}
-
-/// The app's process group, killed whole when dropped.
-struct App(Child);
-
-impl Drop for App {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
     }
 }
 

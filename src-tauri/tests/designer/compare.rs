@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use serde_json::json;
 
 use crate::window::*;
@@ -107,23 +107,14 @@ pub async fn swipe_line_is_the_split(w: &World) {
     // Drag the images 100 px right, as a designer pans.
     let stage = w.wait_for("#compare-stage", "the stage").await;
     let pan = MouseActions::new("mouse".into())
-        .then(PointerAction::MoveToElement {
-            element: stage,
-            duration: None,
-            x: 0.0,
-            y: 0.0,
-        })
-        .then(PointerAction::Down {
-            button: MOUSE_BUTTON_LEFT,
-        })
+        .then(pointer_onto(stage))
+        .then(LEFT_DOWN)
         .then(PointerAction::MoveBy {
             duration: Some(Duration::from_millis(300)),
             x: 100.0,
             y: 0.0,
         })
-        .then(PointerAction::Up {
-            button: MOUSE_BUTTON_LEFT,
-        });
+        .then(LEFT_UP);
     w.client.perform_actions(pan).await.unwrap();
     let at = w
         .eval(

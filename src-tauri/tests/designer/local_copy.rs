@@ -34,7 +34,7 @@ pub async fn where_the_file_is(w: &World) {
     w.dismiss_notices().await;
     w.click("action-reveal").await;
     let said = w
-        .text_when(".notice.error", "the failed reveal", |t| {
+        .error_notice("the failed reveal", |t| {
             t.contains("The folder could not be shown")
         })
         .await;

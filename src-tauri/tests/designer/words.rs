@@ -58,7 +58,7 @@ pub async fn activity_tells_what_people_did(w: &World) {
 pub async fn settings_check_the_address(w: &World) {
     let settings_file = w._home.path().join("config/settings.json");
     let before = std::fs::read_to_string(&settings_file).unwrap();
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.wait_text_is(
         "#settings[open] .field > span",
         "the choice of store, in the designer's words",

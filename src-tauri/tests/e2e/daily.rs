@@ -185,12 +185,4 @@ async fn scenarios(kind: Backend) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_app_on_the_bundled_backend() {
-    within_limit(scenarios(Backend::Bundled)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_app_on_a_team_server() {
-    within_limit(scenarios(Backend::Remote)).await;
-}
+on_both_backends!(scenarios: the_app_on_the_bundled_backend, the_app_on_a_team_server);

@@ -179,12 +179,4 @@ async fn following(kind: Backend) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_screen_follows_others_on_the_bundled_backend() {
-    within_limit(following(Backend::Bundled)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_screen_follows_others_on_a_team_server() {
-    within_limit(following(Backend::Remote)).await;
-}
+on_both_backends!(following: the_screen_follows_others_on_the_bundled_backend, the_screen_follows_others_on_a_team_server);

@@ -51,13 +51,7 @@ async fn joining_a_studio(home: tempfile::TempDir) {
         "the join dialog opens with its field focused"
     );
     w.type_into("#join-invite", &link).await;
-    w.click("join-continue").await;
-    w.wait_text_is(
-        "#join-server",
-        "the invite's server",
-        &format!("Server: {url}"),
-    )
-    .await;
+    w.join_server_is(&url, "the invite's server").await;
     w.wait_text_is(
         "#join-fingerprint",
         "the server's fingerprint",
@@ -113,7 +107,7 @@ async fn joining_a_studio(home: tempfile::TempDir) {
     assert_eq!(members[0]["devices"][0]["name"], "carol's laptop");
 
     // Settings: this device, a code for another computer, and signing out.
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.wait_text("#settings-devices li", "this device in the list", |t| {
         t.starts_with("carol's laptop (this device), last used")
     })

@@ -44,7 +44,7 @@ async fn offline_and_back(w: &mut World) {
 
     w.dismiss_notices().await;
     w.check_in_here(None).await;
-    w.wait_text(".notice.error", "the check-in's refusal", |t| {
+    w.error_notice("the check-in's refusal", |t| {
         t.starts_with("Offline since ") && t.contains("check-in was not sent")
     })
     .await;

@@ -33,11 +33,11 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
     let settings_file = home.path().join("config/settings.json");
     let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
 
-    w.wait_text(".notice.error", "the refused certificate", |t| {
+    w.error_notice("the refused certificate", |t| {
         t.starts_with("The server's certificate is not trusted")
     })
     .await;
-    w.click("open-settings").await;
+    w.open_settings().await;
     fingerprint_shown(&w, &first).await;
     w.wait_until(
         "#settings-subject",
@@ -77,11 +77,11 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
     assert!(hup.success());
     tokio::time::sleep(Duration::from_millis(500)).await;
     w.relaunch().await;
-    w.wait_text(".notice.error", "the changed certificate", |t| {
+    w.error_notice("the changed certificate", |t| {
         t.starts_with("The server's certificate changed")
     })
     .await;
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.wait_text("#settings [role=status]", "why, in Settings", |t| {
         t.starts_with("The server's certificate changed")
             && t.contains(&first.replace(':', "").to_lowercase())

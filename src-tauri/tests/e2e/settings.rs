@@ -39,7 +39,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
             .unwrap_or_default()
     };
 
-    w.click("open-settings").await;
+    w.open_settings().await;
     // Blender is on this computer (the tests' packages install it): Settings
     // offers its add-on (installing it is src-tauri/tests/blender's).
     let offered = w
@@ -85,7 +85,7 @@ pub async fn switching_stores_in_settings(w: &World, local: &Path) {
     every_byte_kept();
 
     // Back to the server, first with a wrong token: refused in the dialog.
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.choose_setting("settings-backend", "remote").await;
     w.type_setting("settings-token", "not-a-token").await;
     w.click("settings-save").await;

@@ -38,6 +38,11 @@ async fn wait_order(w: &World, what: &str, expected: &[&str]) {
 /// Clicks the head of `by` and waits for its `aria-sort` and arrow.
 async fn sort_by(w: &World, by: &str, sort: &str, arrow: &str) {
     w.click(&format!("sort-{by}")).await;
+    sorted_by(w, by, sort, arrow).await;
+}
+
+/// Waits for the head of `by` to show its `aria-sort` and arrow.
+async fn sorted_by(w: &World, by: &str, sort: &str, arrow: &str) {
     let head = format!("[aria-sort=\"{sort}\"] > #sort-{by}");
     w.wait_text(&head, &format!("{by} {sort}"), |t| t.ends_with(arrow))
         .await;
@@ -61,24 +66,11 @@ async fn columns_sort_the_list_and_the_detail_says_the_copys_size() {
     let [a, b, c, d] = ["a", "b", "c", "d"].map(|n| format!("sorting/{n}.psd"));
     let by_name = [&a, &b, &c, &d].map(String::as_str);
     wait_order(&w, "by name at first", &by_name).await;
-    w.wait_text(
-        "[aria-sort=\"ascending\"] > #sort-path",
-        "Name sorted",
-        |t| t.ends_with('▲'),
-    )
-    .await;
-    w.wait_text_is(
-        &format!("{} .size-cell", World::row(&d)),
-        "d's size",
-        "50 B",
-    )
-    .await;
-    w.wait_text_is(
-        &format!("{} .size-cell", World::row(&a)),
-        "a's size",
-        "2.9 KB",
-    )
-    .await;
+    sorted_by(&w, "path", "ascending", "▲").await;
+    for (row, size) in [(&d, "50 B"), (&a, "2.9 KB")] {
+        let cell = format!("{} .size-cell", World::row(row));
+        w.wait_text_is(&cell, &format!("{row}'s size"), size).await;
+    }
 
     sort_by(&w, "size", "ascending", "▲").await;
     wait_order(&w, "smallest first", &[&d, &b, &c, &a].map(String::as_str)).await;

@@ -32,18 +32,9 @@ async fn place(w: &World, css: &str) -> Value {
 fn bob_works(home: &std::path::Path) {
     let store = home.join("data/store");
     let bob = |args: &[&str]| {
-        let out = std::process::Command::new(tool("LEASEDESK_BIN"))
-            .arg("--data")
-            .arg(&store)
-            .args(["--as", "user:bob"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut command = std::process::Command::new(tool("LEASEDESK_BIN"));
+        command.arg("--data").arg(&store).args(["--as", "user:bob"]);
+        succeeded(command.args(args), &format!("{args:?}"));
     };
     let file = |name: &str, bytes: &[u8]| {
         let file = home.join("incoming").join(name);
@@ -99,8 +90,7 @@ async fn steady() {
         json!("false")
     );
     // Escape empties the box wherever the focus is: here, in the list.
-    w.eval("document.getElementById('file-list').focus();")
-        .await;
+    w.focus("file-list").await;
     w.press(ESCAPE).await;
     w.wait_for(
         "[aria-selected=true] > .folder-name[data-folder^=\"brand\"]",
@@ -211,7 +201,7 @@ async fn steady() {
     w.click("compare-close").await;
 
     // 11: an error in Settings neither moves the dialog nor outlives its fix.
-    w.click("open-settings").await;
+    w.open_settings().await;
     w.choose_setting("settings-backend", "remote").await;
     let dialog = place(&w, "#settings").await;
     w.replace_setting("settings-url", "leasedesk.example").await;

@@ -56,16 +56,8 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     })
     .await;
     w.type_into("#join-server-url", &url).await;
-    w.click("join-continue").await;
-    w.wait_text_is(
-        "#join-server",
-        "the code's server",
-        &format!("Server: {url}"),
-    )
-    .await;
-    let name = w.wait_for("#join-device", "this computer's name").await;
-    name.clear().await.unwrap();
-    name.send_keys("admin's desk").await.unwrap();
+    w.join_server_is(&url, "the code's server").await;
+    w.name_this_device("admin's desk").await;
     w.readme_screenshot("join-with-a-code").await;
     w.click("join-submit").await;
     w.wait_for(&World::row("brand/hero.psd"), "the studio's files")
@@ -89,25 +81,19 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     w.click("tab-studio").await;
+    let person = |who: &str| format!("#studio-people tr[data-participant='user:{who}']");
     for who in ["alice", "bob", "admin"] {
-        w.wait_for(
-            &format!("#studio-people tr[data-participant='user:{who}']"),
-            who,
-        )
-        .await;
+        w.wait_for(&person(who), who).await;
     }
+    let this_device = format!("{} li[data-this-device]", person("admin"));
     w.wait_text(
-        "#studio-people tr[data-participant='user:admin'] li[data-this-device]",
+        &this_device,
         "the admin's device, marked as this one",
         |t| t.starts_with("admin's desk (this device), last used"),
     )
     .await;
     let bobs = w
-        .text_when(
-            "#studio-people tr[data-participant='user:bob'] li",
-            "bob's device",
-            |_| true,
-        )
+        .text_when(&format!("{} li", person("bob")), "bob's device", |_| true)
         .await;
     assert!(!bobs.contains("this device"), "{bobs}");
     w.screenshot("studio-01-people").await;
@@ -201,33 +187,31 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     w.choose("[data-rule-who='0']", "group:clients").await;
     w.choose("[data-rule-level='0']", "none").await;
     w.choose("#studio-preview-who", "user:bob").await;
+    let preview = |part: &str| format!("#studio-preview {part}");
+    let hidden_q3 = preview("li[data-path='finance/q3.xlsx'][data-level='none']");
     w.wait_text(
-        "#studio-preview details[data-folder=''][data-write='1'][data-none='1'] > summary",
+        &preview("details[data-folder=''][data-write='1'][data-none='1'] > summary"),
         "every file, counted by level",
         |t| t.contains("2 files: 1 view and change, 1 hidden"),
     )
     .await;
     w.wait_text(
-        "#studio-preview details[data-folder='finance/'][data-none='1'] > summary",
+        &preview("details[data-folder='finance/'][data-none='1'] > summary"),
         "finance hidden from bob, in the preview",
         |t| t.contains("1 file: hidden"),
     )
     .await;
     w.wait_for(
-        "#studio-preview details[data-folder='brand/'][data-write='1']",
+        &preview("details[data-folder='brand/'][data-write='1']"),
         "brand as it was",
     )
     .await;
     w.click_css(
-        "#studio-preview details[data-folder='finance/'] > summary",
+        &preview("details[data-folder='finance/'] > summary"),
         "finance/ opened",
     )
     .await;
-    w.wait_for(
-        "#studio-preview li[data-path='finance/q3.xlsx'][data-level='none']",
-        "finance's file, hidden",
-    )
-    .await;
+    w.wait_for(&hidden_q3, "finance's file, hidden").await;
     w.screenshot("studio-03-rules-preview").await;
     let listed = String::from_utf8(as_bob(&["ls"]).stdout).unwrap();
     assert!(
@@ -251,11 +235,7 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
         Some("user:bob"),
         "the chooser kept after Save"
     );
-    w.wait_for(
-        "#studio-preview li[data-path='finance/q3.xlsx'][data-level='none']",
-        "the preview after Save",
-    )
-    .await;
+    w.wait_for(&hidden_q3, "the preview after Save").await;
     w.screenshot("studio-04-saved").await;
 
     // A folder typed by hand that cannot be: said in the view, and nothing changes.

@@ -5,12 +5,13 @@
 //!
 //! `session` starts the app and its WebDriver session (`World`); `page` looks
 //! at and works the window; `steps` are what the people do; `server` a real
-//! `serve`; `process` the children and tools; `files` what is saved and
+//! `serve`; `process` the children and tools, `group` a process group killed whole; `files` what is saved and
 //! checked in; `screens` screenshots; `desktop` dunst and the tray over D-Bus.
 #![allow(dead_code)]
 
 mod desktop;
 mod files;
+mod group;
 mod on_this_bus;
 mod page;
 mod process;
@@ -21,4 +22,7 @@ mod steps;
 
 // Each binary uses a part of the harness: what one leaves unused is no fault.
 #[allow(unused_imports)]
-pub use {desktop::*, files::*, page::*, process::*, screens::*, server::*, session::*, steps::*};
+pub use {
+    desktop::*, files::*, group::*, page::*, process::*, screens::*, server::*, session::*,
+    steps::*,
+};

@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{PointerAction, MOUSE_BUTTON_LEFT};
+use fantoccini::elements::Element;
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -15,6 +17,24 @@ pub const ARROW_DOWN: &str = "\u{E015}";
 pub const ENTER: &str = "\u{E007}";
 pub const ESCAPE: &str = "\u{E00C}";
 pub const CONTROL: &str = "\u{E009}";
+
+/// The left button of the pointer going down, and coming up.
+pub const LEFT_DOWN: PointerAction = PointerAction::Down {
+    button: MOUSE_BUTTON_LEFT,
+};
+pub const LEFT_UP: PointerAction = PointerAction::Up {
+    button: MOUSE_BUTTON_LEFT,
+};
+
+/// The pointer onto the middle of `element`, at once.
+pub fn pointer_onto(element: Element) -> PointerAction {
+    PointerAction::MoveToElement {
+        element,
+        duration: None,
+        x: 0.0,
+        y: 0.0,
+    }
+}
 
 /// How long a wait gives the window unless a step says otherwise: ample on
 /// a loaded 2-core machine; a step whose claim is "at once" names its own.
@@ -50,6 +70,11 @@ impl World {
     /// was read then: the window may redraw the element right after).
     pub async fn text_when(&self, css: &str, what: &str, test: impl Fn(&str) -> bool) -> String {
         self.found(css, what, WAIT, test).await.1
+    }
+
+    /// The text of the error notice that passes `test`, once it shows.
+    pub async fn error_notice(&self, what: &str, test: impl Fn(&str) -> bool) -> String {
+        self.text_when(".notice.error", what, test).await
     }
 
     /// Waits for an element matching `css` whose text passes `test`.
@@ -137,6 +162,12 @@ impl World {
         let shown = format!("Server: {}", url.trim_start_matches("http://"));
         self.wait_until("#server", "the server in use", limit, |t| t == shown)
             .await;
+    }
+
+    /// Opens Settings from the top bar and waits for the dialog.
+    pub async fn open_settings(&self) {
+        self.click("open-settings").await;
+        self.wait_for("#settings[open]", "Settings").await;
     }
 
     /// The Settings dialog's field `id`, once the dialog is open (a closed
@@ -269,6 +300,12 @@ impl World {
             .unwrap();
     }
 
+    /// Moves the focus to the element whose id is `id`, as a click or Tab would.
+    pub async fn focus(&self, id: &str) {
+        self.eval(&format!("document.getElementById('{id}').focus();"))
+            .await;
+    }
+
     /// Presses Ctrl with `key` in the window.
     pub async fn with_control(&self, key: &str) {
         self.press(&format!("{CONTROL}{key}")).await;
@@ -298,10 +335,7 @@ impl World {
     /// Shift, `'\u{E009}'` Control), as WebDriver's actions do: the key goes
     /// down, the pointer clicks, the key comes up.
     pub async fn click_holding(&self, modifier: char, css: &str, what: &str) {
-        use fantoccini::actions::{
-            Actions, InputSource, KeyAction, KeyActions, MouseActions, PointerAction,
-            MOUSE_BUTTON_LEFT,
-        };
+        use fantoccini::actions::{Actions, InputSource, KeyAction, KeyActions, MouseActions};
         let element = self.wait_for(css, what).await;
         let pause = || KeyAction::Pause {
             duration: Duration::ZERO,
@@ -316,18 +350,9 @@ impl World {
             .then(PointerAction::Pause {
                 duration: Duration::ZERO,
             })
-            .then(PointerAction::MoveToElement {
-                element,
-                duration: None,
-                x: 0.0,
-                y: 0.0,
-            })
-            .then(PointerAction::Down {
-                button: MOUSE_BUTTON_LEFT,
-            })
-            .then(PointerAction::Up {
-                button: MOUSE_BUTTON_LEFT,
-            });
+            .then(pointer_onto(element))
+            .then(LEFT_DOWN)
+            .then(LEFT_UP);
         self.client
             .perform_actions(Actions::from(keys).and(pointer))
             .await

@@ -33,19 +33,6 @@ impl Drop for Killed {
     }
 }
 
-/// A child in a process group of its own, killed whole when the test ends:
-/// tauri-driver starts WebKitWebDriver, which starts the app, and all three
-/// must go (the app allows one instance per session bus).
-pub struct KilledGroup(pub Child);
-
-impl Drop for KilledGroup {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
-    }
-}
-
 /// The app's processes on this test's session bus, oldest first: the ones
 /// a second app would give way to. An app on another bus (another run's,
 /// a developer's) is not this test's, and is left alone.

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-use super::process::{end_app_instances, free_port, run_cli, succeeded, tool, KilledGroup};
+use super::group::KilledGroup;
+use super::process::{end_app_instances, free_port, run_cli, succeeded, tool};
 use super::server::{start_server, Server};
 
 /// One app at a time: the app allows a single instance per session bus.
@@ -129,6 +130,25 @@ pub async fn within_limit(scenario: impl std::future::Future<Output = ()>) {
         .await
         .expect("the scenario within its limit");
 }
+
+/// Two tests of `scenario` (an `async fn(Backend)`), each within the
+/// limit: `$bundled` on the bundled backend, `$remote` on a team server.
+#[allow(unused_macros)] // the designer binary runs no scenario on both
+macro_rules! on_both_backends {
+    ($scenario:ident: $bundled:ident, $remote:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $bundled() {
+            $crate::window::within_limit($scenario($crate::window::Backend::Bundled)).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $remote() {
+            $crate::window::within_limit($scenario($crate::window::Backend::Remote)).await;
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_both_backends;
 
 impl Drop for World {
     fn drop(&mut self) {

@@ -19,12 +19,25 @@ impl World {
         self.click("first-run-join").await;
         self.type_into("#join-invite", link).await;
         self.click("join-continue").await;
-        let name = self.wait_for("#join-device", "this computer's name").await;
-        name.clear().await.unwrap();
-        name.send_keys(device).await.unwrap();
+        self.name_this_device(device).await;
         self.click("join-submit").await;
         self.wait_for(&World::row(a_file), "the studio's files")
             .await;
+    }
+
+    /// Continues the join dialog, which then names `url` as the server to
+    /// join (`what`: whence the window knows it).
+    pub async fn join_server_is(&self, url: &str, what: &str) {
+        self.click("join-continue").await;
+        self.wait_text_is("#join-server", what, &format!("Server: {url}"))
+            .await;
+    }
+
+    /// Names this computer `device` in the join dialog, over what it offers.
+    pub async fn name_this_device(&self, device: &str) {
+        let name = self.wait_for("#join-device", "this computer's name").await;
+        name.clear().await.unwrap();
+        name.send_keys(device).await.unwrap();
     }
 
     /// Clicks the open file's Check out and waits for the row to show you.

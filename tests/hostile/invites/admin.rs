@@ -42,12 +42,7 @@ async fn invites_are_listed_and_revoked_in_our_json() {
         (format!("/v1/invites/{unknown}"), (404, "not_found")),
     ] {
         let answer = api.call(Method::DELETE, &path, Some(admin), None).await;
-        assert_eq!(
-            outcome(&answer),
-            (expected.0, expected.1.to_owned()),
-            "DELETE {path}: {}",
-            answer.body
-        );
+        assert_refused(&answer, expected, &format!("DELETE {path}"));
     }
     for (method, path) in [
         (Method::GET, format!("/v1/invites/{id}")),
@@ -56,12 +51,8 @@ async fn invites_are_listed_and_revoked_in_our_json() {
         (Method::DELETE, "/v1/invites/redeem".to_owned()),
     ] {
         let answer = api.call(method.clone(), &path, Some(admin), None).await;
-        assert_eq!(
-            outcome(&answer),
-            (405, "method_not_allowed".to_owned()),
-            "{method} {path}: {}",
-            answer.body
-        );
+        let what = format!("{method} {path}");
+        assert_refused(&answer, (405, "method_not_allowed"), &what);
     }
 
     let path = format!("/v1/invites/{id}");
@@ -72,14 +63,10 @@ async fn invites_are_listed_and_revoked_in_our_json() {
         (200, json!({ "invites": [] }))
     );
     let again = api.call(Method::DELETE, &path, Some(admin), None).await;
-    assert_eq!(outcome(&again), (404, "not_found".into()), "{}", again.body);
+    assert_refused(&again, (404, "not_found"), "revoked again");
     let redeemed = api.redeem(redeem_body(&code, "dana's laptop")).await;
-    assert_eq!(
-        outcome(&redeemed),
-        (404, "invite_invalid".into()),
-        "the same refusal as an unknown code: {}",
-        redeemed.body
-    );
+    let what = "the same refusal as an unknown code";
+    assert_refused(&redeemed, (404, "invite_invalid"), what);
 }
 
 /// Bad rules are refused whole (422) and leave the rules as they were; a
@@ -94,27 +81,16 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
         f.token("user:bob"),
         f.token("user:alice"),
     );
+    let members = json!({ "members": ["user:bob"] });
     let group = api
-        .send_json(
-            Method::PUT,
-            "/v1/groups/clients",
-            admin,
-            json!({ "members": ["user:bob"] }),
-        )
+        .send_json(Method::PUT, "/v1/groups/clients", admin, members)
         .await;
     assert_eq!(group.status, 200, "{}", group.body);
     let good = json!([
         { "folder": "finance/", "who": "group:clients", "level": "none" },
         { "folder": "brand/approved/", "who": "user:bob", "level": "read" },
     ]);
-    let set = api
-        .send_json(
-            Method::PUT,
-            "/v1/permissions",
-            admin,
-            json!({ "rules": good }),
-        )
-        .await;
+    let set = put_rules(&api, admin, good.as_array().unwrap()).await;
     assert_eq!(set.status, 200, "{}", set.body);
     let rules_before = api.get("/v1/permissions", admin).await.seen();
     assert_eq!(rules_before, (200, json!({ "rules": good })));
@@ -123,50 +99,29 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     let bad = [
         (
             "a group that does not exist",
-            json!({ "folder": "brand/", "who": "group:ghost", "level": "read" }),
+            rule("brand/", "group:ghost", "read"),
         ),
         (
             "a folder without its slash",
-            json!({ "folder": "brand", "who": "user:bob", "level": "read" }),
+            rule("brand", "user:bob", "read"),
         ),
-        (
-            "an absolute folder",
-            json!({ "folder": "/abs/", "who": "user:bob", "level": "read" }),
-        ),
-        (
-            "a folder that climbs",
-            json!({ "folder": "../up/", "who": "user:bob", "level": "read" }),
-        ),
+        ("an absolute folder", rule("/abs/", "user:bob", "read")),
+        ("a folder that climbs", rule("../up/", "user:bob", "read")),
         (
             "a level that is not one",
-            json!({ "folder": "brand/", "who": "user:bob", "level": "admin" }),
+            rule("brand/", "user:bob", "admin"),
         ),
-        (
-            "a who that is not one",
-            json!({ "folder": "brand/", "who": "root", "level": "read" }),
-        ),
+        ("a who that is not one", rule("brand/", "root", "read")),
         (
             "someone who is not a participant",
-            json!({ "folder": "brand/", "who": "user:mallory", "level": "read" }),
+            rule("brand/", "user:mallory", "read"),
         ),
     ];
     for (what, rule) in bad {
         let mut rules = good.as_array().unwrap().clone();
         rules.push(rule);
-        let answer = api
-            .send_json(
-                Method::PUT,
-                "/v1/permissions",
-                admin,
-                json!({ "rules": rules }),
-            )
-            .await;
-        assert_eq!(
-            outcome(&answer),
-            (422, "invalid".into()),
-            "{what}: {}",
-            answer.body
-        );
+        let answer = put_rules(&api, admin, &rules).await;
+        assert_refused(&answer, (422, "invalid"), what);
         assert_eq!(
             api.get("/v1/permissions", admin).await.seen(),
             rules_before,
@@ -176,108 +131,82 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
     let removed = api
         .call(Method::DELETE, "/v1/groups/clients", Some(admin), None)
         .await;
-    assert_eq!(
-        outcome(&removed),
-        (422, "invalid".into()),
-        "{}",
-        removed.body
-    );
+    assert_refused(&removed, (422, "invalid"), "a group a rule names, removed");
     assert_eq!(api.get("/v1/groups", admin).await.seen(), groups_before);
 
     // Bob, no admin, at every admin endpoint.
     let (_, alices) = api.get("/v1/me/devices", alice).await.seen();
     let alices_device = alices["current"].as_str().unwrap().to_owned();
-    let as_bob: Vec<(Method, String, Option<Value>)> = vec![
-        (
-            Method::POST,
-            "/v1/invites".into(),
-            Some(json!({ "name": "mallory" })),
-        ),
-        (
-            Method::POST,
-            "/v1/invites".into(),
-            Some(json!({ "name": "bob", "admin": true })),
-        ),
-        (
-            Method::POST,
-            "/v1/invites".into(),
-            Some(json!({ "name": "admin", "admin": true })),
-        ),
-        (Method::GET, "/v1/invites".into(), None),
+    let bodiless = [
+        (Method::GET, "/v1/invites".to_owned()),
         (
             Method::DELETE,
             format!("/v1/invites/{}", uuid::Uuid::new_v4()),
-            None,
         ),
-        (Method::GET, "/v1/participants".into(), None),
+        (Method::GET, "/v1/participants".to_owned()),
         (
             Method::DELETE,
             format!("/v1/participants/user:alice/devices/{alices_device}"),
-            None,
         ),
         (
             Method::DELETE,
-            "/v1/participants/user:alice/devices/no-such-device".into(),
-            None,
+            "/v1/participants/user:alice/devices/no-such-device".to_owned(),
         ),
-        (Method::GET, "/v1/groups".into(), None),
-        (
-            Method::PUT,
-            "/v1/groups/clients".into(),
-            Some(json!({ "members": [] })),
-        ),
-        (
-            Method::PUT,
-            "/v1/groups/admins".into(),
-            Some(json!({ "members": ["user:bob"] })),
-        ),
-        (
-            Method::PUT,
-            "/v1/groups/ghosts".into(),
-            Some(json!({ "members": ["user:nobody"] })),
-        ),
-        (Method::DELETE, "/v1/groups/clients".into(), None),
-        (Method::DELETE, "/v1/groups/ghosts".into(), None),
-        (Method::GET, "/v1/permissions".into(), None),
-        (
-            Method::PUT,
-            "/v1/permissions".into(),
-            Some(
-                json!({ "rules": [{ "folder": "finance/", "who": "user:bob", "level": "write" }] }),
-            ),
-        ),
-        (
-            Method::PUT,
-            "/v1/permissions".into(),
-            Some(json!({ "rules": [] })),
-        ),
+        (Method::GET, "/v1/groups".to_owned()),
+        (Method::DELETE, "/v1/groups/clients".to_owned()),
+        (Method::DELETE, "/v1/groups/ghosts".to_owned()),
+        (Method::GET, "/v1/permissions".to_owned()),
     ];
+    let with_body = [
+        (Method::POST, "/v1/invites", json!({ "name": "mallory" })),
+        (
+            Method::POST,
+            "/v1/invites",
+            json!({ "name": "bob", "admin": true }),
+        ),
+        (
+            Method::POST,
+            "/v1/invites",
+            json!({ "name": "admin", "admin": true }),
+        ),
+        (Method::PUT, "/v1/groups/clients", json!({ "members": [] })),
+        (
+            Method::PUT,
+            "/v1/groups/admins",
+            json!({ "members": ["user:bob"] }),
+        ),
+        (
+            Method::PUT,
+            "/v1/groups/ghosts",
+            json!({ "members": ["user:nobody"] }),
+        ),
+        (
+            Method::PUT,
+            "/v1/permissions",
+            json!({ "rules": [rule("finance/", "user:bob", "write")] }),
+        ),
+        (Method::PUT, "/v1/permissions", json!({ "rules": [] })),
+    ];
+    let as_bob = bodiless
+        .into_iter()
+        .map(|(method, path)| (method, path, None));
+    let as_bob = as_bob.chain(
+        with_body
+            .into_iter()
+            .map(|(method, path, body)| (method, path.to_owned(), Some(body))),
+    );
     for (method, path, body) in as_bob {
-        let body = body.map(|b| b.to_string().into_bytes());
+        let body = body.map(|b: Value| b.to_string().into_bytes());
         let answer = api.call(method.clone(), &path, Some(bob), body).await;
-        assert_eq!(
-            outcome(&answer),
-            (403, "forbidden".into()),
-            "{method} {path}: {}",
-            answer.body
-        );
+        assert_refused(&answer, (403, "forbidden"), &format!("{method} {path}"));
     }
     // His own devices are his: an invite for another of them (not an
     // admin's, whatever he asks), but not another's device.
+    let as_admin = json!({ "admin": true });
     let escalate = api
-        .send_json(
-            Method::POST,
-            "/v1/me/invites",
-            bob,
-            json!({ "admin": true }),
-        )
+        .send_json(Method::POST, "/v1/me/invites", bob, as_admin)
         .await;
-    assert_eq!(
-        outcome(&escalate),
-        (400, "bad_request".into()),
-        "{}",
-        escalate.body
-    );
+    assert_refused(&escalate, (400, "bad_request"), "bob's invite as an admin");
     let mine = api
         .send_json(Method::POST, "/v1/me/invites", bob, json!({}))
         .await;
@@ -293,7 +222,7 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
             None,
         )
         .await;
-    assert_eq!(outcome(&other), (404, "not_found".into()), "{}", other.body);
+    assert_refused(&other, (404, "not_found"), "another's device, removed");
 
     // Nothing changed: the rules, the groups, alice's device, bob's flags.
     assert_eq!(api.get("/v1/permissions", admin).await.seen(), rules_before);
@@ -316,4 +245,16 @@ async fn bad_rules_change_nothing_and_no_one_but_an_admin_sets_them() {
         !listed.iter().any(|(p, _)| *p == "user:mallory"),
         "{listed:?}"
     );
+}
+
+/// Puts `rules` as the studio's permission rules, as the holder of `token`.
+async fn put_rules(api: &Http, token: &str, rules: &[Value]) -> Answer {
+    let body = json!({ "rules": rules });
+    api.send_json(Method::PUT, "/v1/permissions", token, body)
+        .await
+}
+
+/// A permission rule as the API takes it.
+fn rule(folder: &str, who: &str, level: &str) -> Value {
+    json!({ "folder": folder, "who": who, "level": level })
 }
