@@ -439,8 +439,8 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
     assert_refused(status, &body, 405, "method_not_allowed");
 
     let huge = format!("{{\"path\": \"{}\"}}", "a".repeat(4 << 20));
-    let sent = p
-        .http
+    // A client of its own: the connection it was sending on is closed under it.
+    let sent = reqwest::Client::new()
         .post(p.url("/files/checkout"))
         .bearer_auth(&p.found.secret)
         .body(huge)
