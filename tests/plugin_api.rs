@@ -480,10 +480,22 @@ async fn hostile_requests_get_clear_errors_and_block_nothing() {
         answered.elapsed() < Duration::from_secs(2),
         "others are answered meanwhile"
     );
+    // And one that connects and says nothing at all.
+    let silent = std::thread::spawn(move || {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let started = Instant::now();
+        let _ = stream.read_to_end(&mut Vec::new());
+        started.elapsed()
+    });
     let held = slow_headers.join().unwrap();
     assert!(
         held < Duration::from_secs(15),
         "a client slow to send its headers is let go: {held:?}"
+    );
+    let quiet = silent.join().unwrap();
+    assert!(
+        quiet < Duration::from_secs(15),
+        "a client that sends nothing is let go: {quiet:?}"
     );
     let ((status, body), took) = slow_body.join().unwrap();
     assert_refused(status, &body, 400, "bad_request");
