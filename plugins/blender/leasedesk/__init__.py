@@ -260,7 +260,8 @@ def _drain():
 def refresh(path=None):
     path = path or _current_path()
     if not path:
-        _apply({"state": "unknown"}, "")
+        # Called from the worker's threads too: through the main thread.
+        _deliver({"state": "unknown"}, "")
         return
     submit(lambda: client.file_state(path), path, lambda _: None)
 
@@ -270,22 +271,27 @@ def refresh(path=None):
 
 def _follow_events():
     """Follows the app's `state` events for as long as the add-on is on,
-    looking again each 2 s while the app is away."""
-    was_running = True
+    trying again each 2 s while the app is away, and looking at the open
+    file again when it is back."""
+    away = False
+
+    def on_state(state):
+        if _same_file(state.get("path"), _current_path()):
+            _deliver(state, None)
+
+    def on_open():
+        nonlocal away
+        if away:
+            refresh()
+        away = False
+
     while not _stopping.is_set():
         try:
-            def on_state(state):
-                if _same_file(state.get("path"), _current_path()):
-                    _deliver(state, None)
-
-            if not was_running:
-                refresh()
-            was_running = True
-            client.follow(on_state, _stopping.is_set)
+            client.follow(on_state, _stopping.is_set, on_open)
         except client.NotRunning:
-            if was_running and _current_path():
+            if not away and _current_path():
                 _deliver(None)
-            was_running = False
+            away = True
         _stopping.wait(2.0)
 
 

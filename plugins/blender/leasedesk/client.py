@@ -114,10 +114,11 @@ def ask(local_path, message=""):
     return call("POST", "/files/ask", {"path": local_path, "message": message or None})
 
 
-def follow(on_state, stop):
+def follow(on_state, stop, on_open=lambda: None):
     """Reads the app's `state` events, giving each FileState to on_state,
-    until the link breaks (NotRunning) or stop() is true. The app sends a
-    comment at least every 15 s, so a dead link is found within 30."""
+    until the link breaks (NotRunning) or stop() is true; on_open() once
+    the app answers. The app sends a comment at least every 15 s, so a dead
+    link is found within 30."""
     port, secret = discover()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Authorization": "Bearer " + secret, "Host": "127.0.0.1:%d" % port}
@@ -126,6 +127,7 @@ def follow(on_state, stop):
         response = connection.getresponse()
         if response.status != 200:
             raise NotRunning("Leasedesk refused to be followed (%d)" % response.status)
+        on_open()
         event, data = None, []
         while not stop():
             line = response.readline(1 << 20)
