@@ -31,6 +31,13 @@ pub fn start(app: &AppHandle, data: &Path) -> Option<PluginApi> {
 
 /// What follows a plugin's act: what follows the same click in the app.
 async fn after(app: &AppHandle, acted: Acted) {
+    // The file's row at once (the window's full reload waits for a lull),
+    // then everything else the act touched.
+    if let (Some(artifact), Ok(desk)) = (acted_on(&acted), app.state::<AppState>().desk().await) {
+        if let Ok(row) = desk.row(artifact).await {
+            shell_events::tell(app, shell_events::RowChanged, &row);
+        }
+    }
     shell_events::tell(app, shell_events::StoreChanged, &());
     tray_refresh(app).await;
     let until = |at: chrono::DateTime<chrono::Utc>| {
@@ -61,6 +68,16 @@ async fn after(app: &AppHandle, acted: Acted) {
             app.state::<AppState>().waiting().insert(artifact);
         }
         Acted::Got(_) => {}
+    }
+}
+
+/// The file a plugin's act changed the lease of, if it did.
+fn acted_on(acted: &Acted) -> Option<leasedesk_model::model::ArtifactId> {
+    match acted {
+        Acted::CheckedOut(done) => Some(done.checkout.artifact_id),
+        Acted::CheckedIn(closed) | Acted::Cancelled(closed) => Some(closed.checkout.artifact_id),
+        Acted::Extended(checkout) => Some(checkout.artifact_id),
+        Acted::Asked(_) | Acted::Got(_) => None,
     }
 }
 

@@ -58,7 +58,8 @@ pub async fn editor(work: &Path) {
                 started.elapsed() < Duration::from_secs(10),
                 "the window never showed it"
             );
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            // Looked at seldom: each look is work for the page being timed.
+            tokio::time::sleep(Duration::from_millis(100)).await;
         };
         shown.push(at - sent);
         post("/files/cancel", json!({ "path": local }))
