@@ -130,8 +130,14 @@ pub use testkit::postgres::running_as_root;
 pub use testkit::postgres::PgCluster;
 
 /// What every test cluster runs with: no fsync (nothing here must outlive a
-/// power cut) and room for many servers' connections.
-const TEST_SETTINGS: [&str; 2] = ["fsync=off", "max_connections=400"];
+/// power cut), room for many servers' connections, and a write-ahead log
+/// kept small (by default it grows to a gigabyte of a CI machine's disk).
+const TEST_SETTINGS: [&str; 4] = [
+    "fsync=off",
+    "max_connections=400",
+    "max_wal_size=128MB",
+    "min_wal_size=32MB",
+];
 
 /// A cluster of a test's own, for a test that stops and starts it.
 pub fn own_pg_cluster() -> PgCluster {

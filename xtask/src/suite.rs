@@ -63,6 +63,7 @@ pub fn test() -> Result<()> {
     let status = child.wait()?;
     if !status.success() {
         println!("\ntests: {passed} passed, {failed} failed");
+        warn_if_disk_is_low();
         bail!("cargo test failed with {status}");
     }
     let (windows_passed, windows_failed) = windows::test()?;
