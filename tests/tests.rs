@@ -53,6 +53,7 @@ mod races;
 mod requests;
 mod restarts;
 mod resumes;
+mod review;
 mod seeing;
 mod studio;
 #[cfg(target_os = "linux")]

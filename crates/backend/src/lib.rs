@@ -523,6 +523,25 @@ pub trait Backend: Send + Sync {
     /// The asker takes a request back.
     async fn withdraw(&self, id: RequestId) -> Result<Request>;
 
+    /// Opens a thread on a version or a proposal, with its first comment.
+    async fn open_thread(&self, id: ArtifactId, new: NewThread) -> Result<Thread>;
+    /// A file's threads, by number, with their comments.
+    async fn threads(&self, id: ArtifactId, query: ThreadQuery) -> Result<Vec<Thread>>;
+    /// Answers in a thread.
+    async fn comment(&self, thread: ThreadId, body: &str) -> Result<Comment>;
+    /// Resolves a thread (`true`) or reopens it.
+    async fn resolve_thread(&self, thread: ThreadId, resolved: bool) -> Result<Thread>;
+    /// The caller's decision on a version or a proposal.
+    async fn review(&self, id: ArtifactId, new: NewReview) -> Result<Review>;
+    /// A version's or a proposal's decisions and review state.
+    async fn reviews(&self, id: ArtifactId, target: ReviewTarget) -> Result<ReviewList>;
+    /// Asks reviewers to look at a version or a proposal.
+    async fn request_review(&self, id: ArtifactId, new: NewReviewRequest) -> Result<Requested>;
+    /// A page of the caller's inbox and their unread count.
+    async fn inbox(&self, query: InboxQuery) -> Result<InboxPage>;
+    /// Marks the caller's items up to `up_to` read; the unread count.
+    async fn mark_inbox_read(&self, up_to: u64) -> Result<u64>;
+
     /// Events with a sequence number above `after`, oldest first, at most `limit`.
     async fn events(&self, after: u64, limit: u32) -> Result<EventPage> {
         self.query_events(EventQuery {

@@ -332,6 +332,86 @@ impl Backend for Remote {
             .await
     }
 
+    async fn open_thread(&self, id: ArtifactId, new: NewThread) -> Result<Thread> {
+        self.post(&format!("/v1/artifacts/{id}/threads"), json!(new))
+            .await
+    }
+
+    async fn threads(&self, id: ArtifactId, query: ThreadQuery) -> Result<Vec<Thread>> {
+        let mut params = Vec::new();
+        if let Some(version) = query.version {
+            params.push(format!("version={version}"));
+        }
+        if let Some(proposal) = query.proposal {
+            params.push(format!("proposal={proposal}"));
+        }
+        if let Some(state) = query.state {
+            let state = serde_json::to_value(state).expect("a state serializes");
+            params.push(format!("state={}", state.as_str().unwrap_or_default()));
+        }
+        let path = format!("/v1/artifacts/{id}/threads?{}", params.join("&"));
+        Ok(self.get::<ThreadList>(&path).await?.threads)
+    }
+
+    async fn comment(&self, thread: ThreadId, body: &str) -> Result<Comment> {
+        self.post(
+            &format!("/v1/threads/{thread}/comments"),
+            json!({ "body": body }),
+        )
+        .await
+    }
+
+    async fn resolve_thread(&self, thread: ThreadId, resolved: bool) -> Result<Thread> {
+        let verb = if resolved { "resolve" } else { "reopen" };
+        self.post(&format!("/v1/threads/{thread}/{verb}"), json!({}))
+            .await
+    }
+
+    async fn review(&self, id: ArtifactId, new: NewReview) -> Result<Review> {
+        self.post(&format!("/v1/artifacts/{id}/reviews"), json!(new))
+            .await
+    }
+
+    async fn reviews(&self, id: ArtifactId, target: ReviewTarget) -> Result<ReviewList> {
+        let on = match target {
+            ReviewTarget::Version(v) => format!("version={v}"),
+            ReviewTarget::Proposal(p) => format!("proposal={p}"),
+        };
+        self.get(&format!("/v1/artifacts/{id}/reviews?{on}")).await
+    }
+
+    async fn request_review(&self, id: ArtifactId, new: NewReviewRequest) -> Result<Requested> {
+        self.post(&format!("/v1/artifacts/{id}/review-requests"), json!(new))
+            .await
+    }
+
+    async fn inbox(&self, query: InboxQuery) -> Result<InboxPage> {
+        let mut params = Vec::new();
+        for (name, value) in [("after", query.after), ("before", query.before)] {
+            if let Some(value) = value {
+                params.push(format!("{name}={value}"));
+            }
+        }
+        if let Some(limit) = query.limit {
+            params.push(format!("limit={limit}"));
+        }
+        if query.unread {
+            params.push("unread=true".to_owned());
+        }
+        self.get(&format!("/v1/inbox?{}", params.join("&"))).await
+    }
+
+    async fn mark_inbox_read(&self, up_to: u64) -> Result<u64> {
+        #[derive(serde::Deserialize)]
+        struct Unread {
+            unread: u64,
+        }
+        let answer: Unread = self
+            .post("/v1/inbox/read", json!({ "up_to": up_to }))
+            .await?;
+        Ok(answer.unread)
+    }
+
     async fn rename(&self, id: ArtifactId, to: &RepoPath) -> Result<Artifact> {
         self.post(&format!("/v1/artifacts/{id}/rename"), json!({ "path": to }))
             .await

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::rules;
 use crate::rules::access::Caller;
+use crate::rules::review;
 use crate::store::{Durability, EditState};
 
 #[async_trait]
@@ -285,6 +286,52 @@ impl Backend for Bundled {
 
     async fn withdraw(&self, id: RequestId) -> Result<Request> {
         self.write_normal(move |tx, me, now| rules::withdraw(tx, me, id, now))
+            .await
+    }
+
+    async fn open_thread(&self, id: ArtifactId, new: NewThread) -> Result<Thread> {
+        self.write_durable(move |tx, me, now| review::open_thread(tx, me, id, new.clone(), now))
+            .await
+    }
+
+    async fn threads(&self, id: ArtifactId, query: ThreadQuery) -> Result<Vec<Thread>> {
+        self.read(move |tx, me, _| review::threads(tx, me, id, query))
+            .await
+    }
+
+    async fn comment(&self, thread: ThreadId, body: &str) -> Result<Comment> {
+        let body = body.to_owned();
+        self.write_durable(move |tx, me, now| review::comment(tx, me, thread, &body, now))
+            .await
+    }
+
+    async fn resolve_thread(&self, thread: ThreadId, resolved: bool) -> Result<Thread> {
+        self.write_durable(move |tx, me, now| review::resolve(tx, me, thread, resolved, now))
+            .await
+    }
+
+    async fn review(&self, id: ArtifactId, new: NewReview) -> Result<Review> {
+        self.write_durable(move |tx, me, now| review::submit_review(tx, me, id, new.clone(), now))
+            .await
+    }
+
+    async fn reviews(&self, id: ArtifactId, target: ReviewTarget) -> Result<ReviewList> {
+        self.read(move |tx, me, _| review::reviews(tx, me, id, target))
+            .await
+    }
+
+    async fn request_review(&self, id: ArtifactId, new: NewReviewRequest) -> Result<Requested> {
+        self.write_durable(move |tx, me, now| review::request_review(tx, me, id, new.clone(), now))
+            .await
+    }
+
+    async fn inbox(&self, query: InboxQuery) -> Result<InboxPage> {
+        self.read(move |tx, me, _| review::inbox(tx, me, query))
+            .await
+    }
+
+    async fn mark_inbox_read(&self, up_to: u64) -> Result<u64> {
+        self.write_normal(move |tx, me, _| review::mark_inbox_read(tx, me, up_to))
             .await
     }
 

@@ -132,6 +132,16 @@ impl Bundled {
             .await
     }
 
+    /// [`Bundled::write`] made durable, for what people write to each other
+    /// (review's threads, comments and decisions): a power loss keeps them.
+    pub(super) async fn write_durable<T: Send + 'static>(
+        &self,
+        f: impl Fn(&dyn Tx, &Participant, Timestamp) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.write(Durability::Full, move |tx, me, now, _| f(tx, me, now))
+            .await
+    }
+
     /// [`Bundled::write`], for a write that names an upload's blob when
     /// `names_it` says so of its value; otherwise the blob is removed.
     pub(super) async fn write_naming<T: Send + 'static>(

@@ -47,6 +47,7 @@ mod names;
 mod objects;
 mod path;
 mod requests;
+mod review;
 mod studio;
 mod transfers;
 
@@ -57,6 +58,7 @@ pub use names::*;
 pub use objects::*;
 pub use path::*;
 pub use requests::*;
+pub use review::*;
 pub use studio::*;
 pub use transfers::*;
 

@@ -34,6 +34,7 @@ mod leases;
 mod listing;
 mod proposals;
 mod requests;
+pub mod review;
 pub mod studio;
 
 pub use artifacts::{artifact_at, import, import_precheck, rename, version_head, visible};

@@ -166,6 +166,8 @@ pub fn accept_proposal(
             member.id,
             &DecisionRow::new(ProposalState::Accepted, actor, now),
         )?;
+        // What was said about the proposal is now said about its version.
+        tx.follow_proposal(member.id, ReviewTarget::Version(head.version))?;
         event(
             tx,
             "proposal.accepted",
@@ -218,6 +220,7 @@ pub fn rebuild_proposal(
         )?;
         let decision = DecisionRow::new(ProposalState::Superseded, actor, now);
         tx.decide_proposal(member.id, &decision.superseded_by(new.id))?;
+        tx.follow_proposal(member.id, ReviewTarget::Proposal(new.id))?;
         if member.id == id {
             rebuilt = Some(new);
         }

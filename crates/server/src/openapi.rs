@@ -11,7 +11,7 @@ use super::errors::ErrorBody;
 use super::request::Caller;
 use super::routes::{
     artifacts::*, changes::*, checkouts::*, edits::*, events::*, health::*, previews::*,
-    proposals::*, requests::*, studio::*, uploads::*,
+    proposals::*, requests::*, review::*, studio::*, uploads::*,
 };
 use crate::model::*;
 
@@ -62,6 +62,16 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         requests,
         reply,
         withdraw,
+        open_thread,
+        threads,
+        comment,
+        resolve,
+        reopen,
+        review,
+        reviews,
+        request_review,
+        inbox,
+        read_inbox,
         check_out_many,
         stage,
         commit_change,
@@ -143,7 +153,10 @@ use refusals::{refusals, Body, Operation, OPERATIONS};
         Rules,
         RuleBody,
         RulesBody,
-        UploadState
+        UploadState,
+        CommentBody,
+        ReadBody,
+        Unread
     ))
 )]
 struct ApiDoc;

@@ -26,6 +26,7 @@ pub(crate) mod lfs_objects;
 pub(crate) mod previews;
 pub(crate) mod proposals;
 pub(crate) mod requests;
+pub(crate) mod review;
 pub(crate) mod studio;
 pub(crate) mod uploads;
 
@@ -38,6 +39,7 @@ use health::*;
 use previews::*;
 use proposals::*;
 use requests::*;
+use review::*;
 use studio::*;
 use uploads::*;
 
@@ -78,6 +80,14 @@ pub(crate) fn api() -> Router<Bundled> {
         .route("/v1/requests", get(requests))
         .route("/v1/requests/{id}/reply", post(reply))
         .route("/v1/requests/{id}/withdraw", post(withdraw))
+        .route("/v1/artifacts/{id}/threads", get(threads).post(open_thread))
+        .route("/v1/threads/{id}/comments", post(comment))
+        .route("/v1/threads/{id}/resolve", post(resolve))
+        .route("/v1/threads/{id}/reopen", post(reopen))
+        .route("/v1/artifacts/{id}/reviews", get(reviews).post(review))
+        .route("/v1/artifacts/{id}/review-requests", post(request_review))
+        .route("/v1/inbox", get(inbox))
+        .route("/v1/inbox/read", post(read_inbox))
         .route("/v1/checkouts/{id}/stage", post(stage))
         .route("/v1/changes", post(commit_change))
         .route("/v1/changes/{id}", get(change))

@@ -213,6 +213,74 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
         ],
     ),
     (
+        "review_threads",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("number", Int),
+            ("version", Int),
+            ("proposal_id", Text),
+            ("pin", Text),
+            ("image", Text),
+            ("state", Text),
+            ("author", Text),
+            ("created_at", Int),
+            ("resolved_by", Text),
+            ("resolved_at", Int),
+        ],
+    ),
+    (
+        "review_comments",
+        &[
+            ("id", Text),
+            ("thread_id", Text),
+            ("ord", Int),
+            ("author", Text),
+            ("body", Text),
+            ("mentions", Text),
+            ("created_at", Int),
+        ],
+    ),
+    (
+        "reviews",
+        &[
+            ("id", Text),
+            ("artifact_id", Text),
+            ("ord", Int),
+            ("version", Int),
+            ("proposal_id", Text),
+            ("reviewer", Text),
+            ("decision", Text),
+            ("message", Text),
+            ("created_at", Int),
+        ],
+    ),
+    (
+        "review_requests",
+        &[
+            ("artifact_id", Text),
+            ("version", Int),
+            ("proposal_id", Text),
+            ("reviewer", Text),
+            ("requested_by", Text),
+            ("created_at", Int),
+        ],
+    ),
+    (
+        "inbox_items",
+        &[
+            ("participant", Text),
+            ("seq", Int),
+            ("kind", Text),
+            ("artifact_id", Text),
+            ("thread_id", Text),
+            ("review_id", Text),
+            ("from_participant", Text),
+            ("at", Int),
+        ],
+    ),
+    ("inbox_reads", &[("participant", Text), ("up_to", Int)]),
+    (
         "events",
         &[
             ("seq", Int),
@@ -237,7 +305,7 @@ pub fn copy_rows(from: &SqliteStore, to: &PgStore) -> Result<RowCounts> {
     to.load(|load| {
         refuse_rows(load)?;
         let mut counts = RowCounts::new();
-        let mut last_seq = 0;
+        let (mut last_seq, mut last_inbox_seq) = (0, 0);
         for (table, columns) in TABLES {
             let mut copied = 0u64;
             from.each_row(table, columns, &mut |mut row| {
@@ -249,6 +317,11 @@ pub fn copy_rows(from: &SqliteStore, to: &PgStore) -> Result<RowCounts> {
                         last_seq = last_seq.max(seq);
                     }
                 }
+                if *table == "inbox_items" {
+                    if let Field::Int(Some(seq)) = row[1] {
+                        last_inbox_seq = last_inbox_seq.max(seq);
+                    }
+                }
                 load.insert(table, columns, &row)?;
                 copied += 1;
                 Ok(())
@@ -256,6 +329,7 @@ pub fn copy_rows(from: &SqliteStore, to: &PgStore) -> Result<RowCounts> {
             counts.push((*table, copied));
         }
         load.set_last_seq(last_seq)?;
+        load.set_last_inbox_seq(last_inbox_seq)?;
         load.failpoints.hit(crate::failpoint::at::MIGRATE_ROWS)?;
         Ok(counts)
     })

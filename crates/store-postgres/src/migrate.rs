@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../store-sqlite/migrations/0015_uploads.sql"),
     include_str!("../migrations/0009_held_paths.sql"),
     include_str!("../../store-sqlite/migrations/0017_lfs_objects.sql"),
+    include_str!("../../store-sqlite/migrations/0018_review.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.
@@ -115,6 +116,15 @@ impl Loader<'_> {
         wait(
             self.client
                 .execute("UPDATE ledger SET last_seq = $1", &[&seq]),
+        )?;
+        Ok(())
+    }
+
+    /// Numbers the next inbox item after the copied ones.
+    pub fn set_last_inbox_seq(&self, seq: i64) -> Result<()> {
+        wait(
+            self.client
+                .execute("UPDATE inbox_counter SET last_seq = $1", &[&seq]),
         )?;
         Ok(())
     }

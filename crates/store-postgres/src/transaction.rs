@@ -23,7 +23,7 @@ use leasedesk_store::rows::{
 use leasedesk_store::uploads::{self, UploadRow, UploadRows, UPLOAD_COLUMNS};
 use leasedesk_store::{
     fetch_one, insert_version, resolved, ArtifactRows, ChangeRow, CheckoutRow, CheckoutRows,
-    EditRow, LeaseRows, ListQuery, NewEvent, RequestRow, Sql, StudioRows, Tx,
+    EditRow, LeaseRows, ListQuery, NewEvent, RequestRow, ReviewRows, Sql, StudioRows, Tx,
 };
 
 /// PostgreSQL's SQL where a search's plan does not matter.
@@ -298,6 +298,9 @@ impl CheckoutRows for PgTx<'_> {
         self.locked_first(LOCK_BY_REQUEST, &id.to_string(), sql.sql(), rows::request)
     }
 }
+
+/// Review's writes lock their file first, by reading it (`rules::review`).
+impl ReviewRows for PgTx<'_> {}
 
 /// None of a studio's rows locks an artifact.
 impl StudioRows for PgTx<'_> {

@@ -16,8 +16,8 @@ use leasedesk_store::listing::{self, Dialect};
 use leasedesk_store::rows::{self, millis, Row, Statement, LEASE_COLUMNS};
 use leasedesk_store::uploads::{self, UploadRow, UploadRows};
 use leasedesk_store::{
-    fetch_one, insert_version, ArtifactRows, CheckoutRows, LeaseRows, ListQuery, NewEvent, Sql,
-    StudioRows, Tx,
+    fetch_one, insert_version, ArtifactRows, CheckoutRows, LeaseRows, ListQuery, NewEvent,
+    ReviewRows, Sql, StudioRows, Tx,
 };
 
 /// SQLite's SQL where a search's plan does not matter.
@@ -223,6 +223,8 @@ impl LeaseRows for SqliteTx<'_> {
 }
 
 impl CheckoutRows for SqliteTx<'_> {}
+
+impl ReviewRows for SqliteTx<'_> {}
 
 impl StudioRows for SqliteTx<'_> {
     fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64> {

@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::model::*;
 
 pub use transaction::{
-    fetch_all, fetch_first, fetch_one, insert_version, ArtifactRows, CheckoutRows, LeaseRows, Sql,
-    StudioRows, Tx,
+    fetch_all, fetch_first, fetch_one, insert_version, ArtifactRows, CheckoutRows, LeaseRows,
+    ReviewRows, Sql, StudioRows, Tx,
 };
 pub use uploads::{UploadRow, UploadRows};
 

@@ -68,3 +68,7 @@ spellings! {
         Committed => "committed", Proposal => "proposal"
     } else Proposal;
 }
+
+// After `spellings!`, which it uses.
+mod review;
+pub use review::*;

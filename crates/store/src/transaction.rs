@@ -10,6 +10,7 @@
 mod artifacts;
 mod checkouts;
 mod leases;
+mod review;
 mod studio;
 
 use crate::clock::Clock;
@@ -23,6 +24,7 @@ use crate::{inserted_once, EventRows, NewEvent};
 pub use artifacts::{insert_version, ArtifactRows};
 pub use checkouts::CheckoutRows;
 pub use leases::LeaseRows;
+pub use review::ReviewRows;
 pub use studio::StudioRows;
 
 /// How a store runs the statements both stores share, and the few steps
@@ -66,7 +68,9 @@ pub trait Sql {
 /// One transaction on a store, as the rules see it: its time, its
 /// savepoints, the participants and the ledger of events, and every family
 /// of rows.
-pub trait Tx: ArtifactRows + LeaseRows + CheckoutRows + StudioRows + UploadRows {
+pub trait Tx:
+    ArtifactRows + LeaseRows + CheckoutRows + StudioRows + ReviewRows + UploadRows
+{
     /// The time of this transaction, read once: `clock`'s if it is a manual
     /// (test) clock, else the store's own. SQLite's is the backend's clock
     /// read after the write lock is taken, so times follow commit order;

@@ -81,6 +81,18 @@ id_type!(
     /// Names one invite, as an admin lists and revokes it (never its code).
     InviteId
 );
+id_type!(
+    /// Names one review thread on a version or a proposal.
+    ThreadId
+);
+id_type!(
+    /// Names one comment of a review thread.
+    CommentId
+);
+id_type!(
+    /// Names one reviewer's decision on a version or a proposal.
+    ReviewId
+);
 
 /// Who acts: `user:NAME` or `agent:NAME`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]

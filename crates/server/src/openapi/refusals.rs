@@ -131,6 +131,22 @@ pub(super) const OPERATIONS: &[Operation] = &[
         .noting("Only the holder asked may reply (403 `forbidden` otherwise)."),
     op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
+    op("post", "/v1/artifacts/{id}/threads", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
+        .noting("Exactly one of `version` (one that exists) and `proposal_id` (one of this file's), else 422 `invalid`. A pin within 0..1; a body of 1 to 10,000 characters with at most 50 `@names`; at most 10,000 threads a file."),
+    op("get", "/v1/artifacts/{id}/threads", &[ID, THREAD_VERSION, THREAD_PROPOSAL, THREAD_STATE], Body::None, "404 not_found"),
+    op("post", "/v1/threads/{id}/comments", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
+        .noting("A thread on a file the caller may not read is 404 `not_found`, as one that never was. At most 1,000 comments a thread."),
+    op("post", "/v1/threads/{id}/resolve", &[ID], Body::None, "404 not_found"),
+    op("post", "/v1/threads/{id}/reopen", &[ID], Body::None, "404 not_found"),
+    op("post", "/v1/artifacts/{id}/reviews", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
+        .noting("A reviewer's newest decision on a version or a proposal is theirs."),
+    op("get", "/v1/artifacts/{id}/reviews", &[ID, THREAD_VERSION, THREAD_PROPOSAL], Body::None, "404 not_found, 422 invalid")
+        .noting("Exactly one of `version` and `proposal`, else 422 `invalid`."),
+    op("post", "/v1/artifacts/{id}/review-requests", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
+        .noting("Each reviewer must be a participant who may read the file, and not the caller (else 422 `invalid`); at most 50."),
+    op("get", "/v1/inbox", &[INBOX_AFTER, INBOX_BEFORE, INBOX_LIMIT, INBOX_UNREAD], Body::None, "422 invalid")
+        .noting("Never the caller's own acts, never a file they may not read (a page may then skip seqs; `next` moves past them). `after` and `before` together: 422 `invalid`."),
+    op("post", "/v1/inbox/read", &[], Body::JsonRequired, ""),
     op("post", "/v1/checkouts", &[], Body::JsonRequired, "403 forbidden, 404 not_found, 409 artifact_busy, 422 invalid")
         .noting("Takes every lease or none: if anyone else holds any file, 409 `artifact_busy` with `busy` listing each."),
     op("post", "/v1/checkouts/{id}/stage", &[ID, DIGEST, UPLOAD], Body::Upload, "403 forbidden, 404 not_found, 409 checkout_closed upload_incomplete")
