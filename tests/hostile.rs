@@ -15,6 +15,7 @@ use testkit::ServeProcess;
 mod files;
 mod invites;
 mod requests;
+mod review;
 mod streams;
 
 /// A `leasedesk serve` on 127.0.0.1:0 over its own data folder.

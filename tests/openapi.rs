@@ -305,6 +305,10 @@ checks.positive_data_acceptance.expected-statuses = {range}
 [[operations]]
 include-name = [
     "POST /v1/artifacts/{{id}}/requests",
+    "POST /v1/artifacts/{{id}}/threads",
+    "GET /v1/artifacts/{{id}}/reviews",
+    "POST /v1/artifacts/{{id}}/reviews",
+    "POST /v1/artifacts/{{id}}/review-requests",
     "POST /v1/proposals/{{id}}/accept",
     "POST /v1/proposals/{{id}}/reject",
     "POST /v1/proposals/{{id}}/rebuild",

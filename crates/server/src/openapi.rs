@@ -358,9 +358,51 @@ fn constrain_bodies(schemas: &mut Value) {
     for name in ["BreakBody", "RenameBody", "AskBody", "ReplyBody"] {
         schemas[name]["additionalProperties"] = json!(false);
     }
+    constrain_review_bodies(schemas);
 }
 
 /// Like every endpoint but health, for a caller with a token.
 pub(crate) async fn openapi_json(Caller(me): Caller) -> Json<Value> {
     Json(openapi(me.max_upload()))
+}
+
+/// Review's bodies: a comment's text, a pin within the picture, a version
+/// from 1, reviewers who are participants. That a body names exactly one of
+/// `version` and `proposal_id` is said in words (and kept by the tests'
+/// hooks), as is a box's needing both `w` and `h` and ending within.
+fn constrain_review_bodies(schemas: &mut Value) {
+    let text = json!({ "type": "string", "pattern": patterns::comment() });
+    let version = json!({ "type": ["integer", "null"], "minimum": 1, "maximum": i64::MAX });
+    let fraction = json!({ "type": "number", "minimum": 0, "maximum": 1 });
+    let side = json!({ "type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1 });
+    let pixels = json!({ "type": "integer", "minimum": 1, "maximum": 1 << 20 });
+    schemas["CommentBody"]["properties"]["body"] = text.clone();
+    schemas["NewThread"]["properties"]["body"] = text.clone();
+    // A blank message is none.
+    let message = format!("(?:^[{}]*$)|{}", patterns::WHITESPACE, patterns::comment());
+    schemas["NewReview"]["properties"]["message"] =
+        json!({ "anyOf": [{ "type": "string", "pattern": message }, { "type": "null" }] });
+    for name in ["NewThread", "NewReview", "NewReviewRequest"] {
+        schemas[name]["properties"]["version"] = version.clone();
+        schemas[name]["additionalProperties"] = json!(false);
+    }
+    let pin = &mut schemas["Pin"]["properties"];
+    pin["x"] = fraction.clone();
+    pin["y"] = fraction;
+    pin["w"] = side.clone();
+    pin["h"] = side;
+    schemas["Pin"]["additionalProperties"] = json!(false);
+    schemas["ImageSize"]["properties"]["width"] = pixels.clone();
+    schemas["ImageSize"]["properties"]["height"] = pixels;
+    schemas["ImageSize"]["additionalProperties"] = json!(false);
+    let reviewers = &mut schemas["NewReviewRequest"]["properties"]["reviewers"];
+    reviewers["minItems"] = json!(1);
+    reviewers["maxItems"] = json!(MAX_REVIEWERS);
+    reviewers["items"] = json!({ "type": "string", "pattern": patterns::participant() });
+    schemas["ReadBody"]["properties"]["up_to"] =
+        json!({ "type": "integer", "minimum": 0, "maximum": i64::MAX });
+    schemas["ReadBody"]["required"] = json!(["up_to"]);
+    for name in ["CommentBody", "ReadBody"] {
+        schemas[name]["additionalProperties"] = json!(false);
+    }
 }

@@ -350,8 +350,8 @@ pub struct NewReviewRequest {
 }
 
 /// A comment's body: 1 to [`MAX_COMMENT_CHARS`] characters, no control
-/// characters but line breaks and tabs, kept as written but for the blank
-/// at its ends.
+/// characters but line breaks (as a request's message), kept as written but
+/// for the blank at its ends.
 pub fn check_comment_body(body: &str) -> Result<String, Invalid> {
     let body = body.trim();
     if body.is_empty() {

@@ -12,7 +12,7 @@
 //! between them. A length in bytes of UTF-8 is said as the same number of
 //! characters, the most a schema can say.
 
-use crate::model::{MAX_NOTE_BYTES, MAX_REQUEST_MESSAGE_CHARS};
+use crate::model::{MAX_COMMENT_CHARS, MAX_NOTE_BYTES, MAX_REQUEST_MESSAGE_CHARS};
 
 /// What `char::is_control` is: C0, DEL and C1.
 const CONTROL: &str = r"\u0000-\u001f\u007f-\u009f";
@@ -122,6 +122,12 @@ pub(super) fn request_message() -> String {
 /// A reply's message, which may not be blank.
 pub(super) fn reply_message() -> String {
     trimmed(CONTROL_BUT_LINE_BREAK, MAX_REQUEST_MESSAGE_CHARS)
+}
+
+/// A comment's body (`check_comment_body`): 1 to 10,000 characters once
+/// trimmed, no control but line breaks.
+pub(super) fn comment() -> String {
+    trimmed(CONTROL_BUT_LINE_BREAK, MAX_COMMENT_CHARS)
 }
 
 /// Text with something in it once trimmed (a break's reason).

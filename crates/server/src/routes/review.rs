@@ -24,7 +24,7 @@ pub struct CommentBody {
 #[serde(deny_unknown_fields)]
 pub struct ReadBody {
     /// Every item up to this seq is read.
-    pub up_to: u64,
+    pub up_to: Option<u64>,
 }
 
 #[derive(serde::Serialize, Deserialize, ToSchema)]
@@ -63,6 +63,9 @@ pub(crate) async fn threads(
     On(me, artifact): On<ArtifactId>,
     Params(q): Params<TargetQuery>,
 ) -> ApiResult<Json<ThreadList>> {
+    if q.version == Some(0) {
+        return Err(ApiError(Error::Invalid("versions count from 1".into())));
+    }
     let query = ThreadQuery {
         version: in_range("version", q.version)?,
         proposal: q.proposal,
@@ -147,7 +150,11 @@ pub(crate) async fn read_inbox(
     Caller(me): Caller,
     JsonBody(body): JsonBody<ReadBody>,
 ) -> ApiResult<(StatusCode, Json<Unread>)> {
-    let up_to = in_range("up_to", Some(body.up_to))?.unwrap_or(0);
+    let Some(up_to) = in_range("up_to", body.up_to)? else {
+        return Err(ApiError(Error::BadRequest(
+            "say up_to: the seq up to which items are read".into(),
+        )));
+    };
     let unread = me.mark_inbox_read(up_to).await?;
     Ok((StatusCode::OK, Json(Unread { unread })))
 }
