@@ -45,6 +45,38 @@ async fn history(f: &Fixture) -> (ArtifactId, String, String) {
         .await
         .unwrap();
     f.bob.ask(a.id, Some("may I?")).await.unwrap();
+    // Review: a pinned thread with a mention, an answer, a decision, a request, a read mark.
+    let pinned = NewThread {
+        version: Some(2),
+        pin: Some(Pin {
+            x: 0.125,
+            y: 0.75,
+            w: Some(0.25),
+            h: Some(0.125),
+        }),
+        image: Some(ImageSize {
+            width: 640,
+            height: 480,
+        }),
+        body: "@admin the sky".into(),
+        ..NewThread::default()
+    };
+    let thread = f.bob.open_thread(a.id, pinned).await.unwrap();
+    f.alice.comment(thread.id, "fixed").await.unwrap();
+    let decided = NewReview {
+        version: Some(2),
+        decision: ReviewDecision::Approved,
+        ..NewReview::default()
+    };
+    f.bob.review(a.id, decided).await.unwrap();
+    let asked = NewReviewRequest {
+        version: Some(3),
+        reviewers: vec![participant("user:admin")],
+        ..NewReviewRequest::default()
+    };
+    f.alice.request_review(a.id, asked).await.unwrap();
+    let first = f.admin.inbox(InboxQuery::default()).await.unwrap().items[0].seq;
+    f.admin.mark_inbox_read(first).await.unwrap();
     let kept_token = f.store.new_token(&participant("user:alice")).unwrap();
     let revoked_token = f.store.new_token(&participant("user:bob")).unwrap();
     f.store.revoke_tokens(&participant("user:bob")).unwrap();
@@ -136,6 +168,14 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
     );
     assert_eq!(count("participants"), 4);
     assert_eq!(count("requests"), 1);
+    assert_eq!(
+        (
+            count("review_threads"),
+            count("review_comments"),
+            count("reviews")
+        ),
+        (1, 2, 1)
+    );
 
     // The same ledger, users, artifacts, versions (and their bytes) and proposals.
     let before = f.store.acting_as(participant("user:alice"));
@@ -150,6 +190,40 @@ async fn a_data_folder_moves_with_every_row_and_blob() {
         after.artifacts().await.unwrap(),
         before.artifacts().await.unwrap()
     );
+    let reviewed = all_events(&before)
+        .await
+        .iter()
+        .find_map(|e| (e.kind == "thread.opened").then_some(e.artifact_id))
+        .flatten()
+        .unwrap();
+    let every_thread = ThreadQuery::default();
+    assert_eq!(
+        after.threads(reviewed, every_thread).await.unwrap(),
+        before.threads(reviewed, every_thread).await.unwrap()
+    );
+    for target in [ReviewTarget::Version(2), ReviewTarget::Version(3)] {
+        assert_eq!(
+            after.reviews(reviewed, target).await.unwrap(),
+            before.reviews(reviewed, target).await.unwrap()
+        );
+    }
+    let admin_before = f.store.acting_as(participant("user:admin"));
+    let admin_after = team.acting_as(participant("user:admin"));
+    let inbox = admin_before.inbox(InboxQuery::default()).await.unwrap();
+    assert_eq!((inbox.items.len(), inbox.unread), (2, 1));
+    assert_eq!(
+        admin_after.inbox(InboxQuery::default()).await.unwrap(),
+        inbox
+    );
+    // New items are numbered after the copied ones.
+    let thread = after.threads(reviewed, every_thread).await.unwrap()[0].id;
+    team.acting_as(participant("user:bob"))
+        .comment(thread, "@admin on the team")
+        .await
+        .unwrap();
+    let grown = admin_after.inbox(InboxQuery::default()).await.unwrap();
+    assert_eq!(grown.items.len(), 3);
+    assert!(grown.items[2].seq > inbox.items[1].seq);
     for artifact in before.artifacts().await.unwrap() {
         let versions = before.versions(artifact.id).await.unwrap();
         assert_eq!(after.versions(artifact.id).await.unwrap(), versions);
