@@ -421,3 +421,89 @@ fn an_unreachable_database_is_a_clear_error_within_seconds() {
     );
     assert!(!stderr.contains("secret"), "never the password: {stderr}");
 }
+
+/// Twelve authors on two servers comment at once, mentioning bob, on three
+/// files, while bob follows his inbox with `after`: every thread is
+/// numbered once per file, every comment is kept in its thread, and bob's
+/// follower, which never reads an item twice, ends with every mention, in
+/// one order of numbers: an item that commits later never takes a number
+/// below one already read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mentions_through_two_servers_reach_an_inbox_follower_once_each_in_order() {
+    const AUTHORS: usize = 12;
+    const ROUNDS: usize = 8;
+    let team = SharedStore::postgres();
+    let bob_token = team.account("user:bob");
+    let tokens: Vec<String> = (0..AUTHORS)
+        .map(|i| team.account(&format!("user:c{i}")))
+        .collect();
+    let servers: [ServeProcess; 2] = servers_on(&team);
+    let first = servers[0].client(&tokens[0]);
+    let mut files = Vec::new();
+    for name in ["a.psd", "b.psd", "c.psd"] {
+        files.push(first.import(&path(name), bytes(b"v1")).await.unwrap().id);
+    }
+    let bob = servers[1].client(&bob_token);
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let follower = {
+        let (bob, done) = (bob.clone(), done.clone());
+        tokio::spawn(async move {
+            let (mut after, mut read) = (0, Vec::new());
+            loop {
+                let finished = done.load(Ordering::SeqCst);
+                let query = InboxQuery {
+                    after: Some(after),
+                    limit: Some(7),
+                    ..InboxQuery::default()
+                };
+                let page = bob.inbox(query).await.unwrap();
+                read.extend(page.items.iter().map(|i| i.seq));
+                after = page.next;
+                if finished && page.items.is_empty() {
+                    return read;
+                }
+            }
+        })
+    };
+    let mut tasks = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let me = servers[i % 2].client(token);
+        let files = files.clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..ROUNDS {
+                let file = files[(i + round) % files.len()];
+                let new = NewThread {
+                    version: Some(1),
+                    body: format!("@bob round {round} from c{i}"),
+                    ..NewThread::default()
+                };
+                let thread = me.open_thread(file, new).await.unwrap();
+                me.comment(thread.id, "@bob and once more").await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    let read = follower.await.unwrap();
+    let mentions = AUTHORS * ROUNDS * 2;
+    assert_eq!(read.len(), mentions, "every mention read once");
+    assert!(
+        read.windows(2).all(|w| w[0] < w[1]),
+        "in one order: {read:?}"
+    );
+    let mut threads = 0;
+    for file in files {
+        let all = bob.threads(file, ThreadQuery::default()).await.unwrap();
+        let numbers: Vec<u64> = all.iter().map(|t| t.number).collect();
+        assert_eq!(numbers, (1..=all.len() as u64).collect::<Vec<_>>());
+        assert!(all.iter().all(|t| t.comments.len() == 2));
+        threads += all.len();
+    }
+    assert_eq!(threads, AUTHORS * ROUNDS);
+    assert_eq!(
+        bob.inbox(InboxQuery::default()).await.unwrap().unread,
+        mentions as u64
+    );
+}

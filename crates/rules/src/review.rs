@@ -15,7 +15,7 @@ use super::access::Caller;
 use super::{event, readable};
 use crate::error::{Error, Result};
 use crate::model::*;
-use crate::store::rows::InboxRow;
+use crate::store::rows::NewInboxItem;
 use crate::store::Tx;
 
 /// Opens a thread on a version or a proposal of a file, with its first comment.
@@ -536,28 +536,20 @@ impl<'a> Told<'a> {
         review_id: Option<ReviewId>,
         now: Timestamp,
     ) -> Result<()> {
-        let mut whom = Vec::with_capacity(self.whom.len());
-        for (who, kind) in self.whom {
-            if may_read(tx, &who, path)? {
-                whom.push((who, kind));
+        let mut items = Vec::with_capacity(self.whom.len());
+        for (participant, kind) in self.whom {
+            if may_read(tx, &participant, path)? {
+                items.push(NewInboxItem {
+                    participant,
+                    kind,
+                    artifact_id,
+                    thread_id,
+                    review_id,
+                    from: self.actor.clone(),
+                    at: now,
+                });
             }
         }
-        if whom.is_empty() {
-            return Ok(());
-        }
-        let first = tx.take_inbox_seqs(whom.len() as u64)?;
-        for (seq, (participant, kind)) in (first..).zip(whom) {
-            tx.insert_inbox_item(&InboxRow {
-                participant,
-                seq,
-                kind,
-                artifact_id,
-                thread_id,
-                review_id,
-                from: self.actor.clone(),
-                at: now,
-            })?;
-        }
-        Ok(())
+        tx.add_inbox_items(items)
     }
 }

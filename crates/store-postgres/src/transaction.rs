@@ -14,11 +14,11 @@ use super::tx::{
 };
 use super::tx::{Columns, PgTx};
 use crate::clock::Clock;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::*;
 use leasedesk_store::listing::{self, Dialect};
 use leasedesk_store::rows::{
-    self, count, millis, parsed, Field, Row, Statement, HEAD_COLUMNS, LEASE_COLUMNS,
+    self, count, millis, parsed, Field, NewInboxItem, Row, Statement, HEAD_COLUMNS, LEASE_COLUMNS,
 };
 use leasedesk_store::uploads::{self, UploadRow, UploadRows, UPLOAD_COLUMNS};
 use leasedesk_store::{
@@ -299,8 +299,17 @@ impl CheckoutRows for PgTx<'_> {
     }
 }
 
-/// Review's writes lock their file first, by reading it (`rules::review`).
-impl ReviewRows for PgTx<'_> {}
+/// Review's writes lock their file first, by reading it (`rules::review`);
+/// inbox items are numbered at commit, after the events (see `tx`).
+impl ReviewRows for PgTx<'_> {
+    fn add_inbox_items(&self, items: Vec<NewInboxItem>) -> Result<()> {
+        if !self.write {
+            return Err(Error::Internal("inbox items written in a read".into()));
+        }
+        self.inbox.borrow_mut().extend(items);
+        Ok(())
+    }
+}
 
 /// None of a studio's rows locks an artifact.
 impl StudioRows for PgTx<'_> {

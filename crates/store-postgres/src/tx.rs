@@ -13,7 +13,7 @@ use super::connect::Conn;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::model::*;
-use leasedesk_store::rows::{self, millis, parsed, time_at};
+use leasedesk_store::rows::{self, millis, parsed, time_at, NewInboxItem};
 use leasedesk_store::{NewEvent, Tx};
 
 /// The database's time, in milliseconds since the epoch.
@@ -61,6 +61,8 @@ pub struct PgTx<'a> {
     pub(super) deferred: RefCell<Vec<Deferred<'a>>>,
     /// Events to number and insert at commit (see the module's comment).
     pub(super) events: RefCell<Vec<PendingEvent>>,
+    /// Inbox items to number and insert at commit, after the events.
+    pub(super) inbox: RefCell<Vec<NewInboxItem>>,
     /// What this write holds locked, restored when a savepoint rolls back.
     pub(super) held: RefCell<Held>,
     /// Why this attempt must run again, once it is known.
@@ -156,6 +158,72 @@ const INSERT_EVENTS: &str = "WITH new AS MATERIALIZED (
          new.participant, new.holder, new.at, new.data
      FROM new, counted, turn";
 
+/// A commit's inbox items, numbered from the counter's row: its UPDATE
+/// waits for the row's lock, taken after the ledger's.
+const INSERT_INBOX: &str = "WITH new AS MATERIALIZED (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+             WITH ORDINALITY AS i (participant, kind, artifact_id, thread_id, review_id, from_participant, at, n)
+     ), turn AS (
+         UPDATE inbox_counter SET last_seq = last_seq + (SELECT count(*) FROM new) RETURNING last_seq
+     )
+     INSERT INTO inbox_items (participant, seq, kind, artifact_id, thread_id, review_id, from_participant, at)
+     SELECT new.participant, turn.last_seq - (SELECT count(*) FROM new) + new.n, new.kind,
+         new.artifact_id, new.thread_id, new.review_id, new.from_participant, new.at
+     FROM new, turn";
+
+/// Inbox items as [`INSERT_INBOX`]'s arrays, one a column.
+struct InboxColumns {
+    participants: Vec<String>,
+    kinds: Vec<String>,
+    artifacts: Vec<String>,
+    threads: Vec<Option<String>>,
+    reviews: Vec<Option<String>>,
+    from: Vec<String>,
+    at: Vec<i64>,
+}
+
+impl InboxColumns {
+    fn of(items: Vec<NewInboxItem>) -> Self {
+        let mut columns = InboxColumns {
+            participants: vec![],
+            kinds: vec![],
+            artifacts: vec![],
+            threads: vec![],
+            reviews: vec![],
+            from: vec![],
+            at: vec![],
+        };
+        for item in items {
+            columns.participants.push(item.participant.to_string());
+            columns
+                .kinds
+                .push(rows::inbox_kind_str(item.kind).to_owned());
+            columns.artifacts.push(item.artifact_id.to_string());
+            columns
+                .threads
+                .push(item.thread_id.map(|id| id.to_string()));
+            columns
+                .reviews
+                .push(item.review_id.map(|id| id.to_string()));
+            columns.from.push(item.from.to_string());
+            columns.at.push(millis(item.at));
+        }
+        columns
+    }
+
+    fn params(&self) -> [&(dyn ToSql + Sync); 7] {
+        [
+            &self.participants,
+            &self.kinds,
+            &self.artifacts,
+            &self.threads,
+            &self.reviews,
+            &self.from,
+            &self.at,
+        ]
+    }
+}
+
 impl<'a> PgTx<'a> {
     pub(super) fn new(conn: Conn<'a>, write: bool, durable: bool, now: Option<Timestamp>) -> Self {
         Self {
@@ -166,6 +234,7 @@ impl<'a> PgTx<'a> {
             rules_now: Cell::new(None),
             deferred: Default::default(),
             events: Default::default(),
+            inbox: Default::default(),
             held: Default::default(),
             again: Default::default(),
             prefetched: Default::default(),
@@ -364,14 +433,25 @@ impl<'a> PgTx<'a> {
     }
 
     /// Sends the queued writes, numbers and inserts `events` under the
-    /// ledger's lock, and runs `commit` (ending in COMMIT), in one round trip.
-    pub(super) fn commit_with_events(&self, events: Vec<PendingEvent>, commit: &str) -> Result<()> {
-        if events.is_empty() {
+    /// ledger's lock, then `inbox` under the inbox counter's, and runs
+    /// `commit` (ending in COMMIT), in one round trip. Every write takes the
+    /// two locks last and in that order, so numbers follow commit order and
+    /// no write waits on one holding a lock it wants.
+    pub(super) fn commit_with_events(
+        &self,
+        events: Vec<PendingEvent>,
+        inbox: Vec<NewInboxItem>,
+        commit: &str,
+    ) -> Result<()> {
+        if events.is_empty() && inbox.is_empty() {
             return self.after_deferred(self.conn.client().batch_execute(commit));
         }
-        let insert = self
+        let (insert, insert_inbox) = self
             .conn
-            .wait(self.conn.prepare(INSERT_EVENTS))
+            .wait(futures_util::future::try_join(
+                self.conn.prepare(INSERT_EVENTS),
+                self.conn.prepare(INSERT_INBOX),
+            ))
             .map_err(|e| self.failure(e))?;
         // One array a column, for the statement's unnest.
         let (mut ids, mut kinds, mut artifacts, mut participants) =
@@ -386,24 +466,45 @@ impl<'a> PgTx<'a> {
             at.push(e.at);
             data.push(e.data);
         }
+        let told = InboxColumns::of(inbox);
         self.after_deferred(async {
-            let (inserted, committed) = futures_util::future::join(
-                self.conn.client().execute(
-                    &insert,
-                    &[
-                        &ids,
-                        &kinds,
-                        &artifacts,
-                        &participants,
-                        &holders,
-                        &at,
-                        &data,
-                    ],
-                ),
+            let no_events = ids.is_empty();
+            let no_items = told.participants.is_empty();
+            let (inserted, told, committed) = futures_util::future::join3(
+                async {
+                    if no_events {
+                        return Ok(0);
+                    }
+                    self.conn
+                        .client()
+                        .execute(
+                            &insert,
+                            &[
+                                &ids,
+                                &kinds,
+                                &artifacts,
+                                &participants,
+                                &holders,
+                                &at,
+                                &data,
+                            ],
+                        )
+                        .await
+                },
+                async {
+                    if no_items {
+                        return Ok(0);
+                    }
+                    self.conn
+                        .client()
+                        .execute(&insert_inbox, &told.params())
+                        .await
+                },
                 self.conn.client().batch_execute(commit),
             )
             .await;
             inserted?;
+            told?;
             committed
         })
     }
@@ -484,6 +585,7 @@ impl PgTx<'_> {
         }
         self.defer_simple("SAVEPOINT writer")?;
         let events = self.events.borrow().len();
+        let inbox = self.inbox.borrow().len();
         let held = self.held.borrow().clone();
         // The writer's queued writes are its outcome too: learnt now.
         let outcome = f(self).and_then(|()| self.flush());
@@ -502,6 +604,7 @@ impl PgTx<'_> {
                 .map_err(|e| self.failure(e))?;
             // Its locks and events went with it.
             self.events.borrow_mut().truncate(events);
+            self.inbox.borrow_mut().truncate(inbox);
             *self.held.borrow_mut() = held;
             self.epoch_count.take();
         }

@@ -154,6 +154,7 @@ impl PgStore {
         }
         let value = outcome.map_err(|e| tx.attempt(e))?;
         let events = std::mem::take(&mut *tx.events.borrow_mut());
+        let inbox = std::mem::take(&mut *tx.inbox.borrow_mut());
         let announce = !events.is_empty();
         let carried = announce && self.announcements.carry();
         let mut commit = String::new();
@@ -176,7 +177,7 @@ impl PgStore {
         // NOTIFY of the same string, COMMIT is not run at all: a failed
         // commit is rolled back as `open` drops, so the connection is left
         // outside any transaction for the next attempt.
-        tx.commit_with_events(events, &commit)
+        tx.commit_with_events(events, inbox, &commit)
             .map_err(|e| tx.attempt(e))?;
         open.disarm();
         if announce && !carried {

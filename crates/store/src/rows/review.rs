@@ -15,7 +15,7 @@ spellings! {
     ReviewDecision: decision_str, decision {
         Approved => "approved", ChangesRequested => "changes_requested", Commented => "commented"
     } else Commented;
-    InboxKind: inbox_kind_str, inbox_kind {
+    pub InboxKind: inbox_kind_str, inbox_kind {
         Mention => "mention", ReviewRequested => "review_requested",
         ThreadOnYours => "thread_on_yours", CommentInYours => "comment_in_yours",
         DecisionOnYours => "decision_on_yours"
@@ -330,8 +330,8 @@ pub fn follow_proposal(p: char, from: ProposalId, to: ReviewTarget) -> Vec<State
         .collect()
 }
 
-/// Takes `n` inbox numbers: answers the last. On PostgreSQL the counter's
-/// row stays locked until commit, so numbers follow commit order.
+/// Takes `n` inbox numbers: answers the last (SQLite's one writer at a
+/// time keeps them in commit order; PostgreSQL numbers its items at commit).
 pub fn take_inbox_seqs(p: char, n: u64) -> Statement {
     Statement::new(
         format!("UPDATE inbox_counter SET last_seq = last_seq + {p}1 RETURNING last_seq"),
@@ -339,11 +339,10 @@ pub fn take_inbox_seqs(p: char, n: u64) -> Statement {
     )
 }
 
-/// An inbox item as stored: what the API shows but its path and read mark.
+/// An inbox item to add, numbered as it is written.
 #[derive(Clone, Debug)]
-pub struct InboxRow {
+pub struct NewInboxItem {
     pub participant: Participant,
-    pub seq: u64,
     pub kind: InboxKind,
     pub artifact_id: ArtifactId,
     pub thread_id: Option<ThreadId>,
@@ -352,7 +351,7 @@ pub struct InboxRow {
     pub at: Timestamp,
 }
 
-pub fn insert_inbox_item(p: char, item: &InboxRow) -> Statement {
+pub fn insert_inbox_item(p: char, item: &NewInboxItem, seq: u64) -> Statement {
     Statement::new(
         format!(
             "INSERT INTO inbox_items (participant, seq, kind, artifact_id, thread_id, review_id, from_participant, at)
@@ -360,7 +359,7 @@ pub fn insert_inbox_item(p: char, item: &InboxRow) -> Statement {
         ),
         vec![
             text(&item.participant),
-            int(item.seq as i64),
+            int(seq as i64),
             text(inbox_kind_str(item.kind)),
             text(item.artifact_id),
             text_opt(item.thread_id),

@@ -4,7 +4,7 @@
 use super::{fetch_all, fetch_first, fetch_one, Sql};
 use crate::error::Result;
 use crate::model::*;
-use crate::rows::{self, count, unsigned, InboxRow};
+use crate::rows::{self, count, unsigned, NewInboxItem};
 
 /// Review's rows. Part of every [`Tx`](super::Tx). The rules lock a file
 /// (by reading it in a write) before they change what is said about it.
@@ -140,16 +140,20 @@ pub trait ReviewRows: Sql {
         Ok(())
     }
 
-    /// Takes `n` inbox numbers, in commit order; answers the first.
-    fn take_inbox_seqs(&self, n: u64) -> Result<u64> {
+    /// Adds inbox items, numbered after every item committed before them.
+    /// PostgreSQL numbers them at commit instead (see its `ReviewRows`).
+    fn add_inbox_items(&self, items: Vec<NewInboxItem>) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let n = items.len() as u64;
         let last = fetch_one(self, rows::take_inbox_seqs(self.p(), n), |r| {
             unsigned(r.int(0)?)
         })?;
-        Ok(last + 1 - n)
-    }
-
-    fn insert_inbox_item(&self, item: &InboxRow) -> Result<()> {
-        self.queue(rows::insert_inbox_item(self.p(), item))
+        for (seq, item) in (last + 1 - n..).zip(&items) {
+            self.queue(rows::insert_inbox_item(self.p(), item, seq))?;
+        }
+        Ok(())
     }
 
     /// One page of a participant's inbox (see [`rows::select_inbox`]).
