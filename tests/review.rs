@@ -882,6 +882,73 @@ async fn ten_thousand_threads_are_a_files_most(f: Fixture) {
     );
 }
 
+async fn a_files_comments_and_decisions_are_bounded(f: Fixture) {
+    let a = f.import("talky.psd", b"v1").await;
+    let store = f.store.acting_as(participant("user:alice"));
+    // 20,000 bytes a comment: as many as fit in 8 MiB with the first.
+    let long = "é".repeat(10_000);
+    let thread = store
+        .open_thread(a.id, on_version(1, "start"))
+        .await
+        .unwrap();
+    let fit = (MAX_COMMENT_BYTES_PER_FILE - 5) / long.len() as u64;
+    for _ in 0..fit {
+        store.comment(thread.id, &long).await.unwrap();
+    }
+    let past = f.bob.comment(thread.id, &long).await.map(|c| c.id);
+    invalid(past, "past 8 MiB a file");
+    let past = f
+        .bob
+        .open_thread(a.id, on_version(1, &long))
+        .await
+        .map(|t| t.id);
+    invalid(past, "a thread past 8 MiB a file");
+    f.bob.comment(thread.id, "short still fits").await.unwrap();
+    let all = f.bob.threads(a.id, ThreadQuery::default()).await.unwrap();
+    let bytes: usize = all
+        .iter()
+        .flat_map(|t| &t.comments)
+        .map(|c| c.body.len())
+        .sum();
+    assert!(bytes as u64 <= MAX_COMMENT_BYTES_PER_FILE, "{bytes}");
+
+    let message = "é".repeat(MAX_REVIEW_MESSAGE_CHARS + 1);
+    invalid(
+        f.bob
+            .review(
+                a.id,
+                NewReview {
+                    message: Some(message),
+                    ..decision(1, ReviewDecision::Approved)
+                },
+            )
+            .await,
+        "a long message",
+    );
+    let batch: Vec<_> = (0..MAX_REVIEWS_PER_FILE)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .review(a.id, decision(1, ReviewDecision::Commented))
+                    .await
+            })
+        })
+        .collect();
+    for decided in batch {
+        decided.await.unwrap().unwrap();
+    }
+    invalid(
+        f.bob
+            .review(a.id, decision(1, ReviewDecision::Approved))
+            .await,
+        "the 2,001st decision",
+    );
+    let list = f.bob.reviews(a.id, ReviewTarget::Version(1)).await.unwrap();
+    assert_eq!(list.reviews.len() as u64, MAX_REVIEWS_PER_FILE);
+    assert_eq!(list.state, ReviewState::None);
+}
+
 crate::contract!(
     a_thread_is_pinned_answered_resolved_and_reopened,
     a_thread_names_one_existing_version_or_proposal_and_fits,
@@ -891,4 +958,5 @@ crate::contract!(
     threads_and_reviews_follow_a_proposal_accepted_or_rebuilt,
     nobody_hears_of_a_file_they_may_not_read,
     ten_thousand_threads_are_a_files_most,
+    a_files_comments_and_decisions_are_bounded,
 );

@@ -37,13 +37,14 @@ pub fn open_thread(
     let names = mentioned_names(&body)?;
     let artifact = readable(tx, actor, artifact_id)?;
     let owner = target_owner(tx, &artifact, target)?;
-    let (count, highest) = tx.thread_numbers(artifact_id)?;
+    let (count, highest, bytes) = tx.thread_numbers(artifact_id)?;
     if count >= MAX_THREADS_PER_FILE {
         return Err(Error::Invalid(format!(
-            "{} has {count} threads, the most a file may have: resolve and answer in one of them",
+            "{} has {count} threads, the most a file may have: answer in one of them",
             artifact.path
         )));
     }
+    room_for(&artifact, bytes, &body)?;
     let mentions = readers_named(tx, &artifact.path, &names)?;
     let (version, proposal_id) = match target {
         ReviewTarget::Version(v) => (Some(v), None),
@@ -114,6 +115,7 @@ pub fn comment(
     let body = check_comment_body(body)?;
     let names = mentioned_names(&body)?;
     let (artifact, thread) = known_thread(tx, actor, thread_id)?;
+    room_for(&artifact, tx.thread_numbers(artifact.id)?.2, &body)?;
     let count = tx.comment_count(thread_id)?;
     if count >= MAX_COMMENTS_PER_THREAD {
         return Err(Error::Invalid(format!(
@@ -210,8 +212,22 @@ pub fn submit_review(
         None | Some("") => None,
         Some(m) => Some(check_comment_body(m)?),
     };
+    if let Some(chars) = message.as_ref().map(|m| m.chars().count()) {
+        if chars > MAX_REVIEW_MESSAGE_CHARS {
+            return Err(Error::Invalid(format!(
+                "the message is {chars} characters long, over the limit of {MAX_REVIEW_MESSAGE_CHARS}: say more in a thread"
+            )));
+        }
+    }
     let artifact = readable(tx, actor, artifact_id)?;
     let owner = target_owner(tx, &artifact, target)?;
+    let decided = tx.review_count(artifact_id)?;
+    if decided >= MAX_REVIEWS_PER_FILE {
+        return Err(Error::Invalid(format!(
+            "{} has {decided} decisions, the most a file may have",
+            artifact.path
+        )));
+    }
     let review = Review {
         id: ReviewId::new(),
         artifact_id,
@@ -358,6 +374,19 @@ pub fn request_review(
     Ok(Requested {
         requested: reviewers,
     })
+}
+
+/// Refuses a comment that would take a file's threads past
+/// [`MAX_COMMENT_BYTES_PER_FILE`].
+fn room_for(artifact: &Artifact, held: u64, body: &str) -> Result<()> {
+    if held + body.len() as u64 > MAX_COMMENT_BYTES_PER_FILE {
+        return Err(Error::Invalid(format!(
+            "the threads of {} hold {} MiB of comments, the most a file may: nothing was stored",
+            artifact.path,
+            MAX_COMMENT_BYTES_PER_FILE >> 20
+        )));
+    }
+    Ok(())
 }
 
 /// How many items an inbox read looks at for one page, at most, when files

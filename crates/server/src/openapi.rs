@@ -379,9 +379,10 @@ fn constrain_review_bodies(schemas: &mut Value) {
     schemas["CommentBody"]["properties"]["body"] = text.clone();
     schemas["NewThread"]["properties"]["body"] = text.clone();
     // A blank message is none.
-    let message = format!("(?:^[{}]*$)|{}", patterns::WHITESPACE, patterns::comment());
-    schemas["NewReview"]["properties"]["message"] =
-        json!({ "anyOf": [{ "type": "string", "pattern": message }, { "type": "null" }] });
+    schemas["NewReview"]["properties"]["message"] = json!({ "anyOf": [
+        { "type": "string", "pattern": patterns::review_message() },
+        { "type": "null" },
+    ]});
     for name in ["NewThread", "NewReview", "NewReviewRequest"] {
         schemas[name]["properties"]["version"] = version.clone();
         schemas[name]["additionalProperties"] = json!(false);

@@ -227,6 +227,7 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
             ("created_at", Int),
             ("resolved_by", Text),
             ("resolved_at", Int),
+            ("body_bytes", Int),
         ],
     ),
     (

@@ -16,6 +16,8 @@ CREATE TABLE review_threads (
     created_at  BIGINT NOT NULL,
     resolved_by TEXT,
     resolved_at BIGINT,
+    -- The bytes of its comments' bodies: a file's sum bounds its listing.
+    body_bytes  BIGINT NOT NULL,
     UNIQUE (artifact_id, number)
 );
 CREATE INDEX review_threads_by_proposal ON review_threads (proposal_id);

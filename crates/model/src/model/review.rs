@@ -19,6 +19,13 @@ pub const MAX_COMMENT_CHARS: usize = 10_000;
 pub const MAX_THREADS_PER_FILE: u64 = 10_000;
 /// The most comments one thread may have.
 pub const MAX_COMMENTS_PER_THREAD: u64 = 1_000;
+/// The most bytes of comments a file's threads may hold together: what a
+/// listing of them answers stays a few megabytes.
+pub const MAX_COMMENT_BYTES_PER_FILE: u64 = 8 << 20;
+/// The most decisions one file may have, and the longest message of one,
+/// in characters: a listing of them stays small too.
+pub const MAX_REVIEWS_PER_FILE: u64 = 2_000;
+pub const MAX_REVIEW_MESSAGE_CHARS: usize = 1_000;
 /// The most distinct `@names` one comment may hold: more is a flood, not a
 /// conversation, and each is looked up.
 pub const MAX_MENTIONS: usize = 50;

@@ -12,7 +12,9 @@
 //! between them. A length in bytes of UTF-8 is said as the same number of
 //! characters, the most a schema can say.
 
-use crate::model::{MAX_COMMENT_CHARS, MAX_NOTE_BYTES, MAX_REQUEST_MESSAGE_CHARS};
+use crate::model::{
+    MAX_COMMENT_CHARS, MAX_NOTE_BYTES, MAX_REQUEST_MESSAGE_CHARS, MAX_REVIEW_MESSAGE_CHARS,
+};
 
 /// What `char::is_control` is: C0, DEL and C1.
 const CONTROL: &str = r"\u0000-\u001f\u007f-\u009f";
@@ -128,6 +130,15 @@ pub(super) fn reply_message() -> String {
 /// trimmed, no control but line breaks.
 pub(super) fn comment() -> String {
     trimmed(CONTROL_BUT_LINE_BREAK, MAX_COMMENT_CHARS)
+}
+
+/// A decision's message: blank (none), or 1 to 1,000 characters once
+/// trimmed, no control but line breaks.
+pub(super) fn review_message() -> String {
+    format!(
+        "(?:^[{WHITESPACE}]*$)|{}",
+        trimmed(CONTROL_BUT_LINE_BREAK, MAX_REVIEW_MESSAGE_CHARS)
+    )
 }
 
 /// Text with something in it once trimmed (a break's reason).

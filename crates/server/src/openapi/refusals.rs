@@ -132,14 +132,14 @@ pub(super) const OPERATIONS: &[Operation] = &[
     op("post", "/v1/requests/{id}/withdraw", &[ID], Body::None, "403 forbidden, 404 not_found")
         .noting("Only the asker may withdraw (403 `forbidden` otherwise)."),
     op("post", "/v1/artifacts/{id}/threads", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
-        .noting("Exactly one of `version` (one that exists) and `proposal_id` (one of this file's), else 422 `invalid`. A pin within 0..1; a body of 1 to 10,000 characters with at most 50 `@names`; at most 10,000 threads a file."),
+        .noting("Exactly one of `version` (one that exists) and `proposal_id` (one of this file's), else 422 `invalid`. A pin within 0..1; a body of 1 to 10,000 characters with at most 50 `@names`; at most 10,000 threads and 8 MiB of comments a file."),
     op("get", "/v1/artifacts/{id}/threads", &[ID, THREAD_VERSION, THREAD_PROPOSAL, THREAD_STATE], Body::None, "404 not_found, 422 invalid"),
     op("post", "/v1/threads/{id}/comments", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
-        .noting("A thread on a file the caller may not read is 404 `not_found`, as one that never was. At most 1,000 comments a thread."),
+        .noting("A thread on a file the caller may not read is 404 `not_found`, as one that never was. At most 1,000 comments a thread, and 8 MiB of comments a file."),
     op("post", "/v1/threads/{id}/resolve", &[ID], Body::None, "404 not_found"),
     op("post", "/v1/threads/{id}/reopen", &[ID], Body::None, "404 not_found"),
     op("post", "/v1/artifacts/{id}/reviews", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")
-        .noting("A reviewer's newest decision on a version or a proposal is theirs."),
+        .noting("A reviewer's newest decision on a version or a proposal is theirs. A message of at most 1,000 characters; at most 2,000 decisions a file."),
     op("get", "/v1/artifacts/{id}/reviews", &[ID, THREAD_VERSION, THREAD_PROPOSAL], Body::None, "404 not_found, 422 invalid")
         .noting("Exactly one of `version` and `proposal`, else 422 `invalid`."),
     op("post", "/v1/artifacts/{id}/review-requests", &[ID], Body::JsonRequired, "404 not_found, 422 invalid")

@@ -143,10 +143,13 @@ pub fn select_comments(p: char, thread: ThreadId) -> Statement {
     )
 }
 
-/// How many threads a file has, and its highest number.
+/// How many threads a file has, its highest number, and the bytes of their comments.
 pub fn select_thread_numbers(p: char, artifact: ArtifactId) -> Statement {
     by_key(
-        format!("SELECT count(*), COALESCE(MAX(number), 0) FROM review_threads WHERE artifact_id = {p}1"),
+        format!(
+            "SELECT count(*), COALESCE(MAX(number), 0), CAST(COALESCE(SUM(body_bytes), 0) AS BIGINT)
+             FROM review_threads WHERE artifact_id = {p}1"
+        ),
         artifact,
     )
 }
@@ -163,8 +166,8 @@ pub fn insert_thread(p: char, t: &Thread) -> Statement {
     Statement::new(
         format!(
             "INSERT INTO review_threads (id, artifact_id, number, version, proposal_id, pin, image,
-                 state, author, created_at, resolved_by, resolved_at)
-             VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6, {p}7, {p}8, {p}9, {p}10, NULL, NULL)"
+                 state, author, created_at, resolved_by, resolved_at, body_bytes)
+             VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6, {p}7, {p}8, {p}9, {p}10, NULL, NULL, 0)"
         ),
         vec![
             text(t.id),
@@ -194,6 +197,14 @@ pub fn set_thread_state(p: char, t: &Thread) -> Statement {
             text_opt(t.resolved_by.as_ref()),
             Field::Int(t.resolved_at.map(millis)),
         ],
+    )
+}
+
+/// Counts a new comment's bytes in its thread's.
+pub fn count_comment_bytes(p: char, c: &Comment) -> Statement {
+    Statement::new(
+        format!("UPDATE review_threads SET body_bytes = body_bytes + {p}2 WHERE id = {p}1"),
+        vec![text(c.thread_id), int(c.body.len() as i64)],
     )
 }
 

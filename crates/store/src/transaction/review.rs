@@ -50,10 +50,11 @@ pub trait ReviewRows: Sql {
         Ok(threads)
     }
 
-    /// How many threads a file has, and its highest number.
-    fn thread_numbers(&self, artifact: ArtifactId) -> Result<(u64, u64)> {
+    /// How many threads a file has, its highest number, and the bytes of
+    /// their comments.
+    fn thread_numbers(&self, artifact: ArtifactId) -> Result<(u64, u64, u64)> {
         fetch_one(self, rows::select_thread_numbers(self.p(), artifact), |r| {
-            Ok((count(r, 0)?, unsigned(r.int(1)?)?))
+            Ok((count(r, 0)?, unsigned(r.int(1)?)?, unsigned(r.int(2)?)?))
         })
     }
 
@@ -75,7 +76,8 @@ pub trait ReviewRows: Sql {
 
     /// Adds a thread's comment number `ord` (its count after it).
     fn insert_comment(&self, comment: &Comment, ord: u64) -> Result<()> {
-        self.queue(rows::insert_comment(self.p(), comment, ord))
+        self.queue(rows::insert_comment(self.p(), comment, ord))?;
+        self.queue(rows::count_comment_bytes(self.p(), comment))
     }
 
     fn review(&self, id: ReviewId) -> Result<Option<Review>> {
@@ -91,13 +93,16 @@ pub trait ReviewRows: Sql {
         )
     }
 
+    /// How many decisions a file has.
+    fn review_count(&self, artifact: ArtifactId) -> Result<u64> {
+        fetch_one(self, rows::select_review_count(self.p(), artifact), |r| {
+            unsigned(r.int(0)?)
+        })
+    }
+
     /// Adds a decision: the file's newest.
     fn insert_review(&self, review: &Review) -> Result<()> {
-        let last = fetch_one(
-            self,
-            rows::select_review_count(self.p(), review.artifact_id),
-            |r| unsigned(r.int(0)?),
-        )?;
+        let last = self.review_count(review.artifact_id)?;
         self.queue(rows::insert_review(self.p(), review, last + 1))
     }
 
