@@ -13,6 +13,7 @@ mod lease;
 mod listing;
 mod output;
 mod requests;
+mod review;
 mod serve;
 mod studio;
 

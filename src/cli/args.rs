@@ -223,6 +223,100 @@ pub(super) enum Command {
     },
     /// Take back a request of yours.
     Withdraw { request: RequestId },
+    /// Open a review thread on a version of a file (the head unless
+    /// --version) or on a proposal, pinned with --at if you like; or, with
+    /// --thread, answer in one. `@name` tells someone who may read the file.
+    Comment {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        /// The version to comment on (default: the head).
+        #[arg(long, conflicts_with_all = ["proposal", "thread"])]
+        version: Option<u64>,
+        /// The proposal to comment on.
+        #[arg(long, value_name = "ID", conflicts_with = "thread")]
+        proposal: Option<ProposalId>,
+        /// Where in the picture: a point X,Y or a box X,Y,W,H, as fractions
+        /// 0..1 of its width and height from its top left.
+        #[arg(long, value_name = "X,Y[,W,H]", value_parser = parse_pin, conflicts_with = "thread")]
+        at: Option<Pin>,
+        /// Answer in the file's thread NUMBER (see `threads`) instead.
+        #[arg(long, value_name = "NUMBER")]
+        thread: Option<u64>,
+        /// What you say (1 to 10,000 characters).
+        #[arg(short, long)]
+        message: String,
+    },
+    /// Show a file's review threads by number, with their pins and comments.
+    Threads {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        /// Only the threads on this version.
+        #[arg(long, conflicts_with = "proposal")]
+        version: Option<u64>,
+        /// Only the threads on this proposal.
+        #[arg(long, value_name = "ID")]
+        proposal: Option<ProposalId>,
+        /// Only the open threads.
+        #[arg(long)]
+        open: bool,
+    },
+    /// Resolve a file's thread NUMBER, or reopen it with --reopen.
+    Resolve {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        number: u64,
+        #[arg(long)]
+        reopen: bool,
+    },
+    /// Approve a version of a file (the head unless --version) or a
+    /// proposal, or request changes; or ask reviewers with --request.
+    #[command(group = clap::ArgGroup::new("act").required(true).args(["approve", "changes", "request"]))]
+    Review {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        /// The version to review (default: the head).
+        #[arg(long, conflicts_with = "proposal")]
+        version: Option<u64>,
+        /// The proposal to review.
+        #[arg(long, value_name = "ID")]
+        proposal: Option<ProposalId>,
+        #[arg(long)]
+        approve: bool,
+        /// Request changes.
+        #[arg(long)]
+        changes: bool,
+        /// Ask these participants to review (bob, agent:checker, ...).
+        #[arg(long, value_name = "WHO,...", value_delimiter = ',', value_parser = participant)]
+        request: Vec<Participant>,
+        /// Why (shown with your decision).
+        #[arg(short, long, conflicts_with = "request")]
+        message: Option<String>,
+    },
+    /// Show the decisions on a version of a file (the head unless
+    /// --version) or on a proposal, its review state and who is awaited.
+    Reviews {
+        #[arg(value_parser = stored_path)]
+        repo_path: RepoPath,
+        #[arg(long, conflicts_with = "proposal")]
+        version: Option<u64>,
+        #[arg(long, value_name = "ID")]
+        proposal: Option<ProposalId>,
+    },
+    /// Show what needs you, newest first: mentions, review requests, and
+    /// threads, comments and decisions on your work.
+    Inbox {
+        /// Only what you have not marked read.
+        #[arg(long)]
+        unread: bool,
+        /// Then mark read everything up to the newest item shown (`unread`
+        /// in the JSON is then the count after marking).
+        #[arg(long)]
+        read: bool,
+        /// Show at most N items (1 to 200).
+        #[arg(long, default_value_t = leasedesk::model::DEFAULT_INBOX_PAGE,
+              value_parser = clap::value_parser!(u32).range(1..=leasedesk::model::MAX_INBOX_PAGE as i64))]
+        limit: u32,
+    },
     /// End someone's lease (admins only); their later check-in becomes a proposal.
     Break {
         #[arg(value_parser = stored_path)]
@@ -400,6 +494,42 @@ pub(super) fn checkin_files(args: &[String]) -> Result<Vec<(RepoPath, PathBuf)>,
 
 pub(super) fn stored_path(text: &str) -> Result<RepoPath, Error> {
     RepoPath::stored(text).map_err(Error::from)
+}
+
+/// `--at`: a point `X,Y` or a box `X,Y,W,H`, each a fraction 0..1 of the
+/// picture, within it.
+fn parse_pin(text: &str) -> Result<Pin, String> {
+    let numbers = text
+        .split(',')
+        .map(|n| n.trim().parse::<f64>())
+        .collect::<Result<Vec<f64>, _>>()
+        .map_err(|_| format!("{text:?} is not X,Y or X,Y,W,H (numbers such as 0.25,0.5)"))?;
+    let pin = match numbers[..] {
+        [x, y] => Pin {
+            x,
+            y,
+            w: None,
+            h: None,
+        },
+        [x, y, w, h] => Pin {
+            x,
+            y,
+            w: Some(w),
+            h: Some(h),
+        },
+        _ => {
+            return Err(format!(
+                "{text:?} is not X,Y (a point) or X,Y,W,H (a box): give 2 or 4 numbers"
+            ))
+        }
+    };
+    pin.check().map_err(|e| e.to_string())?;
+    Ok(pin)
+}
+
+/// A participant to ask: `bob` means user:bob.
+fn participant(text: &str) -> Result<Participant, String> {
+    super::admin::named(text.trim()).map_err(|e| e.to_string())
 }
 
 /// A size: bytes, or a number with K, M, G or T (powers of 1024).

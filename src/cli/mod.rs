@@ -14,6 +14,7 @@ mod files;
 mod lease;
 mod proposals;
 mod requests;
+mod review;
 mod serve;
 mod studio;
 
@@ -218,6 +219,70 @@ async fn execute(args: Args) -> Result<(), Error> {
             requests::reply(store, request, &message, &out).await
         }
         Command::Withdraw { request } => requests::withdraw(store, request, &out).await,
+        Command::Comment {
+            repo_path,
+            version,
+            proposal,
+            at,
+            thread,
+            message,
+        } => match thread {
+            Some(number) => review::answer(store, &repo_path, number, &message, &out).await,
+            None => {
+                let work = review::Work { version, proposal };
+                review::open(store, &repo_path, work, at, message, &out).await
+            }
+        },
+        Command::Threads {
+            repo_path,
+            version,
+            proposal,
+            open,
+        } => {
+            let work = review::Work { version, proposal };
+            review::threads(store, &repo_path, work, open, &out).await
+        }
+        Command::Resolve {
+            repo_path,
+            number,
+            reopen,
+        } => review::resolve(store, &repo_path, number, !reopen, &out).await,
+        Command::Review {
+            repo_path,
+            version,
+            proposal,
+            approve,
+            changes: _,
+            request,
+            message,
+        } => {
+            let work = review::Work { version, proposal };
+            // clap lets exactly one of --approve, --changes, --request through.
+            match (request.is_empty(), approve) {
+                (false, _) => review::request(store, &repo_path, work, request, &out).await,
+                (true, true) => {
+                    let approved = ReviewDecision::Approved;
+                    review::decide(store, &repo_path, work, approved, message, &out).await
+                }
+                (true, false) => {
+                    let changes = ReviewDecision::ChangesRequested;
+                    review::decide(store, &repo_path, work, changes, message, &out).await
+                }
+            }
+        }
+        Command::Reviews {
+            repo_path,
+            version,
+            proposal,
+        } => {
+            let work = review::Work { version, proposal };
+            review::reviews(store, &repo_path, work, &out).await
+        }
+        Command::Inbox {
+            unread,
+            read,
+            limit,
+        } => review::inbox(store, unread, read, limit, &out).await,
         Command::Rename { old, new } => admin::rename(store, &old, &new, &out).await,
         Command::Digest { .. } | Command::LfsUrl { .. } => {
             unreachable!("handled before the store opens")
