@@ -49,6 +49,7 @@ const CORE_BENCHES: &[(&str, &[&str])] = &[
     ("million", &["million", "million-sorted"]),
     ("link", &["link"]),
     ("lfs", &["lfs"]),
+    ("review", &["review"]),
 ];
 
 /// Builds in release mode and runs the benchmarks (those of
