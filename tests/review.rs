@@ -949,6 +949,41 @@ async fn a_files_comments_and_decisions_are_bounded(f: Fixture) {
     assert_eq!(list.state, ReviewState::None);
 }
 
+async fn the_unread_count_stops_at_a_thousand(f: Fixture) {
+    let a = f.import("a.psd", b"v1").await;
+    let alice = f.store.acting_as(participant("user:alice"));
+    // Three threads: a thread holds at most 1,000 comments.
+    let mut threads = Vec::new();
+    for _ in 0..3 {
+        let opened = alice.open_thread(a.id, on_version(1, "@bob look")).await;
+        threads.push(opened.unwrap().id);
+    }
+    let told: Vec<_> = (3..MAX_UNREAD_COUNTED + 5)
+        .map(|n| {
+            let (alice, thread) = (alice.clone(), threads[n as usize % 3]);
+            tokio::spawn(async move { alice.comment(thread, &format!("@bob {n}")).await })
+        })
+        .collect();
+    for comment in told {
+        comment.await.unwrap().unwrap();
+    }
+    let page = inbox_of(f.bob.as_ref()).await;
+    assert_eq!(page.unread, MAX_UNREAD_COUNTED, "counted up to the bound");
+    let newest = f
+        .bob
+        .inbox(InboxQuery {
+            before: Some(i64::MAX as u64),
+            limit: Some(1),
+            ..InboxQuery::default()
+        })
+        .await
+        .unwrap();
+    let seq = newest.items[0].seq;
+    // Read all but the newest three: counted exactly again.
+    assert_eq!(f.bob.mark_inbox_read(seq - 3).await.unwrap(), 3);
+    assert_eq!(inbox_of(f.bob.as_ref()).await.unread, 3);
+}
+
 crate::contract!(
     a_thread_is_pinned_answered_resolved_and_reopened,
     a_thread_names_one_existing_version_or_proposal_and_fits,
@@ -959,4 +994,5 @@ crate::contract!(
     nobody_hears_of_a_file_they_may_not_read,
     ten_thousand_threads_are_a_files_most,
     a_files_comments_and_decisions_are_bounded,
+    the_unread_count_stops_at_a_thousand,
 );

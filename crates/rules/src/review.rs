@@ -74,7 +74,7 @@ pub fn open_thread(
         created_at: now,
     };
     tx.insert_thread(&thread)?;
-    tx.insert_comment(&comment, 1)?;
+    tx.insert_comment(&comment, artifact_id, 1)?;
     let mut told = Told::new(actor);
     told.add(&comment.mentions, InboxKind::Mention);
     told.add(owner.as_slice(), InboxKind::ThreadOnYours);
@@ -131,15 +131,13 @@ pub fn comment(
         mentions: readers_named(tx, &artifact.path, &names)?,
         created_at: now,
     };
-    tx.insert_comment(&comment, count + 1)?;
+    tx.insert_comment(&comment, artifact.id, count + 1)?;
     // Those in the conversation: the work's author, the thread's, and
     // whoever has answered in it.
     let owner = target_owner(tx, &artifact, thread_target(&thread))?;
     let mut in_it: Vec<Participant> = owner.into_iter().collect();
     in_it.push(thread.author.clone());
-    if let Some(full) = tx.thread_with_comments(thread_id)? {
-        in_it.extend(full.comments.into_iter().map(|c| c.author));
-    }
+    in_it.extend(tx.comment_authors(thread_id)?);
     let mut told = Told::new(actor);
     told.add(&comment.mentions, InboxKind::Mention);
     told.add(&in_it, InboxKind::CommentInYours);
@@ -444,18 +442,18 @@ pub fn mark_inbox_read(tx: &dyn Tx, actor: &Participant, up_to: u64) -> Result<u
     unread_count(tx, actor, &caller, mark)
 }
 
-/// The caller's items past `mark` on files they may read: one count when
-/// no rule limits them, else counted by file.
+/// The caller's items past `mark` on files they may read, counted up to
+/// [`MAX_UNREAD_COUNTED`]: one count when no rule limits them, else those
+/// of the newest so many whose file they may read.
 fn unread_count(tx: &dyn Tx, actor: &Participant, caller: &Caller, mark: u64) -> Result<u64> {
     if caller.unlimited() {
-        return tx.inbox_count(actor, mark);
+        return tx.inbox_count(actor, mark, MAX_UNREAD_COUNTED);
     }
-    Ok(tx
-        .inbox_count_by_path(actor, mark)?
-        .into_iter()
-        .filter(|(path, _)| caller.level(path) != Level::None)
-        .map(|(_, n)| n)
-        .sum())
+    let paths = tx.inbox_paths(actor, mark, MAX_UNREAD_COUNTED)?;
+    Ok(paths
+        .iter()
+        .filter(|path| caller.level(path) != Level::None)
+        .count() as u64)
 }
 
 /// A thread on a file the actor may read, and that file (locked first on

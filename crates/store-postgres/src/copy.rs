@@ -235,6 +235,7 @@ pub(super) const TABLES: &[(&str, &[(&str, Kind)])] = &[
         &[
             ("id", Text),
             ("thread_id", Text),
+            ("artifact_id", Text),
             ("ord", Int),
             ("author", Text),
             ("body", Text),

@@ -25,6 +25,8 @@ CREATE INDEX review_threads_by_proposal ON review_threads (proposal_id);
 CREATE TABLE review_comments (
     id          TEXT PRIMARY KEY,
     thread_id   TEXT NOT NULL,
+    -- Its thread's file: a file's comments are read in one walk of an index.
+    artifact_id TEXT NOT NULL,
     -- Counts the thread's comments from 1: their order.
     ord         BIGINT NOT NULL,
     author      TEXT NOT NULL,
@@ -34,6 +36,7 @@ CREATE TABLE review_comments (
     created_at  BIGINT NOT NULL,
     UNIQUE (thread_id, ord)
 );
+CREATE INDEX review_comments_by_artifact ON review_comments (artifact_id);
 
 CREATE TABLE reviews (
     id          TEXT PRIMARY KEY,

@@ -31,6 +31,9 @@ pub const MAX_REVIEW_MESSAGE_CHARS: usize = 1_000;
 pub const MAX_MENTIONS: usize = 50;
 /// The most reviewers one review request may name.
 pub const MAX_REVIEWERS: usize = 50;
+/// The unread items counted, at most: a count past it is shown as "1000+",
+/// and counting stays cheap however many a participant has not read.
+pub const MAX_UNREAD_COUNTED: u64 = 1_000;
 /// The longest inbox page, and the one given without a limit.
 pub const MAX_INBOX_PAGE: u32 = 200;
 pub const DEFAULT_INBOX_PAGE: u32 = 50;
@@ -285,7 +288,8 @@ pub struct InboxPage {
     /// Pass as `after` for the next page (or as `before`, paging back).
     #[ts(type = "number")]
     pub next: u64,
-    /// The caller's unread items, of files they may read.
+    /// The caller's unread items, of files they may read, counted up to
+    /// [`MAX_UNREAD_COUNTED`] (which then means that many or more).
     #[ts(type = "number")]
     pub unread: u64,
 }

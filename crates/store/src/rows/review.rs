@@ -121,17 +121,34 @@ pub fn comment(row: &(impl Row + ?Sized)) -> Result<Comment> {
     })
 }
 
-/// The comments of a file's threads as `filter` picks them, by thread
-/// number and then in order.
+/// The comments of a file's threads as `filter` picks them, in each
+/// thread's order (threads in no order: the caller groups them).
 pub fn select_thread_comments(p: char, artifact: ArtifactId, filter: &ThreadQuery) -> Statement {
+    let everything =
+        filter.version.is_none() && filter.proposal.is_none() && filter.state.is_none();
+    if everything {
+        // One walk of the file's comments, without its threads.
+        return by_key(
+            format!("SELECT {COMMENT_COLUMNS} FROM review_comments c WHERE c.artifact_id = {p}1 ORDER BY c.thread_id, c.ord"),
+            artifact,
+        );
+    }
     let (predicate, params) = threads_where(p, filter);
     Statement::new(
         format!(
             "SELECT {COMMENT_COLUMNS} FROM review_comments c
              JOIN review_threads t ON t.id = c.thread_id
-             WHERE {predicate} ORDER BY t.number, c.ord"
+             WHERE c.artifact_id = {p}1 AND {predicate} ORDER BY c.thread_id, c.ord"
         ),
         [text(artifact)].into_iter().chain(params).collect(),
+    )
+}
+
+/// Who has commented in a thread, each once.
+pub fn select_comment_authors(p: char, thread: ThreadId) -> Statement {
+    by_key(
+        format!("SELECT DISTINCT author FROM review_comments WHERE thread_id = {p}1"),
+        thread,
     )
 }
 
@@ -208,12 +225,12 @@ pub fn count_comment_bytes(p: char, c: &Comment) -> Statement {
     )
 }
 
-pub fn insert_comment(p: char, c: &Comment, ord: u64) -> Statement {
+pub fn insert_comment(p: char, c: &Comment, artifact: ArtifactId, ord: u64) -> Statement {
     let mentions: Vec<&str> = c.mentions.iter().map(Participant::as_str).collect();
     Statement::new(
         format!(
-            "INSERT INTO review_comments (id, thread_id, ord, author, body, mentions, created_at)
-             VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6, {p}7)"
+            "INSERT INTO review_comments (id, thread_id, artifact_id, ord, author, body, mentions, created_at)
+             VALUES ({p}1, {p}2, {p}8, {p}3, {p}4, {p}5, {p}6, {p}7)"
         ),
         vec![
             text(c.id),
@@ -223,6 +240,7 @@ pub fn insert_comment(p: char, c: &Comment, ord: u64) -> Statement {
             text(&c.body),
             text(mentions.join("\n")),
             int(millis(c.created_at)),
+            text(artifact),
         ],
     )
 }
@@ -423,22 +441,33 @@ pub fn inbox_item(row: &(impl Row + ?Sized)) -> Result<InboxItem> {
     })
 }
 
-/// How many of a participant's items are past `after`.
-pub fn select_inbox_count(p: char, participant: &Participant, after: u64) -> Statement {
+/// How many of a participant's items are past `after`, counting at most `most`.
+pub fn select_inbox_count(p: char, participant: &Participant, after: u64, most: u64) -> Statement {
     Statement::new(
-        format!("SELECT count(*) FROM inbox_items WHERE participant = {p}1 AND seq > {p}2"),
-        vec![text(participant), int(after.min(i64::MAX as u64) as i64)],
+        format!(
+            "SELECT count(*) FROM (SELECT 1 FROM inbox_items
+             WHERE participant = {p}1 AND seq > {p}2 LIMIT {p}3) newest"
+        ),
+        vec![
+            text(participant),
+            int(after.min(i64::MAX as u64) as i64),
+            int(most as i64),
+        ],
     )
 }
 
-/// How many of a participant's items are past `after`, by their file's path.
-pub fn select_inbox_count_by_path(p: char, participant: &Participant, after: u64) -> Statement {
+/// The paths of a participant's newest `most` items past `after`.
+pub fn select_inbox_paths(p: char, participant: &Participant, after: u64, most: u64) -> Statement {
     Statement::new(
         format!(
-            "SELECT a.path, count(*) FROM inbox_items i JOIN artifacts a ON a.id = i.artifact_id
-             WHERE i.participant = {p}1 AND i.seq > {p}2 GROUP BY a.path"
+            "SELECT a.path FROM inbox_items i JOIN artifacts a ON a.id = i.artifact_id
+             WHERE i.participant = {p}1 AND i.seq > {p}2 ORDER BY i.seq DESC LIMIT {p}3"
         ),
-        vec![text(participant), int(after.min(i64::MAX as u64) as i64)],
+        vec![
+            text(participant),
+            int(after.min(i64::MAX as u64) as i64),
+            int(most as i64),
+        ],
     )
 }
 

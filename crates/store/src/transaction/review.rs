@@ -37,14 +37,12 @@ pub trait ReviewRows: Sql {
             rows::select_thread_comments(self.p(), artifact, filter),
             |r| rows::comment(r),
         )?;
-        // Both come by thread number: walk them together.
-        let mut at = 0;
+        // Each thread's comments come together, in order.
+        let at: std::collections::HashMap<ThreadId, usize> =
+            threads.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
         for comment in comments {
-            while at < threads.len() && threads[at].id != comment.thread_id {
-                at += 1;
-            }
-            if let Some(thread) = threads.get_mut(at) {
-                thread.comments.push(comment);
+            if let Some(&i) = at.get(&comment.thread_id) {
+                threads[i].comments.push(comment);
             }
         }
         Ok(threads)
@@ -74,9 +72,16 @@ pub trait ReviewRows: Sql {
         })
     }
 
+    /// Who has commented in a thread, each once.
+    fn comment_authors(&self, thread: ThreadId) -> Result<Vec<Participant>> {
+        fetch_all(self, rows::select_comment_authors(self.p(), thread), |r| {
+            rows::parsed(r, 0)
+        })
+    }
+
     /// Adds a thread's comment number `ord` (its count after it).
-    fn insert_comment(&self, comment: &Comment, ord: u64) -> Result<()> {
-        self.queue(rows::insert_comment(self.p(), comment, ord))?;
+    fn insert_comment(&self, comment: &Comment, artifact: ArtifactId, ord: u64) -> Result<()> {
+        self.queue(rows::insert_comment(self.p(), comment, artifact, ord))?;
         self.queue(rows::count_comment_bytes(self.p(), comment))
     }
 
@@ -174,26 +179,21 @@ pub trait ReviewRows: Sql {
         fetch_all(self, page, |r| rows::inbox_item(r))
     }
 
-    /// How many of a participant's items are past `after`.
-    fn inbox_count(&self, participant: &Participant, after: u64) -> Result<u64> {
-        fetch_one(
-            self,
-            rows::select_inbox_count(self.p(), participant, after),
-            |r| count(r, 0),
-        )
+    /// How many of a participant's items are past `after`, counting at most `most`.
+    fn inbox_count(&self, participant: &Participant, after: u64, most: u64) -> Result<u64> {
+        let counted = rows::select_inbox_count(self.p(), participant, after, most);
+        fetch_one(self, counted, |r| count(r, 0))
     }
 
-    /// How many of a participant's items are past `after`, by their file's path.
-    fn inbox_count_by_path(
+    /// The paths of a participant's newest `most` items past `after`.
+    fn inbox_paths(
         &self,
         participant: &Participant,
         after: u64,
-    ) -> Result<Vec<(RepoPath, u64)>> {
-        fetch_all(
-            self,
-            rows::select_inbox_count_by_path(self.p(), participant, after),
-            |r| Ok((rows::stored_path(r, 0)?, count(r, 1)?)),
-        )
+        most: u64,
+    ) -> Result<Vec<RepoPath>> {
+        let newest = rows::select_inbox_paths(self.p(), participant, after, most);
+        fetch_all(self, newest, |r| rows::stored_path(r, 0))
     }
 
     /// Every item up to this one is read (0: none).
