@@ -170,6 +170,14 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
 
     // A rule hiding finance/ from the group, picked, previewed for bob first.
     w.click("studio-rule-add").await;
+    // The new rule's choices come with the group list: wait for the last.
+    w.wait_until(
+        "[data-rule-who='0'] option",
+        "the new rule's last choice",
+        std::time::Duration::from_secs(10),
+        |text| text == "bob",
+    )
+    .await;
     let whos = w
         .eval("return [...document.querySelectorAll(\"[data-rule-who='0'] option\")].map(o => o.textContent);")
         .await;
