@@ -72,9 +72,10 @@ fn target_dir() -> PathBuf {
 }
 
 /// What a clean clone's `cargo xtask test` writes at its peak, under target/
-/// and in the temp folder (measured on a clean clone: see the figure in
-/// docs/BENCHMARKS.md), with room to spare.
-const COLD_TEST_BYTES: u64 = 40 << 30;
+/// and in the temp folder, with room to spare: its Linux legs left 6.3 GiB
+/// under target/ (without incremental caches, as CI builds), and the
+/// Windows leg and the macOS check add their own targets.
+const COLD_TEST_BYTES: u64 = 16 << 30;
 
 /// The space free on the disk that holds target/, in bytes (from `df`).
 fn disk_free() -> Option<u64> {
