@@ -27,13 +27,6 @@ impl Work {
     }
 }
 
-fn parts(target: ReviewTarget) -> (Option<u64>, Option<ProposalId>) {
-    match target {
-        ReviewTarget::Version(v) => (Some(v), None),
-        ReviewTarget::Proposal(id) => (None, Some(id)),
-    }
-}
-
 fn target_words(target: ReviewTarget) -> String {
     match target {
         ReviewTarget::Version(v) => format!("version {v}"),
@@ -53,7 +46,7 @@ pub(super) async fn open(
 ) -> Result<(), Error> {
     let artifact = store.artifact_by_path(path).await?;
     let target = work.target(&artifact);
-    let (version, proposal_id) = parts(target);
+    let (version, proposal_id) = target.parts();
     let new = NewThread {
         version,
         proposal_id,
@@ -155,7 +148,7 @@ pub(super) async fn decide(
 ) -> Result<(), Error> {
     let artifact = store.artifact_by_path(path).await?;
     let target = work.target(&artifact);
-    let (version, proposal_id) = parts(target);
+    let (version, proposal_id) = target.parts();
     let new = NewReview {
         version,
         proposal_id,
@@ -194,7 +187,7 @@ pub(super) async fn request(
 ) -> Result<(), Error> {
     let artifact = store.artifact_by_path(path).await?;
     let target = work.target(&artifact);
-    let (version, proposal_id) = parts(target);
+    let (version, proposal_id) = target.parts();
     let new = NewReviewRequest {
         version,
         proposal_id,

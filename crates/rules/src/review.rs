@@ -46,10 +46,7 @@ pub fn open_thread(
     }
     room_for(&artifact, bytes, &body)?;
     let mentions = readers_named(tx, &artifact.path, &names)?;
-    let (version, proposal_id) = match target {
-        ReviewTarget::Version(v) => (Some(v), None),
-        ReviewTarget::Proposal(id) => (None, Some(id)),
-    };
+    let (version, proposal_id) = target.parts();
     let mut thread = Thread {
         id: ThreadId::new(),
         artifact_id,
@@ -355,10 +352,7 @@ pub fn request_review(
     told.add(&new_ones, InboxKind::ReviewRequested);
     told.write(tx, &artifact.path, artifact_id, None, None, now)?;
     if !new_ones.is_empty() {
-        let (version, proposal_id) = match target {
-            ReviewTarget::Version(v) => (Some(v), None),
-            ReviewTarget::Proposal(id) => (None, Some(id)),
-        };
+        let (version, proposal_id) = target.parts();
         event(
             tx,
             "review.requested",

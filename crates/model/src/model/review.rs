@@ -130,6 +130,14 @@ pub enum ReviewTarget {
 }
 
 impl ReviewTarget {
+    /// The `version` and `proposal_id` a body names for it.
+    pub fn parts(self) -> (Option<u64>, Option<ProposalId>) {
+        match self {
+            Self::Version(v) => (Some(v), None),
+            Self::Proposal(id) => (None, Some(id)),
+        }
+    }
+
     /// Exactly one of `version` and `proposal_id`, as a body names it.
     pub fn from_parts(
         version: Option<u64>,
