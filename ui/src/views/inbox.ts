@@ -87,7 +87,15 @@ async function loadOlder() {
 async function markRead(upTo: number) {
   inbox.unread = await api.markInboxRead(upTo);
   inbox.items = readUpTo(inbox.items, upTo);
+  forgetNoticesUpTo(upTo);
   render();
+}
+
+/** The inbox's own notices of items now read: they have been seen. */
+function forgetNoticesUpTo(upTo: number) {
+  for (const open of document.querySelectorAll<HTMLElement>("#notices [data-inbox-open]")) {
+    if (Number(open.dataset.inboxOpen) <= upTo) open.closest(".notice")?.remove();
+  }
 }
 
 async function markAllRead() {
