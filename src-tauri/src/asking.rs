@@ -27,10 +27,13 @@ pub enum Intent {
     ShowRequests,
     /// Show this file's detail (an editor's "Open in Leasedesk").
     ShowFile { artifact: ArtifactId },
-    /// Show this file's detail at this review thread (an inbox item's).
+    /// Show this file's detail at this review thread: inbox item `seq`'s,
+    /// which is then read as a click in the inbox reads it.
     ShowThread {
         artifact: ArtifactId,
         thread: ThreadId,
+        #[ts(type = "number")]
+        seq: u64,
     },
     /// Show the inbox.
     ShowInbox,

@@ -67,6 +67,7 @@ fn notify_of(app: &AppHandle, alert: &InboxAlert) {
             Some(thread) => Intent::ShowThread {
                 artifact: item.artifact_id,
                 thread,
+                seq: item.seq,
             },
             None => Intent::ShowFile {
                 artifact: item.artifact_id,

@@ -2,8 +2,8 @@
 //! the server, as his app would) and her window's Inbox tab, her tray and
 //! her desktop count it without a click; the Inbox view lists it; opening
 //! an item opens the file's detail and reads it; Mark all read empties the
-//! counts; a click on the desktop's notification opens the file. Nothing
-//! here touches a lease.
+//! counts; a click on the desktop's notification opens the file and reads
+//! the item. Nothing here touches a lease.
 
 use std::time::{Duration, Instant};
 
@@ -188,6 +188,7 @@ async fn mentioned() {
     .await;
     w.wait_text_is("#detail-name", "hero.psd's detail", "hero.psd")
         .await;
+    badge_is(&w, "", "the answer read, as if opened in the inbox").await;
     w.screenshot("inbox-04-from-the-desktop").await;
     assert!(
         w.lease_ends().await.is_empty(),

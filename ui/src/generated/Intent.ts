@@ -8,4 +8,4 @@ import type { ThreadId } from "./ThreadId";
  * What a click outside the window (the desktop's notification, the tray)
  * asks the window to do once it is shown.
  */
-export type Intent = { "kind": "check_in", checkout: CheckoutId, } | { "kind": "reply", request: RequestId, } | { "kind": "show_requests" } | { "kind": "show_file", artifact: ArtifactId, } | { "kind": "show_thread", artifact: ArtifactId, thread: ThreadId, } | { "kind": "show_inbox" };
+export type Intent = { "kind": "check_in", checkout: CheckoutId, } | { "kind": "reply", request: RequestId, } | { "kind": "show_requests" } | { "kind": "show_file", artifact: ArtifactId, } | { "kind": "show_thread", artifact: ArtifactId, thread: ThreadId, seq: number, } | { "kind": "show_inbox" };

@@ -111,8 +111,21 @@ async function markAllRead() {
 /** Opens an item: its file's detail at its thread; read, when marking it
  *  marks nothing older still unread. */
 async function openItem(item: InboxItem) {
-  const upTo = markOnOpen(inbox.items, inbox.unread, item);
-  await openThread(item.artifact_id, item.thread_id);
+  await openSeen(item.artifact_id, item.thread_id, markOnOpen(inbox.items, inbox.unread, item));
+}
+
+/** Opens item `seq` as a click outside the window asked (the desktop's
+ *  notification of it): as a click in the inbox, the item as loaded, else
+ *  as just told (unread). */
+export async function openFromOutside(seq: number, artifact: string, thread: string) {
+  const loaded = inbox.items.find((i) => i.seq === seq);
+  const told = { seq, read: false } as InboxItem;
+  await openSeen(artifact, thread, markOnOpen(inbox.items, inbox.unread, loaded ?? told));
+}
+
+/** Opens a file at a thread, then sets the read mark `upTo` (none: left be). */
+async function openSeen(artifact: string, thread: string | null, upTo: number | null) {
+  await openThread(artifact, thread);
   if (upTo !== null) {
     try {
       await markRead(upTo);
