@@ -155,6 +155,11 @@ export function showInbox() {
 
 export function setUpInbox() {
   onRender(renderInbox);
+  // Another store, or the same one reopened: the page shown may be another's.
+  void on("store-changed", () => {
+    inbox.asked = false;
+    if (state.view === "inbox") render();
+  });
   void on("inbox", (news) => {
     inbox.unread = news.unread;
     if (inbox.asked) inbox.items = withNews(inbox.items, news.items).slice(0, MOST_SHOWN);
