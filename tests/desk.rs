@@ -14,6 +14,7 @@ use crate::harness::*;
 
 mod changes;
 mod history;
+mod inbox;
 mod listing;
 mod mirror;
 mod overview;

@@ -6,7 +6,7 @@
 //! their Cancel: their changes are kept beside the file.
 
 use leasedesk_desk::{Desk, RequestNews};
-use leasedesk_model::model::{ArtifactId, CheckoutId, Request, RequestId};
+use leasedesk_model::model::{ArtifactId, CheckoutId, Request, RequestId, ThreadId};
 use serde::Serialize;
 use tauri::{AppHandle, Manager};
 
@@ -27,6 +27,16 @@ pub enum Intent {
     ShowRequests,
     /// Show this file's detail (an editor's "Open in Leasedesk").
     ShowFile { artifact: ArtifactId },
+    /// Show this file's detail at this review thread: inbox item `seq`'s,
+    /// which is then read as a click in the inbox reads it.
+    ShowThread {
+        artifact: ArtifactId,
+        thread: ThreadId,
+        #[ts(type = "number")]
+        seq: u64,
+    },
+    /// Show the inbox.
+    ShowInbox,
 }
 
 /// Tells you of a request's news: the holder of a request to them (with

@@ -24,6 +24,7 @@ use ts_rs::{TypeVisitor, TS};
 use crate::admin::{self, Role, RuleRow, SeenFile, StudioView};
 use crate::changes::{self, ChangeDone};
 use crate::commands::{self, Added, CertificateView, Connected, Moved, SettingsView};
+use crate::inbox;
 use crate::listing;
 use crate::plugins;
 use crate::settings::Settings;
@@ -99,6 +100,9 @@ table! {
     commands::reply_request(request: RequestId, message: String) -> Request;
     commands::withdraw_request(request: RequestId) -> Request;
     commands::take_intent() -> Option<crate::asking::Intent>;
+    inbox::inbox(before: Option<u64> as Option<Number>, limit: Option<u32>) -> InboxPage;
+    inbox::inbox_unread() -> u64 as Number;
+    inbox::mark_inbox_read(up_to: u64 as Number) -> u64 as Number;
     changes::check_out_files(artifacts: Vec<ArtifactId>, note: Option<String>, ttl_seconds: Option<u64> as Option<Number>) -> Vec<CheckedOut>;
     changes::check_in_files(checkouts: Vec<CheckoutId>, message: Option<String>, upload: String, on_progress: Channel<Moved> as ChannelOf<Moved>) -> ChangeDone;
     changes::change(id: ChangeId) -> Change;

@@ -8,6 +8,7 @@
 //! - [`ipc`]: the commands, typed for both sides (the window's side
 //!   generated from it); [`shell_events`]: what the window is told.
 //! - [`asking`]: requests to a holder told (window and desktop) and answered.
+//! - [`inbox`]: your inbox of review: its commands, and news of it told.
 //! - [`session`]: the open backend (bundled or remote) and workspace.
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
 //! - [`preview`]: the `preview:` URI scheme the window's pictures load from.
@@ -20,6 +21,7 @@ pub mod asking;
 pub mod changes;
 pub mod commands;
 pub mod error;
+pub mod inbox;
 pub mod ipc;
 pub mod keychain;
 pub mod listing;
@@ -330,24 +332,29 @@ pub async fn reveal_in_folder(path: PathBuf) -> Result<(), String> {
     }
 }
 
-/// Redraws the tray's menu and tooltip from your check-outs and the
-/// requests waiting for your answer.
+/// Redraws the tray's menu and tooltip from your check-outs, the requests
+/// waiting for your answer and your unread inbox items (as last heard: the
+/// tray asks no more of the server for them).
 pub async fn tray_refresh(app: &AppHandle) {
     let (checkouts, elsewhere, waiting) = match app.state::<AppState>().desk().await {
         // Offline, the check-outs last seen: their leases still run out.
         Ok(desk) => {
             let (checkouts, requests, me) =
                 tokio::join!(desk.my_checkouts(), desk.requests(), desk.me());
-            let waiting = match (requests, me) {
+            let requests = match (requests, me) {
                 (Ok(requests), Ok(me)) => leasedesk_desk::waiting_for_answer(&requests, &me),
                 _ => 0,
+            };
+            let waiting = tray::Waiting {
+                requests,
+                unread: desk.inbox_unread_known().unwrap_or_default(),
             };
             let checkouts = checkouts.unwrap_or_default();
             // Those that cannot be checked in here offer no Check in.
             let elsewhere = desk.held_elsewhere(&checkouts).await.unwrap_or_default();
             (checkouts, elsewhere, waiting)
         }
-        Err(_) => (Vec::new(), Default::default(), 0),
+        Err(_) => (Vec::new(), Default::default(), tray::Waiting::default()),
     };
     let now = chrono::Utc::now();
     // The tray's handle holds an `Rc`: even finding it clones that, so it is
@@ -393,7 +400,12 @@ fn build_tray(app: &AppHandle) -> tauri::Result<()> {
     let icon = tauri::image::Image::from_bytes(include_bytes!("../../icons/tray.png"))?;
     let menu = tray::menu(
         app,
-        &tray::entries(&[], &Default::default(), 0, chrono::Utc::now()),
+        &tray::entries(
+            &[],
+            &Default::default(),
+            tray::Waiting::default(),
+            chrono::Utc::now(),
+        ),
     )?;
     tauri::tray::TrayIconBuilder::with_id("main")
         .icon(icon)
@@ -419,6 +431,7 @@ async fn on_user_action(app: &AppHandle, action: tray::Action) {
         match action {
             tray::Action::Open => show_main(app),
             tray::Action::ShowRequests => asking::ask_window(app, asking::Intent::ShowRequests),
+            tray::Action::ShowInbox => asking::ask_window(app, asking::Intent::ShowInbox),
             tray::Action::Quit => app.exit(0),
             tray::Action::Extend(id) => {
                 let checkout = desk.extend(id, None).await?;

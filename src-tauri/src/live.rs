@@ -1,6 +1,6 @@
 //! What runs in the background while a session is open: the file watcher, the
-//! event ledger follower (requests to a holder told through `asking`) and
-//! the lease reminders. None of it takes, extends or releases a lease; it
+//! event ledger follower (requests to a holder told through `asking`, news
+//! of review through `inbox`) and the lease reminders. None of it takes, extends or releases a lease; it
 //! only tells the window, the tray and the user.
 
 use std::collections::{HashMap, HashSet};
@@ -153,6 +153,8 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
     let mut attempt = 0;
     let mut told = desk::Told::default();
     wait_for_files_asked_for(&app, &desk).await;
+    // Where the inbox is now, and its count: what comes after is news.
+    crate::inbox::look(&app, &desk).await;
     loop {
         match &source {
             Source::Bundled(store) => {
@@ -208,6 +210,11 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
     let me = desk.me().await.ok();
     if let Some(me) = &me {
         crate::asking::on_request_events(app, desk, me, &events, told).await;
+        // Only others' review may have brought you an item: the inbox is
+        // asked then, and not for every event of the studio.
+        if events.iter().any(|e| desk::may_reach_inbox(e, me)) {
+            crate::inbox::look(app, desk).await;
+        }
     }
     let state = app.state::<AppState>();
     for event in &events {

@@ -6,7 +6,7 @@
 //!
 //! It never decides when to tell: its callers do.
 
-use leasedesk_desk::{FileRow, FillProgress};
+use leasedesk_desk::{FileRow, FillProgress, InboxNews};
 use leasedesk_model::model::{Event, Request};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter};
@@ -72,6 +72,8 @@ events! {
     IntentLeft = "intent": ();
     /// An invite link was opened: `take_join_link`.
     JoinLinkLeft = "join-link": ();
+    /// New inbox items (oldest first) and the unread count.
+    InboxArrived = "inbox": InboxNews;
 }
 
 /// What the window gets with a request to you: the notice's words and the

@@ -1,5 +1,6 @@
 //! The tray: its menu and tooltip as plain functions of your check-outs and
-//! the requests waiting for your answer (so they are tested without a tray host), and the Tauri menu built from them.
+//! what waits for you (requests to answer, unread inbox items), so they are
+//! tested without a tray host, and the Tauri menu built from them.
 //! The tray's handle holds an `Rc`: it is touched on the main thread only, and
 //! a background task asks for a refresh through `run_on_main_thread`.
 
@@ -26,6 +27,10 @@ pub enum Entry {
     Requests {
         count: usize,
     },
+    /// "3 unread in your inbox": opens the inbox.
+    Inbox {
+        unread: u64,
+    },
     CheckOutFile,
     Open,
     Quit,
@@ -40,23 +45,42 @@ pub enum Action {
     /// Brings the version checked out here to edit (the lease untouched).
     GetCopy(CheckoutId),
     ShowRequests,
+    ShowInbox,
     CheckOutFile,
     Open,
     Quit,
 }
 
-/// The menu: the requests waiting for your answer (when any), your
-/// check-outs (those in `elsewhere` cannot be checked in here:
-/// `desk::held_elsewhere`), then the fixed items.
+/// What waits for you: requests to answer, and unread items in your inbox.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    pub requests: usize,
+    pub unread: u64,
+}
+
+/// The menu: what waits for you (the requests for your answer, your
+/// unread inbox items: each when any), your check-outs (those in
+/// `elsewhere` cannot be checked in here: `desk::held_elsewhere`), then the
+/// fixed items.
 pub fn entries(
     checkouts: &[Checkout],
     elsewhere: &HashSet<CheckoutId>,
-    waiting: usize,
+    waiting: Waiting,
     now: Timestamp,
 ) -> Vec<Entry> {
     let mut entries = Vec::new();
-    if waiting > 0 {
-        entries.extend([Entry::Requests { count: waiting }, Entry::Separator]);
+    if waiting.requests > 0 {
+        entries.push(Entry::Requests {
+            count: waiting.requests,
+        });
+    }
+    if waiting.unread > 0 {
+        entries.push(Entry::Inbox {
+            unread: waiting.unread,
+        });
+    }
+    if waiting != Waiting::default() {
+        entries.push(Entry::Separator);
     }
     entries.extend(checkouts.iter().map(|c| {
         let elsewhere = elsewhere.contains(&c.id);
@@ -83,13 +107,22 @@ pub fn entries(
 }
 
 /// "Leasedesk: 2 files checked out; the next lease ends at 17:30
-/// (hero.psd). 2 requests waiting" (the last part when any wait for your answer).
-pub fn tooltip(checkouts: &[Checkout], waiting: usize, now: Timestamp) -> String {
-    let held = held_tooltip(checkouts, now);
-    match waiting {
-        0 => held,
-        n => format!("{held}. {}", requests_waiting(n)),
+/// (hero.psd). 2 requests waiting. 3 unread in your inbox" (each of the
+/// last parts when any wait for you).
+pub fn tooltip(checkouts: &[Checkout], waiting: Waiting, now: Timestamp) -> String {
+    let mut said = held_tooltip(checkouts, now);
+    if waiting.requests > 0 {
+        said = format!("{said}. {}", requests_waiting(waiting.requests));
     }
+    if waiting.unread > 0 {
+        said = format!("{said}. {}", unread_in_inbox(waiting.unread));
+    }
+    said
+}
+
+/// "3 unread in your inbox".
+pub fn unread_in_inbox(unread: u64) -> String {
+    format!("{unread} unread in your inbox")
 }
 
 /// "1 request waiting", "2 requests waiting": for your answer.
@@ -136,6 +169,7 @@ pub fn action(menu_id: &str) -> Option<Action> {
     match menu_id {
         "check-out-file" => return Some(Action::CheckOutFile),
         "requests" => return Some(Action::ShowRequests),
+        "inbox" => return Some(Action::ShowInbox),
         "open" => return Some(Action::Open),
         "quit" => return Some(Action::Quit),
         _ => {}
@@ -178,6 +212,10 @@ pub fn menu<R: Runtime>(app: &AppHandle<R>, entries: &[Entry]) -> tauri::Result<
                 "requests".into(),
                 &format!("{}…", requests_waiting(*count)),
             )?)),
+            Entry::Inbox { unread } => items.push(Box::new(item(
+                "inbox".into(),
+                &format!("{}…", unread_in_inbox(*unread)),
+            )?)),
             Entry::CheckOutFile => items.push(Box::new(item(
                 "check-out-file".into(),
                 "Check out a file…",
@@ -213,6 +251,13 @@ mod tests {
         .unwrap()
     }
 
+    fn requests(count: usize) -> Waiting {
+        Waiting {
+            requests: count,
+            unread: 0,
+        }
+    }
+
     #[test]
     fn the_menu_lists_each_check_out_with_time_left_then_the_fixed_items() {
         let now = chrono::Utc::now();
@@ -220,7 +265,7 @@ mod tests {
             checkout("brand/hero.psd", TimeDelta::minutes(80), now),
             checkout("shot.blend", TimeDelta::minutes(4), now),
         ];
-        let entries = entries(&held, &HashSet::new(), 0, now);
+        let entries = entries(&held, &HashSet::new(), Waiting::default(), now);
         assert_eq!(
             entries[0],
             Entry::Checkout {
@@ -253,7 +298,7 @@ mod tests {
     fn with_nothing_checked_out_the_menu_has_only_the_fixed_items() {
         let now = chrono::Utc::now();
         assert_eq!(
-            entries(&[], &HashSet::new(), 0, now),
+            entries(&[], &HashSet::new(), Waiting::default(), now),
             vec![
                 Entry::CheckOutFile,
                 Entry::Open,
@@ -261,7 +306,10 @@ mod tests {
                 Entry::Quit
             ]
         );
-        assert_eq!(tooltip(&[], 0, now), "Leasedesk: no files checked out");
+        assert_eq!(
+            tooltip(&[], Waiting::default(), now),
+            "Leasedesk: no files checked out"
+        );
     }
 
     #[test]
@@ -271,7 +319,7 @@ mod tests {
             checkout("a.psd", TimeDelta::hours(3), now),
             checkout("b.psd", TimeDelta::minutes(30), now),
         ];
-        let tip = tooltip(&held, 0, now);
+        let tip = tooltip(&held, Waiting::default(), now);
         let at = held[1]
             .expires_at
             .with_timezone(&Local)
@@ -282,7 +330,7 @@ mod tests {
             format!("Leasedesk: 2 files checked out; the next lease ends at {at} (b.psd)")
         );
         let lapsed = [checkout("a.psd", TimeDelta::minutes(-1), now)];
-        assert!(tooltip(&lapsed, 0, now).ends_with("its lease has lapsed"));
+        assert!(tooltip(&lapsed, Waiting::default(), now).ends_with("its lease has lapsed"));
     }
 
     #[test]
@@ -294,6 +342,7 @@ mod tests {
         assert_eq!(action(&format!("get-copy:{id}")), Some(Action::GetCopy(id)));
         assert_eq!(action("quit"), Some(Action::Quit));
         assert_eq!(action("requests"), Some(Action::ShowRequests));
+        assert_eq!(action("inbox"), Some(Action::ShowInbox));
         assert_eq!(action("extend:not-a-uuid"), None);
         assert_eq!(action("explode:1"), None);
     }
@@ -302,7 +351,7 @@ mod tests {
     fn requests_waiting_come_first_in_the_menu_and_last_in_the_tooltip() {
         let now = chrono::Utc::now();
         let held = [checkout("brand/hero.psd", TimeDelta::hours(2), now)];
-        let menu = entries(&held, &HashSet::new(), 2, now);
+        let menu = entries(&held, &HashSet::new(), requests(2), now);
         assert_eq!(
             &menu[..3],
             &[
@@ -315,15 +364,57 @@ mod tests {
                 }
             ]
         );
-        let tip = tooltip(&held, 2, now);
+        let tip = tooltip(&held, requests(2), now);
         assert!(
             tip.starts_with("Leasedesk: 1 file checked out (hero.psd)"),
             "{tip}"
         );
         assert!(tip.ends_with(". 2 requests waiting"), "{tip}");
-        assert!(tooltip(&held, 1, now).ends_with(". 1 request waiting"));
-        assert!(!tooltip(&held, 0, now).contains("request"));
+        assert!(tooltip(&held, requests(1), now).ends_with(". 1 request waiting"));
+        assert!(!tooltip(&held, Waiting::default(), now).contains("request"));
         assert_eq!(requests_waiting(1), "1 request waiting");
+    }
+
+    #[test]
+    fn unread_inbox_items_are_counted_in_the_menu_and_the_tooltip() {
+        let now = chrono::Utc::now();
+        let held = [checkout("brand/hero.psd", TimeDelta::hours(2), now)];
+        let both = Waiting {
+            requests: 1,
+            unread: 3,
+        };
+        let menu = entries(&held, &HashSet::new(), both, now);
+        assert_eq!(
+            &menu[..3],
+            &[
+                Entry::Requests { count: 1 },
+                Entry::Inbox { unread: 3 },
+                Entry::Separator
+            ]
+        );
+        let tip = tooltip(&held, both, now);
+        assert!(
+            tip.ends_with(". 1 request waiting. 3 unread in your inbox"),
+            "{tip}"
+        );
+        let inbox_only = Waiting {
+            requests: 0,
+            unread: 1,
+        };
+        let menu = entries(&[], &HashSet::new(), inbox_only, now);
+        assert_eq!(
+            &menu[..3],
+            &[
+                Entry::Inbox { unread: 1 },
+                Entry::Separator,
+                Entry::CheckOutFile
+            ]
+        );
+        assert_eq!(
+            tooltip(&[], inbox_only, now),
+            "Leasedesk: no files checked out. 1 unread in your inbox"
+        );
+        assert!(!tooltip(&held, Waiting::default(), now).contains("inbox"));
     }
 
     /// A check-out made on another device offers Download to edit, never
@@ -338,7 +429,12 @@ mod tests {
         });
         let here = checkout("shot.blend", TimeDelta::hours(1), now);
         let elsewhere = HashSet::from([laptop.id]);
-        let menu = entries(&[laptop.clone(), here.clone()], &elsewhere, 0, now);
+        let menu = entries(
+            &[laptop.clone(), here.clone()],
+            &elsewhere,
+            Waiting::default(),
+            now,
+        );
         assert_eq!(
             &menu[..2],
             &[
@@ -356,7 +452,12 @@ mod tests {
         );
         // Held elsewhere with no device recorded (its copy is not here): no name to give.
         let old = checkout("old.psd", TimeDelta::hours(1), now);
-        let menu = entries(std::slice::from_ref(&old), &HashSet::from([old.id]), 0, now);
+        let menu = entries(
+            std::slice::from_ref(&old),
+            &HashSet::from([old.id]),
+            Waiting::default(),
+            now,
+        );
         assert_eq!(
             menu[0],
             Entry::Checkout {

@@ -45,6 +45,9 @@ export type { FillProgress } from "./generated/FillProgress";
 export type { CheckinResult } from "./generated/CheckinResult";
 export type { FolderRows, FoundRows, FolderList, ListChanges, FolderCount };
 export type { Activity, Code };
+export type { InboxItem } from "./generated/InboxItem";
+export type { InboxPage } from "./generated/InboxPage";
+export type { InboxNews } from "./generated/InboxNews";
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -146,6 +149,12 @@ export const api = {
   withdrawRequest: (request: string) => call("withdraw_request", { request }),
   /** What a click on the desktop's notification or the tray asked of the window, once. */
   takeIntent: () => call("take_intent"),
+  /** A page of your inbox, newest first: `limit` items before `before` (the newest when null); the next page is before its `next`. */
+  inbox: (before: number | null, limit: number | null) => call("inbox", { before, limit }),
+  /** Your unread inbox items. */
+  inboxUnread: () => call("inbox_unread"),
+  /** Marks your inbox items up to `upTo` read; the unread count. */
+  markInboxRead: (upTo: number) => call("mark_inbox_read", { upTo }),
   reveal: (path: string) => call("reveal", { path }),
   settings: () => call("settings"),
   saveSettings: (settings: Settings, token: string | null) => call("save_settings", { settings, token }),

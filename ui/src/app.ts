@@ -10,7 +10,7 @@ import type { Sending } from "./sending";
 import { noSelection, type Selection } from "./selection";
 import { touchedOnScreen } from "./following";
 
-export type View = "files" | "mine" | "proposals" | "activity" | "studio";
+export type View = "files" | "mine" | "proposals" | "activity" | "studio" | "inbox";
 
 export interface UiState {
   overview: Overview | null;
@@ -36,6 +36,10 @@ export interface UiState {
   problem: Map<string, AppError>; // the last error per artifact, shown in its detail
   /** When each row was last seen to change (a local preview's cache stamp). */
   seen: Map<string, number>;
+  /** The review thread a click asked to see (an inbox item's, a desktop
+   *  notification's), by id: the chosen file's detail scrolls to it once
+   *  it has drawn it, and sets this back to null. */
+  askedThread: string | null;
 }
 
 const fetchRows: Fetcher = {
@@ -63,6 +67,7 @@ export const state: UiState = {
   uploads: new Map(),
   problem: new Map(),
   seen: new Map(),
+  askedThread: null,
 };
 
 const renderers: ((now: number) => void)[] = [];
@@ -361,7 +366,7 @@ export function setView(view: View) {
   for (const tab of document.querySelectorAll<HTMLButtonElement>("[role=tab]")) {
     tab.setAttribute("aria-selected", String(tab.dataset.view === view));
   }
-  for (const name of ["files", "mine", "proposals", "activity", "studio"]) $(`view-${name}`).hidden = name !== view;
+  for (const name of ["files", "mine", "proposals", "activity", "studio", "inbox"]) $(`view-${name}`).hidden = name !== view;
   render();
 }
 

@@ -1,6 +1,6 @@
 // The window: files with thumbnails, holder, countdown and local state; a
 // file's detail with its preview and history; compare; your check-outs;
-// proposals; activity; settings. Each view is a module of ./views; this one
+// proposals; activity; your inbox; settings. Each view is a module of ./views; this one
 // wires them to the page and to the shell's events.
 import { open as openDialog } from "@tauri-apps/plugin-dialog";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
@@ -19,6 +19,7 @@ import { openSettings } from "./views/settings";
 import { offerFirstRun, openJoin } from "./views/join";
 import { loadStudio } from "./views/studio";
 import { setUpRequests } from "./requests";
+import { setUpInbox } from "./views/inbox";
 
 hooks.openSettings = () => void openSettings();
 hooks.notifyWhenFree = notifyWhenFree;
@@ -47,6 +48,7 @@ setUpProposals();
 setUpActivity();
 setUpDetail();
 setUpRequests();
+setUpInbox();
 
 async function addFiles(paths: string[]) {
   if (!paths.length) return;

@@ -8,6 +8,7 @@ import { notice, reload, render, replaceRow, run, select, setView, showError, st
 import { cancelCheckout, checkIn } from "./actions";
 import { askedNotice, charactersLeft, fileName, participantName } from "./format";
 import { $, button, h } from "./h";
+import { openFromOutside, showInbox } from "./views/inbox";
 
 /** The longest message of a request or a reply (API.md). */
 export const MAX_MESSAGE = 1000;
@@ -122,6 +123,8 @@ export function requestButtons(request: Request, ids = false): HTMLButtonElement
 async function follow(intent: Intent | null) {
   if (!intent) return;
   if (intent.kind === "show_requests") setView("mine");
+  else if (intent.kind === "show_inbox") showInbox();
+  else if (intent.kind === "show_thread") await openFromOutside(intent.seq, intent.artifact, intent.thread);
   else if (intent.kind === "show_file") {
     setView("files");
     select(intent.artifact);

@@ -2,9 +2,9 @@
 //! with each file's holder and local state (`overview`), each action the user
 //! can take on a lease (`leases`), proposals and versions beside the head
 //! (`beside`), previews (`previews`), the ledger (`events`, `history`),
-//! reminders, requests to a holder (`requests`), and joining a studio from
-//! an invite (`join`), through the `workspace` of local copies and one
-//! backend.
+//! reminders, requests to a holder (`requests`), your inbox of review
+//! (`inbox`), and joining a studio from an invite (`join`), through the
+//! `workspace` of local copies and one backend.
 //!
 //! Nothing here acts on its own: every lease change starts with a call from
 //! the user's click; a request never releases anything. Never knows Tauri.
@@ -22,6 +22,7 @@ mod beside;
 mod elsewhere;
 mod events;
 mod history;
+mod inbox;
 mod join;
 mod leases;
 mod listing;
@@ -36,6 +37,10 @@ pub use beside::Decision;
 pub use elsewhere::{copy_here, held_elsewhere};
 pub use events::Activity;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
+pub use inbox::{
+    alerts, calls_for_you, inbox_title, is_review_event, may_reach_inbox, InboxAlert, InboxNews,
+    MOST_ALERTS,
+};
 pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leasedesk_blobs::previews::{
     PreviewCache, DEFAULT_BOUND_BYTES as DEFAULT_PREVIEW_CACHE_BYTES,
@@ -78,6 +83,8 @@ pub struct Desk {
     heard: Arc<std::sync::atomic::AtomicU64>,
     /// This computer's device on a server: its token's id (`elsewhere`).
     device: Option<String>,
+    /// Where the inbox was last looked at, and its unread count (`inbox`).
+    inbox: Arc<inbox::Looked>,
 }
 
 impl Desk {
@@ -102,6 +109,7 @@ impl Desk {
             changed: Default::default(),
             heard: Default::default(),
             device: None,
+            inbox: Default::default(),
         }
     }
 

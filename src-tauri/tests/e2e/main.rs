@@ -5,9 +5,10 @@
 //! runs this under Xvfb and a session bus with an unlocked keyring; it tells
 //! the test where the tools are (`TAURI_DRIVER`, `LEASEDESK_BIN`).
 //!
-//! One module a scenario (`asking`: requests to a holder), over the shared harness (`../window/`); a module
-//! never holds a helper another could use (that goes to the harness). Each
-//! step saves a screenshot in `target/e2e-screenshots/`.
+//! One module a scenario (`asking`: requests to a holder; `inbox`: news of
+//! review), over the shared harness (`../window/`); a module never holds a
+//! helper another could use (that goes to the harness). Each step saves a
+//! screenshot in `target/e2e-screenshots/`.
 
 #[path = "../window/mod.rs"]
 mod window;
@@ -18,6 +19,7 @@ mod daily;
 mod editor;
 mod elsewhere;
 mod following;
+mod inbox;
 mod joining;
 mod many;
 mod offline;

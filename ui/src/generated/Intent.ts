@@ -2,9 +2,10 @@
 import type { ArtifactId } from "./ArtifactId";
 import type { CheckoutId } from "./CheckoutId";
 import type { RequestId } from "./RequestId";
+import type { ThreadId } from "./ThreadId";
 
 /**
  * What a click outside the window (the desktop's notification, the tray)
  * asks the window to do once it is shown.
  */
-export type Intent = { "kind": "check_in", checkout: CheckoutId, } | { "kind": "reply", request: RequestId, } | { "kind": "show_requests" } | { "kind": "show_file", artifact: ArtifactId, };
+export type Intent = { "kind": "check_in", checkout: CheckoutId, } | { "kind": "reply", request: RequestId, } | { "kind": "show_requests" } | { "kind": "show_file", artifact: ArtifactId, } | { "kind": "show_thread", artifact: ArtifactId, thread: ThreadId, seq: number, } | { "kind": "show_inbox" };

@@ -24,6 +24,8 @@ import type { FolderRows } from "./FolderRows";
 import type { FoundRows } from "./FoundRows";
 import type { Group } from "./Group";
 import type { HistoryPage } from "./HistoryPage";
+import type { InboxNews } from "./InboxNews";
+import type { InboxPage } from "./InboxPage";
 import type { Intent } from "./Intent";
 import type { InviteId } from "./InviteId";
 import type { InviteLink } from "./InviteLink";
@@ -82,6 +84,9 @@ export type ShellCommands = {
   reply_request: { args: { request: RequestId, message: string }; answer: Request };
   withdraw_request: { args: { request: RequestId }; answer: Request };
   take_intent: { args: Record<string, never>; answer: Intent | null };
+  inbox: { args: { before: number | null, limit: number | null }; answer: InboxPage };
+  inbox_unread: { args: Record<string, never>; answer: number };
+  mark_inbox_read: { args: { upTo: number }; answer: number };
   check_out_files: { args: { artifacts: Array<ArtifactId>, note: string | null, ttlSeconds: number | null }; answer: Array<CheckedOut> };
   check_in_files: { args: { checkouts: Array<CheckoutId>, message: string | null, upload: string, onProgress: Channel<Moved> }; answer: ChangeDone };
   change: { args: { id: ChangeId }; answer: Change };
@@ -121,4 +126,5 @@ export type ShellEvents = {
   "asked": Asked;
   "intent": null;
   "join-link": null;
+  "inbox": InboxNews;
 };
