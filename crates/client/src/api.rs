@@ -388,7 +388,8 @@ impl Backend for Remote {
     async fn inbox(&self, query: InboxQuery) -> Result<InboxPage> {
         let mut params = Vec::new();
         for (name, value) in [("after", query.after), ("before", query.before)] {
-            if let Some(value) = value {
+            // No seq is past 2^63 - 1, which is all a server takes.
+            if let Some(value) = value.map(|v| v.min(i64::MAX as u64)) {
                 params.push(format!("{name}={value}"));
             }
         }
