@@ -19,6 +19,7 @@ import { openSettings } from "./views/settings";
 import { offerFirstRun, openJoin } from "./views/join";
 import { loadStudio } from "./views/studio";
 import { setUpRequests } from "./requests";
+import { setUpReview } from "./views/review";
 
 hooks.openSettings = () => void openSettings();
 hooks.notifyWhenFree = notifyWhenFree;
@@ -47,6 +48,7 @@ setUpProposals();
 setUpActivity();
 setUpDetail();
 setUpRequests();
+setUpReview();
 
 async function addFiles(paths: string[]) {
   if (!paths.length) return;

@@ -2,9 +2,9 @@
 //! with each file's holder and local state (`overview`), each action the user
 //! can take on a lease (`leases`), proposals and versions beside the head
 //! (`beside`), previews (`previews`), the ledger (`events`, `history`),
-//! reminders, requests to a holder (`requests`), and joining a studio from
-//! an invite (`join`), through the `workspace` of local copies and one
-//! backend.
+//! reminders, requests to a holder (`requests`), review (`review`), and
+//! joining a studio from an invite (`join`), through the `workspace` of
+//! local copies and one backend.
 //!
 //! Nothing here acts on its own: every lease change starts with a call from
 //! the user's click; a request never releases anything. Never knows Tauri.
@@ -31,6 +31,7 @@ mod overview;
 mod previews;
 mod reminders;
 mod requests;
+mod review;
 
 pub use beside::Decision;
 pub use elsewhere::{copy_here, held_elsewhere};
@@ -47,6 +48,7 @@ pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
 pub use reminders::{due_reminders, time_left, Reminder};
 pub use requests::{concerns, is_request_event, news, waiting_for_answer, RequestNews, Told};
+pub use review::{is_review_event, REVIEW_EVENTS};
 
 use std::sync::Arc;
 

@@ -21,6 +21,7 @@ mod following;
 mod joining;
 mod many;
 mod offline;
+mod review;
 mod seeing;
 mod servers;
 mod settings;
