@@ -247,7 +247,9 @@ export class Board {
     if (!of || !image || !at) return;
     const pin = screenToPin(point, image, at);
     if (!pin) return;
+    // A second click moves the comment being written, with what it says.
     const typed = this.composer?.querySelector("textarea")?.value ?? "";
+    this.composer?.remove();
     this.draft = { surface, pin };
     this.composer = this.composerFor(typed);
     this.draw();
