@@ -13,12 +13,14 @@ use crate::window::*;
 
 /// A picture 1200 × 750, sky with a sun (radius 60) at (300, 225), a
 /// quarter across and three tenths down: large enough that every view
-/// scales it.
-fn sky_with_sun() -> Vec<u8> {
+/// scales it. With `ground`, a green strip along its foot (another version).
+fn sky_with_sun(ground: bool) -> Vec<u8> {
     encode(&image::RgbaImage::from_fn(1200, 750, |x, y| {
         let (dx, dy) = (x as i64 - 300, y as i64 - 225);
         if dx * dx + dy * dy < 60 * 60 {
             image::Rgba([250, 200, 40, 255])
+        } else if ground && y > 600 {
+            image::Rgba([40, 120, 60, 255])
         } else {
             image::Rgba([90, 150, 230, 255])
         }
@@ -155,7 +157,7 @@ async fn pinned_where_clicked() {
     let _one = ONE_APP.lock().await;
     let w = World::start(Backend::Remote).await;
     let path = "art/sky.png";
-    w.import(path, &sky_with_sun());
+    w.import(path, &sky_with_sun(false));
     w.open_row(path).await;
     let img = "#detail-preview img";
     w.decoded(img, "the preview").await;
@@ -282,7 +284,7 @@ async fn pinned_where_clicked() {
     w.eval("document.activeElement.blur();").await;
 
     // bob saves version 2: the thread is there, "from version 1".
-    w.bob_commits(path, &sky_with_sun());
+    w.bob_commits(path, &sky_with_sun(true));
     w.version_shown(path, 2).await;
     w.wait_text(
         "#detail-threads .thread[data-number=\"1\"] .from",
@@ -342,6 +344,7 @@ async fn approved_from_the_compare_view() {
     let w = World::start(Backend::Remote).await;
     let path = "art/poster.png";
     w.import(path, &poster(80));
+    w.open_row(path).await;
     w.late_check_in(path, &poster(160), &poster(300), 2).await;
     let artifact = shown_artifact(&w).await;
     w.click("tab-proposals").await;
@@ -362,6 +365,18 @@ async fn approved_from_the_compare_view() {
         "Not reviewed yet",
     )
     .await;
+    let beside = w
+        .eval(
+            "const s = document.getElementById('compare-stage').getBoundingClientRect();
+             const r = document.getElementById('compare-review').getBoundingClientRect();
+             return r.left >= s.right - 1 && s.width > 2 * r.width && r.height > 0;",
+        )
+        .await;
+    assert_eq!(
+        beside,
+        json!(true),
+        "the threads beside the pictures, which keep most of the width"
+    );
     // A click on the proposal's picture pins a comment on the proposal.
     let pane_img = "#compare-stage > .pane:nth-child(1) img.layer";
     w.decoded(pane_img, "the proposal's picture").await;

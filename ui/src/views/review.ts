@@ -69,8 +69,9 @@ export class Board {
     this.approve = button("Approve", () => void this.decide("approved"), "small", { id: id("approve") });
     this.changes = button("Request changes", () => void this.decide("changes_requested"), "small", { id: id("request-changes") });
     this.list = h("ol", { class: "threads", id: id("threads") });
-    const reviewed = sides.labels[sides.reviewed] ?? "";
-    this.panel = h("section", { class: `review ${where}`, id: id("review"), "aria-label": "Review" },
+    // "Review of your proposal": a label begins a sentence, this names it within one.
+    const reviewed = (sides.labels[sides.reviewed] ?? "").replace(/^Your /, "your ");
+    this.panel = h("section", { class: `review on-${where}`, id: id("review"), "aria-label": "Review" },
       h("div", { class: "review-decision", role: "group", "aria-label": `Review of ${reviewed}` },
         h("p", { class: "review-of muted small" }, `Review of ${reviewed}`), this.stateLine,
         h("div", { class: "actions" }, this.approve, this.changes)),
