@@ -1,5 +1,5 @@
 //! Review in the window, on a team server with bob acting through its
-//! HTTP API (the CLI has no review yet): a comment pinned by a click on the preview, its pin on the same
+//! HTTP API: a comment pinned by a click on the preview, its pin on the same
 //! pixel of the picture at 100 % and 200 % and in the compare view zoomed
 //! and panned; a reply, Resolve and the keys; bob's comment shown as it
 //! comes; a proposal approved from the compare view, its card saying so.
