@@ -20,6 +20,7 @@ mod mirror;
 mod overview;
 mod previews;
 mod reminders;
+mod review;
 
 /// Every file's row as the window lists it: the picture read first (which
 /// brings the mirror up to date), then the list from its first place.

@@ -27,6 +27,7 @@ use crate::commands::{self, Added, CertificateView, Connected, Moved, SettingsVi
 use crate::inbox;
 use crate::listing;
 use crate::plugins;
+use crate::review;
 use crate::settings::Settings;
 use crate::shell_events::{self, EventVisitor, ShellEvent};
 use crate::studio::{self, InviteLink, JoinView};
@@ -129,6 +130,12 @@ table! {
     admin::studio_preview(participant: Participant, rules: Vec<RuleRow>) -> Vec<SeenFile>;
     admin::studio_revoke_invite(id: InviteId) -> ();
     admin::studio_folders() -> Vec<String>;
+    review::threads(artifact: ArtifactId) -> Vec<Thread>;
+    review::open_thread(artifact: ArtifactId, version: Option<u64> as Option<Number>, proposal: Option<ProposalId>, pin: Option<Pin>, image: Option<ImageSize>, body: String) -> Thread;
+    review::comment(thread: ThreadId, body: String) -> Comment;
+    review::resolve_thread(thread: ThreadId, resolved: bool) -> Thread;
+    review::submit_review(artifact: ArtifactId, version: Option<u64> as Option<Number>, proposal: Option<ProposalId>, decision: ReviewDecision, message: Option<String>) -> Review;
+    review::review_state(artifact: ArtifactId, version: Option<u64> as Option<Number>, proposal: Option<ProposalId>) -> ReviewList;
 }
 
 /// Each event with its payload, in `shell_events`' order.

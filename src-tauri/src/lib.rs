@@ -9,6 +9,7 @@
 //!   generated from it); [`shell_events`]: what the window is told.
 //! - [`asking`]: requests to a holder told (window and desktop) and answered.
 //! - [`inbox`]: your inbox of review: its commands, and news of it told.
+//! - [`review`]: threads, comments and decisions on versions and proposals.
 //! - [`session`]: the open backend (bundled or remote) and workspace.
 //! - [`live`]: watcher, event follower and reminders; they never touch a lease.
 //! - [`preview`]: the `preview:` URI scheme the window's pictures load from.
@@ -28,6 +29,7 @@ pub mod listing;
 pub mod live;
 pub mod plugins;
 pub mod preview;
+pub mod review;
 pub mod session;
 pub mod settings;
 pub mod shell_events;

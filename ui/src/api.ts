@@ -35,6 +35,9 @@ import type { FolderCount } from "./generated/FolderCount";
 import type { Activity } from "./generated/Activity";
 import type { Code } from "./generated/Code";
 import type { ShellCommands, ShellEvents } from "./generated/Shell";
+import type { Pin } from "./generated/Pin";
+import type { ImageSize } from "./generated/ImageSize";
+import type { ReviewDecision } from "./generated/ReviewDecision";
 
 export type { Artifact, CheckedOut, Checkout, Closed, Decision, Event, FileRow, Head, Lease, Moved, Overview, Proposal, Settings, SettingsView };
 export type { HistoryEntry } from "./generated/HistoryEntry";
@@ -48,6 +51,11 @@ export type { Activity, Code };
 export type { InboxItem } from "./generated/InboxItem";
 export type { InboxPage } from "./generated/InboxPage";
 export type { InboxNews } from "./generated/InboxNews";
+export type { Thread } from "./generated/Thread";
+export type { Comment } from "./generated/Comment";
+export type { Review } from "./generated/Review";
+export type { ReviewList } from "./generated/ReviewList";
+export type { Pin, ImageSize, ReviewDecision };
 
 /** An error as the shell sends it: the API's code, a message, and the details some codes carry. */
 export type AppError = UiError & { lease?: Lease | null; head?: Head; path?: string; since?: string };
@@ -193,6 +201,19 @@ export const api = {
   studioPutRules: (rules: RuleRow[]) => call("studio_put_rules", { rules }),
   /** What `participant` would see under `rules` (not saved): each file with its level. */
   studioPreview: (participant: string, rules: RuleRow[]) => call("studio_preview", { participant, rules }),
+  /** Every review thread of a file, on any version or proposal, by number. */
+  threads: (artifact: string) => call("threads", { artifact }),
+  /** Opens a thread on a version or a proposal (one of them), pinned where `pin` says on a picture of `image`'s size. */
+  openThread: (artifact: string, version: number | null, proposal: string | null, pin: Pin | null, image: ImageSize | null, body: string) =>
+    call("open_thread", { artifact, version, proposal, pin, image, body }),
+  comment: (thread: string, body: string) => call("comment", { thread, body }),
+  /** Resolves a thread (`resolved`), or reopens it. */
+  resolveThread: (thread: string, resolved: boolean) => call("resolve_thread", { thread, resolved }),
+  /** Your decision on a version or a proposal; it replaces your earlier one. */
+  submitReview: (artifact: string, version: number | null, proposal: string | null, decision: ReviewDecision, message: string | null) =>
+    call("submit_review", { artifact, version, proposal, decision, message }),
+  /** The decisions on a version or a proposal, and its review state. */
+  reviewState: (artifact: string, version: number | null, proposal: string | null) => call("review_state", { artifact, version, proposal }),
 };
 
 /** Listens to the shell's `event`, with its payload as the shell's table

@@ -20,6 +20,7 @@ import { offerFirstRun, openJoin } from "./views/join";
 import { loadStudio } from "./views/studio";
 import { setUpRequests } from "./requests";
 import { setUpInbox } from "./views/inbox";
+import { setUpReview } from "./views/review";
 
 hooks.openSettings = () => void openSettings();
 hooks.notifyWhenFree = notifyWhenFree;
@@ -49,6 +50,7 @@ setUpActivity();
 setUpDetail();
 setUpRequests();
 setUpInbox();
+setUpReview();
 
 async function addFiles(paths: string[]) {
   if (!paths.length) return;

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::review::is_review_event;
 use super::Desk;
 use crate::error::Result;
 use crate::model::*;
@@ -46,19 +47,6 @@ impl Looked {
     fn set_unread(&self, unread: u64) {
         *self.unread.lock().unwrap_or_else(|p| p.into_inner()) = Some(unread);
     }
-}
-
-/// The ledger's events of review; each may have put an item in someone's inbox.
-pub fn is_review_event(event: &Event) -> bool {
-    matches!(
-        event.kind.as_str(),
-        "thread.opened"
-            | "comment.added"
-            | "thread.resolved"
-            | "thread.reopened"
-            | "review.submitted"
-            | "review.requested"
-    )
 }
 
 /// Whether `event` may have brought `me` an inbox item: one of review, by

@@ -2,9 +2,9 @@
 //! with each file's holder and local state (`overview`), each action the user
 //! can take on a lease (`leases`), proposals and versions beside the head
 //! (`beside`), previews (`previews`), the ledger (`events`, `history`),
-//! reminders, requests to a holder (`requests`), your inbox of review
-//! (`inbox`), and joining a studio from an invite (`join`), through the
-//! `workspace` of local copies and one backend.
+//! reminders, requests to a holder (`requests`), review (`review`) and
+//! your inbox of it (`inbox`), and joining a studio from an invite
+//! (`join`), through the `workspace` of local copies and one backend.
 //!
 //! Nothing here acts on its own: every lease change starts with a call from
 //! the user's click; a request never releases anything. Never knows Tauri.
@@ -32,14 +32,14 @@ mod overview;
 mod previews;
 mod reminders;
 mod requests;
+mod review;
 
 pub use beside::Decision;
 pub use elsewhere::{copy_here, held_elsewhere};
 pub use events::Activity;
 pub use history::{CheckoutEnd, CheckoutEntry, HistoryEntry, HistoryPage};
 pub use inbox::{
-    alerts, calls_for_you, inbox_title, is_review_event, may_reach_inbox, InboxAlert, InboxNews,
-    MOST_ALERTS,
+    alerts, calls_for_you, inbox_title, may_reach_inbox, InboxAlert, InboxNews, MOST_ALERTS,
 };
 pub use join::{computer_name, join_link, read_invitation, Invitation};
 pub use leasedesk_blobs::previews::{
@@ -52,6 +52,7 @@ pub use offline::{is_unreachable, reconnect_delay, Action, Connection};
 pub use overview::{FileRow, Overview};
 pub use reminders::{due_reminders, time_left, Reminder};
 pub use requests::{concerns, is_request_event, news, waiting_for_answer, RequestNews, Told};
+pub use review::{is_review_event, REVIEW_EVENTS};
 
 use std::sync::Arc;
 

@@ -48,6 +48,8 @@ pub enum Action {
     Ask,
     /// Replying to a request, or taking one back.
     Reply,
+    /// A comment, a thread resolved or reopened, a review decision.
+    Comment,
     /// A read only the server can answer (history, a version's copy, a proposal's file).
     Read,
 }
@@ -82,6 +84,9 @@ impl Action {
             Action::Ask => "so your request was not sent: ask again once the server is back",
             Action::Reply => {
                 "so your answer was not sent: the request is as it was. Send it again once the server is back"
+            }
+            Action::Comment => {
+                "so your comment or decision was not sent: send it again once the server is back"
             }
             Action::Read => "and this needs it: try again once the server is back",
         };

@@ -23,6 +23,7 @@ mod inbox;
 mod joining;
 mod many;
 mod offline;
+mod review;
 mod seeing;
 mod servers;
 mod settings;

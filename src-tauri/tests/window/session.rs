@@ -264,6 +264,30 @@ impl World {
         serde_json::from_slice(&self.cli_output(who, &with_json)).unwrap()
     }
 
+    /// The team server's answer to `method path` with `body` (JSON), as
+    /// `who`: for what the CLI does not do. It must succeed.
+    pub async fn http_as(
+        &self,
+        who: &str,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        let server = self.server.as_ref().expect("a team server");
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut request = reqwest::Client::new()
+            .request(method, format!("{}{path}", server.url))
+            .bearer_auth(&server.tokens[who]);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer = request.send().await.unwrap();
+        let status = answer.status();
+        let text = answer.text().await.unwrap();
+        assert!(status.is_success(), "{who} {path}: {status} {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
     /// What the CLI printed, run as `who` against the app's store; it must succeed.
     fn cli_output(&self, who: &str, args: &[&str]) -> Vec<u8> {
         let mut command = Command::new(tool("LEASEDESK_BIN"));

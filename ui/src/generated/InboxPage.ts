@@ -10,6 +10,7 @@ export type InboxPage = { items: Array<InboxItem>,
  */
 next: number, 
 /**
- * The caller's unread items, of files they may read.
+ * The caller's unread items, of files they may read, counted up to
+ * [`MAX_UNREAD_COUNTED`] (which then means that many or more).
  */
 unread: number, };

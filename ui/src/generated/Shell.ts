@@ -12,6 +12,7 @@ import type { CheckedOut } from "./CheckedOut";
 import type { Checkout } from "./Checkout";
 import type { CheckoutId } from "./CheckoutId";
 import type { Closed } from "./Closed";
+import type { Comment } from "./Comment";
 import type { Connected } from "./Connected";
 import type { Decision } from "./Decision";
 import type { Event } from "./Event";
@@ -24,6 +25,7 @@ import type { FolderRows } from "./FolderRows";
 import type { FoundRows } from "./FoundRows";
 import type { Group } from "./Group";
 import type { HistoryPage } from "./HistoryPage";
+import type { ImageSize } from "./ImageSize";
 import type { InboxNews } from "./InboxNews";
 import type { InboxPage } from "./InboxPage";
 import type { Intent } from "./Intent";
@@ -37,12 +39,16 @@ import type { MyDevices } from "./MyDevices";
 import type { Notice } from "./Notice";
 import type { Overview } from "./Overview";
 import type { Participant } from "./Participant";
+import type { Pin } from "./Pin";
 import type { Proposal } from "./Proposal";
 import type { ProposalId } from "./ProposalId";
 import type { RepoPath } from "./RepoPath";
 import type { Request } from "./Request";
 import type { RequestId } from "./RequestId";
 import type { Restored } from "./Restored";
+import type { Review } from "./Review";
+import type { ReviewDecision } from "./ReviewDecision";
+import type { ReviewList } from "./ReviewList";
 import type { Role } from "./Role";
 import type { Rule } from "./Rule";
 import type { RuleRow } from "./RuleRow";
@@ -50,6 +56,8 @@ import type { SeenFile } from "./SeenFile";
 import type { Settings } from "./Settings";
 import type { SettingsView } from "./SettingsView";
 import type { StudioView } from "./StudioView";
+import type { Thread } from "./Thread";
+import type { ThreadId } from "./ThreadId";
 
 /** Each command the window may call: its arguments, and its answer when it does not fail (a `UiError` when it does). */
 export type ShellCommands = {
@@ -113,6 +121,12 @@ export type ShellCommands = {
   studio_preview: { args: { participant: Participant, rules: Array<RuleRow> }; answer: Array<SeenFile> };
   studio_revoke_invite: { args: { id: InviteId }; answer: null };
   studio_folders: { args: Record<string, never>; answer: Array<string> };
+  threads: { args: { artifact: ArtifactId }; answer: Array<Thread> };
+  open_thread: { args: { artifact: ArtifactId, version: number | null, proposal: ProposalId | null, pin: Pin | null, image: ImageSize | null, body: string }; answer: Thread };
+  comment: { args: { thread: ThreadId, body: string }; answer: Comment };
+  resolve_thread: { args: { thread: ThreadId, resolved: boolean }; answer: Thread };
+  submit_review: { args: { artifact: ArtifactId, version: number | null, proposal: ProposalId | null, decision: ReviewDecision, message: string | null }; answer: Review };
+  review_state: { args: { artifact: ArtifactId, version: number | null, proposal: ProposalId | null }; answer: ReviewList };
 };
 
 /** Each event the shell tells the window, and its payload. */

@@ -3,10 +3,14 @@
 // copy against the head. Every mode's layers are built once per pair and the
 // difference is computed once (and kept for the last few pairs), so
 // switching modes only flips an attribute. Zoom and pan are one transform
-// shared by every layer, so the two sides stay in step.
+// shared by every layer, so the two sides stay in step. A click on a
+// picture that is a version or a proposal pins a comment there; the
+// threads and the decision are beside the stage (views/review.ts).
 import { diffPixels } from "../diff";
 import { comparedLine, fit, sizesLine, zoomAt, zoomLabel, dimensions, type Compared, type Size, type Zoom } from "../compared";
 import { $, button, h } from "../h";
+import type { ReviewOf } from "../review";
+import { Board, type Surface } from "./review";
 
 export interface Side {
   label: string;
@@ -14,6 +18,9 @@ export interface Side {
   /** The file's digest and size, when known: so identical pixels of
    *  different files are not called identical files. */
   file?: Compared;
+  /** What a comment pinned on it is on (a version or a proposal of
+   *  `artifact`); none for your local copy. */
+  review?: { artifact: string; of: ReviewOf };
 }
 
 export type Mode = "side" | "swipe" | "onion" | "diff";
@@ -123,9 +130,11 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   const diffKey = h("div", { class: "diff-key", id: "compare-diff-key" },
     h("span", { class: "swatch changed" }), " changed pixels  ",
     h("span", { class: "swatch same" }), ` unchanged (a faint trace of ${left.label})`);
+  // Pins are drawn over each picture in its pane's own pixels (pins.ts).
+  const pinLayers = [h("div", { class: "pins" }), h("div", { class: "pins" }), h("div", { class: "pins" })];
   const panes = {
-    side: [h("div", { class: "pane", "data-label": left.label }, sideA), h("div", { class: "pane", "data-label": right.label }, sideB)],
-    stack: h("div", { class: "pane stack" }, stackA, clip, swipeLine, stackKey),
+    side: [h("div", { class: "pane", "data-label": left.label }, sideA, pinLayers[0]), h("div", { class: "pane", "data-label": right.label }, sideB, pinLayers[1])],
+    stack: h("div", { class: "pane stack" }, stackA, clip, swipeLine, stackKey, pinLayers[2]),
     diff: h("div", { class: "pane diff" }, diffHolder, diffKey),
   };
   const slider = h("input", { id: "compare-slider", type: "range", min: "0", max: "100", value: "50", "aria-label": "Swipe position" });
@@ -133,6 +142,42 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   const sizeLine = h("p", { id: "compare-sizes", class: "muted" }, "");
   const zoomText = h("span", { class: "zoom-label", id: "compare-zoom" }, "");
   const stage = h("div", { class: "compare-stage", "data-mode": startMode, id: "compare-stage" }, ...panes.side, panes.stack, panes.diff);
+  // Review: the side a decision is on is a proposal's, else the newer (right) one.
+  const reviewSides = [left.review ?? null, right.review ?? null];
+  const reviewed = reviewSides.findIndex((r) => r && "proposal" in r.of) >= 0
+    ? reviewSides.findIndex((r) => r && "proposal" in r.of)
+    : right.review ? 1 : 0;
+  const artifact = reviewSides[reviewed]?.artifact;
+  const board = artifact
+    ? new Board("compare", artifact, { of: reviewSides.map((r) => r?.of ?? null), reviewed, labels: [left.label, right.label] })
+    : null;
+  const surfaces: Surface[] = [
+    { side: 0, layer: pinLayers[0] },
+    { side: 1, layer: pinLayers[1] },
+    { side: 0, layer: pinLayers[2] },
+    { side: 1, layer: pinLayers[2] },
+  ].map(({ side, layer }) => ({ side, layer, image: () => sizes[side], at: () => zoom }));
+  board?.attach(surfaces);
+
+  /** The surface under a click at (x, y) on screen, and the point in its
+   *  layer: a side-by-side pane's, or in the stack the side shown there
+   *  (left of the swipe's line or right; in the onion, the one mostly seen). */
+  function surfaceAt(x: number, y: number): { surface: Surface; point: { x: number; y: number } } | null {
+    const mode = stage.dataset.mode;
+    if (mode === "diff") return null;
+    const candidates = mode === "side" ? [0, 1] : [2, 3];
+    for (const index of candidates) {
+      const surface = surfaces[index];
+      const box = surface.layer.getBoundingClientRect();
+      if (x < box.left || x > box.right || y < box.top || y > box.bottom) continue;
+      const value = Number(slider.value);
+      const side = mode === "side" ? surface.side : mode === "swipe" ? (x - box.left < (box.width * value) / 100 ? 0 : 1) : value >= 50 ? 1 : 0;
+      if (side !== surface.side) continue;
+      return { surface, point: { x: x - box.left, y: y - box.top } };
+    }
+    return null;
+  }
+
   const modeButtons = MODES.map(([mode, label], i) => {
     const b = button(label, () => setMode(mode), "small", { "data-mode": mode, title: `${label} (${i + 1})`, "aria-pressed": String(mode === startMode) });
     return b;
@@ -190,6 +235,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
     const transform = `translate(${zoom.x}px, ${zoom.y}px) scale(${zoom.scale})`;
     for (const layer of stage.querySelectorAll<HTMLElement>(".layer, .layer-holder")) layer.style.transform = transform;
     zoomText.textContent = zoomLabel(zoom);
+    board?.draw();
   }
 
   function zoomBy(factor: number, px?: number, py?: number) {
@@ -243,10 +289,13 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
   );
 
   // Pan by dragging, zoom with the wheel about the pointer.
+  // A press let go where it began is a click: a comment pinned there.
   let drag: { x: number; y: number } | null = null;
+  let pressed: { x: number; y: number } | null = null;
   stage.addEventListener("pointerdown", (e) => {
-    if ((e.target as HTMLElement).closest("input")) return;
+    if ((e.target as HTMLElement).closest("input, textarea, button, .composer")) return;
     drag = { x: e.clientX, y: e.clientY };
+    pressed = { x: e.clientX, y: e.clientY };
     stage.setPointerCapture(e.pointerId);
   });
   stage.addEventListener("pointermove", (e) => {
@@ -256,7 +305,13 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
     fitted = false;
     applyZoom();
   });
-  stage.addEventListener("pointerup", () => (drag = null));
+  stage.addEventListener("pointerup", (e) => {
+    drag = null;
+    const click = pressed && Math.hypot(e.clientX - pressed.x, e.clientY - pressed.y) < 4;
+    pressed = null;
+    const under = click && board ? surfaceAt(e.clientX, e.clientY) : null;
+    if (under) board!.pinAt(under.surface, under.point);
+  });
   stage.addEventListener("wheel", (e) => {
     e.preventDefault();
     const pane = (e.target as HTMLElement).closest(".pane") ?? stage;
@@ -266,6 +321,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
 
   const keys = (e: KeyboardEvent) => {
     if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
+    if (e.target instanceof HTMLTextAreaElement) return; // a comment being written
     if (e.ctrlKey || e.metaKey || e.altKey) return; // the window's own zoom and shortcuts
     if (document.querySelector("dialog[open]")) return; // a question asked over the compare
     const mode = MODES[Number(e.key) - 1];
@@ -285,6 +341,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
     root.hidden = true;
     root.replaceChildren();
     closeOpen = null;
+    board?.close();
   }
   closeOpen = close;
   document.addEventListener("keydown", keys, true);
@@ -304,7 +361,7 @@ export function openCompare(title: string, left: Side, right: Side, startMode: M
     h("div", { class: "compare-info" },
       h("p", {}, h("span", { class: "side-a" }, left.label), " and ", h("span", { class: "side-b" }, right.label), ": ", share),
       sizeLine, decision ?? null),
-    stage,
+    board ? h("div", { class: "compare-body" }, stage, board.panel) : stage,
   );
   root.hidden = false;
   setMode(startMode);

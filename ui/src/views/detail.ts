@@ -13,6 +13,7 @@ import { inOrder } from "../selection";
 import { openCompare } from "./compare";
 import { countdown, extensionOf, holderCell, lazyImage, moveSelection } from "./files";
 import { historySection } from "./history";
+import { detailReview } from "./review";
 import { severalPanel } from "./several";
 
 const PREVIEW_SIZE = 640;
@@ -209,7 +210,8 @@ function localStamp(row: FileRow): number {
 function compareLocal(row: FileRow) {
   const artifact = row.artifact;
   openCompare(`${fileName(artifact.path)}: your copy and the head`,
-    { label: `Version ${artifact.head.version} (head)`, src: previewUrl({ artifact: artifact.id, version: artifact.head.version }, COMPARE_SIZE), file: { digest: artifact.head.digest, size: artifact.head.size } },
+    { label: `Version ${artifact.head.version} (head)`, src: previewUrl({ artifact: artifact.id, version: artifact.head.version }, COMPARE_SIZE), file: { digest: artifact.head.digest, size: artifact.head.size },
+      review: { artifact: artifact.id, of: { version: artifact.head.version } } },
     // Modified: other bytes than the head's, whatever its pixels show.
     { label: "Your copy (modified)", src: previewUrl({ local: artifact.id, stamp: localStamp(row) }, COMPARE_SIZE), file: { digest: null, size: null } });
 }
@@ -286,6 +288,13 @@ function renderDetail(now: number) {
   if (old?.dataset.src !== figure.dataset.src) {
     if (old) old.replaceWith(figure);
     else fresh.after(figure);
+  }
+  // Review under the picture, its pins over it.
+  const shownFigure = panel.querySelector<HTMLElement>("#detail-preview")!;
+  const review = detailReview(row.artifact.id, row.artifact.head.version, shownFigure);
+  if (review.previousElementSibling !== shownFigure) {
+    panel.querySelector("#detail-review")?.remove();
+    shownFigure.after(review);
   }
   const history = historySection(row);
   if (history.parentNode !== panel) {

@@ -173,6 +173,7 @@ function compareVersions(row: FileRow, picked: number[]) {
       label: `Version ${version}`,
       src: previewUrl({ artifact: row.artifact.id, version }, COMPARE_SIZE),
       file: entry?.kind === "version" ? { digest: entry.digest, size: entry.size } : undefined,
+      review: { artifact: row.artifact.id, of: { version } },
     };
   };
   openCompare(`${fileName(row.artifact.path)}: version ${older} and ${newer}`, side(older), side(newer));

@@ -10,6 +10,7 @@ import { groupedByChange, severalFiles } from "../changes";
 import { $, button, cards, h } from "../h";
 import { closeCompare, openCompare } from "./compare";
 import { extensionOf, lazyImage } from "./files";
+import { proposalReviewLine } from "./review";
 
 const COMPARE_SIZE = 4096;
 const THUMB = 96;
@@ -31,8 +32,10 @@ export function compareWithHead(p: Proposal, change: Proposal[] = [p]) {
   const decision = open ? decisionPanel(p, "compare", change) : undefined;
   const side = steps ? h("div", { class: "compare-side" }, steps, decision ?? null) : decision;
   openCompare(`${name}: proposal and head`,
-    { label: `${whoseFirst(p.author, me)} proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE), file: { digest: p.digest, size: p.size } },
-    { label: `Version ${version} (head)`, src: previewUrl({ artifact: p.artifact_id, version }, COMPARE_SIZE), file: head ? { digest: head.digest, size: head.size } : undefined },
+    { label: `${whoseFirst(p.author, me)} proposal`, src: previewUrl({ proposal: p.id }, COMPARE_SIZE), file: { digest: p.digest, size: p.size },
+      review: { artifact: p.artifact_id, of: { proposal: p.id, base: p.base_version } } },
+    { label: `Version ${version} (head)`, src: previewUrl({ artifact: p.artifact_id, version }, COMPARE_SIZE), file: head ? { digest: head.digest, size: head.size } : undefined,
+      review: { artifact: p.artifact_id, of: { version } } },
     "side",
     side);
 }
@@ -128,6 +131,7 @@ function renderProposals(now: number) {
         h("p", { class: "summary" }, summaryOf(p, head)),
         h("p", { class: "muted" }, `${clock(p.created_at, now)} · ${bytes(p.size)}`),
         p.message ? h("p", { class: "description" }, `“${p.message}”`) : null,
+        proposalReviewLine(p),
         h("div", { class: "actions" },
           button("Compare with the head", () => compareWithHead(p), "primary", { "data-compare": p.id }),
           button("Save beside the head", () => void saveBeside(p), "ghost", { "data-save-beside": p.id, title: "Puts the proposal's file beside the head's, in your workspace folder" })),
