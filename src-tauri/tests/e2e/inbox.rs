@@ -140,6 +140,14 @@ async fn mentioned() {
     w.wait_for("#view-files:not([hidden])", "the files").await;
     w.wait_text_is("#detail-name", "hero.psd's detail", "hero.psd")
         .await;
+    // At the thread: the mention's thread is the current one.
+    w.wait_until(
+        ".thread.current",
+        "the mention's thread, current",
+        Duration::from_secs(10),
+        |text| text.contains("is the sky too blue?"),
+    )
+    .await;
     badge_is(&w, "1", "the mention read").await;
     tray_until("one left in the tray", |labels| {
         inbox_label(labels).is_some_and(|l| l == "1 unread in your inbox…")

@@ -349,14 +349,20 @@ async fn approved_from_the_compare_view() {
     let artifact = shown_artifact(&w).await;
     w.click("tab-proposals").await;
     w.dismiss_notices().await;
-    let card = w
-        .wait_text(
-            ".proposal-card [data-review-state]",
-            "the card's review state",
-            |t| t == "Not reviewed yet",
-        )
+    w.wait_text(
+        ".proposal-card [data-review-state]",
+        "the card's review state",
+        |t| t == "Not reviewed yet",
+    )
+    .await;
+    // Read in one step: the card is drawn again as the ledger's news comes.
+    let proposal = w
+        .eval("return document.querySelector('.proposal-card [data-review-state]').getAttribute('data-review-state');")
         .await;
-    let proposal = card.attr("data-review-state").await.unwrap().unwrap();
+    let proposal = proposal
+        .as_str()
+        .expect("the card names its proposal")
+        .to_owned();
 
     w.click_css("[data-compare]", "Compare with the head").await;
     w.wait_text_is(

@@ -151,6 +151,12 @@ export class Board {
       : [h("li", { class: "muted empty-threads" }, "No comments yet.")]));
     if (focused) document.getElementById(focused)?.focus();
     this.draw();
+    // A thread asked for by the inbox or a notification: in sight once drawn.
+    const asked = state.askedThread;
+    if (asked && this.listed.some((shown) => shown.thread.id === asked)) {
+      state.askedThread = null;
+      this.choose(asked, true);
+    }
   }
 
   private threadItem({ thread, where }: Listed): HTMLElement {
