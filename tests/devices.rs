@@ -211,7 +211,14 @@ crate::contract!(
 
 /// What came after check-outs kept their device, undone in either store:
 /// the tables of later migrations and the device's columns.
-const AFTER_DEVICES_UNDONE: &str = "DROP TABLE secrets;
+const AFTER_DEVICES_UNDONE: &str = "DROP TABLE review_threads;
+     DROP TABLE review_comments;
+     DROP TABLE reviews;
+     DROP TABLE review_requests;
+     DROP TABLE inbox_items;
+     DROP TABLE inbox_counter;
+     DROP TABLE inbox_reads;
+     DROP TABLE secrets;
      DROP TABLE lfs_objects;
      DROP TABLE held_paths;
      DROP TABLE upload_pieces;

@@ -48,6 +48,15 @@ fn decision(version: u64, decision: ReviewDecision) -> NewReview {
     }
 }
 
+/// A request to `reviewers` to look at version `version`.
+fn asking(version: u64, reviewers: &[&str]) -> NewReviewRequest {
+    NewReviewRequest {
+        version: Some(version),
+        reviewers: reviewers.iter().copied().map(participant).collect(),
+        ..NewReviewRequest::default()
+    }
+}
+
 async fn inbox_of(backend: &dyn Backend) -> InboxPage {
     backend.inbox(InboxQuery::default()).await.unwrap()
 }
@@ -385,14 +394,7 @@ async fn a_mention_reaches_a_reader_and_the_inbox_keeps_read_marks(f: Fixture) {
         .unwrap();
     let asked = f
         .alice
-        .request_review(
-            a.id,
-            NewReviewRequest {
-                version: Some(1),
-                reviewers: vec![participant("user:admin"), participant("user:admin")],
-                ..NewReviewRequest::default()
-            },
-        )
+        .request_review(a.id, asking(1, &["user:admin", "user:admin"]))
         .await
         .unwrap();
     assert_eq!(asked.requested, [participant("user:admin")]);
@@ -513,14 +515,7 @@ async fn the_review_state_follows_each_reviewers_newest_decision(f: Fixture) {
         (ReviewState::None, vec![])
     );
     f.alice
-        .request_review(
-            a.id,
-            NewReviewRequest {
-                version: Some(1),
-                reviewers: vec![participant("user:bob")],
-                ..NewReviewRequest::default()
-            },
-        )
+        .request_review(a.id, asking(1, &["user:bob"]))
         .await
         .unwrap();
     assert_eq!(
@@ -576,43 +571,17 @@ async fn the_review_state_follows_each_reviewers_newest_decision(f: Fixture) {
 
     invalid(
         f.alice
-            .request_review(
-                a.id,
-                NewReviewRequest {
-                    version: Some(1),
-                    reviewers: vec![participant("user:alice")],
-                    ..NewReviewRequest::default()
-                },
-            )
+            .request_review(a.id, asking(1, &["user:alice"]))
             .await,
         "oneself",
     );
     invalid(
         f.alice
-            .request_review(
-                a.id,
-                NewReviewRequest {
-                    version: Some(1),
-                    reviewers: vec![participant("user:mallory")],
-                    ..NewReviewRequest::default()
-                },
-            )
+            .request_review(a.id, asking(1, &["user:mallory"]))
             .await,
         "a stranger",
     );
-    invalid(
-        f.alice
-            .request_review(
-                a.id,
-                NewReviewRequest {
-                    version: Some(1),
-                    reviewers: vec![],
-                    ..NewReviewRequest::default()
-                },
-            )
-            .await,
-        "nobody",
-    );
+    invalid(f.alice.request_review(a.id, asking(1, &[])).await, "nobody");
     invalid(
         f.bob
             .review(a.id, decision(3, ReviewDecision::Approved))
@@ -766,14 +735,7 @@ async fn nobody_hears_of_a_file_they_may_not_read(f: Fixture) {
     assert_eq!(before.unread, 0);
     invalid(
         f.alice
-            .request_review(
-                secret.id,
-                NewReviewRequest {
-                    version: Some(1),
-                    reviewers: vec![participant("user:bob")],
-                    ..NewReviewRequest::default()
-                },
-            )
+            .request_review(secret.id, asking(1, &["user:bob"]))
             .await,
         "bob may not read it",
     );

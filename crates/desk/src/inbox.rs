@@ -301,14 +301,7 @@ mod tests {
             data: serde_json::json!({}),
         };
         let alice: Participant = "user:alice".parse().unwrap();
-        for kind in [
-            "thread.opened",
-            "comment.added",
-            "thread.resolved",
-            "thread.reopened",
-            "review.submitted",
-            "review.requested",
-        ] {
+        for kind in crate::review::REVIEW_EVENTS {
             assert!(may_reach_inbox(&event(kind, "user:bob"), &alice), "{kind}");
             assert!(
                 !may_reach_inbox(&event(kind, "user:alice"), &alice),
