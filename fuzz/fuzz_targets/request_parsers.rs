@@ -1,12 +1,16 @@
 //! Every parser a request's untrusted bytes meet before any rule: the HTTP
 //! guard's head and chunk-size checks, the JSON bodies, `RepoPath` and
-//! `Participant`, a resumable upload's chunk list. None may panic, and what
+//! `Participant`, a resumable upload's chunk list, review's bodies and
+//! @mentions. None may panic, and what
 //! each accepts must keep its promises. The first byte picks the parser.
 
 #![no_main]
 
 use leasedesk::chunking::Chunked;
-use leasedesk::model::{CheckoutRequest, Digest, Participant, RepoPath};
+use leasedesk::model::{
+    check_comment_body, mentioned_names, CheckoutRequest, Digest, NewThread, Participant,
+    RepoPath, MAX_COMMENT_CHARS, MAX_MENTIONS,
+};
 use leasedesk::server::{self, parsers, BreakBody, TtlBody};
 use libfuzzer_sys::fuzz_target;
 
@@ -14,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    match pick % 7 {
+    match pick % 8 {
         0 => {
             if let Ok(text) = std::str::from_utf8(bytes) {
                 if let Ok(path) = text.parse::<RepoPath>() {
@@ -62,6 +66,16 @@ fuzz_target!(|data: &[u8]| {
                     assert!(chunked.chunks.len() as u64 <= leasedesk::chunking::most_chunks(size));
                     assert_eq!(chunked.encode_list(), list);
                 }
+            }
+        }
+        6 => {
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                review_text_keeps_its_rules(text);
+            }
+            if let Ok(thread) = server::json_object::<NewThread>(bytes) {
+                // A pin either passes its check or is refused; never a panic.
+                let _ = thread.pin.map(|pin| pin.check());
+                let _ = thread.image.map(|image| image.check());
             }
         }
         4 => {
@@ -112,4 +126,22 @@ fn repo_path_keeps_its_rules(text: &str, path: &RepoPath) {
     // One key per file name: the key of a key is itself.
     let key = path.collision_key();
     assert_eq!(leasedesk::model::collision_key(&key), key);
+}
+
+/// What a comment's checks promise: a body kept is trimmed and within its
+/// length, and each @name is a name once, at most 50 of them.
+fn review_text_keeps_its_rules(text: &str) {
+    if let Ok(body) = check_comment_body(text) {
+        assert_eq!(body, text.trim());
+        let chars = body.chars().count();
+        assert!((1..=MAX_COMMENT_CHARS).contains(&chars));
+    }
+    if let Ok(names) = mentioned_names(text) {
+        assert!(names.len() <= MAX_MENTIONS);
+        for (i, name) in names.iter().enumerate() {
+            assert!(!name.is_empty() && name.len() <= 64, "{name:?}");
+            assert!(text.contains(&format!("@{name}")));
+            assert!(!names[..i].contains(name), "{name:?} twice");
+        }
+    }
 }
