@@ -2,6 +2,9 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // Before anything else: the app may have been started to read one PDF
+    // for a preview, in a process of its own.
+    leasedesk_preview::isolated::serve_or_enable();
     // WebKitGTK's DMA-BUF renderer keeps large GPU-style buffers even where
     // there is no GPU (a VM, a remote desktop) and fails on some drivers; the
     // shared-memory path costs a third less memory here. A user's own

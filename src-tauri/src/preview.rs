@@ -146,11 +146,7 @@ pub async fn answer(desk: &Desk, path: &str) -> Response<Vec<u8>> {
             )
             .header(
                 leasedesk_model::wire::APPROXIMATE_HEADER,
-                if leasedesk_preview::is_approximate(&png) {
-                    "approximate"
-                } else {
-                    "exact"
-                },
+                leasedesk_preview::fidelity_of(&png),
             )
             .header(
                 header::CACHE_CONTROL,

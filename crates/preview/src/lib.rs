@@ -15,12 +15,17 @@ use leasedesk_model::read::read_full;
 mod blend;
 mod cmyk;
 pub mod colour;
+pub mod isolated;
 mod layered;
+mod pdf;
 pub mod psd;
 mod raster;
+mod saved;
 pub mod scale;
 mod sniff;
 mod svg;
+
+pub use pdf::MAX_PDF_BYTES;
 
 /// The smallest and largest preview sizes (API.md), and the default.
 pub const MIN_SIZE: u32 = 16;
@@ -54,11 +59,22 @@ impl From<NoPreview> for leasedesk_model::Error {
 /// A preview, and whether it leaves out something the document shows (a
 /// Photoshop document's adjustment layers or effects, when its layers were
 /// composited for want of a composite): the API's `Leasedesk-Preview:
-/// approximate`.
+/// approximate`; or whether it is the thumbnail the application saved in the
+/// file (`saved`), not a rendering of the document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     pub image: image::RgbaImage,
     pub approximate: bool,
+    pub saved: Option<Saved>,
+}
+
+/// A thumbnail saved in the file by the application that wrote it: which
+/// one, and the thumbnail's longer side in pixels. "Preview saved by
+/// Illustrator, 256 px".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    pub by: String,
+    pub size: u32,
 }
 
 impl Preview {
@@ -66,6 +82,38 @@ impl Preview {
         Self {
             image,
             approximate: false,
+            saved: None,
+        }
+    }
+
+    /// The thumbnail `by` saved, `size` pixels on its longer side before it
+    /// was fitted.
+    /// `by` is kept to letters, digits, spaces and `.-()`, at most 40 of
+    /// them: it may come from the file (an EPS's creator) and goes into a
+    /// header.
+    pub fn saved(image: image::RgbaImage, by: &str, size: u32) -> Self {
+        let by: String = by
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || " .-()".contains(*c))
+            .take(40)
+            .collect();
+        Self {
+            image,
+            approximate: false,
+            saved: Some(Saved {
+                by: by.trim().to_owned(),
+                size,
+            }),
+        }
+    }
+
+    /// The value of the API's `Leasedesk-Preview` header: `exact`,
+    /// `approximate`, or `saved; by="Illustrator"; size=256`.
+    pub fn fidelity(&self) -> String {
+        match &self.saved {
+            Some(saved) => format!("saved; by=\"{}\"; size={}", saved.by, saved.size),
+            None if self.approximate => "approximate".into(),
+            None => "exact".into(),
         }
     }
 }
@@ -144,7 +192,79 @@ pub fn preview_file(path: &Path, size: u32, limits: &Limits) -> Result<Preview, 
     // Large enough that one read from the disk serves the sniffing and the
     // headers after it.
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    let head = sniffed(&mut reader)?;
+    if let Some(name) = pdf_name(&head) {
+        let size = size.clamp(MIN_SIZE, MAX_SIZE);
+        if let Some(made) = isolated::render_pdf(path, size, limits) {
+            return made.map(Preview::exact);
+        }
+        return guarded(|| render_pdf(&mut reader, name, size, limits));
+    }
     guarded(|| render_from(&mut reader, size, limits))
+}
+
+/// The PDF reader's preview of the file at `path`, in this process: what
+/// an [`isolated`] worker runs.
+pub(crate) fn pdf_in_process(
+    path: &Path,
+    size: u32,
+    limits: &Limits,
+) -> Result<image::RgbaImage, NoPreview> {
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
+    let head = sniffed(&mut reader)?;
+    let name = pdf_name(&head).unwrap_or("a PDF document");
+    guarded(|| render_pdf(&mut reader, name, size, limits)).map(|p| p.image)
+}
+
+/// The file's first bytes, for picking its reader; the reader is rewound.
+fn sniffed<R: BufRead + Seek>(reader: &mut R) -> Result<Vec<u8>, NoPreview> {
+    let mut head = vec![0u8; SNIFF_LEN];
+    let n = read_full(reader, &mut head).map_err(unreadable)?;
+    head.truncate(n);
+    reader.rewind().map_err(unreadable)?;
+    Ok(head)
+}
+
+/// What a PDF-based file is called, from its first bytes: a PDF document or
+/// an Illustrator document saved PDF-compatible; `None` for any other file.
+fn pdf_name(head: &[u8]) -> Option<&'static str> {
+    if !head.starts_with(b"%PDF-") {
+        return None;
+    }
+    Some(if seems_to_be(head) == "an Illustrator document" {
+        "an Illustrator document"
+    } else {
+        "a PDF document"
+    })
+}
+
+/// A PDF read whole into memory (hayro needs it at hand), under
+/// [`MAX_PDF_BYTES`], page 1 drawn. An Illustrator file saved without PDF
+/// content has a page that says so: its XMP thumbnail is shown instead.
+fn render_pdf<R: BufRead + Seek>(
+    reader: &mut R,
+    name: &str,
+    size: u32,
+    limits: &Limits,
+) -> Result<Preview, NoPreview> {
+    let len = reader.seek(std::io::SeekFrom::End(0)).map_err(unreadable)?;
+    let budget = MAX_PDF_BYTES.min(limits.memory / 2);
+    if len > budget {
+        return Err(NoPreview(format!(
+            "{name} of {} MiB: over the preview's budget of {} MiB",
+            len >> 20,
+            budget >> 20
+        )));
+    }
+    reader.rewind().map_err(unreadable)?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    reader.read_to_end(&mut bytes).map_err(unreadable)?;
+    limits.check_time()?;
+    match pdf::render(bytes, size, limits, name)? {
+        Some(image) => Ok(Preview::exact(image)),
+        None => saved::illustrator_thumbnail(reader, size, limits),
+    }
 }
 
 /// [`preview_file`]'s image.
@@ -159,7 +279,12 @@ pub fn render_bytes(
     size: u32,
     limits: &Limits,
 ) -> Result<image::RgbaImage, NoPreview> {
-    guarded(|| render_from(&mut std::io::Cursor::new(bytes), size, limits)).map(|p| p.image)
+    preview_bytes(bytes, size, limits).map(|p| p.image)
+}
+
+/// [`render_bytes`]' preview, with its fidelity.
+pub fn preview_bytes(bytes: &[u8], size: u32, limits: &Limits) -> Result<Preview, NoPreview> {
+    guarded(|| render_from(&mut std::io::Cursor::new(bytes), size, limits))
 }
 
 fn guarded(render: impl FnOnce() -> Result<Preview, NoPreview>) -> Result<Preview, NoPreview> {
@@ -187,13 +312,19 @@ fn render_from<R: BufRead + Seek>(
     limits: &Limits,
 ) -> Result<Preview, NoPreview> {
     let size = size.clamp(MIN_SIZE, MAX_SIZE);
-    let mut head = vec![0u8; SNIFF_LEN];
-    let n = read_full(reader, &mut head).map_err(unreadable)?;
-    head.truncate(n);
-    reader.rewind().map_err(unreadable)?;
+    let head = sniffed(reader)?;
     if head.starts_with(b"8BPS") {
         // The only reader that can say its preview is approximate.
         return psd::render(reader, size, limits);
+    }
+    if let Some(name) = pdf_name(&head) {
+        return render_pdf(reader, name, size, limits);
+    }
+    if let Some(saved) = saved::render(reader, &head, size, limits) {
+        return saved;
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        return layered::render(reader, &head, size, limits);
     }
     render_image(reader, &head, size, limits).map(Preview::exact)
 }
@@ -214,9 +345,6 @@ fn render_image<R: BufRead + Seek>(
     if let Some(compression) = blend::Compression::of(head) {
         return blend::render_compressed(reader, compression, size, limits);
     }
-    if head.starts_with(b"PK\x03\x04") {
-        return layered::render(reader, head, size, limits);
-    }
     if svg::seems_svg(head) {
         return svg::render(reader, size, limits);
     }
@@ -234,26 +362,28 @@ pub fn seems_to_be(magic: &[u8]) -> String {
 
 /// Encodes a preview as PNG.
 pub fn encode_png(image: &image::RgbaImage) -> Vec<u8> {
-    encode(image, false)
+    encode(image, None)
 }
 
-/// The text chunk that marks an approximate preview, so the mark travels
-/// with the PNG through every cache (and the API's header can be read off it).
-const APPROXIMATE_KEYWORD: &str = "Leasedesk-Preview";
+/// The text chunk that carries a preview's fidelity (its `Leasedesk-Preview`
+/// header) when it is not exact, so the mark travels with the PNG through
+/// every cache and the API's header can be read off it.
+const FIDELITY_KEYWORD: &str = "Leasedesk-Preview";
 
-/// Encodes a preview as PNG, marked when it is approximate; empty if the
-/// encoder fails (never, for an image in memory).
+/// Encodes a preview as PNG, marked when it is approximate or saved by its
+/// application; empty if the encoder fails (never, for an image in memory).
 pub fn encode_preview(preview: &Preview) -> Vec<u8> {
-    encode(&preview.image, preview.approximate)
+    let fidelity = preview.fidelity();
+    encode(&preview.image, (fidelity != "exact").then_some(fidelity))
 }
 
-fn encode(image: &image::RgbaImage, approximate: bool) -> Vec<u8> {
+fn encode(image: &image::RgbaImage, fidelity: Option<String>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, image.width(), image.height());
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    if approximate {
-        let _ = encoder.add_text_chunk(APPROXIMATE_KEYWORD.into(), "approximate".into());
+    if let Some(fidelity) = fidelity {
+        let _ = encoder.add_text_chunk(FIDELITY_KEYWORD.into(), fidelity);
     }
     let written = encoder
         .write_header()
@@ -264,21 +394,33 @@ fn encode(image: &image::RgbaImage, approximate: bool) -> Vec<u8> {
     out
 }
 
-/// Whether a PNG made by [`encode_preview`] is marked approximate: its text
-/// chunks come before its pixels.
-pub fn is_approximate(png: &[u8]) -> bool {
-    let wanted = [APPROXIMATE_KEYWORD.as_bytes(), b"\0approximate"].concat();
+/// The fidelity a PNG made by [`encode_preview`] is marked with (see
+/// [`Preview::fidelity`]): its text chunks come before its pixels.
+pub fn fidelity_of(png: &[u8]) -> String {
+    let keyword = [FIDELITY_KEYWORD.as_bytes(), b"\0"].concat();
     let mut at = 8;
     while let Some(head) = png.get(at..at + 8) {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         match &head[4..8] {
             b"IDAT" | b"IEND" => break,
-            b"tEXt" if png.get(at + 8..at + 8 + len) == Some(&wanted[..]) => return true,
+            b"tEXt" => {
+                let text = png
+                    .get(at + 8..at.saturating_add(8 + len))
+                    .unwrap_or_default();
+                if let Some(value) = text.strip_prefix(&keyword[..]) {
+                    return String::from_utf8_lossy(value).into_owned();
+                }
+            }
             _ => {}
         }
         at = at.saturating_add(12 + len);
     }
-    false
+    "exact".into()
+}
+
+/// Whether a PNG made by [`encode_preview`] is marked approximate.
+pub fn is_approximate(png: &[u8]) -> bool {
+    fidelity_of(png) == "approximate"
 }
 
 /// Raised when the readers change what they make of the same bytes (colour

@@ -107,6 +107,7 @@ fn render_layers(
     Ok(Preview {
         image,
         approximate: composited.approximate,
+        saved: None,
     })
 }
 

@@ -116,19 +116,8 @@ pub fn render<R: BufRead + Seek>(
     Ok(rgba)
 }
 
-/// Decodes, applies the EXIF orientation, and shrinks to at most `size`
-/// (the caller's fit is then exact): a `DynamicImage` in the file's own
-/// pixel type, for readers (KRA, ORA) that decode an embedded PNG.
-pub fn decode<R: BufRead + Seek>(
-    reader: R,
-    format: ImageFormat,
-    size: u32,
-    limits: &Limits,
-) -> Result<DynamicImage, NoPreview> {
-    decode_with_profile(reader, format, size, limits).map(|(image, _)| image)
-}
-
-/// [`decode`], and the image's embedded ICC profile.
+/// Decodes `reader` as `format`, shrunk to fit into `size`, and the
+/// image's embedded ICC profile.
 fn decode_with_profile<R: BufRead + Seek>(
     reader: R,
     format: ImageFormat,

@@ -34,7 +34,7 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
     } else {
         "private, no-cache"
     };
-    let approximate = crate::preview::is_approximate(&png);
+    let fidelity = crate::preview::fidelity_of(&png);
     let mut response = (
         [
             (header::CONTENT_TYPE, "image/png"),
@@ -43,16 +43,15 @@ fn png_response(png: Vec<u8>, immutable: bool) -> Response {
         png,
     )
         .into_response();
-    if approximate {
-        response.headers_mut().insert(
-            APPROXIMATE_HEADER,
-            header::HeaderValue::from_static("approximate"),
-        );
+    if let Ok(value) = header::HeaderValue::from_str(&fidelity) {
+        if fidelity != "exact" {
+            response.headers_mut().insert(APPROXIMATE_HEADER, value);
+        }
     }
     response
 }
 
-#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
+#[utoipa::path(get, path = "/v1/artifacts/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers); `saved; by=\"Illustrator\"; size=256` when it is the thumbnail the application saved in the file")))))]
 pub(crate) async fn artifact_preview(
     On(me, artifact): On<ArtifactId>,
     Params(q): Params<PreviewQuery>,
@@ -69,7 +68,7 @@ pub(crate) struct SizeQuery {
     size: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/v1/proposals/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers)")))))]
+#[utoipa::path(get, path = "/v1/proposals/{id}/preview", responses((status = 200, description = "The image fitted into size×size", content_type = "image/png", body = Vec<u8>, headers(("Leasedesk-Preview" = String, description = "`approximate` when the preview leaves out what the document shows (a Photoshop document's adjustment layers or effects, composited from its layers); `saved; by=\"Illustrator\"; size=256` when it is the thumbnail the application saved in the file")))))]
 pub(crate) async fn proposal_preview(
     On(me, proposal): On<ProposalId>,
     Params(q): Params<SizeQuery>,
