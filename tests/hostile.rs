@@ -14,6 +14,7 @@ use testkit::ServeProcess;
 
 mod files;
 mod invites;
+mod pdfs;
 mod requests;
 mod review;
 mod streams;

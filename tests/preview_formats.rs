@@ -15,9 +15,9 @@ use crate::harness;
 pub struct Made {
     _dir: TempDir,
     pub file: PathBuf,
-    width: u32,
-    height: u32,
-    rgba: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
 }
 
 /// Runs `tests/fixtures/make_image.py KIND` in the test venv.
@@ -27,18 +27,27 @@ pub fn make(kind: &str) -> Made {
 
 /// The same, with the expected pixels as Pillow fits them into `fit`.
 fn make_fitted(kind: &str, fit: Option<u32>) -> Made {
+    made_by("make_image.py", kind, fit)
+}
+
+/// Runs `tests/fixtures/SCRIPT KIND OUT EXPECTED [FIT]` in the test venv:
+/// the file it writes, and the pixels it says the file holds (none when it
+/// prints `none`).
+pub fn made_by(script: &str, kind: &str, fit: Option<u32>) -> Made {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("image.{kind}"));
     let expected = dir.path().join("expected.rgba");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make_image.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(script);
     let output = testkit::tool::run_ok(
         harness::python()
-            .arg(script)
+            .arg(&script)
             .arg(kind)
             .arg(&file)
             .arg(&expected)
             .args(fit.map(|size| size.to_string())),
-        &format!("make_image.py {kind}"),
+        &format!("{} {kind}", script.display()),
     );
     let (width, height) = dimensions(&output.stdout);
     let rgba = std::fs::read(&expected).unwrap_or_default();
@@ -53,6 +62,9 @@ fn make_fitted(kind: &str, fit: Option<u32>) -> Made {
 
 fn dimensions(stdout: &[u8]) -> (u32, u32) {
     let text = String::from_utf8_lossy(stdout);
+    if text.trim() == "none" {
+        return (0, 0);
+    }
     let mut numbers = text
         .split_whitespace()
         .map(|n| n.parse::<u32>().expect("a number"));
@@ -71,7 +83,7 @@ fn assert_kinds_close(kinds: &[&str], mean: f64, worst: u8) {
 
 /// Compares a preview with the expected pixels: mean absolute difference
 /// per channel at most `mean`, and no channel off by more than `worst`.
-fn assert_close(actual: &image::RgbaImage, made: &Made, mean: f64, worst: u8, what: &str) {
+pub fn assert_close(actual: &image::RgbaImage, made: &Made, mean: f64, worst: u8, what: &str) {
     assert_eq!(
         (actual.width(), actual.height()),
         (made.width, made.height),
@@ -359,9 +371,23 @@ fn svg_entity_bombs_and_oversized_text_are_refused() {
 /// Files we do not preview are named by what they seem to be.
 #[test]
 fn other_formats_are_named() {
+    // Pillow's PDF is drawn (preview_design has the PDF reader's tests).
     let pdf = make("pdf");
-    let message = no_preview(preview(&pdf.file, 512), "pdf");
-    assert_eq!(message, "a PDF document: no preview for it");
+    assert!(preview(&pdf.file, 512).is_ok());
+    // An InDesign or Illustrator file's start alone: what it is, and damaged.
+    for (start, seems) in [
+        (
+            &b"\x06\x06\xED\xF5\xD8\x1D\x46\xE5\xBD\x31\xEF\xE7\xFE\x74\xB7\x1D rest"[..],
+            "an InDesign document, damaged or truncated",
+        ),
+        (
+            b"%PDF-1.6\n%\xE2\xE3\xCF\xD3\n1 0 obj <</Creator (Adobe Illustrator 27.0)>>",
+            "an Adobe Illustrator document, damaged or truncated",
+        ),
+    ] {
+        let message = no_preview(render_bytes(start, 512, &Limits::standard()), seems);
+        assert!(message.starts_with(seems), "{message}");
+    }
     let zip = make("zip");
     assert_eq!(
         no_preview(preview(&zip.file, 512), "zip"),
@@ -387,14 +413,7 @@ fn other_formats_are_named() {
             b"Dear reader,\nthis is plain text.\n".to_vec(),
             "a plain text file",
         ),
-        (
-            b"\x06\x06\xED\xF5\xD8\x1D\x46\xE5\xBD\x31\xEF\xE7\xFE\x74\xB7\x1D rest".to_vec(),
-            "an InDesign document",
-        ),
-        (
-            b"%PDF-1.6\n%\xE2\xE3\xCF\xD3\n1 0 obj <</Creator (Adobe Illustrator 27.0)>>".to_vec(),
-            "an Adobe Illustrator document",
-        ),
+        (b"fig-kiwi\x0f\x00\x00\x00".to_vec(), "a Figma file"),
         (
             b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic".to_vec(),
             "a HEIC image",

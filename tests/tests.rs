@@ -43,6 +43,8 @@ mod plugin_api;
 #[cfg(target_os = "linux")]
 mod preview_colour;
 #[cfg(target_os = "linux")]
+mod preview_design;
+#[cfg(target_os = "linux")]
 mod preview_formats;
 #[cfg(target_os = "linux")]
 mod preview_layers;

@@ -122,8 +122,12 @@ pub fn render<R: Read + Seek>(
         .filter_map(|&(picture, saved_by)| Some((archive.index_for_name(picture)?, saved_by)))
         .collect();
     if found.is_empty() {
+        let missing = match kind {
+            Kind::Krita | Kind::OpenRaster => "a merged image (saved without one)",
+            _ => "a saved thumbnail",
+        };
         return Err(NoPreview(format!(
-            "{name} without a picture saved in it: no preview for it"
+            "{name} without {missing}: no preview for it"
         )));
     }
     // The first picture of the canvas's shape; failing that, the last one.
@@ -146,9 +150,9 @@ pub fn render<R: Read + Seek>(
         None => format!("{name}'s merged image (a PNG)"),
     };
     let (image, (width, height)) = super::saved::decode_png(png, size, limits, &what)?;
-    // The document's shape, whatever the picture's.
+    // The document's shape, at no more pixels than the picture has.
     let (out_w, out_h) = match canvas {
-        Some((canvas_w, canvas_h)) => fitted(canvas_w, canvas_h, size),
+        Some((canvas_w, canvas_h)) => fitted(canvas_w, canvas_h, size.min(width.max(height))),
         None => fitted(width, height, size),
     };
     let image = if image.dimensions() == (out_w, out_h) {

@@ -232,8 +232,8 @@ fn pdf_name(head: &[u8]) -> Option<&'static str> {
     if !head.starts_with(b"%PDF-") {
         return None;
     }
-    Some(if seems_to_be(head) == "an Illustrator document" {
-        "an Illustrator document"
+    Some(if sniff::is_illustrator(head) {
+        "an Adobe Illustrator document"
     } else {
         "a PDF document"
     })

@@ -10,8 +10,6 @@
 //! runs this reader in a child process that is killed at the deadline and
 //! denied memory past the budget.
 
-use std::sync::Arc;
-
 use hayro::hayro_interpret::InterpreterSettings;
 use hayro::hayro_syntax::object::dict::keys;
 use hayro::hayro_syntax::object::{Array, Dict, Name, Stream};
@@ -31,7 +29,7 @@ const HAYRO_CMYK: &[u8] = include_bytes!("../assets/CGATS001Compat-v2-micro.icc"
 const MAX_PROFILE_BYTES: usize = 4 << 20;
 
 /// Page 1 of the PDF in `bytes`, fitted into `size`. `name` says what the
-/// file is ("a PDF document", "an Illustrator document"); `None` for an
+/// file is ("a PDF document", "an Adobe Illustrator document"); `None` for an
 /// Illustrator document saved without PDF content, whose page 1 only says so.
 pub fn render(
     bytes: Vec<u8>,
@@ -56,7 +54,7 @@ pub fn render(
             "{name} without pages: no preview for it"
         )));
     };
-    if name == "an Illustrator document" && says_saved_without_pdf(page) {
+    if name == "an Adobe Illustrator document" && says_saved_without_pdf(page) {
         return Ok(None);
     }
     let (page_w, page_h) = page.render_dimensions();
@@ -126,49 +124,138 @@ fn output_intent_profile(pdf: &Pdf) -> Option<Vec<u8>> {
 
 /// Re-reads the page's colours as printed under `intent`, a CMYK profile:
 /// each sRGB colour hayro made through its own CMYK profile is taken back to
-/// those inks, then through the intent's profile to sRGB. A profile that is
-/// not CMYK, or does not read, leaves the image as it is.
+/// inks and through the intent's profile to sRGB. hayro's profile has no
+/// table back to inks, so the way back is sampled: inks on a grid, both
+/// profiles' colours for each, and a table over sRGB (17 points a channel)
+/// whose every point takes the intent's colour of the inks that came
+/// nearest it through hayro's. A profile that is not CMYK, or does not read,
+/// leaves the image as it is. Colours no ink makes (an RGB photo's) are
+/// shown as the press would come nearest them: a soft proof.
 fn through_output_intent(image: &mut image::RgbaImage, intent: &[u8]) {
-    let Some((to_inks, to_srgb)) = intent_transforms(intent) else {
+    let Some(table) = IntentTable::new(intent) else {
         return;
     };
-    let (mut rgb, mut inks, mut shown) = (Vec::new(), Vec::new(), Vec::new());
-    let row_len = image.width() as usize * 4;
-    for row in image.chunks_mut(row_len) {
-        rgb.clear();
-        rgb.extend(row.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]));
-        inks.resize(rgb.len() / 3 * 4, 0);
-        shown.resize(rgb.len(), 0);
-        if to_inks.transform(&rgb, &mut inks).is_err()
-            || to_srgb.transform(&inks, &mut shown).is_err()
-        {
-            return;
-        }
-        for (pixel, colour) in row.chunks_exact_mut(4).zip(shown.chunks_exact(3)) {
-            pixel[..3].copy_from_slice(colour);
-        }
+    for pixel in image.pixels_mut() {
+        let [r, g, b, _] = pixel.0;
+        pixel.0[..3].copy_from_slice(&table.look_up([r, g, b]));
     }
 }
 
-type Transform = Arc<moxcms::Transform8BitExecutor>;
+/// Points a channel of the sRGB table.
+const TABLE_POINTS: usize = 17;
+/// Ink levels a channel sampled (0 to 255).
+const INK_LEVELS: usize = 9;
+/// Samples averaged for a table point.
+const NEAREST: usize = 4;
 
-fn intent_transforms(intent: &[u8]) -> Option<(Transform, Transform)> {
-    let intent = ColorProfile::new_from_slice(intent).ok()?;
-    if intent.color_space != DataColorSpace::Cmyk {
-        return None;
+/// sRGB as hayro shows DeviceCMYK, to sRGB as the intent prints it.
+struct IntentTable {
+    points: Vec<[f32; 3]>,
+}
+
+impl IntentTable {
+    fn new(intent: &[u8]) -> Option<Self> {
+        let intent = ColorProfile::new_from_slice(intent).ok()?;
+        if intent.color_space != DataColorSpace::Cmyk {
+            return None;
+        }
+        let hayros = ColorProfile::new_from_slice(HAYRO_CMYK).ok()?;
+        let inks: Vec<u8> = (0..INK_LEVELS.pow(4))
+            .flat_map(|i| {
+                [0, 1, 2, 3].map(|channel| {
+                    let level = i / INK_LEVELS.pow(channel) % INK_LEVELS;
+                    (level * 255 / (INK_LEVELS - 1)) as u8
+                })
+            })
+            .collect();
+        let shown = to_srgb(&hayros, &inks)?;
+        let printed = to_srgb(&intent, &inks)?;
+        let step = 255.0 / (TABLE_POINTS - 1) as f32;
+        let mut points = Vec::with_capacity(TABLE_POINTS.pow(3));
+        let mut nearest: Vec<(u32, usize)> = Vec::with_capacity(NEAREST + 1);
+        for i in 0..TABLE_POINTS.pow(3) {
+            let at = [
+                i / TABLE_POINTS.pow(2),
+                i / TABLE_POINTS % TABLE_POINTS,
+                i % TABLE_POINTS,
+            ]
+            .map(|n| (n as f32 * step).round() as i32);
+            nearest.clear();
+            for (sample, colour) in shown.chunks_exact(3).enumerate() {
+                let distance: u32 = (0..3)
+                    .map(|c| (i32::from(colour[c]) - at[c]).pow(2) as u32)
+                    .sum();
+                if nearest.len() < NEAREST || distance < nearest[NEAREST - 1].0 {
+                    let place = nearest.partition_point(|&(d, _)| d <= distance);
+                    nearest.insert(place, (distance, sample));
+                    nearest.truncate(NEAREST);
+                }
+            }
+            let (mut sum, mut weights) = ([0f32; 3], 0f32);
+            for &(distance, sample) in &nearest {
+                let weight = 1.0 / (1.0 + (distance as f32).sqrt());
+                for (c, total) in sum.iter_mut().enumerate() {
+                    *total += weight * f32::from(printed[sample * 3 + c]);
+                }
+                weights += weight;
+            }
+            points.push(sum.map(|total| total / weights));
+        }
+        Some(Self { points })
     }
-    let hayros = ColorProfile::new_from_slice(HAYRO_CMYK).ok()?;
-    let srgb = ColorProfile::new_srgb();
-    let options = TransformOptions {
-        rendering_intent: RenderingIntent::RelativeColorimetric,
-        ..TransformOptions::default()
-    };
+
+    /// Trilinear between the eight points around `rgb`.
+    fn look_up(&self, rgb: [u8; 3]) -> [u8; 3] {
+        let scaled = rgb.map(|v| f32::from(v) * (TABLE_POINTS - 1) as f32 / 255.0);
+        let low = scaled.map(|v| (v as usize).min(TABLE_POINTS - 2));
+        let fraction = [0, 1, 2].map(|c| scaled[c] - low[c] as f32);
+        let mut out = [0f32; 3];
+        for corner in 0..8 {
+            let offset = [corner >> 2 & 1, corner >> 1 & 1, corner & 1];
+            let weight: f32 = (0..3)
+                .map(|c| {
+                    if offset[c] == 1 {
+                        fraction[c]
+                    } else {
+                        1.0 - fraction[c]
+                    }
+                })
+                .product();
+            let index = (low[0] + offset[0]) * TABLE_POINTS.pow(2)
+                + (low[1] + offset[1]) * TABLE_POINTS
+                + low[2]
+                + offset[2];
+            for (c, value) in out.iter_mut().enumerate() {
+                *value += weight * self.points[index][c];
+            }
+        }
+        out.map(|v| v.round().clamp(0.0, 255.0) as u8)
+    }
+}
+
+/// Inks (four a pixel) to sRGB through `profile`, relative colorimetric (a
+/// LUT profile without that table has its perceptual one stand in, ICC.1's
+/// rule).
+fn to_srgb(profile: &ColorProfile, inks: &[u8]) -> Option<Vec<u8>> {
+    let rendering_intent =
+        if profile.lut_a_to_b_perceptual.is_some() && profile.lut_a_to_b_colorimetric.is_none() {
+            RenderingIntent::Perceptual
+        } else {
+            RenderingIntent::RelativeColorimetric
+        };
     // moxcms lays out four inks as it does RGBA.
-    let to_inks = srgb
-        .create_transform_8bit(Layout::Rgb, &hayros, Layout::Rgba, options)
+    let transform = profile
+        .create_transform_8bit(
+            Layout::Rgba,
+            &ColorProfile::new_srgb(),
+            Layout::Rgb,
+            TransformOptions {
+                rendering_intent,
+                ..TransformOptions::default()
+            },
+        )
         .ok()?;
-    let to_srgb = intent
-        .create_transform_8bit(Layout::Rgba, &srgb, Layout::Rgb, options)
-        .ok()?;
-    Some((to_inks, to_srgb))
+    let mut rgb = vec![0u8; inks.len() / 4 * 3];
+    transform.transform(inks, &mut rgb).ok()?;
+    Some(rgb)
 }

@@ -61,7 +61,7 @@ pub fn illustrator_thumbnail<R: BufRead + Seek>(
     size: u32,
     limits: &Limits,
 ) -> Result<Preview, NoPreview> {
-    let name = "an Illustrator document saved without PDF content";
+    let name = "an Adobe Illustrator document saved without PDF content";
     match xmp::thumbnail(reader, 0, false, limits, name)? {
         Some(jpeg) => thumbnail(jpeg, ImageFormat::Jpeg, size, limits, name, "Illustrator"),
         None => Err(NoPreview(format!(

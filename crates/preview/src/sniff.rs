@@ -53,6 +53,12 @@ const STARTS: &[(&[u8], &str)] = &[
     (b"BLENDER", "a Blender file"),
 ];
 
+/// Illustrator writes PDF (or, before CS, PostScript) and names itself early.
+pub fn is_illustrator(head: &[u8]) -> bool {
+    (head.starts_with(b"%PDF-") || head.starts_with(b"%!PS-Adobe"))
+        && contains(head, b"Adobe Illustrator")
+}
+
 /// What a file seems to be, in the API's words.
 pub fn seems_to_be(head: &[u8]) -> String {
     if head.is_empty() {
@@ -75,10 +81,7 @@ pub fn seems_to_be(head: &[u8]) -> String {
     if is_tiff_raw(head) {
         return "a Canon RAW photo (CR2)".into();
     }
-    // Illustrator writes PDF (or, before CS, PostScript) and names itself early.
-    if (head.starts_with(b"%PDF-") || head.starts_with(b"%!PS-Adobe"))
-        && contains(head, b"Adobe Illustrator")
-    {
+    if is_illustrator(head) {
         return "an Adobe Illustrator document".into();
     }
     if let Some((_, kind)) = STARTS.iter().find(|(magic, _)| head.starts_with(magic)) {

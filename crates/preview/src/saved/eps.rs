@@ -74,9 +74,8 @@ pub fn render_postscript<R: BufRead + Seek>(
     size: u32,
     limits: &Limits,
 ) -> Result<Preview, NoPreview> {
-    let illustrator = super::super::sniff::seems_to_be(head) == "an Illustrator document";
-    let (name, by) = if illustrator {
-        ("an Illustrator document", "Illustrator".to_owned())
+    let (name, by) = if super::super::sniff::is_illustrator(head) {
+        ("an Adobe Illustrator document", "Illustrator".to_owned())
     } else if head.starts_with(b"%!PS-Adobe-3.0 EPSF") || head.starts_with(b"%!PS-Adobe-2.0 EPSF") {
         ("an EPS file", creator(head))
     } else {
