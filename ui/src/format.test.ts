@@ -5,7 +5,7 @@ import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, hel
 import { checkedOutOn } from "./format";
 import { activityLines, describeAction } from "./activity-words";
 import { explain } from "./error-words";
-import { bytes, checkinOutcome, clock, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, fidelityNote, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
@@ -501,5 +501,16 @@ describe("loadingFiles", () => {
     expect(loadingFiles(340_000, 1_000_000)).toBe("Loading 1,000,000 files… 34 %");
     expect(loadingFiles(0, 0)).toBe("Loading 0 files… 0 %");
     expect(loadingFiles(12, 12)).toBe("Loading 12 files… 100 %");
+  });
+});
+
+describe("a preview's fidelity", () => {
+  it("names a thumbnail's application and size, and an approximate preview", () => {
+    expect(fidelityNote('saved; by="Illustrator"; size=256')).toEqual({ fidelity: "saved", words: "preview saved by Illustrator, 256 px" });
+    expect(fidelityNote('saved; by="Adobe Illustrator(R) 16.0"; size=2448').words).toBe("preview saved by Adobe Illustrator(R) 16.0, 2448 px");
+    expect(fidelityNote("approximate")).toEqual({ fidelity: "approximate", words: "approximate preview" });
+    expect(fidelityNote("exact")).toEqual({ fidelity: "exact", words: null });
+    expect(fidelityNote(null)).toEqual({ fidelity: "exact", words: null });
+    expect(fidelityNote('saved; by="x"; size=')).toEqual({ fidelity: "exact", words: null });
   });
 });

@@ -590,3 +590,14 @@ export function deviceLine(device: { id: string; name: string; last_used_at: str
   const used = device.last_used_at ? `last used ${clock(device.last_used_at, now)}` : "not used yet";
   return `${device.name}${device.id === current ? " (this device)" : ""}, ${used}`;
 }
+
+/** What a preview's `Leasedesk-Preview` header says of it, in words: `null`
+ *  for an exact preview, "approximate preview" for a document composited
+ *  without all it shows, "preview saved by Illustrator, 256 px" for the
+ *  thumbnail an application saved in the file. */
+export function fidelityNote(header: string | null): { fidelity: "exact" | "approximate" | "saved"; words: string | null } {
+  if (header === "approximate") return { fidelity: "approximate", words: "approximate preview" };
+  const saved = header?.match(/^saved; by="([^"]*)"; size=(\d+)$/);
+  if (saved) return { fidelity: "saved", words: `preview saved by ${saved[1]}, ${saved[2]} px` };
+  return { fidelity: "exact", words: null };
+}

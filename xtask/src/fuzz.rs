@@ -86,6 +86,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
 const FUZZ_TARGETS: &[&str] = &[
     "request_parsers",
     "preview_readers",
+    "preview_design",
     "preview_psd",
     "preview_psd_layers",
 ];

@@ -1,8 +1,9 @@
 //! Seeing the work in the window: thumbnails, the check-in's description,
 //! the history (a copy of an old version, a restore), versions and a proposal
-//! compared, a layered document's approximate preview. Bundled store only.
+//! compared, a layered document's approximate preview, a PDF drawn and an
+//! EPS shown by its saved thumbnail. Bundled store only.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -178,4 +179,106 @@ async fn seeing_the_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_shows_the_work() {
     within_limit(seeing_the_work()).await;
+}
+
+/// A one-page PDF of a square of `rgb` (PDF's 0 to 1) on a 300×200 page.
+fn square_pdf(rgb: &str) -> Vec<u8> {
+    let content = format!("{rgb} rg 20 20 160 160 re f");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R >>".to_owned(),
+        format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 5\n0000000000 65535 f \n").as_bytes());
+    for offset in offsets {
+        pdf.extend(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend(
+        format!("trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").as_bytes(),
+    );
+    pdf
+}
+
+/// What the detail says of its preview: `data-fidelity`, once it is known.
+async fn fidelity_shown(w: &World) -> serde_json::Value {
+    let fidelity = "return document.getElementById('detail-preview')?.dataset.fidelity || '';";
+    let started = Instant::now();
+    loop {
+        let said = w.client.execute(fidelity, vec![]).await.unwrap();
+        if said != json!("") || started.elapsed() > Duration::from_secs(10) {
+            return said;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Designers' documents beyond images: a PDF drawn, its versions compared;
+/// an Illustrator EPS shown by the thumbnail Illustrator saved, which the
+/// detail says.
+async fn seeing_design_documents() {
+    let _one = ONE_APP.lock().await;
+    let w = World::start(Backend::Bundled).await;
+    let eps = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/previews/illustrator-cs6-preview.eps"),
+    )
+    .unwrap();
+    let path = "art/flyer.pdf";
+    let row = World::row(path);
+    w.import("art/logo.eps", &eps);
+    w.import(path, &square_pdf("1 0 0"));
+    // The list's thumbnails, while the list is wide enough to show them.
+    w.decoded(
+        &format!("{} .thumb img", World::row("art/logo.eps")),
+        "the EPS's thumbnail",
+    )
+    .await;
+    w.decoded(&format!("{row} .thumb img"), "the PDF's thumbnail")
+        .await;
+    w.open_row("art/logo.eps").await;
+    w.wait_text_is(
+        "#preview-approximate",
+        "the saved preview's note",
+        "preview saved by Adobe Illustrator(R) 16.0, 2448 px",
+    )
+    .await;
+    assert_eq!(fidelity_shown(&w).await, json!("saved"));
+
+    w.open_row(path).await;
+    let (width, height) = w.decoded("#detail-preview img", "the PDF's preview").await;
+    assert_eq!((width, height), (300, 200), "the page, a point a pixel");
+    assert_eq!(fidelity_shown(&w).await, json!("exact"));
+
+    // A second version, then the two compared.
+    w.check_out_here(&row).await;
+    save_atomically(&w.workspace.join(path), &square_pdf("0 0 1"));
+    w.row_shows(path, ".local", "Modified", Duration::from_secs(3))
+        .await;
+    w.check_in_here(None).await;
+    w.version_shown(path, 2).await;
+    let pick = |n: u32| format!("#history [data-pick=\"{n}\"]");
+    w.wait_for(&pick(1), "version 1 in the history").await;
+    w.dismiss_notices().await;
+    w.click_css(&pick(1), "pick version 1").await;
+    w.click_css(&pick(2), "pick version 2").await;
+    w.click("history-compare").await;
+    pixels_of_differ(&w, (300, 200)).await;
+    w.click("compare-close").await;
+    w.client.clone().close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_previews_design_documents() {
+    within_limit(seeing_design_documents()).await;
 }

@@ -219,8 +219,14 @@ pub fn newest_message(w: &World, path: &str) -> serde_json::Value {
 }
 
 /// Opens the compare view's difference (key 4) and answers what it says of
-/// the two images, once both are decoded and the difference is worked out.
+/// the two images (the posters of `poster`), once both are decoded and the
+/// difference is worked out.
 pub async fn difference_said(w: &World) -> String {
+    difference_said_of(w, (320, 200)).await
+}
+
+/// As `difference_said`, of two images of `size`.
+pub async fn difference_said_of(w: &World, size: (u64, u64)) -> String {
     let a = w
         .decoded(
             "#compare-stage > .pane:not(.stack):not(.diff) img[data-side=a]",
@@ -233,11 +239,7 @@ pub async fn difference_said(w: &World) -> String {
             "the second image",
         )
         .await;
-    assert_eq!(
-        (a, b),
-        ((320, 200), (320, 200)),
-        "both images, at their size"
-    );
+    assert_eq!((a, b), (size, size), "both images, at their size");
     w.press("4").await;
     w.wait_for("#compare-stage[data-mode=diff]", "the difference mode")
         .await;
@@ -252,7 +254,12 @@ pub async fn difference_said(w: &World) -> String {
 /// What the compare view's difference says of two different pictures: a
 /// share of their pixels differs.
 pub async fn pixels_differ(w: &World) {
-    let said = difference_said(w).await;
+    pixels_of_differ(w, (320, 200)).await;
+}
+
+/// As `pixels_differ`, of two images of `size`.
+pub async fn pixels_of_differ(w: &World, size: (u64, u64)) {
+    let said = difference_said_of(w, size).await;
     assert!(
         said != "identical" && said.ends_with("% of pixels differ"),
         "{said}"

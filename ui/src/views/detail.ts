@@ -6,7 +6,7 @@ import { api, previewUrl, type FileRow, type Lease } from "../api";
 import { notice, onRender, render, rowOf, state } from "../app";
 import { cancelCheckout, cancelUpload, checkIn, checkOut, extend, getCopy, notifyWhenFree, updateFile } from "../actions";
 import { cancelButton, progressOf } from "../sending";
-import { askable, askLabel, bytes, checkedOutOn, clock, fileName, getAction, gitLockWords, heldUntil, holderNote, isGitLock, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, unplaceableAdvice, viewOnly } from "../format";
+import { askable, askLabel, bytes, checkedOutOn, clock, fileName, fidelityNote, getAction, gitLockWords, heldUntil, holderNote, isGitLock, leaseChoices, leaseLost, localStateLabels, person, replyLine, requestLine, unplaceableAdvice, viewOnly } from "../format";
 import { askHolder, messageField, myRequestFor, withdraw } from "../requests";
 import { $, button, h } from "../h";
 import { inOrder } from "../selection";
@@ -232,16 +232,18 @@ function previewFigure(row: FileRow): HTMLElement {
   return figure;
 }
 
-/** A Photoshop document previewed from its layers, some of which need what
- *  Leasedesk does not render (adjustments, effects), says so under it. */
+/** A preview that is not the document drawn says so under it: a Photoshop
+ *  document composited without what Leasedesk does not render (adjustments,
+ *  effects), or the thumbnail an application saved ("preview saved by
+ *  Illustrator, 256 px"). */
 async function sayIfApproximate(figure: HTMLElement, src: string) {
   try {
     const answer = await fetch(src);
-    const approximate = answer.headers.get("Leasedesk-Preview") === "approximate";
-    if (approximate) {
-      figure.append(h("p", { class: "approximate", id: "preview-approximate" }, "approximate preview"));
+    const note = fidelityNote(answer.headers.get("Leasedesk-Preview"));
+    if (note.words) {
+      figure.append(h("p", { class: "approximate", id: "preview-approximate" }, note.words));
     }
-    figure.dataset.fidelity = approximate ? "approximate" : "exact";
+    figure.dataset.fidelity = note.fidelity;
   } catch {
     // No preview: the picture says so itself.
   }
