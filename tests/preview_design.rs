@@ -37,6 +37,7 @@ const SAVED: &[(&str, &str, u8)] = &[
     ("xd", "Adobe XD", 0),
     ("procreate", "Procreate", 0),
     ("cdr-zip", "CorelDRAW", 0),
+    ("cdr-zip-bitmap", "CorelDRAW", 0),
     ("clip", "Clip Studio Paint", 0),
     ("affinity", "Affinity", 0),
     ("cdr", "CorelDRAW", 0),

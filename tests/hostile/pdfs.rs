@@ -212,3 +212,23 @@ fn hostile_pdfs_get_a_bounded_answer_and_the_server_stays_within_its_budget() {
         );
     }
 }
+
+/// Through the server's PDF worker, an Illustrator file saved without PDF
+/// content still says its preview is the thumbnail Illustrator saved.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_worker_keeps_what_a_preview_is() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    let made = crate::preview_formats::made_by("make_design.py", "ai-without-pdf", None);
+    let id = import(&served, &token, "logo.ai", &std::fs::read(&made.file).unwrap());
+    let answer = served.get(&format!("/v1/artifacts/{id}/preview?size=64"), &token);
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        answer
+            .head
+            .contains("leasedesk-preview: saved; by=\"illustrator\"; size=240"),
+        "{}",
+        answer.head
+    );
+}

@@ -41,6 +41,7 @@ const CORE_BENCHES: &[(&str, &[&str])] = &[
         ],
     ),
     ("preview", &["preview"]),
+    ("formats", &["formats"]),
     ("failover", &["failover"]),
     ("objects", &["objects"]),
     ("team", &["team", "team-pg", "team-requests"]),
@@ -134,6 +135,9 @@ fn core_benches(args: &[String], only: Option<&str>, results: &mut Results) -> R
         "imagemagick",
         // The Git LFS figures' client.
         "git-lfs",
+        // The formats bench's big PDF is Inkscape's, its baseline poppler's.
+        "inkscape",
+        "poppler-utils",
     ])?;
     check(cargo().args(["build", "--release", "--bin", "leasedesk"]))?;
     for (bench, args, part) in core_runs(args, only) {

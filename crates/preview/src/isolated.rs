@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::{Limits, NoPreview, MAX_SIZE};
+use super::{Limits, NoPreview, Preview, MAX_SIZE};
 
 /// The first argument that makes the program a preview worker.
 pub const WORKER_ARG: &str = "--leasedesk-preview-worker";
@@ -43,21 +43,12 @@ pub fn serve_or_enable() {
 
 /// The PDF reader's preview of the file at `path`, from a worker: `None`
 /// when this program has not enabled workers.
-pub fn render_pdf(
-    path: &Path,
-    size: u32,
-    limits: &Limits,
-) -> Option<Result<image::RgbaImage, NoPreview>> {
+pub fn render_pdf(path: &Path, size: u32, limits: &Limits) -> Option<Result<Preview, NoPreview>> {
     let program = PROGRAM.get()?;
     Some(run(program, path, size, limits))
 }
 
-fn run(
-    program: &Path,
-    path: &Path,
-    size: u32,
-    limits: &Limits,
-) -> Result<image::RgbaImage, NoPreview> {
+fn run(program: &Path, path: &Path, size: u32, limits: &Limits) -> Result<Preview, NoPreview> {
     let left = limits.deadline.saturating_duration_since(Instant::now());
     let mut command = Command::new(program);
     command
@@ -79,7 +70,7 @@ fn run(
     let failed = |e: std::io::Error| NoPreview(format!("the PDF reader could not start: {e}"));
     let mut child = command.spawn().map_err(failed)?;
     let mut stdout = child.stdout.take().expect("stdout is piped");
-    let most = 9 + (MAX_SIZE as u64).pow(2) * 4;
+    let most = 11 + u64::from(u16::MAX) + u64::from(MAX_SIZE).pow(2) * 4;
     let reader = std::thread::spawn(move || {
         let mut answer = Vec::new();
         let _ = (&mut stdout).take(most).read_to_end(&mut answer);
@@ -109,16 +100,21 @@ fn run(
     }
 }
 
-/// The worker's answer: `I`, width and height (u32, little-endian) and the
-/// RGBA pixels; or `N` and the no-preview message.
-fn decode_answer(answer: &[u8]) -> Result<image::RgbaImage, NoPreview> {
+/// The worker's answer: `I`, width and height (u32, little-endian), the
+/// fidelity's length (u16) and text, and the RGBA pixels; or `N` and the
+/// no-preview message.
+fn decode_answer(answer: &[u8]) -> Result<Preview, NoPreview> {
     let garbled = || NoPreview("the PDF reader answered nonsense".into());
     match answer.split_first() {
         Some((b'N', message)) => Err(NoPreview(String::from_utf8_lossy(message).into_owned())),
-        Some((b'I', rest)) if rest.len() >= 8 => {
-            let width = u32::from_le_bytes(rest[..4].try_into().expect("four bytes"));
-            let height = u32::from_le_bytes(rest[4..8].try_into().expect("four bytes"));
-            image::RgbaImage::from_raw(width, height, rest[8..].to_vec()).ok_or_else(garbled)
+        Some((b'I', rest)) if rest.len() >= 10 => {
+            let number = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("four bytes"));
+            let (width, height) = (number(0), number(4));
+            let len = usize::from(u16::from_le_bytes([rest[8], rest[9]]));
+            let fidelity = rest.get(10..10 + len).ok_or_else(garbled)?;
+            let pixels = rest[10 + len..].to_vec();
+            let image = image::RgbaImage::from_raw(width, height, pixels).ok_or_else(garbled)?;
+            Ok(Preview::of_fidelity(image, &String::from_utf8_lossy(fidelity)))
         }
         _ => Err(garbled()),
     }
@@ -142,11 +138,15 @@ fn serve(args: &[OsString]) -> i32 {
     };
     let size = size.clamp(super::MIN_SIZE as u64, MAX_SIZE as u64) as u32;
     let answer = match super::pdf_in_process(Path::new(path), size, &limits) {
-        Ok(image) => {
-            let mut answer = Vec::with_capacity(9 + image.as_raw().len());
+        Ok(preview) => {
+            let (image, fidelity) = (&preview.image, preview.fidelity());
+            let mut answer = Vec::with_capacity(11 + fidelity.len() + image.as_raw().len());
             answer.push(b'I');
             answer.extend(image.width().to_le_bytes());
             answer.extend(image.height().to_le_bytes());
+            // A fidelity is a header's value: far shorter than 64 KiB.
+            answer.extend((fidelity.len() as u16).to_le_bytes());
+            answer.extend_from_slice(fidelity.as_bytes());
             answer.extend_from_slice(image.as_raw());
             answer
         }

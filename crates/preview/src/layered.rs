@@ -56,7 +56,7 @@ impl Kind {
             Self::Procreate => &[("QuickLook/Thumbnail.png", Some("Procreate"))],
             Self::CorelDraw => &[
                 ("previews/thumbnail.png", Some("CorelDRAW")),
-                ("metadata/thumbnails/thumbnail.png", Some("CorelDRAW")),
+                ("metadata/thumbnails/thumbnail.bmp", Some("CorelDRAW")),
             ],
         }
     }
@@ -119,7 +119,9 @@ pub fn render<R: Read + Seek>(
     let found: Vec<_> = kind
         .pictures()
         .iter()
-        .filter_map(|&(picture, saved_by)| Some((archive.index_for_name(picture)?, saved_by)))
+        .filter_map(|&(picture, saved_by)| {
+            Some((archive.index_for_name(picture)?, picture, saved_by))
+        })
         .collect();
     if found.is_empty() {
         let missing = match kind {
@@ -132,24 +134,30 @@ pub fn render<R: Read + Seek>(
     }
     // The first picture of the canvas's shape; failing that, the last one.
     let mut chosen = None;
-    for &(entry, saved_by) in &found {
-        let png = read_bounded(&mut archive, entry, name, limits)?;
-        let shaped = match (canvas, png_dimensions(&png)) {
+    for &(entry, picture, saved_by) in &found {
+        let bytes = read_bounded(&mut archive, entry, name, limits)?;
+        let shaped = match (canvas, png_dimensions(&bytes)) {
             (Some(canvas), Some(dimensions)) => same_shape(canvas, dimensions),
             _ => true,
         };
-        chosen = Some((saved_by, png));
+        chosen = Some((picture, saved_by, bytes));
         if shaped {
             break;
         }
     }
-    let (saved_by, png) = chosen.expect("at least one picture was read");
+    let (picture, saved_by, bytes) = chosen.expect("at least one picture was read");
     limits.check_time()?;
-    let what = match saved_by {
-        Some(_) => format!("{name}'s saved thumbnail (a PNG)"),
-        None => format!("{name}'s merged image (a PNG)"),
+    // CorelDRAW's older ZIPs keep a bitmap; every other picture is a PNG.
+    let (format, kind_of_picture) = if picture.ends_with(".bmp") {
+        (image::ImageFormat::Bmp, "a bitmap")
+    } else {
+        (image::ImageFormat::Png, "a PNG")
     };
-    let (image, (width, height)) = super::saved::decode_png(png, size, limits, &what)?;
+    let what = match saved_by {
+        Some(_) => format!("{name}'s saved thumbnail ({kind_of_picture})"),
+        None => format!("{name}'s merged image ({kind_of_picture})"),
+    };
+    let (image, (width, height)) = super::saved::decode(bytes, format, size, limits, &what)?;
     // The document's shape, at no more pixels than the picture has.
     let (out_w, out_h) = match canvas {
         Some((canvas_w, canvas_h)) => fitted(canvas_w, canvas_h, size.min(width.max(height))),

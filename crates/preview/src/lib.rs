@@ -107,6 +107,22 @@ impl Preview {
         }
     }
 
+    /// A preview of `fidelity` (as [`Preview::fidelity`] writes it; anything
+    /// else is exact).
+    pub fn of_fidelity(image: image::RgbaImage, fidelity: &str) -> Self {
+        let saved = fidelity
+            .strip_prefix("saved; by=\"")
+            .and_then(|rest| rest.split_once("\"; size="))
+            .and_then(|(by, size)| Some((by, size.parse().ok()?)));
+        match saved {
+            Some((by, size)) => Self::saved(image, by, size),
+            None => Self {
+                approximate: fidelity == "approximate",
+                ..Self::exact(image)
+            },
+        }
+    }
+
     /// The value of the API's `Leasedesk-Preview` header: `exact`,
     /// `approximate`, or `saved; by="Illustrator"; size=256`.
     pub fn fidelity(&self) -> String {
@@ -196,7 +212,7 @@ pub fn preview_file(path: &Path, size: u32, limits: &Limits) -> Result<Preview, 
     if let Some(name) = pdf_name(&head) {
         let size = size.clamp(MIN_SIZE, MAX_SIZE);
         if let Some(made) = isolated::render_pdf(path, size, limits) {
-            return made.map(Preview::exact);
+            return made;
         }
         return guarded(|| render_pdf(&mut reader, name, size, limits));
     }
@@ -205,16 +221,12 @@ pub fn preview_file(path: &Path, size: u32, limits: &Limits) -> Result<Preview, 
 
 /// The PDF reader's preview of the file at `path`, in this process: what
 /// an [`isolated`] worker runs.
-pub(crate) fn pdf_in_process(
-    path: &Path,
-    size: u32,
-    limits: &Limits,
-) -> Result<image::RgbaImage, NoPreview> {
+pub(crate) fn pdf_in_process(path: &Path, size: u32, limits: &Limits) -> Result<Preview, NoPreview> {
     let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let head = sniffed(&mut reader)?;
     let name = pdf_name(&head).unwrap_or("a PDF document");
-    guarded(|| render_pdf(&mut reader, name, size, limits)).map(|p| p.image)
+    guarded(|| render_pdf(&mut reader, name, size, limits))
 }
 
 /// The file's first bytes, for picking its reader; the reader is rewound.
@@ -429,7 +441,26 @@ pub const READER_GENERATION: u32 = 2;
 
 #[cfg(test)]
 mod tests {
-    use super::fitted;
+    use super::{fitted, Preview};
+
+    #[test]
+    fn a_fidelity_reads_back_as_written() {
+        let image = image::RgbaImage::new(2, 1);
+        for preview in [
+            Preview::exact(image.clone()),
+            Preview {
+                approximate: true,
+                ..Preview::exact(image.clone())
+            },
+            Preview::saved(image.clone(), "Adobe Illustrator(R) 16.0", 2448),
+        ] {
+            let read = Preview::of_fidelity(image.clone(), &preview.fidelity());
+            assert_eq!(read, preview);
+        }
+        // A name that could break the header loses what could.
+        let hostile = Preview::saved(image, "a\"b; size=1\r\nX: y", 9);
+        assert_eq!(hostile.fidelity(), "saved; by=\"ab size1X y\"; size=9");
+    }
 
     #[test]
     fn fitted_keeps_aspect_and_never_scales_up() {

@@ -89,16 +89,6 @@ pub fn decode(
     Ok((image, dimensions))
 }
 
-/// [`decode`] for a PNG.
-pub fn decode_png(
-    png: Vec<u8>,
-    size: u32,
-    limits: &Limits,
-    what: &str,
-) -> Result<(image::RgbaImage, (u32, u32)), NoPreview> {
-    decode(png, ImageFormat::Png, size, limits, what)
-}
-
 /// The preview of a thumbnail of `format` saved by `by` in a document that
 /// `name` names.
 fn thumbnail(
