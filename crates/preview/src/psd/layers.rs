@@ -11,13 +11,16 @@
 //! size, a close approximation when shrinking.
 //!
 //! Rendered: pixel layers with opacity and fill, visibility, layer masks,
-//! groups (pass-through and normal, with opacity and mask), clipping, and
-//! the blend modes normal, multiply, screen, overlay, darken and lighten.
-//! Text and smart objects show the pixels Photoshop stored for them. What
-//! needs more (adjustment and fill layers, effects, vector masks, other
-//! blend modes, clipping to a group) makes the preview approximate.
+//! vector masks, groups (pass-through and normal, with opacity and mask),
+//! clipping, and the blend modes normal, multiply, screen, overlay, darken
+//! and lighten; fill layers (solid colour and gradient) and shape layers
+//! saved without their pixels. Text and smart objects show the pixels
+//! Photoshop stored for them. What needs more (adjustment and pattern fill
+//! layers, effects, other blend modes, clipping to a group) makes the
+//! preview approximate.
 //!
-//! `records` reads the layer records, `tree` groups them, `draw` walks the
+//! `records` reads the layer records (`descriptor`, `fill` and `vector`
+//! what fill and shape layers hold), `tree` groups them, `draw` walks the
 //! tree onto canvases, `paint` gathers one layer's rows into the preview's
 //! grid and `blend` mixes pixels; here the working size is chosen, within
 //! half the memory budget.
@@ -28,10 +31,13 @@ use super::document::{Document, Mode};
 use crate::{fitted, Limits, NoPreview};
 
 mod blend;
+pub(super) mod descriptor;
 mod draw;
+mod fill;
 mod paint;
 mod records;
 mod tree;
+pub(super) mod vector;
 
 use records::{read_records, Layer};
 use tree::{max_depth, tree};

@@ -6,7 +6,9 @@
 use std::io::{Read, Seek};
 
 use super::blend::{blend_pixel, Blend};
+use super::fill::Fill;
 use super::records::Mask;
+use super::vector::Grid;
 use super::{Canvas, Compositor};
 use crate::psd::channel::{to_8bit, ChannelRows, Compression, LINEAR_32};
 use crate::psd::cursor::{be16, Cursor};
@@ -136,15 +138,126 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok(())
     }
 
-    /// Paints layer `l`'s pixels onto `target` with `opacity` and `blend`;
-    /// `atop` keeps `target`'s transparency (a clipped layer).
-    pub(super) fn paint(
+    /// The share of each preview pixel layer (or group) `l`'s vector mask
+    /// reveals, where it applies: always to a layer without pixels of its
+    /// own (a fill or shape layer), to one with pixels only when they were
+    /// stored without it ([`super::records::Layer::vector_over_pixels`]).
+    pub(super) fn vector_coverage(&mut self, l: usize) -> Result<Option<Vec<f32>>, NoPreview> {
+        let layer = &self.layers[l];
+        let Some(mask) = &layer.vector_mask else {
+            return Ok(None);
+        };
+        if layer.has_pixels() && !layer.vector_over_pixels {
+            return Ok(None);
+        }
+        let (w, h) = (self.out_width as u64, self.out_height as u64);
+        // The mask and the rows it is summed from.
+        self.limits.claim(w * h * 8 + h * 8, &self.what)?;
+        let grid = Grid {
+            width: self.width,
+            height: self.height,
+            out_width: self.out_width,
+            out_height: self.out_height,
+        };
+        let limits = self.limits;
+        mask.coverage(grid, || limits.check_time()).map(Some)
+    }
+
+    /// Paints layer `l` onto `target` with `opacity` and `blend` (`atop`
+    /// keeps `target`'s transparency: a clipped layer): its pixels, or its
+    /// fill where it has none, within its vector mask where that applies.
+    pub(super) fn paint_layer(
         &mut self,
         l: usize,
         target: &mut Canvas,
         opacity: f32,
         blend: Blend,
         atop: bool,
+    ) -> Result<(), NoPreview> {
+        if opacity <= 0.0 {
+            return Ok(());
+        }
+        let vector = self.vector_coverage(l)?;
+        let layer = &self.layers[l];
+        if !layer.has_pixels() && layer.fill_content.is_some() {
+            return self.paint_fill(l, target, opacity, blend, atop, vector.as_deref());
+        }
+        self.paint(l, target, opacity, blend, atop, vector.as_deref())
+    }
+
+    /// A fill layer without pixels: its content over the whole canvas,
+    /// within its mask and `vector` mask.
+    fn paint_fill(
+        &mut self,
+        l: usize,
+        target: &mut Canvas,
+        opacity: f32,
+        blend: Blend,
+        atop: bool,
+        vector: Option<&[f32]>,
+    ) -> Result<(), NoPreview> {
+        let coverage = match self.layers[l].mask {
+            Some(mask) => Some(self.mask_coverage(l, mask)?),
+            None => None,
+        };
+        let layers = self.layers;
+        let Some(content) = layers[l].fill_content.as_ref() else {
+            return Ok(());
+        };
+        let (colors, n) = (self.colors, self.colors + 1);
+        let (out_w, out_h) = (self.out_width as usize, self.out_height as usize);
+        let (mut source, mut sample) = (vec![0f32; n], vec![0f32; n]);
+        if let Fill::Solid(colour) = content {
+            sample[..colors].copy_from_slice(&colour[..colors.min(colour.len())]);
+            sample[colors] = 1.0;
+        }
+        let mut row_start = 0u32;
+        for oy in 0..out_h {
+            if oy % ROWS_PER_TIME_CHECK as usize == 0 {
+                self.limits.check_time()?;
+            }
+            // The middle of the document pixels this preview row covers.
+            let y = row_start as f64 + (self.rows_in[oy] as f64 - 1.0) / 2.0;
+            row_start += self.rows_in[oy];
+            for ox in 0..out_w {
+                let i = oy * out_w + ox;
+                let share = coverage.as_ref().map_or(1.0, |c| c[i]) * vector.map_or(1.0, |v| v[i]);
+                if share <= 0.0 {
+                    continue;
+                }
+                if let Fill::Gradient(gradient) = content {
+                    let x =
+                        self.column_starts[ox] as f64 + (self.columns_in[ox] as f64 - 1.0) / 2.0;
+                    gradient.at(x, y, self.width, self.height, &mut sample);
+                }
+                let alpha = sample[colors] * share;
+                for c in 0..colors {
+                    source[c] = sample[c] * alpha;
+                }
+                source[colors] = alpha;
+                blend_pixel(
+                    &mut target.samples[i * n..(i + 1) * n],
+                    &source,
+                    opacity,
+                    blend,
+                    atop,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Paints layer `l`'s pixels onto `target` with `opacity` and `blend`,
+    /// within `vector` where given; `atop` keeps `target`'s transparency (a
+    /// clipped layer).
+    fn paint(
+        &mut self,
+        l: usize,
+        target: &mut Canvas,
+        opacity: f32,
+        blend: Blend,
+        atop: bool,
+        vector: Option<&[f32]>,
     ) -> Result<(), NoPreview> {
         let layer = &self.layers[l];
         let rect = layer.rect;
@@ -248,9 +361,8 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     gathering.take().expect("a row"),
                     first_column..=last_column,
                     target,
-                    opacity,
-                    blend,
-                    atop,
+                    (opacity, blend, atop),
+                    vector,
                 );
             }
             gathering = Some(oy);
@@ -310,25 +422,23 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 oy,
                 first_column..=last_column,
                 target,
-                opacity,
-                blend,
-                atop,
+                (opacity, blend, atop),
+                vector,
             );
         }
         Ok(())
     }
 
-    /// Blends a gathered preview row into `target`, and clears the sums.
-    #[allow(clippy::too_many_arguments)]
+    /// Blends a gathered preview row into `target` (with its opacity,
+    /// blend mode and whether atop), within `vector`, and clears the sums.
     fn emit(
         &self,
         sums: &mut [u64],
         oy: usize,
         columns: std::ops::RangeInclusive<usize>,
         target: &mut Canvas,
-        opacity: f32,
-        blend: Blend,
-        atop: bool,
+        (opacity, blend, atop): (f32, Blend, bool),
+        vector: Option<&[f32]>,
     ) {
         let n = self.colors + 1;
         let out_w = self.out_width as usize;
@@ -344,6 +454,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
             }
             source[self.colors] = sum[self.colors] as f32 / cell;
             sum.fill(0);
+            if let Some(vector) = vector {
+                let share = vector[oy * out_w + ox];
+                source.iter_mut().for_each(|s| *s *= share);
+            }
             let at = (oy * out_w + ox) * n;
             blend_pixel(
                 &mut target.samples[at..at + n],

@@ -6,6 +6,9 @@
 use std::io::{Read, Seek};
 
 use super::blend::{share, Blend};
+use super::descriptor;
+use super::fill::{self, Fill};
+use super::vector::{self, VectorMask};
 use crate::psd::cursor::{be16, be32, be64, Cursor, Short};
 use crate::psd::damaged;
 use crate::psd::document::{has_long_length, Document};
@@ -76,6 +79,13 @@ pub(super) struct Layer {
     pub(super) kind: Kind,
     /// Shows something we do not render (an adjustment, effects...).
     pub(super) unrendered: bool,
+    /// A fill layer's content (solid colour, gradient).
+    pub(super) fill_content: Option<Fill>,
+    /// Its vector mask (a shape layer's outline), unless disabled.
+    pub(super) vector_mask: Option<VectorMask>,
+    /// Its pixels were stored without its vector mask applied: a pixel
+    /// layer whose user mask is not one of its own (psd-tools' reading).
+    pub(super) vector_over_pixels: bool,
 }
 
 impl Layer {
@@ -83,6 +93,12 @@ impl Layer {
     /// mode drawn as normal.
     pub(super) fn approximate(&self) -> bool {
         self.unrendered || self.blend == Blend::Other
+    }
+
+    /// Whether it has pixels of its own (a fill or shape layer saved
+    /// without them has an empty rectangle).
+    pub(super) fn has_pixels(&self) -> bool {
+        self.rect.width() > 0 && self.rect.height() > 0
     }
 
     /// Its opacity times its fill, 0..1.
@@ -116,9 +132,23 @@ fn unrendered(key: &[u8; 4]) -> bool {
         b"levl" | b"curv" | b"brit" | b"blnc" | b"hue " | b"hue2" | b"selc" | b"thrs" | b"nvrt"
             | b"post" | b"mixr" | b"grdm" | b"phfl" | b"expA" | b"vibA" | b"clrL" | b"blwh"
             | b"CgEd"
-            // Fill layers, effects, vector masks.
-            | b"SoCo" | b"GdFl" | b"PtFl" | b"lfx2" | b"lrFX" | b"lmfx" | b"vmsk" | b"vsms"
+            // Pattern fills and effects.
+            | b"PtFl" | b"lfx2" | b"lrFX" | b"lmfx"
     )
+}
+
+/// The largest fill or vector-mask block read; a larger one is left
+/// unrendered (its layer approximate).
+const MAX_SHAPE_BLOCK: u64 = 4 << 20;
+
+/// The `len` bytes at `at`, read through its buffer.
+fn block_bytes(at: &mut Cursor, file: &mut (impl Read + Seek), len: u64) -> Result<Vec<u8>, Short> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    while (bytes.len() as u64) < len {
+        let n = at.capacity().min(len as usize - bytes.len());
+        bytes.extend_from_slice(at.take(file, n)?);
+    }
+    Ok(bytes)
 }
 
 /// Reads every layer record in `records` (from the layer count), and where
@@ -206,6 +236,7 @@ pub(super) fn read_records(
         let name_len = at.take(file, 1).map_err(short)?[0] as u64;
         at.seek_to(at.pos() + (name_len + 1).next_multiple_of(4) - 1);
         let (mut layer_kind, mut fill, mut needs_more) = (Kind::Pixels, 255u8, false);
+        let (mut fill_content, mut vector_mask) = (None, None);
         while extra_end.saturating_sub(at.pos()) >= 12 {
             let head = at.take(file, 8).map_err(short)?;
             if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
@@ -234,6 +265,29 @@ pub(super) fn read_records(
                     }
                 }
                 b"iOpa" if len >= 1 => fill = at.take(file, 1).map_err(short)?[0],
+                b"SoCo" | b"GdFl" | b"vmsk" | b"vsms" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    let read = match &key {
+                        b"SoCo" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::solid(&d, doc.mode))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        b"GdFl" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::gradient(&d, doc.mode))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        _ => vector::read(&bytes, doc.width, doc.height).map(|mask| {
+                            vector_mask = (!mask.disabled).then_some(mask);
+                        }),
+                    };
+                    needs_more |= read.is_none();
+                }
+                b"SoCo" | b"GdFl" | b"vmsk" | b"vsms" => needs_more = true,
                 key if unrendered(key) => needs_more = true,
                 _ => {}
             }
@@ -246,6 +300,7 @@ pub(super) fn read_records(
             (Some(user), _) if has(-2) => Some(user),
             _ => None,
         };
+        let vector_over_pixels = fill_content.is_none() && mask_len >= 20 && !has(-3);
         layers.push(Layer {
             rect,
             channels,
@@ -257,6 +312,9 @@ pub(super) fn read_records(
             mask,
             kind: layer_kind,
             unrendered: needs_more || mask_parameters,
+            vector_over_pixels,
+            fill_content,
+            vector_mask,
         });
     }
     // The channels' data follows the records, layer after layer.

@@ -1,0 +1,254 @@
+//! Small PSDs written here (raw channels, a few layers and tagged blocks)
+//! for what the reader makes of fill and shape layers, colour modes and
+//! profiles, each pinned to what psd-tools or Photoshop shows.
+
+use super::layers::descriptor::tests::{double, encode, object};
+use super::layers::vector::tests::polygon_block;
+use crate::{Limits, Preview};
+
+/// A layer as written: its rectangle (top, left, bottom, right), channels
+/// (id, rows of raw samples), tagged blocks, and a user mask's default
+/// colour (a mask without pixels) if any.
+#[derive(Default)]
+struct TestLayer {
+    rect: (i32, i32, i32, i32),
+    channels: Vec<(i16, Vec<u8>)>,
+    blocks: Vec<([u8; 4], Vec<u8>)>,
+    empty_mask: Option<u8>,
+}
+
+fn be16(v: u16) -> [u8; 2] {
+    v.to_be_bytes()
+}
+
+fn be32(v: u32) -> [u8; 4] {
+    v.to_be_bytes()
+}
+
+/// An 8-bit PSD of `mode` (its code), `width`×`height`: `composite` its
+/// planes (raw), or none (resource 1057 says so, and blank planes stand
+/// in), with `colour_data`, `resources` and `layers`.
+fn psd(
+    mode: u16,
+    (width, height): (u32, u32),
+    colour_data: &[u8],
+    resources: &[(u16, Vec<u8>)],
+    layers: &[TestLayer],
+    composite: Option<Vec<Vec<u8>>>,
+    channels: u16,
+) -> Vec<u8> {
+    let mut out = b"8BPS".to_vec();
+    out.extend(be16(1));
+    out.extend([0; 6]);
+    out.extend(be16(channels));
+    out.extend(be32(height));
+    out.extend(be32(width));
+    out.extend(be16(8));
+    out.extend(be16(mode));
+    out.extend(be32(colour_data.len() as u32));
+    out.extend(colour_data);
+    let mut resource_bytes = Vec::new();
+    let mut all = resources.to_vec();
+    if composite.is_none() {
+        // Version info: version, then "has real merged data" 0.
+        all.push((1057, vec![0, 0, 0, 1, 0]));
+    }
+    for (id, data) in &all {
+        resource_bytes.extend(b"8BIM");
+        resource_bytes.extend(be16(*id));
+        resource_bytes.extend([0, 0]);
+        resource_bytes.extend(be32(data.len() as u32));
+        resource_bytes.extend(data);
+        if data.len() % 2 == 1 {
+            resource_bytes.push(0);
+        }
+    }
+    out.extend(be32(resource_bytes.len() as u32));
+    out.extend(resource_bytes);
+
+    let mut info = Vec::new();
+    if !layers.is_empty() {
+        info.extend(be16(layers.len() as u16));
+        for layer in layers {
+            let (t, l, b, r) = layer.rect;
+            for v in [t, l, b, r] {
+                info.extend(be32(v as u32));
+            }
+            info.extend(be16(layer.channels.len() as u16));
+            for (id, data) in &layer.channels {
+                info.extend(be16(*id as u16));
+                info.extend(be32(data.len() as u32 + 2));
+            }
+            info.extend(b"8BIMnorm");
+            info.extend([255, 0, 0, 0]);
+            let mut extra = Vec::new();
+            match layer.empty_mask {
+                Some(colour) => {
+                    extra.extend(be32(20));
+                    extra.extend([0; 16]);
+                    extra.extend([colour, 0, 0, 0]);
+                }
+                None => extra.extend(be32(0)),
+            }
+            extra.extend(be32(0)); // blending ranges
+            extra.extend([0, 0, 0, 0]); // the name, padded
+            for (key, data) in &layer.blocks {
+                let mut data = data.clone();
+                data.resize(data.len().next_multiple_of(4), 0);
+                extra.extend(b"8BIM");
+                extra.extend(key);
+                extra.extend(be32(data.len() as u32));
+                extra.extend(data);
+            }
+            info.extend(be32(extra.len() as u32));
+            info.extend(extra);
+        }
+        for layer in layers {
+            for (_, data) in &layer.channels {
+                info.extend(be16(0));
+                info.extend(data);
+            }
+        }
+        if info.len() % 2 == 1 {
+            info.push(0);
+        }
+    }
+    let mut section = Vec::new();
+    section.extend(be32(info.len() as u32));
+    section.extend(info);
+    section.extend(be32(0)); // global mask
+    out.extend(be32(section.len() as u32));
+    out.extend(section);
+
+    out.extend(be16(0)); // raw
+    let planes = composite
+        .unwrap_or_else(|| vec![vec![255u8; (width * height) as usize]; channels as usize]);
+    for plane in planes {
+        out.extend(plane);
+    }
+    out
+}
+
+fn render(bytes: &[u8], size: u32) -> Preview {
+    super::render(&mut std::io::Cursor::new(bytes), size, &Limits::standard()).unwrap()
+}
+
+/// A `SoCo` block of an sRGB colour.
+fn solid_colour(r: f64, g: f64, b: f64) -> Vec<u8> {
+    let colour = object(
+        b"RGBC",
+        &[
+            (b"Rd  ", double(r)),
+            (b"Grn ", double(g)),
+            (b"Bl  ", double(b)),
+        ],
+    );
+    [be32(16).to_vec(), encode(b"null", &[(b"Clr ", colour)])].concat()
+}
+
+/// A fill or shape layer saved without pixels, as Photoshop saves one when
+/// "maximize compatibility" is off: an empty rectangle and empty channels.
+fn pixelless(blocks: Vec<([u8; 4], Vec<u8>)>) -> TestLayer {
+    TestLayer {
+        channels: (-1..3).map(|id| (id, Vec::new())).collect(),
+        blocks,
+        empty_mask: Some(255),
+        ..TestLayer::default()
+    }
+}
+
+#[test]
+fn a_solid_colour_fill_layer_fills_the_canvas() {
+    let layer = pixelless(vec![(*b"SoCo", solid_colour(255.0, 0.0, 0.0))]);
+    let file = psd(3, (8, 6), &[], &[], &[layer], None, 3);
+    let preview = render(&file, 64);
+    assert!(!preview.approximate);
+    assert!(
+        preview.image.pixels().all(|p| p.0 == [255, 0, 0, 255]),
+        "{:?}",
+        preview.image.get_pixel(0, 0)
+    );
+}
+
+#[test]
+fn a_shape_layer_fills_its_path_with_smooth_edges() {
+    // A rectangle from x 2 to 6.5, y 1 to 5, of cyan.
+    let path = polygon_block(&[(2.0, 1.0), (6.5, 1.0), (6.5, 5.0), (2.0, 5.0)], 8, 6);
+    let mut layer = pixelless(vec![
+        (*b"SoCo", solid_colour(0.0, 255.0, 255.0)),
+        (*b"vmsk", path),
+    ]);
+    layer.empty_mask = None;
+    let file = psd(3, (8, 6), &[], &[], &[layer], None, 3);
+    let preview = render(&file, 64);
+    assert!(!preview.approximate);
+    let image = preview.image;
+    assert_eq!(image.get_pixel(3, 2).0, [0, 255, 255, 255]);
+    assert_eq!(image.get_pixel(1, 2).0[3], 0);
+    assert_eq!(image.get_pixel(7, 2).0[3], 0);
+    assert_eq!(image.get_pixel(3, 0).0[3], 0);
+    // Half of the last column's pixels is inside.
+    let edge = image.get_pixel(6, 3).0;
+    assert!(edge[3].abs_diff(128) <= 1 && edge[1] == 255, "{edge:?}");
+}
+
+#[test]
+fn a_gradient_fill_layer_ramps_across_the_canvas() {
+    let enumeration = |t: &[u8], v: &[u8]| {
+        [
+            b"enum".to_vec(),
+            be32(0).to_vec(),
+            t.to_vec(),
+            be32(0).to_vec(),
+            v.to_vec(),
+        ]
+        .concat()
+    };
+    let long = |v: i32| [b"long".to_vec(), v.to_be_bytes().to_vec()].concat();
+    let stop = |at: i32, grey: f64| {
+        let colour = object(
+            b"RGBC",
+            &[
+                (b"Rd  ", double(grey)),
+                (b"Grn ", double(grey)),
+                (b"Bl  ", double(grey)),
+            ],
+        );
+        object(
+            b"Clrt",
+            &[(b"Clr ", colour), (b"Lctn", long(at)), (b"Mdpn", long(50))],
+        )
+    };
+    let stops = [
+        b"VlLs".to_vec(),
+        be32(2).to_vec(),
+        stop(0, 0.0),
+        stop(4096, 255.0),
+    ]
+    .concat();
+    let grad = object(
+        b"Grdn",
+        &[(b"GrdF", enumeration(b"GrdF", b"CstS")), (b"Clrs", stops)],
+    );
+    let block = [
+        be32(16).to_vec(),
+        encode(
+            b"null",
+            &[
+                (
+                    b"Angl",
+                    [b"UntF#Ang".to_vec(), 0f64.to_be_bytes().to_vec()].concat(),
+                ),
+                (b"Type", enumeration(b"GrdT", b"Lnr ")),
+                (b"Grad", grad),
+            ],
+        ),
+    ]
+    .concat();
+    let layer = pixelless(vec![(*b"GdFl", block)]);
+    let file = psd(3, (9, 3), &[], &[], &[layer], None, 3);
+    let image = render(&file, 64).image;
+    assert_eq!(image.get_pixel(0, 1).0, [0, 0, 0, 255]);
+    assert_eq!(image.get_pixel(8, 1).0, [255, 255, 255, 255]);
+    assert!(image.get_pixel(4, 1).0[0].abs_diff(128) <= 1);
+}
