@@ -186,6 +186,14 @@ fn dot_gain_20_table() -> &'static [u8; 256] {
     })
 }
 
+/// One ink, `ink` as linear sRGB at full strength, printed on white paper
+/// where a sample `v` (255 white, 0 full ink, as grey is stored) says, its
+/// dots grown as "Dot Gain 20%" grows them: sRGB.
+pub fn ink_on_paper(ink: [f32; 3], v: u8) -> [u8; 3] {
+    let covered = dot_gain_20(1.0 - v as f32 / 255.0);
+    ink.map(|c| encode_srgb(1.0 - covered * (1.0 - c)))
+}
+
 /// CMYK without a profile, as a SWOP press prints it: typical coated SWOP
 /// solids (CIELAB D50: cyan 55/−37/−50, magenta 48/74/−3, yellow 89/−5/93,
 /// black 18/0/0, relative to the paper), each dot grown by 20% at 50%, and

@@ -40,12 +40,15 @@ impl Mode {
     }
 
     /// Channels that hold colour (the rest are extra: alpha, spot, masks).
+    /// A multichannel document's channels are all inks: its first is
+    /// shown, as psd-tools shows it.
     pub(super) fn colors(self) -> u16 {
         match self {
-            Mode::Bitmap | Mode::Grayscale | Mode::Indexed | Mode::Duotone => 1,
+            Mode::Bitmap | Mode::Grayscale | Mode::Indexed | Mode::Duotone | Mode::Multichannel => {
+                1
+            }
             Mode::Rgb | Mode::Lab => 3,
             Mode::Cmyk => 4,
-            Mode::Multichannel => 0,
         }
     }
 }
@@ -59,6 +62,9 @@ pub(super) struct Document {
     pub(super) mode: Mode,
     /// Indexed colour: 256 RGB entries.
     pub(super) palette: Option<Box<[[u8; 3]; 256]>>,
+    /// Duotone: its primary ink as linear sRGB, when it is not black (and
+    /// its colour is given rather than named from a book).
+    pub(super) duotone_ink: Option<[f32; 3]>,
     pub(super) thumbnail: Option<Thumbnail>,
     /// Resource 1057 said the composite is real (true when absent).
     pub(super) has_real_composite: bool,
@@ -184,6 +190,14 @@ impl Document {
         } else {
             None
         };
+        let duotone_ink = if mode == Mode::Duotone && color_len >= 14 {
+            let bytes = at
+                .take(file, 14)
+                .map_err(|e| e.in_section(kind, "its duotone inks"))?;
+            primary_ink(&bytes[4..14])
+        } else {
+            None
+        };
         at.seek_to(color_start + color_len);
 
         // Image resources: the thumbnail and whether the composite is real.
@@ -200,6 +214,8 @@ impl Document {
         // A damaged layer section leaves the composite as good as it was.
         let (layer_info, merged_alpha) =
             read_layer_section(at, file, psb, image_data).unwrap_or((None, false));
+        // Every channel of a multichannel document is an ink, none alpha.
+        let merged_alpha = merged_alpha && mode != Mode::Multichannel;
         Ok(Self {
             psb,
             channels,
@@ -208,6 +224,7 @@ impl Document {
             depth,
             mode,
             palette,
+            duotone_ink,
             thumbnail,
             has_real_composite,
             icc,
@@ -222,8 +239,6 @@ impl Document {
     pub(super) fn why_no_composite(&self) -> Option<&'static str> {
         if !self.has_real_composite {
             Some("it was saved without its composite image (\"maximize compatibility\" off)")
-        } else if self.mode == Mode::Multichannel {
-            Some("its colour mode is Multichannel, which has no one way to show it")
         } else if self.image_data >= self.file_len {
             Some("it is damaged: it ends before its composite image")
         } else {
@@ -245,6 +260,43 @@ impl Document {
     pub(super) fn row_bytes(&self) -> u64 {
         (self.width as u64 * self.depth as u64).div_ceil(8)
     }
+}
+
+/// A duotone's first ink (Photoshop's colour record: a space and four
+/// 16-bit components) as linear sRGB; `None` for black, or for a colour
+/// named from a book (Pantone and the like), which the file does not give.
+fn primary_ink(record: &[u8]) -> Option<[f32; 3]> {
+    let space = be16(record);
+    let v = |i: usize| be16(&record[2 + 2 * i..]) as f32;
+    let linear = |c: f32| {
+        let c = c.clamp(0.0, 1.0);
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let ink = match space {
+        // RGB, 0..65535.
+        0 => [v(0), v(1), v(2)].map(|c| linear(c / 65535.0)),
+        // CMYK, 65535 no ink: black alone is black (as grey is shown);
+        // another ink SWOP-like, as the untagged default.
+        2 if v(3) == 0.0 && (0..3).all(|i| v(i) == 65535.0) => return None,
+        2 => {
+            let inks = [0, 1, 2, 3].map(|i| (255.0 - v(i) / 257.0).round().clamp(0.0, 255.0) as u8);
+            crate::colour::swop_like(inks).map(|c| linear(c as f32 / 255.0))
+        }
+        // Lab: L 0..10000, a and b signed hundredths.
+        7 => {
+            let signed = |i: usize| be16(&record[2 + 2 * i..]) as i16 as f32 / 100.0;
+            let [x, y, z] = crate::colour::lab_to_xyz_d50(v(0) / 100.0, signed(1), signed(2));
+            crate::colour::xyz_d50_to_srgb(x, y, z).map(|c| linear(c as f32 / 255.0))
+        }
+        // Grey, 0..10000 of ink.
+        8 => [linear(1.0 - v(0) / 10000.0); 3],
+        _ => return None,
+    };
+    (ink.iter().any(|&c| c > 0.002)).then_some(ink)
 }
 
 /// Where the layer records are, and whether the composite's first extra

@@ -252,3 +252,54 @@ fn a_gradient_fill_layer_ramps_across_the_canvas() {
     assert_eq!(image.get_pixel(8, 1).0, [255, 255, 255, 255]);
     assert!(image.get_pixel(4, 1).0[0].abs_diff(128) <= 1);
 }
+
+#[test]
+fn a_multichannel_document_shows_its_first_channel() {
+    let planes = vec![vec![255u8; 4], vec![0u8; 4], vec![0u8; 4]];
+    let file = psd(7, (2, 2), &[], &[], &[], Some(planes), 3);
+    let image = render(&file, 64).image;
+    // No ink in the first channel: white paper, whatever the others hold.
+    assert_eq!(image.get_pixel(0, 0).0, [255, 255, 255, 255]);
+}
+
+/// Duotone colour mode data of a first ink `record` (a colour record: its
+/// space and four components).
+fn duotone_data(record: [u16; 5]) -> Vec<u8> {
+    let mut data = vec![0, 1, 0, 2];
+    for v in record {
+        data.extend(be16(v));
+    }
+    data.resize(524, 0);
+    data
+}
+
+#[test]
+fn a_duotone_shows_its_first_ink_without_its_curves() {
+    let planes = vec![vec![0u8, 255, 0, 255]];
+    // Black ink (CMYK, 65535 none): as grey.
+    let black = psd(
+        8,
+        (2, 2),
+        &duotone_data([2, 65535, 65535, 65535, 0]),
+        &[],
+        &[],
+        Some(planes.clone()),
+        1,
+    );
+    let image = render(&black, 64).image;
+    assert_eq!(image.get_pixel(0, 0).0, [0, 0, 0, 255]);
+    assert_eq!(image.get_pixel(1, 0).0, [255, 255, 255, 255]);
+    // A red ink (RGB): full ink red, no ink paper white.
+    let red = psd(
+        8,
+        (2, 2),
+        &duotone_data([0, 65535, 0, 0, 0]),
+        &[],
+        &[],
+        Some(planes),
+        1,
+    );
+    let image = render(&red, 64).image;
+    assert_eq!(image.get_pixel(0, 0).0, [255, 0, 0, 255]);
+    assert_eq!(image.get_pixel(1, 0).0, [255, 255, 255, 255]);
+}
