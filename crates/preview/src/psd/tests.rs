@@ -303,3 +303,28 @@ fn a_duotone_shows_its_first_ink_without_its_curves() {
     assert_eq!(image.get_pixel(0, 0).0, [255, 0, 0, 255]);
     assert_eq!(image.get_pixel(1, 0).0, [255, 255, 255, 255]);
 }
+
+#[test]
+fn cmyk_with_a_profile_compensates_its_black_point() {
+    let Ok(icc) = std::fs::read("/usr/share/color/icc/ghostscript/default_cmyk.icc") else {
+        panic!(
+            "the tests need ghostscript's CMYK profile (package icc-profiles-free or ghostscript)"
+        );
+    };
+    // Every ink full (stored inverted: 0), and none.
+    let planes = vec![vec![0u8, 255]; 4];
+    let file = psd(4, (2, 1), &[], &[(1039, icc)], &[], Some(planes), 4);
+    let image = render(&file, 64).image;
+    // Relative colorimetric alone leaves the press's black grey (about 30
+    // of 255); compensated, it is sRGB's black, and paper stays white.
+    assert!(
+        image.get_pixel(0, 0).0[..3].iter().all(|&c| c <= 2),
+        "{:?}",
+        image.get_pixel(0, 0)
+    );
+    assert!(
+        image.get_pixel(1, 0).0[..3].iter().all(|&c| c >= 253),
+        "{:?}",
+        image.get_pixel(1, 0)
+    );
+}
