@@ -316,15 +316,31 @@ fn read_layer_section(
     }
     let info_len = at.section_len(file, psb)?;
     let info_start = at.pos();
-    let mut note_layers = |at: &mut Cursor, file: &mut _, len: u64| -> Result<(), Short> {
+    let note_layers = |at: &mut Cursor,
+                       file: &mut _,
+                       len: u64,
+                       layer_info: &mut Option<std::ops::Range<u64>>,
+                       merged_alpha: &mut bool|
+     -> Result<(), Short> {
         if let Some((records, count)) = layer_count(at, file, len)? {
-            merged_alpha |= count < 0;
-            layer_info = layer_info.take().or(Some(records));
+            *merged_alpha |= count < 0;
+            *layer_info = layer_info.take().or(Some(records));
         }
         Ok(())
     };
-    note_layers(at, file, info_len.min(end.saturating_sub(info_start)))?;
+    note_layers(
+        at,
+        file,
+        info_len.min(end.saturating_sub(info_start)),
+        &mut layer_info,
+        &mut merged_alpha,
+    )?;
     at.seek_to(info_start + info_len);
+    // Some writers (GIMP) end the section there, without the global
+    // mask's length: what follows is the composite.
+    if end.saturating_sub(at.pos()) < 4 {
+        return Ok((layer_info, merged_alpha || merged_transparency));
+    }
     let mask_len = at.section_len(file, false)?;
     at.seek_to(at.pos() + mask_len);
     // Tagged blocks, each padded to four bytes.
@@ -337,7 +353,9 @@ fn read_layer_section(
         let len = at.section_len(file, psb && has_long_length(&key))?;
         let start = at.pos();
         match &key {
-            b"Lr16" | b"Lr32" | b"Layr" => note_layers(at, file, len)?,
+            b"Lr16" | b"Lr32" | b"Layr" => {
+                note_layers(at, file, len, &mut layer_info, &mut merged_alpha)?
+            }
             b"Mtrn" | b"Mt16" | b"Mt32" => merged_transparency = true,
             _ => {}
         }

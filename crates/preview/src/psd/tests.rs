@@ -328,3 +328,24 @@ fn cmyk_with_a_profile_compensates_its_black_point() {
         image.get_pixel(1, 0)
     );
 }
+
+#[test]
+fn a_layer_section_without_its_global_mask_length_keeps_the_transparency() {
+    // As GIMP writes: the layer section ends with the layer info, and the
+    // negative layer count says the composite's fourth channel is alpha.
+    let layer = TestLayer {
+        rect: (0, 0, 1, 2),
+        channels: (-1..3).map(|id| (id, vec![255, 0])).collect(),
+        ..TestLayer::default()
+    };
+    let planes = vec![vec![10, 10], vec![20, 20], vec![30, 30], vec![255, 0]];
+    let mut file = psd(3, (2, 1), &[], &[], &[layer], Some(planes), 4);
+    let section = 26 + 4 + 4 + u32::from_be_bytes(file[30..34].try_into().unwrap()) as usize;
+    let len = u32::from_be_bytes(file[section..section + 4].try_into().unwrap()) as usize;
+    file[section + 8..section + 10].copy_from_slice(&(-1i16).to_be_bytes());
+    file.drain(section + len..section + 4 + len);
+    file[section..section + 4].copy_from_slice(&(len as u32 - 4).to_be_bytes());
+    let image = render(&file, 64).image;
+    assert_eq!(image.get_pixel(0, 0).0, [10, 20, 30, 255]);
+    assert_eq!(image.get_pixel(1, 0).0[3], 0);
+}
