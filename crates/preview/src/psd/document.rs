@@ -77,6 +77,8 @@ pub(super) struct Document {
     pub(super) merged_alpha: bool,
     /// Where the layer records start (at the layer count) and end.
     pub(super) layer_info: Option<std::ops::Range<u64>>,
+    /// Where the document's patterns are (its `Patt` blocks), for pattern fills.
+    pub(super) patterns: Vec<std::ops::Range<u64>>,
     /// Where the image data section starts (its compression code), and its end.
     pub(super) image_data: u64,
     pub(super) file_len: u64,
@@ -212,8 +214,8 @@ impl Document {
             .map_err(|e| e.in_section(kind, "its layer and mask information"))?;
         let image_data = at.pos() + layers_len;
         // A damaged layer section leaves the composite as good as it was.
-        let (layer_info, merged_alpha) =
-            read_layer_section(at, file, psb, image_data).unwrap_or((None, false));
+        let (layer_info, merged_alpha, patterns) =
+            read_layer_section(at, file, psb, image_data).unwrap_or((None, false, Vec::new()));
         // Every channel of a multichannel document is an ink, none alpha.
         let merged_alpha = merged_alpha && mode != Mode::Multichannel;
         Ok(Self {
@@ -230,6 +232,7 @@ impl Document {
             icc,
             merged_alpha,
             layer_info,
+            patterns,
             image_data,
             file_len,
         })
@@ -299,20 +302,30 @@ fn primary_ink(record: &[u8]) -> Option<[f32; 3]> {
     (ink.iter().any(|&c| c > 0.002)).then_some(ink)
 }
 
-/// Where the layer records are, and whether the composite's first extra
-/// channel is its transparency, from the layer and mask section (which ends
-/// at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
+/// Where the layer records are (at the layer count), whether the
+/// composite's first extra channel is its transparency, and where the
+/// document's patterns are.
+type LayerSection = (
+    Option<std::ops::Range<u64>>,
+    bool,
+    Vec<std::ops::Range<u64>>,
+);
+
+/// Where the layer records are, whether the composite's first extra
+/// channel is its transparency, and where its patterns are, from the layer
+/// and mask section (which ends at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
 /// `Lr32` block after the (then empty) layer info.
 fn read_layer_section(
     at: &mut Cursor,
     file: &mut (impl Read + Seek),
     psb: bool,
     end: u64,
-) -> Result<(Option<std::ops::Range<u64>>, bool), Short> {
+) -> Result<LayerSection, Short> {
     let mut layer_info = None;
+    let mut patterns = Vec::new();
     let (mut merged_alpha, mut merged_transparency) = (false, false);
     if at.pos() >= end {
-        return Ok((None, false));
+        return Ok((None, false, patterns));
     }
     let info_len = at.section_len(file, psb)?;
     let info_start = at.pos();
@@ -339,7 +352,7 @@ fn read_layer_section(
     // Some writers (GIMP) end the section there, without the global
     // mask's length: what follows is the composite.
     if end.saturating_sub(at.pos()) < 4 {
-        return Ok((layer_info, merged_alpha || merged_transparency));
+        return Ok((layer_info, merged_alpha || merged_transparency, patterns));
     }
     let mask_len = at.section_len(file, false)?;
     at.seek_to(at.pos() + mask_len);
@@ -357,11 +370,12 @@ fn read_layer_section(
                 note_layers(at, file, len, &mut layer_info, &mut merged_alpha)?
             }
             b"Mtrn" | b"Mt16" | b"Mt32" => merged_transparency = true,
+            b"Patt" | b"Pat2" | b"Pat3" => patterns.push(start..(start + len).min(end)),
             _ => {}
         }
         at.seek_to(start + len.next_multiple_of(4));
     }
-    Ok((layer_info, merged_alpha || merged_transparency))
+    Ok((layer_info, merged_alpha || merged_transparency, patterns))
 }
 
 /// The layer count at the start of a layer info of `len` bytes, and where

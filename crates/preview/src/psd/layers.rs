@@ -35,6 +35,7 @@ pub(super) mod descriptor;
 mod draw;
 mod fill;
 mod paint;
+mod pattern;
 mod records;
 mod tree;
 pub(super) mod vector;

@@ -30,12 +30,26 @@ fn be32(v: u32) -> [u8; 4] {
 /// in), with `colour_data`, `resources` and `layers`.
 fn psd(
     mode: u16,
-    (width, height): (u32, u32),
+    size: (u32, u32),
     colour_data: &[u8],
     resources: &[(u16, Vec<u8>)],
     layers: &[TestLayer],
     composite: Option<Vec<Vec<u8>>>,
     channels: u16,
+) -> Vec<u8> {
+    let layout = (mode, size, channels);
+    psd_with_blocks(layout, colour_data, resources, layers, &[], composite)
+}
+
+/// As [`psd`], with tagged blocks after the layers (the document's own,
+/// such as its patterns).
+fn psd_with_blocks(
+    (mode, (width, height), channels): (u16, (u32, u32), u16),
+    colour_data: &[u8],
+    resources: &[(u16, Vec<u8>)],
+    layers: &[TestLayer],
+    blocks: &[([u8; 4], Vec<u8>)],
+    composite: Option<Vec<Vec<u8>>>,
 ) -> Vec<u8> {
     let mut out = b"8BPS".to_vec();
     out.extend(be16(1));
@@ -117,6 +131,14 @@ fn psd(
     section.extend(be32(info.len() as u32));
     section.extend(info);
     section.extend(be32(0)); // global mask
+    for (key, data) in blocks {
+        let mut data = data.clone();
+        data.resize(data.len().next_multiple_of(4), 0);
+        section.extend(b"8BIM");
+        section.extend(key);
+        section.extend(be32(data.len() as u32));
+        section.extend(data);
+    }
     out.extend(be32(section.len() as u32));
     out.extend(section);
 
@@ -348,4 +370,73 @@ fn a_layer_section_without_its_global_mask_length_keeps_the_transparency() {
     let image = render(&file, 64).image;
     assert_eq!(image.get_pixel(0, 0).0, [10, 20, 30, 255]);
     assert_eq!(image.get_pixel(1, 0).0[3], 0);
+}
+
+#[test]
+fn a_pattern_fill_layer_tiles_its_pattern() {
+    // One RGB pattern of 2×1 pixels, red then blue, raw, by the ID "p1".
+    let mut pattern = Vec::new();
+    pattern.extend(be32(1)); // version
+    pattern.extend(be32(3)); // RGB
+    pattern.extend([0, 1, 0, 2]); // its size
+    pattern.extend(be32(0)); // an empty name
+    pattern.extend([2, b'p', b'1']);
+    let mut list = Vec::new();
+    for v in [0, 0, 1, 2] {
+        list.extend(be32(v));
+    }
+    list.extend(be32(3)); // colour slots
+    let slots: [Option<[u8; 2]>; 5] = [Some([255, 0]), Some([0, 0]), Some([0, 255]), None, None];
+    for slot in slots {
+        match slot {
+            None => list.extend(be32(0)),
+            Some(row) => {
+                list.extend(be32(1));
+                list.extend(be32(23 + 2));
+                list.extend(be32(8));
+                for v in [0, 0, 1, 2] {
+                    list.extend(be32(v));
+                }
+                list.extend(be16(8));
+                list.push(0);
+                list.extend(row);
+            }
+        }
+    }
+    pattern.extend(be32(3));
+    pattern.extend(be32(list.len() as u32));
+    pattern.extend(list);
+    let mut patt = be32(pattern.len() as u32).to_vec();
+    patt.extend(&pattern);
+    patt.resize(patt.len().next_multiple_of(4), 0);
+
+    let text = |t: &str| {
+        let mut v = b"TEXT".to_vec();
+        v.extend(be32(t.len() as u32 + 1));
+        for c in t.encode_utf16().chain([0]) {
+            v.extend(c.to_be_bytes());
+        }
+        v
+    };
+    let ptrn = object(b"Ptrn", &[(b"Idnt", text("p1"))]);
+    let fill = [be32(16).to_vec(), encode(b"null", &[(b"Ptrn", ptrn)])].concat();
+    let layer = pixelless(vec![(*b"PtFl", fill)]);
+    let file = psd_with_blocks(
+        (3, (5, 2), 3),
+        &[],
+        &[],
+        &[layer],
+        &[(*b"Patt", patt)],
+        None,
+    );
+    let preview = render(&file, 64);
+    assert!(!preview.approximate);
+    let image = preview.image;
+    for (x, want) in [
+        (0, [255, 0, 0, 255]),
+        (1, [0, 0, 255, 255]),
+        (4, [255, 0, 0, 255]),
+    ] {
+        assert_eq!(image.get_pixel(x, 1).0, want, "at {x}");
+    }
 }

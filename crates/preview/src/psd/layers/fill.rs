@@ -3,7 +3,8 @@
 //! as the document's stored samples (0..1; CMYK inverted, as the file keeps
 //! it). The gradient's geometry is psd-tools': a ramp across the canvas at
 //! the fill's angle and scale, its stops joined linearly. A pattern fill
-//! (`PtFl`) needs the document's patterns, which we do not read.
+//! (`PtFl`) names a pattern of the document's (see [`super::pattern`]),
+//! tiled from the canvas's corner at its scale.
 
 use super::descriptor::{Descriptor, Value};
 use crate::psd::document::Mode;
@@ -12,6 +13,8 @@ use crate::psd::document::Mode;
 pub(super) enum Fill {
     Solid(Vec<f32>),
     Gradient(Gradient),
+    /// The ID of a pattern of the document's, and its scale.
+    Pattern(String, f64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -158,6 +161,24 @@ fn hsb_to_rgb(hue: f64, s: f64, v: f64) -> [f64; 3] {
 pub(super) fn solid(d: &Descriptor, mode: Mode) -> Option<(Fill, bool)> {
     let (samples, approximate) = colour(d.object(b"Clr ")?, mode)?;
     Some((Fill::Solid(samples), approximate))
+}
+
+/// A `PtFl` block's pattern; whether it is approximate (turned, or its
+/// tiling moved off the canvas's corner).
+pub(super) fn pattern(d: &Descriptor) -> Option<(Fill, bool)> {
+    let id = match d.object(b"Ptrn")?.get(b"Idnt")? {
+        Value::Text(id) => id.trim_end_matches('\0').to_owned(),
+        _ => return None,
+    };
+    let scale = d.number(b"Scl ").unwrap_or(100.0) / 100.0;
+    if !(scale.is_finite() && scale > 0.001) {
+        return None;
+    }
+    let turned = d.number(b"Angl").is_some_and(|a| a != 0.0);
+    let moved = d.object(b"phase").is_some_and(|p| {
+        p.number(b"Hrzn").is_some_and(|v| v != 0.0) || p.number(b"Vrtc").is_some_and(|v| v != 0.0)
+    });
+    Some((Fill::Pattern(id, scale), turned || moved))
 }
 
 /// A `GdFl` block's gradient, if it is one of custom stops; whether it is

@@ -7,6 +7,7 @@ use std::io::{Read, Seek};
 
 use super::blend::{blend_pixel, Blend};
 use super::fill::Fill;
+use super::pattern::{self, Tile};
 use super::records::Mask;
 use super::vector::Grid;
 use super::{Canvas, Compositor};
@@ -205,6 +206,25 @@ impl<F: Read + Seek> Compositor<'_, F> {
             return Ok(());
         };
         let (colors, n) = (self.colors, self.colors + 1);
+        let tile = match content {
+            Fill::Pattern(id, _) => {
+                let found = pattern::find(
+                    self.file,
+                    &self.doc.patterns,
+                    id,
+                    self.doc.mode,
+                    colors,
+                    self.limits,
+                )?;
+                // A pattern not found (or of other colours) is left out.
+                let Some(tile) = found else {
+                    self.approximate = true;
+                    return Ok(());
+                };
+                Some(tile)
+            }
+            _ => None,
+        };
         let (out_w, out_h) = (self.out_width as usize, self.out_height as usize);
         let (mut source, mut sample) = (vec![0f32; n], vec![0f32; n]);
         if let Fill::Solid(colour) = content {
@@ -218,6 +238,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
             }
             // The middle of the document pixels this preview row covers.
             let y = row_start as f64 + (self.rows_in[oy] as f64 - 1.0) / 2.0;
+            let rows = (row_start, self.rows_in[oy]);
             row_start += self.rows_in[oy];
             for ox in 0..out_w {
                 let i = oy * out_w + ox;
@@ -229,6 +250,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     let x =
                         self.column_starts[ox] as f64 + (self.columns_in[ox] as f64 - 1.0) / 2.0;
                     gradient.at(x, y, self.width, self.height, &mut sample);
+                }
+                if let (Some(tile), Fill::Pattern(_, scale)) = (&tile, content) {
+                    let columns = (self.column_starts[ox], self.columns_in[ox]);
+                    tile_mean(tile, *scale, columns, rows, &mut sample);
                 }
                 let alpha = sample[colors] * share;
                 for c in 0..colors {
@@ -468,6 +493,32 @@ impl<F: Read + Seek> Compositor<'_, F> {
             );
         }
     }
+}
+
+/// The mean of `tile` (at `scale`) over the document's columns and rows
+/// (each a start and a count) a preview pixel covers, from up to 4×4 of
+/// them: colours straight, then alpha, into `out`.
+fn tile_mean(tile: &Tile, scale: f64, columns: (u32, u32), rows: (u32, u32), out: &mut [f32]) {
+    let colors = out.len() - 1;
+    let (kx, ky) = (columns.1.clamp(1, 4), rows.1.clamp(1, 4));
+    out.fill(0.0);
+    for j in 0..ky {
+        let y = rows.0 as f64 + ((j as f64 + 0.5) * rows.1 as f64 / ky as f64).floor();
+        for i in 0..kx {
+            let x = columns.0 as f64 + ((i as f64 + 0.5) * columns.1 as f64 / kx as f64).floor();
+            let s = tile.at(x, y, scale);
+            let a = s[colors];
+            for c in 0..colors {
+                out[c] += s[c] * a;
+            }
+            out[colors] += a;
+        }
+    }
+    let alpha = out[colors];
+    for v in out[..colors].iter_mut() {
+        *v = if alpha > 0.0 { *v / alpha } else { 0.0 };
+    }
+    out[colors] = alpha / (kx * ky) as f32;
 }
 
 /// Adds `colours` premultiplied by `shares`, and the shares, to `sum`.

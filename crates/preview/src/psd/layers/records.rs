@@ -132,8 +132,8 @@ fn unrendered(key: &[u8; 4]) -> bool {
         b"levl" | b"curv" | b"brit" | b"blnc" | b"hue " | b"hue2" | b"selc" | b"thrs" | b"nvrt"
             | b"post" | b"mixr" | b"grdm" | b"phfl" | b"expA" | b"vibA" | b"clrL" | b"blwh"
             | b"CgEd"
-            // Pattern fills and effects.
-            | b"PtFl" | b"lfx2" | b"lrFX" | b"lmfx"
+            // Effects.
+            | b"lfx2" | b"lrFX" | b"lmfx"
     )
 }
 
@@ -265,12 +265,18 @@ pub(super) fn read_records(
                     }
                 }
                 b"iOpa" if len >= 1 => fill = at.take(file, 1).map_err(short)?[0],
-                b"SoCo" | b"GdFl" | b"vmsk" | b"vsms" if len <= MAX_SHAPE_BLOCK => {
+                b"SoCo" | b"GdFl" | b"PtFl" | b"vmsk" | b"vsms" if len <= MAX_SHAPE_BLOCK => {
                     limits.claim(len, &format!("{} of its layers", kind))?;
                     let bytes = block_bytes(&mut at, file, len).map_err(short)?;
                     let read = match &key {
                         b"SoCo" => descriptor::versioned(&bytes)
                             .and_then(|d| fill::solid(&d, doc.mode))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        b"PtFl" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::pattern(&d))
                             .map(|(content, approximate)| {
                                 fill_content = Some(content);
                                 needs_more |= approximate;
@@ -287,7 +293,7 @@ pub(super) fn read_records(
                     };
                     needs_more |= read.is_none();
                 }
-                b"SoCo" | b"GdFl" | b"vmsk" | b"vsms" => needs_more = true,
+                b"SoCo" | b"GdFl" | b"PtFl" | b"vmsk" | b"vsms" => needs_more = true,
                 key if unrendered(key) => needs_more = true,
                 _ => {}
             }
