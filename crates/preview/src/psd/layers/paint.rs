@@ -154,11 +154,15 @@ impl<F: Read + Seek> Compositor<'_, F> {
         let (w, h) = (self.out_width as u64, self.out_height as u64);
         // The mask and the rows it is summed from.
         self.limits.claim(w * h * 8 + h * 8, &self.what)?;
+        let rows: Vec<u32> = std::iter::once(0)
+            .chain(self.rows_in.iter().scan(0u32, |at, n| {
+                *at += n;
+                Some(*at)
+            }))
+            .collect();
         let grid = Grid {
-            width: self.width,
-            height: self.height,
-            out_width: self.out_width,
-            out_height: self.out_height,
+            columns: &self.column_starts,
+            rows: &rows,
         };
         let limits = self.limits;
         mask.coverage(grid, || limits.check_time()).map(Some)

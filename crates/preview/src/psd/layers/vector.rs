@@ -78,13 +78,53 @@ pub(super) fn read(data: &[u8], width: u32, height: u32) -> Option<VectorMask> {
     Some(mask)
 }
 
-/// Where a document's pixels fall on the preview's grid.
+/// Where a document's pixels fall on the preview's grid: each preview
+/// column (row) gathers whole document columns (rows), from its start to
+/// the next one's (the last start is the document's side).
 #[derive(Clone, Copy)]
-pub(super) struct Grid {
-    pub(super) width: u32,
-    pub(super) height: u32,
-    pub(super) out_width: u32,
-    pub(super) out_height: u32,
+pub(super) struct Grid<'a> {
+    pub(super) columns: &'a [u32],
+    pub(super) rows: &'a [u32],
+}
+
+impl Grid<'_> {
+    fn out_width(&self) -> usize {
+        self.columns.len().saturating_sub(1)
+    }
+
+    fn out_height(&self) -> usize {
+        self.rows.len().saturating_sub(1)
+    }
+
+    /// A document coordinate on the grid: within each preview pixel, the
+    /// document pixels it gathers spread evenly, so a shape covers each
+    /// preview pixel by the mean of what it covers of those.
+    fn place(v: f64, starts: &[u32]) -> f64 {
+        let (out, side) = (starts.len() - 1, starts[starts.len() - 1] as f64);
+        let scale = out as f64 / side.max(1.0);
+        if v <= 0.0 {
+            return v * scale;
+        }
+        if v >= side {
+            return out as f64 + (v - side) * scale;
+        }
+        let cell = starts.partition_point(|&s| s as f64 <= v).clamp(1, out) - 1;
+        let (from, to) = (starts[cell] as f64, starts[cell + 1] as f64);
+        cell as f64 + (v - from) / (to - from).max(1.0)
+    }
+
+    fn at(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        (Self::place(x, self.columns), Self::place(y, self.rows))
+    }
+
+    /// Preview pixels per document pixel, across and down.
+    fn scale(&self) -> (f64, f64) {
+        let side = |starts: &[u32]| starts[starts.len() - 1].max(1) as f64;
+        (
+            self.out_width() as f64 / side(self.columns),
+            self.out_height() as f64 / side(self.rows),
+        )
+    }
 }
 
 impl VectorMask {
@@ -95,17 +135,13 @@ impl VectorMask {
         grid: Grid,
         mut check: impl FnMut() -> Result<(), E>,
     ) -> Result<Vec<f32>, E> {
-        let (w, h) = (grid.out_width as usize, grid.out_height as usize);
+        let (w, h) = (grid.out_width(), grid.out_height());
         let start = if self.subpaths.is_empty() && self.fill_all {
             1.0
         } else {
             0.0
         };
         let mut mask = vec![start; w * h];
-        let (sx, sy) = (
-            grid.out_width as f64 / grid.width.max(1) as f64,
-            grid.out_height as f64 / grid.height.max(1) as f64,
-        );
         let mut raster = Raster::new(w, h);
         let mut first = true;
         let mut i = 0;
@@ -118,7 +154,7 @@ impl VectorMask {
             }
             raster.clear();
             for subpath in &self.subpaths[i..end] {
-                raster.subpath(subpath, sx, sy, &mut check)?;
+                raster.subpath(subpath, grid, &mut check)?;
             }
             let operation = self.subpaths[i].operation;
             if first && matches!(operation, 2 | 3) {
@@ -157,28 +193,29 @@ impl Raster {
         self.acc.fill(0.0);
     }
 
-    /// Adds a closed subpath (an open one is closed), its points scaled by
-    /// `sx`, `sy` onto the grid.
+    /// Adds a closed subpath (an open one is closed), placed on `grid`.
     fn subpath<E>(
         &mut self,
         subpath: &Subpath,
-        sx: f64,
-        sy: f64,
+        grid: Grid,
         check: &mut impl FnMut() -> Result<(), E>,
     ) -> Result<(), E> {
         let knots = &subpath.knots;
         if knots.len() < 2 {
             return Ok(());
         }
-        let at = |(x, y): (f64, f64)| (x * sx, y * sy);
+        let (sx, sy) = grid.scale();
+        let on_grid = |(x, y): (f64, f64)| (x * sx, y * sy);
         for (k, knot) in knots.iter().enumerate() {
             if k % 64 == 63 {
                 check()?;
             }
             let next = &knots[(k + 1) % knots.len()];
-            let (p0, p1, p2, p3) = (at(knot[1]), at(knot[2]), at(next[0]), at(next[1]));
+            // The curve in document pixels, its chords placed on the grid.
+            let (p0, p1, p2, p3) = (knot[1], knot[2], next[0], next[1]);
             // Enough chords that none strays a fraction of a pixel from the curve.
-            let length = dist(p0, p1) + dist(p1, p2) + dist(p2, p3);
+            let (q0, q1, q2, q3) = (on_grid(p0), on_grid(p1), on_grid(p2), on_grid(p3));
+            let length = dist(q0, q1) + dist(q1, q2) + dist(q2, q3);
             let steps = (length.sqrt().ceil() as usize).clamp(1, 128);
             let mut from = p0;
             for s in 1..=steps {
@@ -194,11 +231,29 @@ impl Raster {
                         + 3.0 * u * t * t * p2.1
                         + t * t * t * p3.1,
                 );
-                self.line(from, to);
+                self.chord(grid, from, to);
                 from = to;
             }
         }
         Ok(())
+    }
+
+    /// A chord between document points, in pieces of about a preview pixel
+    /// each placed on the grid (whose cells need not be even).
+    fn chord(&mut self, grid: Grid, from: (f64, f64), to: (f64, f64)) {
+        let (sx, sy) = grid.scale();
+        let span = ((to.0 - from.0).abs() * sx).max((to.1 - from.1).abs() * sy);
+        if !span.is_finite() {
+            return;
+        }
+        let pieces = (span.ceil() as usize).clamp(1, 1 << 16);
+        let mut start = grid.at(from);
+        for p in 1..=pieces {
+            let t = p as f64 / pieces as f64;
+            let end = grid.at((from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t));
+            self.line(start, end);
+            start = end;
+        }
     }
 
     /// A line, split where it crosses the canvas's left or right border and
@@ -209,15 +264,19 @@ impl Raster {
             return;
         }
         let right = self.width as f64;
-        let mut cuts = vec![0.0, 1.0];
+        // At most two borders crossed: four cuts, in order.
+        let mut cuts = [0.0, 1.0, 1.0, 1.0];
+        let mut n = 1;
         for border in [0.0, right] {
             if (p0.0 - border) * (p1.0 - border) < 0.0 {
-                cuts.push((border - p0.0) / (p1.0 - p0.0));
+                cuts[n] = (border - p0.0) / (p1.0 - p0.0);
+                n += 1;
             }
         }
-        cuts.sort_by(f64::total_cmp);
+        cuts[n] = 1.0;
+        cuts[..=n].sort_by(f64::total_cmp);
         let lerp = |t: f64| (p0.0 + (p1.0 - p0.0) * t, p0.1 + (p1.1 - p0.1) * t);
-        for pair in cuts.windows(2) {
+        for pair in cuts[..=n].windows(2) {
             let (a, b) = (lerp(pair[0]), lerp(pair[1]));
             self.clipped_line(
                 (a.0.clamp(0.0, right) as f32, a.1 as f32),
@@ -339,11 +398,17 @@ pub(in crate::psd) mod tests {
     }
 
     fn cover(mask: &VectorMask, w: u32, h: u32, out: (u32, u32)) -> Vec<f32> {
+        // As the compositor groups them: document pixel x in preview
+        // column x · out / side.
+        let starts = |side: u32, out: u32| -> Vec<u32> {
+            (0..=out)
+                .map(|o| ((o as u64 * side as u64).div_ceil(out as u64)) as u32)
+                .collect()
+        };
+        let (columns, rows) = (starts(w, out.0), starts(h, out.1));
         let grid = Grid {
-            width: w,
-            height: h,
-            out_width: out.0,
-            out_height: out.1,
+            columns: &columns,
+            rows: &rows,
         };
         mask.coverage(grid, || Ok::<(), ()>(())).unwrap()
     }
@@ -364,6 +429,18 @@ pub(in crate::psd) mod tests {
         let half = cover(&mask, 8, 4, (4, 2));
         assert!((half[1] - 0.5).abs() < 1e-4, "{}", half[1]);
         assert!((half[3] - 0.125).abs() < 1e-4, "{}", half[3]);
+    }
+
+    #[test]
+    fn uneven_cells_cover_as_the_document_pixels_they_gather() {
+        // Three columns into two: the first preview column gathers two.
+        let block = polygon_block(&[(1.5, 0.0), (3.0, 0.0), (3.0, 1.0), (1.5, 1.0)], 3, 1);
+        let mask = read(&block, 3, 1).unwrap();
+        let c = cover(&mask, 3, 1, (2, 1));
+        assert!(
+            (c[0] - 0.25).abs() < 1e-4 && (c[1] - 1.0).abs() < 1e-4,
+            "{c:?}"
+        );
     }
 
     #[test]
