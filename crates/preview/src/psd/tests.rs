@@ -440,3 +440,24 @@ fn a_pattern_fill_layer_tiles_its_pattern() {
         assert_eq!(image.get_pixel(x, 1).0, want, "at {x}");
     }
 }
+
+#[test]
+fn damaged_fill_and_shape_layers_are_no_preview_or_an_image_never_a_panic() {
+    let path = polygon_block(&[(2.0, 1.0), (6.5, 1.0), (6.5, 5.0), (2.0, 5.0)], 8, 6);
+    let layer = pixelless(vec![
+        (*b"SoCo", solid_colour(0.0, 255.0, 255.0)),
+        (*b"vmsk", path),
+    ]);
+    let file = psd(3, (8, 6), &[], &[], &[layer], None, 3);
+    let read = |bytes: &[u8]| {
+        let _ = super::render(&mut std::io::Cursor::new(bytes), 64, &Limits::standard());
+    };
+    for at in 0..file.len() {
+        read(&file[..at]);
+        for value in [0x00, 0x7F, 0x80, 0xFF] {
+            let mut damaged = file.clone();
+            damaged[at] = value;
+            read(&damaged);
+        }
+    }
+}

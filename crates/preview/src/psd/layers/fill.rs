@@ -271,7 +271,7 @@ impl Gradient {
         }
         let colors = out.len() - 1;
         for (c, o) in out[..colors].iter_mut().enumerate() {
-            *o = interpolate(&self.colours, z, |v| v[c]);
+            *o = interpolate(&self.colours, z, |v| v.get(c).copied().unwrap_or(0.0));
         }
         out[colors] = if self.opacities.is_empty() {
             1.0

@@ -232,7 +232,9 @@ impl<F: Read + Seek> Compositor<'_, F> {
         let (out_w, out_h) = (self.out_width as usize, self.out_height as usize);
         let (mut source, mut sample) = (vec![0f32; n], vec![0f32; n]);
         if let Fill::Solid(colour) = content {
-            sample[..colors].copy_from_slice(&colour[..colors.min(colour.len())]);
+            for (s, &c) in sample[..colors].iter_mut().zip(colour) {
+                *s = c;
+            }
             sample[colors] = 1.0;
         }
         let mut row_start = 0u32;

@@ -207,9 +207,7 @@ impl Raster {
         let (sx, sy) = grid.scale();
         let on_grid = |(x, y): (f64, f64)| (x * sx, y * sy);
         for (k, knot) in knots.iter().enumerate() {
-            if k % 64 == 63 {
-                check()?;
-            }
+            check()?;
             let next = &knots[(k + 1) % knots.len()];
             // The curve in document pixels, its chords placed on the grid.
             let (p0, p1, p2, p3) = (knot[1], knot[2], next[0], next[1]);
@@ -246,7 +244,8 @@ impl Raster {
         if !span.is_finite() {
             return;
         }
-        let pieces = (span.ceil() as usize).clamp(1, 1 << 16);
+        // A preview is at most 4096 pixels a side.
+        let pieces = (span.ceil() as usize).clamp(1, 1 << 12);
         let mut start = grid.at(from);
         for p in 1..=pieces {
             let t = p as f64 / pieces as f64;
