@@ -15,6 +15,8 @@ struct TestLayer {
     channels: Vec<(i16, Vec<u8>)>,
     blocks: Vec<([u8; 4], Vec<u8>)>,
     empty_mask: Option<u8>,
+    /// Layer mask data as written (its length first), in place of `empty_mask`'s.
+    mask_data: Option<Vec<u8>>,
 }
 
 fn be16(v: u16) -> [u8; 2] {
@@ -96,13 +98,17 @@ fn psd_with_blocks(
             info.extend(b"8BIMnorm");
             info.extend([255, 0, 0, 0]);
             let mut extra = Vec::new();
-            match layer.empty_mask {
-                Some(colour) => {
+            match (&layer.mask_data, layer.empty_mask) {
+                (Some(data), _) => {
+                    extra.extend(be32(data.len() as u32));
+                    extra.extend(data);
+                }
+                (None, Some(colour)) => {
                     extra.extend(be32(20));
                     extra.extend([0; 16]);
                     extra.extend([colour, 0, 0, 0]);
                 }
-                None => extra.extend(be32(0)),
+                (None, None) => extra.extend(be32(0)),
             }
             extra.extend(be32(0)); // blending ranges
             extra.extend([0, 0, 0, 0]); // the name, padded
@@ -460,4 +466,32 @@ fn damaged_fill_and_shape_layers_are_no_preview_or_an_image_never_a_panic() {
             read(&damaged);
         }
     }
+}
+
+#[test]
+fn a_masks_density_lets_what_it_hides_show_through() {
+    // A red layer of two pixels, its mask hiding the first, at half density.
+    let mut mask = Vec::new();
+    for v in [0u32, 0, 1, 2] {
+        mask.extend(be32(v));
+    }
+    mask.extend([0, 0x10, 1, 128]); // default 0; parameters: the user mask's density
+    mask.resize(20, 0);
+    let layer = TestLayer {
+        rect: (0, 0, 1, 2),
+        channels: vec![
+            (-1, vec![255, 255]),
+            (0, vec![255, 255]),
+            (1, vec![0, 0]),
+            (2, vec![0, 0]),
+            (-2, vec![0, 255]),
+        ],
+        mask_data: Some(mask),
+        ..TestLayer::default()
+    };
+    let file = psd(3, (2, 1), &[], &[], &[layer], None, 3);
+    let preview = render(&file, 64);
+    assert!(!preview.approximate);
+    assert_eq!(preview.image.get_pixel(0, 0).0[3], 127);
+    assert_eq!(preview.image.get_pixel(1, 0).0, [255, 0, 0, 255]);
 }

@@ -46,7 +46,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
                         continue;
                     }
                     let o = oy * w + self.column_of[x as usize] as usize;
-                    sums[o] += m as f64;
+                    sums[o] += mask.applied(m) as f64;
                     counted[o] += 1;
                 }
             }
@@ -54,7 +54,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok((0..w * h)
             .map(|o| {
                 let cell = self.columns_in[o % w] as f64 * self.rows_in[o / w] as f64;
-                let outside = (cell - counted[o] as f64) * mask.outside as f64;
+                let outside = (cell - counted[o] as f64) * mask.applied(mask.outside) as f64;
                 ((sums[o] + outside) / cell / 255.0) as f32
             })
             .collect())
@@ -165,7 +165,14 @@ impl<F: Read + Seek> Compositor<'_, F> {
             rows: &rows,
         };
         let limits = self.limits;
-        mask.coverage(grid, || limits.check_time()).map(Some)
+        let mut coverage = mask.coverage(grid, || limits.check_time())?;
+        let density = layer.vector_density as f32 / 255.0;
+        if density < 1.0 {
+            coverage
+                .iter_mut()
+                .for_each(|c| *c = *c * density + 1.0 - density);
+        }
+        Ok(Some(coverage))
     }
 
     /// Paints layer `l` onto `target` with `opacity` and `blend` (`atop`
@@ -402,11 +409,11 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 Some((m, inside)) => {
                     for (i, (share, &a)) in coverage.iter_mut().zip(&alpha_row).enumerate() {
                         let x = rect.left + i as i64;
-                        let value = if inside && x >= m.rect.left && x < m.rect.right {
+                        let value = m.applied(if inside && x >= m.rect.left && x < m.rect.right {
                             mask_row[(x - m.rect.left) as usize]
                         } else {
                             m.outside
-                        };
+                        });
                         *share = ((a as u32 * value as u32 + 127) / 255) as u8;
                     }
                     &coverage

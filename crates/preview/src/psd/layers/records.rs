@@ -49,6 +49,17 @@ pub(super) struct Mask {
     pub(super) outside: u8,
     /// The channel holding it: -2, or -3 for the user mask beside a vector one.
     pub(super) id: i16,
+    /// How much of it applies (its density, 255 all).
+    pub(super) density: u8,
+}
+
+impl Mask {
+    /// A value of the mask as it applies: at a density below 255, what it
+    /// hides shows through in part.
+    pub(super) fn applied(&self, v: u8) -> u8 {
+        let d = self.density as u32;
+        ((v as u32 * d + 127) / 255 + (255 - d)) as u8
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +97,8 @@ pub(super) struct Layer {
     /// Its pixels were stored without its vector mask applied: a pixel
     /// layer whose user mask is not one of its own (psd-tools' reading).
     pub(super) vector_over_pixels: bool,
+    /// How much of its vector mask applies (its density, 255 all).
+    pub(super) vector_density: u8,
 }
 
 impl Layer {
@@ -200,8 +213,9 @@ pub(super) fn read_records(
         // Layer mask data.
         let mask_len = be32(at.take(file, 4).map_err(short)?) as u64;
         let mask_start = at.pos();
-        let mut masks = (None, None);
+        let mut masks: (Option<Mask>, Option<Mask>) = (None, None);
         let mut mask_parameters = false;
+        let mut vector_density = 255u8;
         if mask_len >= 20 {
             let b = at.take(file, 18).map_err(short)?;
             let (rect, outside, mask_flags) = (Rect::read(b), b[16], b[17]);
@@ -213,21 +227,61 @@ pub(super) fn read_records(
                 rect,
                 outside,
                 id: -2,
+                density: 255,
             });
             // The real user mask's header comes first (as psd-tools reads
             // Photoshop's files, not as the specification says), and only
-            // when the layer has its channel (-3).
+            // when the layer has its channel (-3); it is the mask shown
+            // only when its own flags say it holds one (bit 4).
             if mask_len >= 36 && channels.iter().any(|c| c.id == -3) {
                 let b = at.take(file, 18).map_err(short)?;
                 check_side(doc, Rect::read(&b[2..]))?;
-                masks.1 = enabled.then_some(Mask {
-                    rect: Rect::read(&b[2..]),
-                    outside: b[1],
-                    id: -3,
-                });
+                if b[0] & 0x10 != 0 {
+                    masks.1 = enabled.then_some(Mask {
+                        rect: Rect::read(&b[2..]),
+                        outside: b[1],
+                        id: -3,
+                        density: 255,
+                    });
+                }
             }
-            // Bit 4: density or feather applied, which we do not render.
-            mask_parameters = enabled && mask_flags & 0x10 != 0;
+            // Bit 4: parameters follow, each flagged: the user mask's
+            // density and feather, the vector mask's density and feather.
+            if enabled && mask_flags & 0x10 != 0 {
+                let left = |at: &Cursor| (mask_start + mask_len).saturating_sub(at.pos());
+                let which = if left(&at) >= 1 {
+                    at.take(file, 1).map_err(short)?[0]
+                } else {
+                    0
+                };
+                let mut user_density = None;
+                for bit in 0..4 {
+                    if which & (1 << bit) == 0 {
+                        continue;
+                    }
+                    let size = if bit % 2 == 0 { 1 } else { 8 };
+                    if left(&at) < size {
+                        mask_parameters = true;
+                        break;
+                    }
+                    let b = at.take(file, size as usize).map_err(short)?;
+                    match bit {
+                        0 => user_density = Some(b[0]),
+                        2 => {
+                            vector_density = b[0];
+                            user_density = user_density.or(Some(b[0]));
+                        }
+                        // A feather blurs the mask, which we do not render.
+                        _ => {
+                            mask_parameters |=
+                                f64::from_be_bytes(b.try_into().expect("8 bytes")) > 0.0
+                        }
+                    }
+                }
+                for mask in [&mut masks.0, &mut masks.1].into_iter().flatten() {
+                    mask.density = user_density.unwrap_or(255);
+                }
+            }
         }
         at.seek_to(mask_start + mask_len);
         // Blending ranges, then the name (padded to four bytes).
@@ -306,7 +360,7 @@ pub(super) fn read_records(
             (Some(user), _) if has(-2) => Some(user),
             _ => None,
         };
-        let vector_over_pixels = fill_content.is_none() && mask_len >= 20 && !has(-3);
+        let vector_over_pixels = fill_content.is_none() && mask_len >= 20 && masks.1.is_none();
         layers.push(Layer {
             rect,
             channels,
@@ -319,6 +373,7 @@ pub(super) fn read_records(
             kind: layer_kind,
             unrendered: needs_more || mask_parameters,
             vector_over_pixels,
+            vector_density,
             fill_content,
             vector_mask,
         });
