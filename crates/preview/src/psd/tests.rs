@@ -495,3 +495,58 @@ fn a_masks_density_lets_what_it_hides_show_through() {
     assert_eq!(preview.image.get_pixel(0, 0).0[3], 127);
     assert_eq!(preview.image.get_pixel(1, 0).0, [255, 0, 0, 255]);
 }
+
+#[test]
+fn a_colour_overlay_effect_recolours_its_layer() {
+    let boolean = |v: bool| vec![b'b', b'o', b'o', b'l', v as u8];
+    let colour = object(
+        b"RGBC",
+        &[
+            (b"Rd  ", double(0.0)),
+            (b"Grn ", double(0.0)),
+            (b"Bl  ", double(255.0)),
+        ],
+    );
+    let mode = [
+        b"enum".to_vec(),
+        be32(0).to_vec(),
+        b"BlnM".to_vec(),
+        be32(0).to_vec(),
+        b"Nrml".to_vec(),
+    ]
+    .concat();
+    let half = [b"UntF#Prc".to_vec(), 50f64.to_be_bytes().to_vec()].concat();
+    let overlay = object(
+        b"SoFi",
+        &[
+            (b"enab", boolean(true)),
+            (b"Md  ", mode),
+            (b"Opct", half),
+            (b"Clr ", colour),
+        ],
+    );
+    let effects = [
+        be32(0).to_vec(),
+        be32(16).to_vec(),
+        encode(
+            b"null",
+            &[(b"masterFXSwitch", boolean(true)), (b"SoFi", overlay)],
+        ),
+    ]
+    .concat();
+    let layer = TestLayer {
+        rect: (0, 0, 1, 1),
+        channels: vec![(-1, vec![255]), (0, vec![255]), (1, vec![0]), (2, vec![0])],
+        blocks: vec![(*b"lfx2", effects), (*b"lrFX", vec![0; 4])],
+        ..TestLayer::default()
+    };
+    let file = psd(3, (1, 1), &[], &[], &[layer], None, 3);
+    let preview = render(&file, 64);
+    assert!(!preview.approximate);
+    // Red under blue at half opacity.
+    let [r, g, b, a] = preview.image.get_pixel(0, 0).0;
+    assert!(
+        r.abs_diff(128) <= 1 && g == 0 && b.abs_diff(128) <= 1 && a == 255,
+        "{r} {g} {b} {a}"
+    );
+}

@@ -6,6 +6,7 @@
 //! (`PtFl`) names a pattern of the document's (see [`super::pattern`]),
 //! tiled from the canvas's corner at its scale.
 
+use super::blend::Blend;
 use super::descriptor::{Descriptor, Value};
 use crate::psd::document::Mode;
 
@@ -161,6 +162,85 @@ fn hsb_to_rgb(hue: f64, s: f64, v: f64) -> [f64; 3] {
 pub(super) fn solid(d: &Descriptor, mode: Mode) -> Option<(Fill, bool)> {
     let (samples, approximate) = colour(d.object(b"Clr ")?, mode)?;
     Some((Fill::Solid(samples), approximate))
+}
+
+/// A colour overlay (the `SoFi` layer effect): the layer's colours blended
+/// with one colour by its mode, at its opacity; its transparency kept.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Overlay {
+    colour: Vec<f32>,
+    opacity: f32,
+    blend: Blend,
+}
+
+impl Overlay {
+    /// `colour` (straight samples) under the overlay.
+    pub(super) fn apply(&self, colour: &mut [f32]) {
+        for (c, o) in colour.iter_mut().zip(&self.colour) {
+            *c += (self.blend.apply(*c, *o) - *c) * self.opacity;
+        }
+    }
+}
+
+/// An `lfx2` block's effects (its version, then a descriptor): a colour
+/// overlay if one is on, and whether any other effect is on (which we do
+/// not render). `None` if it cannot be read.
+pub(super) fn effects(data: &[u8], mode: Mode) -> Option<(Option<Overlay>, bool)> {
+    let d = super::descriptor::versioned(data.get(4..)?)?;
+    if d.flag(b"masterFXSwitch") == Some(false) {
+        return Some((None, false));
+    }
+    let (mut overlay, mut others) = (None, false);
+    for (key, value) in &d.items {
+        let effects: Vec<&Descriptor> = match value {
+            Value::Object(effect) => vec![effect],
+            Value::List(list) => list
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Object(effect) => Some(effect),
+                    _ => None,
+                })
+                .collect(),
+            _ => continue,
+        };
+        for effect in effects {
+            if effect.flag(b"enab") != Some(true) {
+                continue;
+            }
+            let colour_overlay = matches!(&key[..], b"SoFi" | b"solidFillMulti");
+            let read = colour_overlay
+                .then(|| {
+                    let (colour, converted) = colour(effect.object(b"Clr ")?, mode)?;
+                    let blend = match effect.enumeration(b"Md  ")? {
+                        b"Nrml" => Blend::Normal,
+                        b"Mltp" => Blend::Multiply,
+                        b"Scrn" => Blend::Screen,
+                        b"Ovrl" => Blend::Overlay,
+                        b"Drkn" => Blend::Darken,
+                        b"Lghn" => Blend::Lighten,
+                        _ => return None,
+                    };
+                    let opacity = (effect.number(b"Opct")? / 100.0).clamp(0.0, 1.0) as f32;
+                    Some((
+                        Overlay {
+                            colour,
+                            opacity,
+                            blend,
+                        },
+                        converted,
+                    ))
+                })
+                .flatten();
+            match read {
+                Some((read, converted)) if overlay.is_none() => {
+                    overlay = Some(read);
+                    others |= converted;
+                }
+                _ => others = true,
+            }
+        }
+    }
+    Some((overlay, others))
 }
 
 /// A `PtFl` block's pattern; whether it is approximate (turned, or its

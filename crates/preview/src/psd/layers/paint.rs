@@ -6,7 +6,7 @@
 use std::io::{Read, Seek};
 
 use super::blend::{blend_pixel, Blend};
-use super::fill::Fill;
+use super::fill::{Fill, Overlay};
 use super::pattern::{self, Tile};
 use super::records::Mask;
 use super::vector::Grid;
@@ -268,6 +268,9 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     let columns = (self.column_starts[ox], self.columns_in[ox]);
                     tile_mean(tile, *scale, columns, rows, &mut sample);
                 }
+                if let Some(overlay) = &layers[l].overlay {
+                    overlay.apply(&mut sample[..colors]);
+                }
                 let alpha = sample[colors] * share;
                 for c in 0..colors {
                     source[c] = sample[c] * alpha;
@@ -297,6 +300,8 @@ impl<F: Read + Seek> Compositor<'_, F> {
         atop: bool,
         vector: Option<&[f32]>,
     ) -> Result<(), NoPreview> {
+        let layers = self.layers;
+        let overlay = layers[l].overlay.as_ref();
         let layer = &self.layers[l];
         let rect = layer.rect;
         let (top, bottom) = (rect.top.max(0), rect.bottom.min(self.height as i64));
@@ -400,7 +405,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     first_column..=last_column,
                     target,
                     (opacity, blend, atop),
-                    vector,
+                    (vector, overlay),
                 );
             }
             gathering = Some(oy);
@@ -461,7 +466,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 first_column..=last_column,
                 target,
                 (opacity, blend, atop),
-                vector,
+                (vector, overlay),
             );
         }
         Ok(())
@@ -476,7 +481,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
         columns: std::ops::RangeInclusive<usize>,
         target: &mut Canvas,
         (opacity, blend, atop): (f32, Blend, bool),
-        vector: Option<&[f32]>,
+        (vector, overlay): (Option<&[f32]>, Option<&Overlay>),
     ) {
         let n = self.colors + 1;
         let out_w = self.out_width as usize;
@@ -492,6 +497,13 @@ impl<F: Read + Seek> Compositor<'_, F> {
             }
             source[self.colors] = sum[self.colors] as f32 / cell;
             sum.fill(0);
+            if let Some(overlay) = overlay {
+                let alpha = source[self.colors];
+                let straight = &mut source[..self.colors];
+                straight.iter_mut().for_each(|c| *c /= alpha);
+                overlay.apply(straight);
+                straight.iter_mut().for_each(|c| *c *= alpha);
+            }
             if let Some(vector) = vector {
                 let share = vector[oy * out_w + ox];
                 source.iter_mut().for_each(|s| *s *= share);

@@ -7,7 +7,7 @@ use std::io::{Read, Seek};
 
 use super::blend::{share, Blend};
 use super::descriptor;
-use super::fill::{self, Fill};
+use super::fill::{self, Fill, Overlay};
 use super::vector::{self, VectorMask};
 use crate::psd::cursor::{be16, be32, be64, Cursor, Short};
 use crate::psd::damaged;
@@ -99,6 +99,8 @@ pub(super) struct Layer {
     pub(super) vector_over_pixels: bool,
     /// How much of its vector mask applies (its density, 255 all).
     pub(super) vector_density: u8,
+    /// Its colour overlay effect, if on.
+    pub(super) overlay: Option<Overlay>,
 }
 
 impl Layer {
@@ -145,8 +147,8 @@ fn unrendered(key: &[u8; 4]) -> bool {
         b"levl" | b"curv" | b"brit" | b"blnc" | b"hue " | b"hue2" | b"selc" | b"thrs" | b"nvrt"
             | b"post" | b"mixr" | b"grdm" | b"phfl" | b"expA" | b"vibA" | b"clrL" | b"blwh"
             | b"CgEd"
-            // Effects.
-            | b"lfx2" | b"lrFX" | b"lmfx"
+            // Effects but a colour overlay (`lfx2`'s, read apart).
+            | b"lmfx"
     )
 }
 
@@ -291,6 +293,8 @@ pub(super) fn read_records(
         at.seek_to(at.pos() + (name_len + 1).next_multiple_of(4) - 1);
         let (mut layer_kind, mut fill, mut needs_more) = (Kind::Pixels, 255u8, false);
         let (mut fill_content, mut vector_mask) = (None, None);
+        // Photoshop writes the old effects (`lrFX`) beside `lfx2`, which says all.
+        let (mut overlay, mut old_effects, mut effects_read) = (None, false, false);
         while extra_end.saturating_sub(at.pos()) >= 12 {
             let head = at.take(file, 8).map_err(short)?;
             if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
@@ -348,12 +352,27 @@ pub(super) fn read_records(
                     needs_more |= read.is_none();
                 }
                 b"SoCo" | b"GdFl" | b"PtFl" | b"vmsk" | b"vsms" => needs_more = true,
+                b"lfx2" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    effects_read = true;
+                    match fill::effects(&bytes, doc.mode) {
+                        Some((read, others)) => {
+                            overlay = read;
+                            needs_more |= others;
+                        }
+                        None => needs_more = true,
+                    }
+                }
+                b"lfx2" => needs_more = true,
+                b"lrFX" => old_effects = true,
                 key if unrendered(key) => needs_more = true,
                 _ => {}
             }
             at.seek_to(start + len);
         }
         at.seek_to(extra_end);
+        needs_more |= old_effects && !effects_read;
         let has = |id| channels.iter().any(|c| c.id == id);
         let mask = match masks {
             (_, Some(real)) if has(-3) => Some(real),
@@ -374,6 +393,7 @@ pub(super) fn read_records(
             unrendered: needs_more || mask_parameters,
             vector_over_pixels,
             vector_density,
+            overlay,
             fill_content,
             vector_mask,
         });
