@@ -82,6 +82,9 @@ struct Compositor<'a, F> {
     rows_in: Vec<u32>,
     approximate: bool,
     what: String,
+    /// The layer whose colour overlay waits for the layers clipped to it
+    /// (its interior effects apply to the clipping group as a whole).
+    overlay_later: Option<usize>,
 }
 
 /// Composites `doc`'s layers into `size`, or says why it cannot.
@@ -160,6 +163,7 @@ pub fn composite(
         rows_in,
         approximate: false,
         what,
+        overlay_later: None,
     };
     let mut canvas = compositor.blank();
     compositor.draw(&nodes, &mut canvas)?;

@@ -496,8 +496,8 @@ fn a_masks_density_lets_what_it_hides_show_through() {
     assert_eq!(preview.image.get_pixel(1, 0).0, [255, 0, 0, 255]);
 }
 
-#[test]
-fn a_colour_overlay_effect_recolours_its_layer() {
+/// An `lfx2` block of one effect on: a colour overlay of blue at half opacity.
+fn blue_overlay_at_half() -> Vec<u8> {
     let boolean = |v: bool| vec![b'b', b'o', b'o', b'l', v as u8];
     let colour = object(
         b"RGBC",
@@ -525,7 +525,7 @@ fn a_colour_overlay_effect_recolours_its_layer() {
             (b"Clr ", colour),
         ],
     );
-    let effects = [
+    [
         be32(0).to_vec(),
         be32(16).to_vec(),
         encode(
@@ -533,7 +533,12 @@ fn a_colour_overlay_effect_recolours_its_layer() {
             &[(b"masterFXSwitch", boolean(true)), (b"SoFi", overlay)],
         ),
     ]
-    .concat();
+    .concat()
+}
+
+#[test]
+fn a_colour_overlay_effect_recolours_its_layer() {
+    let effects = blue_overlay_at_half();
     let layer = TestLayer {
         rect: (0, 0, 1, 1),
         channels: vec![(-1, vec![255]), (0, vec![255]), (1, vec![0]), (2, vec![0])],
@@ -548,5 +553,46 @@ fn a_colour_overlay_effect_recolours_its_layer() {
     assert!(
         r.abs_diff(128) <= 1 && g == 0 && b.abs_diff(128) <= 1 && a == 255,
         "{r} {g} {b} {a}"
+    );
+}
+
+#[test]
+fn a_colour_overlay_recolours_a_fill_and_what_is_clipped_to_it() {
+    // White fill under blue at half, a red fill clipped to it over the
+    // right half: the base's overlay covers what is clipped to it too.
+    let base = pixelless(vec![
+        (*b"SoCo", solid_colour(255.0, 255.0, 255.0)),
+        (*b"lfx2", blue_overlay_at_half()),
+    ]);
+    let mut clipped = pixelless(vec![
+        (*b"SoCo", solid_colour(255.0, 0.0, 0.0)),
+        (
+            *b"vmsk",
+            polygon_block(&[(2.0, 0.0), (4.0, 0.0), (4.0, 1.0), (2.0, 1.0)], 4, 1),
+        ),
+    ]);
+    clipped.empty_mask = None;
+    let mut file = psd(3, (4, 1), &[], &[], &[base, clipped], None, 3);
+    // The second record's clipping byte (after its blend mode and opacity).
+    let second = file
+        .windows(8)
+        .enumerate()
+        .filter(|(_, w)| w == b"8BIMnorm")
+        .nth(1)
+        .map(|(i, _)| i)
+        .unwrap();
+    file[second + 9] = 1;
+    let image = render(&file, 64).image;
+    for x in 0..2 {
+        let [r, g, b, _] = image.get_pixel(x, 0).0;
+        assert!(
+            r.abs_diff(128) <= 1 && g.abs_diff(128) <= 1 && b == 255,
+            "{x}: {r} {g} {b}"
+        );
+    }
+    let [r, g, b, _] = image.get_pixel(3, 0).0;
+    assert!(
+        r.abs_diff(128) <= 1 && g == 0 && b.abs_diff(128) <= 1,
+        "{r} {g} {b}"
     );
 }

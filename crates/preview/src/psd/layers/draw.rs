@@ -79,13 +79,28 @@ impl<F: Read + Seek> Compositor<'_, F> {
         // A clipping group: the base, then each clipped layer atop it, then
         // the whole onto the canvas with the base's opacity and mode.
         let mut base = self.blank();
-        self.paint_layer(l, &mut base, share(layer.fill), Blend::Normal, false)?;
+        self.overlay_later = Some(l);
+        let painted = self.paint_layer(l, &mut base, share(layer.fill), Blend::Normal, false);
+        self.overlay_later = None;
+        painted?;
         for c in visible {
             let clip = &self.layers[c];
             self.approximate |= clip.approximate();
             self.paint_layer(c, &mut base, clip.strength(), clip.blend, true)?;
         }
         let layer = &self.layers[l];
+        // The base's colour overlay covers what is clipped to it too.
+        if let Some(overlay) = &layer.overlay {
+            let colors = self.colors;
+            for pixel in base.samples.chunks_exact_mut(colors + 1) {
+                let alpha = pixel[colors];
+                if alpha > 0.0 {
+                    pixel[..colors].iter_mut().for_each(|c| *c /= alpha);
+                    overlay.apply(&mut pixel[..colors]);
+                    pixel[..colors].iter_mut().for_each(|c| *c *= alpha);
+                }
+            }
+        }
         self.blend_canvas(&base, canvas, share(layer.opacity), layer.blend, None);
         Ok(())
     }

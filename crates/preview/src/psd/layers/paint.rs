@@ -268,12 +268,15 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     let columns = (self.column_starts[ox], self.columns_in[ox]);
                     tile_mean(tile, *scale, columns, rows, &mut sample);
                 }
-                if let Some(overlay) = &layers[l].overlay {
-                    overlay.apply(&mut sample[..colors]);
-                }
                 let alpha = sample[colors] * share;
-                for c in 0..colors {
-                    source[c] = sample[c] * alpha;
+                source[..colors].copy_from_slice(&sample[..colors]);
+                if let Some(overlay) = layers[l].overlay.as_ref() {
+                    if self.overlay_later != Some(l) {
+                        overlay.apply(&mut source[..colors]);
+                    }
+                }
+                for s in &mut source[..colors] {
+                    *s *= alpha;
                 }
                 source[colors] = alpha;
                 blend_pixel(
@@ -301,7 +304,10 @@ impl<F: Read + Seek> Compositor<'_, F> {
         vector: Option<&[f32]>,
     ) -> Result<(), NoPreview> {
         let layers = self.layers;
-        let overlay = layers[l].overlay.as_ref();
+        let overlay = layers[l]
+            .overlay
+            .as_ref()
+            .filter(|_| self.overlay_later != Some(l));
         let layer = &self.layers[l];
         let rect = layer.rect;
         let (top, bottom) = (rect.top.max(0), rect.bottom.min(self.height as i64));
