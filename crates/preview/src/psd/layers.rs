@@ -10,17 +10,18 @@
 //! blending happens at the preview's scale: exact when it is the document's
 //! size, a close approximation when shrinking.
 //!
-//! Rendered: pixel layers with opacity and fill, visibility, layer masks,
-//! vector masks, groups (pass-through and normal, with opacity and mask),
-//! clipping, and the blend modes normal, multiply, screen, overlay, darken
-//! and lighten; fill layers (solid colour and gradient) and shape layers
-//! saved without their pixels. Text and smart objects show the pixels
-//! Photoshop stored for them. What needs more (adjustment and pattern fill
-//! layers, effects, other blend modes, clipping to a group) makes the
-//! preview approximate.
+//! Rendered: pixel layers with opacity and fill, visibility, layer masks
+//! (with their density), vector masks, groups (pass-through and normal,
+//! with opacity and mask), clipping, the blend modes normal, multiply,
+//! screen, overlay, darken and lighten, and the colour overlay effect; fill
+//! layers (solid colour, gradient and pattern) and shape layers saved
+//! without their pixels. Text and smart objects show the pixels Photoshop
+//! stored for them. What needs more (adjustment layers, other effects, a
+//! shape's stroke, a mask's feather, other blend modes, clipping to a
+//! group) makes the preview approximate.
 //!
-//! `records` reads the layer records (`descriptor`, `fill` and `vector`
-//! what fill and shape layers hold), `tree` groups them, `draw` walks the
+//! `records` reads the layer records (`descriptor`, `fill`, `pattern` and
+//! `vector` what fill and shape layers and effects hold), `tree` groups them, `draw` walks the
 //! tree onto canvases, `paint` gathers one layer's rows into the preview's
 //! grid and `blend` mixes pixels; here the working size is chosen, within
 //! half the memory budget.

@@ -596,3 +596,39 @@ fn a_colour_overlay_recolours_a_fill_and_what_is_clipped_to_it() {
         "{r} {g} {b}"
     );
 }
+
+#[test]
+fn a_shapes_stroke_makes_the_preview_approximate_and_a_hidden_fill_shows_nothing() {
+    let stroke = |stroke: bool, fill: bool| {
+        let boolean = |v: bool| vec![b'b', b'o', b'o', b'l', v as u8];
+        [
+            be32(16).to_vec(),
+            encode(
+                b"strokeStyle",
+                &[
+                    (b"strokeEnabled", boolean(stroke)),
+                    (b"fillEnabled", boolean(fill)),
+                ],
+            ),
+        ]
+        .concat()
+    };
+    let path = polygon_block(&[(0.0, 0.0), (4.0, 0.0), (4.0, 2.0), (0.0, 2.0)], 4, 2);
+    let shape = |vstk: Vec<u8>| {
+        let mut layer = pixelless(vec![
+            (*b"SoCo", solid_colour(255.0, 0.0, 0.0)),
+            (*b"vmsk", path.clone()),
+            (*b"vstk", vstk),
+        ]);
+        layer.empty_mask = None;
+        psd(3, (4, 2), &[], &[], &[layer], None, 3)
+    };
+    let stroked = render(&shape(stroke(true, true)), 64);
+    assert!(stroked.approximate);
+    assert_eq!(stroked.image.get_pixel(1, 1).0, [255, 0, 0, 255]);
+    let plain = render(&shape(stroke(false, true)), 64);
+    assert!(!plain.approximate);
+    let outline = render(&shape(stroke(true, false)), 64);
+    assert!(outline.approximate);
+    assert_eq!(outline.image.get_pixel(1, 1).0[3], 0);
+}

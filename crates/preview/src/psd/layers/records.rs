@@ -295,6 +295,7 @@ pub(super) fn read_records(
         let (mut fill_content, mut vector_mask) = (None, None);
         // Photoshop writes the old effects (`lrFX`) beside `lfx2`, which says all.
         let (mut overlay, mut old_effects, mut effects_read) = (None, false, false);
+        let mut fill_hidden = false;
         while extra_end.saturating_sub(at.pos()) >= 12 {
             let head = at.take(file, 8).map_err(short)?;
             if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
@@ -365,6 +366,20 @@ pub(super) fn read_records(
                     }
                 }
                 b"lfx2" => needs_more = true,
+                // A shape's stroke, which we do not draw; and whether its
+                // fill shows at all.
+                b"vstk" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    match descriptor::versioned(&bytes) {
+                        Some(stroke) => {
+                            needs_more |= stroke.flag(b"strokeEnabled") != Some(false);
+                            fill_hidden = stroke.flag(b"fillEnabled") == Some(false);
+                        }
+                        None => needs_more = true,
+                    }
+                }
+                b"vstk" => needs_more = true,
                 b"lrFX" => old_effects = true,
                 key if unrendered(key) => needs_more = true,
                 _ => {}
@@ -373,6 +388,10 @@ pub(super) fn read_records(
         }
         at.seek_to(extra_end);
         needs_more |= old_effects && !effects_read;
+        if fill_hidden {
+            // A shape drawn by its stroke alone (which we do not draw).
+            fill = 0;
+        }
         let has = |id| channels.iter().any(|c| c.id == id);
         let mask = match masks {
             (_, Some(real)) if has(-3) => Some(real),
