@@ -7,6 +7,8 @@
 //!   their `NAME.psd`, and `group-clipping/group-clipping-photoshop.png`):
 //!   ours at full size against each, its mean and largest difference, and
 //!   how many are within 2 of 255 (mean difference);
+//! - psd-tools' `layers-minimal` documents (seven layers saved without their
+//!   pixels): ours against Photoshop's composite of the same layers;
 //! - every document psd-tools can open: our 256 px preview against
 //!   psd-tools' colour-managed reading of it, and the share that agree.
 //!
@@ -72,7 +74,69 @@ pub fn measure() {
     let work = common::work_dir("bench-psd-corpus");
     let theirs = psd_tools_readings(&files, &work);
     references(&corpus);
+    minimal(&corpus);
     agreement(&corpus, &files, &theirs, &work);
+}
+
+/// The layers psd-tools' `test_composite_minimal` checks: each saved
+/// without its pixels or a composite (`layers-minimal/NAME.psd`), ours
+/// rendered from what the layers say, against Photoshop's composite of the
+/// same layers (`layers/NAME.psd`, read by ours too).
+fn minimal(corpus: &Path) {
+    const NAMES: [&str; 7] = [
+        "smartobject-layer",
+        "type-layer",
+        "gradient-fill",
+        "shape-layer",
+        "pixel-layer",
+        "solid-color-fill",
+        "pattern-fill",
+    ];
+    println!();
+    println!("| layers without their pixels | mean difference | p99 | largest | within 2 of 255 | approximate |");
+    println!("|---|---|---|---|---|---|");
+    let limits = leasedesk::preview::Limits::standard;
+    let size = leasedesk::preview::MAX_SIZE;
+    let mut within = 0;
+    for name in NAMES {
+        let (bare, full) = (
+            corpus.join(format!("layers-minimal/{name}.psd")),
+            corpus.join(format!("layers/{name}.psd")),
+        );
+        let (ours, photoshop) = match (
+            leasedesk::preview::preview_file(&bare, size, &limits()),
+            leasedesk::preview::preview_file(&full, size, &limits()),
+        ) {
+            (Ok(ours), Ok(photoshop)) => (ours, photoshop.image),
+            (ours, photoshop) => {
+                let e = ours.err().or(photoshop.err()).unwrap();
+                println!("| {name} | {e} | | | no | |");
+                continue;
+            }
+        };
+        let Some(photoshop) = shrunk(&photoshop, ours.image.dimensions()) else {
+            println!("| {name} | sizes differ | | | no | |");
+            continue;
+        };
+        let d = difference(&ours.image, &photoshop);
+        let ok = d.mean <= REFERENCE_MEAN;
+        within += ok as u32;
+        println!(
+            "| {name} | {:.2} | {} | {} | {} | {} |",
+            d.mean,
+            d.p99,
+            d.max,
+            if ok { "yes" } else { "no" },
+            if ours.approximate { "yes" } else { "no" }
+        );
+    }
+    println!();
+    row(
+        "**layers saved without their pixels** (psd-tools' `layers-minimal`) against Photoshop's composite of the same layers, within 2 of 255",
+        format!("**{within} of {}**", NAMES.len()),
+        "—",
+        value(within as f64, "files").and("of", NAMES.len() as f64, "files"),
+    );
 }
 
 /// Every `.psd` and `.psb` under `dir`.

@@ -1,8 +1,9 @@
 //! Fill layers' content: a solid colour (`SoCo`) or a gradient (`GdFl`,
 //! with its stops, transparency and five styles), from their descriptors,
 //! as the document's stored samples (0..1; CMYK inverted, as the file keeps
-//! it). The gradient's geometry is psd-tools': a ramp across the canvas at
-//! the fill's angle and scale, its stops joined linearly. A pattern fill
+//! it). The gradient's geometry is psd-tools' (a ramp across the canvas at
+//! the fill's angle and scale), its ends and the easing between its stops
+//! as Photoshop's own composites show them. A pattern fill
 //! (`PtFl`) names a pattern of the document's (see [`super::pattern`]),
 //! tiled from the canvas's corner at its scale.
 
@@ -24,6 +25,8 @@ pub(super) struct Gradient {
     angle: f64,
     scale: f64,
     reverse: bool,
+    /// How smoothly it passes each stop (its "smoothness", 0..1).
+    smoothness: f64,
     /// (location 0..1, samples), in order.
     colours: Vec<(f64, Vec<f32>)>,
     /// (location 0..1, opacity 0..1), in order.
@@ -313,6 +316,7 @@ pub(super) fn gradient(d: &Descriptor, mode: Mode) -> Option<(Fill, bool)> {
             angle: d.number(b"Angl").unwrap_or(0.0),
             scale: d.number(b"Scl ").unwrap_or(100.0) / 100.0,
             reverse: d.flag(b"Rvrs").unwrap_or(false),
+            smoothness: (grad.number(b"Intr").unwrap_or(0.0) / 4096.0).clamp(0.0, 1.0),
             colours,
             opacities,
         }),
@@ -327,14 +331,9 @@ impl Gradient {
         let (w, h) = (width.max(1) as f64, height.max(1) as f64);
         let ratio = self.angle.rem_euclid(90.0);
         let scale = self.scale * ((90.0 - ratio) / 90.0 * w + ratio / 90.0 * h);
-        // psd-tools' ramp: the canvas's first and last pixels at ∓extent/scale.
-        let axis = |p: f64, extent: f64| {
-            if extent > 1.0 {
-                -extent / scale + p * 2.0 * extent / scale / (extent - 1.0)
-            } else {
-                -extent / scale
-            }
-        };
+        // Photoshop's ramp: across the canvas from its first pixel's edge
+        // (−extent/scale) to past its last (psd-tools ends at the last).
+        let axis = |p: f64, extent: f64| (2.0 * p / extent - 1.0) * extent / scale;
         let (gx, gy) = (axis(x, w), axis(y, h));
         let theta = self.angle.rem_euclid(360.0).to_radians();
         let (c, s) = (theta.cos(), theta.sin());
@@ -351,18 +350,22 @@ impl Gradient {
         }
         let colors = out.len() - 1;
         for (c, o) in out[..colors].iter_mut().enumerate() {
-            *o = interpolate(&self.colours, z, |v| v.get(c).copied().unwrap_or(0.0));
+            *o = interpolate(&self.colours, z, self.smoothness, |v| {
+                v.get(c).copied().unwrap_or(0.0)
+            });
         }
         out[colors] = if self.opacities.is_empty() {
             1.0
         } else {
-            interpolate(&self.opacities, z, |v| *v)
+            interpolate(&self.opacities, z, self.smoothness, |v| *v)
         };
     }
 }
 
-/// Linear interpolation between stops, held at the ends.
-fn interpolate<T>(stops: &[(f64, T)], z: f64, value: impl Fn(&T) -> f32) -> f32 {
+/// Interpolation between stops, held at the ends: linear eased by
+/// `smoothness` (0..1) towards the mean of linear and smoothstep, which is
+/// what Photoshop's ramps measure at a smoothness of 100 %.
+fn interpolate<T>(stops: &[(f64, T)], z: f64, smoothness: f64, value: impl Fn(&T) -> f32) -> f32 {
     let Some(first) = stops.first() else {
         return 0.0;
     };
@@ -372,11 +375,9 @@ fn interpolate<T>(stops: &[(f64, T)], z: f64, value: impl Fn(&T) -> f32) -> f32 
     for pair in stops.windows(2) {
         let ((a, va), (b, vb)) = (&pair[0], &pair[1]);
         if z <= *b {
-            let t = if b > a {
-                ((z - a) / (b - a)) as f32
-            } else {
-                1.0
-            };
+            let t = if b > a { (z - a) / (b - a) } else { 1.0 };
+            let smooth = t * t * (3.0 - 2.0 * t);
+            let t = (t + smoothness * (smooth - t) / 2.0) as f32;
             return value(va) + (value(vb) - value(va)) * t;
         }
     }
@@ -485,9 +486,10 @@ mod tests {
         let mut out = [0f32; 4];
         g.at(0.0, 5.0, 11, 11, &mut out);
         assert_eq!(out, [0.0, 0.0, 0.0, 1.0]);
+        // The ramp ends past the last pixel: 10 of 11.
         g.at(10.0, 5.0, 11, 11, &mut out);
-        assert_eq!(out, [1.0, 1.0, 1.0, 1.0]);
-        g.at(5.0, 0.0, 11, 11, &mut out);
+        assert!((out[0] - 10.0 / 11.0).abs() < 1e-6, "{out:?}");
+        g.at(5.5, 0.0, 11, 11, &mut out);
         assert!((out[0] - 0.5).abs() < 1e-6, "{out:?}");
     }
 }
