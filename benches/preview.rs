@@ -12,16 +12,23 @@
 //!   without an embedded profile (Debian's icc-profiles-free and
 //!   ghostscript's SWOP profile, when installed).
 //!
-//! Every file is written by our own small writer. Each reader runs in its
-//! own process, which reports its time and peak memory, and its CPU time (on
-//! a loaded machine the wall time is mostly waiting for a core). `--quick`
-//! uses small files; `--only preview` runs this bench alone (any other
-//! `--only` skips it); `--without-baseline` skips psd-tools (minutes, and
+//! Part `psd-corpus` (`corpus.rs`) compares our previews with psd-tools'
+//! on psd-tools' own corpus of real documents, when `LEASEDESK_PSD_CORPUS`
+//! names it (its `tests/psd_files`); without it the part says it is skipped.
+//!
+//! Every file of the first three rows is written by our own small writer.
+//! Each reader runs in its own process, which reports its time and peak
+//! memory, and its CPU time (on a loaded machine the wall time is mostly
+//! waiting for a core). `--quick` uses small files; `--only preview` runs those three rows alone,
+//! `--only psd-corpus` the corpus alone (any other `--only` skips both);
+//! `--without-baseline` skips psd-tools in the first two rows (minutes, and
 //! 10 GiB or more here).
 
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // the big-file helpers are the lease bench's
 mod common;
+#[path = "preview/corpus.rs"]
+mod corpus;
 #[path = "common/figures.rs"]
 mod figures;
 #[path = "preview/psd_writer.rs"]
@@ -43,15 +50,22 @@ fn main() {
         render_one(Path::new(&args[i + 1]), Path::new(&args[i + 2]));
         return;
     }
-    let Some(flags) = common::Flags::for_part("preview") else {
+    let flags = common::Flags::from_args();
+    let (preview, psd_corpus) = (flags.runs("preview"), flags.runs("psd-corpus"));
+    if !preview && !psd_corpus {
         return;
-    };
-    let baseline = !args.iter().any(|a| a == "--without-baseline");
-    let work = common::work_dir("bench-preview");
+    }
     common::table_head();
-    composite(flags.quick, baseline, &work);
-    layers(flags.quick, baseline, &work);
-    colour_management(flags.quick, &work);
+    if preview {
+        let baseline = !args.iter().any(|a| a == "--without-baseline");
+        let work = common::work_dir("bench-preview");
+        composite(flags.quick, baseline, &work);
+        layers(flags.quick, baseline, &work);
+        colour_management(flags.quick, &work);
+    }
+    if psd_corpus {
+        corpus::measure();
+    }
 }
 
 fn composite(quick: bool, baseline: bool, work: &Path) {

@@ -38,14 +38,27 @@ fn assert_like_imagemagick(file: &Path, ours: &image::RgbaImage, mean_below: f64
 }
 
 /// What ImageMagick shows of `file` (its first image: a PSD's composite)
-/// through its embedded profile, as 8-bit sRGB.
+/// through its embedded profile, as 8-bit sRGB: relative colorimetric, and
+/// for CMYK with black-point compensation, as Photoshop shows it by default.
 fn imagemagick_view(file: &Path) -> image::RgbaImage {
     let png = file.with_extension(format!(
         "{}.reference.png",
         file.extension().unwrap().to_str().unwrap()
     ));
+    // ImageMagick names the colour space it read.
+    let space = Command::new("identify")
+        .args(["-format", "%[colorspace]"])
+        .arg(format!("{}[0]", file.display()))
+        .output()
+        .unwrap();
+    let cmyk = String::from_utf8_lossy(&space.stdout).contains("CMYK");
     convert(&[
         &format!("{}[0]", file.display()),
+        if cmyk {
+            "-black-point-compensation"
+        } else {
+            "+black-point-compensation"
+        },
         "-intent",
         "Relative",
         "-profile",

@@ -48,11 +48,13 @@ def with_profile(psd, path):
     return psd
 
 def through_profile(image, icc):
-    """A PIL image to sRGB through `icc`, by Little CMS, relative colorimetric."""
+    """A PIL image to sRGB through `icc`, by Little CMS, relative colorimetric
+    (CMYK with black-point compensation, as Photoshop shows it by default)."""
     from PIL import ImageCms
     source = ImageCms.ImageCmsProfile(io.BytesIO(icc))
     srgb = ImageCms.createProfile('sRGB')
-    rgb = ImageCms.profileToProfile(image, source, srgb, renderingIntent=1, outputMode='RGB')
+    flags = ImageCms.Flags.BLACKPOINTCOMPENSATION if image.mode == 'CMYK' else ImageCms.Flags.NONE
+    rgb = ImageCms.profileToProfile(image, source, srgb, renderingIntent=1, outputMode='RGB', flags=flags)
     return np.asarray(rgb).astype(np.float64) / 255
 
 def swop_like(ink):
@@ -248,8 +250,10 @@ write('indexed', psd)
     );
     assert_all_match(dir.path(), &["gray-untagged", "bitmap", "indexed"], 1);
     // Two colour engines (moxcms and Little CMS): within a few levels, the
-    // most in the darkest greys and the LUT's corners.
-    assert_all_match(dir.path(), &["gray", "cmyk"], 6);
+    // most in the darkest greys and the LUT's corners (Little CMS's 8-bit
+    // table interpolates across sRGB's edge where a shadow, stretched by
+    // black-point compensation, leaves the gamut).
+    assert_all_match(dir.path(), &["gray", "cmyk"], 8);
 }
 
 #[test]

@@ -40,7 +40,7 @@ const CORE_BENCHES: &[(&str, &[&str])] = &[
             "http", "etcd", "upload", "list", "hostile", "preview", "changes",
         ],
     ),
-    ("preview", &["preview"]),
+    ("preview", &["preview", "psd-corpus"]),
     ("formats", &["formats"]),
     ("failover", &["failover"]),
     ("objects", &["objects"]),

@@ -4,14 +4,19 @@
 //! print work uses). A document without a profile, or with one that is
 //! damaged or of another colour space, gets the conventional default:
 //! sRGB for RGB; for grey, Photoshop's working grey ("Dot Gain 20%"); for
-//! CMYK, a SWOP-like press (see [`swop_like`]).
+//! CMYK, a SWOP-like press (see [`swop_like`]). CMYK through its own
+//! profile is shown as Photoshop shows it by default: relative colorimetric
+//! with black-point compensation (see [`Compensated`]).
 //!
 //! Conversions run on the scaled preview, never the full document, so their
 //! cost does not grow with the file.
 
 use std::sync::Arc;
 
-use moxcms::{ColorProfile, DataColorSpace, Layout, RenderingIntent, TransformOptions};
+use moxcms::{
+    ColorProfile, DataColorSpace, Layout, ProfileClass, RenderingIntent, ToneReprCurve,
+    TransformOptions,
+};
 
 /// How a row's samples are laid out: grey (255 white), RGB, or CMYK with
 /// ICC's convention (0 no ink, 255 full ink).
@@ -36,6 +41,9 @@ impl Samples {
 pub struct ToSrgb {
     samples: Samples,
     transform: Option<Arc<moxcms::Transform8BitExecutor>>,
+    /// CMYK through its profile with black-point compensation (in place of
+    /// `transform`).
+    compensated: Option<Compensated>,
     /// Grey without a profile is sRGB grey, not Photoshop's.
     srgb_grey: bool,
 }
@@ -47,10 +55,18 @@ impl ToSrgb {
     /// Through `icc` when it is a profile of `samples`' colour space that
     /// can be read; the default otherwise.
     pub fn new(samples: Samples, icc: Option<&[u8]>) -> Self {
-        let transform = icc.and_then(|icc| profile_transform(samples, icc, false));
+        let compensated = match (samples, icc) {
+            (Samples::Cmyk, Some(icc)) => Compensated::new(icc),
+            _ => None,
+        };
+        let transform = match compensated {
+            Some(_) => None,
+            None => icc.and_then(|icc| profile_transform(samples, icc, false)),
+        };
         Self {
             samples,
             transform,
+            compensated,
             srgb_grey: false,
         }
     }
@@ -72,20 +88,30 @@ impl ToSrgb {
         Self {
             samples,
             transform,
+            compensated: None,
             srgb_grey: true,
         }
     }
 
     /// Whether the document's own profile is applied (not a default).
     pub fn uses_profile(&self) -> bool {
-        self.transform.is_some()
+        self.transform.is_some() || self.compensated.is_some()
     }
 
     /// `samples` (whole pixels) to RGB, three bytes a pixel, in `rgb`.
     pub fn convert(&self, samples: &[u8], rgb: &mut [u8]) {
         let n = self.samples.per_pixel();
         debug_assert_eq!(samples.len() / n * 3, rgb.len());
-        if let Some(transform) = &self.transform {
+        if let Some(compensated) = &self.compensated {
+            for (from, to) in samples
+                .chunks(PIXELS_AT_ONCE * n)
+                .zip(rgb.chunks_mut(PIXELS_AT_ONCE * 3))
+            {
+                if !compensated.convert(from, to) {
+                    self.default_convert(from, to);
+                }
+            }
+        } else if let Some(transform) = &self.transform {
             for (from, to) in samples
                 .chunks(PIXELS_AT_ONCE * n)
                 .zip(rgb.chunks_mut(PIXELS_AT_ONCE * 3))
@@ -123,6 +149,115 @@ impl ToSrgb {
     }
 }
 
+/// The intent a document is shown with: relative colorimetric, as
+/// Photoshop's view shows it; a LUT profile without that table has its
+/// perceptual one stand in for it (ICC.1's rule, which moxcms leaves to
+/// its caller).
+fn view_intent(profile: &ColorProfile) -> RenderingIntent {
+    if profile.lut_a_to_b_perceptual.is_some() && profile.lut_a_to_b_colorimetric.is_none() {
+        RenderingIntent::Perceptual
+    } else {
+        RenderingIntent::RelativeColorimetric
+    }
+}
+
+/// sRGB's primaries with a linear curve: the space black-point
+/// compensation is worked in (a scaling of XYZ, and so of linear RGB).
+fn linear_srgb() -> ColorProfile {
+    let mut profile = ColorProfile::new_srgb();
+    let linear = Some(ToneReprCurve::Parametric(vec![1.0]));
+    profile.red_trc = linear.clone();
+    profile.green_trc = linear.clone();
+    profile.blue_trc = linear.clone();
+    profile.gray_trc = linear;
+    // Else moxcms takes sRGB's curve from its CICP tag.
+    profile.cicp = None;
+    profile
+}
+
+/// CMYK through its profile as Photoshop shows it by default: relative
+/// colorimetric with black-point compensation (moxcms has none). The inks go
+/// to linear sRGB unclipped; the profile's black point, found as Little CMS
+/// finds it (a print profile's perceptual black, read back colorimetrically;
+/// else its darkest colorant; L* at most 50, neutral), is then scaled to
+/// sRGB's black in XYZ, which for a neutral black point is the same scaling
+/// of each linear channel: `(v − Y_black) / (1 − Y_black)`.
+struct Compensated {
+    to_linear: Arc<moxcms::TransformF32Executor>,
+    /// The black point's luminance, 0..0.5.
+    black: f32,
+}
+
+impl Compensated {
+    fn new(icc: &[u8]) -> Option<Self> {
+        let profile = ColorProfile::new_from_slice(icc).ok()?;
+        if profile.color_space != DataColorSpace::Cmyk {
+            return None;
+        }
+        let linear = linear_srgb();
+        let options = |rendering_intent| TransformOptions {
+            rendering_intent,
+            ..TransformOptions::default()
+        };
+        let to_linear = profile
+            .create_transform_f32(
+                Layout::Rgba,
+                &linear,
+                Layout::Rgb,
+                options(view_intent(&profile)),
+            )
+            .ok()?;
+        let luminance = |rgb: &[f32]| {
+            let m = linear.rgb_to_xyz_matrix().v[1];
+            (m[0] * rgb[0] as f64 + m[1] * rgb[1] as f64 + m[2] * rgb[2] as f64) as f32
+        };
+        let read_back = |inks: &[f32]| {
+            let mut rgb = [0f32; 3];
+            to_linear
+                .transform(inks, &mut rgb)
+                .ok()
+                .map(|_| luminance(&rgb))
+        };
+        // A print profile's black is where its perceptual table takes black.
+        let perceptual_black = (profile.profile_class == ProfileClass::OutputDevice)
+            .then(|| {
+                linear
+                    .create_transform_f32(
+                        Layout::Rgb,
+                        &profile,
+                        Layout::Rgba,
+                        options(RenderingIntent::Perceptual),
+                    )
+                    .ok()
+            })
+            .flatten()
+            .and_then(|to_inks| {
+                let mut inks = [0f32; 4];
+                to_inks.transform(&[0.0, 0.0, 0.0], &mut inks).ok()?;
+                read_back(&inks)
+            });
+        let black = perceptual_black.or_else(|| read_back(&[1.0; 4]))?;
+        // L* 50 at most: Y 0.184.
+        let black = black.clamp(0.0, 0.184_187);
+        Some(Self { to_linear, black })
+    }
+
+    /// Inks (0 none, 255 full), four a pixel, to sRGB; false if the
+    /// transform failed.
+    fn convert(&self, samples: &[u8], rgb: &mut [u8]) -> bool {
+        let inks: Vec<f32> = samples.iter().map(|&v| v as f32 / 255.0).collect();
+        let mut linear = vec![0f32; rgb.len()];
+        if self.to_linear.transform(&inks, &mut linear).is_err() {
+            return false;
+        }
+        let scale = 1.0 / (1.0 - self.black);
+        for (out, v) in rgb.iter_mut().zip(linear) {
+            *out = encode_srgb((v - self.black) * scale);
+        }
+        true
+    }
+}
+
 /// A transform from the profile in `icc` to sRGB, if the profile reads and
 /// describes `samples`' colour space. A hostile profile is bounded by the
 /// parser's limits (10 MiB, CLUTs of 10 M entries).
@@ -146,15 +281,7 @@ fn profile_transform(
         (Samples::Cmyk, DataColorSpace::Cmyk) => Layout::Rgba,
         _ => return None,
     };
-    // Relative colorimetric, as Photoshop's view shows a document; a LUT
-    // profile without that table has its perceptual one stand in for it
-    // (ICC.1's rule, which moxcms leaves to its caller).
-    let rendering_intent =
-        if profile.lut_a_to_b_perceptual.is_some() && profile.lut_a_to_b_colorimetric.is_none() {
-            RenderingIntent::Perceptual
-        } else {
-            RenderingIntent::RelativeColorimetric
-        };
+    let rendering_intent = view_intent(&profile);
     profile
         .create_transform_8bit(
             layout,
@@ -184,6 +311,14 @@ fn dot_gain_20_table() -> &'static [u8; 256] {
             encode_srgb(1.0 - dot_gain_20(ink))
         })
     })
+}
+
+/// One ink, `ink` as linear sRGB at full strength, printed on white paper
+/// where a sample `v` (255 white, 0 full ink, as grey is stored) says, its
+/// dots grown as "Dot Gain 20%" grows them: sRGB.
+pub fn ink_on_paper(ink: [f32; 3], v: u8) -> [u8; 3] {
+    let covered = dot_gain_20(1.0 - v as f32 / 255.0);
+    ink.map(|c| encode_srgb(1.0 - covered * (1.0 - c)))
 }
 
 /// CMYK without a profile, as a SWOP press prints it: typical coated SWOP

@@ -437,7 +437,7 @@ pub fn is_approximate(png: &[u8]) -> bool {
 
 /// Raised when the readers change what they make of the same bytes (colour
 /// management, layers): previews cached by an older reader are made again.
-pub const READER_GENERATION: u32 = 2;
+pub const READER_GENERATION: u32 = 3;
 
 #[cfg(test)]
 mod tests {

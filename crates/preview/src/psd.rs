@@ -21,6 +21,8 @@ mod document;
 mod layers;
 mod resources;
 mod rgba;
+#[cfg(test)]
+mod tests;
 mod thumbnail;
 
 use composite::render_composite;

@@ -40,12 +40,15 @@ impl Mode {
     }
 
     /// Channels that hold colour (the rest are extra: alpha, spot, masks).
+    /// A multichannel document's channels are all inks: its first is
+    /// shown, as psd-tools shows it.
     pub(super) fn colors(self) -> u16 {
         match self {
-            Mode::Bitmap | Mode::Grayscale | Mode::Indexed | Mode::Duotone => 1,
+            Mode::Bitmap | Mode::Grayscale | Mode::Indexed | Mode::Duotone | Mode::Multichannel => {
+                1
+            }
             Mode::Rgb | Mode::Lab => 3,
             Mode::Cmyk => 4,
-            Mode::Multichannel => 0,
         }
     }
 }
@@ -59,6 +62,9 @@ pub(super) struct Document {
     pub(super) mode: Mode,
     /// Indexed colour: 256 RGB entries.
     pub(super) palette: Option<Box<[[u8; 3]; 256]>>,
+    /// Duotone: its primary ink as linear sRGB, when it is not black (and
+    /// its colour is given rather than named from a book).
+    pub(super) duotone_ink: Option<[f32; 3]>,
     pub(super) thumbnail: Option<Thumbnail>,
     /// Resource 1057 said the composite is real (true when absent).
     pub(super) has_real_composite: bool,
@@ -71,6 +77,8 @@ pub(super) struct Document {
     pub(super) merged_alpha: bool,
     /// Where the layer records start (at the layer count) and end.
     pub(super) layer_info: Option<std::ops::Range<u64>>,
+    /// Where the document's patterns are (its `Patt` blocks), for pattern fills.
+    pub(super) patterns: Vec<std::ops::Range<u64>>,
     /// Where the image data section starts (its compression code), and its end.
     pub(super) image_data: u64,
     pub(super) file_len: u64,
@@ -184,6 +192,14 @@ impl Document {
         } else {
             None
         };
+        let duotone_ink = if mode == Mode::Duotone && color_len >= 14 {
+            let bytes = at
+                .take(file, 14)
+                .map_err(|e| e.in_section(kind, "its duotone inks"))?;
+            primary_ink(&bytes[4..14])
+        } else {
+            None
+        };
         at.seek_to(color_start + color_len);
 
         // Image resources: the thumbnail and whether the composite is real.
@@ -198,8 +214,10 @@ impl Document {
             .map_err(|e| e.in_section(kind, "its layer and mask information"))?;
         let image_data = at.pos() + layers_len;
         // A damaged layer section leaves the composite as good as it was.
-        let (layer_info, merged_alpha) =
-            read_layer_section(at, file, psb, image_data).unwrap_or((None, false));
+        let (layer_info, merged_alpha, patterns) =
+            read_layer_section(at, file, psb, image_data).unwrap_or((None, false, Vec::new()));
+        // Every channel of a multichannel document is an ink, none alpha.
+        let merged_alpha = merged_alpha && mode != Mode::Multichannel;
         Ok(Self {
             psb,
             channels,
@@ -208,11 +226,13 @@ impl Document {
             depth,
             mode,
             palette,
+            duotone_ink,
             thumbnail,
             has_real_composite,
             icc,
             merged_alpha,
             layer_info,
+            patterns,
             image_data,
             file_len,
         })
@@ -222,8 +242,6 @@ impl Document {
     pub(super) fn why_no_composite(&self) -> Option<&'static str> {
         if !self.has_real_composite {
             Some("it was saved without its composite image (\"maximize compatibility\" off)")
-        } else if self.mode == Mode::Multichannel {
-            Some("its colour mode is Multichannel, which has no one way to show it")
         } else if self.image_data >= self.file_len {
             Some("it is damaged: it ends before its composite image")
         } else {
@@ -247,32 +265,95 @@ impl Document {
     }
 }
 
-/// Where the layer records are, and whether the composite's first extra
-/// channel is its transparency, from the layer and mask section (which ends
-/// at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
+/// A duotone's first ink (Photoshop's colour record: a space and four
+/// 16-bit components) as linear sRGB; `None` for black, or for a colour
+/// named from a book (Pantone and the like), which the file does not give.
+fn primary_ink(record: &[u8]) -> Option<[f32; 3]> {
+    let space = be16(record);
+    let v = |i: usize| be16(&record[2 + 2 * i..]) as f32;
+    let linear = |c: f32| {
+        let c = c.clamp(0.0, 1.0);
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let ink = match space {
+        // RGB, 0..65535.
+        0 => [v(0), v(1), v(2)].map(|c| linear(c / 65535.0)),
+        // CMYK, 65535 no ink: black alone is black (as grey is shown);
+        // another ink SWOP-like, as the untagged default.
+        2 if v(3) == 0.0 && (0..3).all(|i| v(i) == 65535.0) => return None,
+        2 => {
+            let inks = [0, 1, 2, 3].map(|i| (255.0 - v(i) / 257.0).round().clamp(0.0, 255.0) as u8);
+            crate::colour::swop_like(inks).map(|c| linear(c as f32 / 255.0))
+        }
+        // Lab: L 0..10000, a and b signed hundredths.
+        7 => {
+            let signed = |i: usize| be16(&record[2 + 2 * i..]) as i16 as f32 / 100.0;
+            let [x, y, z] = crate::colour::lab_to_xyz_d50(v(0) / 100.0, signed(1), signed(2));
+            crate::colour::xyz_d50_to_srgb(x, y, z).map(|c| linear(c as f32 / 255.0))
+        }
+        // Grey, 0..10000 of ink.
+        8 => [linear(1.0 - v(0) / 10000.0); 3],
+        _ => return None,
+    };
+    (ink.iter().any(|&c| c > 0.002)).then_some(ink)
+}
+
+/// Where the layer records are (at the layer count), whether the
+/// composite's first extra channel is its transparency, and where the
+/// document's patterns are.
+type LayerSection = (
+    Option<std::ops::Range<u64>>,
+    bool,
+    Vec<std::ops::Range<u64>>,
+);
+
+/// Where the layer records are, whether the composite's first extra
+/// channel is its transparency, and where its patterns are, from the layer
+/// and mask section (which ends at `end`). 16- and 32-bit documents keep their layers in an `Lr16` or
 /// `Lr32` block after the (then empty) layer info.
 fn read_layer_section(
     at: &mut Cursor,
     file: &mut (impl Read + Seek),
     psb: bool,
     end: u64,
-) -> Result<(Option<std::ops::Range<u64>>, bool), Short> {
+) -> Result<LayerSection, Short> {
     let mut layer_info = None;
+    let mut patterns = Vec::new();
     let (mut merged_alpha, mut merged_transparency) = (false, false);
     if at.pos() >= end {
-        return Ok((None, false));
+        return Ok((None, false, patterns));
     }
     let info_len = at.section_len(file, psb)?;
     let info_start = at.pos();
-    let mut note_layers = |at: &mut Cursor, file: &mut _, len: u64| -> Result<(), Short> {
+    let note_layers = |at: &mut Cursor,
+                       file: &mut _,
+                       len: u64,
+                       layer_info: &mut Option<std::ops::Range<u64>>,
+                       merged_alpha: &mut bool|
+     -> Result<(), Short> {
         if let Some((records, count)) = layer_count(at, file, len)? {
-            merged_alpha |= count < 0;
-            layer_info = layer_info.take().or(Some(records));
+            *merged_alpha |= count < 0;
+            *layer_info = layer_info.take().or(Some(records));
         }
         Ok(())
     };
-    note_layers(at, file, info_len.min(end.saturating_sub(info_start)))?;
+    note_layers(
+        at,
+        file,
+        info_len.min(end.saturating_sub(info_start)),
+        &mut layer_info,
+        &mut merged_alpha,
+    )?;
     at.seek_to(info_start + info_len);
+    // Some writers (GIMP) end the section there, without the global
+    // mask's length: what follows is the composite.
+    if end.saturating_sub(at.pos()) < 4 {
+        return Ok((layer_info, merged_alpha || merged_transparency, patterns));
+    }
     let mask_len = at.section_len(file, false)?;
     at.seek_to(at.pos() + mask_len);
     // Tagged blocks, each padded to four bytes.
@@ -285,13 +366,16 @@ fn read_layer_section(
         let len = at.section_len(file, psb && has_long_length(&key))?;
         let start = at.pos();
         match &key {
-            b"Lr16" | b"Lr32" | b"Layr" => note_layers(at, file, len)?,
+            b"Lr16" | b"Lr32" | b"Layr" => {
+                note_layers(at, file, len, &mut layer_info, &mut merged_alpha)?
+            }
             b"Mtrn" | b"Mt16" | b"Mt32" => merged_transparency = true,
+            b"Patt" | b"Pat2" | b"Pat3" => patterns.push(start..(start + len).min(end)),
             _ => {}
         }
         at.seek_to(start + len.next_multiple_of(4));
     }
-    Ok((layer_info, merged_alpha || merged_transparency))
+    Ok((layer_info, merged_alpha || merged_transparency, patterns))
 }
 
 /// The layer count at the start of a layer info of `len` bytes, and where

@@ -10,14 +10,18 @@
 //! blending happens at the preview's scale: exact when it is the document's
 //! size, a close approximation when shrinking.
 //!
-//! Rendered: pixel layers with opacity and fill, visibility, layer masks,
-//! groups (pass-through and normal, with opacity and mask), clipping, and
-//! the blend modes normal, multiply, screen, overlay, darken and lighten.
-//! Text and smart objects show the pixels Photoshop stored for them. What
-//! needs more (adjustment and fill layers, effects, vector masks, other
-//! blend modes, clipping to a group) makes the preview approximate.
+//! Rendered: pixel layers with opacity and fill, visibility, layer masks
+//! (with their density), vector masks, groups (pass-through and normal,
+//! with opacity and mask), clipping, the blend modes normal, multiply,
+//! screen, overlay, darken and lighten, and the colour overlay effect; fill
+//! layers (solid colour, gradient and pattern) and shape layers saved
+//! without their pixels. Text and smart objects show the pixels Photoshop
+//! stored for them. What needs more (adjustment layers, other effects, a
+//! shape's stroke, a mask's feather, other blend modes, clipping to a
+//! group) makes the preview approximate.
 //!
-//! `records` reads the layer records, `tree` groups them, `draw` walks the
+//! `records` reads the layer records (`descriptor`, `fill`, `pattern` and
+//! `vector` what fill and shape layers and effects hold), `tree` groups them, `draw` walks the
 //! tree onto canvases, `paint` gathers one layer's rows into the preview's
 //! grid and `blend` mixes pixels; here the working size is chosen, within
 //! half the memory budget.
@@ -28,10 +32,14 @@ use super::document::{Document, Mode};
 use crate::{fitted, Limits, NoPreview};
 
 mod blend;
+pub(super) mod descriptor;
 mod draw;
+mod fill;
 mod paint;
+mod pattern;
 mod records;
 mod tree;
+pub(super) mod vector;
 
 use records::{read_records, Layer};
 use tree::{max_depth, tree};
@@ -75,6 +83,9 @@ struct Compositor<'a, F> {
     rows_in: Vec<u32>,
     approximate: bool,
     what: String,
+    /// The layer whose colour overlay waits for the layers clipped to it
+    /// (its interior effects apply to the clipping group as a whole).
+    overlay_later: Option<usize>,
 }
 
 /// Composites `doc`'s layers into `size`, or says why it cannot.
@@ -153,6 +164,7 @@ pub fn composite(
         rows_in,
         approximate: false,
         what,
+        overlay_later: None,
     };
     let mut canvas = compositor.blank();
     compositor.draw(&nodes, &mut canvas)?;

@@ -4,6 +4,9 @@
 //! never the document's.
 //!
 //! CMYK is stored inverted (255 = no ink); Lab goes through D50 XYZ to sRGB.
+//! A duotone shows its first ink without its curves (Photoshop keeps the one
+//! channel of that ink): black as grey is shown, another colour as that ink
+//! printed on white paper; a multichannel document shows its first channel.
 //! Photoshop stores the colours of a transparent composite matted against
 //! white, so averaging them and the alpha separately and removing the matte
 //! at the end averages premultiplied colour, as a correct downscale does.
@@ -32,10 +35,11 @@ pub(super) fn to_rgba(
     let matted = matted && matches!(mode, Mode::Rgb | Mode::Grayscale);
     let samples = match mode {
         Mode::Rgb | Mode::Indexed | Mode::Lab => Samples::Rgb,
-        Mode::Grayscale | Mode::Duotone | Mode::Bitmap => Samples::Gray,
+        Mode::Grayscale | Mode::Duotone | Mode::Bitmap | Mode::Multichannel => Samples::Gray,
         Mode::Cmyk => Samples::Cmyk,
-        Mode::Multichannel => unreachable!("refused before reading"),
     };
+    // A duotone of a coloured first ink: that ink over white paper.
+    let ink = doc.duotone_ink.filter(|_| mode == Mode::Duotone);
     let convert = doc.to_srgb(samples);
     let n = samples.per_pixel();
     let mut image = image::RgbaImage::new(width, height);
@@ -60,6 +64,10 @@ pub(super) fn to_rgba(
         }
         if mode == Mode::Lab {
             rgb.copy_from_slice(&row);
+        } else if let Some(ink) = ink {
+            for (&v, out) in row.iter().zip(rgb.chunks_exact_mut(3)) {
+                out.copy_from_slice(&colour::ink_on_paper(ink, v));
+            }
         } else {
             convert.convert(&row, &mut rgb);
         }

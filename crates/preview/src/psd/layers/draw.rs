@@ -74,18 +74,33 @@ impl<F: Read + Seek> Compositor<'_, F> {
             .collect();
         let layer = &self.layers[l];
         if visible.is_empty() {
-            return self.paint(l, canvas, layer.strength(), layer.blend, false);
+            return self.paint_layer(l, canvas, layer.strength(), layer.blend, false);
         }
         // A clipping group: the base, then each clipped layer atop it, then
         // the whole onto the canvas with the base's opacity and mode.
         let mut base = self.blank();
-        self.paint(l, &mut base, share(layer.fill), Blend::Normal, false)?;
+        self.overlay_later = Some(l);
+        let painted = self.paint_layer(l, &mut base, share(layer.fill), Blend::Normal, false);
+        self.overlay_later = None;
+        painted?;
         for c in visible {
             let clip = &self.layers[c];
             self.approximate |= clip.approximate();
-            self.paint(c, &mut base, clip.strength(), clip.blend, true)?;
+            self.paint_layer(c, &mut base, clip.strength(), clip.blend, true)?;
         }
         let layer = &self.layers[l];
+        // The base's colour overlay covers what is clipped to it too.
+        if let Some(overlay) = &layer.overlay {
+            let colors = self.colors;
+            for pixel in base.samples.chunks_exact_mut(colors + 1) {
+                let alpha = pixel[colors];
+                if alpha > 0.0 {
+                    pixel[..colors].iter_mut().for_each(|c| *c /= alpha);
+                    overlay.apply(&mut pixel[..colors]);
+                    pixel[..colors].iter_mut().for_each(|c| *c *= alpha);
+                }
+            }
+        }
         self.blend_canvas(&base, canvas, share(layer.opacity), layer.blend, None);
         Ok(())
     }
@@ -99,10 +114,16 @@ impl<F: Read + Seek> Compositor<'_, F> {
     ) -> Result<(), NoPreview> {
         let group = &self.layers[top];
         let (blend, opacity) = (group.blend, group.strength());
-        let coverage = match group.mask {
+        let mut coverage = match group.mask {
             Some(mask) => Some(self.mask_coverage(top, mask)?),
             None => None,
         };
+        if let Some(vector) = self.vector_coverage(top)? {
+            coverage = Some(match coverage {
+                Some(mask) => mask.iter().zip(&vector).map(|(m, v)| m * v).collect(),
+                None => vector,
+            });
+        }
         if blend == Blend::PassThrough {
             // Members blend onto what is below; the group's opacity and
             // mask then mix that with what was there.

@@ -6,7 +6,10 @@
 use std::io::{Read, Seek};
 
 use super::blend::{blend_pixel, Blend};
+use super::fill::{Fill, Overlay};
+use super::pattern::{self, Tile};
 use super::records::Mask;
+use super::vector::Grid;
 use super::{Canvas, Compositor};
 use crate::psd::channel::{to_8bit, ChannelRows, Compression, LINEAR_32};
 use crate::psd::cursor::{be16, Cursor};
@@ -43,7 +46,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
                         continue;
                     }
                     let o = oy * w + self.column_of[x as usize] as usize;
-                    sums[o] += m as f64;
+                    sums[o] += mask.applied(m) as f64;
                     counted[o] += 1;
                 }
             }
@@ -51,7 +54,7 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok((0..w * h)
             .map(|o| {
                 let cell = self.columns_in[o % w] as f64 * self.rows_in[o / w] as f64;
-                let outside = (cell - counted[o] as f64) * mask.outside as f64;
+                let outside = (cell - counted[o] as f64) * mask.applied(mask.outside) as f64;
                 ((sums[o] + outside) / cell / 255.0) as f32
             })
             .collect())
@@ -136,9 +139,46 @@ impl<F: Read + Seek> Compositor<'_, F> {
         Ok(())
     }
 
-    /// Paints layer `l`'s pixels onto `target` with `opacity` and `blend`;
-    /// `atop` keeps `target`'s transparency (a clipped layer).
-    pub(super) fn paint(
+    /// The share of each preview pixel layer (or group) `l`'s vector mask
+    /// reveals, where it applies: always to a layer without pixels of its
+    /// own (a fill or shape layer), to one with pixels only when they were
+    /// stored without it ([`super::records::Layer::vector_over_pixels`]).
+    pub(super) fn vector_coverage(&mut self, l: usize) -> Result<Option<Vec<f32>>, NoPreview> {
+        let layer = &self.layers[l];
+        let Some(mask) = &layer.vector_mask else {
+            return Ok(None);
+        };
+        if layer.has_pixels() && !layer.vector_over_pixels {
+            return Ok(None);
+        }
+        let (w, h) = (self.out_width as u64, self.out_height as u64);
+        // The mask and the rows it is summed from.
+        self.limits.claim(w * h * 8 + h * 8, &self.what)?;
+        let rows: Vec<u32> = std::iter::once(0)
+            .chain(self.rows_in.iter().scan(0u32, |at, n| {
+                *at += n;
+                Some(*at)
+            }))
+            .collect();
+        let grid = Grid {
+            columns: &self.column_starts,
+            rows: &rows,
+        };
+        let limits = self.limits;
+        let mut coverage = mask.coverage(grid, || limits.check_time())?;
+        let density = layer.vector_density as f32 / 255.0;
+        if density < 1.0 {
+            coverage
+                .iter_mut()
+                .for_each(|c| *c = *c * density + 1.0 - density);
+        }
+        Ok(Some(coverage))
+    }
+
+    /// Paints layer `l` onto `target` with `opacity` and `blend` (`atop`
+    /// keeps `target`'s transparency: a clipped layer): its pixels, or its
+    /// fill where it has none, within its vector mask where that applies.
+    pub(super) fn paint_layer(
         &mut self,
         l: usize,
         target: &mut Canvas,
@@ -146,6 +186,128 @@ impl<F: Read + Seek> Compositor<'_, F> {
         blend: Blend,
         atop: bool,
     ) -> Result<(), NoPreview> {
+        if opacity <= 0.0 {
+            return Ok(());
+        }
+        let vector = self.vector_coverage(l)?;
+        let layer = &self.layers[l];
+        if !layer.has_pixels() && layer.fill_content.is_some() {
+            return self.paint_fill(l, target, opacity, blend, atop, vector.as_deref());
+        }
+        self.paint(l, target, opacity, blend, atop, vector.as_deref())
+    }
+
+    /// A fill layer without pixels: its content over the whole canvas,
+    /// within its mask and `vector` mask.
+    fn paint_fill(
+        &mut self,
+        l: usize,
+        target: &mut Canvas,
+        opacity: f32,
+        blend: Blend,
+        atop: bool,
+        vector: Option<&[f32]>,
+    ) -> Result<(), NoPreview> {
+        let coverage = match self.layers[l].mask {
+            Some(mask) => Some(self.mask_coverage(l, mask)?),
+            None => None,
+        };
+        let layers = self.layers;
+        let Some(content) = layers[l].fill_content.as_ref() else {
+            return Ok(());
+        };
+        let (colors, n) = (self.colors, self.colors + 1);
+        let tile = match content {
+            Fill::Pattern(id, _) => {
+                let found = pattern::find(
+                    self.file,
+                    &self.doc.patterns,
+                    id,
+                    self.doc.mode,
+                    colors,
+                    self.limits,
+                )?;
+                // A pattern not found (or of other colours) is left out.
+                let Some(tile) = found else {
+                    self.approximate = true;
+                    return Ok(());
+                };
+                Some(tile)
+            }
+            _ => None,
+        };
+        let (out_w, out_h) = (self.out_width as usize, self.out_height as usize);
+        let (mut source, mut sample) = (vec![0f32; n], vec![0f32; n]);
+        if let Fill::Solid(colour) = content {
+            for (s, &c) in sample[..colors].iter_mut().zip(colour) {
+                *s = c;
+            }
+            sample[colors] = 1.0;
+        }
+        let mut row_start = 0u32;
+        for oy in 0..out_h {
+            if oy % ROWS_PER_TIME_CHECK as usize == 0 {
+                self.limits.check_time()?;
+            }
+            // The middle of the document pixels this preview row covers.
+            let y = row_start as f64 + (self.rows_in[oy] as f64 - 1.0) / 2.0;
+            let rows = (row_start, self.rows_in[oy]);
+            row_start += self.rows_in[oy];
+            for ox in 0..out_w {
+                let i = oy * out_w + ox;
+                let share = coverage.as_ref().map_or(1.0, |c| c[i]) * vector.map_or(1.0, |v| v[i]);
+                if share <= 0.0 {
+                    continue;
+                }
+                if let Fill::Gradient(gradient) = content {
+                    let x =
+                        self.column_starts[ox] as f64 + (self.columns_in[ox] as f64 - 1.0) / 2.0;
+                    gradient.at(x, y, self.width, self.height, &mut sample);
+                }
+                if let (Some(tile), Fill::Pattern(_, scale)) = (&tile, content) {
+                    let columns = (self.column_starts[ox], self.columns_in[ox]);
+                    tile_mean(tile, *scale, columns, rows, &mut sample);
+                }
+                let alpha = sample[colors] * share;
+                source[..colors].copy_from_slice(&sample[..colors]);
+                if let Some(overlay) = layers[l].overlay.as_ref() {
+                    if self.overlay_later != Some(l) {
+                        overlay.apply(&mut source[..colors]);
+                    }
+                }
+                for s in &mut source[..colors] {
+                    *s *= alpha;
+                }
+                source[colors] = alpha;
+                blend_pixel(
+                    &mut target.samples[i * n..(i + 1) * n],
+                    &source,
+                    opacity,
+                    blend,
+                    atop,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Paints layer `l`'s pixels onto `target` with `opacity` and `blend`,
+    /// within `vector` where given; `atop` keeps `target`'s transparency (a
+    /// clipped layer).
+    fn paint(
+        &mut self,
+        l: usize,
+        target: &mut Canvas,
+        opacity: f32,
+        blend: Blend,
+        atop: bool,
+        vector: Option<&[f32]>,
+    ) -> Result<(), NoPreview> {
+        let layers = self.layers;
+        let overlay = layers[l]
+            .overlay
+            .as_ref()
+            .filter(|_| self.overlay_later != Some(l));
         let layer = &self.layers[l];
         let rect = layer.rect;
         let (top, bottom) = (rect.top.max(0), rect.bottom.min(self.height as i64));
@@ -248,9 +410,8 @@ impl<F: Read + Seek> Compositor<'_, F> {
                     gathering.take().expect("a row"),
                     first_column..=last_column,
                     target,
-                    opacity,
-                    blend,
-                    atop,
+                    (opacity, blend, atop),
+                    (vector, overlay),
                 );
             }
             gathering = Some(oy);
@@ -259,11 +420,11 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 Some((m, inside)) => {
                     for (i, (share, &a)) in coverage.iter_mut().zip(&alpha_row).enumerate() {
                         let x = rect.left + i as i64;
-                        let value = if inside && x >= m.rect.left && x < m.rect.right {
+                        let value = m.applied(if inside && x >= m.rect.left && x < m.rect.right {
                             mask_row[(x - m.rect.left) as usize]
                         } else {
                             m.outside
-                        };
+                        });
                         *share = ((a as u32 * value as u32 + 127) / 255) as u8;
                     }
                     &coverage
@@ -310,25 +471,23 @@ impl<F: Read + Seek> Compositor<'_, F> {
                 oy,
                 first_column..=last_column,
                 target,
-                opacity,
-                blend,
-                atop,
+                (opacity, blend, atop),
+                (vector, overlay),
             );
         }
         Ok(())
     }
 
-    /// Blends a gathered preview row into `target`, and clears the sums.
-    #[allow(clippy::too_many_arguments)]
+    /// Blends a gathered preview row into `target` (with its opacity,
+    /// blend mode and whether atop), within `vector`, and clears the sums.
     fn emit(
         &self,
         sums: &mut [u64],
         oy: usize,
         columns: std::ops::RangeInclusive<usize>,
         target: &mut Canvas,
-        opacity: f32,
-        blend: Blend,
-        atop: bool,
+        (opacity, blend, atop): (f32, Blend, bool),
+        (vector, overlay): (Option<&[f32]>, Option<&Overlay>),
     ) {
         let n = self.colors + 1;
         let out_w = self.out_width as usize;
@@ -344,6 +503,17 @@ impl<F: Read + Seek> Compositor<'_, F> {
             }
             source[self.colors] = sum[self.colors] as f32 / cell;
             sum.fill(0);
+            if let Some(overlay) = overlay {
+                let alpha = source[self.colors];
+                let straight = &mut source[..self.colors];
+                straight.iter_mut().for_each(|c| *c /= alpha);
+                overlay.apply(straight);
+                straight.iter_mut().for_each(|c| *c *= alpha);
+            }
+            if let Some(vector) = vector {
+                let share = vector[oy * out_w + ox];
+                source.iter_mut().for_each(|s| *s *= share);
+            }
             let at = (oy * out_w + ox) * n;
             blend_pixel(
                 &mut target.samples[at..at + n],
@@ -354,6 +524,32 @@ impl<F: Read + Seek> Compositor<'_, F> {
             );
         }
     }
+}
+
+/// The mean of `tile` (at `scale`) over the document's columns and rows
+/// (each a start and a count) a preview pixel covers, from up to 4×4 of
+/// them: colours straight, then alpha, into `out`.
+fn tile_mean(tile: &Tile, scale: f64, columns: (u32, u32), rows: (u32, u32), out: &mut [f32]) {
+    let colors = out.len() - 1;
+    let (kx, ky) = (columns.1.clamp(1, 4), rows.1.clamp(1, 4));
+    out.fill(0.0);
+    for j in 0..ky {
+        let y = rows.0 as f64 + ((j as f64 + 0.5) * rows.1 as f64 / ky as f64).floor();
+        for i in 0..kx {
+            let x = columns.0 as f64 + ((i as f64 + 0.5) * columns.1 as f64 / kx as f64).floor();
+            let s = tile.at(x, y, scale);
+            let a = s[colors];
+            for c in 0..colors {
+                out[c] += s[c] * a;
+            }
+            out[colors] += a;
+        }
+    }
+    let alpha = out[colors];
+    for v in out[..colors].iter_mut() {
+        *v = if alpha > 0.0 { *v / alpha } else { 0.0 };
+    }
+    out[colors] = alpha / (kx * ky) as f32;
 }
 
 /// Adds `colours` premultiplied by `shares`, and the shares, to `sum`.

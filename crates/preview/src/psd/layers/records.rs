@@ -6,6 +6,9 @@
 use std::io::{Read, Seek};
 
 use super::blend::{share, Blend};
+use super::descriptor;
+use super::fill::{self, Fill, Overlay};
+use super::vector::{self, VectorMask};
 use crate::psd::cursor::{be16, be32, be64, Cursor, Short};
 use crate::psd::damaged;
 use crate::psd::document::{has_long_length, Document};
@@ -46,6 +49,17 @@ pub(super) struct Mask {
     pub(super) outside: u8,
     /// The channel holding it: -2, or -3 for the user mask beside a vector one.
     pub(super) id: i16,
+    /// How much of it applies (its density, 255 all).
+    pub(super) density: u8,
+}
+
+impl Mask {
+    /// A value of the mask as it applies: at a density below 255, what it
+    /// hides shows through in part.
+    pub(super) fn applied(&self, v: u8) -> u8 {
+        let d = self.density as u32;
+        ((v as u32 * d + 127) / 255 + (255 - d)) as u8
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +90,17 @@ pub(super) struct Layer {
     pub(super) kind: Kind,
     /// Shows something we do not render (an adjustment, effects...).
     pub(super) unrendered: bool,
+    /// A fill layer's content (solid colour, gradient).
+    pub(super) fill_content: Option<Fill>,
+    /// Its vector mask (a shape layer's outline), unless disabled.
+    pub(super) vector_mask: Option<VectorMask>,
+    /// Its pixels were stored without its vector mask applied: a pixel
+    /// layer whose user mask is not one of its own (psd-tools' reading).
+    pub(super) vector_over_pixels: bool,
+    /// How much of its vector mask applies (its density, 255 all).
+    pub(super) vector_density: u8,
+    /// Its colour overlay effect, if on.
+    pub(super) overlay: Option<Overlay>,
 }
 
 impl Layer {
@@ -83,6 +108,12 @@ impl Layer {
     /// mode drawn as normal.
     pub(super) fn approximate(&self) -> bool {
         self.unrendered || self.blend == Blend::Other
+    }
+
+    /// Whether it has pixels of its own (a fill or shape layer saved
+    /// without them has an empty rectangle).
+    pub(super) fn has_pixels(&self) -> bool {
+        self.rect.width() > 0 && self.rect.height() > 0
     }
 
     /// Its opacity times its fill, 0..1.
@@ -116,9 +147,23 @@ fn unrendered(key: &[u8; 4]) -> bool {
         b"levl" | b"curv" | b"brit" | b"blnc" | b"hue " | b"hue2" | b"selc" | b"thrs" | b"nvrt"
             | b"post" | b"mixr" | b"grdm" | b"phfl" | b"expA" | b"vibA" | b"clrL" | b"blwh"
             | b"CgEd"
-            // Fill layers, effects, vector masks.
-            | b"SoCo" | b"GdFl" | b"PtFl" | b"lfx2" | b"lrFX" | b"lmfx" | b"vmsk" | b"vsms"
+            // Effects but a colour overlay (`lfx2`'s, read apart).
+            | b"lmfx"
     )
+}
+
+/// The largest fill or vector-mask block read; a larger one is left
+/// unrendered (its layer approximate).
+const MAX_SHAPE_BLOCK: u64 = 4 << 20;
+
+/// The `len` bytes at `at`, read through its buffer.
+fn block_bytes(at: &mut Cursor, file: &mut (impl Read + Seek), len: u64) -> Result<Vec<u8>, Short> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    while (bytes.len() as u64) < len {
+        let n = at.capacity().min(len as usize - bytes.len());
+        bytes.extend_from_slice(at.take(file, n)?);
+    }
+    Ok(bytes)
 }
 
 /// Reads every layer record in `records` (from the layer count), and where
@@ -170,8 +215,9 @@ pub(super) fn read_records(
         // Layer mask data.
         let mask_len = be32(at.take(file, 4).map_err(short)?) as u64;
         let mask_start = at.pos();
-        let mut masks = (None, None);
+        let mut masks: (Option<Mask>, Option<Mask>) = (None, None);
         let mut mask_parameters = false;
+        let mut vector_density = 255u8;
         if mask_len >= 20 {
             let b = at.take(file, 18).map_err(short)?;
             let (rect, outside, mask_flags) = (Rect::read(b), b[16], b[17]);
@@ -183,21 +229,61 @@ pub(super) fn read_records(
                 rect,
                 outside,
                 id: -2,
+                density: 255,
             });
             // The real user mask's header comes first (as psd-tools reads
             // Photoshop's files, not as the specification says), and only
-            // when the layer has its channel (-3).
+            // when the layer has its channel (-3); it is the mask shown
+            // only when its own flags say it holds one (bit 4).
             if mask_len >= 36 && channels.iter().any(|c| c.id == -3) {
                 let b = at.take(file, 18).map_err(short)?;
                 check_side(doc, Rect::read(&b[2..]))?;
-                masks.1 = enabled.then_some(Mask {
-                    rect: Rect::read(&b[2..]),
-                    outside: b[1],
-                    id: -3,
-                });
+                if b[0] & 0x10 != 0 {
+                    masks.1 = enabled.then_some(Mask {
+                        rect: Rect::read(&b[2..]),
+                        outside: b[1],
+                        id: -3,
+                        density: 255,
+                    });
+                }
             }
-            // Bit 4: density or feather applied, which we do not render.
-            mask_parameters = enabled && mask_flags & 0x10 != 0;
+            // Bit 4: parameters follow, each flagged: the user mask's
+            // density and feather, the vector mask's density and feather.
+            if enabled && mask_flags & 0x10 != 0 {
+                let left = |at: &Cursor| (mask_start + mask_len).saturating_sub(at.pos());
+                let which = if left(&at) >= 1 {
+                    at.take(file, 1).map_err(short)?[0]
+                } else {
+                    0
+                };
+                let mut user_density = None;
+                for bit in 0..4 {
+                    if which & (1 << bit) == 0 {
+                        continue;
+                    }
+                    let size = if bit % 2 == 0 { 1 } else { 8 };
+                    if left(&at) < size {
+                        mask_parameters = true;
+                        break;
+                    }
+                    let b = at.take(file, size as usize).map_err(short)?;
+                    match bit {
+                        0 => user_density = Some(b[0]),
+                        2 => {
+                            vector_density = b[0];
+                            user_density = user_density.or(Some(b[0]));
+                        }
+                        // A feather blurs the mask, which we do not render.
+                        _ => {
+                            mask_parameters |=
+                                f64::from_be_bytes(b.try_into().expect("8 bytes")) > 0.0
+                        }
+                    }
+                }
+                for mask in [&mut masks.0, &mut masks.1].into_iter().flatten() {
+                    mask.density = user_density.unwrap_or(255);
+                }
+            }
         }
         at.seek_to(mask_start + mask_len);
         // Blending ranges, then the name (padded to four bytes).
@@ -206,6 +292,10 @@ pub(super) fn read_records(
         let name_len = at.take(file, 1).map_err(short)?[0] as u64;
         at.seek_to(at.pos() + (name_len + 1).next_multiple_of(4) - 1);
         let (mut layer_kind, mut fill, mut needs_more) = (Kind::Pixels, 255u8, false);
+        let (mut fill_content, mut vector_mask) = (None, None);
+        // Photoshop writes the old effects (`lrFX`) beside `lfx2`, which says all.
+        let (mut overlay, mut old_effects, mut effects_read) = (None, false, false);
+        let mut fill_hidden = false;
         while extra_end.saturating_sub(at.pos()) >= 12 {
             let head = at.take(file, 8).map_err(short)?;
             if &head[0..4] != b"8BIM" && &head[0..4] != b"8B64" {
@@ -234,18 +324,81 @@ pub(super) fn read_records(
                     }
                 }
                 b"iOpa" if len >= 1 => fill = at.take(file, 1).map_err(short)?[0],
+                b"SoCo" | b"GdFl" | b"PtFl" | b"vmsk" | b"vsms" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    let read = match &key {
+                        b"SoCo" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::solid(&d, doc.mode))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        b"PtFl" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::pattern(&d))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        b"GdFl" => descriptor::versioned(&bytes)
+                            .and_then(|d| fill::gradient(&d, doc.mode))
+                            .map(|(content, approximate)| {
+                                fill_content = Some(content);
+                                needs_more |= approximate;
+                            }),
+                        _ => vector::read(&bytes, doc.width, doc.height).map(|mask| {
+                            vector_mask = (!mask.disabled).then_some(mask);
+                        }),
+                    };
+                    needs_more |= read.is_none();
+                }
+                b"SoCo" | b"GdFl" | b"PtFl" | b"vmsk" | b"vsms" => needs_more = true,
+                b"lfx2" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    effects_read = true;
+                    match fill::effects(&bytes, doc.mode) {
+                        Some((read, others)) => {
+                            overlay = read;
+                            needs_more |= others;
+                        }
+                        None => needs_more = true,
+                    }
+                }
+                b"lfx2" => needs_more = true,
+                // A shape's stroke, which we do not draw; and whether its
+                // fill shows at all.
+                b"vstk" if len <= MAX_SHAPE_BLOCK => {
+                    limits.claim(len, &format!("{} of its layers", kind))?;
+                    let bytes = block_bytes(&mut at, file, len).map_err(short)?;
+                    match descriptor::versioned(&bytes) {
+                        Some(stroke) => {
+                            needs_more |= stroke.flag(b"strokeEnabled") != Some(false);
+                            fill_hidden = stroke.flag(b"fillEnabled") == Some(false);
+                        }
+                        None => needs_more = true,
+                    }
+                }
+                b"vstk" => needs_more = true,
+                b"lrFX" => old_effects = true,
                 key if unrendered(key) => needs_more = true,
                 _ => {}
             }
             at.seek_to(start + len);
         }
         at.seek_to(extra_end);
+        needs_more |= old_effects && !effects_read;
+        if fill_hidden {
+            // A shape drawn by its stroke alone (which we do not draw).
+            fill = 0;
+        }
         let has = |id| channels.iter().any(|c| c.id == id);
         let mask = match masks {
             (_, Some(real)) if has(-3) => Some(real),
             (Some(user), _) if has(-2) => Some(user),
             _ => None,
         };
+        let vector_over_pixels = fill_content.is_none() && mask_len >= 20 && masks.1.is_none();
         layers.push(Layer {
             rect,
             channels,
@@ -257,6 +410,11 @@ pub(super) fn read_records(
             mask,
             kind: layer_kind,
             unrendered: needs_more || mask_parameters,
+            vector_over_pixels,
+            vector_density,
+            overlay,
+            fill_content,
+            vector_mask,
         });
     }
     // The channels' data follows the records, layer after layer.
