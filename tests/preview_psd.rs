@@ -402,6 +402,10 @@ open(f'{out}/bare.psd', 'wb').write(data)
     let ours = render(&dir.path().join("thumb.psd"), 512).unwrap();
     // Two JPEG decoders may differ by a few levels.
     assert_close("thumb", &ours, &reference(dir.path(), "thumb"), 8);
+    // And the preview says it is Photoshop's thumbnail, 64 px.
+    let file = std::fs::read(dir.path().join("thumb.psd")).unwrap();
+    let preview = leasedesk::preview::preview_bytes(&file, 512, &Limits::standard()).unwrap();
+    assert_eq!(preview.fidelity(), "saved; by=\"Photoshop\"; size=64");
     let NoPreview(message) = render(&dir.path().join("bare.psd"), 512).unwrap_err();
     assert!(
         message.contains("maximize compatibility") && message.contains("no thumbnail"),

@@ -108,13 +108,17 @@ fn decode_answer(answer: &[u8]) -> Result<Preview, NoPreview> {
     match answer.split_first() {
         Some((b'N', message)) => Err(NoPreview(String::from_utf8_lossy(message).into_owned())),
         Some((b'I', rest)) if rest.len() >= 10 => {
-            let number = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("four bytes"));
+            let number =
+                |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("four bytes"));
             let (width, height) = (number(0), number(4));
             let len = usize::from(u16::from_le_bytes([rest[8], rest[9]]));
             let fidelity = rest.get(10..10 + len).ok_or_else(garbled)?;
             let pixels = rest[10 + len..].to_vec();
             let image = image::RgbaImage::from_raw(width, height, pixels).ok_or_else(garbled)?;
-            Ok(Preview::of_fidelity(image, &String::from_utf8_lossy(fidelity)))
+            Ok(Preview::of_fidelity(
+                image,
+                &String::from_utf8_lossy(fidelity),
+            ))
         }
         _ => Err(garbled()),
     }

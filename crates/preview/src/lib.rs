@@ -221,7 +221,11 @@ pub fn preview_file(path: &Path, size: u32, limits: &Limits) -> Result<Preview, 
 
 /// The PDF reader's preview of the file at `path`, in this process: what
 /// an [`isolated`] worker runs.
-pub(crate) fn pdf_in_process(path: &Path, size: u32, limits: &Limits) -> Result<Preview, NoPreview> {
+pub(crate) fn pdf_in_process(
+    path: &Path,
+    size: u32,
+    limits: &Limits,
+) -> Result<Preview, NoPreview> {
     let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let head = sniffed(&mut reader)?;

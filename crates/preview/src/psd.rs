@@ -73,7 +73,7 @@ pub fn render(
     };
     match (layers, &doc.thumbnail) {
         (Some(Ok(preview)), _) => Ok(preview),
-        (_, Some(thumbnail)) => thumbnail.render(file, size, limits).map(Preview::exact),
+        (_, Some(thumbnail)) => thumbnail.render(file, size, limits),
         (Some(Err(e)), None) => Err(e),
         (None, None) => Err(NoPreview(format!(
             "{}: {why}, and it has no thumbnail",

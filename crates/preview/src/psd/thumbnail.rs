@@ -5,7 +5,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::scale::shrink_interleaved;
-use crate::{fitted, unreadable, Limits, NoPreview};
+use crate::{fitted, unreadable, Limits, NoPreview, Preview};
 
 /// Where the thumbnail resource's bytes are.
 pub(super) struct Thumbnail {
@@ -16,13 +16,24 @@ pub(super) struct Thumbnail {
 }
 
 impl Thumbnail {
-    /// The thumbnail's JPEG, fitted into `size`.
+    /// The thumbnail's JPEG, fitted into `size`: the preview Photoshop saved.
     pub(super) fn render(
         &self,
         file: &mut (impl Read + Seek),
         size: u32,
         limits: &Limits,
-    ) -> Result<image::RgbaImage, NoPreview> {
+    ) -> Result<Preview, NoPreview> {
+        let image = self.decode(file, size, limits)?;
+        Ok(Preview::saved(image.0, "Photoshop", image.1))
+    }
+
+    /// The thumbnail fitted into `size`, and its longer side.
+    fn decode(
+        &self,
+        file: &mut (impl Read + Seek),
+        size: u32,
+        limits: &Limits,
+    ) -> Result<(image::RgbaImage, u32), NoPreview> {
         limits.claim(self.len, "a Photoshop document's thumbnail")?;
         file.seek(SeekFrom::Start(self.offset))
             .map_err(unreadable)?;
@@ -59,9 +70,10 @@ impl Thumbnail {
                 pixel.0.swap(0, 2);
             }
         }
+        let longer = rgba.width().max(rgba.height());
         let (w, h) = fitted(rgba.width(), rgba.height(), size);
         if (w, h) == rgba.dimensions() {
-            return Ok(rgba);
+            return Ok((rgba, longer));
         }
         let (width, height) = rgba.dimensions();
         let planes = shrink_interleaved(
@@ -72,9 +84,10 @@ impl Thumbnail {
             limits,
             "a thumbnail",
         )?;
-        Ok(image::RgbaImage::from_fn(w, h, |x, y| {
+        let image = image::RgbaImage::from_fn(w, h, |x, y| {
             let i = (y * w + x) as usize;
             image::Rgba([planes[0][i], planes[1][i], planes[2][i], planes[3][i]])
-        }))
+        });
+        Ok((image, longer))
     }
 }
