@@ -64,8 +64,19 @@ fn files(work: &Path) -> Vec<PathBuf> {
     let mut files = vec![big_pdf(work, false), big_pdf(work, true)];
     let python = common::bench_python();
     for kind in [
-        "sketch", "xd", "procreate", "cdr-zip", "ora-mypaint", "clip", "affinity", "cdr", "indd",
-        "ai-postscript", "ai-without-pdf", "eps-palette-alpha", "pdfx",
+        "sketch",
+        "xd",
+        "procreate",
+        "cdr-zip",
+        "ora-mypaint",
+        "clip",
+        "affinity",
+        "cdr",
+        "indd",
+        "ai-postscript",
+        "ai-without-pdf",
+        "eps-palette-alpha",
+        "pdfx",
     ] {
         let file = work.join(format!("made-{kind}"));
         testkit::tool::run_ok(
@@ -124,18 +135,16 @@ fn format_of(file: &Path) -> Option<String> {
             "a PostScript document" => "EPS",
             _ if head.starts_with(&[0xC5, 0xD0, 0xD3, 0xC6]) => "EPS",
             _ if head.starts_with(b"RIFF") && head.get(8..11) == Some(b"CDR") => "CorelDRAW",
-            _ if head.starts_with(b"PK\x03\x04") => {
-                ["sketch", "xd", "procreate", "ora", "cdr"]
-                    .into_iter()
-                    .find(|kind| by_name(kind))
-                    .map(|kind| match kind {
-                        "sketch" => "Sketch",
-                        "xd" => "Adobe XD",
-                        "procreate" => "Procreate",
-                        "ora" => "OpenRaster",
-                        _ => "CorelDRAW",
-                    })?
-            }
+            _ if head.starts_with(b"PK\x03\x04") => ["sketch", "xd", "procreate", "ora", "cdr"]
+                .into_iter()
+                .find(|kind| by_name(kind))
+                .map(|kind| match kind {
+                    "sketch" => "Sketch",
+                    "xd" => "Adobe XD",
+                    "procreate" => "Procreate",
+                    "ora" => "OpenRaster",
+                    _ => "CorelDRAW",
+                })?,
             _ => return None,
         }
         .to_owned(),
@@ -147,7 +156,11 @@ fn format_of(file: &Path) -> Option<String> {
 /// 6,667 gradient-filled shapes are translucent and fade out, which a PDF
 /// writes as a soft mask for each.
 fn big_pdf(work: &Path, soft_masks: bool) -> PathBuf {
-    let name = if soft_masks { "big-inkscape-masks" } else { "big-inkscape" };
+    let name = if soft_masks {
+        "big-inkscape-masks"
+    } else {
+        "big-inkscape"
+    };
     let svg = work.join(format!("{name}.svg"));
     let photo = work.join("photo.png");
     let mut image = image::RgbImage::new(3000, 2000);
@@ -211,7 +224,9 @@ fn measure(format: &str, file: &Path) -> Duration {
         );
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
         let mut words = text.split_whitespace();
-        times.push(Duration::from_secs_f64(words.next().unwrap().parse().unwrap()));
+        times.push(Duration::from_secs_f64(
+            words.next().unwrap().parse().unwrap(),
+        ));
         peak = peak.max(words.next().unwrap().parse().unwrap());
         fidelity = words.collect::<Vec<_>>().join(" ");
     }
@@ -277,7 +292,10 @@ fn render_one(file: &Path) {
     let elapsed = started.elapsed();
     // SAFETY: getrusage only writes the struct it is given.
     let mut children: libc::rusage = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut children) }, 0);
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut children) },
+        0
+    );
     let worker = children.ru_maxrss as u64 * 1024;
     let peak = common::peak_memory(std::process::id()).max(worker);
     println!("{} {peak} {}", elapsed.as_secs_f64(), preview.fidelity());

@@ -221,7 +221,12 @@ fn the_worker_keeps_what_a_preview_is() {
     let served = Served::start(&[]);
     let token = served.token("alice");
     let made = crate::preview_formats::made_by("make_design.py", "ai-without-pdf", None);
-    let id = import(&served, &token, "logo.ai", &std::fs::read(&made.file).unwrap());
+    let id = import(
+        &served,
+        &token,
+        "logo.ai",
+        &std::fs::read(&made.file).unwrap(),
+    );
     let answer = served.get(&format!("/v1/artifacts/{id}/preview?size=64"), &token);
     assert_eq!(answer.status, 200, "{answer:?}");
     assert!(

@@ -200,7 +200,7 @@ fn square_pdf(rgb: &str) -> Vec<u8> {
         pdf.extend(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
     }
     let xref = pdf.len();
-    pdf.extend(format!("xref\n0 5\n0000000000 65535 f \n").as_bytes());
+    pdf.extend(b"xref\n0 5\n0000000000 65535 f \n");
     for offset in offsets {
         pdf.extend(format!("{offset:010} 00000 n \n").as_bytes());
     }
