@@ -397,7 +397,31 @@ async fn only_a_plugin_with_this_starts_secret_is_answered() {
         &[("Authorization", &format!("Bearer {secret}"))],
     );
     assert_refused(status, &body, 401, "unauthorized");
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err() || port == now.port);
+    // The earlier port is shut: nothing there lists the files for the
+    // earlier secret. (Another test's server may have been given the port
+    // since, as Wine gives ports out again soon.)
+    if port != now.port {
+        assert!(
+            !lists_files(port, &files, &secret),
+            "the earlier API still answers"
+        );
+    }
+}
+
+/// Whether whatever listens on `port` (if anything) answers `files` with
+/// 200 for `secret`.
+fn lists_files(port: u16, files: &str, secret: &str) -> bool {
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let request = format!(
+        "GET {files} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
+    );
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = stream.write_all(request.as_bytes());
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    answer.starts_with(b"HTTP/1.1 200")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
