@@ -14,25 +14,6 @@ use serde_json::json;
 
 use crate::window::*;
 
-/// The desktop's notifications shown or queued now.
-fn on_the_desktop() -> u32 {
-    let count = |which| dunstctl(&["count", which]).1.parse::<u32>().unwrap_or(0);
-    count("displayed") + count("waiting")
-}
-
-/// Waits up to `limit` until the desktop shows `count` notifications.
-async fn desktop_shows(count: u32, limit: Duration, what: &str) {
-    let started = Instant::now();
-    while on_the_desktop() != count {
-        assert!(
-            started.elapsed() < limit,
-            "{what}: the desktop shows {} notifications, not {count}",
-            on_the_desktop()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Waits until the tray's menu, as the desktop reads it, has the item
 /// `label` among those saying what waits (with `None`: has none of them).
 async fn tray_says(label: Option<&str>) {

@@ -5,31 +5,12 @@
 //! counts; a click on the desktop's notification opens the file and reads
 //! the item. Nothing here touches a lease.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use leasedesk::model::*;
 use leasedesk::Backend as _;
 
 use crate::window::*;
-
-/// The desktop's notifications shown or queued now.
-fn on_the_desktop() -> u32 {
-    let count = |which| dunstctl(&["count", which]).1.parse::<u32>().unwrap_or(0);
-    count("displayed") + count("waiting")
-}
-
-/// Waits up to `limit` until the desktop shows `count` notifications.
-async fn desktop_shows(count: u32, limit: Duration, what: &str) {
-    let started = Instant::now();
-    while on_the_desktop() != count {
-        assert!(
-            started.elapsed() < limit,
-            "{what}: the desktop shows {} notifications, not {count}",
-            on_the_desktop()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 /// The tray's item counting the inbox, as the desktop reads the menu.
 fn inbox_label(labels: &[String]) -> Option<&String> {

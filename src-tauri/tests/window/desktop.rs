@@ -36,6 +36,25 @@ pub fn dunstctl(args: &[&str]) -> (bool, String) {
     )
 }
 
+/// The desktop's notifications shown or queued now.
+pub fn on_the_desktop() -> u32 {
+    let count = |which| dunstctl(&["count", which]).1.parse::<u32>().unwrap_or(0);
+    count("displayed") + count("waiting")
+}
+
+/// Waits up to `limit` until the desktop shows `count` notifications.
+pub async fn desktop_shows(count: u32, limit: Duration, what: &str) {
+    let started = Instant::now();
+    while on_the_desktop() != count {
+        assert!(
+            started.elapsed() < limit,
+            "{what}: the desktop shows {} notifications, not {count}",
+            on_the_desktop()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The tray's menu as the desktop's tray host reads it: over D-Bus, from
 /// the app's StatusNotifierItem (com.canonical.dbusmenu). Answers the app's
 /// bus name and each item's id and label, in menu order; None until the app
