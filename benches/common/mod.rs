@@ -97,6 +97,24 @@ pub fn timed_cp(source: &Path, copy: &Path) -> Duration {
     took
 }
 
+/// How long `cp SOURCE COPY` and then `sync COPY` take together: a copy made
+/// durable, the floor of a check-in that keeps its file (the copy is
+/// deleted after).
+#[allow(dead_code)] // the server bench's
+pub fn timed_cp_sync(source: &Path, copy: &Path) -> Duration {
+    let started = std::time::Instant::now();
+    for (program, args) in [("cp", vec![source, copy]), ("sync", vec![copy])] {
+        let status = std::process::Command::new(program)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{program}: {status}");
+    }
+    let took = started.elapsed();
+    std::fs::remove_file(copy).unwrap();
+    took
+}
+
 pub fn row(figure: &str, measured: String, target: &str) {
     println!("| {figure} | {measured} | {target} |");
     std::io::stdout().flush().unwrap();

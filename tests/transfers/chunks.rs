@@ -500,6 +500,79 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
     );
 }
 
+/// A new file sent whole (every chunk, in order, over two requests) is
+/// the upload's spool, which becomes its blob by a link: the bytes are
+/// written once. A spool changed after its chunks were checked is caught by
+/// the digest and stores nothing.
+async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
+    let api = Api::of(&f, "user:alice");
+    let a = f.import("art/poster.psd", b"v1").await;
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let data = noise(21, 3 * MIB + 5);
+    let list = list_of(&data);
+    let (status, state) = api.begin(&format!("checkout={}", c.id), &list).await;
+    assert_eq!(status, 201, "{state}");
+    assert_eq!(state["length"], data.len(), "a new file sends every byte");
+    let id = state["id"].as_str().unwrap().to_owned();
+    let half = data.len() / 2 + 333;
+    assert_eq!(api.append(&id, 0, data[..half].to_vec()).await.0, 200);
+    let (status, state) = api.append(&id, half as u64, data[half..].to_vec()).await;
+    assert_eq!(
+        (status.as_u16(), &state["offset"]),
+        (200, &data.len().into())
+    );
+    let spool = f.dir.path().join("uploads").join(&id).join("bytes");
+    assert_eq!(
+        std::fs::read(&spool).unwrap(),
+        data,
+        "the spool is the file"
+    );
+
+    let checkin = format!("/v1/checkouts/{}/checkin", c.id);
+    let (status, done) = api.use_upload(&checkin, &id).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, data);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let spool_inode = std::fs::metadata(&spool).unwrap().ino();
+        let linked = std::fs::read_dir(f.dir.path().join("blobs"))
+            .unwrap()
+            .map(|shard| shard.unwrap().path())
+            .filter(|shard| !shard.ends_with("tmp"))
+            .flat_map(|shard| std::fs::read_dir(shard).unwrap())
+            .any(|blob| blob.unwrap().metadata().unwrap().ino() == spool_inode);
+        assert!(linked, "the blob is the spool's bytes, not a copy of them");
+    }
+
+    // The same again, but the spool changes on the server's disk after its
+    // chunks were checked: the digest refuses it, and nothing is stored.
+    let c = f.alice.check_out(a.id, checkout_request()).await.unwrap();
+    let other = noise(22, 2 * MIB);
+    let list = list_of(&other);
+    let (_, state) = api.begin(&format!("checkout={}", c.id), &list).await;
+    let id = state["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
+    let spool = f.dir.path().join("uploads").join(&id).join("bytes");
+    let mut changed = std::fs::read(&spool).unwrap();
+    changed[MIB] ^= 0xff;
+    std::fs::write(&spool, &changed).unwrap();
+    let blobs_before = blob_files(f.dir.path()).len();
+    let checkin = format!("/v1/checkouts/{}/checkin", c.id);
+    let (status, refused) = api.use_upload(&checkin, &id).await;
+    assert_eq!(
+        (status.as_u16(), &refused["error"]),
+        (400, &"digest_mismatch".into()),
+        "{refused}"
+    );
+    assert_eq!(f.artifact(a.id).await.head.version, 2, "nothing committed");
+    assert_eq!(
+        blob_files(f.dir.path()).len(),
+        blobs_before,
+        "nothing stored"
+    );
+}
+
 crate::contract!(a_large_file_checks_in_through_the_backend_and_sends_only_its_change);
 
 // Cases of the HTTP API: on a server over SQLite and one over PostgreSQL and S3.
@@ -514,6 +587,14 @@ crate::served!(
 );
 
 mod folder {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy() {
+        super::a_new_file_sent_whole_becomes_its_blob_without_a_copy(
+            crate::harness::remote_fixture().await,
+        )
+        .await
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn unfinished_uploads_are_removed_after_a_day_or_with_their_checkout() {
         super::unfinished_uploads_are_removed_after_a_day_or_with_their_checkout(

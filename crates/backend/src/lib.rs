@@ -87,6 +87,10 @@ pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
 pub enum UploadSource {
     File(PathBuf),
     Stream(Pin<Box<dyn AsyncRead + Send>>),
+    /// A file of the server's own (a resumable upload that holds a whole
+    /// file) whose bytes were checked as they came: a folder of blobs takes
+    /// it by a link instead of a copy, still checking it against the digest.
+    Checked(PathBuf),
 }
 
 impl Upload {

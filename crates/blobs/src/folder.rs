@@ -299,6 +299,40 @@ impl BlobStore {
         staging::stage_file(temp, source, intake)
     }
 
+    /// Stages `source`, a file of the server's own that holds the bytes of
+    /// `digest`, by a hard link into the temp folder: no copy. `None` where
+    /// no link can be made (another file system), so the caller copies.
+    /// The digest is checked again, on every core, reading the page cache
+    /// the bytes were just written to: a file changed since is refused.
+    /// Blocking.
+    pub fn stage_linked(&self, source: &Path, digest: Digest) -> Result<Option<StagedBlob>> {
+        loop {
+            let path = self
+                .temp_dir()
+                .join(format!("upload-{}", uuid::Uuid::new_v4()));
+            if fs::hard_link(source, &path).is_err() {
+                return Ok(None);
+            }
+            let file = match owner_only::file_options()
+                .read(true)
+                .write(true)
+                .open(&path)
+            {
+                Ok(file) => file,
+                Err(_) => {
+                    let _ = fs::remove_file(&path);
+                    return Ok(None);
+                }
+            };
+            file.lock()?;
+            if !still_named(&file, &path)? {
+                continue;
+            }
+            let temp = TempBlob::new(path, file);
+            return staging::linked(temp, digest).map(Some);
+        }
+    }
+
     /// Streams a reader into a staged blob (see [`staging::stage_stream`]).
     /// Stops with `TooLarge` past `limit` bytes.
     pub async fn stage_stream<R: AsyncRead + Unpin>(

@@ -43,7 +43,7 @@ pub mod s3;
 mod staging;
 
 pub use folder::{BlobHold, BlobStore};
-pub use parts::UploadParts;
+pub use parts::{BytesWriter, Durable, UploadParts};
 #[cfg(feature = "s3")]
 pub use s3::{ObjectBlobs, StagedObject};
 pub use staging::StagedBlob;
@@ -344,6 +344,24 @@ impl Blobs {
             cancel,
             ..
         } = upload;
+        let source = match (self, source) {
+            (Blobs::Folder(store), UploadSource::Checked(path)) => {
+                let (store, expected, linked) = (store.clone(), digest.clone(), path.clone());
+                let staged = blocking(move || match expected {
+                    Some(digest) => store.stage_linked(&linked, digest),
+                    None => Ok(None),
+                })
+                .await?;
+                match staged {
+                    Some(staged) => return Ok(Staged::Folder(staged)),
+                    // No link here (another file system, say): a copy.
+                    None => UploadSource::File(path),
+                }
+            }
+            #[cfg(feature = "s3")]
+            (Blobs::Objects(_), UploadSource::Checked(path)) => UploadSource::File(path),
+            (_, source) => source,
+        };
         let (reader, digest, limit): (Pin<Box<dyn AsyncRead + Send>>, _, _) = match (self, source) {
             (Blobs::Folder(store), UploadSource::File(path)) => {
                 let (store, failpoints) = (store.clone(), failpoints.clone());
@@ -376,6 +394,7 @@ impl Blobs {
                 (reader, Some(digest), u64::MAX)
             }
             (_, UploadSource::Stream(reader)) => (reader, digest, limit),
+            (_, UploadSource::Checked(_)) => unreachable!("a checked file is staged as a file"),
         };
         let intake = Intake {
             expected: digest.as_ref(),

@@ -1,16 +1,20 @@
 //! Where resumable uploads wait (`bundled::transfers`): their chunk lists
-//! and the bytes that came, as parts beside the blobs, so that every server
-//! sharing the blobs reads the same ones: a folder's `uploads/<id>/<name>`
-//! files, or a bucket's `PREFIX/uploads/<id>/<name>` objects. A part is
-//! written whole before any row names it (a file written, synced and
-//! renamed into place; an object put) and never changes: its name says
-//! what it holds, so writing it again writes the same bytes.
+//! and the bytes that came, beside the blobs, so that every server sharing
+//! the blobs reads the same ones.
+//!
+//! - In a folder, `uploads/<id>/`: the list is a file `chunks`, and the
+//!   bytes one file, `bytes`, each at its own offset, so that an upload of
+//!   a whole file in order is that file, which becomes its blob by a link
+//!   instead of a copy. Bytes count once synced; at any offset only the
+//!   checked chunk that belongs there is ever written, so two requests
+//!   writing at once (one superseded on another server) write the same.
+//! - In a bucket, `PREFIX/uploads/<id>/<name>` objects: the list, and a part
+//!   per run of bytes, put whole and named by the run it holds.
 
-use std::io;
+use std::io::{self, Seek, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::pin::Pin;
-#[cfg(feature = "s3")]
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -18,6 +22,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::folder::{rename_durably, sync_dir};
+use super::staging::Writeback;
 use super::Blobs;
 #[cfg(feature = "s3")]
 use super::ObjectBlobs;
@@ -53,7 +58,8 @@ impl Blobs {
 }
 
 impl UploadParts {
-    /// Writes the part `name` of upload `id`: `bytes`, one after another.
+    /// Writes the named part `name` of upload `id` (its list): `bytes`, one
+    /// after another, synced and renamed into place.
     pub async fn put(&self, id: UploadId, name: &str, bytes: Vec<Bytes>) -> Result<()> {
         match self {
             UploadParts::Folder(root) => {
@@ -89,34 +95,79 @@ impl UploadParts {
         }
     }
 
-    /// The bytes `range` of part `name` of upload `id`, as a stream.
+    /// Where a folder's upload `id` keeps its bytes; `None` in a bucket.
+    pub fn spool(&self, id: UploadId) -> Option<PathBuf> {
+        match self {
+            UploadParts::Folder(root) => Some(root.join(id.to_string()).join(SPOOL)),
+            #[cfg(feature = "s3")]
+            UploadParts::Objects(_) => None,
+        }
+    }
+
+    /// Begins writing upload `id`'s bytes from byte `at`.
+    pub async fn writer(&self, id: UploadId, at: u64) -> Result<BytesWriter> {
+        match self {
+            UploadParts::Folder(root) => {
+                let dir = root.join(id.to_string());
+                let file = tokio::task::spawn_blocking(move || -> io::Result<std::fs::File> {
+                    owner_only::create_dir_all(&dir)?;
+                    let mut file = owner_only::file_options()
+                        .write(true)
+                        .create(true)
+                        .truncate(false)
+                        .open(dir.join(SPOOL))?;
+                    file.seek(io::SeekFrom::Start(at))?;
+                    Ok(file)
+                })
+                .await
+                .map_err(io::Error::other)??;
+                Ok(BytesWriter(Writing::Spool {
+                    file: Arc::new(file),
+                    writeback: Writeback::new(at),
+                }))
+            }
+            #[cfg(feature = "s3")]
+            UploadParts::Objects(objects) => Ok(BytesWriter(Writing::Objects(objects.clone(), id))),
+        }
+    }
+
+    /// The bytes `range` of the run `piece` (as counted, `(start, stop)`) of
+    /// upload `id`, `range` counted from the run's start, as a stream.
     pub async fn open(
         &self,
         id: UploadId,
-        name: &str,
+        piece: (u64, u64),
         range: Range<u64>,
     ) -> Result<Pin<Box<dyn AsyncRead + Send>>> {
         match self {
             UploadParts::Folder(root) => {
-                let path = root.join(id.to_string()).join(name);
-                let mut file = tokio::fs::File::open(&path)
-                    .await
-                    .map_err(|e| missing(id, name, e))?;
-                file.seek(io::SeekFrom::Start(range.start)).await?;
+                let path = root.join(id.to_string()).join(SPOOL);
+                let mut file = tokio::fs::File::open(&path).await.map_err(|e| {
+                    if e.kind() == io::ErrorKind::NotFound {
+                        // An upload an older server began in parts of its own.
+                        Error::NotFound(format!("no upload {id}: begin a new one"))
+                    } else {
+                        e.into()
+                    }
+                })?;
+                file.seek(io::SeekFrom::Start(piece.0 + range.start))
+                    .await?;
                 Ok(Box::pin(file.take(range.end - range.start)))
             }
             #[cfg(feature = "s3")]
-            UploadParts::Objects(objects) => objects.open_part(&id.to_string(), name, range).await,
+            UploadParts::Objects(objects) => {
+                let name = piece_name(piece.0, piece.1);
+                objects.open_part(&id.to_string(), &name, range).await
+            }
         }
     }
 
-    /// The whole part `name` of upload `id`, which is `size` bytes.
+    /// The whole named part `name` of upload `id` (its list), which is
+    /// `size` bytes.
     pub async fn read(&self, id: UploadId, name: &str, size: u64) -> Result<Vec<u8>> {
         let mut bytes = Vec::with_capacity(size as usize);
-        self.open(id, name, 0..size)
-            .await?
-            .read_to_end(&mut bytes)
-            .await?;
+        let mut part = self.open_named(id, name, size).await?;
+        part.read_to_end(&mut bytes).await?;
         if bytes.len() as u64 != size {
             return Err(Error::Internal(format!(
                 "upload {id}'s {name} is {} bytes, not {size}",
@@ -124,6 +175,27 @@ impl UploadParts {
             )));
         }
         Ok(bytes)
+    }
+
+    async fn open_named(
+        &self,
+        id: UploadId,
+        name: &str,
+        size: u64,
+    ) -> Result<Pin<Box<dyn AsyncRead + Send>>> {
+        match self {
+            UploadParts::Folder(root) => {
+                let path = root.join(id.to_string()).join(name);
+                let file = tokio::fs::File::open(&path)
+                    .await
+                    .map_err(|e| missing(id, name, e))?;
+                Ok(Box::pin(file.take(size)))
+            }
+            #[cfg(feature = "s3")]
+            UploadParts::Objects(objects) => {
+                objects.open_part(&id.to_string(), name, 0..size).await
+            }
+        }
     }
 
     /// Removes every part of upload `id` (none is not an error).
@@ -180,6 +252,99 @@ impl UploadParts {
             }
             #[cfg(feature = "s3")]
             UploadParts::Objects(objects) => objects.part_uploads_blocking(),
+        }
+    }
+}
+
+/// The file of a folder's upload that holds its bytes.
+const SPOOL: &str = "bytes";
+
+/// The part of a bucket's upload holding its bytes `start..stop`.
+#[cfg(feature = "s3")]
+fn piece_name(start: u64, stop: u64) -> String {
+    format!("{start}-{stop}")
+}
+
+/// Where one append writes an upload's checked bytes, in order.
+pub struct BytesWriter(Writing);
+
+enum Writing {
+    /// A folder's spool, open at where the append writes next; its bytes
+    /// are durable once synced ([`Durable`]).
+    Spool {
+        file: Arc<std::fs::File>,
+        writeback: Writeback,
+    },
+    /// A bucket: each run is a part of its own, durable once put.
+    #[cfg(feature = "s3")]
+    Objects(Arc<ObjectBlobs>, UploadId),
+}
+
+/// Makes what a [`BytesWriter`] wrote durable, while it goes on writing.
+pub enum Durable {
+    Spool(Arc<std::fs::File>),
+    Already,
+}
+
+impl BytesWriter {
+    /// Writes `bytes`, the upload's bytes `from..to`, which follow those
+    /// written before. In a bucket they are durable on return; in a folder,
+    /// once a [`Durable`] taken after returns.
+    pub async fn write(&mut self, from: u64, to: u64, bytes: Vec<Bytes>) -> Result<()> {
+        match &mut self.0 {
+            Writing::Spool { file, writeback } => {
+                let writing = file.clone();
+                tokio::task::spawn_blocking(move || -> io::Result<()> {
+                    for piece in &bytes {
+                        (&*writing).write_all(piece)?;
+                    }
+                    Ok(())
+                })
+                .await
+                .map_err(io::Error::other)??;
+                writeback.wrote(file, to - from);
+                Ok(())
+            }
+            #[cfg(feature = "s3")]
+            Writing::Objects(objects, id) => {
+                objects
+                    .put_part(&id.to_string(), &piece_name(from, to), bytes)
+                    .await
+            }
+        }
+    }
+
+    /// What makes every byte written so far durable.
+    pub fn durable(&self) -> Durable {
+        match &self.0 {
+            Writing::Spool { file, .. } => Durable::Spool(file.clone()),
+            #[cfg(feature = "s3")]
+            Writing::Objects(..) => Durable::Already,
+        }
+    }
+
+    /// How many checked bytes an append writes at once, and how many must
+    /// be written before they are made durable and counted (which goes on
+    /// beside the writing, one count at a time).
+    pub fn sizes(&self) -> (usize, u64) {
+        match &self.0 {
+            Writing::Spool { .. } => (1 << 20, 512 << 10),
+            #[cfg(feature = "s3")]
+            Writing::Objects(..) => (2 << 20, 2 << 20),
+        }
+    }
+}
+
+impl Durable {
+    pub async fn sync(self) -> Result<()> {
+        match self {
+            Durable::Spool(file) => {
+                tokio::task::spawn_blocking(move || file.sync_data())
+                    .await
+                    .map_err(io::Error::other)??;
+                Ok(())
+            }
+            Durable::Already => Ok(()),
         }
     }
 }

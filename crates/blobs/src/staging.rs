@@ -68,6 +68,25 @@ pub(super) async fn stage_stream<R: AsyncRead + Unpin>(
     temp.finish(read)
 }
 
+/// A temporary blob that is a link to bytes already written: checked
+/// against `digest`, hashed on every core (a mismatch stores nothing).
+pub(super) fn linked(temp: TempBlob, digest: Digest) -> Result<StagedBlob> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_mmap_rayon(&temp.path)?;
+    let actual: Digest = hasher.finalize().into();
+    if actual != digest {
+        return Err(Error::DigestMismatch {
+            expected: digest,
+            actual,
+        });
+    }
+    Ok(StagedBlob {
+        digest,
+        size: hasher.count(),
+        temp,
+    })
+}
+
 /// Hands chunks to a thread that writes them to a temporary blob, and takes the
 /// written buffers back for reuse, so a copy of any size allocates a few chunks.
 /// Small uploads stay cheap: buffers start small and grow, and a file that fits
@@ -198,13 +217,49 @@ impl Pipe {
 pub(super) struct TempBlob {
     path: PathBuf,
     file: Option<File>,
+    writeback: Writeback,
+}
+
+/// How much is written before its writeback is started.
+const WRITEBACK_WINDOW: u64 = 8 << 20;
+
+/// Has what is written to a file written to disk in the background, every
+/// [`WRITEBACK_WINDOW`], so the fsync that makes it durable finds little
+/// left to do: the disk works while the copy goes on instead of after it. A
+/// thread of its own asks, since asking can block while the disk is busy.
+/// Best effort: without it the final fsync simply does all the work.
+pub(super) struct Writeback {
     written: u64,
     flushing_from: u64,
     flusher: Option<mpsc::Sender<(u64, u64)>>,
 }
 
-/// How much is written before its writeback is started.
-const WRITEBACK_WINDOW: u64 = 8 << 20;
+impl Writeback {
+    /// For a file whose writing goes on at byte `at`.
+    pub(super) fn new(at: u64) -> Self {
+        Self {
+            written: at,
+            flushing_from: at,
+            flusher: None,
+        }
+    }
+
+    /// Notes `n` more bytes written to `file`.
+    pub(super) fn wrote(&mut self, file: &File, n: u64) {
+        self.written += n;
+        if self.written - self.flushing_from < WRITEBACK_WINDOW {
+            return;
+        }
+        if self.flusher.is_none() {
+            self.flusher = spawn_flusher(file);
+        }
+        if let Some(flusher) = &self.flusher {
+            let range = (self.flushing_from, self.written - self.flushing_from);
+            let _ = flusher.send(range);
+        }
+        self.flushing_from = self.written;
+    }
+}
 
 impl TempBlob {
     /// A temporary file just made (and locked) at `path`.
@@ -212,38 +267,15 @@ impl TempBlob {
         Self {
             path,
             file: Some(file),
-            written: 0,
-            flushing_from: 0,
-            flusher: None,
+            writeback: Writeback::new(0),
         }
     }
 
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.file
-            .as_mut()
-            .expect("open temp blob")
-            .write_all(bytes)?;
-        self.written += bytes.len() as u64;
-        if self.written - self.flushing_from >= WRITEBACK_WINDOW {
-            self.start_writeback();
-        }
+        let file = self.file.as_mut().expect("open temp blob");
+        file.write_all(bytes)?;
+        self.writeback.wrote(file, bytes.len() as u64);
         Ok(())
-    }
-
-    /// Has the part written since the last call written to disk in the
-    /// background, so the fsync that makes the blob durable finds little left to
-    /// do: the disk works while the copy goes on instead of after it. A thread of
-    /// its own asks, since asking can block while the disk is busy. Best effort:
-    /// without it the final fsync simply does all the work.
-    fn start_writeback(&mut self) {
-        if self.flusher.is_none() {
-            self.flusher = self.file.as_ref().and_then(spawn_flusher);
-        }
-        if let Some(flusher) = &self.flusher {
-            let range = (self.flushing_from, self.written - self.flushing_from);
-            let _ = flusher.send(range);
-        }
-        self.flushing_from = self.written;
     }
 
     /// Checks the digest; a mismatch stores nothing.

@@ -110,21 +110,6 @@ impl Uploads {
     }
 }
 
-/// The part holding the bytes `start..stop` of an upload.
-fn piece_name(start: u64, stop: u64) -> String {
-    format!("{start}-{stop}")
-}
-
-/// How many checked bytes an append gathers before it writes them as a part:
-/// a folder's part is a synced file; an object store's, one request.
-fn piece_size(parts: &UploadParts) -> usize {
-    match parts {
-        UploadParts::Folder(_) => 512 << 10,
-        #[cfg(feature = "s3")]
-        UploadParts::Objects(_) => 2 << 20,
-    }
-}
-
 /// Checks a begin's `Idempotency-Key`: 1 to 128 visible ASCII characters.
 pub fn check_upload_key(key: &str) -> Result<()> {
     if key.is_empty() || key.len() > MOST_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
@@ -338,12 +323,17 @@ impl Bundled {
             };
         }
         let to_send = self.to_send(&row).await?;
+        let writer = self.shared.uploads.parts.writer(id, row.reached).await?;
+        let row_reached = row.reached;
         let mut appending = Appending {
             me: self,
             row,
             turn: &turn,
+            writer,
             piece: Vec::new(),
             gathered: 0,
+            written_to: row_reached,
+            counting: None,
             partial: Vec::new(),
             cut_to: None,
         };
@@ -381,6 +371,12 @@ impl Bundled {
             return Err(Error::UploadIncomplete {
                 offset: row.reached,
                 length: row.length,
+            });
+        }
+        if let Some(whole) = self.whole_file(&row) {
+            return Ok(Upload {
+                source: crate::backend::UploadSource::Checked(whole),
+                ..Upload::file(PathBuf::new()).with_digest(row.digest.clone())
             });
         }
         let n = row.list_len() as usize;
@@ -429,9 +425,9 @@ impl Bundled {
         let (store_blobs, parts) = (self.shared.blobs.clone(), self.shared.uploads.parts.clone());
         let stream = futures_util::stream::iter(runs)
             .flat_map(move |(found, start, end)| {
-                let reads: Vec<(Option<Digest>, String, u64, u64)> = match found {
+                let reads: Vec<(Option<Digest>, (u64, u64), u64, u64)> = match found {
                     Found::Blob(k) => {
-                        vec![(Some(blobs[k as usize].clone()), String::new(), start, end)]
+                        vec![(Some(blobs[k as usize].clone()), (0, 0), start, end)]
                     }
                     // A run of the upload's own bytes, part by part: the
                     // parts are in order, so found from the first that ends
@@ -439,25 +435,20 @@ impl Bundled {
                     _ => pieces[pieces.partition_point(|(_, to, _)| *to <= start)..]
                         .iter()
                         .take_while(|(from, _, _)| *from < end)
-                        .map(|(from, to, name)| {
-                            (
-                                None,
-                                name.clone(),
-                                start.max(*from) - from,
-                                end.min(*to) - from,
-                            )
+                        .map(|&(from, to, run)| {
+                            (None, run, start.max(from) - from, end.min(to) - from)
                         })
                         .collect(),
                 };
                 futures_util::stream::iter(reads)
             })
-            .then(move |(blob, part, start, end)| {
+            .then(move |(blob, run, start, end)| {
                 let _room = &held;
                 let (blobs, parts) = (store_blobs.clone(), parts.clone());
                 async move {
                     let reader: Pin<Box<dyn AsyncRead + Send>> = match blob {
                         Some(digest) => blobs.open_range(&digest, start..end).await?,
-                        None => parts.open(id, &part, start..end).await?,
+                        None => parts.open(id, run, start..end).await?,
                     };
                     Ok::<_, Error>(tokio_util::io::ReaderStream::with_capacity(reader, 1 << 20))
                 }
@@ -466,6 +457,21 @@ impl Bundled {
             .try_flatten();
         let reader = tokio_util::io::StreamReader::new(stream);
         Ok(Upload::stream(reader).with_digest(row.digest.clone()))
+    }
+
+    /// The file that holds a finished upload's every byte in order, where
+    /// there is one: a folder's spool of an upload that sent every chunk of
+    /// its list (a new file, or one the server had none of). The write
+    /// takes it as its blob by a link, checking it against the digest.
+    fn whole_file(&self, row: &UploadRow) -> Option<PathBuf> {
+        if row.length != row.size || row.reached != row.length {
+            return None;
+        }
+        let spool = self.shared.uploads.parts.spool(row.id)?;
+        // A spool longer than the file (bytes a superseded request wrote
+        // past the end) is not the file.
+        let size = std::fs::metadata(&spool).ok()?.len();
+        (size == row.size).then_some(spool)
     }
 
     /// After the write that used an upload: its chunk list is kept for its
@@ -544,7 +550,7 @@ impl Bundled {
         let (shared, id) = (self.shared.clone(), row.id);
         let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
         let mut bytes = Vec::with_capacity((row.reached - from) as usize);
-        for (start, end, name) in held_in(&pieces, row.reached) {
+        for (start, end, run) in held_in(&pieces, row.reached) {
             if end <= from {
                 continue;
             }
@@ -552,7 +558,7 @@ impl Bundled {
             self.shared
                 .uploads
                 .parts
-                .open(id, &name, range)
+                .open(id, run, range)
                 .await?
                 .read_to_end(&mut bytes)
                 .await?;

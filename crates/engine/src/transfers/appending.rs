@@ -1,19 +1,32 @@
-//! One append of a resumable upload: the bytes that came, gathered into
-//! parts and counted as whole checked chunks arrive (see `transfers`).
+//! One append of a resumable upload: the bytes that came, written and
+//! counted as whole checked chunks arrive (see `transfers`).
 
 use super::*;
+use crate::blobs::BytesWriter;
 
-/// One append's work: the bytes that came gathered into a part, written
-/// and counted every [`piece_size`] bytes of whole checked chunks and when
-/// the request ends (then with the part of a chunk that came, which the
-/// next append checks as the chunk completes).
+/// What a count of an upload's bytes found: `None` when they counted;
+/// else the upload as another request left it, or `None` if it is gone.
+type Counted = Option<Option<UploadRow>>;
+
+/// One append's work: the whole checked chunks that came, written a run at
+/// a time ([`BytesWriter::sizes`]), and made durable and counted beside the
+/// writing, one count at a time, each taking all that was written by then:
+/// so a server that dies loses about what came during one sync, whatever
+/// the link's speed. When the request ends, what is left is counted, with
+/// the part of a chunk that came (which the next append checks as the
+/// chunk completes).
 pub(super) struct Appending<'a> {
     pub(super) me: &'a Bundled,
     pub(super) row: UploadRow,
     pub(super) turn: &'a Turn,
-    /// Whole checked chunks' bytes from `row.reached`, not yet written.
+    pub(super) writer: BytesWriter,
+    /// Whole checked chunks' bytes after those written, not yet written.
     pub(super) piece: Vec<Bytes>,
     pub(super) gathered: usize,
+    /// Where the bytes written end (`row.reached` counts those durable).
+    pub(super) written_to: u64,
+    /// The count under way, and where it ends.
+    pub(super) counting: Option<(u64, tokio::task::JoinHandle<Result<Counted>>)>,
     /// The bytes after those of the chunk under way, not yet checked.
     pub(super) partial: Vec<u8>,
     /// Where the upload goes back to: a chunk begun by an earlier request
@@ -29,7 +42,7 @@ impl Appending<'_> {
         to_send: &ToSend,
         body: &mut (impl AsyncRead + Unpin),
     ) -> Result<()> {
-        let piece_size = piece_size(&self.me.shared.uploads.parts);
+        let (write_size, count_size) = self.writer.sizes();
         let length = self.row.length;
         let mut k = to_send.chunk_at(self.row.reached);
         let mut hasher = blake3::Hasher::new();
@@ -45,7 +58,7 @@ impl Appending<'_> {
                 () = self.turn.until_superseded() => return Ok(()),
                 read = body.read(&mut buf) => read,
             };
-            let at = |me: &Appending| me.row.reached + (me.gathered + me.partial.len()) as u64;
+            let at = |me: &Appending| me.written_to + (me.gathered + me.partial.len()) as u64;
             let n = match read {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
@@ -88,8 +101,13 @@ impl Appending<'_> {
                 self.piece
                     .push(Bytes::from(std::mem::take(&mut self.partial)));
                 k += 1;
-                if self.gathered >= piece_size {
+                if self.gathered >= write_size {
                     self.write_piece().await?;
+                    let done = self.counting.as_ref().is_none_or(|(_, c)| c.is_finished());
+                    if done && self.written_to - self.row.reached >= count_size {
+                        self.counted().await?;
+                        self.start_count();
+                    }
                 }
             }
         }
@@ -99,6 +117,8 @@ impl Appending<'_> {
     /// or goes back to where a chunk that was not its id began.
     pub(super) async fn finish(&mut self) -> Result<()> {
         if let Some(to) = self.cut_to {
+            // The chunk began in an earlier request, so it was this one's
+            // first: nothing was written here.
             let (shared, id, writer) = (self.me.shared.clone(), self.row.id, self.row.writer);
             let cut = in_place(move || {
                 shared
@@ -116,35 +136,58 @@ impl Appending<'_> {
             self.piece
                 .push(Bytes::from(std::mem::take(&mut self.partial)));
         }
-        self.write_piece().await
+        self.write_piece().await?;
+        self.counted().await?;
+        self.start_count();
+        self.counted().await
     }
 
-    /// Writes the bytes gathered as a part and counts it, if this request
-    /// still has the upload's turn.
+    /// Writes the checked bytes gathered, after those written before.
     async fn write_piece(&mut self) -> Result<()> {
         if self.gathered == 0 {
             return Ok(());
         }
-        let (id, writer) = (self.row.id, self.row.writer);
-        let (from, to) = (self.row.reached, self.row.reached + self.gathered as u64);
+        let from = self.written_to;
+        let to = from + self.gathered as u64;
         let piece = std::mem::take(&mut self.piece);
         self.gathered = 0;
-        self.me
-            .shared
-            .uploads
-            .parts
-            .put(id, &piece_name(from, to), piece)
-            .await?;
-        let shared = self.me.shared.clone();
-        let counted = in_place(move || {
-            shared.store.write(Durability::Normal, |tx| {
-                if tx.add_upload_piece(id, writer, from, to)? {
-                    return Ok(None);
-                }
-                Ok(Some(tx.upload(id)?))
+        self.writer.write(from, to, piece).await?;
+        self.written_to = to;
+        Ok(())
+    }
+
+    /// Begins making the bytes written so far durable and counting them, if
+    /// this request still has the upload's turn then.
+    fn start_count(&mut self) {
+        let (from, to) = (self.row.reached, self.written_to);
+        if to == from {
+            return;
+        }
+        let durable = self.writer.durable();
+        let (shared, id, writer) = (self.me.shared.clone(), self.row.id, self.row.writer);
+        let count = tokio::spawn(async move {
+            durable.sync().await?;
+            off_thread(move || {
+                shared.store.write(Durability::Normal, |tx| {
+                    if tx.add_upload_piece(id, writer, from, to)? {
+                        return Ok(None);
+                    }
+                    Ok(Some(tx.upload(id)?))
+                })
             })
-        })
-        .await?;
+            .await
+        });
+        self.counting = Some((to, count));
+    }
+
+    /// Waits for the count under way, if any.
+    async fn counted(&mut self) -> Result<()> {
+        let Some((to, count)) = self.counting.take() else {
+            return Ok(());
+        };
+        let counted = count
+            .await
+            .map_err(|e| Error::Internal(format!("counting an upload's bytes: {e}")))??;
         match counted {
             None => {
                 self.row.reached = to;
@@ -156,6 +199,7 @@ impl Appending<'_> {
             }),
             // Removed meanwhile: what was just written goes too.
             Some(None) => {
+                let id = self.row.id;
                 let _ = self.me.shared.uploads.parts.remove(id).await;
                 Err(no_upload(id))
             }
@@ -163,18 +207,18 @@ impl Appending<'_> {
     }
 }
 
-/// The parts of an upload that hold its bytes up to `reached`, each as
-/// `(start, end, name)`: a part's bytes count up to where the next begins
-/// (a part written again after a chunk that was not its id starts earlier
-/// than the one it replaces ends).
-pub(super) fn held_in(pieces: &[(u64, u64)], reached: u64) -> Vec<(u64, u64, String)> {
+/// The runs an upload counted that hold its bytes up to `reached`, each as
+/// `(start, end, run)`: a run's bytes count up to where the next begins (a
+/// run written again after a chunk that was not its id starts earlier than
+/// the one it replaces ends).
+pub(super) fn held_in(pieces: &[(u64, u64)], reached: u64) -> Vec<(u64, u64, (u64, u64))> {
     pieces
         .iter()
         .enumerate()
         .filter_map(|(i, &(start, stop))| {
             let next = pieces.get(i + 1).map_or(u64::MAX, |p| p.0);
             let end = stop.min(next).min(reached);
-            (start < end).then(|| (start, end, piece_name(start, stop)))
+            (start < end).then_some((start, end, (start, stop)))
         })
         .collect()
 }
