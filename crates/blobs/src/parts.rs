@@ -281,6 +281,7 @@ enum Writing {
 }
 
 /// Makes what a [`BytesWriter`] wrote durable, while it goes on writing.
+#[derive(Clone)]
 pub enum Durable {
     Spool(Arc<std::fs::File>),
     Already,
@@ -323,12 +324,12 @@ impl BytesWriter {
         }
     }
 
-    /// How many checked bytes an append writes at once, and how many must
-    /// be written before they are made durable and counted (which goes on
-    /// beside the writing, one count at a time).
+    /// How many checked bytes an append writes at most at once, and how
+    /// many must be written before they are made durable and counted (which
+    /// goes on beside the writing, one count at a time).
     pub fn sizes(&self) -> (usize, u64) {
         match &self.0 {
-            Writing::Spool { .. } => (1 << 20, 512 << 10),
+            Writing::Spool { .. } => (1 << 20, 256 << 10),
             #[cfg(feature = "s3")]
             Writing::Objects(..) => (2 << 20, 2 << 20),
         }
@@ -336,6 +337,12 @@ impl BytesWriter {
 }
 
 impl Durable {
+    /// Whether the runs written are one file, counted as one run; else
+    /// each run is a part of its own, counted as it is.
+    pub fn is_one_file(&self) -> bool {
+        matches!(self, Durable::Spool(_))
+    }
+
     pub async fn sync(self) -> Result<()> {
         match self {
             Durable::Spool(file) => {

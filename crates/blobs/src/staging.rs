@@ -16,6 +16,9 @@ use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::model::Digest;
 
+/// How much of a linked blob is read and hashed at once.
+const LINKED_READS: usize = 4 << 20;
+
 /// Chunks queued for the writer thread beyond the one it is writing.
 const QUEUED_CHUNKS: usize = 2;
 
@@ -69,10 +72,20 @@ pub(super) async fn stage_stream<R: AsyncRead + Unpin>(
 }
 
 /// A temporary blob that is a link to bytes already written: checked
-/// against `digest`, hashed on every core (a mismatch stores nothing).
-pub(super) fn linked(temp: TempBlob, digest: Digest) -> Result<StagedBlob> {
+/// against `digest`, hashed on every core a few MiB at a time (read, not
+/// mapped, so the process's memory holds only those; a mismatch stores
+/// nothing).
+pub(super) fn linked(mut temp: TempBlob, digest: Digest) -> Result<StagedBlob> {
     let mut hasher = blake3::Hasher::new();
-    hasher.update_mmap_rayon(&temp.path)?;
+    let mut buf = vec![0u8; LINKED_READS];
+    let file = temp.file.as_mut().expect("open temp blob");
+    loop {
+        let n = read_full(file, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update_rayon(&buf[..n]);
+    }
     let actual: Digest = hasher.finalize().into();
     if actual != digest {
         return Err(Error::DigestMismatch {

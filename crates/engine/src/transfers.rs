@@ -324,18 +324,21 @@ impl Bundled {
         }
         let to_send = self.to_send(&row).await?;
         let writer = self.shared.uploads.parts.writer(id, row.reached).await?;
-        let row_reached = row.reached;
+        let written_to = row.reached;
         let mut appending = Appending {
             me: self,
             row,
             turn: &turn,
-            writer,
-            piece: Vec::new(),
-            gathered: 0,
-            written_to: row_reached,
+            durable: writer.durable(),
+            writer: Some(writer),
+            run: Default::default(),
+            writing: None,
+            written_to,
+            uncounted: Vec::new(),
             counting: None,
             partial: Vec::new(),
             cut_to: None,
+            mismatch: None,
         };
         let outcome = appending.run(&to_send, &mut body).await;
         // What came is kept, whatever ended the body.

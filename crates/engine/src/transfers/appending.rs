@@ -1,55 +1,92 @@
-//! One append of a resumable upload: the bytes that came, written and
-//! counted as whole checked chunks arrive (see `transfers`).
+//! One append of a resumable upload: the bytes that came, checked chunk by
+//! chunk, written and counted (see `transfers`).
 
 use super::*;
-use crate::blobs::BytesWriter;
+use crate::blobs::{BytesWriter, Durable};
 
 /// What a count of an upload's bytes found: `None` when they counted;
 /// else the upload as another request left it, or `None` if it is gone.
 type Counted = Option<Option<UploadRow>>;
 
-/// One append's work: the whole checked chunks that came, written a run at
-/// a time ([`BytesWriter::sizes`]), and made durable and counted beside the
-/// writing, one count at a time, each taking all that was written by then:
-/// so a server that dies loses about what came during one sync, whatever
-/// the link's speed. When the request ends, what is left is counted, with
-/// the part of a chunk that came (which the next append checks as the
-/// chunk completes).
+/// One append's work, in three steps that overlap:
+///
+/// 1. the body is read and cut at the chunks' ends;
+/// 2. the whole chunks are checked against their ids and written, a run of
+///    them at a time ([`BytesWriter::sizes`]), on other threads, while the
+///    next run is read;
+/// 3. what was written is made durable and counted, one count at a time,
+///    each taking all that was written by then: so a server that dies loses
+///    about what came during one sync, whatever the link's speed.
+///
+/// When the request ends, what is left is written and counted, with the
+/// part of a chunk that came (which the next append checks as the chunk
+/// completes).
 pub(super) struct Appending<'a> {
     pub(super) me: &'a Bundled,
     pub(super) row: UploadRow,
     pub(super) turn: &'a Turn,
-    pub(super) writer: BytesWriter,
-    /// Whole checked chunks' bytes after those written, not yet written.
-    pub(super) piece: Vec<Bytes>,
-    pub(super) gathered: usize,
-    /// Where the bytes written end (`row.reached` counts those durable).
+    /// The writer, while no run is being written.
+    pub(super) writer: Option<BytesWriter>,
+    pub(super) durable: Durable,
+    /// Whole chunks after those handed to the writer, not yet checked.
+    pub(super) run: Run,
+    /// The run being checked and written, on other threads.
+    pub(super) writing: Option<tokio::task::JoinHandle<(BytesWriter, Result<Written>)>>,
+    /// Where the bytes written end (`row.reached` counts those durable),
+    /// and the runs written since the last count.
     pub(super) written_to: u64,
+    pub(super) uncounted: Vec<(u64, u64)>,
     /// The count under way, and where it ends.
     pub(super) counting: Option<(u64, tokio::task::JoinHandle<Result<Counted>>)>,
-    /// The bytes after those of the chunk under way, not yet checked.
+    /// The bytes after those of the chunk under way.
     pub(super) partial: Vec<u8>,
     /// Where the upload goes back to: a chunk begun by an earlier request
     /// turned out not to be its id.
     pub(super) cut_to: Option<u64>,
+    /// A chunk that was not its id: nothing after it is kept.
+    pub(super) mismatch: Option<Error>,
+}
+
+/// Whole chunks waiting to be checked and written, in order, from `from`.
+#[derive(Default)]
+pub(super) struct Run {
+    from: u64,
+    bytes: usize,
+    /// Each chunk's bytes, its id (`None`: checked already), and its
+    /// position among the chunks to send.
+    chunks: Vec<(Bytes, Option<Digest32>, usize)>,
+}
+
+type Digest32 = [u8; 32];
+
+/// What a run's writing came to: where the bytes written end, and the
+/// position of the first chunk that was not its id, with its start.
+pub(super) struct Written {
+    to: u64,
+    mismatch: Option<(usize, u64)>,
 }
 
 impl Appending<'_> {
-    /// Reads the body and checks each chunk as it completes, until the body
-    /// ends, breaks or goes wrong, or a newer request supersedes this one.
+    /// Reads the body and cuts it into chunks, which are checked as they
+    /// are written, until the body ends, breaks or goes wrong, a chunk is
+    /// not its id, or a newer request supersedes this one.
     pub(super) async fn run(
         &mut self,
         to_send: &ToSend,
         body: &mut (impl AsyncRead + Unpin),
     ) -> Result<()> {
-        let (write_size, count_size) = self.writer.sizes();
+        let (write_size, count_size) = self.writer.as_ref().expect("writer").sizes();
         let length = self.row.length;
         let mut k = to_send.chunk_at(self.row.reached);
-        let mut hasher = blake3::Hasher::new();
-        // The part of the chunk under way that came before, hashed again.
+        self.run.from = self.written_to;
+        // The chunk under way began in an earlier request: checked here, as
+        // its bytes that came before are hashed again.
+        let mut resumed = None;
         let chunk_start = to_send.starts[k];
         if chunk_start < self.row.reached {
+            let mut hasher = blake3::Hasher::new();
             hasher.update(&self.me.upload_bytes(&self.row, chunk_start).await?);
+            resumed = Some(hasher);
         }
         let mut buf = vec![0u8; 256 << 10];
         loop {
@@ -58,7 +95,7 @@ impl Appending<'_> {
                 () = self.turn.until_superseded() => return Ok(()),
                 read = body.read(&mut buf) => read,
             };
-            let at = |me: &Appending| me.written_to + (me.gathered + me.partial.len()) as u64;
+            let at = |me: &Appending| (me.run.from + me.run.bytes as u64) + me.partial.len() as u64;
             let n = match read {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
@@ -79,30 +116,34 @@ impl Appending<'_> {
                 let (expected, start) = (to_send.chunks[k], to_send.starts[k]);
                 let end = start + u64::from(expected.size);
                 let take = ((end - at(self)) as usize).min(rest.len());
-                hasher.update(&rest[..take]);
+                if let Some(hasher) = &mut resumed {
+                    hasher.update(&rest[..take]);
+                }
                 self.partial.extend_from_slice(&rest[..take]);
                 rest = &rest[take..];
                 if at(self) < end {
                     continue;
                 }
-                if std::mem::take(&mut hasher).finalize() != expected.id {
-                    // Dropped, with all after it: the upload goes back to its start.
-                    self.partial.clear();
-                    if start < self.row.reached {
+                let id = *expected.id.as_bytes();
+                let bytes = Bytes::from(std::mem::take(&mut self.partial));
+                self.run.bytes += bytes.len();
+                match resumed.take() {
+                    Some(hasher) if *hasher.finalize().as_bytes() != id => {
+                        // Dropped: the upload goes back to the chunk's start.
                         self.cut_to = Some(start);
+                        return Err(self.mismatch_at(k, start));
                     }
-                    let index = self.row.send.iter().flat_map(|&(f, e)| f..e).nth(k);
-                    return Err(Error::ChunkMismatch {
-                        index: index.unwrap_or_default(),
-                        offset: start,
-                    });
+                    // Its first bytes are not in `bytes`: nothing to check.
+                    Some(_) => self.run.chunks.push((bytes, None, k)),
+                    None => self.run.chunks.push((bytes, Some(id), k)),
                 }
-                self.gathered += self.partial.len();
-                self.piece
-                    .push(Bytes::from(std::mem::take(&mut self.partial)));
                 k += 1;
-                if self.gathered >= write_size {
-                    self.write_piece().await?;
+                // A run goes as soon as the writer is free: on a slow link
+                // each chunk is durable soon after it came; on a fast one
+                // runs grow while the one before is written.
+                let idle = self.writing.as_ref().is_none_or(|w| w.is_finished());
+                if self.run.bytes >= write_size || idle {
+                    self.hand_over().await?;
                     let done = self.counting.as_ref().is_none_or(|(_, c)| c.is_finished());
                     if done && self.written_to - self.row.reached >= count_size {
                         self.counted().await?;
@@ -131,29 +172,74 @@ impl Appending<'_> {
             }
             return Ok(());
         }
-        if !self.partial.is_empty() {
-            self.gathered += self.partial.len();
-            self.piece
-                .push(Bytes::from(std::mem::take(&mut self.partial)));
+        let written = self.hand_over().await.and(self.written().await);
+        if written.is_ok() && self.mismatch.is_none() && !self.partial.is_empty() {
+            // The part of a chunk that came, checked when it completes.
+            let partial = Bytes::from(std::mem::take(&mut self.partial));
+            self.run.bytes = partial.len();
+            self.run.chunks.push((partial, None, usize::MAX));
+            self.hand_over().await?;
+            self.written().await?;
         }
-        self.write_piece().await?;
         self.counted().await?;
         self.start_count();
-        self.counted().await
+        self.counted().await?;
+        written
     }
 
-    /// Writes the checked bytes gathered, after those written before.
-    async fn write_piece(&mut self) -> Result<()> {
-        if self.gathered == 0 {
+    /// The error for the chunk at position `k` of those to send, which
+    /// starts at `start` and was not its id; nothing after it is kept.
+    fn mismatch_at(&mut self, k: usize, start: u64) -> Error {
+        self.partial.clear();
+        self.run = Run::default();
+        let index = self.row.send.iter().flat_map(|&(f, e)| f..e).nth(k);
+        let error = Error::ChunkMismatch {
+            index: index.unwrap_or_default(),
+            offset: start,
+        };
+        self.mismatch = Some(error.clone());
+        error
+    }
+
+    /// Hands the run gathered to the writer, once it has written the one
+    /// before: checked and written on other threads while more is read.
+    async fn hand_over(&mut self) -> Result<()> {
+        self.written().await?;
+        if self.run.chunks.is_empty() {
             return Ok(());
         }
-        let from = self.written_to;
-        let to = from + self.gathered as u64;
-        let piece = std::mem::take(&mut self.piece);
-        self.gathered = 0;
-        self.writer.write(from, to, piece).await?;
-        self.written_to = to;
+        let run = std::mem::take(&mut self.run);
+        self.run.from = run.from + run.bytes as u64;
+        let mut writer = self.writer.take().expect("the writer is back");
+        self.writing = Some(tokio::spawn(async move {
+            let written = write_run(&mut writer, run).await;
+            (writer, written)
+        }));
         Ok(())
+    }
+
+    /// Waits for the run being written, if any; a chunk in it that was not
+    /// its id ends the append.
+    async fn written(&mut self) -> Result<()> {
+        let Some(writing) = self.writing.take() else {
+            return match &self.mismatch {
+                Some(e) => Err(e.clone()),
+                None => Ok(()),
+            };
+        };
+        let (writer, written) = writing
+            .await
+            .map_err(|e| Error::Internal(format!("writing an upload's bytes: {e}")))?;
+        self.writer = Some(writer);
+        let written = written?;
+        if written.to > self.written_to {
+            self.uncounted.push((self.written_to, written.to));
+        }
+        self.written_to = written.to;
+        match written.mismatch {
+            Some((k, start)) => Err(self.mismatch_at(k, start)),
+            None => Ok(()),
+        }
     }
 
     /// Begins making the bytes written so far durable and counting them, if
@@ -163,16 +249,22 @@ impl Appending<'_> {
         if to == from {
             return;
         }
-        let durable = self.writer.durable();
+        let mut runs = std::mem::take(&mut self.uncounted);
+        if self.durable.is_one_file() {
+            runs = vec![(from, to)];
+        }
+        let durable = self.durable.clone();
         let (shared, id, writer) = (self.me.shared.clone(), self.row.id, self.row.writer);
         let count = tokio::spawn(async move {
             durable.sync().await?;
             off_thread(move || {
                 shared.store.write(Durability::Normal, |tx| {
-                    if tx.add_upload_piece(id, writer, from, to)? {
-                        return Ok(None);
+                    for &(from, to) in &runs {
+                        if !tx.add_upload_piece(id, writer, from, to)? {
+                            return Ok(Some(tx.upload(id)?));
+                        }
                     }
-                    Ok(Some(tx.upload(id)?))
+                    Ok(None)
                 })
             })
             .await
@@ -205,6 +297,34 @@ impl Appending<'_> {
             }
         }
     }
+}
+
+/// Checks a run's chunks against their ids (on a blocking thread) and
+/// writes those before the first that is not its id.
+async fn write_run(writer: &mut BytesWriter, run: Run) -> Result<Written> {
+    let Run { from, chunks, .. } = run;
+    let (chunks, mismatch) = tokio::task::spawn_blocking(move || {
+        let bad = chunks
+            .iter()
+            .position(|(bytes, id, _)| id.is_some_and(|id| *blake3::hash(bytes).as_bytes() != id));
+        (chunks, bad)
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("checking an upload's chunks: {e}")))?;
+    let good = mismatch.unwrap_or(chunks.len());
+    let mut to = from;
+    let mut bytes = Vec::with_capacity(good);
+    for (chunk, _, _) in &chunks[..good] {
+        to += chunk.len() as u64;
+        bytes.push(chunk.clone());
+    }
+    if to > from {
+        writer.write(from, to, bytes).await?;
+    }
+    Ok(Written {
+        to,
+        mismatch: mismatch.map(|i| (chunks[i].2, to)),
+    })
 }
 
 /// The runs an upload counted that hold its bytes up to `reached`, each as
