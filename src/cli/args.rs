@@ -68,6 +68,13 @@ pub struct Args {
     pub(super) command: Command,
 }
 
+impl Args {
+    /// Whether this run is `leasedesk serve`.
+    pub fn serves(&self) -> bool {
+        matches!(self.command, Command::Serve(_))
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub(super) enum Command {
     /// Manage participants, their invites and devices.
