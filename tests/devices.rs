@@ -236,10 +236,26 @@ async fn a_data_folder_from_before_devices_opens_with_none_then_records_them() {
     let dir = tempfile::tempdir().unwrap();
     let (old, token) = made_before_devices(&Bundled::open(dir.path()).unwrap()).await;
     let db = rusqlite::Connection::open(dir.path().join("leasedesk.db")).unwrap();
-    db.execute_batch(&format!("{AFTER_DEVICES_UNDONE} PRAGMA user_version = 12;"))
-        .unwrap();
+    // SQLite's own later migration (PostgreSQL had it before devices).
+    let lease_paths_undone = "DROP TRIGGER leases_take_path;
+        ALTER TABLE leases DROP COLUMN path_key;
+        ALTER TABLE leases DROP COLUMN path;";
+    db.execute_batch(&format!(
+        "{lease_paths_undone} {AFTER_DEVICES_UNDONE} PRAGMA user_version = 12;"
+    ))
+    .unwrap();
     drop(db);
-    opened_after_devices(Bundled::open(dir.path()).unwrap(), old, &token).await;
+    let store = Bundled::open(dir.path()).unwrap();
+    // Its lease took its file's path in the migration that gave leases one:
+    // the folder counts it held.
+    let top = store
+        .acting_as(participant("user:alice"))
+        .folders("")
+        .await
+        .unwrap();
+    let brand = top.folders.iter().find(|f| f.path == "brand/").unwrap();
+    assert_eq!(brand.held, 1, "{top:?}");
+    opened_after_devices(store, old, &token).await;
 }
 
 /// The same on PostgreSQL: a team's database as the migration before

@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0016_held_paths.sql"),
     include_str!("../migrations/0017_lfs_objects.sql"),
     include_str!("../migrations/0018_review.sql"),
+    include_str!("../migrations/0019_lease_paths.sql"),
 ];
 
 /// The migrations SQL cannot finish, by number, and the Rust run after their SQL.

@@ -295,16 +295,10 @@ pub fn held_by_folder_sql(
         Dialect::Sqlite { .. } => "instr",
     };
     let child = format!("substr(a.path, {rest_at}, {position}(substr(a.path, {rest_at}), '/'))");
-    // On PostgreSQL each lease carries its artifact's path and key (kept by
-    // the database: pg_migrations/0006), so the leases alone are read, as
-    // `a`. On SQLite each finds its artifact by id.
-    let (leases, expires) = match dialect {
-        Dialect::Postgres { .. } => ("leases a", "a.expires_at"),
-        Dialect::Sqlite { .. } => (
-            "leases l JOIN artifacts a ON a.id = l.artifact_id",
-            "l.expires_at",
-        ),
-    };
+    // Each lease carries its artifact's path and key (kept by the
+    // database: SQLite's migration 0019, PostgreSQL's 0006), so the leases
+    // alone are read, as `a`.
+    let (leases, expires) = ("leases a", "a.expires_at");
     let mut conditions = vec![format!("{expires} > {}", bound.int(millis(now)))];
     if let Some(end) = folder_range_end(folder) {
         let (start, end) = (bound.text(folder), bound.text(end));
