@@ -66,7 +66,7 @@ pub(crate) async fn upload(work: &Path, sizes: &Sizes) {
         median(cp),
     );
     let floor = Baseline::row(
-        format!("cp of it, then `sync` of the copy, median of 5"),
+        "cp of it, then `sync` of the copy, median of 5".to_string(),
         median(cp_sync),
     );
     cp.compared(

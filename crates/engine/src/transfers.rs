@@ -52,6 +52,10 @@ use room::{Held, Room};
 use turns::{Turn, Turns};
 use upload_row::UploadRowReading;
 
+/// Where a finished upload's bytes are read from: a blob (`Some`), or the
+/// counted run `(start, stop)` of the upload's own; then the range in it.
+type ByteSource = (Option<Digest>, (u64, u64), u64, u64);
+
 /// How long an unfinished upload is kept.
 const UPLOAD_KEPT: chrono::Duration = chrono::Duration::hours(24);
 /// Unfinished uploads one participant may have at once.
@@ -428,7 +432,7 @@ impl Bundled {
         let (store_blobs, parts) = (self.shared.blobs.clone(), self.shared.uploads.parts.clone());
         let stream = futures_util::stream::iter(runs)
             .flat_map(move |(found, start, end)| {
-                let reads: Vec<(Option<Digest>, (u64, u64), u64, u64)> = match found {
+                let reads: Vec<ByteSource> = match found {
                     Found::Blob(k) => {
                         vec![(Some(blobs[k as usize].clone()), (0, 0), start, end)]
                     }
