@@ -93,6 +93,25 @@ async fn pages_walk_every_file_once_in_path_order(f: Fixture) {
         .await
         .unwrap();
     assert_eq!((one.artifacts.len(), one.next), (FILES.len(), None));
+    // Many such pages at once, then one after another: each is answered,
+    // in turn where a server bounds the pages it makes at once, whose room
+    // each gives back.
+    let at_once = (0..8).map(|_| {
+        let alice = f.alice.clone();
+        tokio::spawn(async move { alice.artifact_page(ArtifactQuery::page(MAX_PAGE)).await })
+    });
+    for page in futures_util::future::join_all(at_once).await {
+        assert_eq!(page.unwrap().unwrap().artifacts.len(), FILES.len());
+    }
+    for _ in 0..8 {
+        let page = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            f.alice.artifact_page(ArtifactQuery::page(MAX_PAGE)),
+        )
+        .await
+        .expect("a page's room is given back");
+        assert_eq!(page.unwrap().artifacts.len(), FILES.len());
+    }
     // Without a limit, the whole list at once.
     let all = f
         .alice

