@@ -109,13 +109,38 @@ impl UploadParts {
         match self {
             UploadParts::Folder(root) => {
                 let dir = root.join(id.to_string());
-                let file = tokio::task::spawn_blocking(move || -> io::Result<std::fs::File> {
-                    owner_only::create_dir_all(&dir)?;
-                    let mut file = owner_only::file_options()
+                let file = tokio::task::spawn_blocking(move || -> Result<std::fs::File> {
+                    let path = dir.join(SPOOL);
+                    let opened = owner_only::file_options()
                         .write(true)
-                        .create(true)
                         .truncate(false)
-                        .open(dir.join(SPOOL))?;
+                        .open(&path);
+                    let mut file = match opened {
+                        Ok(file) if file.metadata()?.len() >= at => file,
+                        // Begun where its bytes are kept another way (by
+                        // an older server), or cut short: begun again.
+                        Ok(_) => {
+                            return Err(Error::NotFound(format!("no upload {id}: begin a new one")))
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::NotFound && at == 0 => {
+                            owner_only::create_dir_all(&dir)?;
+                            let file = owner_only::file_options()
+                                .write(true)
+                                .create(true)
+                                .truncate(false)
+                                .open(&path)?;
+                            // Its name is durable before any byte in it counts.
+                            sync_dir(&dir)?;
+                            if let Some(uploads) = dir.parent() {
+                                sync_dir(uploads)?;
+                            }
+                            file
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                            return Err(Error::NotFound(format!("no upload {id}: begin a new one")))
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
                     file.seek(io::SeekFrom::Start(at))?;
                     Ok(file)
                 })

@@ -342,7 +342,8 @@ impl Bundled {
             counting: None,
             partial: Vec::new(),
             cut_to: None,
-            mismatch: None,
+            stopped: None,
+            count_failed: false,
         };
         let outcome = appending.run(&to_send, &mut body).await;
         // What came is kept, whatever ended the body.

@@ -32,6 +32,8 @@ pub(super) struct Appending<'a> {
     pub(super) run: Run,
     /// The run being checked and written, on other threads.
     pub(super) writing: Option<tokio::task::JoinHandle<(BytesWriter, Result<Written>)>>,
+    /// Whether a count failed: none is made after it.
+    pub(super) count_failed: bool,
     /// Where the bytes written end (`row.reached` counts those durable),
     /// and the runs written since the last count.
     pub(super) written_to: u64,
@@ -43,8 +45,9 @@ pub(super) struct Appending<'a> {
     /// Where the upload goes back to: a chunk begun by an earlier request
     /// turned out not to be its id.
     pub(super) cut_to: Option<u64>,
-    /// A chunk that was not its id: nothing after it is kept.
-    pub(super) mismatch: Option<Error>,
+    /// What stopped the writing (a chunk that was not its id, a write or
+    /// a sync that failed): nothing after it is written or counted.
+    pub(super) stopped: Option<Error>,
 }
 
 /// Whole chunks waiting to be checked and written, in order, from `from`.
@@ -173,8 +176,11 @@ impl Appending<'_> {
             return Ok(());
         }
         let written = self.hand_over().await.and(self.written().await);
-        if written.is_ok() && self.mismatch.is_none() && !self.partial.is_empty() {
+        if written.is_ok() && !self.partial.is_empty() && self.still_writer().await? {
             // The part of a chunk that came, checked when it completes.
+            // Only while this request has the upload: a request another
+            // server superseded must not write unchecked bytes where the
+            // upload may have gone on (even into a blob the upload became).
             let partial = Bytes::from(std::mem::take(&mut self.partial));
             self.run.bytes = partial.len();
             self.run.chunks.push((partial, None, usize::MAX));
@@ -190,15 +196,32 @@ impl Appending<'_> {
     /// The error for the chunk at position `k` of those to send, which
     /// starts at `start` and was not its id; nothing after it is kept.
     fn mismatch_at(&mut self, k: usize, start: u64) -> Error {
-        self.partial.clear();
-        self.run = Run::default();
         let index = self.row.send.iter().flat_map(|&(f, e)| f..e).nth(k);
         let error = Error::ChunkMismatch {
             index: index.unwrap_or_default(),
             offset: start,
         };
-        self.mismatch = Some(error.clone());
+        self.stop(error)
+    }
+
+    /// Ends the writing with `error`: what was gathered is dropped, and
+    /// nothing after is written or counted.
+    fn stop(&mut self, error: Error) -> Error {
+        self.partial.clear();
+        self.run = Run::default();
+        self.stopped = Some(error.clone());
         error
+    }
+
+    /// Whether this request still has the upload's turn, here and in the
+    /// store (another server's request may have taken it).
+    async fn still_writer(&self) -> Result<bool> {
+        if self.turn.superseded() {
+            return Ok(false);
+        }
+        let (shared, id) = (self.me.shared.clone(), self.row.id);
+        let now = in_place(move || shared.store.read(|tx| tx.upload(id))).await?;
+        Ok(now.is_some_and(|now| now.writer == self.row.writer))
     }
 
     /// Hands the run gathered to the writer, once it has written the one
@@ -208,9 +231,11 @@ impl Appending<'_> {
         if self.run.chunks.is_empty() {
             return Ok(());
         }
+        let Some(mut writer) = self.writer.take() else {
+            return Err(self.stop(Error::Internal("an upload's writer was lost".into())));
+        };
         let run = std::mem::take(&mut self.run);
         self.run.from = run.from + run.bytes as u64;
-        let mut writer = self.writer.take().expect("the writer is back");
         self.writing = Some(tokio::spawn(async move {
             let written = write_run(&mut writer, run).await;
             (writer, written)
@@ -222,16 +247,21 @@ impl Appending<'_> {
     /// its id ends the append.
     async fn written(&mut self) -> Result<()> {
         let Some(writing) = self.writing.take() else {
-            return match &self.mismatch {
+            return match &self.stopped {
                 Some(e) => Err(e.clone()),
                 None => Ok(()),
             };
         };
-        let (writer, written) = writing
-            .await
-            .map_err(|e| Error::Internal(format!("writing an upload's bytes: {e}")))?;
+        let (writer, written) = match writing.await {
+            Ok(done) => done,
+            Err(e) => {
+                let e = Error::Internal(format!("writing an upload's bytes: {e}"));
+                return Err(self.stop(e));
+            }
+        };
         self.writer = Some(writer);
-        let written = written?;
+        // A run that failed counts none of its bytes, nor any after.
+        let written = written.map_err(|e| self.stop(e))?;
         if written.to > self.written_to {
             self.uncounted.push((self.written_to, written.to));
         }
@@ -246,7 +276,9 @@ impl Appending<'_> {
     /// this request still has the upload's turn then.
     fn start_count(&mut self) {
         let (from, to) = (self.row.reached, self.written_to);
-        if to == from {
+        // After a failed sync, what was written may be lost whatever a
+        // later sync says: it is never counted.
+        if to == from || self.count_failed {
             return;
         }
         let mut runs = std::mem::take(&mut self.uncounted);
@@ -279,7 +311,9 @@ impl Appending<'_> {
         };
         let counted = count
             .await
-            .map_err(|e| Error::Internal(format!("counting an upload's bytes: {e}")))??;
+            .map_err(|e| Error::Internal(format!("counting an upload's bytes: {e}")))
+            .and_then(|counted| counted);
+        let counted = counted.inspect_err(|_| self.count_failed = true)?;
         match counted {
             None => {
                 self.row.reached = to;

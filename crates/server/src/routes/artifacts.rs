@@ -93,13 +93,20 @@ pub(crate) async fn artifacts(
 const PAGE_ROOM: u32 = 2 * MAX_PAGE;
 const PAGE_ROOM_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// Room for a page of `limit` artifacts (a whole list, or a search, counts
-/// as the largest page) while it is made.
-async fn room_for_a_page(limit: Option<u32>) -> ApiResult<tokio::sync::SemaphorePermit<'static>> {
+/// Room for a page of `limit` artifacts while it is made: the whole list
+/// (no limit) takes all of it. A limit out of range takes none: the page is
+/// refused at once.
+async fn room_for_a_page(
+    limit: Option<u32>,
+) -> ApiResult<Option<tokio::sync::SemaphorePermit<'static>>> {
     static ROOM: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(PAGE_ROOM as usize);
-    let wanted = limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
+    let wanted = match limit {
+        None => PAGE_ROOM,
+        Some(limit) if (1..=MAX_PAGE).contains(&limit) => limit,
+        Some(_) => return Ok(None),
+    };
     match tokio::time::timeout(PAGE_ROOM_WAIT, ROOM.acquire_many(wanted)).await {
-        Ok(Ok(room)) => Ok(room),
+        Ok(Ok(room)) => Ok(Some(room)),
         _ => Err(Error::Unavailable("the server is making other pages: ask again".into()).into()),
     }
 }
