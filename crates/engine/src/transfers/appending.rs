@@ -136,7 +136,8 @@ impl Appending<'_> {
                         self.cut_to = Some(start);
                         return Err(self.mismatch_at(k, start));
                     }
-                    // Its first bytes are not in `bytes`: nothing to check.
+                    // Checked here with its first bytes, which an earlier
+                    // request wrote: only the rest is written now.
                     Some(_) => self.run.chunks.push((bytes, None, k)),
                     None => self.run.chunks.push((bytes, Some(id), k)),
                 }
