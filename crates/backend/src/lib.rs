@@ -95,19 +95,22 @@ pub enum UploadSource {
 
 impl Upload {
     pub fn file(path: impl Into<PathBuf>) -> Self {
-        Self {
-            source: UploadSource::File(path.into()),
-            digest: None,
-            message: None,
-            progress: None,
-            cancel: None,
-            notes: None,
-        }
+        Self::of_source(UploadSource::File(path.into()))
     }
 
     pub fn stream(reader: impl AsyncRead + Send + 'static) -> Self {
+        Self::of_source(UploadSource::Stream(Box::pin(reader)))
+    }
+
+    /// A file of the server's own that holds the bytes of `digest`, checked
+    /// as they came (see [`UploadSource::Checked`]).
+    pub fn checked(path: impl Into<PathBuf>, digest: Digest) -> Self {
+        Self::of_source(UploadSource::Checked(path.into())).with_digest(digest)
+    }
+
+    fn of_source(source: UploadSource) -> Self {
         Self {
-            source: UploadSource::Stream(Box::pin(reader)),
+            source,
             digest: None,
             message: None,
             progress: None,

@@ -119,9 +119,7 @@ impl UploadParts {
                         Ok(file) if file.metadata()?.len() >= at => file,
                         // Begun where its bytes are kept another way (by
                         // an older server), or cut short: begun again.
-                        Ok(_) => {
-                            return Err(Error::NotFound(format!("no upload {id}: begin a new one")))
-                        }
+                        Ok(_) => return Err(begin_again(id)),
                         Err(e) if e.kind() == io::ErrorKind::NotFound && at == 0 => {
                             owner_only::create_dir_all(&dir)?;
                             let file = owner_only::file_options()
@@ -137,7 +135,7 @@ impl UploadParts {
                             file
                         }
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                            return Err(Error::NotFound(format!("no upload {id}: begin a new one")))
+                            return Err(begin_again(id))
                         }
                         Err(e) => return Err(e.into()),
                     };
@@ -170,7 +168,7 @@ impl UploadParts {
                 let mut file = tokio::fs::File::open(&path).await.map_err(|e| {
                     if e.kind() == io::ErrorKind::NotFound {
                         // An upload an older server began in parts of its own.
-                        Error::NotFound(format!("no upload {id}: begin a new one"))
+                        begin_again(id)
                     } else {
                         e.into()
                     }
@@ -279,6 +277,12 @@ impl UploadParts {
             UploadParts::Objects(objects) => objects.part_uploads_blocking(),
         }
     }
+}
+
+/// An upload whose bytes are not where this server keeps them: the client
+/// begins it again.
+fn begin_again(id: UploadId) -> Error {
+    Error::NotFound(format!("no upload {id}: begin a new one"))
 }
 
 /// The file of a folder's upload that holds its bytes.

@@ -382,10 +382,7 @@ impl Bundled {
             });
         }
         if let Some(whole) = self.whole_file(&row) {
-            return Ok(Upload {
-                source: crate::backend::UploadSource::Checked(whole),
-                ..Upload::file(PathBuf::new()).with_digest(row.digest.clone())
-            });
+            return Ok(Upload::checked(whole, row.digest.clone()));
         }
         let n = row.list_len() as usize;
         // A closed check-out is left to the write's rules: a retry of a
