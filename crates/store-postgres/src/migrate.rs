@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/0009_held_paths.sql"),
     include_str!("../../store-sqlite/migrations/0017_lfs_objects.sql"),
     include_str!("../../store-sqlite/migrations/0018_review.sql"),
+    include_str!("../migrations/0010_lease_path_given.sql"),
 ];
 
 /// Held while migrating, so servers starting together migrate once.

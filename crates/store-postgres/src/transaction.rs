@@ -99,25 +99,22 @@ impl ArtifactRows for PgTx<'_> {
         self.queue(rows::rename_artifact('$', id, path))
     }
 
+    /// Read again only after this transaction writes.
     fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
+        if let Some((_, row)) = self.prefetched.borrow().as_ref().filter(|(a, _)| *a == id) {
+            return self.artifact_of(id, row).map(Some);
+        }
         let sql = artifact_where("$1");
         let key = id.to_string();
-        let prefetched = self
-            .prefetched
-            .take()
-            .filter(|(artifact, _)| *artifact == id)
-            .map(|(_, row)| vec![row]);
-        let rows = match prefetched {
-            Some(rows) => rows,
-            None => self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?,
-        };
-        let Some(row) = rows.first() else {
+        let rows = self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?;
+        let Some(row) = rows.into_iter().next() else {
             return Ok(None);
         };
-        if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
-            *epoch = Some(count(row, rows::LEASE_EPOCH_COLUMN)?);
+        let artifact = self.artifact_of(id, &row)?;
+        if self.write {
+            *self.prefetched.borrow_mut() = Some((id, row));
         }
-        rows::artifact(row).map(Some)
+        Ok(Some(artifact))
     }
 
     fn artifact_page(&self, query: &ListQuery) -> Result<Vec<Artifact>> {
@@ -178,14 +175,20 @@ impl LeaseRows for PgTx<'_> {
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
         let put = rows::put_lease('$', artifact_id, lease);
         // A new lease's epoch is counted in the same statement.
-        let sql = match self.take_epoch_count(artifact_id) {
-            true => format!(
-                "WITH counted AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1) {}",
-                put.sql()
-            ),
-            false => put.sql().to_owned(),
-        };
-        self.defer(&sql, owned_fields(put.into_params()))
+        let mut queries = Vec::new();
+        if self.take_epoch_count(artifact_id) {
+            queries.push("UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1".into());
+        }
+        queries.push(PUT_LEASE.into());
+        self.hold_lease_write(queries, owned_fields(put.into_params()))
+    }
+
+    fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
+        let delete = rows::delete_lease('$', artifact_id);
+        self.hold_lease_write(
+            vec![delete.sql().to_owned()],
+            owned_fields(delete.into_params()),
+        )
     }
 
     fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
@@ -274,6 +277,14 @@ impl CheckoutRows for PgTx<'_> {
         row.map(|row| resolved(self, row)).transpose()
     }
 
+    /// In one statement with the lease's write before it, if any: the
+    /// two touch different tables.
+    fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
+        let put = rows::put_edit('$', row, now)?;
+        let sql = put.sql().to_owned();
+        self.defer_after_lease(&sql, owned_fields(put.into_params()))
+    }
+
     fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
         let sql = rows::select_edit('$', id);
         let by = "(SELECT artifact_id FROM edits WHERE id = $1)";
@@ -311,8 +322,25 @@ impl ReviewRows for PgTx<'_> {
     }
 }
 
-/// None of a studio's rows locks an artifact.
+/// None of a studio's rows locks an artifact. The permissions' stamp comes
+/// with the first artifact a transaction reads.
 impl StudioRows for PgTx<'_> {
+    fn permissions_stamp(&self) -> Result<Option<String>> {
+        if let Some(stamp) = self.stamp.borrow().clone() {
+            return Ok(stamp);
+        }
+        let stamp =
+            leasedesk_store::fetch_first(self, rows::select_permissions_stamp(), |r| r.text(0))?;
+        *self.stamp.borrow_mut() = Some(stamp.clone());
+        Ok(stamp)
+    }
+
+    fn put_permissions(&self, stamp: &str, document: &Permissions) -> Result<()> {
+        self.stamp.take();
+        self.run(&rows::put_permissions('$', stamp, document)?)?;
+        Ok(())
+    }
+
     fn forget_failed_redeems(&self, over_before: Timestamp, limit: u32) -> Result<u64> {
         // Rows another server's redeem holds are left for a later write:
         // pruning never waits.
@@ -367,12 +395,39 @@ fn bound(fields: &[Field]) -> Vec<&(dyn ToSql + Sync)> {
     fields.iter().map(|f| f as _).collect()
 }
 
-/// An artifact's row as [`rows::artifact`] reads it, `id` being SQL for its id.
+/// [`PUT_LEASE`]'s lease takes its artifact's path and key here, not in
+/// migration 0006's trigger (a statement of its own).
+const PUT_LEASE: &str = "INSERT INTO leases (artifact_id, holder, participant, kind, checkout_id,
+         note, acquired_at, expires_at, path, path_key)
+     SELECT $1, $2, $3, $4, $5, $6, $7::bigint, $8::bigint, a.path, a.path_key
+     FROM artifacts a WHERE a.id = $1
+     ON CONFLICT (artifact_id) DO UPDATE SET holder = $2, participant = $3, kind = $4,
+         checkout_id = $5, note = $6, acquired_at = $7, expires_at = $8";
+
+/// The column of [`artifact_where`] holding the permissions' stamp.
+const STAMP_COLUMN: usize = rows::LEASE_EPOCH_COLUMN + 1;
+
+/// An artifact's row as [`rows::artifact`] reads it, `id` being SQL for
+/// its id, then (column [`STAMP_COLUMN`]) the permissions' stamp: the rules
+/// ask for it next, to know what the caller may do there.
 fn artifact_where(id: &str) -> String {
-    rows::artifact_select(&format!("WHERE a.id = {id}"))
+    format!(
+        "SELECT x.*, (SELECT stamp FROM permissions WHERE id = 1) FROM ({}) x",
+        rows::artifact_select(&format!("WHERE a.id = {id}"))
+    )
 }
 
 impl PgTx<'_> {
+    /// The artifact `id` in a row of [`artifact_where`], noting its lease
+    /// epoch (if locked) and the permissions' stamp.
+    fn artifact_of(&self, id: ArtifactId, row: &tokio_postgres::Row) -> Result<Artifact> {
+        if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
+            *epoch = Some(count(row, rows::LEASE_EPOCH_COLUMN)?);
+        }
+        *self.stamp.borrow_mut() = Some(row.text_opt(STAMP_COLUMN)?);
+        rows::artifact(row)
+    }
+
     /// Whether so few paths contain `key` (3 characters or more) that
     /// sorting the trigram index's matches beats walking every path. Asked
     /// of that index alone: with a LIMIT the planner would walk the table
@@ -433,7 +488,7 @@ impl PgTx<'_> {
     ) -> Result<Option<T>> {
         // The artifact's columns, then the row's.
         let count = |list: &str| list.split(',').count();
-        let artifact_columns = 2 + count(HEAD_COLUMNS) + count(LEASE_COLUMNS) + 1;
+        let artifact_columns = 2 + count(HEAD_COLUMNS) + count(LEASE_COLUMNS) + 2;
         let both = format!("SELECT x.*, y.* FROM ({}) x, ({sql}) y", artifact_where(by));
         let Some(row) = self
             .locked_query(lock, key, None, &both, &[&key])?
@@ -443,6 +498,7 @@ impl PgTx<'_> {
             return Ok(None);
         };
         let value = decode(&Columns(&row, artifact_columns))?;
+        self.artifact_of(parsed(&row, 0)?, &row)?;
         if self.write {
             *self.prefetched.borrow_mut() = Some((parsed(&row, 0)?, row));
         }

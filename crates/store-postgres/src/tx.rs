@@ -67,9 +67,12 @@ pub struct PgTx<'a> {
     pub(super) held: RefCell<Held>,
     /// Why this attempt must run again, once it is known.
     pub(super) again: RefCell<Option<Error>>,
-    /// An artifact read ahead under its lock (see [`PgTx::locked_query`]),
-    /// good until this transaction writes anything.
+    /// The artifact last read under its lock (or read ahead, see
+    /// [`PgTx::locked_query`]), good until this transaction writes anything.
     pub(super) prefetched: RefCell<Option<(ArtifactId, Row)>>,
+    /// The permissions' stamp, read with an artifact (`None` inside: there
+    /// is no document), until this transaction writes the permissions.
+    pub(super) stamp: RefCell<Option<Option<String>>>,
     /// Whether each writer of a group learns its queued writes' outcome
     /// before the next writer begins (see `PgStore::write_once`).
     pub(super) careful: Cell<bool>,
@@ -80,6 +83,75 @@ pub struct PgTx<'a> {
     /// the lease's write (see [`PgTx::take_epoch_count`]), or alone before
     /// any other statement.
     pub(super) epoch_count: RefCell<Option<ArtifactId>>,
+    /// A lease's write, not yet sent: an edit's row written next goes in
+    /// the same statement (see [`PgTx::hold_lease_write`]), anything else
+    /// after it.
+    pub(super) lease_write: RefCell<Option<HeldWrite>>,
+}
+
+/// A write held back to share its statement with the next: the queries of
+/// its `WITH` (each run whether or not it is named), then its last query.
+pub(super) struct HeldWrite {
+    pub(super) queries: Vec<String>,
+    pub(super) params: Vec<Owned>,
+}
+
+impl HeldWrite {
+    /// This write's queries, then `last` (numbering its parameters after
+    /// this write's), as one statement, and all their parameters.
+    pub(super) fn then(self, last: &str, mut params: Vec<Owned>) -> (String, Vec<Owned>) {
+        let last = numbered_after(last, self.params.len());
+        let mut all = self.params;
+        all.append(&mut params);
+        let mut queries = self.queries;
+        queries.push(last);
+        (one_statement(&queries), all)
+    }
+
+    /// This write as a statement of its own.
+    fn alone(self) -> (String, Vec<Owned>) {
+        (one_statement(&self.queries), self.params)
+    }
+}
+
+/// `queries` as one statement: all but the last in its `WITH`. PostgreSQL
+/// runs every query of a `WITH` on one snapshot, none seeing another's
+/// writes: they must touch different rows and not read what the others
+/// write.
+fn one_statement(queries: &[String]) -> String {
+    let (last, with) = queries.split_last().expect("a statement has a query");
+    if with.is_empty() {
+        return last.clone();
+    }
+    let named: Vec<String> = with
+        .iter()
+        .enumerate()
+        .map(|(i, query)| format!("w{i} AS ({query})"))
+        .collect();
+    format!("WITH {} {last}", named.join(", "))
+}
+
+/// `sql` with each parameter `$n` renumbered `$(n + by)`. Our statements
+/// hold no `$` but their parameters'.
+fn numbered_after(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut chars = sql.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        out.push(c);
+        if c != '$' {
+            continue;
+        }
+        let mut digits = String::new();
+        while let Some((_, d)) = chars.next_if(|(_, d)| d.is_ascii_digit()) {
+            digits.push(d);
+        }
+        if let Ok(n) = digits.parse::<usize>() {
+            out.push_str(&(n + by).to_string());
+        } else {
+            out.push_str(&digits);
+        }
+    }
+    out
 }
 
 #[derive(Clone, Default)]
@@ -238,9 +310,11 @@ impl<'a> PgTx<'a> {
             held: Default::default(),
             again: Default::default(),
             prefetched: Default::default(),
+            stamp: Default::default(),
             careful: Cell::new(true),
             queued_failed: Cell::new(false),
             epoch_count: Default::default(),
+            lease_write: Default::default(),
         }
     }
 
@@ -277,7 +351,7 @@ impl<'a> PgTx<'a> {
     /// in the order they arrive, so later reads see them, and the first
     /// failure among them is that statement's failure.
     pub(super) fn defer(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
-        self.send_epoch_count()?;
+        self.send_held()?;
         // A write: what was read ahead may be stale.
         self.prefetched.take();
         // Prepared now (once per connection), so the queue's order is the order sent.
@@ -295,7 +369,7 @@ impl<'a> PgTx<'a> {
 
     /// Queues a statement of the simple protocol (a savepoint's).
     pub(super) fn defer_simple(&self, sql: &'static str) -> Result<()> {
-        self.send_epoch_count()?;
+        self.send_held()?;
         self.prefetched.take();
         let client = self.conn.client();
         self.deferred
@@ -307,7 +381,7 @@ impl<'a> PgTx<'a> {
     /// Counts `artifact`'s lease epoch with the next write: a lease's (see
     /// [`PgTx::take_epoch_count`]) or else its own statement.
     pub(super) fn count_epoch_later(&self, artifact: ArtifactId) -> Result<()> {
-        self.send_epoch_count()?;
+        self.send_held()?;
         // A write: what was read ahead may be stale.
         self.prefetched.take();
         *self.epoch_count.borrow_mut() = Some(artifact);
@@ -325,8 +399,34 @@ impl<'a> PgTx<'a> {
         mine
     }
 
-    /// Queues a pending epoch count as a statement of its own.
-    fn send_epoch_count(&self) -> Result<()> {
+    /// Holds back a lease's write (`queries` as [`HeldWrite`]'s) after
+    /// sending what was held before: an edit's row written next goes in the
+    /// same statement ([`PgTx::defer_after_lease`]).
+    pub(super) fn hold_lease_write(&self, queries: Vec<String>, params: Vec<Owned>) -> Result<()> {
+        self.send_held()?;
+        self.prefetched.take();
+        *self.lease_write.borrow_mut() = Some(HeldWrite { queries, params });
+        Ok(())
+    }
+
+    /// Queues `sql` in one statement with the held lease write, if any.
+    pub(super) fn defer_after_lease(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
+        match self.lease_write.take() {
+            Some(lease) => {
+                let (sql, params) = lease.then(sql, params);
+                self.defer(&sql, params)
+            }
+            None => self.defer(sql, params),
+        }
+    }
+
+    /// Queues a held lease write, then a pending epoch count, as statements
+    /// of their own.
+    fn send_held(&self) -> Result<()> {
+        if let Some(lease) = self.lease_write.take() {
+            let (sql, params) = lease.alone();
+            self.defer(&sql, params)?;
+        }
         let Some(artifact) = self.epoch_count.take() else {
             return Ok(());
         };
@@ -342,7 +442,7 @@ impl<'a> PgTx<'a> {
         &self,
         next: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
-        self.send_epoch_count()?;
+        self.send_held()?;
         let queued = std::mem::take(&mut *self.deferred.borrow_mut());
         if queued.is_empty() {
             return self.conn.wait(next).map_err(|e| self.failure(e));
@@ -607,6 +707,8 @@ impl PgTx<'_> {
             self.inbox.borrow_mut().truncate(inbox);
             *self.held.borrow_mut() = held;
             self.epoch_count.take();
+            self.lease_write.take();
+            self.stamp.take();
         }
         self.defer_simple("RELEASE SAVEPOINT writer")?;
         Ok(outcome)
@@ -663,4 +765,36 @@ impl rows::Row for Columns<'_> {
 /// Shared fields ([`rows::Field`]) as a deferred write's parameters.
 pub(super) fn owned_fields(fields: Vec<rows::Field>) -> Vec<Owned> {
     fields.into_iter().map(|f| Box::new(f) as Owned).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_write_and_the_next_are_one_statement_numbered_in_turn() {
+        let held = HeldWrite {
+            queries: vec![
+                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1".into(),
+                "DELETE FROM leases WHERE artifact_id = $1".into(),
+            ],
+            params: owned![String::from("a")],
+        };
+        let (sql, params) = held.then(
+            "INSERT INTO edits (id, state, note) VALUES ($1, $2, $10)",
+            owned![String::from("e"), String::from("open"), 7i64],
+        );
+        assert_eq!(
+            sql,
+            "WITH w0 AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1), \
+             w1 AS (DELETE FROM leases WHERE artifact_id = $1) \
+             INSERT INTO edits (id, state, note) VALUES ($2, $3, $11)"
+        );
+        assert_eq!(params.len(), 4);
+        let alone = HeldWrite {
+            queries: vec!["DELETE FROM leases WHERE artifact_id = $1".into()],
+            params: owned![String::from("a")],
+        };
+        assert_eq!(alone.alone().0, "DELETE FROM leases WHERE artifact_id = $1");
+    }
 }
