@@ -20,11 +20,16 @@
 //! [`WriterConnection`]). The servers' write transactions run side by side,
 //! in READ COMMITTED, and take turns only where they meet:
 //! - **An artifact's rows**: the first touch of an artifact in a write locks
-//!   its row (an UPDATE of `touched_at`, in its own statement, so what is read
-//!   next is read after the lock) and holds it until commit. Check-outs,
-//!   edits and proposals are reached through their artifact's lock. So writes
-//!   on different files never wait for each other, and writes on one file
-//!   run one after the other, each seeing what the last committed.
+//!   its row and holds it until commit, and writes the row (its
+//!   `touched_at`). A file, check-out or edit is locked and read in one
+//!   statement; as that statement read before it waited, a row newer than
+//!   its snapshot's means another write committed meanwhile, and the read
+//!   runs again (`tx::PgTx::lock_and_read`). Proposals and requests are
+//!   locked in a statement of their own, then read. So writes on different
+//!   files never wait for each other, and writes on one file run one after
+//!   the other, each seeing what the last committed.
+//! - **Writes**: a lease's, an edit's row and the artifact's own row wait,
+//!   and go out as one statement with the next statement or the commit.
 //! - **Time**: `now` is the database's clock, read as the transaction
 //!   begins. `touched_at` keeps the latest `now` that changed the artifact;
 //!   a write that locks an artifact touched at a later time than its own

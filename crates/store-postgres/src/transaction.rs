@@ -8,10 +8,7 @@
 
 use tokio_postgres::types::ToSql;
 
-use super::tx::{
-    owned, owned_fields, LOCK_ARTIFACT, LOCK_BY_CHECKOUT, LOCK_BY_EDIT, LOCK_BY_PROPOSAL,
-    LOCK_BY_REQUEST,
-};
+use super::tx::{owned, owned_fields, LOCK_BY_PROPOSAL, LOCK_BY_REQUEST};
 use super::tx::{Columns, PgTx};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -101,18 +98,17 @@ impl ArtifactRows for PgTx<'_> {
 
     /// Read again only after this transaction writes.
     fn artifact(&self, id: ArtifactId) -> Result<Option<Artifact>> {
-        if let Some((_, row)) = self.prefetched.borrow().as_ref().filter(|(a, _)| *a == id) {
-            return self.artifact_of(id, row).map(Some);
+        if let Some((_, row, at)) = self.prefetched.borrow().as_ref().filter(|(a, ..)| *a == id) {
+            return self.artifact_of(id, &Columns(row, *at)).map(Some);
         }
-        let sql = artifact_where("$1");
         let key = id.to_string();
-        let rows = self.locked_query(LOCK_ARTIFACT, &key, Some(id), &sql, &[&key])?;
-        let Some(row) = rows.into_iter().next() else {
+        let read = self.lock_and_read("$1", &key, Some(id), &artifact_where("$1"))?;
+        let Some((row, at)) = read else {
             return Ok(None);
         };
-        let artifact = self.artifact_of(id, &row)?;
+        let artifact = self.artifact_of(id, &Columns(&row, at))?;
         if self.write {
-            *self.prefetched.borrow_mut() = Some((id, row));
+            *self.prefetched.borrow_mut() = Some((id, row, at));
         }
         Ok(Some(artifact))
     }
@@ -174,21 +170,15 @@ impl ArtifactRows for PgTx<'_> {
 impl LeaseRows for PgTx<'_> {
     fn put_lease(&self, artifact_id: ArtifactId, lease: &Lease) -> Result<()> {
         let put = rows::put_lease('$', artifact_id, lease);
-        // A new lease's epoch is counted in the same statement.
-        let mut queries = Vec::new();
-        if self.take_epoch_count(artifact_id) {
-            queries.push("UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1".into());
-        }
-        queries.push(PUT_LEASE.into());
-        self.hold_lease_write(queries, owned_fields(put.into_params()))
+        let row = ("leases", artifact_id.to_string());
+        self.hold(row, PUT_LEASE, owned_fields(put.into_params()))
     }
 
     fn delete_lease(&self, artifact_id: ArtifactId) -> Result<()> {
         let delete = rows::delete_lease('$', artifact_id);
-        self.hold_lease_write(
-            vec![delete.sql().to_owned()],
-            owned_fields(delete.into_params()),
-        )
+        let row = ("leases", artifact_id.to_string());
+        let sql = delete.sql().to_owned();
+        self.hold(row, &sql, owned_fields(delete.into_params()))
     }
 
     fn lease_epoch(&self, artifact_id: ArtifactId) -> Result<u64> {
@@ -209,7 +199,7 @@ impl LeaseRows for PgTx<'_> {
             .copied()
             .flatten();
         if let Some(epoch) = known {
-            self.count_epoch_later(artifact_id)?;
+            self.hold_epoch(artifact_id);
             self.held
                 .borrow_mut()
                 .artifacts
@@ -240,7 +230,10 @@ impl LeaseRows for PgTx<'_> {
             let mut ids = Vec::new();
             for row in &locked {
                 let id: ArtifactId = parsed(row, 0)?;
-                self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+                let mut held = self.held.borrow_mut();
+                held.artifacts.entry(id).or_insert(None);
+                held.touched.insert(id);
+                drop(held);
                 // Changed at a later time meanwhile: its next sweep records it.
                 if row.try_get::<_, i64>(1)? <= now {
                     ids.push(id.to_string());
@@ -271,26 +264,22 @@ impl CheckoutRows for PgTx<'_> {
     fn checkout(&self, id: CheckoutId) -> Result<Option<CheckoutRow>> {
         let sql = rows::select_checkout('$', id);
         let by = "(SELECT artifact_id FROM checkouts WHERE id = $1)";
-        let row = self.with_artifact(LOCK_BY_CHECKOUT, &id.to_string(), by, sql.sql(), |r| {
-            rows::checkout(r)
-        })?;
+        let row = self.with_artifact(&id.to_string(), by, sql.sql(), |r| rows::checkout(r))?;
         row.map(|row| resolved(self, row)).transpose()
     }
 
-    /// In one statement with the lease's write before it, if any: the
-    /// two touch different tables.
+    /// Held, to go in one statement with its lease's write.
     fn put_edit(&self, row: &EditRow, now: Timestamp) -> Result<()> {
         let put = rows::put_edit('$', row, now)?;
         let sql = put.sql().to_owned();
-        self.defer_after_lease(&sql, owned_fields(put.into_params()))
+        let row = ("edits", row.edit.id.to_string());
+        self.hold(row, &sql, owned_fields(put.into_params()))
     }
 
     fn edit(&self, id: EditId) -> Result<Option<EditRow>> {
         let sql = rows::select_edit('$', id);
         let by = "(SELECT artifact_id FROM edits WHERE id = $1)";
-        self.with_artifact(LOCK_BY_EDIT, &id.to_string(), by, sql.sql(), |r| {
-            rows::edit(r)
-        })
+        self.with_artifact(&id.to_string(), by, sql.sql(), |r| rows::edit(r))
     }
 
     fn proposal(&self, id: ProposalId) -> Result<Option<Proposal>> {
@@ -420,7 +409,7 @@ fn artifact_where(id: &str) -> String {
 impl PgTx<'_> {
     /// The artifact `id` in a row of [`artifact_where`], noting its lease
     /// epoch (if locked) and the permissions' stamp.
-    fn artifact_of(&self, id: ArtifactId, row: &tokio_postgres::Row) -> Result<Artifact> {
+    fn artifact_of(&self, id: ArtifactId, row: &Columns) -> Result<Artifact> {
         if let Some(epoch) = self.held.borrow_mut().artifacts.get_mut(&id) {
             *epoch = Some(count(row, rows::LEASE_EPOCH_COLUMN)?);
         }
@@ -474,33 +463,28 @@ impl PgTx<'_> {
     }
 
     /// The row `sql` reads by `key` (`$1`), decoded by `decode`, in a write
-    /// with its artifact (`by` names it) locked first (see
-    /// [`PgTx::locked_query`]) and read ahead in the same statement: the
-    /// rules read the artifact of a check-out or edit next, and
-    /// `ArtifactRows::artifact` then finds it.
+    /// with its artifact (`by` names it) locked and read in the same
+    /// statement ([`PgTx::lock_and_read`]): the rules read the artifact of
+    /// a check-out or edit next, and `ArtifactRows::artifact` then finds it.
     fn with_artifact<T>(
         &self,
-        lock: &str,
         key: &str,
         by: &str,
         sql: &str,
         decode: impl Fn(&Columns) -> Result<T>,
     ) -> Result<Option<T>> {
-        // The artifact's columns, then the row's.
+        // The artifact's columns (with the stamp), then the row's.
         let count = |list: &str| list.split(',').count();
         let artifact_columns = 2 + count(HEAD_COLUMNS) + count(LEASE_COLUMNS) + 2;
         let both = format!("SELECT x.*, y.* FROM ({}) x, ({sql}) y", artifact_where(by));
-        let Some(row) = self
-            .locked_query(lock, key, None, &both, &[&key])?
-            .into_iter()
-            .next()
-        else {
+        let Some((row, at)) = self.lock_and_read(by, key, None, &both)? else {
             return Ok(None);
         };
-        let value = decode(&Columns(&row, artifact_columns))?;
-        self.artifact_of(parsed(&row, 0)?, &row)?;
+        let value = decode(&Columns(&row, at + artifact_columns))?;
+        let id: ArtifactId = parsed(&Columns(&row, at), 0)?;
+        self.artifact_of(id, &Columns(&row, at))?;
         if self.write {
-            *self.prefetched.borrow_mut() = Some((parsed(&row, 0)?, row));
+            *self.prefetched.borrow_mut() = Some((id, row, at));
         }
         Ok(Some(value))
     }

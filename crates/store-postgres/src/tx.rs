@@ -68,8 +68,9 @@ pub struct PgTx<'a> {
     /// Why this attempt must run again, once it is known.
     pub(super) again: RefCell<Option<Error>>,
     /// The artifact last read under its lock (or read ahead, see
-    /// [`PgTx::locked_query`]), good until this transaction writes anything.
-    pub(super) prefetched: RefCell<Option<(ArtifactId, Row)>>,
+    /// [`PgTx::lock_and_read`]), with the column its own begin at, good
+    /// until this transaction writes anything.
+    pub(super) prefetched: RefCell<Option<(ArtifactId, Row, usize)>>,
     /// The permissions' stamp, read with an artifact (`None` inside: there
     /// is no document), until this transaction writes the permissions.
     pub(super) stamp: RefCell<Option<Option<String>>>,
@@ -79,38 +80,71 @@ pub struct PgTx<'a> {
     /// A writer of a group failed, or a queued write whose writer could
     /// not be told apart: the next attempt is careful.
     pub(super) queued_failed: Cell<bool>,
-    /// An artifact whose lease epoch is counted, not yet sent: it goes with
-    /// the lease's write (see [`PgTx::take_epoch_count`]), or alone before
-    /// any other statement.
-    pub(super) epoch_count: RefCell<Option<ArtifactId>>,
-    /// A lease's write, not yet sent: an edit's row written next goes in
-    /// the same statement (see [`PgTx::hold_lease_write`]), anything else
-    /// after it.
-    pub(super) lease_write: RefCell<Option<HeldWrite>>,
+    /// Writes held back to go out as one statement (see [`PgTx::hold`]).
+    pub(super) held_writes: RefCell<HeldWrites>,
 }
 
-/// A write held back to share its statement with the next: the queries of
-/// its `WITH` (each run whether or not it is named), then its last query.
-pub(super) struct HeldWrite {
-    pub(super) queries: Vec<String>,
-    pub(super) params: Vec<Owned>,
+/// Writes held back to go out as one statement with the next statement
+/// sent, or the commit: each artifact's row written once (its touch and
+/// the lease epochs counted, in one `UPDATE`), then the others, no two of
+/// one row.
+#[derive(Default)]
+pub(super) struct HeldWrites {
+    /// Each artifact written: the time it was touched at, and the lease
+    /// epochs counted.
+    artifacts: Vec<(ArtifactId, Option<i64>, u64)>,
+    /// The other writes: the row each writes (its table and key), its
+    /// query (parameters from `$1`) and parameters.
+    others: Vec<(HeldRow, String, Vec<Owned>)>,
 }
 
-impl HeldWrite {
-    /// This write's queries, then `last` (numbering its parameters after
-    /// this write's), as one statement, and all their parameters.
-    pub(super) fn then(self, last: &str, mut params: Vec<Owned>) -> (String, Vec<Owned>) {
-        let last = numbered_after(last, self.params.len());
-        let mut all = self.params;
-        all.append(&mut params);
-        let mut queries = self.queries;
-        queries.push(last);
-        (one_statement(&queries), all)
+/// A row a held write writes: its table and key.
+pub(super) type HeldRow = (&'static str, String);
+
+impl HeldWrites {
+    fn is_empty(&self) -> bool {
+        self.artifacts.is_empty() && self.others.is_empty()
     }
 
-    /// This write as a statement of its own.
-    fn alone(self) -> (String, Vec<Owned>) {
-        (one_statement(&self.queries), self.params)
+    fn artifact(&mut self, id: ArtifactId) -> &mut (ArtifactId, Option<i64>, u64) {
+        let at = match self.artifacts.iter().position(|(a, ..)| *a == id) {
+            Some(at) => at,
+            None => {
+                self.artifacts.push((id, None, 0));
+                self.artifacts.len() - 1
+            }
+        };
+        &mut self.artifacts[at]
+    }
+
+    /// The writes as one statement, and its parameters.
+    fn statement(self) -> (String, Vec<Owned>) {
+        let mut queries = Vec::new();
+        let mut params: Vec<Owned> = Vec::new();
+        for (id, touched_at, epochs) in self.artifacts {
+            params.push(Box::new(id.to_string()));
+            let id_param = params.len();
+            let mut set = Vec::new();
+            if epochs > 0 {
+                set.push(format!("lease_epoch = lease_epoch + {epochs}"));
+            }
+            if let Some(at) = touched_at {
+                params.push(Box::new(at));
+                set.push(format!(
+                    "touched_at = GREATEST(touched_at, ${})",
+                    params.len()
+                ));
+            }
+            queries.push(format!(
+                "UPDATE artifacts SET {} WHERE id = ${id_param}",
+                set.join(", ")
+            ));
+        }
+        for (_, sql, mut own) in self.others {
+            queries.push(numbered_after(&sql, params.len()));
+            params.append(&mut own);
+        }
+        (one_statement(&queries), params)
     }
 }
 
@@ -158,6 +192,9 @@ fn numbered_after(sql: &str, by: usize) -> String {
 pub(super) struct Held {
     /// Artifacts whose row is locked, with their lease epoch when read.
     pub(super) artifacts: std::collections::HashMap<ArtifactId, Option<u64>>,
+    /// Artifacts whose row this write wrote, or holds a write of: every
+    /// write that locks an artifact writes its row (see [`PgTx::lock_and_read`]).
+    pub(super) touched: std::collections::HashSet<ArtifactId>,
     pub(super) paths: bool,
 }
 
@@ -199,11 +236,6 @@ macro_rules! lock_artifact {
         )
     };
 }
-pub(super) const LOCK_ARTIFACT: &str = lock_artifact!("$1");
-pub(super) const LOCK_BY_CHECKOUT: &str =
-    lock_artifact!("(SELECT artifact_id FROM checkouts WHERE id = $1)");
-pub(super) const LOCK_BY_EDIT: &str =
-    lock_artifact!("(SELECT artifact_id FROM edits WHERE id = $1)");
 pub(super) const LOCK_BY_PROPOSAL: &str =
     lock_artifact!("(SELECT artifact_id FROM proposals WHERE id = $1)");
 pub(super) const LOCK_BY_REQUEST: &str =
@@ -313,8 +345,7 @@ impl<'a> PgTx<'a> {
             stamp: Default::default(),
             careful: Cell::new(true),
             queued_failed: Cell::new(false),
-            epoch_count: Default::default(),
-            lease_write: Default::default(),
+            held_writes: Default::default(),
         }
     }
 
@@ -378,62 +409,58 @@ impl<'a> PgTx<'a> {
         Ok(())
     }
 
-    /// Counts `artifact`'s lease epoch with the next write: a lease's (see
-    /// [`PgTx::take_epoch_count`]) or else its own statement.
-    pub(super) fn count_epoch_later(&self, artifact: ArtifactId) -> Result<()> {
-        self.send_held()?;
+    /// Holds a write of `row` back, to go out with the other held writes
+    /// as one statement; a second write of the same row sends those first.
+    /// Only writes that read nothing another held write writes are held.
+    pub(super) fn hold(&self, row: HeldRow, sql: &str, params: Vec<Owned>) -> Result<()> {
         // A write: what was read ahead may be stale.
         self.prefetched.take();
-        *self.epoch_count.borrow_mut() = Some(artifact);
+        if self
+            .held_writes
+            .borrow()
+            .others
+            .iter()
+            .any(|(r, ..)| *r == row)
+        {
+            self.send_held()?;
+        }
+        self.held_writes
+            .borrow_mut()
+            .others
+            .push((row, sql.to_owned(), params));
         Ok(())
     }
 
-    /// Whether `artifact`'s epoch count is pending, which the caller's
-    /// statement now makes.
-    pub(super) fn take_epoch_count(&self, artifact: ArtifactId) -> bool {
-        let mut pending = self.epoch_count.borrow_mut();
-        let mine = *pending == Some(artifact);
-        if mine {
-            *pending = None;
-        }
-        mine
-    }
-
-    /// Holds back a lease's write (`queries` as [`HeldWrite`]'s) after
-    /// sending what was held before: an edit's row written next goes in the
-    /// same statement ([`PgTx::defer_after_lease`]).
-    pub(super) fn hold_lease_write(&self, queries: Vec<String>, params: Vec<Owned>) -> Result<()> {
-        self.send_held()?;
+    /// Counts a lease taken on `artifact`, held (see [`PgTx::hold`]).
+    pub(super) fn hold_epoch(&self, artifact: ArtifactId) {
         self.prefetched.take();
-        *self.lease_write.borrow_mut() = Some(HeldWrite { queries, params });
-        Ok(())
+        self.held_writes.borrow_mut().artifact(artifact).2 += 1;
     }
 
-    /// Queues `sql` in one statement with the held lease write, if any.
-    pub(super) fn defer_after_lease(&self, sql: &str, params: Vec<Owned>) -> Result<()> {
-        match self.lease_write.take() {
-            Some(lease) => {
-                let (sql, params) = lease.then(sql, params);
-                self.defer(&sql, params)
-            }
-            None => self.defer(sql, params),
+    /// Writes `artifact`'s row, held (see [`PgTx::hold`]), once in this
+    /// write: its `touched_at` keeps this write's time.
+    fn hold_touch(&self, artifact: ArtifactId, at: i64) {
+        if self.held.borrow_mut().touched.insert(artifact) {
+            self.held_writes.borrow_mut().artifact(artifact).1 = Some(at);
         }
     }
 
-    /// Queues a held lease write, then a pending epoch count, as statements
-    /// of their own.
+    /// Queues the held writes as one statement.
     fn send_held(&self) -> Result<()> {
-        if let Some(lease) = self.lease_write.take() {
-            let (sql, params) = lease.alone();
-            self.defer(&sql, params)?;
-        }
-        let Some(artifact) = self.epoch_count.take() else {
+        let held = std::mem::take(&mut *self.held_writes.borrow_mut());
+        if held.is_empty() {
             return Ok(());
-        };
-        self.defer(
-            "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1",
-            owned![artifact.to_string()],
-        )
+        }
+        let (sql, params) = held.statement();
+        self.defer(&sql, params)
+    }
+
+    /// This write's time, in milliseconds, as `touched_at` keeps it.
+    fn write_millis(&self) -> Result<i64> {
+        let now = self.rules_now.get().or(self.now.get());
+        Ok(millis(now.ok_or_else(|| {
+            Error::Internal("a write without a time".into())
+        })?))
     }
 
     /// Sends the queued writes and then `next`, together, and waits for all:
@@ -483,12 +510,7 @@ impl<'a> PgTx<'a> {
         if !self.write || held {
             return self.query(sql, params);
         }
-        let now = millis(
-            self.rules_now
-                .get()
-                .or(self.now.get())
-                .ok_or_else(|| Error::Internal("a write without a time".into()))?,
-        );
+        let now = self.write_millis()?;
         // Both prepared first, so they go out in this order.
         let (lock, read) = self.conn.wait(futures_util::future::join(
             self.conn.prepare(lock),
@@ -509,7 +531,10 @@ impl<'a> PgTx<'a> {
         for row in &locked {
             let id: ArtifactId = parsed(row, 0)?;
             let touched: i64 = row.try_get(1)?;
-            self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+            let mut held = self.held.borrow_mut();
+            held.artifacts.entry(id).or_insert(None);
+            held.touched.insert(id);
+            drop(held);
             if touched > now {
                 let again = Error::Unavailable(format!(
                     "artifact {id} changed at a later time than this write's"
@@ -519,6 +544,61 @@ impl<'a> PgTx<'a> {
             }
         }
         Ok(rows)
+    }
+
+    /// In a write, locks the artifact that `by` (SQL of `$1`, `key`)
+    /// names, unless it is `artifact` and held already, and runs the query
+    /// `read` (of `$1` too) in the same statement: its first row, and the
+    /// column its own begin at. A read runs `read` alone.
+    ///
+    /// The statement reads on the snapshot taken before it waited for the
+    /// lock. Every write that locks an artifact writes its row
+    /// ([`PgTx::hold_touch`]), so a row newer than the snapshot's means the
+    /// lock's last holder committed meanwhile: `read` then runs again, after
+    /// the lock. That is the rare case: most writes find their file free.
+    pub(super) fn lock_and_read(
+        &self,
+        by: &str,
+        key: &str,
+        artifact: Option<ArtifactId>,
+        read: &str,
+    ) -> Result<Option<(Row, usize)>> {
+        let held = artifact.filter(|id| self.held.borrow().artifacts.contains_key(id));
+        if !self.write || held.is_some() {
+            if let Some(id) = held {
+                self.hold_touch(id, self.write_millis()?);
+            }
+            let row = self.query(read, &[&key])?.into_iter().next();
+            return Ok(row.map(|row| (row, 0)));
+        }
+        let now = self.write_millis()?;
+        let both = format!(
+            "WITH locked AS MATERIALIZED (
+                 SELECT id, touched_at, xmin FROM artifacts WHERE id = {by} FOR NO KEY UPDATE)
+             SELECT locked.id, locked.touched_at,
+                 locked.xmin = (SELECT a.xmin FROM artifacts a WHERE a.id = locked.id), r.*
+             FROM locked LEFT JOIN ({read}) r ON true"
+        );
+        let Some(row) = self.query(&both, &[&key])?.into_iter().next() else {
+            return Ok(None);
+        };
+        let id: ArtifactId = parsed(&row, 0)?;
+        let touched: i64 = row.try_get(1)?;
+        self.held.borrow_mut().artifacts.entry(id).or_insert(None);
+        self.hold_touch(id, now);
+        if touched > now {
+            let again = Error::Unavailable(format!(
+                "artifact {id} changed at a later time than this write's"
+            ));
+            *self.again.borrow_mut() = Some(again.clone());
+            return Err(again);
+        }
+        if row.try_get::<_, Option<bool>>(2)? == Some(true) {
+            let found = row.try_get::<_, Option<String>>(3)?.is_some();
+            return Ok(found.then_some((row, 3)));
+        }
+        let row = self.query(read, &[&key])?.into_iter().next();
+        Ok(row.map(|row| (row, 0)))
     }
 
     /// In a write, takes the lock for looking at paths (see the module's
@@ -706,8 +786,7 @@ impl PgTx<'_> {
             self.events.borrow_mut().truncate(events);
             self.inbox.borrow_mut().truncate(inbox);
             *self.held.borrow_mut() = held;
-            self.epoch_count.take();
-            self.lease_write.take();
+            self.held_writes.take();
             self.stamp.take();
         }
         self.defer_simple("RELEASE SAVEPOINT writer")?;
@@ -772,29 +851,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_held_write_and_the_next_are_one_statement_numbered_in_turn() {
-        let held = HeldWrite {
-            queries: vec![
-                "UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1".into(),
-                "DELETE FROM leases WHERE artifact_id = $1".into(),
-            ],
-            params: owned![String::from("a")],
-        };
-        let (sql, params) = held.then(
-            "INSERT INTO edits (id, state, note) VALUES ($1, $2, $10)",
+    fn held_writes_go_as_one_statement_writing_each_artifact_once() {
+        let artifact = ArtifactId::new();
+        let mut held = HeldWrites::default();
+        held.artifact(artifact).1 = Some(5);
+        held.artifact(artifact).2 += 1;
+        held.others.push((
+            ("leases", artifact.to_string()),
+            "DELETE FROM leases WHERE artifact_id = $1".into(),
+            owned![artifact.to_string()],
+        ));
+        held.others.push((
+            ("edits", "e".into()),
+            "INSERT INTO edits (id, state, note) VALUES ($1, $2, $10)".into(),
             owned![String::from("e"), String::from("open"), 7i64],
-        );
+        ));
+        let (sql, params) = held.statement();
         assert_eq!(
             sql,
-            "WITH w0 AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1 WHERE id = $1), \
-             w1 AS (DELETE FROM leases WHERE artifact_id = $1) \
-             INSERT INTO edits (id, state, note) VALUES ($2, $3, $11)"
+            "WITH w0 AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1, \
+             touched_at = GREATEST(touched_at, $2) WHERE id = $1), \
+             w1 AS (DELETE FROM leases WHERE artifact_id = $3) \
+             INSERT INTO edits (id, state, note) VALUES ($4, $5, $13)"
         );
-        assert_eq!(params.len(), 4);
-        let alone = HeldWrite {
-            queries: vec!["DELETE FROM leases WHERE artifact_id = $1".into()],
-            params: owned![String::from("a")],
-        };
-        assert_eq!(alone.alone().0, "DELETE FROM leases WHERE artifact_id = $1");
+        assert_eq!(params.len(), 6);
     }
 }
