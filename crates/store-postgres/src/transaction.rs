@@ -199,7 +199,7 @@ impl LeaseRows for PgTx<'_> {
             .copied()
             .flatten();
         if let Some(epoch) = known {
-            self.hold_epoch(artifact_id);
+            self.hold_epoch(artifact_id)?;
             self.held
                 .borrow_mut()
                 .artifacts

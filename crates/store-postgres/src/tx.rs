@@ -101,9 +101,23 @@ pub(super) struct HeldWrites {
 /// A row a held write writes: its table and key.
 pub(super) type HeldRow = (&'static str, String);
 
+/// The most writes held at once. A lease pair holds three; a sweep of many
+/// lapsed leases would otherwise send one statement of thousands of queries
+/// (past the protocol's 65,535 parameters), each count a statement of a new
+/// shape for the connection to prepare and keep.
+const MOST_HELD: usize = 8;
+
 impl HeldWrites {
     fn is_empty(&self) -> bool {
         self.artifacts.is_empty() && self.others.is_empty()
+    }
+
+    fn is_full(&self) -> bool {
+        self.artifacts.len() + self.others.len() >= MOST_HELD
+    }
+
+    fn holds_artifact(&self, id: ArtifactId) -> bool {
+        self.artifacts.iter().any(|(a, ..)| *a == id)
     }
 
     fn artifact(&mut self, id: ArtifactId) -> &mut (ArtifactId, Option<i64>, u64) {
@@ -126,7 +140,8 @@ impl HeldWrites {
             let id_param = params.len();
             let mut set = Vec::new();
             if epochs > 0 {
-                set.push(format!("lease_epoch = lease_epoch + {epochs}"));
+                params.push(Box::new(epochs as i64));
+                set.push(format!("lease_epoch = lease_epoch + ${}", params.len()));
             }
             if let Some(at) = touched_at {
                 params.push(Box::new(at));
@@ -415,13 +430,11 @@ impl<'a> PgTx<'a> {
     pub(super) fn hold(&self, row: HeldRow, sql: &str, params: Vec<Owned>) -> Result<()> {
         // A write: what was read ahead may be stale.
         self.prefetched.take();
-        if self
-            .held_writes
-            .borrow()
-            .others
-            .iter()
-            .any(|(r, ..)| *r == row)
-        {
+        let send_first = {
+            let held = self.held_writes.borrow();
+            held.is_full() || held.others.iter().any(|(r, ..)| *r == row)
+        };
+        if send_first {
             self.send_held()?;
         }
         self.held_writes
@@ -432,17 +445,34 @@ impl<'a> PgTx<'a> {
     }
 
     /// Counts a lease taken on `artifact`, held (see [`PgTx::hold`]).
-    pub(super) fn hold_epoch(&self, artifact: ArtifactId) {
+    pub(super) fn hold_epoch(&self, artifact: ArtifactId) -> Result<()> {
         self.prefetched.take();
+        self.make_room_for(artifact)?;
         self.held_writes.borrow_mut().artifact(artifact).2 += 1;
+        Ok(())
     }
 
     /// Writes `artifact`'s row, held (see [`PgTx::hold`]), once in this
     /// write: its `touched_at` keeps this write's time.
-    fn hold_touch(&self, artifact: ArtifactId, at: i64) {
+    fn hold_touch(&self, artifact: ArtifactId, at: i64) -> Result<()> {
         if self.held.borrow_mut().touched.insert(artifact) {
+            self.make_room_for(artifact)?;
             self.held_writes.borrow_mut().artifact(artifact).1 = Some(at);
         }
+        Ok(())
+    }
+
+    /// Sends the held writes first if `artifact`'s row would be one write
+    /// too many (see [`MOST_HELD`]).
+    fn make_room_for(&self, artifact: ArtifactId) -> Result<()> {
+        let full = {
+            let held = self.held_writes.borrow();
+            held.is_full() && !held.holds_artifact(artifact)
+        };
+        if full {
+            self.send_held()?;
+        }
+        Ok(())
     }
 
     /// Queues the held writes as one statement.
@@ -553,8 +583,10 @@ impl<'a> PgTx<'a> {
     ///
     /// The statement reads on the snapshot taken before it waited for the
     /// lock. Every write that locks an artifact writes its row
-    /// ([`PgTx::hold_touch`]), so a row newer than the snapshot's means the
-    /// lock's last holder committed meanwhile: `read` then runs again, after
+    /// ([`PgTx::hold_touch`]), so a row version other than the snapshot's
+    /// (by its `xmin` and its place, `ctid`, which no other version can take
+    /// while the snapshot sees this one) means the lock's last holder
+    /// committed meanwhile: `read` then runs again, after
     /// the lock. That is the rare case: most writes find their file free.
     pub(super) fn lock_and_read(
         &self,
@@ -566,7 +598,7 @@ impl<'a> PgTx<'a> {
         let held = artifact.filter(|id| self.held.borrow().artifacts.contains_key(id));
         if !self.write || held.is_some() {
             if let Some(id) = held {
-                self.hold_touch(id, self.write_millis()?);
+                self.hold_touch(id, self.write_millis()?)?;
             }
             let row = self.query(read, &[&key])?.into_iter().next();
             return Ok(row.map(|row| (row, 0)));
@@ -574,9 +606,11 @@ impl<'a> PgTx<'a> {
         let now = self.write_millis()?;
         let both = format!(
             "WITH locked AS MATERIALIZED (
-                 SELECT id, touched_at, xmin FROM artifacts WHERE id = {by} FOR NO KEY UPDATE)
+                 SELECT id, touched_at, xmin, ctid FROM artifacts WHERE id = {by} FOR NO KEY UPDATE)
              SELECT locked.id, locked.touched_at,
-                 locked.xmin = (SELECT a.xmin FROM artifacts a WHERE a.id = locked.id), r.*
+                 EXISTS (SELECT 1 FROM artifacts a
+                     WHERE a.ctid = locked.ctid AND a.xmin = locked.xmin AND a.id = locked.id),
+                 r.*
              FROM locked LEFT JOIN ({read}) r ON true"
         );
         let Some(row) = self.query(&both, &[&key])?.into_iter().next() else {
@@ -585,7 +619,7 @@ impl<'a> PgTx<'a> {
         let id: ArtifactId = parsed(&row, 0)?;
         let touched: i64 = row.try_get(1)?;
         self.held.borrow_mut().artifacts.entry(id).or_insert(None);
-        self.hold_touch(id, now);
+        self.hold_touch(id, now)?;
         if touched > now {
             let again = Error::Unavailable(format!(
                 "artifact {id} changed at a later time than this write's"
@@ -869,11 +903,11 @@ mod tests {
         let (sql, params) = held.statement();
         assert_eq!(
             sql,
-            "WITH w0 AS (UPDATE artifacts SET lease_epoch = lease_epoch + 1, \
-             touched_at = GREATEST(touched_at, $2) WHERE id = $1), \
-             w1 AS (DELETE FROM leases WHERE artifact_id = $3) \
-             INSERT INTO edits (id, state, note) VALUES ($4, $5, $13)"
+            "WITH w0 AS (UPDATE artifacts SET lease_epoch = lease_epoch + $2, \
+             touched_at = GREATEST(touched_at, $3) WHERE id = $1), \
+             w1 AS (DELETE FROM leases WHERE artifact_id = $4) \
+             INSERT INTO edits (id, state, note) VALUES ($5, $6, $14)"
         );
-        assert_eq!(params.len(), 6);
+        assert_eq!(params.len(), 7);
     }
 }
