@@ -49,7 +49,13 @@ async fn plugged(f: &Fixture) -> Plugged {
         found,
         desk,
         acts,
-        http: reqwest::Client::new(),
+        // The local API lets an idle connection go after 5 s (its time for
+        // a request's headers): one kept in the pool longer can be closed
+        // just as it is used again.
+        http: reqwest::Client::builder()
+            .pool_idle_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap(),
     }
 }
 
