@@ -247,6 +247,27 @@ fn every_http_layer_error_is_our_json() {
     println!("{} malformed requests, none answered 500", cases.len() + 2);
 }
 
+/// A body refused after its first bytes (413 past a JSON body's 64 KiB) and
+/// sent on whole by a client that reads only then: the server reads it away
+/// rather than close on it, so the refusal arrives, not a reset.
+#[test]
+fn a_refused_body_sent_whole_still_gets_its_refusal() {
+    let served = Served::start(&[]);
+    let token = served.token("alice");
+    let id = import(&served, &token, "hero.psd", b"version one");
+    let body = vec![b' '; 24 << 20];
+    let head = format!(
+        "POST /v1/artifacts/{id}/checkouts HTTP/1.1\r\n{}content-length: {}\r\nconnection: close\r\n\r\n",
+        bearer(&token),
+        body.len()
+    );
+    let mut socket = served.connect_and_write(head.as_bytes());
+    socket
+        .write_all(&body)
+        .expect("the server reads the refused body on to its end");
+    Answer::read(&mut socket).refused(413, "too_large");
+}
+
 /// A client that leaves in the middle of an upload: a client error in the
 /// log, and nothing stored.
 #[test]

@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 use super::answer::answer;
 use super::conn::{ConnState, Guarded, Limits};
 use super::h2::serve_h2;
+use super::linger::Lingering;
 use super::{tls, Closing, ServeConfig};
 use crate::error::Code;
 
@@ -179,12 +180,14 @@ where
 {
     let state = ConnState::new();
     let io = hyper_util::rt::TokioIo::new(Guarded::new(socket, limits, state.clone()));
-    let service = hyper::service::service_fn(
-        move |request: hyper::Request<hyper::body::Incoming>| {
+    let service =
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
             let (router, state) = (router.clone(), state.clone());
-            async move { Ok::<_, Infallible>(answer(router, state, request.map(Body::new), None).await) }
-        },
-    );
+            // A body its answer left unread is read on a moment, so the
+            // answer is not lost to a reset (see `linger`).
+            let request = request.map(|body| Body::new(Lingering::new(Body::new(body))));
+            async move { Ok::<_, Infallible>(answer(router, state, request, None).await) }
+        });
     // A client may close its sending side once its request is sent: it
     // still gets its answer.
     let connection = hyper::server::conn::http1::Builder::new()

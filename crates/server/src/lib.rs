@@ -36,6 +36,7 @@ mod answer;
 mod conn;
 mod errors;
 mod h2;
+mod linger;
 mod observe;
 mod openapi;
 mod request;
