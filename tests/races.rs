@@ -235,13 +235,27 @@ async fn two_processes_race_checkout_and_checkin_500_times_on_one_data_folder() 
             std::thread::spawn(move || {
                 let as_who = format!("user:{who}");
                 let run = |args: &[&str]| {
-                    Command::new(leasedesk_bin())
-                        .arg("--data")
-                        .arg(&data)
-                        .args(["--as", &as_who])
-                        .args(args)
-                        .output()
-                        .expect("run leasedesk")
+                    // Under Wine on a loaded machine a process now and then
+                    // fails to start at all (CreateProcess: 1359): that is
+                    // no outcome of the race, so it is started again.
+                    let mut tries = 0;
+                    loop {
+                        let started = Command::new(leasedesk_bin())
+                            .arg("--data")
+                            .arg(&data)
+                            .args(["--as", &as_who])
+                            .args(args)
+                            .output();
+                        match started {
+                            Ok(out) => break out,
+                            Err(e) if tries < 5 => {
+                                eprintln!("leasedesk did not start ({e}): again");
+                                tries += 1;
+                                std::thread::sleep(Duration::from_millis(200));
+                            }
+                            Err(e) => panic!("leasedesk did not start: {e}"),
+                        }
+                    }
                 };
                 let file = work.join(format!("{who}.psd"));
                 let mut commits = 0;
