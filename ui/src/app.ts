@@ -250,6 +250,7 @@ export function scheduleListRefresh() {
 export async function refreshList() {
   try {
     const changes = await api.listChanges();
+    const totalBefore = state.overview?.changes.total;
     if (state.overview) state.overview.changes.total = changes.total;
     const list = state.list;
     const { involved, chosen } = touchedOnScreen(changes, state);
@@ -258,15 +259,16 @@ export async function refreshList() {
     const shown = changes.moved || list.reorderedBy(changes.changed) || changes.changed.some((id) => list.find(id) !== undefined);
     const [first, last] = hooks.onScreen();
     const before = [...list.rows.values()];
+    const readRows = shown || (touched && list.source.kind === "held");
     await Promise.all([
-      shown || (touched && list.source.kind === "held")
-        ? list.refresh(first, last).then(() => noteChanged(before, list.rows.values()))
-        : Promise.resolve(),
+      readRows ? list.refresh(first, last).then(() => noteChanged(before, list.rows.values())) : Promise.resolve(),
       involved ? readOverview() : Promise.resolve(),
       ...chosen.map((id) => api.refreshRow(id).then((row) => rowReadAgain(row), (e) => gone(e) && forgetChosen(id))),
       ...(changes.moved ? onReload.map((part) => part()) : onListChanges.map((part) => part(changes))),
     ]);
-    render();
+    // A change off the screen (most of a big studio's) draws nothing but
+    // the tree's counts, which its part drew: the window is left be.
+    if (readRows || involved || changes.moved || totalBefore !== changes.total) render();
   } catch {
     /* the next reload reads it all */
   }

@@ -30,8 +30,28 @@ function remember(found: Partial<Record<string, string>>) {
   }
 }
 
+/** Events came while the Activity view was not shown: their files' paths
+ *  are asked for when it shows, not for each event nobody reads. */
+let pathsWanted = false;
+
+/** Asks the shell for the paths of the files the events held name that
+ *  are not known yet. */
+async function askPaths() {
+  const unknown = [...new Set(state.activity.flatMap(named))].filter((id) => !paths.has(id));
+  if (!unknown.length) return;
+  try {
+    remember(await api.filePaths(unknown));
+  } catch {
+    /* its file is "a file" */
+  }
+}
+
 function renderActivity() {
   if (state.view !== "activity") return;
+  if (pathsWanted) {
+    pathsWanted = false;
+    arriving = arriving.then(askPaths).then(renderActivity);
+  }
   const now = Date.now();
   const pathOf = (id: string) => paths.get(id) ?? rowOf(id)?.artifact.path;
   const lines = activityLines(state.activity.slice(0, 300), state.overview?.me, pathOf);
@@ -55,17 +75,14 @@ export function setUpActivity() {
   onRender(renderActivity);
   void on("activity", (events) => {
     arriving = arriving.then(async () => {
-      const unknown = [...new Set(events.flatMap(named))].filter((id) => !paths.has(id));
-      if (unknown.length) {
-        try {
-          remember(await api.filePaths(unknown));
-        } catch {
-          /* its file is "a file" */
-        }
-      }
       const newest = state.activity[0]?.seq ?? 0;
       const fresh = events.filter((e) => e.seq > newest).reverse();
       state.activity = [...fresh, ...state.activity].slice(0, 500);
+      if (state.view !== "activity") {
+        pathsWanted = true;
+        return;
+      }
+      await askPaths();
       renderActivity();
     });
   });
