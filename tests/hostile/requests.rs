@@ -268,6 +268,28 @@ fn a_refused_body_sent_whole_still_gets_its_refusal() {
     Answer::read(&mut socket).refused(413, "too_large");
 }
 
+/// A client that waits for `100 Continue` and is refused first sends no
+/// body: its connection is closed at once, not held open to read one.
+#[test]
+fn a_refusal_before_a_continue_closes_at_once() {
+    let served = Served::start(&[]);
+    let head = "POST /v1/artifacts?path=big.psd HTTP/1.1\r\nauthorization: Bearer wrong\r\nexpect: 100-continue\r\ncontent-length: 10000000\r\n\r\n";
+    let mut socket = served.connect_and_write(head.as_bytes());
+    let started = Instant::now();
+    Answer::read(&mut socket).refused(401, "unauthorized");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut rest = Vec::new();
+    let _ = socket.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the connection stayed open {:?}",
+        started.elapsed()
+    );
+}
+
 /// A client that leaves in the middle of an upload: a client error in the
 /// log, and nothing stored.
 #[test]

@@ -185,7 +185,12 @@ where
             let (router, state) = (router.clone(), state.clone());
             // A body its answer left unread is read on a moment, so the
             // answer is not lost to a reset (see `linger`).
-            let request = request.map(|body| Body::new(Lingering::new(Body::new(body))));
+            let waits_to_send = request
+                .headers()
+                .get(axum::http::header::EXPECT)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+            let request =
+                request.map(|body| Body::new(Lingering::new(Body::new(body), waits_to_send)));
             async move { Ok::<_, Infallible>(answer(router, state, request, None).await) }
         });
     // A client may close its sending side once its request is sent: it

@@ -23,13 +23,20 @@ const LINGER_TIME: Duration = Duration::from_secs(3);
 pub(crate) struct Lingering {
     body: Option<Body>,
     ended: bool,
+    /// The client waits for a `100 Continue` before it sends the body.
+    waits_to_send: bool,
+    /// The answer began to read the body (and hyper told the client to go on).
+    read: bool,
 }
 
 impl Lingering {
-    pub(crate) fn new(body: Body) -> Self {
+    /// `waits_to_send`: the request said `Expect: 100-continue`.
+    pub(crate) fn new(body: Body, waits_to_send: bool) -> Self {
         Self {
             body: Some(body),
             ended: false,
+            waits_to_send,
+            read: false,
         }
     }
 }
@@ -42,6 +49,7 @@ impl http_body::Body for Lingering {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        self.read = true;
         let Some(body) = self.body.as_mut() else {
             return Poll::Ready(None);
         };
@@ -67,7 +75,9 @@ impl http_body::Body for Lingering {
 
 impl Drop for Lingering {
     fn drop(&mut self) {
-        if self.is_end_stream() {
+        // A client told no `100 Continue` sends no body: nothing arrives
+        // to be reset, and reading would only hold the connection open.
+        if self.is_end_stream() || (self.waits_to_send && !self.read) {
             return;
         }
         let (Some(body), Ok(runtime)) = (self.body.take(), tokio::runtime::Handle::try_current())
