@@ -2,7 +2,7 @@
 //! proves that the rules held.
 
 use std::collections::HashMap;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -245,9 +245,11 @@ async fn two_processes_race_checkout_and_checkin_500_times_on_one_data_folder() 
                             .arg(&data)
                             .args(["--as", &as_who])
                             .args(args)
-                            .output();
+                            .stdout(Stdio::piped())
+                            .stderr(Stdio::piped())
+                            .spawn();
                         match started {
-                            Ok(out) => break out,
+                            Ok(child) => break child.wait_with_output().expect("leasedesk ran"),
                             Err(e) if tries < 5 => {
                                 eprintln!("leasedesk did not start ({e}): again");
                                 tries += 1;
