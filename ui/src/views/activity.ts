@@ -34,13 +34,20 @@ function remember(found: Partial<Record<string, string>>) {
  *  are asked for when it shows, not for each event nobody reads. */
 let pathsWanted = false;
 
+/** Files the shell had no path for (gone, or not yours to read): not
+ *  asked for again. */
+const pathless = new Set<string>();
+
 /** Asks the shell for the paths of the files the events held name that
  *  are not known yet. */
 async function askPaths() {
-  const unknown = [...new Set(state.activity.flatMap(named))].filter((id) => !paths.has(id));
+  const unknown = [...new Set(state.activity.flatMap(named))].filter((id) => !paths.has(id) && !pathless.has(id));
   if (!unknown.length) return;
+  if (pathless.size > MOST_PATHS) pathless.clear();
   try {
-    remember(await api.filePaths(unknown));
+    const found = await api.filePaths(unknown);
+    remember(found);
+    for (const id of unknown) if (!found[id]) pathless.add(id);
   } catch {
     /* its file is "a file" */
   }
@@ -49,8 +56,10 @@ async function askPaths() {
 function renderActivity() {
   if (state.view !== "activity") return;
   if (pathsWanted) {
+    // Drawn once the paths are in, not first with "a file" in their place.
     pathsWanted = false;
     arriving = arriving.then(askPaths).then(renderActivity);
+    return;
   }
   const now = Date.now();
   const pathOf = (id: string) => paths.get(id) ?? rowOf(id)?.artifact.path;
@@ -63,6 +72,7 @@ export async function loadActivity() {
   try {
     const activity = await api.recentEvents(300);
     paths.clear();
+    pathless.clear();
     state.activity = activity.events;
     remember(activity.paths);
     render();
