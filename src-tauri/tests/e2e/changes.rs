@@ -195,7 +195,8 @@ async fn several_files() {
         card.contains("Each choice acts on all 2 files of the change together"),
         "{card}"
     );
-    w.click_css(".change-card [data-compare]", "Compare").await;
+    w.click_until_shown(".change-card [data-compare]", "Compare", "#compare-step")
+        .await;
     w.wait_text_is("#compare-step", "the step", "File 1 of 2 of the change")
         .await;
     w.click("compare-next").await;

@@ -331,6 +331,27 @@ impl World {
         }
     }
 
+    /// Clicks the element matching `css` until `shown` appears (within
+    /// `WAIT`). On a loaded machine a click can land as the window redraws
+    /// the element under it, and is lost; a person would click again.
+    pub async fn click_until_shown(&self, css: &str, what: &str, shown: &str) {
+        let started = Instant::now();
+        loop {
+            self.click_css(css, what).await;
+            let clicked = Instant::now();
+            while clicked.elapsed() < Duration::from_secs(2) {
+                if !self.absent(shown).await {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if started.elapsed() > WAIT {
+                self.screenshot("failure").await;
+                panic!("{}: {what} clicked, {shown} never shown", self.name());
+            }
+        }
+    }
+
     /// Clicks the element matching `css` with `modifier` held (`'\u{E008}'`
     /// Shift, `'\u{E009}'` Control), as WebDriver's actions do: the key goes
     /// down, the pointer clicks, the key comes up.
