@@ -184,6 +184,10 @@ async fn steady() {
     w.compare_versions(1, 2).await;
     w.wait_for("#compare:not([hidden]) #compare-close", "Compare")
         .await;
+    // The sizes' line above the pictures fills once both are decoded: a
+    // place read before it would move for that, not for Swipe.
+    w.wait_text("#compare-sizes", "the pictures' sizes", |t| !t.is_empty())
+        .await;
     let modes = place(&w, "#compare .modes").await;
     let stage = place(&w, "#compare-stage").await;
     w.press("2").await;
