@@ -14,8 +14,7 @@ use std::path::PathBuf;
 
 use leasedesk_desk::workspace::{CheckedOut, Closed, ListOrder};
 use leasedesk_desk::{
-    Activity, Decision, FileRow, FolderRows, FoundRows, HistoryPage, ListChanges, Overview,
-    Restored,
+    Activity, Decision, FileRow, FolderRows, FoundRows, HistoryPage, Overview, Restored,
 };
 use leasedesk_model::model::*;
 use tauri::ipc::Channel;
@@ -76,7 +75,6 @@ table! {
     listing::folders(folder: String) -> FolderList;
     listing::search_files(text: String, after: Option<String>, limit: u32) -> FoundRows;
     listing::held_by_others(after: Option<String>, limit: u32) -> FoundRows;
-    listing::list_changes() -> ListChanges;
     listing::folder_counts(folders: Vec<String>) -> Vec<FolderCount>;
     commands::check_out(artifact: ArtifactId, note: Option<String>, ttl_seconds: Option<u64> as Option<Number>, on_progress: Channel<Moved> as ChannelOf<Moved>) -> CheckedOut;
     commands::extend(checkout: CheckoutId, ttl_seconds: Option<u64> as Option<Number>) -> Checkout;

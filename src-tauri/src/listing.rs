@@ -3,7 +3,7 @@
 //! others hold, from the server (offline, the mirror).
 
 use leasedesk_desk::workspace::ListOrder;
-use leasedesk_desk::{FolderRows, FoundRows, ListChanges};
+use leasedesk_desk::{FolderRows, FoundRows};
 use leasedesk_model::model::{FolderCount, FolderList};
 
 use crate::commands::desk_commands;
@@ -27,10 +27,6 @@ desk_commands! {
     /// The files someone else holds, after `after`.
     fn held_by_others(after: Option<String>, limit: u32) -> FoundRows =
         on_desk(|desk| desk.held_by_others(after, limit).await);
-
-    /// Brings the list up to date by the events since, and says what changed
-    /// in it since the window last asked.
-    fn list_changes() -> ListChanges = on_desk(|desk| desk.list_changes().await);
 
     /// The counts of these folders (those a change named).
     fn folder_counts(folders: Vec<String>) -> Vec<FolderCount> =

@@ -180,11 +180,17 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                 // `keep_connected` brings it back.
                 if let Ok(stream) = remote.follow_events(after).await {
                     let mut stream = Box::pin(stream);
-                    while let Some(Ok(event)) = stream.next().await {
-                        after = after.max(event.seq);
-                        desk.heard_of(event.seq);
-                        attempt = 0;
-                        on_events(&app, &desk, vec![event], &mut told).await;
+                    loop {
+                        let (events, goes_on) = next_batch(&mut stream).await;
+                        if let Some(last) = events.last().map(|e| e.seq) {
+                            after = after.max(last);
+                            desk.heard_of(last);
+                            attempt = 0;
+                            on_events(&app, &desk, events, &mut told).await;
+                        }
+                        if !goes_on {
+                            break;
+                        }
                     }
                 }
                 desk.probe().await;
@@ -193,6 +199,34 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
             }
         }
     }
+}
+
+/// How long after an event of the stream the next is waited for, to be
+/// told with it: one write's events (a lease and its check-out) come a
+/// moment apart, and are one piece of news.
+const BATCH_WAIT: Duration = Duration::from_millis(15);
+/// The most events told at once.
+const MOST_BATCHED: usize = 500;
+
+/// The stream's next events: the first as it comes, then those that follow
+/// it closely; and whether the stream goes on (false once it ended or
+/// broke, after the events before).
+async fn next_batch<S>(stream: &mut S) -> (Vec<Event>, bool)
+where
+    S: futures_util::Stream<Item = leasedesk_model::Result<Event>> + Unpin,
+{
+    let Some(Ok(first)) = stream.next().await else {
+        return (Vec::new(), false);
+    };
+    let mut events = vec![first];
+    while events.len() < MOST_BATCHED {
+        match tokio::time::timeout(BATCH_WAIT, stream.next()).await {
+            Ok(Some(Ok(event))) => events.push(event),
+            Ok(_) => return (events, false),
+            Err(_) => break, // quiet for a moment: this batch is whole
+        }
+    }
+    (events, true)
 }
 
 /// A file you asked for is one you are told of when it is free: after a
@@ -267,7 +301,20 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
         shell_events::tell(app, shell_events::StoreChanged, &());
         tray_refresh(app).await;
     } else {
-        shell_events::tell(app, shell_events::ListChanged, &());
+        tell_list_changes(app, desk).await;
+    }
+}
+
+/// Others' work changed the list only: the window is sent what changed in
+/// it, the mirror brought up to date first and the folders' counts with
+/// it, so it asks nothing back. Events that changed nothing in the list (a
+/// request, a comment) tell it nothing; a mirror that cannot be brought up
+/// to date waits for the next reload.
+async fn tell_list_changes(app: &AppHandle, desk: &Desk) {
+    match desk.list_changes().await {
+        Ok(changes) if changes.changed.is_empty() && !changes.moved => {}
+        Ok(changes) => shell_events::tell(app, shell_events::ListChanged, &changes),
+        Err(e) => tracing::debug!("the list's changes were not read: {e}"),
     }
 }
 

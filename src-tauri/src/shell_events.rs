@@ -6,7 +6,7 @@
 //!
 //! It never decides when to tell: its callers do.
 
-use leasedesk_desk::{FileRow, FillProgress, InboxNews};
+use leasedesk_desk::{FileRow, FillProgress, InboxNews, ListChanges};
 use leasedesk_model::model::{Event, Request};
 use serde::Serialize;
 use tauri::{AppHandle, Emitter};
@@ -56,8 +56,9 @@ events! {
     /// The store, the session or your check-outs changed: the window
     /// reads what it shows again.
     StoreChanged = "store-changed": ();
-    /// Others' work changed the list only: the window reads what changed in it.
-    ListChanged = "list-changed": ();
+    /// Others' work changed the list only: what changed in it, which the
+    /// window reads again where it shows it.
+    ListChanged = "list-changed": ListChanges;
     /// A file's row as it is now (its local copy changed).
     RowChanged = "row": FileRow;
     /// Events of the ledger, oldest first, as they come.

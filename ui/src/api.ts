@@ -104,10 +104,8 @@ export const api = {
   folders: (folder: string) => call("folders", { folder }),
   /** Files whose path contains `text`, across the studio (the server's answer). */
   searchFiles: (text: string, after: string | null, limit: number) => call("search_files", { text, after, limit }),
-  /** The counts of these folders (those a change named), from the app's mirror. */
+  /** The counts of these folders, from the app's mirror. */
   folderCounts: (folders: string[]) => call("folder_counts", { folders }),
-  /** Brings the list up to date; what changed in it since last asked. */
-  listChanges: () => call("list_changes"),
   /** The files someone else holds now (the server's answer). */
   heldByOthers: (after: string | null, limit: number) => call("held_by_others", { after, limit }),
   checkOut: (artifact: string, note: string | null, ttlSeconds: number | null, onProgress?: (m: Moved) => void) =>

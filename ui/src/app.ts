@@ -8,7 +8,7 @@ import { $, button, h } from "./h";
 import { Listing, type Fetcher } from "./listing";
 import type { Sending } from "./sending";
 import { noSelection, type Selection } from "./selection";
-import { touchedOnScreen } from "./following";
+import { mergeChanges, touchedOnScreen } from "./following";
 
 export type View = "files" | "mine" | "proposals" | "activity" | "studio" | "inbox";
 
@@ -235,21 +235,27 @@ async function readOverview() {
 }
 
 let listTimer: number | undefined;
-/** After others' work: the list's changes read soon (one read for a burst). */
-export function scheduleListRefresh() {
+let changesToShow: ListChanges | undefined;
+/** After others' work: what the shell says changed in the list, gathered
+ *  for a moment and put on screen once (one refresh for a burst). */
+export function scheduleListRefresh(changes: ListChanges) {
+  changesToShow = mergeChanges(changesToShow, changes);
   clearTimeout(listTimer);
-  listTimer = window.setTimeout(() => void refreshList(), 120);
+  listTimer = window.setTimeout(() => {
+    const gathered = changesToShow;
+    changesToShow = undefined;
+    if (gathered) void refreshList(gathered);
+  }, 120);
 }
 
-/** Brings the list up to date (the shell applies the events since to its
- *  mirror) and reads again only what that touched on screen: the rows shown
- *  if one of them changed or files came, went or moved, "held by others" if
- *  any lease did, the tree if anything did; the overview if a file of your
- *  check-outs, proposals or requests changed (their tabs' cards), and the
- *  chosen file's row (its detail). Nothing at all otherwise. */
-export async function refreshList() {
+/** Puts a change of the list on screen (the shell brought its mirror up to
+ *  date and sent it, the folders' counts with it) and reads again only what
+ *  it touched there: the rows shown if one of them changed or files came,
+ *  went or moved, "held by others" if any lease did; the overview if a file
+ *  of your check-outs, proposals or requests changed (their tabs' cards),
+ *  and the chosen file's row (its detail). Nothing at all otherwise. */
+async function refreshList(changes: ListChanges) {
   try {
-    const changes = await api.listChanges();
     const totalBefore = state.overview?.changes.total;
     if (state.overview) state.overview.changes.total = changes.total;
     const list = state.list;

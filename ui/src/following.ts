@@ -16,3 +16,17 @@ export function touchedOnScreen(
   const chosen = on.selected && (changes.moved || changed.has(on.selected)) ? [on.selected] : [];
   return { involved, chosen };
 }
+
+/** Two of the shell's changes to the list as one, the later's counts kept:
+ *  what a burst of them touched, put on screen once. */
+export function mergeChanges(earlier: ListChanges | undefined, later: ListChanges): ListChanges {
+  if (!earlier) return later;
+  const folders = new Map(earlier.folders.map((f) => [f.path, f]));
+  for (const f of later.folders) folders.set(f.path, f);
+  return {
+    changed: [...new Set([...earlier.changed, ...later.changed])],
+    moved: earlier.moved || later.moved,
+    folders: [...folders.values()],
+    total: later.total,
+  };
+}

@@ -141,7 +141,7 @@ void on("store-changed", () => {
   void loadStudio();
 });
 // Others' work on files: only what changed in the list is read again.
-void on("list-changed", () => scheduleListRefresh());
+void on("list-changed", (changes) => scheduleListRefresh(changes));
 void on("row", (row) => replaceRow(row));
 // A proposal of yours accepted: the backup your late check-in left can go.
 void on("activity", (events) => {

@@ -31,9 +31,10 @@ const FILL_TRIES: usize = 3;
 /// past it, the window is told that everything may have.
 const MOST_NAMED: usize = 1000;
 
-/// What changed in the mirror since the window last asked
-/// ([`Desk::list_changes`]): the window reads again the rows on its screen
-/// only when one of them is named, or when files came, went or moved.
+/// What changed in the mirror since last taken ([`Desk::list_changes`]),
+/// sent to the window after others' work and in the overview: the window
+/// reads again the rows on its screen only when one of them is named, or
+/// when files came, went or moved.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct ListChanges {
@@ -43,9 +44,9 @@ pub struct ListChanges {
     /// places have changed.
     pub moved: bool,
     /// The folders above the files read again (`""` the top), whose held
-    /// counts may have changed: the tree reads these again, not every
-    /// folder it shows.
-    pub folders: Vec<String>,
+    /// counts may have changed, with their counts now: the tree puts these
+    /// in place and reads no folder again.
+    pub folders: Vec<FolderCount>,
     /// How many files the studio has that you may see.
     #[ts(type = "number")]
     pub total: u64,
@@ -278,13 +279,15 @@ impl Desk {
         self.take_changes()
     }
 
-    /// What changed in the mirror since last asked, and its count now.
+    /// What changed in the mirror since last asked, the counts of the
+    /// folders above it, and the mirror's count now.
     pub(super) fn take_changes(&self) -> Result<ListChanges> {
         let taken = std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()));
+        let folders: Vec<String> = taken.folders.into_iter().collect();
         Ok(ListChanges {
             changed: taken.ids.into_iter().collect(),
             moved: taken.moved,
-            folders: taken.folders.into_iter().collect(),
+            folders: self.folder_counts(&folders)?,
             total: self.workspace.mirror().mirror_count("")?.files,
         })
     }

@@ -67,7 +67,6 @@ export type ShellCommands = {
   folders: { args: { folder: string }; answer: FolderList };
   search_files: { args: { text: string, after: string | null, limit: number }; answer: FoundRows };
   held_by_others: { args: { after: string | null, limit: number }; answer: FoundRows };
-  list_changes: { args: Record<string, never>; answer: ListChanges };
   folder_counts: { args: { folders: Array<string> }; answer: Array<FolderCount> };
   check_out: { args: { artifact: ArtifactId, note: string | null, ttlSeconds: number | null, onProgress: Channel<Moved> }; answer: CheckedOut };
   extend: { args: { checkout: CheckoutId, ttlSeconds: number | null }; answer: Checkout };
@@ -132,7 +131,7 @@ export type ShellCommands = {
 /** Each event the shell tells the window, and its payload. */
 export type ShellEvents = {
   "store-changed": null;
-  "list-changed": null;
+  "list-changed": ListChanges;
   "row": FileRow;
   "activity": Array<Event>;
   "mirror-progress": FillProgress;

@@ -4,7 +4,7 @@
 // is opened; choosing one shows its files. Read again after each reload.
 import { api, type FolderCount, type FolderList, type ListChanges } from "../api";
 import { afterListChanges, afterReload, hooks, showError, state } from "../app";
-import { folderLabel, heldLabel } from "../format";
+import { count, folderLabel, heldLabel } from "../format";
 import { $, h } from "../h";
 import { showFolder } from "./files";
 
@@ -33,7 +33,7 @@ function item(path: string, files: number, held: number): HTMLElement {
     h("button", { type: "button", class: "folder-name", "data-folder": path, title: path || "Every file" },
       hasChildren ? h("span", { class: `twisty${open ? " open" : ""}`, "aria-hidden": "true" }) : h("span", { class: "twisty none", "aria-hidden": "true" }),
       h("span", { class: "label" }, folderLabel(path)),
-      h("span", { class: "count" }, files.toLocaleString("en-US")),
+      h("span", { class: "count" }, count(files)),
       held ? h("span", { class: "held", title: heldLabel(held) }, heldLabel(held)) : null));
   if (hasChildren) node.setAttribute("aria-expanded", String(open));
   if (open && list) {
@@ -42,7 +42,7 @@ function item(path: string, files: number, held: number): HTMLElement {
     const rest = list.folders.length - whole.length;
     if (rest > 0) {
       group.append(h("li", { role: "none" },
-        h("button", { type: "button", class: "folder-more", "data-more": path }, `${rest.toLocaleString("en-US")} more folders…`)));
+        h("button", { type: "button", class: "folder-more", "data-more": path }, `${count(rest)} more folders…`)));
     }
     node.append(group);
   }
@@ -83,9 +83,9 @@ export function drawTree() {
   for (const [path, files, held] of shown()) {
     const name = names.get(path);
     if (!name) continue;
-    const count = name.querySelector(".count")!;
-    const text = files.toLocaleString("en-US");
-    if (count.textContent !== text) count.textContent = text;
+    const shownCount = name.querySelector(".count")!;
+    const text = count(files);
+    if (shownCount.textContent !== text) shownCount.textContent = text;
     const heldNow = held ? heldLabel(held) : "";
     const badge = name.querySelector(".held");
     if ((badge?.textContent ?? "") === heldNow) continue;
@@ -106,21 +106,16 @@ async function refreshTree() {
 }
 
 /** After others' work: the counts of the folders it named that the tree
- *  shows, read again and put in place (a lease taken changes its folders'
- *  held counts, not the tree). */
+ *  shows, as the shell sent them, put in place (a lease taken changes its
+ *  folders' held counts, not the tree). */
 async function patchTree(changes: ListChanges) {
   const drawn = new Set(shown().map(([path]) => path));
-  const wanted = changes.folders.filter((folder) => drawn.has(folder));
-  if (!wanted.length) return;
-  try {
-    const counts = new Map((await api.folderCounts(wanted)).map((c) => [c.path, c]));
-    for (const list of children.values()) {
-      list.folders = list.folders.map((f) => counts.get(f.path) ?? f);
-    }
-    top = counts.get("") ?? top;
-  } catch {
-    return; // the next reload reads the tree anew
+  const counts = new Map(changes.folders.filter((c) => drawn.has(c.path)).map((c) => [c.path, c]));
+  if (!counts.size) return;
+  for (const list of children.values()) {
+    list.folders = list.folders.map((f) => counts.get(f.path) ?? f);
   }
+  top = counts.get("") ?? top;
   drawTree();
 }
 
