@@ -6,7 +6,7 @@
 // counts at each level.
 import type { SeenFile } from "./generated/SeenFile";
 import type { Level } from "./generated/Level";
-import { participantName } from "./format";
+import { count, participantName } from "./format";
 
 /** One choice of a picker: what is sent, and what is shown. */
 export interface Choice {
@@ -14,7 +14,6 @@ export interface Choice {
   label: string;
 }
 
-const number = (n: number) => n.toLocaleString("en-US");
 
 /** Whom a rule names, in plain words: "everyone", "group designers", "bob",
  *  "build-bot (agent)". */
@@ -129,9 +128,9 @@ export const levelWords: Record<Level, string> = {
  *  only", "12 files: all hidden", "1 file: view only". */
 export function seenWords(counts: SeenCounts): string {
   const total = counts.write + counts.read + counts.none;
-  const files = `${number(total)} ${total === 1 ? "file" : "files"}`;
+  const files = `${count(total)} ${total === 1 ? "file" : "files"}`;
   if (total === 0) return "no files";
   const levels = (["write", "read", "none"] as const).filter((l) => counts[l] > 0);
   if (levels.length === 1) return `${files}: ${total === 1 ? "" : "all "}${levelWords[levels[0]]}`;
-  return `${files}: ${levels.map((l) => `${number(counts[l])} ${levelWords[l]}`).join(", ")}`;
+  return `${files}: ${levels.map((l) => `${count(counts[l])} ${levelWords[l]}`).join(", ")}`;
 }

@@ -10,7 +10,7 @@ import { $, h } from "../h";
 import { sameSource, type Source } from "../listing";
 import { aborted, turns, type Turn } from "../turns";
 import { setUpHeads } from "./heads";
-import { bytes, clock, emptyListWords, fileName, filesCount, folderOf, gitLockWords, holderName, holderNote, isGitLock, leaseLost, localStateLabels, noFileYet, participantName, timeLeft, urgency, visibleRange } from "../format";
+import { bytes, clock, emptyListWords, fileName, filesCount, folderOf, fullTime, gitLockWords, holderName, holderNote, isGitLock, leaseLost, localStateLabels, noFileYet, participantName, timeLeft, urgency, visibleRange } from "../format";
 
 export const ROW_HEIGHT = 48;
 /** Thumbnails are drawn at 36 px; asked for at twice that for sharp HiDPI. */
@@ -172,7 +172,7 @@ function fileRow(row: FileRow, index: number, now: number): HTMLElement {
     h("span", { role: "gridcell", class: "holder-cell" }, holderCell(row, now)),
     h("span", { role: "gridcell", class: "lease-cell" }, artifact.lease ? countdown(artifact.lease.expires_at, now) : ""),
     h("span", { role: "gridcell", class: "size-cell" }, bytes(artifact.head.size)),
-    h("span", { role: "gridcell", class: "modified-cell", title: new Date(artifact.head.committed_at).toLocaleString() }, clock(artifact.head.committed_at, now)),
+    h("span", { role: "gridcell", class: "modified-cell", title: fullTime(artifact.head.committed_at) }, clock(artifact.head.committed_at, now)),
     h("span", { role: "gridcell" }, h("span", { class: `local ${row.local}`, "data-local": row.local }, localStateLabels[row.local])),
   );
   return node;

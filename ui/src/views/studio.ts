@@ -15,7 +15,7 @@ import type { Device } from "../generated/Device";
 import type { InviteLink } from "../generated/InviteLink";
 import type { OpenInvite } from "../generated/OpenInvite";
 import { ask } from "../app";
-import { clock, deviceLine, fileName, participantName, settingsProblem } from "../format";
+import { clock, count, deviceLine, fileName, participantName, settingsProblem } from "../format";
 import { $, button, h } from "../h";
 import { linkToSend } from "../copying";
 import { openInviteLine } from "../invites";
@@ -247,7 +247,7 @@ function seenFolder(folder: SeenFolder): HTMLElement {
     node.append(h("ul", { class: "seen-children" },
       ...folder.folders.map((child) => h("li", { class: "seen-child" }, seenFolder(child))),
       ...files,
-      more > 0 ? h("li", { class: "muted" }, `and ${more.toLocaleString("en-US")} more files`) : null));
+      more > 0 ? h("li", { class: "muted" }, `and ${count(more)} more files`) : null));
   };
   node.open = openFolders.has(folder.path);
   if (node.open) fill();
