@@ -155,7 +155,19 @@ fn dirs(app: &AppHandle) -> tauri::Result<(Dirs, Option<PathBuf>)> {
 /// Opens (or reopens) the backend the settings name, and starts its
 /// background work; a failure is kept for the window to explain.
 pub async fn open_session(app: &AppHandle) {
+    open_session_then(app, || {}).await;
+    shell_events::tell(app, shell_events::StoreChanged, &());
+    tray_refresh(app).await;
+}
+
+/// Opens the session, calling `locked` once it is taken for the opening:
+/// whatever asks for the desk from then on waits for this one. Tells no
+/// one: at the start, the window's first calls read it.
+async fn open_session_then(app: &AppHandle, locked: impl FnOnce()) {
     let state = app.state::<AppState>();
+    let mut slot = state.session.write().await;
+    locked();
+    *slot = None; // the old session's background work stops here
     let settings = state.settings().clone();
     let token = match settings.backend {
         settings::BackendChoice::Bundled => None,
@@ -169,8 +181,6 @@ pub async fn open_session(app: &AppHandle) {
             remembered.or_else(|| keychain::read(url).ok().flatten())
         }
     };
-    let mut slot = state.session.write().await;
-    *slot = None; // the old session's background work stops here
     let opened = session::open(&settings, &state.dirs, token.as_deref());
     if let Some(plugins) = state.plugins() {
         plugins.set_desk(match &opened {
@@ -186,9 +196,6 @@ pub async fn open_session(app: &AppHandle) {
         }
         Err(e) => *state.session_error() = Some(e),
     }
-    drop(slot);
-    shell_events::tell(app, shell_events::StoreChanged, &());
-    tray_refresh(app).await;
 }
 
 /// A notice in the window: its words, and what its button acts on: the
@@ -602,7 +609,19 @@ pub fn run() {
             if let Err(e) = build_tray(&handle) {
                 tracing::warn!("no tray: {e}");
             }
-            tauri::async_runtime::block_on(open_session(&handle));
+            // The window loads while the store opens (the keychain, the
+            // mirror): its first calls wait for the session, whose lock is
+            // taken before setup goes on.
+            let (locked, taken) = std::sync::mpsc::sync_channel(1);
+            let opening = handle.clone();
+            tauri::async_runtime::spawn(async move {
+                open_session_then(&opening, move || {
+                    let _ = locked.send(());
+                })
+                .await;
+                tray_refresh(&opening).await;
+            });
+            let _ = taken.recv();
             plugins::show_file_among(&handle, &std::env::args().collect::<Vec<_>>());
             Ok(())
         })
