@@ -4,6 +4,7 @@
 //! only tells the window, the tray and the user.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -12,6 +13,7 @@ use leasedesk_desk::{self as desk, Desk, Reminder};
 use leasedesk_model::model::*;
 use tauri::async_runtime::spawn;
 use tauri::{AppHandle, Manager};
+use tokio::sync::Notify;
 
 use crate::session::{Session, Source};
 use crate::shell_events;
@@ -36,10 +38,17 @@ pub fn start(app: &AppHandle, session: &mut Session) {
         }
         Err(e) => tracing::warn!("the workspace is not watched: {e}"),
     }
+    let list_news = Arc::new(Notify::new());
+    session.tasks.push(spawn(tell_list_changes(
+        app.clone(),
+        session.desk.clone(),
+        list_news.clone(),
+    )));
     session.tasks.push(spawn(follow_events(
         app.clone(),
         session.desk.clone(),
         session.source.clone(),
+        list_news,
     )));
     session
         .tasks
@@ -141,7 +150,7 @@ async fn follow_files(
 
 /// Follows the event ledger from now on: live from the server's stream, or
 /// woken by each write of the bundled store.
-async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
+async fn follow_events(app: AppHandle, desk: Desk, source: Source, list_news: Arc<Notify>) {
     // From now on: starting from 0 would replay old breaks as news.
     let mut after = loop {
         match desk.last_event_seq().await {
@@ -164,7 +173,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                     let moved = page.next > after;
                     after = page.next;
                     if !page.events.is_empty() {
-                        on_events(&app, &desk, page.events, &mut told).await;
+                        on_events(&app, &desk, page.events, &mut told, &list_news).await;
                     }
                     if moved {
                         continue;
@@ -186,7 +195,7 @@ async fn follow_events(app: AppHandle, desk: Desk, source: Source) {
                             after = after.max(last);
                             desk.heard_of(last);
                             attempt = 0;
-                            on_events(&app, &desk, events, &mut told).await;
+                            on_events(&app, &desk, events, &mut told, &list_news).await;
                         }
                         if !goes_on {
                             break;
@@ -240,7 +249,13 @@ async fn wait_for_files_asked_for(app: &AppHandle, desk: &Desk) {
     }
 }
 
-async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut desk::Told) {
+async fn on_events(
+    app: &AppHandle,
+    desk: &Desk,
+    events: Vec<Event>,
+    told: &mut desk::Told,
+    list_news: &Notify,
+) {
     let me = desk.me().await.ok();
     if let Some(me) = &me {
         crate::asking::on_request_events(app, desk, me, &events, told).await;
@@ -301,20 +316,26 @@ async fn on_events(app: &AppHandle, desk: &Desk, events: Vec<Event>, told: &mut 
         shell_events::tell(app, shell_events::StoreChanged, &());
         tray_refresh(app).await;
     } else {
-        tell_list_changes(app, desk).await;
+        list_news.notify_one();
     }
 }
 
-/// Others' work changed the list only: the window is sent what changed in
-/// it, the mirror brought up to date first and the folders' counts with
-/// it, so it asks nothing back. Events that changed nothing in the list (a
-/// request, a comment) tell it nothing; a mirror that cannot be brought up
-/// to date waits for the next reload.
-async fn tell_list_changes(app: &AppHandle, desk: &Desk) {
-    match desk.list_changes().await {
-        Ok(changes) if changes.changed.is_empty() && !changes.moved => {}
-        Ok(changes) => shell_events::tell(app, shell_events::ListChanged, &changes),
-        Err(e) => tracing::debug!("the list's changes were not read: {e}"),
+/// Others' work changed the list only: each time it is told so, sends the
+/// window what changed in the list, the mirror brought up to date first
+/// and the folders' counts with it, so the window asks nothing back. A
+/// task of its own: the follower goes on with the next events meanwhile
+/// (a fill of the mirror may hold it a minute), and news that comes while
+/// it works is one more round, in order. Events that changed nothing in
+/// the list (a request, a comment) tell the window nothing; a mirror that
+/// cannot be brought up to date waits for the next round or reload.
+async fn tell_list_changes(app: AppHandle, desk: Desk, news: Arc<Notify>) {
+    loop {
+        news.notified().await;
+        match desk.list_changes().await {
+            Ok(changes) if changes.changed.is_empty() && !changes.moved => {}
+            Ok(changes) => shell_events::tell(&app, shell_events::ListChanged, &changes),
+            Err(e) => tracing::debug!("the list's changes were not read: {e}"),
+        }
     }
 }
 

@@ -193,10 +193,18 @@ export function afterListChanges(part: (changes: ListChanges) => Promise<void>) 
   onListChanges.push(part);
 }
 
+/** Others' changes to the list, gathered until put on screen. */
+let listTimer: number | undefined;
+let changesToShow: ListChanges | undefined;
+
 /** Reads the picture again (the shell first brings the mirror up to date by
  *  the events since), then the rows on screen and the folder tree: work in
  *  proportion to the screen, not the studio. */
 export async function reload() {
+  // What others' work changed is read anew here: changes sent before
+  // would put older counts back.
+  clearTimeout(listTimer);
+  changesToShow = undefined;
   try {
     await readOverview();
     document.body.dataset.ready = "true";
@@ -234,8 +242,6 @@ async function readOverview() {
   void hashChanged(overview.involved);
 }
 
-let listTimer: number | undefined;
-let changesToShow: ListChanges | undefined;
 /** After others' work: what the shell says changed in the list, gathered
  *  for a moment and put on screen once (one refresh for a burst). */
 export function scheduleListRefresh(changes: ListChanges) {

@@ -272,23 +272,27 @@ impl Desk {
     }
 
     /// Brings the mirror up to date by the events since (see
-    /// [`Desk::sync_mirror`]), then says what changed in it since the window
-    /// last asked: what the window reads again, and nothing else.
+    /// [`Desk::sync_mirror`]), then says what changed in it since last
+    /// taken: what the window reads again, and nothing else.
     pub async fn list_changes(&self) -> Result<ListChanges> {
         self.sync_mirror(&self.origin, false, &|_| {}).await?;
         self.take_changes()
     }
 
-    /// What changed in the mirror since last asked, the counts of the
-    /// folders above it, and the mirror's count now.
+    /// What changed in the mirror since last taken, the counts of the
+    /// folders above it, and the mirror's count now. Taken only once all
+    /// of it is read: a failed read leaves the changes for the next.
     pub(super) fn take_changes(&self) -> Result<ListChanges> {
-        let taken = std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()));
-        let folders: Vec<String> = taken.folders.into_iter().collect();
+        let mut changed = self.changed.lock().unwrap_or_else(|p| p.into_inner());
+        let folders: Vec<String> = changed.folders.iter().cloned().collect();
+        let counts = self.folder_counts(&folders)?;
+        let total = self.workspace.mirror().mirror_count("")?.files;
+        let taken = std::mem::take(&mut *changed);
         Ok(ListChanges {
             changed: taken.ids.into_iter().collect(),
             moved: taken.moved,
-            folders: self.folder_counts(&folders)?,
-            total: self.workspace.mirror().mirror_count("")?.files,
+            folders: counts,
+            total,
         })
     }
 
