@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::window::*;
 
 async fn joining_a_studio(home: tempfile::TempDir) {
+    let _one = ONE_APP.lock().await;
     let TlsStudio {
         server,
         fingerprint,

@@ -92,9 +92,9 @@ async fn pin_sits_on(
             }
         }
         if started.elapsed() > Duration::from_secs(5) {
-            w.screenshot("failure").await;
+            let after = w.post_mortem().await;
             panic!(
-                "{when}: the pin is not over its pixel ({:.1}, {:.1} of the picture): {seen:?}",
+                "{when}: the pin is not over its pixel ({:.1}, {:.1} of the picture): {seen:?}{after}",
                 expected.0, expected.1
             );
         }

@@ -28,8 +28,8 @@ async fn wait_order(w: &World, what: &str, expected: &[&str]) {
             return;
         }
         if started.elapsed() > Duration::from_secs(10) {
-            w.screenshot("failure").await;
-            panic!("{what}: the list shows {shown:?}, not {expected:?}");
+            let after = w.post_mortem().await;
+            panic!("{what}: the list shows {shown:?}, not {expected:?}{after}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

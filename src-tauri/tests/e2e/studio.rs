@@ -21,6 +21,7 @@ fn leasedesk(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 async fn the_studio_of_an_admin(home: tempfile::TempDir) {
+    let _one = ONE_APP.lock().await;
     let data = home.path().join("server");
     let server = start_server(&data);
     let (url, bob) = (server.url.clone(), server.tokens["bob"].clone());

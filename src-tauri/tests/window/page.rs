@@ -116,9 +116,9 @@ impl World {
                 Err(e) => seen.push(format!("(finding: {e})")),
             }
             if started.elapsed() > limit {
-                self.screenshot("failure").await;
+                let after = self.post_mortem().await;
                 panic!(
-                    "{}: {what} did not show within {limit:?} ({css}); it reads {seen:?}",
+                    "{}: {what} did not show within {limit:?} ({css}); it reads {seen:?}{after}",
                     self.name()
                 );
             }
@@ -187,8 +187,11 @@ impl World {
         let started = Instant::now();
         while !self.absent(css).await {
             if started.elapsed() > Duration::from_secs(10) {
-                self.screenshot("failure").await;
-                panic!("{}: {what}: {css} still there after 10 s", self.name());
+                let after = self.post_mortem().await;
+                panic!(
+                    "{}: {what}: {css} still there after 10 s{after}",
+                    self.name()
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -244,9 +247,9 @@ impl World {
                 return (width.as_u64().unwrap(), height.as_u64().unwrap());
             }
             if started.elapsed() > Duration::from_secs(15) {
-                self.screenshot("failure").await;
+                let after = self.post_mortem().await;
                 panic!(
-                    "{}: {what} was not decoded within 15 s ({css})",
+                    "{}: {what} was not decoded within 15 s ({css}){after}",
                     self.name()
                 );
             }
@@ -346,8 +349,11 @@ impl World {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             if started.elapsed() > WAIT {
-                self.screenshot("failure").await;
-                panic!("{}: {what} clicked, {shown} never shown", self.name());
+                let after = self.post_mortem().await;
+                panic!(
+                    "{}: {what} clicked, {shown} never shown{after}",
+                    self.name()
+                );
             }
         }
     }

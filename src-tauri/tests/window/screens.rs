@@ -5,9 +5,41 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::process::{oldest_app_process, web_process_of};
 use super::session::World;
 
 impl World {
+    /// After a step failed: its screenshot if one can still be taken, and
+    /// what became of the app (running, its web process, its last output),
+    /// said in the failure so a run on another machine explains itself.
+    pub async fn post_mortem(&self) -> String {
+        let shot = tokio::time::timeout(Duration::from_secs(10), self.try_png()).await;
+        let shot = match shot {
+            Ok(Ok(png)) => {
+                let file = self.shots.join(format!("{}-failure.png", self.name()));
+                std::fs::write(&file, png)
+                    .map_or_else(|e| e.to_string(), |()| file.display().to_string())
+            }
+            Ok(Err(e)) => format!("none: {e}"),
+            Err(_) => "none: the window did not answer within 10 s".to_owned(),
+        };
+        let app = match oldest_app_process() {
+            None => "the app is not running".to_owned(),
+            Some(pid) => match web_process_of(pid) {
+                Some(web) => format!("the app runs ({pid}), its web process too ({web})"),
+                None => format!("the app runs ({pid}) without a web process"),
+            },
+        };
+        let output =
+            std::fs::read_to_string(self.log.with_extension("stderr.log")).unwrap_or_default();
+        let last: Vec<&str> = output.lines().rev().take(30).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        format!(
+            "\nscreenshot: {shot}\n{app}\nthe app's last output:\n{}",
+            last.join("\n")
+        )
+    }
+
     pub async fn screenshot(&self, step: &str) {
         let png = self.png().await;
         std::fs::write(self.shots.join(format!("{}-{step}.png", self.name())), png).unwrap();
@@ -18,8 +50,12 @@ impl World {
     /// busy machine WebKitWebDriver's screenshot sometimes never answers, and
     /// holds every later command of the session with it.
     pub async fn png(&self) -> Vec<u8> {
+        self.try_png().await.unwrap()
+    }
+
+    async fn try_png(&self) -> Result<Vec<u8>, String> {
         let Some(file) = std::env::var_os("LEASEDESK_XVFB_FRAMEBUFFER") else {
-            return self.client.screenshot().await.unwrap();
+            return self.client.screenshot().await.map_err(|e| e.to_string());
         };
         let frame = self
             .client
@@ -28,7 +64,7 @@ impl World {
                 vec![],
             )
             .await
-            .unwrap();
+            .map_err(|e| e.to_string())?;
         let at: Vec<u32> = frame
             .as_array()
             .unwrap()
@@ -37,15 +73,17 @@ impl World {
             .collect();
         // A frame drawn since the last change, so the file shows it.
         tokio::time::sleep(Duration::from_millis(150)).await;
-        let screen = xwd_to_rgb(&std::fs::read(file).unwrap());
+        let screen = xwd_to_rgb(&std::fs::read(file).map_err(|e| e.to_string())?);
         let (width, height) = (
             at[2].min(screen.width() - at[0]),
             at[3].min(screen.height() - at[1]),
         );
         let window = image::imageops::crop_imm(&screen, at[0], at[1], width, height).to_image();
         let mut png = std::io::Cursor::new(Vec::new());
-        window.write_to(&mut png, image::ImageFormat::Png).unwrap();
-        png.into_inner()
+        window
+            .write_to(&mut png, image::ImageFormat::Png)
+            .map_err(|e| e.to_string())?;
+        Ok(png.into_inner())
     }
 
     /// A screenshot for the README too (`docs/screenshots/NAME.png`) when

@@ -32,6 +32,8 @@ pub struct World {
     pub store: PathBuf,
     pub server: Option<Server>,
     pub shots: PathBuf,
+    /// The drivers' and the app's output (its errors beside, `.stderr.log`).
+    pub log: PathBuf,
     pub _driver: KilledGroup,
     pub _home: tempfile::TempDir,
 }
@@ -215,9 +217,16 @@ impl World {
         server: Option<Server>,
         log: &str,
     ) -> Self {
+        // A launch ends every other app on the bus: one run without the
+        // lock kills another test's app mid-scenario.
+        assert!(
+            ONE_APP.try_lock().is_err(),
+            "a scenario holds ONE_APP while its app runs"
+        );
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
         std::fs::create_dir_all(&shots).unwrap();
-        let (client, driver) = launch(home.path(), &shots.join(log)).await;
+        let log = shots.join(log);
+        let (client, driver) = launch(home.path(), &log).await;
         let world = Self {
             kind,
             client,
@@ -225,6 +234,7 @@ impl World {
             store: home.path().join("data/store"),
             server,
             shots,
+            log,
             _driver: driver,
             _home: home,
         };
@@ -238,6 +248,7 @@ impl World {
     pub async fn relaunch(&mut self) {
         let log = self.shots.join(format!("{}-app-again.log", self.name()));
         let (client, driver) = launch(self._home.path(), &log).await;
+        self.log = log;
         self.client = client;
         self._driver = driver;
         self.wait_for("body[data-ready=true]", "the window again")
