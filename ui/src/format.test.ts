@@ -5,10 +5,19 @@ import { askedNotice, askLabel, charactersLeft, emptyListWords, folderLabel, hel
 import { checkedOutOn } from "./format";
 import { activityLines, describeAction } from "./activity-words";
 import { explain } from "./error-words";
-import { bytes, checkinOutcome, clock, fidelityNote, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
+import { bytes, checkinOutcome, clock, fidelityNote, fullTime, getAction, leaseLost, localStateLabels, fingerprint, offlineDetail, offlineMark, participantName, sentence, serverLine, timeLeft, unplaceableAdvice, urgency, visibleRange } from "./format";
 
 const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
+
+describe("a row's full time", () => {
+  it("writes the year in full and the seconds, as toLocaleString does", () => {
+    const at = "2026-11-29T14:05:09Z";
+    expect(fullTime(at)).toBe(new Date(at).toLocaleString());
+    expect(fullTime(at)).toContain("2026");
+    expect(fullTime(at)).toMatch(/05.09/);
+  });
+});
 
 describe("countdowns", () => {
   it("say what is left the way a person would", () => {

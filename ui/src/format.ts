@@ -77,7 +77,15 @@ export function clock(at: string, now: number): string {
 // Made once, as `counts` below: a list's rows write many dates.
 const weekday = new Intl.DateTimeFormat("en-GB", { weekday: "short" });
 const dayAndMonth = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short" });
-const dateAndTime = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+// The options `toLocaleString()` takes by default: the year in full.
+const dateAndTime = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "numeric",
+  day: "numeric",
+  hour: "numeric",
+  minute: "numeric",
+  second: "numeric",
+});
 
 /** The whole date and time, the computer's way: a tooltip's. */
 export function fullTime(at: string): string {

@@ -166,7 +166,7 @@ impl Desk {
     }
 
     /// The counts of these folders (at most [`MOST_ROWS`]), from the mirror:
-    /// those a change named (`ListChanges::folders`).
+    /// those a change named (`ListChanges::folders`), or the tree's top.
     pub fn folder_counts(&self, folders: &[String]) -> Result<Vec<FolderCount>> {
         let mirror = self.workspace.mirror();
         folders
