@@ -386,19 +386,19 @@ pub async fn tray_refresh(app: &AppHandle) {
 
 /// Shows the window, building it again if it was closed: a closed window is
 /// dropped with its web view, so the app idles in the tray without WebKit's
-/// web process (a third of its memory).
+/// web process (a third of its memory). A window built here shows once its
+/// page has loaded (`show_when_loaded`).
 pub(crate) fn show_main(app: &AppHandle) {
-    let window = match app.get_webview_window("main") {
-        Some(window) => window,
-        None => {
-            let Some(config) = app.config().app.windows.first() else {
-                return;
-            };
-            match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
-                Ok(window) => window,
-                Err(e) => return tracing::warn!("the window could not open: {e}"),
-            }
+    let Some(window) = app.get_webview_window("main") else {
+        let Some(config) = app.config().app.windows.first() else {
+            return;
+        };
+        if let Err(e) =
+            tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build())
+        {
+            tracing::warn!("the window could not open: {e}");
         }
+        return;
     };
     let _ = window.show();
     let _ = window.unminimize();
@@ -553,6 +553,21 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
     tray_refresh(app).await;
 }
 
+/// The window is built hidden and shown once its page has loaded. Shown
+/// at once, GTK draws it before WebKit's web process has started, and the
+/// draw waits up to WebKit's 500 ms for a web process that cannot answer
+/// yet (the main thread it needs is the one waiting): a launch in three
+/// took half a second longer so.
+fn show_when_loaded(webview: &tauri::Webview, load: &tauri::webview::PageLoadPayload<'_>) {
+    if load.event() == tauri::webview::PageLoadEvent::Finished && webview.label() == "main" {
+        let window = webview.window();
+        if !window.is_visible().unwrap_or(true) {
+            let _ = window.show();
+            let _ = window.set_focus();
+        }
+    }
+}
+
 pub fn run() {
     tauri::Builder::default()
         // A second start (an invite link opened meanwhile, say) shows this
@@ -625,6 +640,7 @@ pub fn run() {
             plugins::show_file_among(&handle, &std::env::args().collect::<Vec<_>>());
             Ok(())
         })
+        .on_page_load(show_when_loaded)
         .on_window_event(|window, event| {
             // An upload in flight reports to the window, so the window only
             // hides until it ends; otherwise it closes and frees its web view.

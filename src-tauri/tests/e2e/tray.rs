@@ -24,6 +24,7 @@ pub async fn closing_keeps_the_app_in_the_tray(w: &World) {
     let _ = body.send_keys("\u{E009}w").await;
     let gone = "the closed window's web process is still running";
     web_process_until(app, false, Duration::from_secs(10), gone).await;
+    assert!(!window_on_screen(), "the closed window is off the screen");
     assert!(
         Path::new(&format!("/proc/{app}")).exists(),
         "the app ended when its window closed"
@@ -39,9 +40,28 @@ pub async fn closing_keeps_the_app_in_the_tray(w: &World) {
     let mut second = Killed(second);
     let back = "launching again did not open the first app's window";
     web_process_until(app, true, Duration::from_secs(20), back).await;
+    // Built hidden, it shows once its page has loaded.
+    let started = Instant::now();
+    while !window_on_screen() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{back} on screen"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let status = second.0.wait().unwrap();
     assert!(status.success(), "the second instance: {status}");
     assert_eq!(oldest_app_process(), Some(app), "one app, the first");
+}
+
+/// Whether a window titled Leasedesk is mapped on the X screen.
+fn window_on_screen() -> bool {
+    Command::new("xdotool")
+        .args(["search", "--onlyvisible", "--name", "^Leasedesk$"])
+        .output()
+        .expect("xdotool: `cargo xtask test` installs it")
+        .status
+        .success()
 }
 
 /// Waits up to `limit` until the app's web process runs (`running`) or is

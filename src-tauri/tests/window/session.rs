@@ -241,7 +241,22 @@ impl World {
         world
             .wait_for("body[data-ready=true]", "the window's first list")
             .await;
+        world.wait_shown().await;
         world
+    }
+
+    /// Waits for the window to be on screen: it is built hidden and shown
+    /// once its page has loaded.
+    pub async fn wait_shown(&self) {
+        let started = Instant::now();
+        while self.eval("return document.visibilityState;").await != "visible" {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{}: the window loaded but never showed",
+                self.name()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Ends the app and starts it again on the same folders: new connections.
@@ -253,6 +268,7 @@ impl World {
         self._driver = driver;
         self.wait_for("body[data-ready=true]", "the window again")
             .await;
+        self.wait_shown().await;
     }
 
     pub fn name(&self) -> &'static str {
