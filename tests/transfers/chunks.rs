@@ -502,8 +502,11 @@ async fn an_update_fetches_only_what_the_copy_lacks(f: Fixture) {
 
 /// A new file sent whole (every chunk, in order, over two requests) is
 /// the upload's spool, which becomes its blob by a link: the bytes are
-/// written once. A spool changed after its chunks were checked is caught by
-/// the digest and stores nothing.
+/// written once. Sent over several requests, it is read again at its use:
+/// a spool changed after its chunks were checked is caught by the digest
+/// and stores nothing. Sent in one, it was hashed as it came and is not
+/// read again; a declared digest its bytes do not have is refused all the
+/// same.
 async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
     let api = Api::of(&f, "user:alice");
     let a = f.import("art/poster.psd", b"v1").await;
@@ -552,7 +555,9 @@ async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
     let list = list_of(&other);
     let (_, state) = api.begin(&format!("checkout={}", c.id), &list).await;
     let id = state["id"].as_str().unwrap().to_owned();
-    assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
+    assert_eq!(api.append(&id, 0, other[..MIB].to_vec()).await.0, 200);
+    let rest = other[MIB..].to_vec();
+    assert_eq!(api.append(&id, MIB as u64, rest).await.0, 200);
     let spool = f.dir.path().join("uploads").join(&id).join("bytes");
     let mut changed = std::fs::read(&spool).unwrap();
     changed[MIB] ^= 0xff;
@@ -571,6 +576,32 @@ async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
         blobs_before,
         "nothing stored"
     );
+
+    // In one request, declaring a digest the bytes do not have: hashed as
+    // they came, they are not that digest, so the use checks them and
+    // refuses them.
+    let mut lying = list_of(&other);
+    lying.digest = list_of(&data).digest;
+    let (_, state) = api.begin(&format!("checkout={}", c.id), &lying).await;
+    let id = state["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
+    let (status, refused) = api.use_upload(&checkin, &id).await;
+    assert_eq!(
+        (status.as_u16(), &refused["error"]),
+        (400, &"digest_mismatch".into()),
+        "{refused}"
+    );
+    assert_eq!(blob_files(f.dir.path()).len(), blobs_before);
+
+    // In one request, true: its blob, linked, with its bytes and digest.
+    let (_, state) = api.begin(&format!("checkout={}", c.id), &list).await;
+    let id = state["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
+    let (status, done) = api.use_upload(&checkin, &id).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(f.artifact(a.id).await.head.digest, list.digest);
+    assert_eq!(read_content(f.alice.as_ref(), a.id, None).await, other);
+    assert_eq!(blob_files(f.dir.path()).len(), blobs_before + 1);
 }
 
 crate::contract!(a_large_file_checks_in_through_the_backend_and_sends_only_its_change);

@@ -91,6 +91,10 @@ pub enum UploadSource {
     /// file) whose bytes were checked as they came: a folder of blobs takes
     /// it by a link instead of a copy, still checking it against the digest.
     Checked(PathBuf),
+    /// As `Checked`, of a file whose every byte was also hashed whole, in
+    /// order, as it was written (an upload sent in one request): its digest
+    /// is known, so the link is taken without reading the file again.
+    Hashed(PathBuf),
 }
 
 impl Upload {
@@ -106,6 +110,12 @@ impl Upload {
     /// as they came (see [`UploadSource::Checked`]).
     pub fn checked(path: impl Into<PathBuf>, digest: Digest) -> Self {
         Self::of_source(UploadSource::Checked(path.into())).with_digest(digest)
+    }
+
+    /// A file of the server's own whose bytes hashed to `digest` as they
+    /// were written (see [`UploadSource::Hashed`]).
+    pub fn hashed(path: impl Into<PathBuf>, digest: Digest) -> Self {
+        Self::of_source(UploadSource::Hashed(path.into())).with_digest(digest)
     }
 
     fn of_source(source: UploadSource) -> Self {

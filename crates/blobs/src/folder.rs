@@ -304,8 +304,14 @@ impl BlobStore {
     /// no link can be made (another file system), so the caller copies.
     /// The digest is checked again, on every core, reading the page cache
     /// the bytes were just written to: a file changed since is refused.
-    /// Blocking.
-    pub fn stage_linked(&self, source: &Path, digest: Digest) -> Result<Option<StagedBlob>> {
+    /// Not when the bytes were `hashed` whole as they were written, by the
+    /// one request that wrote them all. Blocking.
+    pub fn stage_linked(
+        &self,
+        source: &Path,
+        digest: Digest,
+        hashed: bool,
+    ) -> Result<Option<StagedBlob>> {
         loop {
             let path = self
                 .temp_dir()
@@ -329,7 +335,7 @@ impl BlobStore {
                 continue;
             }
             let temp = TempBlob::new(path, file);
-            return staging::linked(temp, digest).map(Some);
+            return staging::linked(temp, digest, hashed).map(Some);
         }
     }
 

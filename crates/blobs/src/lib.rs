@@ -344,11 +344,15 @@ impl Blobs {
             cancel,
             ..
         } = upload;
+        let (source, hashed) = match source {
+            UploadSource::Hashed(path) => (UploadSource::Checked(path), true),
+            source => (source, false),
+        };
         let source = match (self, source) {
             (Blobs::Folder(store), UploadSource::Checked(path)) => {
                 let (store, expected, linked) = (store.clone(), digest.clone(), path.clone());
                 let staged = blocking(move || match expected {
-                    Some(digest) => store.stage_linked(&linked, digest),
+                    Some(digest) => store.stage_linked(&linked, digest, hashed),
                     None => Ok(None),
                 })
                 .await?;
@@ -394,7 +398,9 @@ impl Blobs {
                 (reader, Some(digest), u64::MAX)
             }
             (_, UploadSource::Stream(reader)) => (reader, digest, limit),
-            (_, UploadSource::Checked(_)) => unreachable!("a checked file is staged as a file"),
+            (_, UploadSource::Checked(_) | UploadSource::Hashed(_)) => {
+                unreachable!("a checked file is staged as a file")
+            }
         };
         let intake = Intake {
             expected: digest.as_ref(),

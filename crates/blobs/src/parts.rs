@@ -6,8 +6,11 @@
 //!   bytes one file, `bytes`, each at its own offset, so that an upload of
 //!   a whole file in order is that file, which becomes its blob by a link
 //!   instead of a copy. Bytes count once synced; at any offset only the
-//!   checked chunk that belongs there is ever written, so two requests
-//!   writing at once (one superseded on another server) write the same.
+//!   checked chunk that belongs there is written, so two requests writing
+//!   at once (one superseded on another server) write the same, but for
+//!   the unchecked part of a chunk a request's body ended in, which a
+//!   request superseded meanwhile may write late: a file an earlier
+//!   request wrote into is hashed again when it is used.
 //! - In a bucket, `PREFIX/uploads/<id>/<name>` objects: the list, and a part
 //!   per run of bytes, put whole and named by the run it holds.
 

@@ -74,8 +74,17 @@ pub(super) async fn stage_stream<R: AsyncRead + Unpin>(
 /// A temporary blob that is a link to bytes already written: checked
 /// against `digest`, hashed on every core a few MiB at a time (read, not
 /// mapped, so the process's memory holds only those; a mismatch stores
-/// nothing).
-pub(super) fn linked(mut temp: TempBlob, digest: Digest) -> Result<StagedBlob> {
+/// nothing), unless they were `hashed` whole as they were written.
+pub(super) fn linked(mut temp: TempBlob, digest: Digest, hashed: bool) -> Result<StagedBlob> {
+    if hashed {
+        let size = temp
+            .file
+            .as_ref()
+            .expect("open temp blob")
+            .metadata()?
+            .len();
+        return Ok(StagedBlob { digest, size, temp });
+    }
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; LINKED_READS];
     let file = temp.file.as_mut().expect("open temp blob");

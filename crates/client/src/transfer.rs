@@ -72,7 +72,7 @@ impl Remote {
             request
         };
         let response = match upload.source {
-            UploadSource::File(file) | UploadSource::Checked(file) => {
+            UploadSource::File(file) | UploadSource::Checked(file) | UploadSource::Hashed(file) => {
                 self.send(Resend::Safe, |base| {
                     // A cancelled upload is not tried again.
                     crate::backend::check_cancel(cancel.as_deref())?;

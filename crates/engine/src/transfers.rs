@@ -8,7 +8,8 @@
 //! resumes it; its chunk list and the bytes that came are parts beside the
 //! blobs (`blobs::parts`), each part a run of whole chunks checked against
 //! their ids, counted only once it is written. The whole file is checked
-//! against its digest when a check-in (or a stage, an edit's commit, an
+//! against its digest as it arrives (one request writing it whole, in
+//! order) or else when a check-in (or a stage, an edit's commit, an
 //! import) uses it, which goes the usual way from there. It is removed once
 //! used, after a day, or when its check-out or edit closes. The server says
 //! it has a chunk only when a blob the caller may read holds it: a version
@@ -27,7 +28,7 @@ mod sweep;
 mod turns;
 mod upload_row;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -88,6 +89,8 @@ const MOST_KEY: usize = 128;
 const RUN_BYTES: u64 = 24;
 /// The part holding an upload's chunk list.
 const LIST_PART: &str = "chunks";
+/// How many uploads' digests as they arrived are kept (the newest).
+const MOST_ARRIVED: usize = 256;
 
 /// The unfinished uploads of a server: where their parts are, the room
 /// their chunk lists take in memory, and whose turn it is at each.
@@ -99,6 +102,9 @@ pub(super) struct Uploads {
     room: Room,
     turns: Turns,
     last_swept: std::sync::Mutex<Option<Timestamp>>,
+    /// The digests of the newest uploads one request wrote whole, in
+    /// order, into a spool: hashed as they arrived, not read again.
+    arrived: std::sync::Mutex<VecDeque<(UploadId, Digest)>>,
 }
 
 impl Uploads {
@@ -110,7 +116,27 @@ impl Uploads {
             room: Room::new(),
             turns: Turns::default(),
             last_swept: Default::default(),
+            arrived: Default::default(),
         }
+    }
+
+    /// Keeps the digest upload `id`'s spool hashed to as it was written.
+    fn arrived(&self, id: UploadId, digest: Digest) {
+        let mut arrived = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
+        arrived.retain(|(old, _)| *old != id);
+        if arrived.len() == MOST_ARRIVED {
+            arrived.pop_front();
+        }
+        arrived.push_back((id, digest));
+    }
+
+    /// The digest upload `id`'s spool hashed to as it was written, if kept.
+    fn arrived_as(&self, id: UploadId) -> Option<Digest> {
+        let arrived = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
+        arrived
+            .iter()
+            .find(|(old, _)| *old == id)
+            .map(|(_, d)| d.clone())
     }
 }
 
@@ -329,6 +355,15 @@ impl Bundled {
         let to_send = self.to_send(&row).await?;
         let writer = self.shared.uploads.parts.writer(id, row.reached).await?;
         let written_to = row.reached;
+        // The whole file, from its first byte, into one file, by the
+        // upload's first append: hashed as it is written, so its use need
+        // not read it again. After an earlier append (a link that broke),
+        // that one may still write the unchecked part of a chunk it had
+        // (see `Appending::finish`): the use reads the file then.
+        let first = row.writer == 1 && row.reached == 0;
+        let whole = (first && row.length == row.size && writer.durable().is_one_file())
+            .then(appending::WholeHash::start)
+            .flatten();
         let mut appending = Appending {
             me: self,
             row,
@@ -344,6 +379,7 @@ impl Bundled {
             cut_to: None,
             stopped: None,
             count_failed: false,
+            whole,
         };
         let outcome = appending.run(&to_send, &mut body).await;
         // What came is kept, whatever ended the body.
@@ -382,6 +418,11 @@ impl Bundled {
             });
         }
         if let Some(whole) = self.whole_file(&row) {
+            // Hashed as it arrived, and that is the digest declared: not
+            // read again. Otherwise the write checks it as it takes it.
+            if self.shared.uploads.arrived_as(id).as_ref() == Some(&row.digest) {
+                return Ok(Upload::hashed(whole, row.digest.clone()));
+            }
             return Ok(Upload::checked(whole, row.digest.clone()));
         }
         let n = row.list_len() as usize;

@@ -48,6 +48,54 @@ pub(super) struct Appending<'a> {
     /// What stopped the writing (a chunk that was not its id, a write or
     /// a sync that failed): nothing after it is written or counted.
     pub(super) stopped: Option<Error>,
+    /// The whole file's hash, of every byte written so far, while this
+    /// request writes the whole file from its first byte, in order, into
+    /// one spool (with the run being written while that is on its way).
+    pub(super) whole: Option<WholeHash>,
+}
+
+/// The whole file's hash, taken on a thread of its own from the chunks as
+/// they are written, in order: the writing waits for it only when it is
+/// [`HASH_BEHIND`] chunks behind.
+pub(super) struct WholeHash {
+    chunks: std::sync::mpsc::SyncSender<Bytes>,
+    hashing: std::thread::JoinHandle<blake3::Hasher>,
+}
+
+/// How many chunks the whole file's hash may lag behind the writing.
+const HASH_BEHIND: usize = 16;
+
+impl WholeHash {
+    /// A hash begun, or `None` if no thread could take it.
+    pub(super) fn start() -> Option<Self> {
+        let (chunks, arriving) = std::sync::mpsc::sync_channel::<Bytes>(HASH_BEHIND);
+        let hashing = std::thread::Builder::new()
+            .name("upload-hash".into())
+            .spawn(move || {
+                let mut hasher = blake3::Hasher::new();
+                for chunk in arriving {
+                    hasher.update(&chunk);
+                }
+                hasher
+            })
+            .ok()?;
+        Some(Self { chunks, hashing })
+    }
+
+    /// Hands on the next chunk written (blocking while the hash is far
+    /// behind); `None` if its thread is gone.
+    fn add(self, chunk: &Bytes) -> Option<Self> {
+        self.chunks.send(chunk.clone()).ok()?;
+        Some(self)
+    }
+
+    /// The hash of every chunk handed on.
+    async fn finish(self) -> Option<blake3::Hasher> {
+        let Self { chunks, hashing } = self;
+        drop(chunks);
+        let joined = tokio::task::spawn_blocking(move || hashing.join().ok()).await;
+        joined.ok().flatten()
+    }
 }
 
 /// Whole chunks waiting to be checked and written, in order, from `from`.
@@ -62,11 +110,13 @@ pub(super) struct Run {
 
 type Digest32 = [u8; 32];
 
-/// What a run's writing came to: where the bytes written end, and the
-/// position of the first chunk that was not its id, with its start.
+/// What a run's writing came to: where the bytes written end, the
+/// position of the first chunk that was not its id, with its start, and
+/// the whole file's hash gone on through the run (if every chunk was).
 pub(super) struct Written {
     to: u64,
     mismatch: Option<(usize, u64)>,
+    whole: Option<WholeHash>,
 }
 
 impl Appending<'_> {
@@ -182,6 +232,8 @@ impl Appending<'_> {
             // Only while this request has the upload: a request another
             // server superseded must not write unchecked bytes where the
             // upload may have gone on (even into a blob the upload became).
+            // The file is not whole here: its hash stops.
+            self.whole = None;
             let partial = Bytes::from(std::mem::take(&mut self.partial));
             self.run.bytes = partial.len();
             self.run.chunks.push((partial, None, usize::MAX));
@@ -191,6 +243,16 @@ impl Appending<'_> {
         self.counted().await?;
         self.start_count();
         self.counted().await?;
+        let whole = match self.whole.take() {
+            Some(whole) if written.is_ok() && self.row.reached == self.row.size => {
+                whole.finish().await
+            }
+            _ => None,
+        };
+        if let Some(hasher) = whole.filter(|hasher| hasher.count() == self.row.size) {
+            let uploads = &self.me.shared.uploads;
+            uploads.arrived(self.row.id, hasher.finalize().into());
+        }
         written
     }
 
@@ -237,8 +299,9 @@ impl Appending<'_> {
         };
         let run = std::mem::take(&mut self.run);
         self.run.from = run.from + run.bytes as u64;
+        let whole = self.whole.take();
         self.writing = Some(tokio::spawn(async move {
-            let written = write_run(&mut writer, run).await;
+            let written = write_run(&mut writer, run, whole).await;
             (writer, written)
         }));
         Ok(())
@@ -267,6 +330,7 @@ impl Appending<'_> {
             self.uncounted.push((self.written_to, written.to));
         }
         self.written_to = written.to;
+        self.whole = written.whole;
         match written.mismatch {
             Some((k, start)) => Err(self.mismatch_at(k, start)),
             None => Ok(()),
@@ -335,14 +399,24 @@ impl Appending<'_> {
 }
 
 /// Checks a run's chunks against their ids (on a blocking thread) and
-/// writes those before the first that is not its id.
-async fn write_run(writer: &mut BytesWriter, run: Run) -> Result<Written> {
+/// writes those before the first that is not its id; the whole file's
+/// hash goes on through them if every one was.
+async fn write_run(
+    writer: &mut BytesWriter,
+    run: Run,
+    whole: Option<WholeHash>,
+) -> Result<Written> {
     let Run { from, chunks, .. } = run;
-    let (chunks, mismatch) = tokio::task::spawn_blocking(move || {
+    let (chunks, mismatch, whole) = tokio::task::spawn_blocking(move || {
         let bad = chunks
             .iter()
             .position(|(bytes, id, _)| id.is_some_and(|id| *blake3::hash(bytes).as_bytes() != id));
-        (chunks, bad)
+        let whole = whole.filter(|_| bad.is_none()).and_then(|whole| {
+            chunks
+                .iter()
+                .try_fold(whole, |whole, (bytes, _, _)| whole.add(bytes))
+        });
+        (chunks, bad, whole)
     })
     .await
     .map_err(|e| Error::Internal(format!("checking an upload's chunks: {e}")))?;
@@ -359,6 +433,7 @@ async fn write_run(writer: &mut BytesWriter, run: Run) -> Result<Written> {
     Ok(Written {
         to,
         mismatch: mismatch.map(|i| (chunks[i].2, to)),
+        whole,
     })
 }
 
