@@ -62,7 +62,10 @@ pub(super) struct WholeHash {
     hashing: std::thread::JoinHandle<blake3::Hasher>,
 }
 
-/// How many chunks the whole file's hash may lag behind the writing.
+/// How many chunks the whole file's hash may lag behind the writing: at
+/// most 4 MiB held for it, 1 MiB on average. It hashes several times
+/// faster than a link brings bytes, but shares the cores: 4 chunks made
+/// the writing wait (an append of 1 GiB 1.6 s, against 1.3 s with 16).
 const HASH_BEHIND: usize = 16;
 
 impl WholeHash {
