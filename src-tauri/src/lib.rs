@@ -39,7 +39,9 @@ pub mod versions;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use leasedesk_desk::workspace::Closed;
 use leasedesk_desk::Desk;
@@ -387,16 +389,15 @@ pub async fn tray_refresh(app: &AppHandle) {
 /// Shows the window, building it again if it was closed: a closed window is
 /// dropped with its web view, so the app idles in the tray without WebKit's
 /// web process (a third of its memory). A window built here shows once its
-/// page has loaded (`show_when_loaded`).
+/// page has loaded (`show_once_loaded`).
 pub(crate) fn show_main(app: &AppHandle) {
     let Some(window) = app.get_webview_window("main") else {
         let Some(config) = app.config().app.windows.first() else {
             return;
         };
-        if let Err(e) =
-            tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build())
-        {
-            tracing::warn!("the window could not open: {e}");
+        match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+            Ok(_) => show_once_loaded(app),
+            Err(e) => tracing::warn!("the window could not open: {e}"),
         }
         return;
     };
@@ -553,6 +554,14 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
     tray_refresh(app).await;
 }
 
+/// Whether the main window built last has been shown (`show_first_time`).
+static MAIN_SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// How long a window built hidden waits for its page before it shows all
+/// the same (a load that never reports its end, as WebKit on macOS after
+/// a failed one).
+const SHOW_AT_LATEST: Duration = Duration::from_secs(3);
+
 /// The window is built hidden and shown once its page has loaded. Shown
 /// at once, GTK draws it before WebKit's web process has started, and the
 /// draw waits up to WebKit's 500 ms for a web process that cannot answer
@@ -560,11 +569,30 @@ async fn check_out_picked(app: &AppHandle, desk: &Desk, path: PathBuf) {
 /// took half a second longer so.
 fn show_when_loaded(webview: &tauri::Webview, load: &tauri::webview::PageLoadPayload<'_>) {
     if load.event() == tauri::webview::PageLoadEvent::Finished && webview.label() == "main" {
-        let window = webview.window();
-        if !window.is_visible().unwrap_or(true) {
-            let _ = window.show();
-            let _ = window.set_focus();
-        }
+        show_first_time(webview.app_handle());
+    }
+}
+
+/// A main window was just built, hidden: it shows once its page has
+/// loaded (`show_when_loaded`), or at [`SHOW_AT_LATEST`].
+fn show_once_loaded(app: &AppHandle) {
+    MAIN_SHOWN.store(false, Ordering::SeqCst);
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(SHOW_AT_LATEST).await;
+        show_first_time(&app);
+    });
+}
+
+/// Shows the main window the first time only: one hidden later (closed
+/// while an upload goes on) stays hidden through a reload of its page.
+fn show_first_time(app: &AppHandle) {
+    if MAIN_SHOWN.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.set_focus();
     }
 }
 
@@ -637,6 +665,7 @@ pub fn run() {
                 tray_refresh(&opening).await;
             });
             let _ = taken.recv();
+            show_once_loaded(&handle);
             plugins::show_file_among(&handle, &std::env::args().collect::<Vec<_>>());
             Ok(())
         })
