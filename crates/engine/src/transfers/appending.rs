@@ -1,6 +1,8 @@
 //! One append of a resumable upload: the bytes that came, checked chunk by
 //! chunk, written and counted (see `transfers`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::*;
 use crate::blobs::{BytesWriter, Durable};
 
@@ -68,9 +70,19 @@ pub(super) struct WholeHash {
 /// the writing wait (an append of 1 GiB 1.6 s, against 1.3 s with 16).
 const HASH_BEHIND: usize = 16;
 
+/// The most whole-file hashes a server takes at once (a thread and up to
+/// 4 MiB each); an append past them is read again at its use instead.
+const MOST_HASHING: usize = 8;
+static HASHING: AtomicUsize = AtomicUsize::new(0);
+
 impl WholeHash {
-    /// A hash begun, or `None` if no thread could take it.
+    /// A hash begun, or `None` if [`MOST_HASHING`] are under way or no
+    /// thread could take it.
     pub(super) fn start() -> Option<Self> {
+        if HASHING.fetch_add(1, Ordering::SeqCst) >= MOST_HASHING {
+            HASHING.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
         let (chunks, arriving) = std::sync::mpsc::sync_channel::<Bytes>(HASH_BEHIND);
         let hashing = std::thread::Builder::new()
             .name("upload-hash".into())
@@ -79,10 +91,16 @@ impl WholeHash {
                 for chunk in arriving {
                     hasher.update(&chunk);
                 }
+                HASHING.fetch_sub(1, Ordering::SeqCst);
                 hasher
-            })
-            .ok()?;
-        Some(Self { chunks, hashing })
+            });
+        match hashing {
+            Ok(hashing) => Some(Self { chunks, hashing }),
+            Err(_) => {
+                HASHING.fetch_sub(1, Ordering::SeqCst);
+                None
+            }
+        }
     }
 
     /// Hands on the next chunk written (blocking while the hash is far
