@@ -11,11 +11,9 @@ const now = Date.parse("2026-11-29T14:00:00Z");
 const inMinutes = (m: number) => new Date(now + m * 60_000).toISOString();
 
 describe("a row's full time", () => {
-  it("writes the year in full and the seconds, as toLocaleString does", () => {
+  it("writes the date and time as toLocaleString does (the year in full)", () => {
     const at = "2026-11-29T14:05:09Z";
     expect(fullTime(at)).toBe(new Date(at).toLocaleString());
-    expect(fullTime(at)).toContain("2026");
-    expect(fullTime(at)).toMatch(/05.09/);
   });
 });
 

@@ -35,7 +35,7 @@ async fn the_app_as_a_designer_finds_it() {
 
 async fn first_afternoon() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     for (path, bytes) in [
         ("brand/banner.png", poster(40)),
         ("brand/hero.png", poster(120)),

@@ -92,7 +92,7 @@ async fn noticed(w: &World) -> u64 {
 async fn asking_the_holder() {
     let _one = ONE_APP.lock().await;
     let _dunst = start_notification_service();
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     assert!(dunstctl(&["close-all"]).0);
     let path = "brand/hero.psd";
     let row = World::row(path);

@@ -38,7 +38,7 @@ async fn choose(w: &World, path: &str) {
 
 async fn several_files() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     for path in FILES {
         w.import(path, format!("{path} v1").as_bytes());
     }

@@ -9,7 +9,7 @@ use crate::window::*;
 
 async fn scenarios(kind: Backend) {
     let _one = ONE_APP.lock().await;
-    let w = World::start(kind).await;
+    let w = World::start(&_one, kind).await;
     let path = "brand/hero.psd";
     let row = World::row(path);
     let local = w.workspace.join(path);

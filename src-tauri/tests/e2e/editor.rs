@@ -71,7 +71,7 @@ async fn note_when_shown_as_yours(w: &World, row: &str) {
 
 async fn a_check_out_from_the_editor() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     let hero = "scenes/hero.blend";
     let row = World::row(hero);
     w.import(hero, b"a scene");

@@ -16,7 +16,7 @@ use crate::window::*;
 
 async fn checked_out_on_another_device() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     let server = w.server.as_ref().unwrap();
     let hero = "brand/hero.psd";
     let row = World::row(hero);

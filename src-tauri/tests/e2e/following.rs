@@ -22,7 +22,7 @@ async fn accept_disabled(w: &World) -> serde_json::Value {
 
 async fn following(kind: Backend) {
     let _one = ONE_APP.lock().await;
-    let w = World::start(kind).await;
+    let w = World::start(&_one, kind).await;
     let hero = "brand/hero.psd";
     w.import(hero, b"hero v1");
     w.import("brand/logo.png", b"logo v1");

@@ -40,7 +40,7 @@ fn comment_on_version_one(body: &str) -> NewThread {
 async fn mentioned() {
     let _one = ONE_APP.lock().await;
     let _dunst = start_notification_service();
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     assert!(dunstctl(&["close-all"]).0);
     let path = "brand/hero.psd";
     w.import(path, b"hero v1");

@@ -21,7 +21,7 @@ async fn joining_a_studio(home: tempfile::TempDir) {
     alice_imports(&data, home.path(), "brand/hero.psd", b"poster v1");
     // The studio's owner invites carol from the command line.
     let url = server.url.clone();
-    let w = World::fresh(server).await;
+    let w = World::fresh(&_one, server).await;
     let invited = owner_json(&data, &url, &["user", "invite", "carol"]);
     let link = invited["link"].as_str().expect("a link").to_owned();
     assert!(

@@ -25,7 +25,7 @@ fn tree_line(folder: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_studio_larger_than_the_screen() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     std::thread::scope(|threads| {
         for part in 0..4 {
             let w = &w;

@@ -79,6 +79,6 @@ async fn offline_and_back(w: &mut World) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_offline_keeps_its_view_and_reconnects_by_itself() {
     let _one = ONE_APP.lock().await;
-    let mut w = World::start(Backend::Remote).await;
+    let mut w = World::start(&_one, Backend::Remote).await;
     within_limit(offline_and_back(&mut w)).await;
 }

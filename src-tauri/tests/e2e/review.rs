@@ -155,7 +155,7 @@ async fn click_at(w: &World, css: &str, at: (f64, f64)) {
 /// and in the compare view it stays on the sun zoomed in and panned.
 async fn pinned_where_clicked() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     let path = "art/sky.png";
     w.import(path, &sky_with_sun(false));
     w.open_row(path).await;
@@ -341,7 +341,7 @@ async fn pinned_where_clicked() {
 /// comes. A comment pinned on the proposal's picture there is the proposal's.
 async fn approved_from_the_compare_view() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     let path = "art/poster.png";
     w.import(path, &poster(80));
     w.open_row(path).await;

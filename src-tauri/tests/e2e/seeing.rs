@@ -16,7 +16,7 @@ use crate::window::*;
 /// proposal compared in the window.
 async fn seeing_the_work() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     let path = "art/poster.png";
     let row = World::row(path);
     let local = w.workspace.join(path);
@@ -228,7 +228,7 @@ async fn fidelity_shown(w: &World) -> serde_json::Value {
 /// detail says.
 async fn seeing_design_documents() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     let eps = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/fixtures/previews/illustrator-cs6-preview.eps"),

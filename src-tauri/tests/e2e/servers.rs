@@ -22,6 +22,7 @@ async fn fingerprint_shown(w: &World, fingerprint: &str) {
 /// certificate replaced (SIGHUP), the app started again refuses it with the
 /// changed-certificate message, and Settings look again and show the new one.
 async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
+    let _one = ONE_APP.lock().await;
     let TlsStudio {
         server,
         fingerprint: first,
@@ -31,7 +32,7 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
     assert!(server.url.starts_with("https://"), "{}", server.url);
     alice_imports(&server.data, home.path(), "brand/hero.psd", b"poster v1");
     let settings_file = home.path().join("config/settings.json");
-    let mut w = World::start_in(home, Backend::Remote, Some(server)).await;
+    let mut w = World::start_in(&_one, home, Backend::Remote, Some(server)).await;
 
     w.error_notice("the refused certificate", |t| {
         t.starts_with("The server's certificate is not trusted")
@@ -94,7 +95,6 @@ async fn trusting_a_self_signed_server(home: tempfile::TempDir) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
-    let _one = ONE_APP.lock().await;
     let home = tempfile::tempdir().unwrap();
     within_limit(trusting_a_self_signed_server(home)).await;
 }
@@ -104,7 +104,7 @@ async fn the_app_trusts_a_self_signed_server_by_its_fingerprint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_names_the_server_it_moved_to() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Remote).await;
+    let w = World::start(&_one, Backend::Remote).await;
     let server = w.server.as_ref().unwrap();
     let dead = format!("http://127.0.0.1:{}", free_port());
     let servers = format!("{dead}, {}", server.url);

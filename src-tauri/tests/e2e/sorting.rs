@@ -51,7 +51,7 @@ async fn sorted_by(w: &World, by: &str, sort: &str, arrow: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn columns_sort_the_list_and_the_detail_says_the_copys_size() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     // Saved in this order, a few milliseconds apart: by name a b c d, by
     // size d b c a, by save time c a d b.
     for (name, size) in [("c", 2000), ("a", 3000), ("d", 50), ("b", 100)] {

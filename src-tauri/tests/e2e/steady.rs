@@ -56,7 +56,7 @@ async fn steady() {
     let _one = ONE_APP.lock().await;
     let home = tempfile::tempdir().unwrap();
     bob_works(home.path());
-    let w = World::start_in(home, Backend::Bundled, None).await;
+    let w = World::start_in(&_one, home, Backend::Bundled, None).await;
     w.wait_for(&World::row("brand/hero.psd"), "the files").await;
 
     // 10: a search is of every folder: the folder chosen shows chosen no more.

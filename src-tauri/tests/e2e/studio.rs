@@ -37,7 +37,7 @@ async fn the_studio_of_an_admin(home: tempfile::TempDir) {
     // so Join asks for the server beside it, and says so if it is left out.
     let invited = owner_json(&data, &url, &["user", "invite", "admin", "--admin"]);
     let code = invited["invite"]["code"].as_str().unwrap().to_owned();
-    let w = World::fresh(server).await;
+    let w = World::fresh(&_one, server).await;
     w.wait_for("#join[open] #first-run-join", "the first run's choice")
         .await;
     w.click("first-run-join").await;

@@ -25,7 +25,7 @@ async fn notices_never_hide_a_control() {
 
 async fn notices_at_two_sizes() {
     let _one = ONE_APP.lock().await;
-    let w = World::start(Backend::Bundled).await;
+    let w = World::start(&_one, Backend::Bundled).await;
     let path = "art/poster.png";
     w.import(path, &poster(80));
     w.bob_commits(path, &poster(200));

@@ -67,18 +67,22 @@ impl World {
             .map_err(|e| e.to_string())?;
         let at: Vec<u32> = frame
             .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap().max(0.0) as u32)
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_f64().unwrap_or(0.0).max(0.0) as u32)
             .collect();
+        let [x, y, width, height] = at[..] else {
+            return Err(format!("the window's place reads {frame}"));
+        };
         // A frame drawn since the last change, so the file shows it.
         tokio::time::sleep(Duration::from_millis(150)).await;
         let screen = xwd_to_rgb(&std::fs::read(file).map_err(|e| e.to_string())?);
+        let (x, y) = (x.min(screen.width()), y.min(screen.height()));
         let (width, height) = (
-            at[2].min(screen.width() - at[0]),
-            at[3].min(screen.height() - at[1]),
+            width.min(screen.width() - x),
+            height.min(screen.height() - y),
         );
-        let window = image::imageops::crop_imm(&screen, at[0], at[1], width, height).to_image();
+        let window = image::imageops::crop_imm(&screen, x, y, width, height).to_image();
         let mut png = std::io::Cursor::new(Vec::new());
         window
             .write_to(&mut png, image::ImageFormat::Png)

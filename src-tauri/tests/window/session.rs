@@ -15,8 +15,13 @@ use super::group::KilledGroup;
 use super::process::{end_app_instances, free_port, run_cli, succeeded, tool};
 use super::server::{start_server, Server};
 
-/// One app at a time: the app allows a single instance per session bus.
+/// One app at a time: the app allows a single instance per session bus,
+/// and a launch ends every other app on it. A scenario holds it from
+/// before its desktop services start until its app is gone.
 pub static ONE_APP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A scenario's hold on [`ONE_APP`], which starting an app asks for.
+pub type OneApp = tokio::sync::MutexGuard<'static, ()>;
 
 #[derive(Clone, Copy, PartialEq)]
 pub enum Backend {
@@ -159,14 +164,19 @@ impl Drop for World {
 }
 
 impl World {
-    pub async fn start(kind: Backend) -> Self {
+    pub async fn start(_one: &OneApp, kind: Backend) -> Self {
         let home = tempfile::tempdir().unwrap();
         let server = (kind == Backend::Remote).then(|| start_server(&home.path().join("server")));
-        Self::start_in(home, kind, server).await
+        Self::start_in(_one, home, kind, server).await
     }
 
     /// The app on `home`, on `server` when given.
-    pub async fn start_in(home: tempfile::TempDir, kind: Backend, server: Option<Server>) -> Self {
+    pub async fn start_in(
+        _one: &OneApp,
+        home: tempfile::TempDir,
+        kind: Backend,
+        server: Option<Server>,
+    ) -> Self {
         let workspace = home.path().join("Leasedesk");
         let store = home.path().join("data/store");
         let settings = json!({
@@ -204,7 +214,7 @@ impl World {
 
     /// The app on a fresh profile: no settings saved yet, so it opens on
     /// the first run's choice; `server` is the studio it may join.
-    pub async fn fresh(server: Server) -> Self {
+    pub async fn fresh(_one: &OneApp, server: Server) -> Self {
         let home = tempfile::tempdir().unwrap();
         Self::launched(home, Backend::Remote, Some(server), "fresh-app.log").await
     }
@@ -217,12 +227,6 @@ impl World {
         server: Option<Server>,
         log: &str,
     ) -> Self {
-        // A launch ends every other app on the bus: one run without the
-        // lock kills another test's app mid-scenario.
-        assert!(
-            ONE_APP.try_lock().is_err(),
-            "a scenario holds ONE_APP while its app runs"
-        );
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-screenshots");
         std::fs::create_dir_all(&shots).unwrap();
         let log = shots.join(log);
