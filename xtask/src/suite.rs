@@ -57,11 +57,12 @@ pub fn test() -> Result<()> {
         .stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start cargo test")?;
-    let (rust_passed, rust_failed, _) = echo_test_output(child.stdout.take().expect("piped"))?;
-    passed += rust_passed;
-    failed += rust_failed;
+    let rust = echo_test_output(child.stdout.take().expect("piped"))?;
+    passed += rust.passed;
+    failed += rust.failed;
     let status = child.wait()?;
     if !status.success() {
+        rust.repeat_failures();
         println!("\ntests: {passed} passed, {failed} failed");
         warn_if_disk_is_low();
         bail!("cargo test failed with {status}");
@@ -106,20 +107,79 @@ pub fn on_virtual_display(framebuffer: Option<&Path>) -> Command {
     cmd
 }
 
-/// Echoes a test run's output; answers the pass and fail counts of its
-/// summaries, and whether there was one.
-pub fn echo_test_output(output: impl std::io::Read) -> Result<(u64, u64, bool)> {
-    let (mut passed, mut failed, mut summed) = (0, 0, false);
+/// What a test run's output said: its counts, and each failure's report.
+#[derive(Default)]
+pub struct TestOutput {
+    pub passed: u64,
+    pub failed: u64,
+    /// Whether it printed a summary at all.
+    pub summed: bool,
+    /// Each failing test's report ("---- name stdout ----" and what follows),
+    /// cut to its first lines.
+    pub failures: Vec<String>,
+}
+
+impl TestOutput {
+    /// Counts `other`'s tests and keeps its failures with these.
+    pub fn add(&mut self, other: TestOutput) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.summed |= other.summed;
+        self.failures.extend(other.failures);
+    }
+
+    /// Prints the failures' reports again, last: CI keeps only the head
+    /// and the tail of a long run's output, and the reports fall between.
+    pub fn repeat_failures(&self) {
+        if self.failures.is_empty() {
+            return;
+        }
+        println!(
+            "
+the failures, again:"
+        );
+        for report in &self.failures {
+            println!("{report}");
+        }
+    }
+}
+
+/// A failure's report is cut to this many lines when kept.
+const REPORT_LINES: usize = 60;
+
+/// Echoes a test run's output; answers its counts and failures.
+pub fn echo_test_output(output: impl std::io::Read) -> Result<TestOutput> {
+    let mut seen = TestOutput::default();
+    let mut report: Option<(String, usize)> = None;
     for line in BufReader::new(output).lines() {
         let line = line?;
         println!("{line}");
+        let report_ends =
+            line.starts_with("---- ") || line == "failures:" || line.starts_with("test result: ");
+        if report_ends {
+            if let Some((text, _)) = report.take() {
+                seen.failures.push(text.trim_end().to_owned());
+            }
+        }
+        if line.starts_with("---- ") && line.ends_with(" ----") {
+            report = Some((line.clone(), 1));
+        } else if let Some((text, lines)) = report.as_mut() {
+            if *lines < REPORT_LINES {
+                text.push('\n');
+                text.push_str(&line);
+            }
+            *lines += 1;
+        }
         if let Some(counts) = line.strip_prefix("test result: ") {
-            passed += count_of(counts, "passed");
-            failed += count_of(counts, "failed");
-            summed = true;
+            seen.passed += count_of(counts, "passed");
+            seen.failed += count_of(counts, "failed");
+            seen.summed = true;
         }
     }
-    Ok((passed, failed, summed))
+    if let Some((text, _)) = report {
+        seen.failures.push(text.trim_end().to_owned());
+    }
+    Ok(seen)
 }
 
 /// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
@@ -129,4 +189,67 @@ fn count_of(summary: &str, label: &str) -> u64 {
         .find_map(|part| part.trim().strip_suffix(label))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_counts_and_each_failures_report_are_read_from_a_runs_output() {
+        let output = "\
+running 3 tests
+test a::one ... ok
+test a::two ... FAILED
+test a::three ... FAILED
+
+failures:
+
+---- a::two stdout ----
+thread 'a::two' panicked at tests/a.rs:9:5:
+assertion `left == right` failed: a 413
+---- a::three stdout ----
+thread 'a::three' panicked at tests/a.rs:20:5:
+an answer: Os { code: 104, kind: ConnectionReset }
+
+failures:
+    a::two
+    a::three
+
+test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+
+running 1 test
+test b::one ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+        let seen = echo_test_output(output.as_bytes()).unwrap();
+        assert_eq!((seen.passed, seen.failed, seen.summed), (2, 2, true));
+        assert_eq!(seen.failures.len(), 2, "{:?}", seen.failures);
+        assert!(seen.failures[0].starts_with("---- a::two stdout ----\n"));
+        assert!(
+            seen.failures[0].ends_with("failed: a 413"),
+            "{:?}",
+            seen.failures[0]
+        );
+        assert!(seen.failures[1].contains("ConnectionReset"));
+        assert!(
+            !seen.failures[1].contains("a::two"),
+            "{:?}",
+            seen.failures[1]
+        );
+    }
+
+    #[test]
+    fn a_long_report_is_cut_to_its_first_lines() {
+        let mut output = String::from("---- big stdout ----\n");
+        for n in 0..500 {
+            output.push_str(&format!("line {n}\n"));
+        }
+        output.push_str("\nfailures:\n    big\n\ntest result: FAILED. 0 passed; 1 failed;\n");
+        let seen = echo_test_output(output.as_bytes()).unwrap();
+        assert_eq!(seen.failures[0].lines().count(), REPORT_LINES);
+        assert!(seen.failures[0].contains("line 0\n"));
+        assert!(!seen.failures[0].contains("line 499"));
+    }
 }

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context, Result};
 
 use crate::packages::ensure_debian_packages;
-use crate::suite::echo_test_output;
+use crate::suite::{echo_test_output, TestOutput};
 use crate::{cargo, check, is_root, root, target_dir};
 
 pub const TARGET: &str = "x86_64-pc-windows-gnu";
@@ -227,19 +227,19 @@ fn built_test_executables(build: &mut Command) -> Result<Vec<PathBuf>> {
 }
 
 /// Runs one staged test executable under Wine, echoing its output; answers
-/// its pass and fail counts.
-fn run_tests(mut cmd: Command) -> Result<(u64, u64)> {
+/// its counts and failures.
+fn run_tests(mut cmd: Command) -> Result<TestOutput> {
     cmd.stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start Wine")?;
-    let (passed, failed, summed) = echo_test_output(child.stdout.take().expect("piped"))?;
+    let seen = echo_test_output(child.stdout.take().expect("piped"))?;
     let status = child.wait()?;
     // A test program that dies (or whose Wine does) says nothing of its
     // failures: no summary is a failure, whatever the exit status.
-    if !summed || (!status.success() && failed == 0) {
+    if !seen.summed || (!status.success() && seen.failed == 0) {
         bail!("{cmd:?} ended ({status}) without its tests' summary");
     }
-    Ok((passed, failed))
+    Ok(seen)
 }
 
 /// The Windows leg of `cargo xtask test`: the core's tests (unit, the CLI's,
@@ -263,7 +263,7 @@ pub fn test() -> Result<(u64, u64)> {
     );
     let wine = Wine::prepare()?;
     let bin = wine.stage("tests", &staged)?;
-    let (mut passed, mut failed) = (0, 0);
+    let mut total = TestOutput::default();
     for exe in &executables {
         let name = exe.file_name().expect("a file name");
         let mut cmd = wine.command(bin.join(name));
@@ -275,19 +275,17 @@ pub fn test() -> Result<(u64, u64)> {
                 Wine::windows_path(&bin.join("leasedesk.exe")),
             )
             .env("RUST_BACKTRACE", "0");
-        let (p, f) = run_tests(cmd)?;
-        passed += p;
-        failed += f;
+        total.add(run_tests(cmd)?);
     }
-    if failed > 0 {
-        bail!("{failed} Windows tests failed under Wine");
+    if total.failed > 0 {
+        total.repeat_failures();
+        bail!("{} Windows tests failed under Wine", total.failed);
     }
     // The installer of the binaries just built: installed, checked and
     // uninstalled under Wine; one test.
     let checks = crate::installer::test_installer(&wine)?;
     println!("the installer under Wine: {checks} checks passed");
-    passed += 1;
-    Ok((passed, failed))
+    Ok((total.passed + 1, total.failed))
 }
 
 /// `cargo xtask test-installer`: the installer's test of the Windows leg
