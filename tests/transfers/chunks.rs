@@ -644,3 +644,92 @@ fn a_file_is_chunked_as_its_bytes_are() {
     let opened = std::fs::File::open(&file).unwrap();
     assert_eq!(chunk_reader(opened).unwrap(), list_of(&data));
 }
+
+/// How many bytes process `pid` has taken through read calls (`rchar`):
+/// from its files, its database and its sockets alike.
+#[cfg(target_os = "linux")]
+fn bytes_read_by(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("rchar: "))
+        .and_then(|n| n.parse().ok())
+        .expect("rchar in /proc/PID/io")
+}
+
+/// A new file sent whole in one request was hashed as it arrived, so its
+/// use reads none of it again; sent in two, it is read once more to check
+/// it. Watched from outside, as the bytes a real `leasedesk serve` reads.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_sent_whole_in_one_request_is_not_read_again_to_be_used() {
+    let cli = crate::harness::cli_in_temp_dir();
+    let token = cli.add_user("alice");
+    let server = cli.serve().spawn();
+    let api = Api {
+        base: server.url.clone(),
+        token,
+        http: reqwest::Client::new(),
+    };
+    let imported = api
+        .request(reqwest::Method::POST, "/v1/artifacts?path=art/film.psd")
+        .body("v1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(imported.status(), 201);
+    let artifact = imported.json::<serde_json::Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let size = 16 * MIB;
+    // What the use reads: the file again (checked), or only its rows (hashed).
+    let mut used_reading = Vec::new();
+    for (seed, requests) in [(41, 1), (42, 2)] {
+        let checkout = api
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/artifacts/{artifact}/checkouts"),
+            )
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap()
+            .json::<serde_json::Value>()
+            .await
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let data = noise(seed, size);
+        let (status, state) = api
+            .begin(&format!("checkout={checkout}"), &list_of(&data))
+            .await;
+        assert_eq!((status.as_u16(), &state["length"]), (201, &size.into()));
+        let id = state["id"].as_str().unwrap().to_owned();
+        let cut = size / requests;
+        for at in (0..size).step_by(cut) {
+            let (status, state) = api
+                .append(&id, at as u64, data[at..at + cut].to_vec())
+                .await;
+            assert_eq!(status, 200, "{state}");
+        }
+        let before = bytes_read_by(server.child.id());
+        let (status, done) = api
+            .use_upload(&format!("/v1/checkouts/{checkout}/checkin"), &id)
+            .await;
+        assert_eq!(status, 200, "{done}");
+        used_reading.push(bytes_read_by(server.child.id()) - before);
+    }
+    let [hashed, checked] = used_reading[..] else {
+        unreachable!()
+    };
+    assert!(
+        hashed < size as u64 / 8,
+        "sent in one request, its use read {hashed} bytes of a {size}-byte file"
+    );
+    assert!(
+        checked >= size as u64,
+        "sent in two, its use read only {checked} bytes: it was not checked"
+    );
+}
