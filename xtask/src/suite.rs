@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -23,14 +24,19 @@ use crate::{
 /// unlocked keyring, so the keychain and the end-to-end tests run for real.
 /// Closes with one line that counts the tests of every test binary.
 pub fn test() -> Result<()> {
+    let mut phases = Phases::started();
     warn_if_disk_is_low();
     layers::check(&root())?;
     ensure_components()?;
     ensure_debian_packages(&app_and_test_packages())?;
+    phases.ended("packages");
     build_ui()?;
     check_ui_types()?;
+    phases.ended("the UI's build");
     build_binaries()?;
+    phases.ended("binaries");
     let (mut passed, mut failed) = ui_tests()?;
+    phases.ended("Vitest");
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;
     check(cargo().args([
         "clippy",
@@ -40,6 +46,7 @@ pub fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    phases.ended("fmt and clippy");
     let tauri_driver = ensure_tauri_driver()?;
     // Xvfb keeps its screen in a file there, which the end-to-end tests read
     // for their screenshots (WebDriver's sometimes never answers on a busy machine).
@@ -61,6 +68,7 @@ pub fn test() -> Result<()> {
     passed += rust.passed;
     failed += rust.failed;
     let status = child.wait()?;
+    phases.ended("cargo test");
     if !status.success() {
         rust.repeat_failures();
         println!("\ntests: {passed} passed, {failed} failed");
@@ -68,13 +76,64 @@ pub fn test() -> Result<()> {
         bail!("cargo test failed with {status}");
     }
     let (windows_passed, windows_failed) = windows::test()?;
+    phases.ended("the Windows leg");
     macos::check_macos()?;
+    phases.ended("the macOS check");
+    phases.report();
     println!(
         "\ntests: {} passed, {} failed (of which on Windows, under Wine: {windows_passed} passed, {windows_failed} failed)",
         passed + windows_passed,
         failed + windows_failed
     );
     Ok(())
+}
+
+/// How long each phase of the run took, printed before the count of a run
+/// that passed, and last in one that did not: CI keeps the tail of the
+/// output, and its time has a budget.
+struct Phases {
+    began: Instant,
+    took: Vec<(&'static str, Duration)>,
+    reported: bool,
+}
+
+impl Phases {
+    fn started() -> Self {
+        Self {
+            began: Instant::now(),
+            took: Vec::new(),
+            reported: false,
+        }
+    }
+
+    /// `name` ended now; it began where the phase before it ended.
+    fn ended(&mut self, name: &'static str) {
+        let before: Duration = self.took.iter().map(|(_, took)| *took).sum();
+        self.took.push((name, self.began.elapsed() - before));
+    }
+
+    fn report(&mut self) {
+        self.reported = true;
+        let minutes = |d: Duration| format!("{:.1} min", d.as_secs_f64() / 60.0);
+        let each: Vec<String> = self
+            .took
+            .iter()
+            .map(|(name, took)| format!("{name} {}", minutes(*took)))
+            .collect();
+        println!(
+            "\ntime: {} in all; {}",
+            minutes(self.began.elapsed()),
+            each.join(", ")
+        );
+    }
+}
+
+impl Drop for Phases {
+    fn drop(&mut self) {
+        if !self.reported {
+            self.report();
+        }
+    }
 }
 
 /// `xvfb-run` with a 1280×800 screen (its framebuffer kept in a file in
