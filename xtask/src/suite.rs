@@ -3,6 +3,7 @@
 //! closing with one line that counts them. It reads the test runners' output
 //! to count; it never decides a test's outcome itself.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -29,7 +30,7 @@ pub fn test() -> Result<()> {
     layers::check(&root())?;
     ensure_components()?;
     ensure_debian_packages(&app_and_test_packages())?;
-    phases.ended("packages");
+    phases.ended("checks and packages");
     build_ui()?;
     check_ui_types()?;
     phases.ended("the UI's build");
@@ -68,18 +69,18 @@ pub fn test() -> Result<()> {
     passed += rust.passed;
     failed += rust.failed;
     let status = child.wait()?;
-    phases.ended("cargo test");
     if !status.success() {
         rust.repeat_failures();
         println!("\ntests: {passed} passed, {failed} failed");
         warn_if_disk_is_low();
         bail!("cargo test failed with {status}");
     }
+    phases.ended("cargo test");
     let (windows_passed, windows_failed) = windows::test()?;
     phases.ended("the Windows leg");
     macos::check_macos()?;
     phases.ended("the macOS check");
-    phases.report();
+    phases.report(false);
     println!(
         "\ntests: {} passed, {} failed (of which on Windows, under Wine: {windows_passed} passed, {windows_failed} failed)",
         passed + windows_passed,
@@ -112,14 +113,23 @@ impl Phases {
         self.took.push((name, self.began.elapsed() - before));
     }
 
-    fn report(&mut self) {
-        self.reported = true;
+    /// Prints each phase's time, and with `failed` the time of the one the
+    /// run stopped in.
+    fn report(&mut self, failed: bool) {
         let minutes = |d: Duration| format!("{:.1} min", d.as_secs_f64() / 60.0);
-        let each: Vec<String> = self
+        let mut each: Vec<String> = self
             .took
             .iter()
             .map(|(name, took)| format!("{name} {}", minutes(*took)))
             .collect();
+        if failed {
+            let ended: Duration = self.took.iter().map(|(_, took)| *took).sum();
+            each.push(format!(
+                "the phase that failed {}",
+                minutes(self.began.elapsed() - ended)
+            ));
+        }
+        self.reported = true;
         println!(
             "\ntime: {} in all; {}",
             minutes(self.began.elapsed()),
@@ -131,7 +141,7 @@ impl Phases {
 impl Drop for Phases {
     fn drop(&mut self) {
         if !self.reported {
-            self.report();
+            self.report(true);
         }
     }
 }
@@ -174,7 +184,7 @@ pub struct TestOutput {
     /// Whether it printed a summary at all.
     pub summed: bool,
     /// Each failing test's report ("---- name stdout ----" and what follows),
-    /// cut to its first lines.
+    /// cut to its last lines.
     pub failures: Vec<String>,
 }
 
@@ -193,41 +203,75 @@ impl TestOutput {
         if self.failures.is_empty() {
             return;
         }
-        println!(
-            "
-the failures, again:"
-        );
+        println!("\nthe failures, again:");
         for report in &self.failures {
             println!("{report}");
         }
     }
 }
 
-/// A failure's report is cut to this many lines when kept.
+/// A failure's report keeps this many of its last lines: a test's panic
+/// comes after what it printed.
 const REPORT_LINES: usize = 60;
+
+/// One failing test's report as it is read: its header, its last lines.
+struct Report {
+    header: String,
+    last: VecDeque<String>,
+    cut: usize,
+}
+
+impl Report {
+    fn add(&mut self, line: &str) {
+        if self.last.len() == REPORT_LINES {
+            self.last.pop_front();
+            self.cut += 1;
+        }
+        self.last.push_back(line.to_owned());
+    }
+
+    fn text(self) -> String {
+        let mut text = self.header;
+        if self.cut > 0 {
+            text.push_str(&format!("\n({} lines cut here: in full above)", self.cut));
+        }
+        for line in self.last {
+            text.push('\n');
+            text.push_str(&line);
+        }
+        text.trim_end().to_owned()
+    }
+}
+
+/// libtest's header of a failing test's report: "---- NAME stdout ----".
+fn is_report_header(line: &str) -> bool {
+    line.starts_with("---- ") && line.ends_with(" stdout ----")
+}
 
 /// Echoes a test run's output; answers its counts and failures.
 pub fn echo_test_output(output: impl std::io::Read) -> Result<TestOutput> {
+    read_test_output(output, |line| println!("{line}"))
+}
+
+/// Reads a test run's output, handing each line to `echo`.
+fn read_test_output(output: impl std::io::Read, mut echo: impl FnMut(&str)) -> Result<TestOutput> {
     let mut seen = TestOutput::default();
-    let mut report: Option<(String, usize)> = None;
+    let mut report: Option<Report> = None;
     for line in BufReader::new(output).lines() {
         let line = line?;
-        println!("{line}");
-        let report_ends =
-            line.starts_with("---- ") || line == "failures:" || line.starts_with("test result: ");
-        if report_ends {
-            if let Some((text, _)) = report.take() {
-                seen.failures.push(text.trim_end().to_owned());
-            }
+        echo(&line);
+        let summary = line.starts_with("test result: ");
+        if is_report_header(&line) || line == "failures:" || summary {
+            seen.failures.extend(report.take().map(Report::text));
         }
-        if line.starts_with("---- ") && line.ends_with(" ----") {
-            report = Some((line.clone(), 1));
-        } else if let Some((text, lines)) = report.as_mut() {
-            if *lines < REPORT_LINES {
-                text.push('\n');
-                text.push_str(&line);
-            }
-            *lines += 1;
+        if is_report_header(&line) {
+            report = Some(Report {
+                header: line.clone(),
+                last: VecDeque::new(),
+                cut: 0,
+            });
+        } else if let Some(report) = report.as_mut() {
+            report.add(&line);
         }
         if let Some(counts) = line.strip_prefix("test result: ") {
             seen.passed += count_of(counts, "passed");
@@ -235,9 +279,7 @@ pub fn echo_test_output(output: impl std::io::Read) -> Result<TestOutput> {
             seen.summed = true;
         }
     }
-    if let Some((text, _)) = report {
-        seen.failures.push(text.trim_end().to_owned());
-    }
+    seen.failures.extend(report.map(Report::text));
     Ok(seen)
 }
 
@@ -282,7 +324,7 @@ test b::one ... ok
 
 test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
 ";
-        let seen = echo_test_output(output.as_bytes()).unwrap();
+        let seen = read_test_output(output.as_bytes(), |_| {}).unwrap();
         assert_eq!((seen.passed, seen.failed, seen.summed), (2, 2, true));
         assert_eq!(seen.failures.len(), 2, "{:?}", seen.failures);
         assert!(seen.failures[0].starts_with("---- a::two stdout ----\n"));
@@ -300,15 +342,25 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
     }
 
     #[test]
-    fn a_long_report_is_cut_to_its_first_lines() {
+    fn a_long_report_keeps_its_last_lines_and_says_what_was_cut() {
         let mut output = String::from("---- big stdout ----\n");
         for n in 0..500 {
             output.push_str(&format!("line {n}\n"));
         }
+        output.push_str("---- a diff ----\nthread 'big' panicked at tests/a.rs:1:1:\n");
         output.push_str("\nfailures:\n    big\n\ntest result: FAILED. 0 passed; 1 failed;\n");
-        let seen = echo_test_output(output.as_bytes()).unwrap();
-        assert_eq!(seen.failures[0].lines().count(), REPORT_LINES);
-        assert!(seen.failures[0].contains("line 0\n"));
-        assert!(!seen.failures[0].contains("line 499"));
+        let seen = read_test_output(output.as_bytes(), |_| {}).unwrap();
+        assert_eq!(seen.failures.len(), 1, "{:?}", seen.failures);
+        let report = &seen.failures[0];
+        assert!(
+            report.starts_with("---- big stdout ----\n(443 lines cut here"),
+            "{report}"
+        );
+        assert!(!report.contains("line 442\n"), "{report}");
+        assert!(report.contains("line 443\n"), "{report}");
+        assert!(
+            report.ends_with("---- a diff ----\nthread 'big' panicked at tests/a.rs:1:1:"),
+            "{report}"
+        );
     }
 }

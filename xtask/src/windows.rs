@@ -275,7 +275,14 @@ pub fn test() -> Result<(u64, u64)> {
                 Wine::windows_path(&bin.join("leasedesk.exe")),
             )
             .env("RUST_BACKTRACE", "0");
-        total.add(run_tests(cmd)?);
+        match run_tests(cmd) {
+            Ok(seen) => total.add(seen),
+            Err(e) => {
+                // A program that died says nothing; the ones before it did.
+                total.repeat_failures();
+                return Err(e);
+            }
+        }
     }
     if total.failed > 0 {
         total.repeat_failures();
