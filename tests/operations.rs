@@ -363,6 +363,9 @@ async fn json_logs_are_one_object_a_line_and_never_show_a_token() {
         status_of_get(&client(&wrong), format!("{}/v1/me", served.api)).await,
         401
     );
+    // Logging is asynchronous, and where a server is stopped by force
+    // (Windows) what it had not written yet is lost.
+    served.process.wait_for_log(r#""status":401"#);
     let log = served.stop();
 
     let lines: Vec<Value> = log

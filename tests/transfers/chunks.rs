@@ -646,7 +646,8 @@ fn a_file_is_chunked_as_its_bytes_are() {
 }
 
 /// How many bytes process `pid` has taken through read calls (`rchar`):
-/// from its files, its database and its sockets alike.
+/// from its files and its database (its sockets are read with `recv`,
+/// which `rchar` does not count).
 #[cfg(target_os = "linux")]
 fn bytes_read_by(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/io"))
