@@ -1,9 +1,10 @@
 //! Transfers over links that break (`docs/API-transfers.md`): resumable
 //! uploads of only the chunks a server lacks, chunk lists, ranges and
-//! updates (`chunks`), and what a client and a server do when the link is
-//! cut (`cuts`), through a real server and, where the link matters, a real
-//! TCP proxy that cuts it (`testkit::link`). This module holds the HTTP
-//! calls and files they share.
+//! updates (`chunks`), a new file sent whole (`whole`), and what a client
+//! and a server do when the link is cut (`cuts`), through a real server
+//! and, where the link matters, a real TCP proxy that cuts it
+//! (`testkit::link`). This module holds the HTTP calls and files they
+//! share.
 
 use leasedesk::chunking::{chunk_reader, Chunked};
 
@@ -11,6 +12,7 @@ use crate::harness::*;
 
 mod chunks;
 mod cuts;
+mod whole;
 
 const MIB: usize = 1 << 20;
 

@@ -260,8 +260,8 @@ fn read_test_output(output: impl std::io::Read, mut echo: impl FnMut(&str)) -> R
     for line in BufReader::new(output).lines() {
         let line = line?;
         echo(&line);
-        let summary = line.starts_with("test result: ");
-        if is_report_header(&line) || line == "failures:" || summary {
+        let summary = line.strip_prefix("test result: ");
+        if is_report_header(&line) || line == "failures:" || summary.is_some() {
             seen.failures.extend(report.take().map(Report::text));
         }
         if is_report_header(&line) {
@@ -273,7 +273,7 @@ fn read_test_output(output: impl std::io::Read, mut echo: impl FnMut(&str)) -> R
         } else if let Some(report) = report.as_mut() {
             report.add(&line);
         }
-        if let Some(counts) = line.strip_prefix("test result: ") {
+        if let Some(counts) = summary {
             seen.passed += count_of(counts, "passed");
             seen.failed += count_of(counts, "failed");
             seen.summed = true;
