@@ -90,14 +90,19 @@ except RuntimeError as refused:
 # Check out (the lease held as the operator's answer arrives), save, check in.
 bpy.ops.leasedesk.check_out(note="new sky", hours=2)
 wait_for("checked out", lambda: shown().state == "yours")
+# An event may say "yours" before the copy is made writable; the answer
+# after it says writable.
+wait_for("the copy writable", lambda: not shown().read_only)
 assert shown().note == "new sky" and not shown().read_only, (shown().note, shown().read_only)
 line = leasedesk.status_line(shown())
 assert line.startswith("Checked out by you: 1 h 5") or line.startswith("Checked out by you: 2 h 00"), line
 assert bpy.ops.leasedesk.save() == {"FINISHED"}
 wait_for("the change seen", lambda: shown().modified)
 bpy.ops.leasedesk.check_in(description="the new sky")
-# The app's event may tell of the new version before the answer brings the outcome.
+# The app's event (with the outcome, and no message) may come before the
+# answer that brings the message: wait for both.
 wait_for("checked in", lambda: shown().state == "free" and shown().version == 2 and shown().result)
+wait_for("the check-in's message", lambda: "version 2" in shown().message)
 assert shown().result == "committed", shown().result
 assert "version 2" in shown().message, shown().message
 
