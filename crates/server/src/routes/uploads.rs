@@ -4,6 +4,8 @@
 //! version's chunk list; and the bytes any of those requests bring. Never a
 //! rule of its own: `bundled::transfers` keeps uploads, `rules` decide.
 
+use std::time::Duration;
+
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -29,9 +31,21 @@ use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, OFFSET_HEADER};
 const ZSTD_WINDOW_LOG: u32 = 23;
 
 /// How much of a refused body (a chunk list, an append) is read and
-/// dropped before the answer (a list of a million chunks is 36 MB); past
-/// it the connection closes.
+/// dropped before the answer (a list of a million chunks is 36 MB), and for
+/// how long: a client still sending at a fair speed then reads the
+/// refusal, and one too slow for its list's deadline is not waited for
+/// again. Past either, the connection closes.
 const DRAINED: u64 = 64 << 20;
+const DRAIN_TIME: Duration = Duration::from_secs(5);
+
+/// Reads the rest of a refused body and drops it, within the bounds above.
+async fn drain(body: &mut (impl AsyncRead + Unpin)) {
+    let _ = tokio::time::timeout(
+        DRAIN_TIME,
+        tokio::io::copy(&mut body.take(DRAINED), &mut tokio::io::sink()),
+    )
+    .await;
+}
 
 /// Runs `use_it` on a request's bytes: its body, or the finished upload it
 /// names, which must have been begun for `target` and is removed once used.
@@ -104,9 +118,9 @@ pub(crate) async fn begin_upload(
     let mut list = body_reader(request.into_body());
     let begun = me.begin_upload(target, size, digest, key, &mut list).await;
     if begun.is_err() {
-        // The rest of a list refused, read and dropped (up to a bound), so
+        // The rest of a list refused, read and dropped (within bounds), so
         // that the client, still sending, reads the refusal.
-        let _ = tokio::io::copy(&mut (&mut list).take(DRAINED), &mut tokio::io::sink()).await;
+        drain(&mut list).await;
     }
     Ok(created(begun?))
 }
@@ -143,10 +157,9 @@ pub(crate) async fn append_upload(
         None | Some("identity") => {
             let appended = me.append_upload(upload, offset, &mut body).await;
             if appended.is_err() {
-                // The rest read and dropped (up to a bound), so that a client
+                // The rest read and dropped (within bounds), so that a client
                 // still sending reads the refusal.
-                let _ =
-                    tokio::io::copy(&mut (&mut body).take(DRAINED), &mut tokio::io::sink()).await;
+                drain(&mut body).await;
             }
             Ok(Json(appended?))
         }
