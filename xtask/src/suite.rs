@@ -16,8 +16,7 @@ use crate::packages::{
 };
 use crate::ui::{build_ui, check_ui_types, ui_tests};
 use crate::{
-    build_binaries, cargo, cargo_program, check, layers, macos, root, target_dir,
-    warn_if_disk_is_low, windows,
+    cargo, cargo_program, check, layers, macos, root, target_dir, warn_if_disk_is_low, windows,
 };
 
 /// Formatting, lints (warnings are errors) and every test: the UI's (Vitest),
@@ -32,10 +31,18 @@ pub fn test() -> Result<()> {
     ensure_debian_packages(&app_and_test_packages())?;
     phases.ended("checks and packages");
     build_ui()?;
-    check_ui_types()?;
     phases.ended("the UI's build");
-    build_binaries()?;
-    phases.ended("binaries");
+    // Every test and the binaries they run, in one build of one feature
+    // set: the binaries built alone, without the tests' dev-dependencies,
+    // resolve other features and compile much of the tree twice.
+    check(cargo().args(["test", "--workspace", "--no-run"]))?;
+    phases.ended("the build");
+    check_ui_types()?;
+    // The product as its users build it, without the tests' features:
+    // checked, not built, as nothing runs it here.
+    check(cargo().args(["check", "-p", "leasedesk", "--bins"]))?;
+    check(cargo().args(["check", "-p", "leasedesk-app", "--bins"]))?;
+    phases.ended("the UI's types and the product's check");
     let (mut passed, mut failed) = ui_tests()?;
     phases.ended("Vitest");
     check(cargo().args(["fmt", "--all", "--", "--check"]))?;

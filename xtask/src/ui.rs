@@ -44,12 +44,10 @@ pub fn ui_types(dir: &Path) -> Result<Vec<String>> {
             .args([
                 "test",
                 "--quiet",
-                "-p",
-                "leasedesk-model",
-                "-p",
-                "leasedesk-desk",
-                "-p",
-                "leasedesk-app",
+                // The whole workspace, though only the model, the desk and
+                // the app export types: so the features resolve as for
+                // `cargo test --workspace`, and its build serves both.
+                "--workspace",
                 "--lib",
             ])
             .arg("export_bindings")

@@ -307,26 +307,32 @@ pub fn test_installer() -> Result<u64> {
 /// Builds the Windows leg's tests, and with them the debug `leasedesk.exe`
 /// and `leasedesk-app.exe` the installer packs; answers the test executables.
 fn build_tests() -> Result<Vec<PathBuf>> {
-    let mut executables = Vec::new();
-    // With the CLI's package, so that features unify as on Linux: the
-    // blobs' S3 and the engine's PostgreSQL are compiled and tested here too.
-    let mut layers = crate::layer_crates();
-    layers.extend(["-p", "leasedesk", "--lib"].map(String::from));
-    let cli: Vec<String> = ["-p", "leasedesk", "--bins", "--test", "tests"]
-        .map(String::from)
-        .into();
-    let app: Vec<String> = ["-p", "leasedesk-app", "--lib", "--test", "keychain"]
-        .map(String::from)
-        .into();
-    for selection in [layers, cli, app] {
-        let mut build = cargo();
-        build
-            .args(["test", "--target", TARGET])
-            .args(selection)
-            // The Windows-only branches are compiled nowhere else: their
-            // warnings fail the build here, as clippy's do on Linux.
-            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS", "-Dwarnings");
-        executables.extend(built_test_executables(&mut build)?);
-    }
-    Ok(executables)
+    // One build, so that features unify once, as on Linux (the blobs' S3 and
+    // the engine's PostgreSQL are compiled and tested here too): the layers'
+    // unit tests, the CLI's and its integration tests, the app's unit and
+    // keychain tests.
+    let mut selection = crate::layer_crates();
+    selection.extend(
+        [
+            "-p",
+            "leasedesk",
+            "-p",
+            "leasedesk-app",
+            "--lib",
+            "--bins",
+            "--test",
+            "tests",
+            "--test",
+            "keychain",
+        ]
+        .map(String::from),
+    );
+    let mut build = cargo();
+    build
+        .args(["test", "--target", TARGET])
+        .args(selection)
+        // The Windows-only branches are compiled nowhere else: their
+        // warnings fail the build here, as clippy's do on Linux.
+        .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS", "-Dwarnings");
+    built_test_executables(&mut build)
 }
