@@ -188,6 +188,8 @@ pub fn on_virtual_display(framebuffer: Option<&Path>) -> Command {
 pub struct TestOutput {
     pub passed: u64,
     pub failed: u64,
+    /// Whether it said how many tests it runs ("running N tests").
+    pub began: bool,
     /// Whether it printed a summary at all.
     pub summed: bool,
     /// Each failing test's report ("---- name stdout ----" and what follows),
@@ -200,6 +202,7 @@ impl TestOutput {
     pub fn add(&mut self, other: TestOutput) {
         self.passed += other.passed;
         self.failed += other.failed;
+        self.began |= other.began;
         self.summed |= other.summed;
         self.failures.extend(other.failures);
     }
@@ -262,32 +265,54 @@ pub fn echo_test_output(output: impl std::io::Read) -> Result<TestOutput> {
 
 /// Reads a test run's output, handing each line to `echo`.
 fn read_test_output(output: impl std::io::Read, mut echo: impl FnMut(&str)) -> Result<TestOutput> {
-    let mut seen = TestOutput::default();
-    let mut report: Option<Report> = None;
+    let mut reading = OutputReader::default();
     for line in BufReader::new(output).lines() {
         let line = line?;
         echo(&line);
-        let summary = line.strip_prefix("test result: ");
-        if is_report_header(&line) || line == "failures:" || summary.is_some() {
-            seen.failures.extend(report.take().map(Report::text));
+        reading.line(&line);
+    }
+    Ok(reading.finish())
+}
+
+/// A test run's output read a line at a time: its counts so far, and the
+/// report of a failure being read.
+#[derive(Default)]
+pub struct OutputReader {
+    seen: TestOutput,
+    report: Option<Report>,
+}
+
+impl OutputReader {
+    pub fn line(&mut self, line: &str) {
+        if line.starts_with("running ") && (line.ends_with(" test") || line.ends_with(" tests")) {
+            self.seen.began = true;
         }
-        if is_report_header(&line) {
-            report = Some(Report {
-                header: line.clone(),
+        let summary = line.strip_prefix("test result: ");
+        if is_report_header(line) || line == "failures:" || summary.is_some() {
+            self.seen
+                .failures
+                .extend(self.report.take().map(Report::text));
+        }
+        if is_report_header(line) {
+            self.report = Some(Report {
+                header: line.to_owned(),
                 last: VecDeque::new(),
                 cut: 0,
             });
-        } else if let Some(report) = report.as_mut() {
-            report.add(&line);
+        } else if let Some(report) = self.report.as_mut() {
+            report.add(line);
         }
         if let Some(counts) = summary {
-            seen.passed += count_of(counts, "passed");
-            seen.failed += count_of(counts, "failed");
-            seen.summed = true;
+            self.seen.passed += count_of(counts, "passed");
+            self.seen.failed += count_of(counts, "failed");
+            self.seen.summed = true;
         }
     }
-    seen.failures.extend(report.map(Report::text));
-    Ok(seen)
+
+    pub fn finish(mut self) -> TestOutput {
+        self.seen.failures.extend(self.report.map(Report::text));
+        self.seen
+    }
 }
 
 /// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
@@ -302,6 +327,15 @@ fn count_of(summary: &str, label: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_that_died_at_its_start_is_told_from_one_that_began() {
+        let died = "wine client error:0: recvmsg: Connection reset by peer\n";
+        let seen = read_test_output(died.as_bytes(), |_| {}).unwrap();
+        assert!(!seen.began && !seen.summed);
+        let began = "\nrunning 0 tests\n";
+        assert!(read_test_output(began.as_bytes(), |_| {}).unwrap().began);
+    }
 
     #[test]
     fn the_counts_and_each_failures_report_are_read_from_a_runs_output() {
@@ -333,6 +367,7 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
 ";
         let seen = read_test_output(output.as_bytes(), |_| {}).unwrap();
         assert_eq!((seen.passed, seen.failed, seen.summed), (2, 2, true));
+        assert!(seen.began);
         assert_eq!(seen.failures.len(), 2, "{:?}", seen.failures);
         assert!(seen.failures[0].starts_with("---- a::two stdout ----\n"));
         assert!(

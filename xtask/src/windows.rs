@@ -6,7 +6,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 
 use anyhow::{bail, Context, Result};
 
@@ -169,6 +169,16 @@ impl Wine {
     pub fn windows_path(path: &Path) -> String {
         format!("Z:{}", path.display()).replace('/', "\\")
     }
+
+    /// Waits for the prefix's wineserver to end (it ends once its last
+    /// program has).
+    fn wait_for_server(&self) {
+        let _ = self
+            .as_user(WINESERVER)
+            .arg("-w")
+            .env("WINEPREFIX", self.prefix())
+            .status();
+    }
 }
 
 impl Drop for Wine {
@@ -226,20 +236,36 @@ fn built_test_executables(build: &mut Command) -> Result<Vec<PathBuf>> {
     Ok(executables)
 }
 
-/// Runs one staged test executable under Wine, echoing its output; answers
-/// its counts and failures.
-fn run_tests(mut cmd: Command) -> Result<TestOutput> {
+/// Runs one staged test executable under Wine (`cmd` makes its command),
+/// echoing its output; answers its counts and failures.
+///
+/// A program Wine could not start (it failed before saying how many tests
+/// it runs) is run once more, once the prefix's wineserver has ended: a
+/// program started just as the server of the one before it ends can die at
+/// once ("wine client error:0: recvmsg: Connection reset by peer").
+fn run_tests(wine: &Wine, cmd: impl Fn() -> Command) -> Result<TestOutput> {
+    let (mut seen, mut status) = run_test_program(cmd())?;
+    if !seen.began && !status.success() {
+        eprintln!(
+            "Wine did not start the program ({status}): once more, once its server has ended"
+        );
+        wine.wait_for_server();
+        (seen, status) = run_test_program(cmd())?;
+    }
+    // A test program that dies (or whose Wine does) says nothing of its
+    // failures: no summary is a failure, whatever the exit status.
+    if !seen.summed || (!status.success() && seen.failed == 0) {
+        bail!("{:?} ended ({status}) without its tests' summary", cmd());
+    }
+    Ok(seen)
+}
+
+fn run_test_program(mut cmd: Command) -> Result<(TestOutput, ExitStatus)> {
     cmd.stdout(Stdio::piped());
     eprintln!("$ {cmd:?}");
     let mut child = cmd.spawn().context("could not start Wine")?;
     let seen = echo_test_output(child.stdout.take().expect("piped"))?;
-    let status = child.wait()?;
-    // A test program that dies (or whose Wine does) says nothing of its
-    // failures: no summary is a failure, whatever the exit status.
-    if !seen.summed || (!status.success() && seen.failed == 0) {
-        bail!("{cmd:?} ended ({status}) without its tests' summary");
-    }
-    Ok(seen)
+    Ok((seen, child.wait()?))
 }
 
 /// The Windows leg of `cargo xtask test`: the core's tests (unit, the CLI's,
@@ -266,16 +292,19 @@ pub fn test() -> Result<(u64, u64)> {
     let mut total = TestOutput::default();
     for exe in &executables {
         let name = exe.file_name().expect("a file name");
-        let mut cmd = wine.command(bin.join(name));
-        cmd.args(["--test-threads", "2"])
-            // They write the UI's types into the repository: a Linux task.
-            .args(["--skip", "export_bindings"])
-            .env(
-                "LEASEDESK_BIN",
-                Wine::windows_path(&bin.join("leasedesk.exe")),
-            )
-            .env("RUST_BACKTRACE", "0");
-        match run_tests(cmd) {
+        let cmd = || {
+            let mut cmd = wine.command(bin.join(name));
+            cmd.args(["--test-threads", "2"])
+                // They write the UI's types into the repository: a Linux task.
+                .args(["--skip", "export_bindings"])
+                .env(
+                    "LEASEDESK_BIN",
+                    Wine::windows_path(&bin.join("leasedesk.exe")),
+                )
+                .env("RUST_BACKTRACE", "0");
+            cmd
+        };
+        match run_tests(&wine, cmd) {
             Ok(seen) => total.add(seen),
             Err(e) => {
                 // A program that died says nothing; the ones before it did.
