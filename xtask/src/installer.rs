@@ -174,6 +174,9 @@ pub fn test_installer(wine: &Wine) -> Result<u64> {
     let setup = wine.stage("installer", &[installer])?;
     let setup = setup.join(format!("Leasedesk-Setup-{version}.exe"));
 
+    // The last test program's server ends first: a program started as it
+    // ends can die at once (see `windows::run_tests`).
+    wine.wait_for_server();
     let [profile, temp] = windows_folders(wine)?;
     let linux = |windows: &str| linux_path(wine, windows);
     let install = format!(r"{profile}\AppData\Local\Programs\Leasedesk");

@@ -172,7 +172,7 @@ impl Wine {
 
     /// Waits for the prefix's wineserver to end (it ends once its last
     /// program has).
-    fn wait_for_server(&self) {
+    pub fn wait_for_server(&self) {
         let _ = self
             .as_user(WINESERVER)
             .arg("-w")
