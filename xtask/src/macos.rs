@@ -25,20 +25,7 @@ const ZIG_VERSION: &str = "0.15.2";
 /// What is checked: every layer crate's, the CLI's and the app's libraries,
 /// binaries and tests.
 fn selection() -> Vec<String> {
-    let mut selection = crate::layer_crates();
-    selection.extend(
-        [
-            "-p",
-            "leasedesk",
-            "-p",
-            "leasedesk-app",
-            "--lib",
-            "--bins",
-            "--tests",
-        ]
-        .map(String::from),
-    );
-    selection
+    crate::product_selection(&["--lib", "--bins", "--tests"])
 }
 
 /// Clippy (which type-checks everything `cargo check` does; warnings are

@@ -129,6 +129,16 @@ fn build_binaries() -> Result<()> {
     check(cargo().args(["build", "-p", "leasedesk-app"]))
 }
 
+/// Every layer crate, the CLI's package and the app's (`-p NAME` each),
+/// then `targets` (`--lib`, `--tests`, ...): what the Windows leg and the
+/// macOS check build.
+fn product_selection(targets: &[&str]) -> Vec<String> {
+    let mut selection = layer_crates();
+    selection.extend(["-p", "leasedesk", "-p", "leasedesk-app"].map(String::from));
+    selection.extend(targets.iter().map(|t| t.to_string()));
+    selection
+}
+
 /// `-p NAME` for each of our layer crates (`crates/NAME` is `leasedesk-NAME`).
 fn layer_crates() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("crates"))

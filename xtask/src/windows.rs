@@ -340,22 +340,8 @@ fn build_tests() -> Result<Vec<PathBuf>> {
     // the engine's PostgreSQL are compiled and tested here too): the layers'
     // unit tests, the CLI's and its integration tests, the app's unit and
     // keychain tests.
-    let mut selection = crate::layer_crates();
-    selection.extend(
-        [
-            "-p",
-            "leasedesk",
-            "-p",
-            "leasedesk-app",
-            "--lib",
-            "--bins",
-            "--test",
-            "tests",
-            "--test",
-            "keychain",
-        ]
-        .map(String::from),
-    );
+    let selection =
+        crate::product_selection(&["--lib", "--bins", "--test", "tests", "--test", "keychain"]);
     let mut build = cargo();
     build
         .args(["test", "--target", TARGET])
