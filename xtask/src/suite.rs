@@ -265,54 +265,35 @@ pub fn echo_test_output(output: impl std::io::Read) -> Result<TestOutput> {
 
 /// Reads a test run's output, handing each line to `echo`.
 fn read_test_output(output: impl std::io::Read, mut echo: impl FnMut(&str)) -> Result<TestOutput> {
-    let mut reading = OutputReader::default();
+    let mut seen = TestOutput::default();
+    let mut report: Option<Report> = None;
     for line in BufReader::new(output).lines() {
         let line = line?;
         echo(&line);
-        reading.line(&line);
-    }
-    Ok(reading.finish())
-}
-
-/// A test run's output read a line at a time: its counts so far, and the
-/// report of a failure being read.
-#[derive(Default)]
-pub struct OutputReader {
-    seen: TestOutput,
-    report: Option<Report>,
-}
-
-impl OutputReader {
-    pub fn line(&mut self, line: &str) {
         if line.starts_with("running ") && (line.ends_with(" test") || line.ends_with(" tests")) {
-            self.seen.began = true;
+            seen.began = true;
         }
         let summary = line.strip_prefix("test result: ");
-        if is_report_header(line) || line == "failures:" || summary.is_some() {
-            self.seen
-                .failures
-                .extend(self.report.take().map(Report::text));
+        if is_report_header(&line) || line == "failures:" || summary.is_some() {
+            seen.failures.extend(report.take().map(Report::text));
         }
-        if is_report_header(line) {
-            self.report = Some(Report {
-                header: line.to_owned(),
+        if is_report_header(&line) {
+            report = Some(Report {
+                header: line.clone(),
                 last: VecDeque::new(),
                 cut: 0,
             });
-        } else if let Some(report) = self.report.as_mut() {
-            report.add(line);
+        } else if let Some(report) = report.as_mut() {
+            report.add(&line);
         }
         if let Some(counts) = summary {
-            self.seen.passed += count_of(counts, "passed");
-            self.seen.failed += count_of(counts, "failed");
-            self.seen.summed = true;
+            seen.passed += count_of(counts, "passed");
+            seen.failed += count_of(counts, "failed");
+            seen.summed = true;
         }
     }
-
-    pub fn finish(mut self) -> TestOutput {
-        self.seen.failures.extend(self.report.map(Report::text));
-        self.seen
-    }
+    seen.failures.extend(report.map(Report::text));
+    Ok(seen)
 }
 
 /// The number before `label` in a summary like "ok. 63 passed; 0 failed; ...".
