@@ -164,8 +164,8 @@ impl Checks {
 /// leave as it is. Answers the number of checks, all passed, or fails naming
 /// each that did not pass.
 ///
-/// It packs the debug binaries `windows::test` built: its `cargo test`s
-/// build leasedesk.exe and, for the app's integration test, leasedesk-app.exe.
+/// It packs the debug binaries `windows::test` built: its `cargo test`
+/// builds leasedesk.exe and leasedesk-app.exe with the tests.
 /// (A `cargo build -p leasedesk-app` would resolve features without the
 /// dev-dependencies, and so build most of the tree a second time.)
 pub fn test_installer(wine: &Wine) -> Result<u64> {
