@@ -31,20 +31,27 @@ use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, OFFSET_HEADER};
 const ZSTD_WINDOW_LOG: u32 = 23;
 
 /// How much of a refused body (a chunk list, an append) is read and
-/// dropped before the answer (a list of a million chunks is 36 MB), and for
-/// how long: a client still sending at a fair speed then reads the
+/// dropped before the answer (a list of a million chunks is 36 MB), and how
+/// slowly it may come: for `DRAIN_GRACE`, then as long as it averages
+/// `DRAIN_RATE`. So a client still sending at a fair speed reads the
 /// refusal, and one too slow for its list's deadline is not waited for
 /// again. Past either, the connection closes.
 const DRAINED: u64 = 64 << 20;
-const DRAIN_TIME: Duration = Duration::from_secs(5);
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+const DRAIN_RATE: f64 = (256 << 10) as f64;
 
 /// Reads the rest of a refused body and drops it, within the bounds above.
 async fn drain(body: &mut (impl AsyncRead + Unpin)) {
-    let _ = tokio::time::timeout(
-        DRAIN_TIME,
-        tokio::io::copy(&mut body.take(DRAINED), &mut tokio::io::sink()),
-    )
-    .await;
+    let started = tokio::time::Instant::now();
+    let mut read = 0u64;
+    let mut buf = vec![0u8; 64 << 10];
+    while read < DRAINED {
+        let deadline = started + DRAIN_GRACE + Duration::from_secs_f64(read as f64 / DRAIN_RATE);
+        match tokio::time::timeout_at(deadline, body.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => read += n as u64,
+            _ => return,
+        }
+    }
 }
 
 /// Runs `use_it` on a request's bytes: its body, or the finished upload it
