@@ -1,10 +1,10 @@
 //! Transfers over links that break (`docs/API-transfers.md`): resumable
 //! uploads of only the chunks a server lacks, chunk lists, ranges and
-//! updates (`chunks`), a new file sent whole (`whole`), and what a client
-//! and a server do when the link is cut (`cuts`), through a real server
-//! and, where the link matters, a real TCP proxy that cuts it
-//! (`testkit::link`). This module holds the HTTP calls and files they
-//! share.
+//! updates (`chunks`), a new file sent whole (`whole`), uploads without a
+//! list (`unlisted`), and what a client and a server do when the link is
+//! cut (`cuts`), through a real server and, where the link matters, a real
+//! TCP proxy that cuts it (`testkit::link`). This module holds the HTTP
+//! calls and files they share.
 
 use leasedesk::chunking::{chunk_reader, Chunked};
 
@@ -12,6 +12,7 @@ use crate::harness::*;
 
 mod chunks;
 mod cuts;
+mod unlisted;
 mod whole;
 
 const MIB: usize = 1 << 20;

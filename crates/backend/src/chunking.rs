@@ -172,13 +172,38 @@ pub fn chunk_file(file: &std::fs::File) -> Result<Chunked> {
 
 /// [`chunk_file`] in pieces of at most `most` bytes (rounded to subtrees).
 fn chunk_in_pieces(file: &std::fs::File, size: u64, most: u64) -> Result<Chunked> {
+    let cut = read_pieces(file, size, most, true)?;
+    Ok(Chunked {
+        digest: root_of(&cut, size).into(),
+        size,
+        chunks: stitched(file, size, &cut)?,
+    })
+}
+
+/// A file's digest alone, read once, in a piece for each core: what an
+/// upload sent without a chunk list declares. Blocking.
+pub fn digest_file(file: &std::fs::File) -> Result<Digest> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let size = file.metadata()?.len();
+    let most = if size < PARALLEL_FROM {
+        size
+    } else {
+        size.div_ceil(cores)
+    };
+    let pieces = read_pieces(file, size, most, false)?;
+    Ok(root_of(&pieces, size).into())
+}
+
+/// Reads and hashes a file in pieces of at most `most` bytes (rounded to
+/// subtrees), a thread each, cutting each into chunks if `cut`.
+fn read_pieces(file: &std::fs::File, size: u64, most: u64, cut: bool) -> Result<Vec<Piece>> {
     let mut pieces = Vec::new();
     subtrees(0, size, most.max(blake3::CHUNK_LEN as u64), &mut pieces);
-    let cut: Vec<Result<Piece>> = std::thread::scope(|scope| {
+    let read: Vec<Result<Piece>> = std::thread::scope(|scope| {
         let each: Vec<_> = pieces
             .iter()
             .map(|&(start, len)| {
-                scope.spawn(move || cut_piece(file, start, len, start + len == size))
+                scope.spawn(move || read_piece(file, start, len, start + len == size, cut))
             })
             .collect();
         each.into_iter()
@@ -189,18 +214,17 @@ fn chunk_in_pieces(file: &std::fs::File, size: u64, most: u64) -> Result<Chunked
             })
             .collect()
     });
-    let cut = cut.into_iter().collect::<Result<Vec<Piece>>>()?;
-    let digest = match cut.as_slice() {
+    read.into_iter().collect()
+}
+
+/// The whole file's hash, from its pieces.
+fn root_of(pieces: &[Piece], size: u64) -> blake3::Hash {
+    match pieces {
         [only] => only
             .root
             .expect("a piece that is the whole file has its hash"),
-        _ => merged_root(&cut, 0, size),
-    };
-    Ok(Chunked {
-        digest: digest.into(),
-        size,
-        chunks: stitched(file, size, &cut)?,
-    })
+        _ => merged_root(pieces, 0, size),
+    }
 }
 
 /// One piece of a file: where it is, its chaining value in BLAKE3's tree
@@ -250,8 +274,8 @@ fn merged_cv(pieces: &[Piece], start: u64, len: u64) -> blake3::hazmat::Chaining
     )
 }
 
-/// Reads, hashes and cuts one piece (see [`Piece`]).
-fn cut_piece(file: &std::fs::File, start: u64, len: u64, last: bool) -> Result<Piece> {
+/// Reads and hashes one piece, and cuts it if `cut` (see [`Piece`]).
+fn read_piece(file: &std::fs::File, start: u64, len: u64, last: bool, cut: bool) -> Result<Piece> {
     use blake3::hazmat::HasherExt;
     let mut hasher = blake3::Hasher::new();
     hasher.set_input_offset(start);
@@ -263,7 +287,9 @@ fn cut_piece(file: &std::fs::File, start: u64, len: u64, last: bool) -> Result<P
         read_exact_at(file, &mut block[..n], start + at)?;
         hasher.update(&block[..n]);
         at += n as u64;
-        cutter.feed(&block[..n], last && at == len);
+        if cut {
+            cutter.feed(&block[..n], last && at == len);
+        }
     }
     let whole = start == 0 && last;
     Ok(Piece {

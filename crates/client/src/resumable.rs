@@ -31,7 +31,7 @@ use super::{encoded, Remote};
 use crate::backend::{check_cancel, Progress, TransferNote, Upload};
 use crate::chunking::{self, Chunked};
 use crate::error::{Error, Result};
-use crate::model::{check_message, UploadFor, UploadState};
+use crate::model::{check_message, Digest, UploadFor, UploadState};
 use crate::wire::{DIGEST_HEADER, IDEMPOTENCY_KEY, MESSAGE_HEADER, OFFSET_HEADER, UPLOAD_HEADER};
 use link::{broken, Link};
 use sending::{stream_of, worth_compressing, Counted, Sending, ZSTD_LEVEL};
@@ -44,9 +44,11 @@ pub const RESUMABLE_FROM: u64 = 1 << 20;
 const MOST_RESTARTS: usize = 3;
 
 impl Remote {
-    /// Sends a local file to `path` for `target` as a resumable upload of
-    /// the chunks the server lacks, then asks `path` to take it. A file whose
-    /// chunk list is too long for an upload goes in one request.
+    /// Sends a local file to `path` for `target` as a resumable upload,
+    /// then asks `path` to take it. The upload goes without a chunk list,
+    /// the whole file, unless the server has enough bytes for the file (its
+    /// versions, proposals, staged bytes) that cutting it into chunks may
+    /// spare sending some: then only the chunks the server lacks go.
     pub(super) async fn post_resumable<T: DeserializeOwned>(
         &self,
         path: &str,
@@ -54,32 +56,24 @@ impl Remote {
         file: PathBuf,
         upload: Upload,
     ) -> Result<T> {
-        let listed = file.clone();
-        let chunked =
-            blocking(move || chunking::chunk_file(&crate::local_file::open_to_read(&listed)?))
-                .await?;
+        let hashed = file.clone();
+        let (digest, size) = blocking(move || {
+            let opened = crate::local_file::open_to_read(&hashed)?;
+            let size = opened.metadata()?.len();
+            Ok((chunking::digest_file(&opened)?, size))
+        })
+        .await?;
         if let Some(expected) = &upload.digest {
-            if *expected != chunked.digest {
+            if *expected != digest {
                 return Err(Error::DigestMismatch {
                     expected: expected.clone(),
-                    actual: chunked.digest,
+                    actual: digest,
                 });
             }
         }
-        if chunked.chunks.len() as u64 > chunking::MOST_LISTED {
-            return self
-                .post_upload(
-                    path,
-                    Upload {
-                        digest: Some(chunked.digest),
-                        ..upload
-                    },
-                )
-                .await;
-        }
         let whole = Upload {
             source: crate::backend::UploadSource::File(file.clone()),
-            digest: Some(chunked.digest.clone()),
+            digest: Some(digest.clone()),
             message: upload.message.clone(),
             progress: upload.progress.clone(),
             cancel: upload.cancel.clone(),
@@ -94,14 +88,22 @@ impl Remote {
         } = upload;
         let message = check_message(message)?;
         let mut link = Link::new(notes);
+        let mut plan = Plan::Ask;
         let mut restarts = 0;
         loop {
             // One key for every try of this begin: a begin whose answer was
             // lost, sent again, begins nothing new.
             let key = uuid::Uuid::new_v4().to_string();
-            let begun = link
-                .retry(|| self.begin_upload(&target, &chunked, &key))
-                .await;
+            let begun = match &plan {
+                Plan::Listed(chunked) => {
+                    link.retry(|| self.begin_upload(&target, Some(chunked), &digest, size, &key))
+                        .await
+                }
+                Plan::Ask | Plan::Unlisted => {
+                    link.retry(|| self.begin_upload(&target, None, &digest, size, &key))
+                        .await
+                }
+            };
             let mut state = match begun {
                 Ok(state) => state,
                 // A check-out that closed meanwhile (a server that committed
@@ -112,11 +114,33 @@ impl Remote {
                 }
                 Err(e) => return Err(e),
             };
+            if matches!(plan, Plan::Ask) {
+                plan = Plan::Unlisted;
+                if worth_listing(state.known.unwrap_or(0), size) {
+                    let _ = self.cancel_upload(&state).await;
+                    let listed = file.clone();
+                    let chunked = blocking(move || {
+                        chunking::chunk_file(&crate::local_file::open_to_read(&listed)?)
+                    })
+                    .await?;
+                    if chunked.digest != digest {
+                        return Err(changed_while_sent());
+                    }
+                    // A list too long for an upload: the file goes unlisted.
+                    if chunked.chunks.len() as u64 <= chunking::MOST_LISTED {
+                        plan = Plan::Listed(chunked);
+                    }
+                    continue;
+                }
+            }
             link.note(TransferNote::Sending {
                 bytes: state.length,
-                size: chunked.size,
+                size,
             });
-            let sending = Arc::new(Sending::new(file.clone(), &chunked, &state));
+            let sending = Arc::new(match &plan {
+                Plan::Listed(chunked) => Sending::new(file.clone(), chunked, &state),
+                Plan::Ask | Plan::Unlisted => Sending::unlisted(file.clone(), size),
+            });
             let compress = {
                 let (sending, length) = (sending.clone(), state.length);
                 blocking(move || worth_compressing(&sending, length)).await?
@@ -154,7 +178,12 @@ impl Remote {
                         // nothing will use what came.
                         let _ = self.cancel_upload(&state).await;
                     }
-                    return Err(e);
+                    // Bytes sent unlisted that are not the digest read
+                    // before: the file changed while it was sent.
+                    return Err(match e {
+                        Error::DigestMismatch { .. } => changed_while_sent(),
+                        e => e,
+                    });
                 }
                 done => return done,
             }
@@ -237,10 +266,14 @@ impl Remote {
         Ok(())
     }
 
+    /// Begins an upload of a file of `size` bytes and `digest`: with its
+    /// chunk list, or without one (its every byte to be sent, in order).
     async fn begin_upload(
         &self,
         target: &UploadFor,
-        chunked: &Chunked,
+        chunked: Option<&Chunked>,
+        digest: &Digest,
+        size: u64,
         key: &str,
     ) -> Result<UploadState> {
         let aim = match target {
@@ -248,19 +281,21 @@ impl Remote {
             UploadFor::Edit(id) => format!("edit={id}"),
             UploadFor::Import(path) => format!("path={}", encoded(path.as_str())),
         };
-        let path = format!("/v1/uploads?{aim}&size={}", chunked.size);
-        let list = Bytes::from(chunked.encode_list());
+        let path = format!("/v1/uploads?{aim}&size={size}");
+        let list = Bytes::from(chunked.map(Chunked::encode_list).unwrap_or_default());
         let response = self
             .send(Resend::Safe, |base| {
-                Ok(self
+                let mut request = self
                     .request(base, Method::POST, &path)
-                    .header(DIGEST_HEADER, chunked.digest.as_str())
-                    .header(IDEMPOTENCY_KEY, key)
-                    .header(
+                    .header(DIGEST_HEADER, digest.as_str())
+                    .header(IDEMPOTENCY_KEY, key);
+                if chunked.is_some() {
+                    request = request.header(
                         reqwest::header::CONTENT_TYPE,
                         "application/vnd.leasedesk.chunks",
-                    )
-                    .body(list.clone()))
+                    );
+                }
+                Ok(request.body(list.clone()))
             })
             .await?;
         read_answer(response).await
@@ -372,6 +407,31 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::Internal(format!("task: {e}")))?
+}
+
+/// How an upload's bytes are chosen.
+enum Plan {
+    /// Not yet known: begun without a list, whose answer says what the
+    /// server has for the file.
+    Ask,
+    /// The whole file, in order.
+    Unlisted,
+    /// The chunks of the file's list that the server lacks.
+    Listed(Chunked),
+}
+
+/// Whether the bytes the server has for a file (`known`) could spare
+/// enough of sending its `size` bytes to be worth cutting it into chunks:
+/// a sixteenth of it. Below that, sending it whole costs at most that much
+/// more, and cuts and hashes nothing more on either side.
+fn worth_listing(known: u64, size: u64) -> bool {
+    known >= size / 16
+}
+
+fn changed_while_sent() -> Error {
+    Error::Invalid(
+        "the file changed while it was sent: nothing was stored; check it in again".into(),
+    )
 }
 
 /// Whether a local file is large enough to go as a resumable upload.

@@ -7,7 +7,9 @@
 //! what was declared and how far it has come, so every server of the store
 //! resumes it; its chunk list and the bytes that came are parts beside the
 //! blobs (`blobs::parts`), each part a run of whole chunks checked against
-//! their ids, counted only once it is written. The whole file is checked
+//! their ids, counted only once it is written. An upload begun without a
+//! list sends the whole file, in pieces checked only by its digest, and
+//! its blob's list is made once it is used. The whole file is checked
 //! against its digest as it arrives (one request writing it whole, in
 //! order) or else when a check-in (or a stage, an edit's commit, an
 //! import) uses it, which goes the usual way from there. It is removed once
@@ -102,6 +104,8 @@ pub(super) struct Uploads {
     /// The digests of the newest uploads one request wrote whole, in
     /// order, into a spool: hashed as they arrived, not read again.
     arrived: std::sync::Mutex<VecDeque<(UploadId, Digest)>>,
+    /// The blobs whose chunk lists are being made, each with its turn.
+    making: std::sync::Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Uploads {
@@ -114,7 +118,16 @@ impl Uploads {
             turns: Turns::default(),
             last_swept: Default::default(),
             arrived: Default::default(),
+            making: Default::default(),
         }
+    }
+
+    /// The turn to make blob `digest`'s chunk list. Turns no one holds or
+    /// waits for are dropped as others are handed out.
+    fn making(&self, digest: &Digest) -> Arc<tokio::sync::Mutex<()>> {
+        let mut making = self.making.lock().unwrap_or_else(|p| p.into_inner());
+        making.retain(|_, turn| Arc::strong_count(turn) > 1);
+        making.entry(digest.clone()).or_default().clone()
     }
 
     /// Keeps the digest upload `id`'s spool hashed to as it was written.
@@ -147,18 +160,46 @@ pub fn check_upload_key(key: &str) -> Result<()> {
     Ok(())
 }
 
-/// An upload's chunks to send, in order, with where each starts in its
-/// bytes: what an append checks the bytes against.
-struct ToSend {
-    chunks: Vec<Chunk>,
-    starts: Vec<u64>,
-    _room: Held,
+/// What an append checks an upload's bytes against, piece by piece.
+enum ToSend {
+    /// The chunks to send, in order, with where each starts in the
+    /// upload's bytes: each checked against its id as it completes.
+    Listed {
+        chunks: Vec<Chunk>,
+        starts: Vec<u64>,
+        _room: Held,
+    },
+    /// An unlisted upload's bytes, the whole file: pieces of
+    /// [`UNLISTED_PIECE`] bytes, checked only against the file's digest.
+    Unlisted { size: u64 },
 }
 
+/// The pieces an unlisted upload's bytes are written and counted in.
+const UNLISTED_PIECE: u64 = 256 << 10;
+
 impl ToSend {
-    /// The position of the chunk the byte `offset` falls in.
+    /// The position of the piece the byte `offset` falls in.
     fn chunk_at(&self, offset: u64) -> usize {
-        self.starts.partition_point(|&start| start <= offset) - 1
+        match self {
+            Self::Listed { starts, .. } => starts.partition_point(|&start| start <= offset) - 1,
+            Self::Unlisted { .. } => (offset / UNLISTED_PIECE) as usize,
+        }
+    }
+
+    /// Where the piece at position `k` starts, its size, and the id its
+    /// bytes must have, if any.
+    fn piece(&self, k: usize) -> (u64, u64, Option<[u8; 32]>) {
+        match self {
+            Self::Listed { chunks, starts, .. } => (
+                starts[k],
+                u64::from(chunks[k].size),
+                Some(*chunks[k].id.as_bytes()),
+            ),
+            Self::Unlisted { size } => {
+                let start = k as u64 * UNLISTED_PIECE;
+                (start, UNLISTED_PIECE.min(size - start), None)
+            }
+        }
     }
 }
 
@@ -194,6 +235,10 @@ impl Bundled {
         let cap = most * LISTED_BYTES as u64;
         let uploads = &self.shared.uploads;
         let arriving = uploads.receive_list(&self.participant, list, cap).await?;
+        if arriving.len == 0 && size > 0 {
+            drop(arriving);
+            return self.begin_unlisted(target, size, digest, key).await;
+        }
         if arriving.len > cap {
             return Err(Error::Invalid(format!(
                 "the chunk list is longer than {most} entries: more than a file of {size} bytes \
@@ -237,11 +282,45 @@ impl Bundled {
         // The runs' last end must be the list's length: `list_len` says so.
         let send = with_list_end(send, n as u64);
         drop((chunks, by_id, known));
+        let row = self.new_upload_row(target, size, digest, key, send, length);
+        let parts = &self.shared.uploads.parts;
+        parts.put(row.id, LIST_PART, vec![Bytes::from(raw)]).await?;
+        drop(held);
+        self.insert_upload(row).await
+    }
+
+    /// Begins an upload sent without a chunk list: every byte of the file,
+    /// in order, checked against its digest when it is used. Its answer
+    /// says how many bytes a list would have been matched against.
+    async fn begin_unlisted(
+        &self,
+        target: UploadFor,
+        size: u64,
+        digest: Digest,
+        key: Option<String>,
+    ) -> Result<UploadState> {
+        let blobs = self.known_blobs(&target, true).await?;
+        let known = blobs.iter().map(|&(_, size, _)| size).sum();
+        let row = self.new_upload_row(target, size, digest, key, Vec::new(), size);
+        let mut state = self.insert_upload(row).await?;
+        state.known = Some(known);
+        Ok(state)
+    }
+
+    fn new_upload_row(
+        &self,
+        target: UploadFor,
+        size: u64,
+        digest: Digest,
+        client_key: Option<String>,
+        send: Vec<(u64, u64)>,
+        length: u64,
+    ) -> UploadRow {
         let now = self.clock().now();
-        let row = UploadRow {
+        UploadRow {
             id: UploadId::new(),
             owner: self.participant.clone(),
-            client_key: key,
+            client_key,
             target,
             size,
             digest,
@@ -252,10 +331,14 @@ impl Bundled {
             created_at: now,
             expires_at: now + UPLOAD_KEPT,
             used_at: None,
-        };
+        }
+    }
+
+    /// Inserts a new upload's row, within the caller's count of unfinished
+    /// uploads; or answers the upload its `Idempotency-Key` began meanwhile.
+    async fn insert_upload(&self, row: UploadRow) -> Result<UploadState> {
+        let now = row.created_at;
         let parts = &self.shared.uploads.parts;
-        parts.put(row.id, LIST_PART, vec![Bytes::from(raw)]).await?;
-        drop(held);
         let inserted = {
             let (shared, row, now) = (self.shared.clone(), row.clone(), now);
             in_place(move || {
@@ -279,7 +362,11 @@ impl Bundled {
             .await
         };
         match inserted {
-            Ok(Ok(())) => Ok(row.state()),
+            Ok(Ok(())) => {
+                let (id, listed, length) = (row.id, !row.is_unlisted(), row.length);
+                tracing::info!(upload = %id, listed, length, "upload begun");
+                Ok(row.state())
+            }
             Ok(Err(begun)) => {
                 // The same key's begin, on another request meanwhile.
                 let _ = parts.remove(row.id).await;
@@ -485,6 +572,9 @@ impl Bundled {
 
     /// The chunks an upload sends, in order, within the room for lists.
     async fn to_send(&self, row: &UploadRow) -> Result<ToSend> {
+        if row.is_unlisted() {
+            return Ok(ToSend::Unlisted { size: row.size });
+        }
         let room = self.list_room(row).await?;
         let list = self.read_list(row).await?;
         let mut chunks = Vec::new();
@@ -500,7 +590,7 @@ impl Bundled {
                 at += u64::from(chunk.size);
             }
         }
-        Ok(ToSend {
+        Ok(ToSend::Listed {
             chunks,
             starts,
             _room: room,

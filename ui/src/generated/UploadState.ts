@@ -13,7 +13,8 @@ size: number, digest: Digest,
 /**
  * The chunks to send, as runs of their positions in the list
  * (`[first, end)`), in order; each distinct chunk once. Their bytes one
- * after another are the upload's bytes.
+ * after another are the upload's bytes. Empty for an upload begun
+ * without a list, whose bytes are the whole file.
  */
 send: Array<[number, number]>, 
 /**
@@ -28,4 +29,10 @@ offset: number,
  * Unfinished after this, it is removed (sooner if its check-out or
  * edit closes).
  */
-expires_at: string, };
+expires_at: string, 
+/**
+ * In the answer to a begin without a chunk list: the bytes of the
+ * blobs a list would have been matched against (0 for an import), so
+ * a client knows whether cutting its file into chunks could pay.
+ */
+known?: number, };

@@ -20,11 +20,13 @@ const COMPRESS_BELOW: f64 = 0.9;
 pub(super) const ZSTD_LEVEL: i32 = 3;
 
 /// What a resumable upload sends: the chunks the server lacks, in order,
-/// with where each is in the file, and where each starts in the upload.
+/// with where each is in the file, and where each starts in the upload; or,
+/// for an upload without a list, the file's first `size` bytes.
 pub(super) struct Sending {
     file: PathBuf,
     pieces: Vec<(u64, Chunk)>,
     starts: Vec<u64>,
+    unlisted: Option<u64>,
     /// Why reading the file failed, if it did (told apart from the link).
     pub(super) failed: Arc<std::sync::Mutex<Option<Error>>>,
 }
@@ -50,12 +52,38 @@ impl Sending {
             file,
             pieces,
             starts,
+            unlisted: None,
+            failed: Default::default(),
+        }
+    }
+
+    /// The whole file, `size` bytes, for an upload without a list.
+    pub(super) fn unlisted(file: PathBuf, size: u64) -> Self {
+        Self {
+            file,
+            pieces: Vec::new(),
+            starts: Vec::new(),
+            unlisted: Some(size),
             failed: Default::default(),
         }
     }
 
     /// A reader of the upload's bytes from `from`, read from the file.
-    pub(super) fn reader(&self, from: u64) -> Result<PieceReader> {
+    pub(super) fn reader(&self, from: u64) -> Result<Box<dyn Read + Send>> {
+        if let Some(size) = self.unlisted {
+            if from > size {
+                return Err(Error::Internal(format!(
+                    "the server says the upload is at byte {from} of {size}"
+                )));
+            }
+            let mut file = crate::local_file::open_to_read(&self.file)?;
+            file.seek(std::io::SeekFrom::Start(from))?;
+            return Ok(Box::new(FileReader {
+                file,
+                left: size - from,
+                failed: self.failed.clone(),
+            }));
+        }
         let total = self.starts.last().zip(self.pieces.last());
         let total = total.map_or(0, |(&s, (_, c))| s + u64::from(c.size));
         if from > total {
@@ -68,21 +96,47 @@ impl Sending {
             .partition_point(|&s| s <= from)
             .saturating_sub(1);
         let within = from - self.starts.get(k).copied().unwrap_or(0);
-        Ok(PieceReader {
+        Ok(Box::new(PieceReader {
             file: crate::local_file::open_to_read(&self.file)?,
             pieces: self.pieces.clone(),
             k,
             within: within as usize,
             chunk: Vec::new(),
             failed: self.failed.clone(),
-        })
+        }))
+    }
+}
+
+/// The rest of a file sent without a list, straight from it: checked only
+/// by the server, against the digest, when the upload is used.
+struct FileReader {
+    file: std::fs::File,
+    left: u64,
+    failed: Arc<std::sync::Mutex<Option<Error>>>,
+}
+
+impl Read for FileReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let most = buf.len().min(self.left.try_into().unwrap_or(usize::MAX));
+        if most == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read(&mut buf[..most])?;
+        if n == 0 {
+            // Shorter than when it was hashed.
+            let e = super::changed_while_sent();
+            *self.failed.lock().expect("failed") = Some(e.clone());
+            return Err(std::io::Error::other(e));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
 /// The chunks to send, one after another, read from the file a chunk at a
 /// time, each checked against its id first: a file changed since it was
 /// cut fails here, before a byte of it leaves.
-pub(super) struct PieceReader {
+struct PieceReader {
     file: std::fs::File,
     pieces: Vec<(u64, Chunk)>,
     k: usize,
@@ -102,10 +156,7 @@ impl Read for PieceReader {
                 self.file.seek(std::io::SeekFrom::Start(offset))?;
                 let read = match self.file.read_exact(&mut self.chunk) {
                     Ok(()) if blake3::hash(&self.chunk) == chunk.id => Ok(()),
-                    Ok(()) => Err(Error::Invalid(
-                        "the file changed while it was sent: nothing was stored; check it in again"
-                            .into(),
-                    )),
+                    Ok(()) => Err(super::changed_while_sent()),
                     Err(e) => Err(e.into()),
                 };
                 if let Err(e) = read {

@@ -1,5 +1,6 @@
 //! One append of a resumable upload: the bytes that came, checked chunk by
-//! chunk, written and counted (see `transfers`).
+//! chunk (an unlisted upload's only against its digest, at its use),
+//! written and counted (see `transfers`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -124,8 +125,8 @@ impl WholeHash {
 pub(super) struct Run {
     from: u64,
     bytes: usize,
-    /// Each chunk's bytes, its id (`None`: checked already), and its
-    /// position among the chunks to send.
+    /// Each chunk's bytes, its id (`None`: checked already, or an unlisted
+    /// upload's piece), and its position among the chunks to send.
     chunks: Vec<(Bytes, Option<Digest32>, usize)>,
 }
 
@@ -156,8 +157,8 @@ impl Appending<'_> {
         // The chunk under way began in an earlier request: checked here, as
         // its bytes that came before are hashed again.
         let mut resumed = None;
-        let chunk_start = to_send.starts[k];
-        if chunk_start < self.row.reached {
+        let (chunk_start, _, id) = to_send.piece(k);
+        if chunk_start < self.row.reached && id.is_some() {
             let mut hasher = blake3::Hasher::new();
             hasher.update(&self.me.upload_bytes(&self.row, chunk_start).await?);
             resumed = Some(hasher);
@@ -187,8 +188,8 @@ impl Appending<'_> {
                         "the body goes past the upload's {length} bytes"
                     )));
                 }
-                let (expected, start) = (to_send.chunks[k], to_send.starts[k]);
-                let end = start + u64::from(expected.size);
+                let (start, size, id) = to_send.piece(k);
+                let end = start + size;
                 let take = ((end - at(self)) as usize).min(rest.len());
                 if let Some(hasher) = &mut resumed {
                     hasher.update(&rest[..take]);
@@ -198,11 +199,10 @@ impl Appending<'_> {
                 if at(self) < end {
                     continue;
                 }
-                let id = *expected.id.as_bytes();
                 let bytes = Bytes::from(std::mem::take(&mut self.partial));
                 self.run.bytes += bytes.len();
                 match resumed.take() {
-                    Some(hasher) if *hasher.finalize().as_bytes() != id => {
+                    Some(hasher) if Some(*hasher.finalize().as_bytes()) != id => {
                         // Dropped: the upload goes back to the chunk's start.
                         self.cut_to = Some(start);
                         return Err(self.mismatch_at(k, start));
@@ -210,7 +210,7 @@ impl Appending<'_> {
                     // Checked here with its first bytes, which an earlier
                     // request wrote: only the rest is written now.
                     Some(_) => self.run.chunks.push((bytes, None, k)),
-                    None => self.run.chunks.push((bytes, Some(id), k)),
+                    None => self.run.chunks.push((bytes, id, k)),
                 }
                 k += 1;
                 // A run goes as soon as the writer is free: on a slow link

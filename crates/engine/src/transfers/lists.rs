@@ -51,6 +51,16 @@ impl Bundled {
         if !make {
             return Ok(None);
         }
+        // One making of a blob's list at a time: a begin that needs the
+        // list an upload's use is making waits for it rather than reading
+        // the blob again.
+        let making = self.shared.uploads.making(digest);
+        let _making = making.lock().await;
+        let (shared, wanted) = (self.shared.clone(), digest.clone());
+        let kept = in_place(move || shared.store.read(|tx| tx.chunk_list(&wanted))).await?;
+        if let Some(kept) = kept {
+            return Ok(Some(kept));
+        }
         let local = self.shared.blobs.local_file(digest).await?;
         let path = local.path().to_owned();
         let list =

@@ -8,6 +8,7 @@ pub(super) trait UploadRowReading {
     fn state(&self) -> UploadState;
     fn list_bytes(&self) -> u64;
     fn list_len(&self) -> u64;
+    fn is_unlisted(&self) -> bool;
 }
 
 impl UploadRowReading for UploadRow {
@@ -20,6 +21,7 @@ impl UploadRowReading for UploadRow {
             length: self.length,
             offset: self.reached,
             expires_at: self.expires_at,
+            known: None,
         }
     }
 
@@ -31,5 +33,12 @@ impl UploadRowReading for UploadRow {
     /// exactly what the list part holds (its size is checked as it is read).
     fn list_len(&self) -> u64 {
         self.send.last().map_or(0, |run| run.1)
+    }
+
+    /// Whether it was begun without a chunk list: its bytes are the whole
+    /// file. (A listed upload's runs end at its list's end, and only an
+    /// empty file's list is empty: its upload has no bytes either way.)
+    fn is_unlisted(&self) -> bool {
+        self.send.is_empty() && self.size > 0
     }
 }

@@ -9,7 +9,7 @@ use super::*;
 type ByteSource = (Option<Digest>, (u64, u64), u64, u64);
 
 impl Bundled {
-    /// A whole upload's bytes for `target` (which must be the one it was
+    /// A finished upload's bytes for `target` (which must be the one it was
     /// begun for), read from its parts and the blobs that hold its other
     /// chunks, with its declared digest: the check-in (or stage, commit,
     /// import) that takes them checks the whole file as it reads. Call
@@ -35,46 +35,12 @@ impl Bundled {
             }
             return Ok(Upload::checked(whole, row.digest.clone()));
         }
-        let n = row.list_len() as usize;
-        // A closed check-out is left to the write's rules: a retry of a
-        // check-in whose answer was lost is answered as the first was.
-        let known = self.known_blobs(target, false).await?;
-        let held = self
-            .shared
-            .uploads
-            .room
-            .take(
-                &self.participant,
-                2 * row.list_bytes()
-                    + ById::bytes(n)
-                    + Sources::bytes(n)
-                    + n as u64 * RUN_BYTES
-                    + known_bound(&known),
-            )
-            .await?;
-        let chunks = self.read_list(&row).await?;
-        let by_id = ById::new(&chunks);
-        let mut sources = Sources::sent(&chunks, &by_id, &row.send);
-        let mut blobs = Vec::new();
-        for (blob, blob_size, make) in known {
-            if sources.complete() {
-                break;
-            }
-            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
-                sources.look_in(&chunks, &by_id, blobs.len() as u8, &kept);
-                blobs.push(blob);
-            }
-        }
-        if !sources.complete() {
-            // Pushed out of what it may use since it began (newer
-            // versions, a new stage): the client begins again.
-            return Err(no_upload_any_more(id));
-        }
-        let runs = sources.runs(&chunks);
-        drop((chunks, by_id, sources));
-        // The runs stay while the file is read: their room with them.
-        let mut held = held;
-        held.shrink_to(runs.len() as u64 * RUN_BYTES);
+        let (runs, blobs, held) = if row.is_unlisted() {
+            (vec![(Found::Sent, 0, row.size)], Vec::new(), None)
+        } else {
+            let (runs, blobs, held) = self.listed_runs(&row, target).await?;
+            (runs, blobs, Some(held))
+        };
         let shared = self.shared.clone();
         let pieces = in_place(move || shared.store.read(|tx| tx.upload_pieces(id))).await?;
         let pieces = held_in(&pieces, row.reached);
@@ -115,6 +81,58 @@ impl Bundled {
         Ok(Upload::stream(reader).with_digest(row.digest.clone()))
     }
 
+    /// Where each run of a listed upload's bytes is read from: its own
+    /// bytes or a blob the caller may read for `target`, with the blobs
+    /// named and the room the runs hold while the file is read.
+    async fn listed_runs(
+        &self,
+        row: &UploadRow,
+        target: &UploadFor,
+    ) -> Result<(Vec<(Found, u64, u64)>, Vec<Digest>, Held)> {
+        let id = row.id;
+        let n = row.list_len() as usize;
+        // A closed check-out is left to the write's rules: a retry of a
+        // check-in whose answer was lost is answered as the first was.
+        let known = self.known_blobs(target, false).await?;
+        let held = self
+            .shared
+            .uploads
+            .room
+            .take(
+                &self.participant,
+                2 * row.list_bytes()
+                    + ById::bytes(n)
+                    + Sources::bytes(n)
+                    + n as u64 * RUN_BYTES
+                    + known_bound(&known),
+            )
+            .await?;
+        let chunks = self.read_list(row).await?;
+        let by_id = ById::new(&chunks);
+        let mut sources = Sources::sent(&chunks, &by_id, &row.send);
+        let mut blobs = Vec::new();
+        for (blob, blob_size, make) in known {
+            if sources.complete() {
+                break;
+            }
+            if let Some(kept) = self.kept_list_bytes(&blob, blob_size, make).await? {
+                sources.look_in(&chunks, &by_id, blobs.len() as u8, &kept);
+                blobs.push(blob);
+            }
+        }
+        if !sources.complete() {
+            // Pushed out of what it may use since it began (newer
+            // versions, a new stage): the client begins again.
+            return Err(no_upload_any_more(id));
+        }
+        let runs = sources.runs(&chunks);
+        drop((chunks, by_id, sources));
+        // The runs stay while the file is read: their room with them.
+        let mut held = held;
+        held.shrink_to(runs.len() as u64 * RUN_BYTES);
+        Ok((runs, blobs, held))
+    }
+
     /// The file that holds a finished upload's every byte in order, where
     /// there is one: a folder's spool of an upload that sent every chunk of
     /// its list (a new file, or one the server had none of). The write
@@ -132,19 +150,40 @@ impl Bundled {
 
     /// After the write that used an upload: its chunk list is kept for its
     /// blob (the next transfer of the file needs no new one), and it is
-    /// removed in a few minutes (see [`USED_KEPT`]).
+    /// removed in a few minutes (see [`USED_KEPT`]). An unlisted upload's
+    /// blob has its list made now, off the request, so that the file's next
+    /// check-in finds it made.
     pub async fn upload_used(&self, id: UploadId) {
         let Ok(row) = self.own_upload(id).await else {
             return;
         };
-        let kept = async {
-            let _room = self.list_room(&row).await?;
-            let bytes = self.list_bytes(&row).await?;
-            self.keep_chunk_list(&row.digest, bytes).await
-        }
-        .await;
-        if let Err(e) = kept {
-            tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
+        if row.is_unlisted() {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let made = async {
+                    let _room = me
+                        .shared
+                        .uploads
+                        .room
+                        .take(&me.participant, 3 * list_bound(row.size))
+                        .await?;
+                    me.kept_list_bytes(&row.digest, row.size, true).await
+                }
+                .await;
+                if let Err(e) = made {
+                    tracing::warn!("blob {}'s chunk list is made when needed: {e}", row.digest);
+                }
+            });
+        } else {
+            let kept = async {
+                let _room = self.list_room(&row).await?;
+                let bytes = self.list_bytes(&row).await?;
+                self.keep_chunk_list(&row.digest, bytes).await
+            }
+            .await;
+            if let Err(e) = kept {
+                tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
+            }
         }
         let (shared, at) = (self.shared.clone(), self.clock().now());
         let marked = in_place(move || {

@@ -28,7 +28,8 @@ pub struct UploadState {
     pub digest: Digest,
     /// The chunks to send, as runs of their positions in the list
     /// (`[first, end)`), in order; each distinct chunk once. Their bytes one
-    /// after another are the upload's bytes.
+    /// after another are the upload's bytes. Empty for an upload begun
+    /// without a list, whose bytes are the whole file.
     #[ts(type = "Array<[number, number]>")]
     pub send: Vec<(u64, u64)>,
     /// How many bytes the upload takes in all: the sizes of `send`'s chunks.
@@ -40,6 +41,12 @@ pub struct UploadState {
     /// Unfinished after this, it is removed (sooner if its check-out or
     /// edit closes).
     pub expires_at: DateTime<Utc>,
+    /// In the answer to a begin without a chunk list: the bytes of the
+    /// blobs a list would have been matched against (0 for an import), so
+    /// a client knows whether cutting its file into chunks could pay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(type = "number", optional)]
+    pub known: Option<u64>,
 }
 
 impl UploadState {

@@ -87,7 +87,9 @@ pub(crate) struct BeginQuery {
 /// upload. The query names its target (exactly one of `checkout`, `edit`,
 /// `path`) and the file's `size`, `Leasedesk-Digest` its digest, and the
 /// body is its chunk list: per chunk its BLAKE3 (32 bytes) and size (4 bytes,
-/// little-endian). The answer says which chunks to send.
+/// little-endian). The answer says which chunks to send. With no body, the
+/// whole file is to be sent, and the answer says how many bytes a list
+/// would have been matched against (`known`).
 #[utoipa::path(post, path = "/v1/uploads", request_body(content = Vec<u8>, content_type = "application/octet-stream"), responses((status = 201, body = UploadState)))]
 pub(crate) async fn begin_upload(
     Caller(me): Caller,
