@@ -341,12 +341,10 @@ async fn an_upload_reports_its_progress(f: Fixture) {
     };
     f.alice.check_in(c.id, upload).await.unwrap();
     let seen = seen.lock().unwrap();
-    // Over a link, progress counts the bytes the server lacked (one chunk
-    // of fives, sent once): what it said it would send.
+    // Over a link, progress counts the bytes the upload sends: what it said
+    // it would send, here the whole file (the server has none of it).
     let to_send = sending.lock().unwrap().unwrap_or(2_500_000);
-    if f.server.is_some() {
-        assert!(to_send < 2_500_000 / 4, "{to_send}");
-    }
+    assert_eq!(to_send, 2_500_000);
     assert_eq!(seen.last(), Some(&to_send), "{seen:?}");
     assert!(
         seen.windows(2).all(|w| w[0] < w[1]),

@@ -106,6 +106,12 @@ impl Remote {
             };
             let mut state = match begun {
                 Ok(state) => state,
+                // A server from before uploads without a list reads the empty
+                // body as a list that is wrong: a list then.
+                Err(Error::Invalid(_)) if matches!(plan, Plan::Ask) => {
+                    plan = Plan::Listed(self.chunked(&file, &digest).await?);
+                    continue;
+                }
                 // A check-out that closed meanwhile (a server that committed
                 // and died before its answer, say): the single request gets
                 // the answer its rules give a retry.
@@ -117,15 +123,10 @@ impl Remote {
             if matches!(plan, Plan::Ask) {
                 plan = Plan::Unlisted;
                 if worth_listing(state.known.unwrap_or(0), size) {
-                    let _ = self.cancel_upload(&state).await;
-                    let listed = file.clone();
-                    let chunked = blocking(move || {
-                        chunking::chunk_file(&crate::local_file::open_to_read(&listed)?)
-                    })
-                    .await?;
-                    if chunked.digest != digest {
-                        return Err(changed_while_sent());
-                    }
+                    // Not to be sent: it would count against the server's
+                    // bound on unfinished uploads for a day.
+                    let _ = link.retry(|| self.cancel_upload(&state)).await;
+                    let chunked = self.chunked(&file, &digest).await?;
                     // A list too long for an upload: the file goes unlisted.
                     if chunked.chunks.len() as u64 <= chunking::MOST_LISTED {
                         plan = Plan::Listed(chunked);
@@ -188,6 +189,18 @@ impl Remote {
                 done => return done,
             }
         }
+    }
+
+    /// The chunk list of a file that hashed to `digest` a moment ago.
+    async fn chunked(&self, file: &Path, digest: &Digest) -> Result<Chunked> {
+        let listed = file.to_owned();
+        let chunked =
+            blocking(move || chunking::chunk_file(&crate::local_file::open_to_read(&listed)?))
+                .await?;
+        if chunked.digest != *digest {
+            return Err(changed_while_sent());
+        }
+        Ok(chunked)
     }
 
     /// Appends until the server has every byte, resuming after each drop

@@ -106,6 +106,8 @@ pub(super) struct Uploads {
     arrived: std::sync::Mutex<VecDeque<(UploadId, Digest)>>,
     /// The blobs whose chunk lists are being made, each with its turn.
     making: std::sync::Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<()>>>>,
+    /// The turn to make a used upload's list off its request.
+    background_lists: Arc<tokio::sync::Semaphore>,
 }
 
 impl Uploads {
@@ -119,7 +121,13 @@ impl Uploads {
             last_swept: Default::default(),
             arrived: Default::default(),
             making: Default::default(),
+            background_lists: Arc::new(tokio::sync::Semaphore::new(1)),
         }
+    }
+
+    /// The turn to make a chunk list off a request, if it is free.
+    fn background_list(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.background_lists.clone().try_acquire_owned().ok()
     }
 
     /// The turn to make blob `digest`'s chunk list. Turns no one holds or
@@ -228,7 +236,11 @@ impl Bundled {
                 .read(move |tx, _, _| tx.upload_by_key(&me, &wanted))
                 .await?;
             if let Some(begun) = begun {
-                return same_begin(&begun, &target, size, &digest);
+                let mut state = same_begin(&begun, &target, size, &digest)?;
+                if begun.is_unlisted() {
+                    state.known = Some(self.known_bytes(&target).await?);
+                }
+                return Ok(state);
             }
         }
         let most = chunking::most_chunks(size).min(MOST_LISTED);
@@ -299,12 +311,32 @@ impl Bundled {
         digest: Digest,
         key: Option<String>,
     ) -> Result<UploadState> {
-        let blobs = self.known_blobs(&target, true).await?;
-        let known = blobs.iter().map(|&(_, size, _)| size).sum();
+        let known = self.known_bytes(&target).await?;
         let row = self.new_upload_row(target, size, digest, key, Vec::new(), size);
         let mut state = self.insert_upload(row).await?;
         state.known = Some(known);
         Ok(state)
+    }
+
+    /// The bytes a begin with a list would match its chunks against: the
+    /// sizes of the blobs of [`Bundled::known_blobs`] that have a list or
+    /// would get one. Refuses a target as a begin would.
+    async fn known_bytes(&self, target: &UploadFor) -> Result<u64> {
+        let mut known = 0;
+        for (blob, size, make) in self.known_blobs(target, true).await? {
+            if size == 0 || size > MOST_LISTED * u64::from(AVG_CHUNK) {
+                continue;
+            }
+            let shared = self.shared.clone();
+            let kept = make
+                || in_place(move || shared.store.read(|tx| tx.chunk_list(&blob)))
+                    .await?
+                    .is_some();
+            if kept {
+                known += size;
+            }
+        }
+        Ok(known)
     }
 
     fn new_upload_row(

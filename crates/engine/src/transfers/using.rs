@@ -33,6 +33,12 @@ impl Bundled {
             if self.shared.uploads.arrived_as(id).as_ref() == Some(&row.digest) {
                 return Ok(Upload::hashed(whole, row.digest.clone()));
             }
+            // Nothing checked an unlisted upload's bytes as they came: an
+            // append another server superseded may still write into its
+            // spool, so the spool is copied, the copy checked, not linked.
+            if row.is_unlisted() {
+                return Ok(Upload::file(whole).with_digest(row.digest.clone()));
+            }
             return Ok(Upload::checked(whole, row.digest.clone()));
         }
         let (runs, blobs, held) = if row.is_unlisted() {
@@ -158,22 +164,7 @@ impl Bundled {
             return;
         };
         if row.is_unlisted() {
-            let me = self.clone();
-            tokio::spawn(async move {
-                let made = async {
-                    let _room = me
-                        .shared
-                        .uploads
-                        .room
-                        .take(&me.participant, 3 * list_bound(row.size))
-                        .await?;
-                    me.kept_list_bytes(&row.digest, row.size, true).await
-                }
-                .await;
-                if let Err(e) = made {
-                    tracing::warn!("blob {}'s chunk list is made when needed: {e}", row.digest);
-                }
-            });
+            self.make_list_soon(&row);
         } else {
             let kept = async {
                 let _room = self.list_room(&row).await?;
@@ -185,6 +176,33 @@ impl Bundled {
                 tracing::warn!("upload {id}'s chunk list is made again when needed: {e}");
             }
         }
+        self.mark_used(id).await;
+    }
+
+    /// Makes the chunk list of the blob an unlisted upload became, off the
+    /// request, unless another is being made so: then the first transfer
+    /// that needs it makes it.
+    fn make_list_soon(&self, row: &UploadRow) {
+        let Some(turn) = self.shared.uploads.background_list() else {
+            return;
+        };
+        let (me, digest, size) = (self.clone(), row.digest.clone(), row.size);
+        tokio::spawn(async move {
+            let _turn = turn;
+            let made = async {
+                let room = &me.shared.uploads.room;
+                let _room = room.take(&me.participant, 3 * list_bound(size)).await?;
+                me.kept_list_bytes(&digest, size, true).await
+            }
+            .await;
+            if let Err(e) = made {
+                tracing::warn!("blob {digest}'s chunk list is made when needed: {e}");
+            }
+        });
+    }
+
+    /// Marks upload `id` used: it goes in a few minutes.
+    async fn mark_used(&self, id: UploadId) {
         let (shared, at) = (self.shared.clone(), self.clock().now());
         let marked = in_place(move || {
             shared
