@@ -13,6 +13,7 @@ pub mod chunking;
 
 // The crates below this one, by the names this crate's code uses for them.
 use leasedesk_files::local_file;
+use leasedesk_files::writeback::Writeback;
 use leasedesk_model::{error, model};
 
 use std::ops::Range;
@@ -258,6 +259,7 @@ impl Reuse<'_> {
     ) -> Result<()> {
         use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
         let mut out = tokio::fs::File::create(temp).await?;
+        let mut behind = WrittenBehind::of(&out).await;
         let mut opened: Vec<Option<tokio::fs::File>> = self.sources.iter().map(|_| None).collect();
         let mut hashed = HashedCopy::new(progress.as_ref());
         let mut buf = vec![0u8; crate::chunking::MAX_CHUNK as usize];
@@ -295,6 +297,7 @@ impl Reuse<'_> {
                 if read.is_ok() && blake3::hash(&buf[..size]) == chunk.id {
                     hashed.hasher.update(&buf[..size]);
                     out.write_all(&buf[..size]).await?;
+                    behind.wrote(size);
                     i += 1;
                     continue;
                 }
@@ -316,7 +319,9 @@ impl Reuse<'_> {
                 .content_range(id, Some(version), offset, Some(stop))
                 .await?
                 .reader;
-            hashed.copy(&mut reader, &mut out, &mut buf).await?;
+            hashed
+                .copy(&mut reader, &mut out, &mut behind, &mut buf)
+                .await?;
             for &(at, chunk) in &chunks[i..end] {
                 fetched.entry(chunk.id).or_insert(at);
             }
@@ -338,9 +343,12 @@ pub async fn save_verified(
     let temp = temp_beside(dest);
     let copied = async {
         let mut out = tokio::fs::File::create(&temp).await?;
+        let mut behind = WrittenBehind::of(&out).await;
         let mut hashed = HashedCopy::new(progress.as_ref());
         let mut buf = vec![0u8; 1 << 20];
-        hashed.copy(&mut reader, &mut out, &mut buf).await?;
+        hashed
+            .copy(&mut reader, &mut out, &mut behind, &mut buf)
+            .await?;
         out.sync_all().await?;
         hashed.check(expected)?;
         crate::local_file::replace(&temp, dest).await?;
@@ -364,6 +372,27 @@ fn temp_beside(dest: &std::path::Path) -> std::path::PathBuf {
 
 /// Bytes written to a file, hashed as they go; those copied from a reader
 /// are counted to `progress`.
+/// A download's file, its writeback started as it is written and its
+/// pages dropped behind (see [`Writeback`]): a file of a gigabyte is then
+/// not a gigabyte of page cache taken from the designer's applications.
+struct WrittenBehind(Option<(Writeback, std::fs::File)>);
+
+impl WrittenBehind {
+    async fn of(out: &tokio::fs::File) -> Self {
+        match out.try_clone().await {
+            Ok(file) => Self(Some((Writeback::new(0), file.into_std().await))),
+            // Best effort: the final sync does the work.
+            Err(_) => Self(None),
+        }
+    }
+
+    fn wrote(&mut self, n: usize) {
+        if let Some((writeback, file)) = &mut self.0 {
+            writeback.wrote(file, n as u64);
+        }
+    }
+}
+
 struct HashedCopy<'a> {
     hasher: blake3::Hasher,
     moved: u64,
@@ -384,6 +413,7 @@ impl<'a> HashedCopy<'a> {
         &mut self,
         reader: &mut (impl AsyncRead + Unpin + ?Sized),
         out: &mut tokio::fs::File,
+        behind: &mut WrittenBehind,
         buf: &mut [u8],
     ) -> Result<()> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -394,6 +424,7 @@ impl<'a> HashedCopy<'a> {
             }
             self.hasher.update(&buf[..n]);
             out.write_all(&buf[..n]).await?;
+            behind.wrote(n);
             self.moved += n as u64;
             if let Some(progress) = self.progress {
                 progress(self.moved);

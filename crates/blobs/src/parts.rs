@@ -25,13 +25,13 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::folder::{rename_durably, sync_dir};
-use super::staging::Writeback;
 use super::Blobs;
 #[cfg(feature = "s3")]
 use super::ObjectBlobs;
 use crate::error::{Error, Result};
 use crate::model::UploadId;
 use crate::owner_only;
+use leasedesk_files::writeback::Writeback;
 
 /// The uploads' parts of one store.
 #[derive(Clone)]

@@ -7,6 +7,8 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
+
+use leasedesk_files::writeback::Writeback;
 use std::thread::JoinHandle;
 
 use tokio::io::AsyncRead;
@@ -242,47 +244,6 @@ pub(super) struct TempBlob {
     writeback: Writeback,
 }
 
-/// How much is written before its writeback is started.
-const WRITEBACK_WINDOW: u64 = 8 << 20;
-
-/// Has what is written to a file written to disk in the background, every
-/// [`WRITEBACK_WINDOW`], so the fsync that makes it durable finds little
-/// left to do: the disk works while the copy goes on instead of after it. A
-/// thread of its own asks, since asking can block while the disk is busy.
-/// Best effort: without it the final fsync simply does all the work.
-pub(super) struct Writeback {
-    written: u64,
-    flushing_from: u64,
-    flusher: Option<mpsc::Sender<(u64, u64)>>,
-}
-
-impl Writeback {
-    /// For a file whose writing goes on at byte `at`.
-    pub(super) fn new(at: u64) -> Self {
-        Self {
-            written: at,
-            flushing_from: at,
-            flusher: None,
-        }
-    }
-
-    /// Notes `n` more bytes written to `file`.
-    pub(super) fn wrote(&mut self, file: &File, n: u64) {
-        self.written += n;
-        if self.written - self.flushing_from < WRITEBACK_WINDOW {
-            return;
-        }
-        if self.flusher.is_none() {
-            self.flusher = spawn_flusher(file);
-        }
-        if let Some(flusher) = &self.flusher {
-            let range = (self.flushing_from, self.written - self.flushing_from);
-            let _ = flusher.send(range);
-        }
-        self.flushing_from = self.written;
-    }
-}
-
 impl TempBlob {
     /// A temporary file just made (and locked) at `path`.
     pub(super) fn new(path: PathBuf, file: File) -> Self {
@@ -335,36 +296,4 @@ impl StagedBlob {
     pub(super) fn sync_all(&mut self) -> std::io::Result<()> {
         self.temp.file.as_mut().expect("open temp blob").sync_all()
     }
-}
-
-/// A thread that starts the writeback of the byte ranges it is sent (on Linux,
-/// with sync_file_range; elsewhere there is none). It ends when its sender drops.
-#[cfg(target_os = "linux")]
-fn spawn_flusher(file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
-    use std::os::fd::AsRawFd;
-    let file = file.try_clone().ok()?;
-    let (ranges, to_flush) = mpsc::channel::<(u64, u64)>();
-    let spawned = std::thread::Builder::new()
-        .name("blob-writeback".into())
-        .spawn(move || {
-            for (from, len) in to_flush {
-                // SAFETY: sync_file_range only reads its integer arguments, and
-                // `file` keeps the descriptor open. Advisory: the final fsync
-                // makes the blob durable and reports any error.
-                unsafe {
-                    libc::sync_file_range(
-                        file.as_raw_fd(),
-                        from as i64,
-                        len as i64,
-                        libc::SYNC_FILE_RANGE_WRITE,
-                    )
-                };
-            }
-        });
-    spawned.ok().map(|_| ranges)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn spawn_flusher(_file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
-    None
 }
