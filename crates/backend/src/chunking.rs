@@ -172,7 +172,7 @@ pub fn chunk_file(file: &std::fs::File) -> Result<Chunked> {
 
 /// [`chunk_file`] in pieces of at most `most` bytes (rounded to subtrees).
 fn chunk_in_pieces(file: &std::fs::File, size: u64, most: u64) -> Result<Chunked> {
-    let cut = read_pieces(file, size, most, true)?;
+    let cut = read_pieces(file, size, most, Pass::HashAndCut)?;
     Ok(Chunked {
         digest: root_of(&cut, size).into(),
         size,
@@ -190,20 +190,45 @@ pub fn digest_file(file: &std::fs::File) -> Result<Digest> {
     } else {
         size.div_ceil(cores)
     };
-    let pieces = read_pieces(file, size, most, false)?;
+    let pieces = read_pieces(file, size, most, Pass::Hash)?;
     Ok(root_of(&pieces, size).into())
 }
 
-/// Reads and hashes a file in pieces of at most `most` bytes (rounded to
-/// subtrees), a thread each, cutting each into chunks if `cut`.
-fn read_pieces(file: &std::fs::File, size: u64, most: u64, cut: bool) -> Result<Vec<Piece>> {
+/// The chunks of a file that hashed to `digest` just before, cut without
+/// taking its hash again (a file large enough to be cut on every core;
+/// a smaller one is hashed again, its digest the one found). Blocking.
+pub fn chunk_file_hashed(file: &std::fs::File, digest: Digest) -> Result<Chunked> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let size = file.metadata()?.len();
+    if size < PARALLEL_FROM || cores < 2 {
+        return chunk_file(file);
+    }
+    let cut = read_pieces(file, size, size.div_ceil(cores), Pass::Cut)?;
+    Ok(Chunked {
+        digest,
+        size,
+        chunks: stitched(file, size, &cut)?,
+    })
+}
+
+/// What a pass over a file's pieces does with each.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    Hash,
+    Cut,
+    HashAndCut,
+}
+
+/// Reads a file in pieces of at most `most` bytes (rounded to subtrees), a
+/// thread each, hashing and cutting each as `pass` says.
+fn read_pieces(file: &std::fs::File, size: u64, most: u64, pass: Pass) -> Result<Vec<Piece>> {
     let mut pieces = Vec::new();
     subtrees(0, size, most.max(blake3::CHUNK_LEN as u64), &mut pieces);
     let read: Vec<Result<Piece>> = std::thread::scope(|scope| {
         let each: Vec<_> = pieces
             .iter()
             .map(|&(start, len)| {
-                scope.spawn(move || read_piece(file, start, len, start + len == size, cut))
+                scope.spawn(move || read_piece(file, start, len, start + len == size, pass))
             })
             .collect();
         each.into_iter()
@@ -228,8 +253,9 @@ fn root_of(pieces: &[Piece], size: u64) -> blake3::Hash {
 }
 
 /// One piece of a file: where it is, its chaining value in BLAKE3's tree
-/// (its hash if it is the whole file), and the chunks cut from its start,
-/// up to its last cut (the bytes after it wait for the stitch).
+/// (its hash if it is the whole file; neither if it was only cut), and the
+/// chunks cut from its start, up to its last cut (the bytes after it wait
+/// for the stitch).
 struct Piece {
     start: u64,
     len: u64,
@@ -274,8 +300,8 @@ fn merged_cv(pieces: &[Piece], start: u64, len: u64) -> blake3::hazmat::Chaining
     )
 }
 
-/// Reads and hashes one piece, and cuts it if `cut` (see [`Piece`]).
-fn read_piece(file: &std::fs::File, start: u64, len: u64, last: bool, cut: bool) -> Result<Piece> {
+/// Reads one piece, hashing and cutting it as `pass` says (see [`Piece`]).
+fn read_piece(file: &std::fs::File, start: u64, len: u64, last: bool, pass: Pass) -> Result<Piece> {
     use blake3::hazmat::HasherExt;
     let mut hasher = blake3::Hasher::new();
     hasher.set_input_offset(start);
@@ -285,22 +311,25 @@ fn read_piece(file: &std::fs::File, start: u64, len: u64, last: bool, cut: bool)
     while at < len {
         let n = (len - at).min(BLOCK as u64) as usize;
         read_exact_at(file, &mut block[..n], start + at)?;
-        hasher.update(&block[..n]);
+        if pass != Pass::Cut {
+            hasher.update(&block[..n]);
+        }
         at += n as u64;
-        if cut {
+        if pass != Pass::Hash {
             cutter.feed(&block[..n], last && at == len);
         }
     }
     let whole = start == 0 && last;
+    let hashed = pass != Pass::Cut;
     Ok(Piece {
         start,
         len,
-        cv: if whole {
+        cv: if whole || !hashed {
             [0; 32]
         } else {
             hasher.finalize_non_root()
         },
-        root: whole.then(|| hasher.finalize()),
+        root: (whole && hashed).then(|| hasher.finalize()),
         chunks: cutter.chunks,
     })
 }
@@ -593,7 +622,17 @@ mod tests {
                 let pieces = chunk_in_pieces(&file, data.len() as u64, most).unwrap();
                 assert_eq!(pieces.digest, one.digest, "file {n}, pieces of {most}");
                 assert_eq!(pieces.chunks, one.chunks, "file {n}, pieces of {most}");
+                // Cut without the hash, or hashed without the cuts: the same.
+                let cut = read_pieces(&file, data.len() as u64, most, Pass::Cut).unwrap();
+                let cut = stitched(&file, data.len() as u64, &cut).unwrap();
+                assert_eq!(cut, one.chunks, "file {n}, cut in pieces of {most}");
+                let hashed = read_pieces(&file, data.len() as u64, most, Pass::Hash).unwrap();
+                let root: Digest = root_of(&hashed, data.len() as u64).into();
+                assert_eq!(root, one.digest, "file {n}, hashed in pieces of {most}");
             }
+            assert_eq!(digest_file(&file).unwrap(), one.digest, "file {n}");
+            let known = chunk_file_hashed(&file, one.digest.clone()).unwrap();
+            assert_eq!(known, one, "file {n}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -191,12 +191,15 @@ impl Remote {
         }
     }
 
-    /// The chunk list of a file that hashed to `digest` a moment ago.
+    /// The chunk list of a file that hashed to `digest` a moment ago. A file
+    /// changed since is caught here, or by the server: a chunk that is not
+    /// its id, or the whole not its digest, commits nothing.
     async fn chunked(&self, file: &Path, digest: &Digest) -> Result<Chunked> {
-        let listed = file.to_owned();
-        let chunked =
-            blocking(move || chunking::chunk_file(&crate::local_file::open_to_read(&listed)?))
-                .await?;
+        let (listed, hashed) = (file.to_owned(), digest.clone());
+        let chunked = blocking(move || {
+            chunking::chunk_file_hashed(&crate::local_file::open_to_read(&listed)?, hashed)
+        })
+        .await?;
         if chunked.digest != *digest {
             return Err(changed_while_sent());
         }

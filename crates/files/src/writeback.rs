@@ -99,3 +99,83 @@ fn spawn_flusher(file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
 fn spawn_flusher(_file: &File) -> Option<mpsc::Sender<(u64, u64)>> {
     None
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    /// How many bytes of the file's first `len` are in the page cache.
+    fn resident(file: &File, len: usize) -> usize {
+        // SAFETY: a private read-only mapping of `len` bytes of an open
+        // file, read by mincore into a vector of one byte a page, unmapped.
+        unsafe {
+            let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+            let map = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            );
+            assert_ne!(map, libc::MAP_FAILED);
+            let mut pages = vec![0u8; len.div_ceil(page)];
+            let asked = libc::mincore(map, len, pages.as_mut_ptr());
+            libc::munmap(map, len);
+            assert_eq!(asked, 0);
+            pages.iter().filter(|p| **p & 1 == 1).count() * page
+        }
+    }
+
+    /// Whether `path` is on a tmpfs, whose pages are the file itself.
+    fn on_tmpfs(path: &std::path::Path) -> bool {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: statfs fills the struct it is given.
+        unsafe {
+            let mut fs: libc::statfs = std::mem::zeroed();
+            libc::statfs(c.as_ptr(), &mut fs) == 0 && fs.f_type == libc::TMPFS_MAGIC
+        }
+    }
+
+    /// Each window written, once on disk, leaves the page cache: of 64 MiB
+    /// written, no more than the last windows stay.
+    #[test]
+    fn what_reached_the_disk_leaves_the_page_cache() {
+        let dir = std::env::current_dir()
+            .unwrap()
+            .join("target-writeback-test");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("written-{}", std::process::id()));
+        // Readable too, to be mapped.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        let len = 64 << 20;
+        let piece = vec![0x5au8; 1 << 20];
+        let mut writeback = Writeback::new(0);
+        for _ in 0..len / piece.len() {
+            file.write_all(&piece).unwrap();
+            writeback.wrote(&file, piece.len() as u64);
+        }
+        drop(writeback);
+        let tmpfs = on_tmpfs(&dir);
+        let most = 3 * WRITEBACK_WINDOW as usize;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut now = resident(&file, len);
+        while now > most && Instant::now() < deadline && !tmpfs {
+            std::thread::sleep(Duration::from_millis(50));
+            now = resident(&file, len);
+        }
+        drop(file);
+        std::fs::remove_dir_all(&dir).unwrap();
+        if !tmpfs {
+            assert!(now <= most, "{now} bytes of {len} still cached");
+        }
+    }
+}
