@@ -328,10 +328,8 @@ impl Bundled {
                 continue;
             }
             let shared = self.shared.clone();
-            let kept = make
-                || in_place(move || shared.store.read(|tx| tx.chunk_list(&blob)))
-                    .await?
-                    .is_some();
+            let kept =
+                make || in_place(move || shared.store.read(|tx| tx.has_chunk_list(&blob))).await?;
             if kept {
                 known += size;
             }

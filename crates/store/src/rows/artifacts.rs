@@ -220,6 +220,13 @@ pub fn select_chunk_list(p: char, digest: &Digest) -> Statement {
     )
 }
 
+pub fn select_has_chunk_list(p: char, digest: &Digest) -> Statement {
+    by_key(
+        format!("SELECT EXISTS (SELECT 1 FROM chunk_lists WHERE digest = {p}1)"),
+        digest,
+    )
+}
+
 /// Notes a blob no longer named by a closed check-out's staged bytes.
 pub fn drop_blob(p: char, digest: &Digest) -> Statement {
     by_key(

@@ -149,6 +149,13 @@ pub trait ArtifactRows: Sql {
         })
     }
 
+    /// Whether a chunk list is kept for a blob, without reading it.
+    fn has_chunk_list(&self, digest: &Digest) -> Result<bool> {
+        fetch_one(self, rows::select_has_chunk_list(self.p(), digest), |r| {
+            r.flag(0)
+        })
+    }
+
     /// Keeps a blob's chunk list; one kept already stays (it is the same).
     fn put_chunk_list(&self, digest: &Digest, list: &[u8]) -> Result<()>;
 
