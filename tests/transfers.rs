@@ -90,6 +90,19 @@ impl Api {
     }
 }
 
+impl Api {
+    /// Uses upload `id` at `path`, which must refuse it: its bytes are not
+    /// the digest declared.
+    async fn use_refused_as_mismatch(&self, path: &str, id: &str) {
+        let (status, refused) = self.use_upload(path, id).await;
+        assert_eq!(
+            (status.as_u16(), &refused["error"]),
+            (400, &"digest_mismatch".into()),
+            "{refused}"
+        );
+    }
+}
+
 /// The bytes an upload's state says to send, one chunk after another.
 fn to_send(data: &[u8], list: &Chunked, state: &serde_json::Value) -> Vec<u8> {
     let at: Vec<(u64, u32)> = list.offsets().map(|(o, c)| (o, c.size)).collect();

@@ -116,12 +116,7 @@ async fn an_upload_without_a_list_is_the_whole_file_checked_at_its_use(f: Fixtur
     let id = state["id"].as_str().unwrap().to_owned();
     assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
     let checkin = format!("/v1/checkouts/{}/checkin", c.id);
-    let (status, refused) = api.use_upload(&checkin, &id).await;
-    assert_eq!(
-        (status.as_u16(), &refused["error"]),
-        (400, &"digest_mismatch".into()),
-        "{refused}"
-    );
+    api.use_refused_as_mismatch(&checkin, &id).await;
     assert_eq!(f.artifact(a.id).await.head.version, 2, "nothing committed");
 
     // An edit of one place, listed: the blob that came unlisted has its

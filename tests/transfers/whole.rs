@@ -67,12 +67,7 @@ async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
     std::fs::write(&spool, &changed).unwrap();
     let blobs_before = blob_files(f.dir.path()).len();
     let checkin = format!("/v1/checkouts/{}/checkin", c.id);
-    let (status, refused) = api.use_upload(&checkin, &id).await;
-    assert_eq!(
-        (status.as_u16(), &refused["error"]),
-        (400, &"digest_mismatch".into()),
-        "{refused}"
-    );
+    api.use_refused_as_mismatch(&checkin, &id).await;
     assert_eq!(f.artifact(a.id).await.head.version, 2, "nothing committed");
     assert_eq!(
         blob_files(f.dir.path()).len(),
@@ -88,12 +83,7 @@ async fn a_new_file_sent_whole_becomes_its_blob_without_a_copy(f: Fixture) {
     let (_, state) = api.begin(&format!("checkout={}", c.id), &lying).await;
     let id = state["id"].as_str().unwrap().to_owned();
     assert_eq!(api.append(&id, 0, other.clone()).await.0, 200);
-    let (status, refused) = api.use_upload(&checkin, &id).await;
-    assert_eq!(
-        (status.as_u16(), &refused["error"]),
-        (400, &"digest_mismatch".into()),
-        "{refused}"
-    );
+    api.use_refused_as_mismatch(&checkin, &id).await;
     assert_eq!(blob_files(f.dir.path()).len(), blobs_before);
 
     // In one request, true: its blob, linked, with its bytes and digest.

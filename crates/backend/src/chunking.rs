@@ -165,7 +165,11 @@ pub fn chunk_file(file: &std::fs::File) -> Result<Chunked> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let size = file.metadata()?.len();
     if size < PARALLEL_FROM || cores < 2 {
-        return chunk_reader(file);
+        // From the start, wherever the handle is: on Windows a positioned
+        // read (as the pieces are read) moves it.
+        let mut from_start = file;
+        std::io::Seek::seek(&mut from_start, std::io::SeekFrom::Start(0))?;
+        return chunk_reader(from_start);
     }
     chunk_in_pieces(file, size, size.div_ceil(cores))
 }
