@@ -256,7 +256,7 @@ impl Bundled {
                 "the chunk list is longer than {most} entries: more than a file of {size} bytes \
                  has{}",
                 if chunking::most_chunks(size) > MOST_LISTED {
-                    "; send a file this large in one request"
+                    "; begin an upload of a file this large without a list"
                 } else {
                     ""
                 }
